@@ -1,0 +1,33 @@
+//! The backends behind [`Backend`](super::Backend): deterministic baselines that need no network.
+//!
+//! - [`lexical`]: BM25 over what the layout shows (the embedded default; a baseline, not a model).
+//! - [`oracle`]: plays the expected calls through the layout; must score 100 %.
+//! - [`random`]: seeded chance baseline.
+
+pub mod lexical;
+pub mod oracle;
+pub mod random;
+
+use super::Backend;
+use crate::protocol::ToolCall;
+
+pub use lexical::{LexicalBackend, LexicalConfig};
+pub use oracle::OracleBackend;
+pub use random::RandomBackend;
+
+/// Build a backend by name.
+pub fn by_name(name: &str, lexical: LexicalConfig) -> Option<Box<dyn Backend>> {
+    match name {
+        "lexical" => Some(Box::new(LexicalBackend::new(lexical))),
+        "oracle" => Some(Box::new(OracleBackend)),
+        "random" => Some(Box::new(RandomBackend)),
+        _ => None,
+    }
+}
+
+pub const NAMES: [&str; 3] = ["lexical", "oracle", "random"];
+
+/// A tool call with a deterministic id.
+pub(crate) fn call(turn: usize, index: usize, name: &str, arguments: serde_json::Value) -> ToolCall {
+    ToolCall { id: format!("call_{turn}_{index}"), name: name.into(), arguments: arguments.to_string() }
+}

@@ -1,0 +1,121 @@
+//! The oracle: plays the expected calls through the layout, to prove the plumbing.
+//!
+//! In the flat layout it calls every expected tool at once. In the progressive layout it discovers its
+//! way down like an agent would — discover the servers, list the categories whose actions discovery did
+//! not show, read each action's details, execute — so a bug anywhere in the meta-tools shows up as an
+//! oracle failure. For each parameter it passes the first acceptable value that is not `""` (parameters
+//! whose only acceptable value is `""` are omitted). It must score 100 % in every cell.
+
+use super::call;
+use crate::agent::{Address, Backend, TurnContext};
+use crate::dataset::ExpectedCall;
+use crate::layout::LayoutKind;
+use crate::layout::progressive::{ACTION_DETAILS, CATEGORY_ACTIONS, DISCOVER, EXECUTE};
+use crate::protocol::AssistantTurn;
+use anyhow::{Context, anyhow};
+use serde_json::{Map, Value, json};
+use std::collections::HashSet;
+
+pub struct OracleBackend;
+
+/// The arguments the oracle passes for an expected call.
+pub fn oracle_arguments(expected: &ExpectedCall) -> Map<String, Value> {
+    expected
+        .arguments
+        .iter()
+        .filter_map(|(k, values)| values.iter().find(|v| v.as_str() != Some("")).map(|v| (k.clone(), v.clone())))
+        .collect()
+}
+
+impl OracleBackend {
+    fn addresses<'a>(&self, ctx: &'a TurnContext<'_>) -> anyhow::Result<Vec<(&'a Address, &'a ExpectedCall)>> {
+        ctx.task
+            .expected
+            .iter()
+            .map(|e| ctx.addressing.get(&e.tool).map(|a| (a, e)).ok_or_else(|| anyhow!("oracle: no address for {}", e.tool)))
+            .collect()
+    }
+}
+
+fn calls(turn: usize, items: Vec<(&str, Value)>) -> AssistantTurn {
+    AssistantTurn {
+        content: None,
+        tool_calls: items.into_iter().enumerate().map(|(i, (name, args))| call(turn, i, name, args)).collect(),
+    }
+}
+
+fn unique<T: PartialEq + Clone>(items: impl Iterator<Item = T>) -> Vec<T> {
+    let mut out: Vec<T> = Vec::new();
+    for i in items {
+        if !out.contains(&i) {
+            out.push(i);
+        }
+    }
+    out
+}
+
+impl Backend for OracleBackend {
+    fn name(&self) -> &str {
+        "oracle"
+    }
+
+    fn respond(&self, ctx: &TurnContext<'_>) -> anyhow::Result<AssistantTurn> {
+        let turn = ctx.turn() + 1;
+        let done = AssistantTurn { content: Some("Done.".into()), tool_calls: vec![] };
+        if ctx.task.expected.is_empty() {
+            return Ok(AssistantTurn { content: Some("None of the available tools can do this.".into()), tool_calls: vec![] });
+        }
+        let targets = self.addresses(ctx)?;
+        let last = ctx.last_results();
+        if let Some((_, _, result)) = last.iter().find(|(_, _, r)| r.contains("\"error\"")) {
+            return Err(anyhow!("oracle: the layout answered an expected call with an error: {result}"));
+        }
+        let execute = |turn| match ctx.layout {
+            LayoutKind::Flat => {
+                calls(turn, targets.iter().map(|(a, e)| (a.function.as_str(), Value::Object(oracle_arguments(e)))).collect())
+            }
+            LayoutKind::Progressive => calls(
+                turn,
+                targets
+                    .iter()
+                    .map(|(a, e)| {
+                        let body = Value::Object(oracle_arguments(e)).to_string();
+                        (EXECUTE, json!({"server_name": a.server, "category_name": a.category, "action_name": a.action, "body_schema": body}))
+                    })
+                    .collect(),
+            ),
+        };
+        let details = |turn| {
+            let pairs = unique(targets.iter().map(|(a, _)| (a.category.clone(), a.action.clone())));
+            calls(turn, pairs.into_iter().map(|(c, a)| (ACTION_DETAILS, json!({"category_name": c, "action_name": a}))).collect())
+        };
+        let Some(&(last_name, _, last_result)) = last.first() else {
+            return Ok(match ctx.layout {
+                LayoutKind::Flat => execute(turn),
+                LayoutKind::Progressive => {
+                    let servers = unique(targets.iter().map(|(a, _)| a.server.clone()));
+                    calls(turn, vec![(DISCOVER, json!({"user_query": ctx.task.query, "server_names": servers}))])
+                }
+            });
+        };
+        Ok(match last_name {
+            DISCOVER => {
+                // Which categories did discovery already open up (listing their actions)?
+                let result: Value = serde_json::from_str(last_result).context("oracle: discovery result is not JSON")?;
+                let mut shown = HashSet::new();
+                for s in result["servers"].as_array().into_iter().flatten() {
+                    for c in s["categories"].as_array().into_iter().flatten() {
+                        if c.get("actions").is_some() {
+                            shown.insert(c["name"].as_str().unwrap_or_default().to_string());
+                        }
+                    }
+                }
+                let missing = unique(targets.iter().map(|(a, _)| a.category.clone()).filter(|c| !shown.contains(c)));
+                if missing.is_empty() { details(turn) } else { calls(turn, vec![(CATEGORY_ACTIONS, json!({"category_names": missing}))]) }
+            }
+            CATEGORY_ACTIONS => details(turn),
+            ACTION_DETAILS => execute(turn),
+            _ => done,
+        })
+    }
+}

@@ -1,0 +1,89 @@
+//! The chance baseline: picks uniformly at random (seeded), with "call nothing" as one more option.
+//!
+//! Flat: one of the N functions or abstain (N + 1 options). Progressive: a random server (or abstain),
+//! then a random category or listed action, then a random action, then execute. Arguments come from the
+//! same extraction as the lexical baseline, so the two differ only in how they choose.
+
+use super::call;
+use crate::agent::extract::extract_arguments;
+use crate::agent::{Backend, TurnContext};
+use crate::layout::LayoutKind;
+use crate::layout::progressive::{ACTION_DETAILS, CATEGORY_ACTIONS, DISCOVER, EXECUTE};
+use crate::protocol::AssistantTurn;
+use rand_chacha::ChaCha8Rng;
+use rand_chacha::rand_core::{Rng, SeedableRng};
+use serde_json::{Value, json};
+
+pub struct RandomBackend;
+
+fn answer(text: &str) -> AssistantTurn {
+    AssistantTurn { content: Some(text.into()), tool_calls: vec![] }
+}
+
+fn one(turn: usize, name: &str, args: Value) -> AssistantTurn {
+    AssistantTurn { content: None, tool_calls: vec![call(turn, 0, name, args)] }
+}
+
+impl Backend for RandomBackend {
+    fn name(&self) -> &str {
+        "random"
+    }
+
+    fn respond(&self, ctx: &TurnContext<'_>) -> anyhow::Result<AssistantTurn> {
+        let turn = ctx.turn() + 1;
+        // A fresh generator per turn, derived from the episode seed, keeps episodes independent of order.
+        let mut rng = ChaCha8Rng::seed_from_u64(ctx.seed ^ (turn as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let mut pick = |n: usize| (rng.next_u64() % n as u64) as usize;
+        let query = &ctx.task.query;
+        let last = ctx.last_results();
+        if ctx.layout == LayoutKind::Flat {
+            if turn > 1 {
+                return Ok(answer("Done."));
+            }
+            let i = pick(ctx.functions.len() + 1);
+            let Some(f) = ctx.functions.get(i) else { return Ok(answer("None of the available tools can do this.")) };
+            return Ok(one(turn, &f.name, Value::Object(extract_arguments(query, &f.parameters))));
+        }
+        let Some(&(name, _, result)) = last.first() else {
+            let servers = super::lexical::discovery_servers(ctx.functions);
+            let i = pick(servers.len() + 1);
+            return Ok(match servers.get(i) {
+                Some((s, _)) => one(turn, DISCOVER, json!({"user_query": query, "server_names": [s]})),
+                None => answer("None of the available tools can do this."),
+            });
+        };
+        let result: Value = serde_json::from_str(result).unwrap_or(Value::Null);
+        Ok(match name {
+            DISCOVER => {
+                let cats: Vec<&Value> =
+                    result["servers"].as_array().into_iter().flatten().flat_map(|s| s["categories"].as_array().into_iter().flatten()).collect();
+                if cats.is_empty() {
+                    return Ok(answer("Done."));
+                }
+                let c = cats[pick(cats.len())];
+                match c["actions"].as_array().filter(|a| !a.is_empty()) {
+                    Some(actions) => {
+                        let a = &actions[pick(actions.len())];
+                        one(turn, ACTION_DETAILS, json!({"category_name": c["name"], "action_name": a["name"]}))
+                    }
+                    None => one(turn, CATEGORY_ACTIONS, json!({"category_names": [c["name"]]})),
+                }
+            }
+            CATEGORY_ACTIONS => {
+                let c = &result["categories"][0];
+                match c["actions"].as_array().filter(|a| !a.is_empty()) {
+                    Some(actions) => {
+                        let a = &actions[pick(actions.len())];
+                        one(turn, ACTION_DETAILS, json!({"category_name": c["category"], "action_name": a["name"]}))
+                    }
+                    None => answer("Done."),
+                }
+            }
+            ACTION_DETAILS if result.get("error").is_none() => {
+                let args = extract_arguments(query, &result["inputSchema"]);
+                one(turn, EXECUTE, json!({"server_name": result["server"], "category_name": result["category"], "action_name": result["name"], "body_schema": Value::Object(args).to_string()}))
+            }
+            _ => answer("Done."),
+        })
+    }
+}

@@ -1,0 +1,242 @@
+//! The queries: tasks with the calls that answer them.
+//!
+//! A dataset is JSONL, one [`Task`] per line (`docs/formats.md`). Expected calls name tools by id and give
+//! BFCL-style acceptable values per parameter (`""` = may be omitted). [`load_dataset`] parses;
+//! [`check_against`] checks the ground truth against a catalog so a bad line is caught before a run.
+
+use crate::catalog::Catalog;
+use crate::error::{InputError, InputErrors};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+
+/// What kind of answer a task expects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// Exactly one call.
+    Single,
+    /// Several calls, any order.
+    Multi,
+    /// Several independent calls that can be issued at once, any order.
+    Parallel,
+    /// No tool fits: the right behaviour is to call none.
+    Abstain,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Single => "single",
+            Kind::Multi => "multi",
+            Kind::Parallel => "parallel",
+            Kind::Abstain => "abstain",
+        }
+    }
+}
+
+/// One expected call: a tool id and, per parameter, the list of acceptable values.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectedCall {
+    pub tool: String,
+    #[serde(default)]
+    pub arguments: BTreeMap<String, Vec<Value>>,
+}
+
+impl ExpectedCall {
+    /// `true` when `""` is among the acceptable values, i.e. the parameter may be omitted.
+    pub fn may_omit(values: &[Value]) -> bool {
+        values.iter().any(|v| v.as_str() == Some(""))
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Task {
+    pub id: String,
+    pub query: String,
+    pub kind: Kind,
+    #[serde(default)]
+    pub expected: Vec<ExpectedCall>,
+    #[serde(default)]
+    pub category: String,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// 1-based line in the source file (for error messages); not part of the format.
+    #[serde(skip)]
+    pub line: usize,
+}
+
+/// A loaded dataset.
+#[derive(Debug, Clone)]
+pub struct Dataset {
+    pub name: String,
+    pub path: PathBuf,
+    pub tasks: Vec<Task>,
+}
+
+/// Parse a JSONL dataset; every malformed line is reported with its line number.
+pub fn load_dataset(path: &Path) -> Result<Dataset, InputErrors> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        InputErrors(vec![InputError::new(path, format!("cannot read dataset: {e}; pass --dataset FILE.jsonl"))])
+    })?;
+    let mut errors = Vec::new();
+    let mut tasks = Vec::new();
+    let mut seen = HashSet::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = i + 1;
+        let trimmed = raw.trim();
+        if trimmed.is_empty() || trimmed.starts_with("//") {
+            continue;
+        }
+        let mut task: Task = match serde_json::from_str(trimmed) {
+            Ok(t) => t,
+            Err(e) => {
+                let field = serde_field(&e.to_string());
+                let mut err = InputError::new(path, e.to_string()).at_line(line);
+                err.field = field;
+                errors.push(err);
+                continue;
+            }
+        };
+        task.line = line;
+        let before = errors.len();
+        if task.id.trim().is_empty() {
+            errors.push(InputError::new(path, "task id is empty").at_line(line).field("id"));
+        } else if !seen.insert(task.id.clone()) {
+            errors.push(InputError::new(path, format!("duplicate task id `{}`", task.id)).at_line(line).field("id"));
+        }
+        if task.query.trim().is_empty() {
+            errors.push(InputError::new(path, "query is empty").at_line(line).field("query"));
+        }
+        match (task.kind, task.expected.len()) {
+            (Kind::Abstain, 0) => {}
+            (Kind::Abstain, _) => errors.push(
+                InputError::new(path, "an `abstain` task must have `expected: []`").at_line(line).field("expected"),
+            ),
+            (_, 0) => errors.push(
+                InputError::new(path, format!("a `{}` task needs at least one expected call", task.kind.as_str()))
+                    .at_line(line)
+                    .field("expected"),
+            ),
+            (Kind::Single, n) if n > 1 => errors.push(
+                InputError::new(path, format!("a `single` task has exactly one expected call, found {n}; use `multi` or `parallel`"))
+                    .at_line(line)
+                    .field("expected"),
+            ),
+            (Kind::Multi | Kind::Parallel, 1) => errors.push(
+                InputError::new(path, format!("a `{}` task needs two or more expected calls", task.kind.as_str()))
+                    .at_line(line)
+                    .field("expected"),
+            ),
+            _ => {}
+        }
+        for (ci, call) in task.expected.iter().enumerate() {
+            for (param, values) in &call.arguments {
+                if values.is_empty() {
+                    errors.push(
+                        InputError::new(path, "list of acceptable values is empty; list at least one value (\"\" = may be omitted)")
+                            .at_line(line)
+                            .field(format!("expected[{ci}].arguments.{param}")),
+                    );
+                }
+            }
+        }
+        if errors.len() == before {
+            tasks.push(task);
+        }
+    }
+    if tasks.is_empty() && errors.is_empty() {
+        errors.push(InputError::new(path, "dataset has no tasks"));
+    }
+    InputErrors(errors).into_result()?;
+    let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    Ok(Dataset { name, path: path.to_path_buf(), tasks })
+}
+
+/// Pull a field name out of a serde message such as "missing field `query`" or "unknown field `x`".
+fn serde_field(msg: &str) -> Option<String> {
+    if !msg.contains("field `") {
+        return None;
+    }
+    let start = msg.find('`')? + 1;
+    let end = start + msg[start..].find('`')?;
+    Some(msg[start..end].to_string())
+}
+
+/// Check every task's ground truth against `catalog`: tool ids exist, arguments are properties of the
+/// tool, every acceptable value validates against the property's schema, required properties can't be
+/// omitted.
+pub fn check_against(dataset: &Dataset, catalog: &Catalog) -> Result<(), InputErrors> {
+    let mut errors = Vec::new();
+    for task in &dataset.tasks {
+        for (ci, call) in task.expected.iter().enumerate() {
+            let at = |field: String, msg: String| InputError::new(&dataset.path, msg).at_line(task.line).field(field);
+            let Some(tref) = catalog.get(&call.tool) else {
+                errors.push(at(
+                    format!("expected[{ci}].tool"),
+                    format!("tool id `{}` is not in catalog `{}` (ids are server/category/tool)", call.tool, catalog.name),
+                ));
+                continue;
+            };
+            let tool = tref.tool;
+            let props = tool.input_schema.get("properties").and_then(Value::as_object);
+            for (param, values) in &call.arguments {
+                let field = format!("expected[{ci}].arguments.{param}");
+                let Some(prop_schema) = props.and_then(|p| p.get(param)) else {
+                    errors.push(at(field, format!("`{param}` is not a parameter of `{}`", call.tool)));
+                    continue;
+                };
+                let validator = match jsonschema::draft202012::options().should_validate_formats(true).build(prop_schema) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        errors.push(at(field, format!("schema of `{param}` does not compile: {e}")));
+                        continue;
+                    }
+                };
+                for (vi, v) in values.iter().enumerate() {
+                    if v.as_str() == Some("") {
+                        continue;
+                    }
+                    if let Err(e) = validator.validate(v) {
+                        errors.push(at(format!("{field}[{vi}]"), format!("acceptable value {v} does not validate against the schema of `{param}`: {e}")));
+                    }
+                }
+            }
+            for req in tool.required() {
+                match call.arguments.get(req) {
+                    None => errors.push(at(
+                        format!("expected[{ci}].arguments.{req}"),
+                        format!("`{req}` is required by `{}` but has no acceptable values", call.tool),
+                    )),
+                    Some(values) if values.iter().all(|v| v.as_str() == Some("")) => errors.push(at(
+                        format!("expected[{ci}].arguments.{req}"),
+                        format!("`{req}` is required by `{}`; it can't be omitted (\"\") and needs a real value", call.tool),
+                    )),
+                    _ => {}
+                }
+            }
+        }
+    }
+    InputErrors(errors).into_result()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serde_field_extracts_names() {
+        assert_eq!(serde_field("missing field `query` at line 1 column 20"), Some("query".into()));
+        assert_eq!(serde_field("unknown variant `double`, expected one of"), None);
+        assert_eq!(serde_field("expected value at line 1"), None);
+    }
+
+    #[test]
+    fn may_omit_means_empty_string_listed() {
+        assert!(ExpectedCall::may_omit(&[Value::from("x"), Value::from("")]));
+        assert!(!ExpectedCall::may_omit(&[Value::from("x")]));
+    }
+}

@@ -1,0 +1,174 @@
+//! Simulated execution of tool calls.
+//!
+//! A call is checked against the tool's **real** input schema (the catalog as written, whatever variant
+//! the model was shown) with a JSON Schema validator. An invalid call gets a teaching error the model can
+//! act on; a valid call gets the tool's mock response. Nothing here knows about layouts or scoring.
+
+use crate::catalog::{Catalog, Tool};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+
+/// Why a call was rejected, in the scoring taxonomy's terms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rejection {
+    MissingRequired,
+    UnexpectedParam,
+    TypeError,
+    ValueError,
+}
+
+/// Outcome of executing one call.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Execution {
+    /// The arguments validated; `response` is the tool's mock response.
+    Ok { response: Value },
+    /// The arguments did not validate; `message` teaches the fix.
+    Rejected { kind: Rejection, message: String },
+}
+
+/// Validates calls against compiled schemas and answers with mock responses.
+pub struct Executor {
+    tools: HashMap<String, (jsonschema::Validator, Tool)>,
+}
+
+impl Executor {
+    /// Compile a validator for every tool of the written catalog (schemas were checked at load time).
+    pub fn new(catalog: &Catalog) -> anyhow::Result<Self> {
+        let mut tools = HashMap::new();
+        for t in catalog.tools() {
+            let v = jsonschema::draft202012::options()
+                .should_validate_formats(true)
+                .build(&t.tool.input_schema)
+                .map_err(|e| anyhow::anyhow!("schema of {} does not compile: {e}", t.tool.id))?;
+            tools.insert(t.tool.id.clone(), (v, t.tool.clone()));
+        }
+        Ok(Executor { tools })
+    }
+
+    /// Execute `tool_id` with `arguments`. Unknown ids are the caller's business (layouts resolve names).
+    pub fn execute(&self, tool_id: &str, arguments: &Value) -> Execution {
+        let Some((validator, tool)) = self.tools.get(tool_id) else {
+            return Execution::Rejected { kind: Rejection::ValueError, message: format!("Unknown tool id {tool_id}.") };
+        };
+        let Some(err) = validator.iter_errors(arguments).next() else {
+            return Execution::Ok { response: tool.mock_response.clone() };
+        };
+        use jsonschema::error::ValidationErrorKind as K;
+        let path = err.instance_path().to_string();
+        let at = if path.is_empty() { String::new() } else { format!(" at {path}") };
+        let (kind, what) = match err.kind() {
+            K::Required { property } => {
+                (Rejection::MissingRequired, format!("{} is required", property))
+            }
+            K::AdditionalProperties { unexpected } => (
+                Rejection::UnexpectedParam,
+                format!("unexpected parameter(s) {}; allowed: {}", quote_list(unexpected), allowed(tool)),
+            ),
+            K::Type { .. } => (Rejection::TypeError, format!("wrong type{at}: {err}")),
+            _ => (Rejection::ValueError, format!("invalid value{at}: {err}")),
+        };
+        let example = serde_json::to_string(&example_arguments(tool)).unwrap_or_default();
+        Execution::Rejected { kind, message: format!("Invalid input: {what}. Example: {example}") }
+    }
+}
+
+fn quote_list(items: &[String]) -> String {
+    items.iter().map(|s| format!("'{s}'")).collect::<Vec<_>>().join(", ")
+}
+
+fn allowed(tool: &Tool) -> String {
+    let names: Vec<String> = tool.properties().map(|(k, _)| k.clone()).collect();
+    quote_list(&names)
+}
+
+/// A syntactically helpful example: every required parameter with a placeholder of the right shape.
+pub fn example_arguments(tool: &Tool) -> Value {
+    let props = tool.input_schema.get("properties").and_then(Value::as_object);
+    let mut out = Map::new();
+    for name in tool.required() {
+        let schema = props.and_then(|p| p.get(name)).cloned().unwrap_or(Value::Null);
+        out.insert(name.to_string(), example_value(&schema));
+    }
+    Value::Object(out)
+}
+
+fn example_value(schema: &Value) -> Value {
+    if let Some(first) = schema.get("enum").and_then(Value::as_array).and_then(|a| a.first()) {
+        return first.clone();
+    }
+    if let Some(examples) = schema.get("examples").and_then(Value::as_array).and_then(|a| a.first()) {
+        return examples.clone();
+    }
+    match schema.get("type").and_then(Value::as_str).unwrap_or("string") {
+        "integer" => json!(1),
+        "number" => json!(1.0),
+        "boolean" => json!(true),
+        "array" => json!([example_value(schema.get("items").unwrap_or(&Value::Null))]),
+        "object" => json!({}),
+        _ => match (schema.get("format").and_then(Value::as_str), schema.get("pattern").and_then(Value::as_str)) {
+            (Some("date"), _) => json!("2026-01-31"),
+            (Some("date-time"), _) => json!("2026-01-31T09:00:00Z"),
+            (Some("email"), _) => json!("name@example.com"),
+            (_, Some(p)) => json!(format!("<text matching {p}>")),
+            _ => json!("<text>"),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::{Annotations, Category, Server};
+
+    fn executor() -> Executor {
+        let tool = Tool {
+            id: "w/weather/get_weather".into(),
+            name: "get_weather".into(),
+            title: None,
+            description: "".into(),
+            input_schema: json!({"type":"object","properties":{
+                "city":{"type":"string"},
+                "units":{"type":"string","enum":["metric","imperial"]},
+                "days":{"type":"integer","minimum":1},
+                "date":{"type":"string","format":"date"}
+            },"required":["city"],"additionalProperties":false}),
+            output_schema: None,
+            annotations: Annotations::default(),
+            mock_response: json!({"temp_c": 21}),
+        };
+        let cat = Catalog::new("t", "", vec![Server { name: "w".into(), title: None, description: "".into(), categories: vec![Category { name: "weather".into(), description: "".into(), tools: vec![tool] }] }]);
+        Executor::new(&cat).unwrap()
+    }
+
+    fn rejection(args: Value) -> (Rejection, String) {
+        match executor().execute("w/weather/get_weather", &args) {
+            Execution::Rejected { kind, message } => (kind, message),
+            other => panic!("expected rejection, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn valid_call_returns_mock_response() {
+        assert_eq!(executor().execute("w/weather/get_weather", &json!({"city":"Pune"})), Execution::Ok { response: json!({"temp_c": 21}) });
+    }
+
+    #[test]
+    fn missing_required_teaches_with_example() {
+        let (kind, msg) = rejection(json!({}));
+        assert_eq!(kind, Rejection::MissingRequired);
+        assert_eq!(msg, "Invalid input: \"city\" is required. Example: {\"city\":\"<text>\"}");
+    }
+
+    #[test]
+    fn each_rejection_kind() {
+        assert_eq!(rejection(json!({"city":"Pune","country":"IN"})).0, Rejection::UnexpectedParam);
+        assert_eq!(rejection(json!({"city":5})).0, Rejection::TypeError);
+        assert_eq!(rejection(json!({"city":"Pune","units":"kelvin"})).0, Rejection::ValueError);
+        assert_eq!(rejection(json!({"city":"Pune","days":0})).0, Rejection::ValueError);
+        // formats are checked too: a real validator, not a type check
+        assert_eq!(rejection(json!({"city":"Pune","date":"tomorrow"})).0, Rejection::ValueError);
+        assert_eq!(rejection(json!("Pune")).0, Rejection::TypeError);
+    }
+}

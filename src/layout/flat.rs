@@ -1,0 +1,168 @@
+//! The flat layout: every tool is handed to the model as one function.
+//!
+//! Function names must match `^[a-zA-Z0-9_-]{1,64}$`. A tool's name is used as is when it is valid and
+//! unique; otherwise it is qualified with its server (`server__name`), sanitised, and — only if still too
+//! long or taken — shortened with a hash of the tool id. The mapping is a bijection checked at build time:
+//! two tools can never end up behind one name (the gorilla #1091 failure, where truncation silently merged
+//! functions).
+
+use super::{CallOutcome, CallStatus, Layout, LayoutKind, error_json, execute_tool, parse_arguments, record};
+use crate::catalog::Catalog;
+use crate::exec::Executor;
+use crate::protocol::{FunctionDef, ToolCall};
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+pub struct FlatLayout {
+    functions: Vec<FunctionDef>,
+    name_to_id: HashMap<String, String>,
+    id_to_name: HashMap<String, String>,
+    executor: Arc<Executor>,
+}
+
+/// `true` when `name` is a valid function name for chat-completions APIs.
+pub fn is_valid_function_name(name: &str) -> bool {
+    (1..=64).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+fn sanitize(name: &str) -> String {
+    name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect()
+}
+
+/// FNV-1a, 64 bit: a stable hash whose value never changes between builds or platforms.
+pub fn stable_hash(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in bytes {
+        h ^= *b as u64;
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    h
+}
+
+/// Assign a unique valid function name to each `(tool_id, server, name)`, in order.
+pub fn function_names(tools: &[(String, String, String)]) -> Vec<String> {
+    let mut count: HashMap<&str, usize> = HashMap::new();
+    for (_, _, name) in tools {
+        *count.entry(name.as_str()).or_default() += 1;
+    }
+    let mut used = HashSet::new();
+    let mut out = Vec::with_capacity(tools.len());
+    for (id, server, name) in tools {
+        let mut candidate =
+            if count[name.as_str()] == 1 { sanitize(name) } else { sanitize(&format!("{server}__{name}")) };
+        if !is_valid_function_name(&candidate) || used.contains(&candidate) {
+            // Keep a readable prefix and make it unique with the id's hash (17 chars: '_' + 16 hex).
+            let suffix = format!("_{:016x}", stable_hash(id.as_bytes()));
+            let keep: String = candidate.chars().take(64 - suffix.len()).collect();
+            candidate = format!("{keep}{suffix}");
+        }
+        assert!(used.insert(candidate.clone()), "function name collision for {id}");
+        out.push(candidate);
+    }
+    out
+}
+
+impl FlatLayout {
+    pub fn new(catalog: &Catalog, executor: Arc<Executor>) -> Self {
+        let keys: Vec<(String, String, String)> =
+            catalog.tools().map(|t| (t.tool.id.clone(), t.server.name.clone(), t.tool.name.clone())).collect();
+        let names = function_names(&keys);
+        let mut functions = Vec::new();
+        let mut name_to_id = HashMap::new();
+        let mut id_to_name = HashMap::new();
+        for (t, name) in catalog.tools().zip(names) {
+            functions.push(FunctionDef {
+                name: name.clone(),
+                description: t.tool.description.clone(),
+                parameters: t.tool.input_schema.clone(),
+            });
+            name_to_id.insert(name.clone(), t.tool.id.clone());
+            id_to_name.insert(t.tool.id.clone(), name);
+        }
+        FlatLayout { functions, name_to_id, id_to_name, executor }
+    }
+
+    /// The function name a tool id is offered under.
+    pub fn function_name(&self, tool_id: &str) -> Option<&str> {
+        self.id_to_name.get(tool_id).map(String::as_str)
+    }
+
+    /// The tool id behind a function name.
+    pub fn tool_id(&self, name: &str) -> Option<&str> {
+        self.name_to_id.get(name).map(String::as_str)
+    }
+}
+
+impl Layout for FlatLayout {
+    fn kind(&self) -> LayoutKind {
+        LayoutKind::Flat
+    }
+
+    fn functions(&self) -> &[FunctionDef] {
+        &self.functions
+    }
+
+    fn call(&self, call: &ToolCall, step: usize) -> CallOutcome {
+        let Some(tool_id) = self.name_to_id.get(&call.name) else {
+            let mut names: Vec<&str> = self.functions.iter().map(|f| f.name.as_str()).collect();
+            names.sort_unstable();
+            return CallOutcome {
+                content: error_json(&format!(
+                    "Unknown tool '{}'. Call one of the tools you were given, by its exact name.",
+                    call.name
+                )),
+                record: record(step, &call.name, CallStatus::Invented, None),
+            };
+        };
+        let args = match parse_arguments(&call.arguments) {
+            Ok(m) => Value::Object(m),
+            Err(e) => {
+                let mut r = record(step, &call.name, CallStatus::Malformed, None);
+                r.tool_id = Some(tool_id.clone());
+                return CallOutcome { content: error_json(&format!("Invalid input: {e}. Send the arguments as one JSON object.")), record: r };
+            }
+        };
+        execute_tool(&self.executor, tool_id, args, &call.name, step, |v| v.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(id: &str, server: &str, name: &str) -> (String, String, String) {
+        (id.into(), server.into(), name.into())
+    }
+
+    #[test]
+    fn unique_valid_names_are_kept() {
+        let names = function_names(&[key("a/c/send_email", "a", "send_email"), key("a/c/sndEml", "a", "sndEml")]);
+        assert_eq!(names, vec!["send_email", "sndEml"]);
+    }
+
+    #[test]
+    fn colliding_names_are_qualified_by_server() {
+        let names = function_names(&[key("mail/m/search", "mail", "search"), key("chat/c/search", "chat", "search")]);
+        assert_eq!(names, vec!["mail__search", "chat__search"]);
+    }
+
+    #[test]
+    fn long_names_that_share_a_64_char_prefix_stay_distinct() {
+        let long = "x".repeat(70);
+        let a = format!("{long}_alpha");
+        let b = format!("{long}_beta");
+        let names = function_names(&[key("s/c/a", "s", &a), key("s/c/b", "s", &b)]);
+        assert_ne!(names[0], names[1]);
+        for n in &names {
+            assert!(is_valid_function_name(n), "{n}");
+        }
+    }
+
+    #[test]
+    fn invalid_characters_are_sanitised() {
+        let names = function_names(&[key("s/c/t", "s", "get.weather now")]);
+        assert_eq!(names, vec!["get_weather_now"]);
+        assert!(is_valid_function_name(&names[0]));
+    }
+}

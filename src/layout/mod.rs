@@ -1,0 +1,161 @@
+//! Layouts: how a catalog is shown to the agent.
+//!
+//! - [`flat`]: every tool is one function.
+//! - [`progressive`]: six meta-tools (the Klavis Strata design) to drill down servers → categories →
+//!   actions → details → execute.
+//!
+//! Both are projections of the same variant catalog and both execute through the same [`Executor`], so the
+//! only difference between them is presentation. Every call is answered with text for the model and a
+//! [`CallRecord`] for scoring.
+
+pub mod flat;
+pub mod progressive;
+
+use crate::exec::{Execution, Executor, Rejection};
+use crate::protocol::{FunctionDef, ToolCall};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub use flat::FlatLayout;
+pub use progressive::{DiscoveryRule, ProgressiveLayout};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LayoutKind {
+    Flat,
+    Progressive,
+}
+
+impl LayoutKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LayoutKind::Flat => "flat",
+            LayoutKind::Progressive => "progressive",
+        }
+    }
+    pub fn parse(s: &str) -> Option<LayoutKind> {
+        match s {
+            "flat" => Some(LayoutKind::Flat),
+            "progressive" => Some(LayoutKind::Progressive),
+            _ => None,
+        }
+    }
+}
+
+/// What happened to one tool call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallStatus {
+    /// A catalog tool ran with valid arguments.
+    Executed,
+    /// A catalog tool was addressed but its arguments failed validation.
+    Rejected,
+    /// The arguments were not a JSON object (or a JSON-string parameter did not parse).
+    Malformed,
+    /// The name (or action) does not exist.
+    Invented,
+    /// A navigation meta-tool answered (progressive layout only).
+    Navigated,
+    /// A navigation meta-tool was misused (unknown server/category, missing parameter).
+    NavigationError,
+}
+
+/// The scoring-relevant record of one call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallRecord {
+    /// Assistant turn (1-based) that issued the call.
+    pub step: usize,
+    /// The function name as the model called it.
+    pub name: String,
+    pub status: CallStatus,
+    /// The catalog tool the call resolved to, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_id: Option<String>,
+    /// The (merged) arguments passed to the tool, if they parsed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rejection: Option<Rejection>,
+}
+
+/// The answer to one call: text for the model, a record for scoring.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallOutcome {
+    pub content: String,
+    pub record: CallRecord,
+}
+
+/// A way of presenting a catalog to an agent.
+pub trait Layout: Send + Sync {
+    fn kind(&self) -> LayoutKind;
+    /// The functions offered to the model (identical on every turn).
+    fn functions(&self) -> &[FunctionDef];
+    /// Answer one call made at assistant turn `step`.
+    fn call(&self, call: &ToolCall, step: usize) -> CallOutcome;
+}
+
+/// Parse a call's argument text into a JSON object.
+pub(crate) fn parse_arguments(raw: &str) -> Result<serde_json::Map<String, Value>, String> {
+    let text = if raw.trim().is_empty() { "{}" } else { raw };
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(m)) => Ok(m),
+        Ok(other) => Err(format!("arguments must be a JSON object, got {}", json_kind(&other))),
+        Err(e) => Err(format!("arguments are not valid JSON ({e})")),
+    }
+}
+
+pub(crate) fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Run a resolved catalog tool and build the outcome (shared by both layouts).
+pub(crate) fn execute_tool(
+    executor: &Executor,
+    tool_id: &str,
+    arguments: Value,
+    name: &str,
+    step: usize,
+    transform: impl FnOnce(Value) -> String,
+) -> CallOutcome {
+    match executor.execute(tool_id, &arguments) {
+        Execution::Ok { response } => CallOutcome {
+            content: transform(response),
+            record: CallRecord {
+                step,
+                name: name.into(),
+                status: CallStatus::Executed,
+                tool_id: Some(tool_id.into()),
+                arguments: Some(arguments),
+                rejection: None,
+            },
+        },
+        Execution::Rejected { kind, message } => CallOutcome {
+            content: error_json(&message),
+            record: CallRecord {
+                step,
+                name: name.into(),
+                status: CallStatus::Rejected,
+                tool_id: Some(tool_id.into()),
+                arguments: Some(arguments),
+                rejection: Some(kind),
+            },
+        },
+    }
+}
+
+/// A tool-result error body.
+pub(crate) fn error_json(message: &str) -> String {
+    serde_json::json!({ "error": message }).to_string()
+}
+
+/// A record for a call that did not reach a catalog tool.
+pub(crate) fn record(step: usize, name: &str, status: CallStatus, arguments: Option<Value>) -> CallRecord {
+    CallRecord { step, name: name.into(), status, tool_id: None, arguments, rejection: None }
+}

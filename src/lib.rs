@@ -1,0 +1,19 @@
+//! toolpick: a benchmark harness that measures how well LLM agents pick tools.
+//!
+//! Data flows one way: catalog + dataset → description variant → layout (flat | progressive) → agent
+//! episode (backend) → trial records (JSONL) → scores → summary → exporters. Generation ([`run`]) and
+//! scoring/reporting ([`score`], [`report`]) are separate: reports are pure functions of trial files.
+
+pub mod agent;
+pub mod catalog;
+pub mod cli;
+pub mod dataset;
+pub mod error;
+pub mod exec;
+pub mod layout;
+pub mod protocol;
+pub mod report;
+pub mod run;
+pub mod score;
+pub mod text;
+pub mod tokens;

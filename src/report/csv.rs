@@ -1,0 +1,84 @@
+//! CSV exporters: `summary.csv` (one row per cell) and `trials.csv` (one row per trial, no transcript).
+//! Rates are fractions in [0, 1] with their 95 % Wilson bounds; empty cells are written empty.
+
+use super::summary::error_columns;
+use super::{Exporter, ReportData};
+use anyhow::Result;
+
+fn num(x: f64) -> String {
+    if x.is_nan() { String::new() } else { format!("{x:.6}") }
+}
+
+pub struct SummaryCsv;
+
+impl Exporter for SummaryCsv {
+    fn file_name(&self) -> &'static str {
+        "summary.csv"
+    }
+
+    fn render(&self, data: &ReportData) -> Result<Vec<u8>> {
+        let mut w = ::csv::Writer::from_writer(Vec::new());
+        let mut header: Vec<String> = ["dataset", "catalog", "variant", "layout", "backend", "n"].map(String::from).to_vec();
+        for m in ["selection_accuracy", "pass_at_1", "abstention_accuracy"] {
+            header.extend([m.to_string(), format!("{m}_low"), format!("{m}_high")]);
+        }
+        header.extend(["mean_steps", "mean_tokens_upfront", "mean_tokens_total"].map(String::from));
+        header.extend(error_columns().iter().map(|e| format!("errors_{e}")));
+        w.write_record(&header)?;
+        for c in &data.cells {
+            let mut row = vec![c.dataset.clone(), c.catalog.clone(), c.variant.clone(), c.layout.clone(), c.backend.clone(), c.n.to_string()];
+            for r in [&c.selection, &c.pass, &c.abstention] {
+                row.extend([num(r.rate), num(r.low), num(r.high)]);
+            }
+            row.extend([num(c.mean_steps), num(c.mean_tokens_upfront), num(c.mean_tokens_total)]);
+            row.extend(error_columns().iter().map(|e| c.errors.get(*e).copied().unwrap_or(0).to_string()));
+            w.write_record(&row)?;
+        }
+        Ok(w.into_inner()?)
+    }
+}
+
+pub struct TrialsCsv;
+
+impl Exporter for TrialsCsv {
+    fn file_name(&self) -> &'static str {
+        "trials.csv"
+    }
+
+    fn render(&self, data: &ReportData) -> Result<Vec<u8>> {
+        let mut w = ::csv::Writer::from_writer(Vec::new());
+        w.write_record([
+            "trial_id", "dataset", "catalog", "variant", "layout", "backend", "task_id", "trial", "kind", "category", "tags",
+            "pass", "selection_correct", "abstention_correct", "error_type", "error_detail", "steps", "stop_reason",
+            "tools_called", "tokens_upfront", "tokens_total", "query",
+        ])?;
+        for t in &data.trials {
+            let called: Vec<&str> = t.calls.iter().filter_map(|c| c.record.tool_id.as_deref()).collect();
+            w.write_record([
+                t.trial_id.as_str(),
+                &t.dataset,
+                &t.catalog,
+                &t.variant,
+                t.layout.as_str(),
+                &t.backend,
+                &t.task_id,
+                &t.trial.to_string(),
+                t.kind.as_str(),
+                &t.category,
+                &t.tags.join(";"),
+                &t.score.pass.to_string(),
+                &t.score.selection_correct.to_string(),
+                &t.score.abstention_correct.to_string(),
+                t.score.error_type.map(|e| e.as_str()).unwrap_or(""),
+                &t.score.error_detail,
+                &t.steps.to_string(),
+                serde_json::to_value(t.stop_reason)?.as_str().unwrap_or_default(),
+                &called.join(";"),
+                &t.tokens.definitions_upfront.to_string(),
+                &t.tokens.tool_context_total.to_string(),
+                &t.query,
+            ])?;
+        }
+        Ok(w.into_inner()?)
+    }
+}

@@ -1,0 +1,214 @@
+//! `report.html`: one self-contained page (no network) for people.
+//!
+//! Static parts are rendered by an auto-escaping askama template. Trial details travel as a JSON island
+//! (`<script type="application/json">`) with `<`, `>`, `&`, U+2028 and U+2029 escaped, read with
+//! `JSON.parse` and put on the page with `textContent` only — dataset, catalog and model text can never
+//! become markup.
+
+use super::{Exporter, ReportData, pct};
+use crate::score::stats::Rate;
+use anyhow::Result;
+use askama::Template;
+use serde_json::{Value, json};
+use std::collections::BTreeSet;
+
+pub struct HtmlReport;
+
+/// One bar with its interval, in SVG coordinates.
+pub struct Bar {
+    pub label: String,
+    pub metric: &'static str,
+    pub x: f64,
+    pub y: f64,
+    pub height: f64,
+    pub whisker_low: f64,
+    pub whisker_high: f64,
+    pub value: String,
+    pub class: &'static str,
+}
+
+pub struct Chart {
+    pub backend: String,
+    pub dataset: String,
+    pub width: f64,
+    pub bars: Vec<Bar>,
+}
+
+pub struct CellRow {
+    pub dataset: String,
+    pub variant: String,
+    pub layout: String,
+    pub backend: String,
+    pub n: u64,
+    pub selection: String,
+    pub pass: String,
+    pub abstention: String,
+    pub steps: String,
+    pub tokens_upfront: String,
+    pub tokens_total: String,
+    pub errors: String,
+}
+
+pub struct CategoryRow {
+    pub variant: String,
+    pub layout: String,
+    pub backend: String,
+    pub category: String,
+    pub n: u64,
+    pub selection: String,
+    pub pass: String,
+}
+
+#[derive(Template)]
+#[template(path = "report.html")]
+struct Page<'a> {
+    title: String,
+    parameters: Vec<(String, String)>,
+    charts: Vec<Chart>,
+    cells: Vec<CellRow>,
+    categories: Vec<CategoryRow>,
+    island: &'a str,
+}
+
+fn rate(r: &Rate) -> String {
+    if r.rate.is_nan() { "n/a".into() } else { format!("{} [{}–{}]", pct(r.rate), pct(r.low), pct(r.high)) }
+}
+
+/// Serialise JSON for embedding in a `<script>` element.
+pub fn json_island(v: &Value) -> String {
+    let s = serde_json::to_string(v).unwrap_or_else(|_| "null".into());
+    let mut out = String::with_capacity(s.len() + s.len() / 16);
+    for ch in s.chars() {
+        match ch {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+const PLOT_H: f64 = 160.0;
+const TOP: f64 = 20.0;
+
+fn charts(data: &ReportData) -> Vec<Chart> {
+    let groups: BTreeSet<(String, String)> = data.cells.iter().map(|c| (c.dataset.clone(), c.backend.clone())).collect();
+    let mut out = Vec::new();
+    for (dataset, backend) in groups {
+        let mut cells: Vec<_> = data.cells.iter().filter(|c| c.dataset == dataset && c.backend == backend).collect();
+        // good before bad, flat before progressive: the 2×2 reads left to right.
+        cells.sort_by_key(|c| (c.variant != "good", c.variant.clone(), c.layout != "flat", c.layout.clone()));
+        let mut bars = Vec::new();
+        let mut x = 40.0;
+        for c in &cells {
+            for (metric, r, class) in [("selection", &c.selection, "sel"), ("pass@1", &c.pass, "pass")] {
+                let v = if r.rate.is_nan() { 0.0 } else { r.rate };
+                bars.push(Bar {
+                    label: format!("{} · {}", c.variant, c.layout),
+                    metric,
+                    x,
+                    y: TOP + PLOT_H * (1.0 - v),
+                    height: PLOT_H * v,
+                    whisker_low: TOP + PLOT_H * (1.0 - r.low),
+                    whisker_high: TOP + PLOT_H * (1.0 - r.high),
+                    value: pct(r.rate),
+                    class,
+                });
+                x += 26.0;
+            }
+            x += 30.0;
+        }
+        out.push(Chart { backend, dataset, width: x + 20.0, bars });
+    }
+    out
+}
+
+fn island(data: &ReportData) -> Value {
+    let trials: Vec<Value> = data
+        .trials
+        .iter()
+        .map(|t| {
+            json!({
+                "id": t.trial_id, "task": t.task_id, "variant": t.variant, "layout": t.layout.as_str(), "backend": t.backend,
+                "kind": t.kind.as_str(), "category": t.category, "tags": t.tags, "query": t.query,
+                "pass": t.score.pass, "selection": t.score.selection_correct,
+                "error": t.score.error_type.map(|e| e.as_str()).unwrap_or(""), "detail": t.score.error_detail,
+                "steps": t.steps, "tokens": t.tokens.tool_context_total, "expected": t.expected,
+                "calls": t.calls.iter().map(|c| &c.record).collect::<Vec<_>>(),
+                // The system prompt is the same everywhere; skip it to keep the page small.
+                "transcript": t.transcript.iter().skip(1).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let offered: serde_json::Map<String, Value> = data
+        .offered
+        .iter()
+        .map(|(k, fs)| (k.clone(), json!(fs.iter().map(|f| json!({"name": f.name, "description": f.description})).collect::<Vec<_>>())))
+        .collect();
+    json!({"trials": trials, "offered": offered})
+}
+
+impl Exporter for HtmlReport {
+    fn file_name(&self) -> &'static str {
+        "report.html"
+    }
+
+    fn render(&self, data: &ReportData) -> Result<Vec<u8>> {
+        let parameters: Vec<(String, String)> = match &data.config {
+            Value::Object(m) => m.iter().map(|(k, v)| (k.clone(), if let Value::String(s) = v { s.clone() } else { v.to_string() })).collect(),
+            _ => vec![],
+        };
+        let cells = data
+            .cells
+            .iter()
+            .map(|c| CellRow {
+                dataset: c.dataset.clone(),
+                variant: c.variant.clone(),
+                layout: c.layout.clone(),
+                backend: c.backend.clone(),
+                n: c.n,
+                selection: rate(&c.selection),
+                pass: rate(&c.pass),
+                abstention: rate(&c.abstention),
+                steps: format!("{:.2}", c.mean_steps),
+                tokens_upfront: format!("{:.0}", c.mean_tokens_upfront),
+                tokens_total: format!("{:.0}", c.mean_tokens_total),
+                errors: c.errors.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join(", "),
+            })
+            .collect();
+        let categories = data
+            .categories
+            .iter()
+            .map(|c| CategoryRow {
+                variant: c.variant.clone(),
+                layout: c.layout.clone(),
+                backend: c.backend.clone(),
+                category: c.category.clone(),
+                n: c.n,
+                selection: rate(&c.selection),
+                pass: rate(&c.pass),
+            })
+            .collect();
+        let island = json_island(&island(data));
+        let page = Page { title: "toolpick report".into(), parameters, charts: charts(data), cells, categories, island: &island };
+        Ok(page.render()?.into_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn island_escapes_markup_and_line_separators() {
+        let v = json!({"q": "</script><img src=x onerror=alert(1)> & \u{2028}\u{2029}"});
+        let s = json_island(&v);
+        assert!(!s.contains('<') && !s.contains('>') && !s.contains('&'));
+        assert!(!s.contains('\u{2028}') && !s.contains('\u{2029}'));
+        // and it still parses back to the same value
+        assert_eq!(serde_json::from_str::<Value>(&s).unwrap(), v);
+    }
+}

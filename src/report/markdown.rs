@@ -1,0 +1,53 @@
+//! `summary.md`: the headline table for humans and CI step summaries.
+
+use super::{Exporter, ReportData, pct};
+use crate::score::stats::Rate;
+use anyhow::Result;
+use std::fmt::Write;
+
+pub struct MarkdownSummary;
+
+fn rate(r: &Rate) -> String {
+    if r.rate.is_nan() { "n/a".into() } else { format!("{} [{}, {}]", pct(r.rate), pct(r.low), pct(r.high)) }
+}
+
+/// Escape text for a Markdown table cell.
+fn cell(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('|', "\\|").replace('\n', " ").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+impl Exporter for MarkdownSummary {
+    fn file_name(&self) -> &'static str {
+        "summary.md"
+    }
+
+    fn render(&self, data: &ReportData) -> Result<Vec<u8>> {
+        let mut s = String::new();
+        writeln!(s, "# toolpick summary\n")?;
+        writeln!(s, "Rates in %, with 95 % Wilson intervals. n = trials per cell.\n")?;
+        writeln!(s, "| dataset | variant | layout | backend | n | selection accuracy | pass@1 | abstention accuracy | mean steps | tokens upfront | tokens total | top errors |")?;
+        writeln!(s, "|---|---|---|---|---:|---|---|---|---:|---:|---:|---|")?;
+        for c in &data.cells {
+            let mut errors: Vec<(&String, &u64)> = c.errors.iter().collect();
+            errors.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+            let top: Vec<String> = errors.iter().take(3).map(|(k, v)| format!("{k} {v}")).collect();
+            writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {:.2} | {:.0} | {:.0} | {} |",
+                cell(&c.dataset),
+                cell(&c.variant),
+                cell(&c.layout),
+                cell(&c.backend),
+                c.n,
+                rate(&c.selection),
+                rate(&c.pass),
+                rate(&c.abstention),
+                c.mean_steps,
+                c.mean_tokens_upfront,
+                c.mean_tokens_total,
+                cell(&top.join(", "))
+            )?;
+        }
+        Ok(s.into_bytes())
+    }
+}

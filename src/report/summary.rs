@@ -1,0 +1,231 @@
+//! Aggregation of scored trials into cells (dataset × catalog × variant × layout × backend) and
+//! per-category rows, with polars; intervals come from [`crate::score::stats`].
+
+use crate::run::Trial;
+use crate::score::ErrorType;
+use crate::score::stats::{Rate, wilson};
+use anyhow::Result;
+use polars::prelude::*;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// The columns a cell is keyed by.
+pub const CELL_KEYS: [&str; 5] = ["dataset", "catalog", "variant", "layout", "backend"];
+
+/// One row per trial, the only thing aggregation needs.
+#[derive(Default)]
+pub struct ScoreRows {
+    pub dataset: Vec<String>,
+    pub catalog: Vec<String>,
+    pub variant: Vec<String>,
+    pub layout: Vec<String>,
+    pub backend: Vec<String>,
+    pub category: Vec<String>,
+    pub abstain_task: Vec<bool>,
+    pub pass: Vec<bool>,
+    pub selection: Vec<bool>,
+    pub abstention: Vec<bool>,
+    pub steps: Vec<u32>,
+    pub tokens_upfront: Vec<u32>,
+    pub tokens_total: Vec<u32>,
+    pub error_type: Vec<String>,
+}
+
+impl ScoreRows {
+    pub fn push(&mut self, t: &Trial) {
+        self.dataset.push(t.dataset.clone());
+        self.catalog.push(t.catalog.clone());
+        self.variant.push(t.variant.clone());
+        self.layout.push(t.layout.as_str().to_string());
+        self.backend.push(t.backend.clone());
+        self.category.push(t.category.clone());
+        self.abstain_task.push(t.kind == crate::dataset::Kind::Abstain);
+        self.pass.push(t.score.pass);
+        self.selection.push(t.score.selection_correct);
+        self.abstention.push(t.score.abstention_correct);
+        self.steps.push(t.steps as u32);
+        self.tokens_upfront.push(t.tokens.definitions_upfront as u32);
+        self.tokens_total.push(t.tokens.tool_context_total as u32);
+        self.error_type.push(t.score.error_type.map(|e| e.as_str().to_string()).unwrap_or_default());
+    }
+
+    fn frame(&self) -> PolarsResult<DataFrame> {
+        df!(
+            "dataset" => &self.dataset,
+            "catalog" => &self.catalog,
+            "variant" => &self.variant,
+            "layout" => &self.layout,
+            "backend" => &self.backend,
+            "category" => &self.category,
+            "abstain_task" => &self.abstain_task,
+            "pass" => &self.pass,
+            "selection" => &self.selection,
+            "abstention" => &self.abstention,
+            "steps" => &self.steps,
+            "tokens_upfront" => &self.tokens_upfront,
+            "tokens_total" => &self.tokens_total,
+            "error_type" => &self.error_type,
+        )
+    }
+}
+
+/// Aggregates of one cell.
+#[derive(Debug, Clone, Serialize)]
+pub struct CellSummary {
+    pub dataset: String,
+    pub catalog: String,
+    pub variant: String,
+    pub layout: String,
+    pub backend: String,
+    pub n: u64,
+    pub selection: Rate,
+    pub pass: Rate,
+    pub abstention: Rate,
+    pub mean_steps: f64,
+    pub mean_tokens_upfront: f64,
+    pub mean_tokens_total: f64,
+    /// Failed trials by error type (types with zero count omitted).
+    pub errors: BTreeMap<String, u64>,
+}
+
+impl CellSummary {
+    pub fn key(&self) -> String {
+        format!("{}/{}/{}/{}/{}", self.dataset, self.catalog, self.variant, self.layout, self.backend)
+    }
+}
+
+/// Aggregates of one cell restricted to one task category.
+#[derive(Debug, Clone, Serialize)]
+pub struct CategorySummary {
+    pub cell: String,
+    pub variant: String,
+    pub layout: String,
+    pub backend: String,
+    pub category: String,
+    pub n: u64,
+    pub selection: Rate,
+    pub pass: Rate,
+}
+
+fn bool_sum(name: &str) -> Expr {
+    col(name).cast(DataType::UInt64).sum().alias(name)
+}
+
+fn strings(df: &DataFrame, name: &str) -> Result<Vec<String>> {
+    let s = df.column(name)?.as_materialized_series().clone();
+    let ca = s.str()?;
+    Ok((0..ca.len()).map(|i| ca.get(i).unwrap_or_default().to_string()).collect())
+}
+
+fn numbers(df: &DataFrame, name: &str) -> Result<Vec<f64>> {
+    let s = df.column(name)?.as_materialized_series().cast(&DataType::Float64)?;
+    let ca = s.f64()?;
+    Ok((0..ca.len()).map(|i| ca.get(i).unwrap_or(f64::NAN)).collect())
+}
+
+/// Cells and per-category rows, sorted by key.
+pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySummary>)> {
+    let df = rows.frame()?;
+    let keys: Vec<Expr> = CELL_KEYS.iter().map(|k| col(*k)).collect();
+    let sort = |names: Vec<&str>| SortMultipleOptions::default().with_order_descending_multi(vec![false; names.len()]);
+
+    let cells = df
+        .clone()
+        .lazy()
+        .group_by(keys.clone())
+        .agg([
+            len().alias("n"),
+            bool_sum("pass"),
+            bool_sum("selection"),
+            bool_sum("abstention"),
+            col("steps").cast(DataType::Float64).mean().alias("mean_steps"),
+            col("tokens_upfront").cast(DataType::Float64).mean().alias("mean_tokens_upfront"),
+            col("tokens_total").cast(DataType::Float64).mean().alias("mean_tokens_total"),
+        ])
+        .sort(CELL_KEYS.to_vec(), sort(CELL_KEYS.to_vec()))
+        .collect()?;
+
+    let mut error_keys = keys.clone();
+    error_keys.push(col("error_type"));
+    let errors = df
+        .clone()
+        .lazy()
+        .filter(col("error_type").neq(lit("")))
+        .group_by(error_keys)
+        .agg([len().alias("count")])
+        .collect()?;
+    let mut error_map: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
+    {
+        let cols: Vec<Vec<String>> = CELL_KEYS.iter().map(|k| strings(&errors, k)).collect::<Result<_>>()?;
+        let et = strings(&errors, "error_type")?;
+        let counts = numbers(&errors, "count")?;
+        for i in 0..et.len() {
+            let key = cols.iter().map(|c| c[i].as_str()).collect::<Vec<_>>().join("/");
+            error_map.entry(key).or_default().insert(et[i].clone(), counts[i] as u64);
+        }
+    }
+
+    let cols: Vec<Vec<String>> = CELL_KEYS.iter().map(|k| strings(&cells, k)).collect::<Result<_>>()?;
+    let n = numbers(&cells, "n")?;
+    let pass = numbers(&cells, "pass")?;
+    let sel = numbers(&cells, "selection")?;
+    let abst = numbers(&cells, "abstention")?;
+    let steps = numbers(&cells, "mean_steps")?;
+    let up = numbers(&cells, "mean_tokens_upfront")?;
+    let total = numbers(&cells, "mean_tokens_total")?;
+    let mut out = Vec::new();
+    for i in 0..n.len() {
+        let count = n[i] as u64;
+        let mut cell = CellSummary {
+            dataset: cols[0][i].clone(),
+            catalog: cols[1][i].clone(),
+            variant: cols[2][i].clone(),
+            layout: cols[3][i].clone(),
+            backend: cols[4][i].clone(),
+            n: count,
+            selection: wilson(sel[i] as u64, count),
+            pass: wilson(pass[i] as u64, count),
+            abstention: wilson(abst[i] as u64, count),
+            mean_steps: steps[i],
+            mean_tokens_upfront: up[i],
+            mean_tokens_total: total[i],
+            errors: BTreeMap::new(),
+        };
+        cell.errors = error_map.remove(&cell.key()).unwrap_or_default();
+        out.push(cell);
+    }
+
+    let mut cat_keys = keys;
+    cat_keys.push(col("category"));
+    let mut cat_names: Vec<&str> = CELL_KEYS.to_vec();
+    cat_names.push("category");
+    let cats = df
+        .lazy()
+        .group_by(cat_keys)
+        .agg([len().alias("n"), bool_sum("pass"), bool_sum("selection")])
+        .sort(cat_names.clone(), sort(cat_names))
+        .collect()?;
+    let cols: Vec<Vec<String>> = CELL_KEYS.iter().map(|k| strings(&cats, k)).collect::<Result<_>>()?;
+    let category = strings(&cats, "category")?;
+    let n = numbers(&cats, "n")?;
+    let pass = numbers(&cats, "pass")?;
+    let sel = numbers(&cats, "selection")?;
+    let categories = (0..n.len())
+        .map(|i| CategorySummary {
+            cell: cols.iter().map(|c| c[i].as_str()).collect::<Vec<_>>().join("/"),
+            variant: cols[2][i].clone(),
+            layout: cols[3][i].clone(),
+            backend: cols[4][i].clone(),
+            category: category[i].clone(),
+            n: n[i] as u64,
+            selection: wilson(sel[i] as u64, n[i] as u64),
+            pass: wilson(pass[i] as u64, n[i] as u64),
+        })
+        .collect();
+    Ok((out, categories))
+}
+
+/// Error types in taxonomy order, for stable column order.
+pub fn error_columns() -> Vec<&'static str> {
+    ErrorType::ALL.iter().map(|e| e.as_str()).collect()
+}

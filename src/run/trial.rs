@@ -1,0 +1,131 @@
+//! Trial records: one JSON object per line of `trials.jsonl`, everything needed to re-score and to
+//! show the trial (query, expected calls, calls made, transcript). No timestamps or timings here, so the
+//! same inputs and seed give byte-identical files.
+
+use crate::agent::{Episode, StopReason};
+use crate::dataset::{ExpectedCall, Kind, Task};
+use crate::layout::LayoutKind;
+use crate::protocol::Message;
+use crate::score::metrics::ScoredCall;
+use crate::score::{TrialScore, score_trial};
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, BufWriter, Write};
+use std::path::Path;
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Tokens {
+    /// Tool-definition tokens shown to the model in the first request.
+    pub definitions_upfront: usize,
+    /// Tool-context tokens over the episode: definitions re-sent with every request plus every tool
+    /// result the model read.
+    pub tool_context_total: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Trial {
+    pub trial_id: String,
+    pub dataset: String,
+    pub catalog: String,
+    pub variant: String,
+    pub layout: LayoutKind,
+    pub backend: String,
+    pub task_id: String,
+    pub trial: usize,
+    pub seed: u64,
+    pub kind: Kind,
+    pub category: String,
+    pub tags: Vec<String>,
+    pub query: String,
+    pub expected: Vec<ExpectedCall>,
+    pub calls: Vec<ScoredCall>,
+    pub steps: usize,
+    pub stop_reason: StopReason,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend_error: Option<String>,
+    pub tokens: Tokens,
+    pub score: TrialScore,
+    pub transcript: Vec<Message>,
+}
+
+impl Trial {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        dataset: &str,
+        catalog: &str,
+        variant: &str,
+        layout: LayoutKind,
+        backend: &str,
+        task: &Task,
+        trial: usize,
+        seed: u64,
+        calls: Vec<ScoredCall>,
+        episode: Episode,
+        definitions_upfront: usize,
+    ) -> Trial {
+        let results: usize = episode
+            .messages
+            .iter()
+            .map(|m| match m {
+                Message::Tool { content, .. } => crate::tokens::count(content),
+                _ => 0,
+            })
+            .sum();
+        let score = score_trial(task.kind, &task.expected, &calls, episode.stop_reason);
+        Trial {
+            trial_id: format!("{dataset}/{variant}/{}/{backend}/{}#{trial}", layout.as_str(), task.id),
+            dataset: dataset.into(),
+            catalog: catalog.into(),
+            variant: variant.into(),
+            layout,
+            backend: backend.into(),
+            task_id: task.id.clone(),
+            trial,
+            seed,
+            kind: task.kind,
+            category: task.category.clone(),
+            tags: task.tags.clone(),
+            query: task.query.clone(),
+            expected: task.expected.clone(),
+            calls,
+            steps: episode.steps,
+            stop_reason: episode.stop_reason,
+            backend_error: episode.backend_error,
+            tokens: Tokens { definitions_upfront, tool_context_total: definitions_upfront * episode.steps + results },
+            score,
+            transcript: episode.messages,
+        }
+    }
+
+    /// Score again from the record alone (scoring is a pure function of the trial).
+    pub fn rescore(&mut self) {
+        self.score = score_trial(self.kind, &self.expected, &self.calls, self.stop_reason);
+    }
+}
+
+/// Write trials as JSONL.
+pub fn write_trials(path: &Path, trials: &[Trial]) -> Result<()> {
+    let file = std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let mut w = BufWriter::new(file);
+    for t in trials {
+        serde_json::to_writer(&mut w, t)?;
+        w.write_all(b"\n")?;
+    }
+    w.flush()?;
+    Ok(())
+}
+
+/// Stream trials from a JSONL file, one at a time; a bad line is an error naming file and line.
+pub fn read_trials(path: &Path, mut each: impl FnMut(Trial) -> Result<()>) -> Result<()> {
+    let file = std::fs::File::open(path).map_err(|e| crate::error::InputError::new(path, format!("cannot open trial file: {e}")))?;
+    for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
+        let line = line.with_context(|| format!("{}:{}: cannot read", path.display(), i + 1))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let trial: Trial = serde_json::from_str(&line)
+            .map_err(|e| crate::error::InputError::new(path, format!("not a trial record: {e}")).at_line(i + 1))?;
+        each(trial)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,293 @@
+//! The matcher: does a call the agent made satisfy an expected call?
+//!
+//! BFCL's AST rules — exact tool, required parameters present, nothing outside the ground truth, int
+//! accepted for float, strings compared after BFCL's normalisation, lists in order, omission allowed only
+//! where `""` is acceptable — with three of its known flaws fixed:
+//! 1. int → float widening applies inside arrays and objects too (BFCL only widened top-level values);
+//! 2. several calls are paired by an optimal (maximum bipartite) matching, not greedy first-fit, so the
+//!    order in which the agent issued them can't turn a correct answer into a failure;
+//! 3. "abstained" (no call at all) is kept distinct from "attempted a malformed call" (see [`super::metrics`]).
+
+use crate::dataset::ExpectedCall;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The fixed taxonomy of failure causes (one per failed trial).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorType {
+    WrongTool,
+    MissingRequired,
+    UnexpectedParam,
+    TypeError,
+    ValueError,
+    WrongCount,
+    MalformedCall,
+    InventedTool,
+    StepLimit,
+    ShouldHaveAbstained,
+    ShouldHaveCalled,
+    /// Not a model failure: the backend itself failed (kept apart from the taxonomy in reports).
+    BackendError,
+}
+
+impl ErrorType {
+    pub const ALL: [ErrorType; 12] = [
+        ErrorType::WrongTool,
+        ErrorType::MissingRequired,
+        ErrorType::UnexpectedParam,
+        ErrorType::TypeError,
+        ErrorType::ValueError,
+        ErrorType::WrongCount,
+        ErrorType::MalformedCall,
+        ErrorType::InventedTool,
+        ErrorType::StepLimit,
+        ErrorType::ShouldHaveAbstained,
+        ErrorType::ShouldHaveCalled,
+        ErrorType::BackendError,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorType::WrongTool => "wrong_tool",
+            ErrorType::MissingRequired => "missing_required",
+            ErrorType::UnexpectedParam => "unexpected_param",
+            ErrorType::TypeError => "type_error",
+            ErrorType::ValueError => "value_error",
+            ErrorType::WrongCount => "wrong_count",
+            ErrorType::MalformedCall => "malformed_call",
+            ErrorType::InventedTool => "invented_tool",
+            ErrorType::StepLimit => "step_limit",
+            ErrorType::ShouldHaveAbstained => "should_have_abstained",
+            ErrorType::ShouldHaveCalled => "should_have_called",
+            ErrorType::BackendError => "backend_error",
+        }
+    }
+}
+
+/// A mismatch between one actual call and one expected call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mismatch {
+    pub error: ErrorType,
+    pub detail: String,
+}
+
+fn mismatch(error: ErrorType, detail: String) -> Mismatch {
+    Mismatch { error, detail }
+}
+
+/// BFCL's string normalisation: lower-case and drop spaces and `, . / - _ * ^`.
+pub fn normalize(s: &str) -> String {
+    s.chars().filter(|c| !matches!(c, ' ' | ',' | '.' | '/' | '-' | '_' | '*' | '^')).flat_map(char::to_lowercase).collect()
+}
+
+/// JSON type names for type checking; integers are their own type so they can widen to numbers.
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Is `actual`'s type acceptable where `expected` is the reference value? Recurses into containers.
+fn type_compatible(actual: &Value, expected: &Value) -> bool {
+    match (actual, expected) {
+        (Value::Array(a), Value::Array(e)) => {
+            // Compare element types against the first reference element (arrays are homogeneous in practice).
+            match e.first() {
+                Some(e0) => a.iter().all(|x| type_compatible(x, e0)),
+                None => true,
+            }
+        }
+        (Value::Object(_), Value::Object(_)) => true,
+        _ => {
+            let (ka, ke) = (kind(actual), kind(expected));
+            ka == ke || (ka == "integer" && ke == "number")
+        }
+    }
+}
+
+/// Does `actual` equal the acceptable value `expected` under the matcher's rules?
+pub fn value_matches(actual: &Value, expected: &Value) -> bool {
+    match (actual, expected) {
+        (Value::String(a), Value::String(e)) => normalize(a) == normalize(e),
+        (Value::Number(a), Value::Number(e)) => {
+            let (ka, ke) = (kind(actual), kind(expected));
+            if ka == "number" && ke == "integer" {
+                return false; // a float where an int is expected is a type error in BFCL
+            }
+            match (a.as_f64(), e.as_f64()) {
+                (Some(x), Some(y)) => x == y,
+                _ => false,
+            }
+        }
+        // Lists compare in order, element by element, with the same rules (int→float widening included).
+        (Value::Array(a), Value::Array(e)) => a.len() == e.len() && a.iter().zip(e).all(|(x, y)| value_matches(x, y)),
+        (Value::Object(a), Value::Object(e)) => {
+            a.len() == e.len() && a.iter().all(|(k, v)| e.get(k).is_some_and(|ev| value_matches(v, ev)))
+        }
+        _ => actual == expected,
+    }
+}
+
+/// Check one actual call's arguments against one expected call (same tool assumed).
+pub fn match_arguments(actual: &Value, expected: &ExpectedCall) -> Result<(), Mismatch> {
+    let empty = serde_json::Map::new();
+    let args = actual.as_object().unwrap_or(&empty);
+    for (param, acceptable) in &expected.arguments {
+        if !args.contains_key(param) && !ExpectedCall::may_omit(acceptable) {
+            return Err(mismatch(ErrorType::MissingRequired, format!("`{param}` is missing")));
+        }
+    }
+    for param in args.keys() {
+        if !expected.arguments.contains_key(param) {
+            return Err(mismatch(ErrorType::UnexpectedParam, format!("`{param}` is not expected")));
+        }
+    }
+    for (param, value) in args {
+        let acceptable = &expected.arguments[param];
+        if acceptable.iter().any(|e| value_matches(value, e)) {
+            continue;
+        }
+        let real: Vec<&Value> = acceptable.iter().filter(|v| v.as_str() != Some("")).collect();
+        if !real.is_empty() && !real.iter().any(|e| type_compatible(value, e)) {
+            return Err(mismatch(ErrorType::TypeError, format!("`{param}` = {value} has the wrong type (expected like {})", real[0])));
+        }
+        let shown: Vec<String> = acceptable.iter().map(Value::to_string).collect();
+        return Err(mismatch(ErrorType::ValueError, format!("`{param}` = {value} is not one of [{}]", shown.join(", "))));
+    }
+    Ok(())
+}
+
+/// Check a call (tool id + arguments) against an expected call.
+pub fn match_call(tool_id: &str, arguments: &Value, expected: &ExpectedCall) -> Result<(), Mismatch> {
+    if tool_id != expected.tool {
+        return Err(mismatch(ErrorType::WrongTool, format!("called `{tool_id}`, expected `{}`", expected.tool)));
+    }
+    match_arguments(arguments, expected)
+}
+
+/// Maximum bipartite matching between expected calls (left) and actual calls (right), where
+/// `ok(e, a)` says whether actual `a` satisfies expected `e`. Returns, per expected call, the index of
+/// the actual call it is matched with. Kuhn's augmenting paths: optimal, O(E·V), tiny inputs.
+pub fn optimal_assignment(n_expected: usize, n_actual: usize, ok: impl Fn(usize, usize) -> bool) -> Vec<Option<usize>> {
+    let adj: Vec<Vec<usize>> = (0..n_expected).map(|e| (0..n_actual).filter(|&a| ok(e, a)).collect()).collect();
+    let mut owner: Vec<Option<usize>> = vec![None; n_actual];
+    fn augment(e: usize, adj: &[Vec<usize>], seen: &mut [bool], owner: &mut [Option<usize>]) -> bool {
+        for &a in &adj[e] {
+            if seen[a] {
+                continue;
+            }
+            seen[a] = true;
+            if owner[a].is_none_or(|other| augment(other, adj, seen, owner)) {
+                owner[a] = Some(e);
+                return true;
+            }
+        }
+        false
+    }
+    for e in 0..n_expected {
+        let mut seen = vec![false; n_actual];
+        augment(e, &adj, &mut seen, &mut owner);
+    }
+    let mut out = vec![None; n_expected];
+    for (a, e) in owner.iter().enumerate() {
+        if let Some(e) = e {
+            out[*e] = Some(a);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::collections::BTreeMap;
+
+    fn expected(tool: &str, args: Value) -> ExpectedCall {
+        let arguments: BTreeMap<String, Vec<Value>> =
+            serde_json::from_value(args).expect("arguments map to lists");
+        ExpectedCall { tool: tool.into(), arguments }
+    }
+
+    fn err(actual: Value, exp: &ExpectedCall) -> Option<ErrorType> {
+        match_arguments(&actual, exp).err().map(|m| m.error)
+    }
+
+    #[test]
+    fn exact_tool_name_required() {
+        let e = expected("a/b/send_email", json!({}));
+        assert_eq!(match_call("a/b/save_draft", &json!({}), &e).unwrap_err().error, ErrorType::WrongTool);
+        assert!(match_call("a/b/send_email", &json!({}), &e).is_ok());
+    }
+
+    #[test]
+    fn required_parameters_must_be_present_unless_empty_string_acceptable() {
+        let e = expected("t", json!({"city": ["Paris"], "units": ["", "metric"]}));
+        assert_eq!(err(json!({"units": "metric"}), &e), Some(ErrorType::MissingRequired));
+        assert_eq!(err(json!({"city": "Paris"}), &e), None);
+        assert_eq!(err(json!({"city": "Paris", "units": "metric"}), &e), None);
+    }
+
+    #[test]
+    fn parameters_outside_ground_truth_are_rejected() {
+        let e = expected("t", json!({"city": ["Paris"]}));
+        assert_eq!(err(json!({"city": "Paris", "days": 3}), &e), Some(ErrorType::UnexpectedParam));
+    }
+
+    #[test]
+    fn int_accepted_for_float_but_not_float_for_int() {
+        let e = expected("t", json!({"amount": [5.0], "count": [3]}));
+        assert_eq!(err(json!({"amount": 5, "count": 3}), &e), None);
+        assert_eq!(err(json!({"amount": 5.0, "count": 3.0}), &e), Some(ErrorType::TypeError));
+        assert_eq!(err(json!({"amount": 6, "count": 3}), &e), Some(ErrorType::ValueError));
+    }
+
+    #[test]
+    fn fix_int_to_float_widening_inside_arrays() {
+        let e = expected("t", json!({"coords": [[1.5, 2.0]], "nested": [{"w": [1.0]}]}));
+        assert_eq!(err(json!({"coords": [1.5, 2], "nested": {"w": [1]}}), &e), None);
+    }
+
+    #[test]
+    fn strings_are_normalised_like_bfcl() {
+        assert_eq!(normalize("Release-Eng, Q3/Plan_*^."), "releaseengq3plan");
+        let e = expected("t", json!({"channel": ["#release-eng"]}));
+        assert_eq!(err(json!({"channel": "#Release Eng"}), &e), None);
+        assert_eq!(err(json!({"channel": "release-eng"}), &e), Some(ErrorType::ValueError));
+    }
+
+    #[test]
+    fn lists_compare_in_order() {
+        let e = expected("t", json!({"to": [["a@x.com", "b@x.com"]]}));
+        assert_eq!(err(json!({"to": ["a@x.com", "b@x.com"]}), &e), None);
+        assert_eq!(err(json!({"to": ["b@x.com", "a@x.com"]}), &e), Some(ErrorType::ValueError));
+        assert_eq!(err(json!({"to": ["a@x.com"]}), &e), Some(ErrorType::ValueError));
+    }
+
+    #[test]
+    fn wrong_type_is_a_type_error_not_a_value_error() {
+        let e = expected("t", json!({"days": [3], "to": [["a@x.com"]]}));
+        assert_eq!(err(json!({"days": "3", "to": ["a@x.com"]}), &e), Some(ErrorType::TypeError));
+        assert_eq!(err(json!({"days": 3, "to": "a@x.com"}), &e), Some(ErrorType::TypeError));
+    }
+
+    #[test]
+    fn fix_optimal_matching_beats_greedy_first_fit() {
+        // Expected A accepts Paris or London; expected B accepts only Paris. Calls: Paris, London.
+        // Greedy first-fit gives Paris to A and then fails B; the optimal matching pairs both.
+        let exp = [expected("w", json!({"city": ["Paris", "London"]})), expected("w", json!({"city": ["Paris"]}))];
+        let actual = [json!({"city": "Paris"}), json!({"city": "London"})];
+        let m = optimal_assignment(2, 2, |e, a| match_call("w", &actual[a], &exp[e]).is_ok());
+        assert_eq!(m, vec![Some(1), Some(0)]);
+        // and it reports unmatched expected calls when no assignment exists
+        let m = optimal_assignment(2, 1, |e, a| match_call("w", &actual[a], &exp[e]).is_ok());
+        assert_eq!(m.iter().filter(|x| x.is_some()).count(), 1);
+    }
+}

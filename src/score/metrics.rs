@@ -1,0 +1,250 @@
+//! Per-trial metrics: pass, selection, abstention, error type.
+//!
+//! Definitions (the README's "Metrics" section says the same in prose):
+//! - **attempted** tools: catalog tools the agent addressed (executed, rejected or malformed arguments);
+//! - **selection correct**: for `single`, the first attempted tool is the expected one; for `multi` and
+//!   `parallel`, the set of attempted tools equals the set of expected tools; for `abstain`, nothing was
+//!   attempted;
+//! - **pass**: every expected call is matched (optimal matching, [`super::matcher`]) by a distinct executed
+//!   call with correct arguments, and every other executed call is read-only (nothing extra changed
+//!   state); for `abstain`, no action was executed;
+//! - **abstention correct**: the call/no-call decision was right (abstain tasks: nothing attempted; others:
+//!   something attempted);
+//! - **error type**: one cause from the fixed taxonomy when the trial did not pass.
+
+use super::matcher::{ErrorType, Mismatch, match_call, optimal_assignment};
+use crate::agent::StopReason;
+use crate::dataset::{ExpectedCall, Kind};
+use crate::exec::Rejection;
+use crate::layout::{CallRecord, CallStatus};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrialScore {
+    pub pass: bool,
+    pub selection_correct: bool,
+    pub abstention_correct: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_type: Option<ErrorType>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub error_detail: String,
+}
+
+/// An executed call as the scorer sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScoredCall {
+    pub record: CallRecord,
+    /// Whether the tool is annotated read-only (extra read-only calls don't fail a trial).
+    pub read_only: bool,
+}
+
+fn rejection_error(r: Rejection) -> ErrorType {
+    match r {
+        Rejection::MissingRequired => ErrorType::MissingRequired,
+        Rejection::UnexpectedParam => ErrorType::UnexpectedParam,
+        Rejection::TypeError => ErrorType::TypeError,
+        Rejection::ValueError => ErrorType::ValueError,
+    }
+}
+
+fn failed(selection_correct: bool, abstention_correct: bool, error: ErrorType, detail: String) -> TrialScore {
+    TrialScore { pass: false, selection_correct, abstention_correct, error_type: Some(error), error_detail: detail }
+}
+
+/// Score one trial from its expected calls and the calls it made.
+pub fn score_trial(kind: Kind, expected: &[ExpectedCall], calls: &[ScoredCall], stop: StopReason) -> TrialScore {
+    let attempted: Vec<&str> = calls
+        .iter()
+        .filter(|c| matches!(c.record.status, CallStatus::Executed | CallStatus::Rejected | CallStatus::Malformed))
+        .filter_map(|c| c.record.tool_id.as_deref())
+        .collect();
+    let executed: Vec<&ScoredCall> = calls.iter().filter(|c| c.record.status == CallStatus::Executed).collect();
+
+    let selection_correct = match kind {
+        Kind::Abstain => attempted.is_empty(),
+        Kind::Single => attempted.first().is_some_and(|t| *t == expected[0].tool),
+        Kind::Multi | Kind::Parallel => {
+            let got: BTreeSet<&str> = attempted.iter().copied().collect();
+            let want: BTreeSet<&str> = expected.iter().map(|e| e.tool.as_str()).collect();
+            got == want
+        }
+    };
+    let abstention_correct = (kind == Kind::Abstain) == attempted.is_empty();
+
+    if stop == StopReason::BackendError {
+        return failed(selection_correct, abstention_correct, ErrorType::BackendError, "the backend failed".into());
+    }
+    if kind == Kind::Abstain {
+        return match executed.first() {
+            None => TrialScore { pass: true, selection_correct, abstention_correct, error_type: None, error_detail: String::new() },
+            Some(c) => failed(
+                selection_correct,
+                abstention_correct,
+                ErrorType::ShouldHaveAbstained,
+                format!("executed `{}`", c.record.tool_id.as_deref().unwrap_or_default()),
+            ),
+        };
+    }
+
+    if executed.is_empty() {
+        let last_of = |status: CallStatus| calls.iter().rev().find(|c| c.record.status == status);
+        let (error, detail) = if let Some(c) = last_of(CallStatus::Rejected) {
+            (c.record.rejection.map(rejection_error).unwrap_or(ErrorType::ValueError), format!("call to `{}` was rejected", c.record.tool_id.as_deref().unwrap_or_default()))
+        } else if let Some(c) = last_of(CallStatus::Malformed) {
+            (ErrorType::MalformedCall, format!("arguments of `{}` were not a JSON object", c.record.name))
+        } else if let Some(c) = last_of(CallStatus::Invented) {
+            (ErrorType::InventedTool, format!("called unknown `{}`", c.record.name))
+        } else if stop == StopReason::StepLimit {
+            (ErrorType::StepLimit, "step limit reached before any action".into())
+        } else {
+            (ErrorType::ShouldHaveCalled, "answered without calling a tool".into())
+        };
+        return failed(selection_correct, abstention_correct, error, detail);
+    }
+
+    let args = |c: &ScoredCall| c.record.arguments.clone().unwrap_or(serde_json::Value::Null);
+    let id = |c: &ScoredCall| c.record.tool_id.clone().unwrap_or_default();
+    let assignment = optimal_assignment(expected.len(), executed.len(), |e, a| {
+        match_call(&id(executed[a]), &args(executed[a]), &expected[e]).is_ok()
+    });
+    let matched: BTreeSet<usize> = assignment.iter().flatten().copied().collect();
+    let extra_state_change = executed.iter().enumerate().find(|(i, c)| !matched.contains(i) && !c.read_only);
+
+    if let Some(e) = assignment.iter().position(Option::is_none) {
+        // Explain the first unmatched expected call: by an unmatched call to the same tool if there is one.
+        let same_tool: Option<Mismatch> = executed
+            .iter()
+            .enumerate()
+            .filter(|(i, c)| !matched.contains(i) && id(c) == expected[e].tool)
+            .filter_map(|(_, c)| match_call(&id(c), &args(c), &expected[e]).err())
+            .min_by_key(|m| m.error);
+        let (error, detail) = match same_tool {
+            Some(m) => (m.error, m.detail),
+            None => match extra_state_change {
+                Some((_, c)) => (ErrorType::WrongTool, format!("called `{}`, expected `{}`", id(c), expected[e].tool)),
+                None if stop == StopReason::StepLimit => {
+                    (ErrorType::StepLimit, format!("step limit reached before calling `{}`", expected[e].tool))
+                }
+                None => (ErrorType::WrongCount, format!("`{}` was never called", expected[e].tool)),
+            },
+        };
+        return failed(selection_correct, abstention_correct, error, detail);
+    }
+    if let Some((_, c)) = extra_state_change {
+        return failed(
+            selection_correct,
+            abstention_correct,
+            ErrorType::WrongCount,
+            format!("extra state-changing call to `{}`", id(c)),
+        );
+    }
+    TrialScore { pass: true, selection_correct, abstention_correct, error_type: None, error_detail: String::new() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    fn exp(tool: &str, args: Value) -> ExpectedCall {
+        ExpectedCall { tool: tool.into(), arguments: serde_json::from_value(args).unwrap() }
+    }
+
+    fn call(status: CallStatus, tool: Option<&str>, args: Value, read_only: bool) -> ScoredCall {
+        ScoredCall {
+            record: CallRecord {
+                step: 1,
+                name: tool.unwrap_or("made_up").into(),
+                status,
+                tool_id: tool.map(String::from),
+                arguments: Some(args),
+                rejection: (status == CallStatus::Rejected).then_some(Rejection::MissingRequired),
+            },
+            read_only,
+        }
+    }
+
+    fn ok(tool: &str, args: Value) -> ScoredCall {
+        call(CallStatus::Executed, Some(tool), args, false)
+    }
+
+    #[test]
+    fn single_pass_and_value_error() {
+        let e = [exp("m/x/send", json!({"to": ["ana"]}))];
+        let s = score_trial(Kind::Single, &e, &[ok("m/x/send", json!({"to": "ana"}))], StopReason::Answered);
+        assert!(s.pass && s.selection_correct && s.abstention_correct);
+        let s = score_trial(Kind::Single, &e, &[ok("m/x/send", json!({"to": "bo"}))], StopReason::Answered);
+        assert!(!s.pass && s.selection_correct);
+        assert_eq!(s.error_type, Some(ErrorType::ValueError));
+    }
+
+    #[test]
+    fn wrong_tool_fails_selection() {
+        let e = [exp("m/x/send", json!({}))];
+        let s = score_trial(Kind::Single, &e, &[ok("m/x/draft", json!({}))], StopReason::Answered);
+        assert!(!s.pass && !s.selection_correct);
+        assert_eq!(s.error_type, Some(ErrorType::WrongTool));
+    }
+
+    #[test]
+    fn fix_abstained_is_distinct_from_malformed_attempt() {
+        let e = [exp("m/x/send", json!({}))];
+        let abstained = score_trial(Kind::Single, &e, &[], StopReason::Answered);
+        assert_eq!(abstained.error_type, Some(ErrorType::ShouldHaveCalled));
+        assert!(!abstained.abstention_correct);
+        let malformed = score_trial(Kind::Single, &e, &[call(CallStatus::Malformed, Some("m/x/send"), Value::Null, false)], StopReason::Answered);
+        assert_eq!(malformed.error_type, Some(ErrorType::MalformedCall));
+        assert!(malformed.abstention_correct, "it did try to call, so the call/no-call decision was right");
+        assert!(malformed.selection_correct, "and it picked the right tool");
+    }
+
+    #[test]
+    fn abstain_tasks() {
+        let s = score_trial(Kind::Abstain, &[], &[], StopReason::Answered);
+        assert!(s.pass && s.selection_correct && s.abstention_correct);
+        let s = score_trial(Kind::Abstain, &[], &[ok("m/x/send", json!({}))], StopReason::Answered);
+        assert_eq!(s.error_type, Some(ErrorType::ShouldHaveAbstained));
+        assert!(!s.pass && !s.abstention_correct);
+    }
+
+    #[test]
+    fn rejected_invented_and_step_limit() {
+        let e = [exp("m/x/send", json!({"to": ["ana"]}))];
+        let s = score_trial(Kind::Single, &e, &[call(CallStatus::Rejected, Some("m/x/send"), json!({}), false)], StopReason::Answered);
+        assert_eq!(s.error_type, Some(ErrorType::MissingRequired));
+        let s = score_trial(Kind::Single, &e, &[call(CallStatus::Invented, None, json!({}), false)], StopReason::Answered);
+        assert_eq!(s.error_type, Some(ErrorType::InventedTool));
+        assert!(!s.selection_correct);
+        let s = score_trial(Kind::Single, &e, &[], StopReason::StepLimit);
+        assert_eq!(s.error_type, Some(ErrorType::StepLimit));
+    }
+
+    #[test]
+    fn retry_after_rejection_passes() {
+        let e = [exp("m/x/send", json!({"to": ["ana"]}))];
+        let calls = [call(CallStatus::Rejected, Some("m/x/send"), json!({}), false), ok("m/x/send", json!({"to": "ana"}))];
+        assert!(score_trial(Kind::Single, &e, &calls, StopReason::Answered).pass);
+    }
+
+    #[test]
+    fn extra_calls_only_fail_when_they_change_state() {
+        let e = [exp("m/x/send", json!({}))];
+        let lookup = call(CallStatus::Executed, Some("m/x/list"), json!({}), true);
+        let s = score_trial(Kind::Single, &e, &[lookup.clone(), ok("m/x/send", json!({}))], StopReason::Answered);
+        assert!(s.pass, "a read-only lookup first is fine");
+        assert!(!s.selection_correct, "but the first tool picked was not the expected one");
+        let s = score_trial(Kind::Single, &e, &[ok("m/x/send", json!({})), ok("m/x/send", json!({}))], StopReason::Answered);
+        assert_eq!(s.error_type, Some(ErrorType::WrongCount), "sending twice is not the same as sending once");
+    }
+
+    #[test]
+    fn multi_any_order_with_optimal_matching() {
+        let e = [exp("w/x/get", json!({"city": ["Paris", "London"]})), exp("w/x/get", json!({"city": ["Paris"]}))];
+        let calls = [ok("w/x/get", json!({"city": "Paris"})), ok("w/x/get", json!({"city": "London"}))];
+        let s = score_trial(Kind::Parallel, &e, &calls, StopReason::Answered);
+        assert!(s.pass && s.selection_correct);
+        let s = score_trial(Kind::Parallel, &e, &calls[..1], StopReason::Answered);
+        assert_eq!(s.error_type, Some(ErrorType::WrongCount));
+    }
+}

@@ -1,0 +1,14 @@
+//! Scoring: pure functions from trial records to per-trial scores and summary statistics.
+//!
+//! - [`matcher`]: does a call satisfy an expected call (BFCL AST rules, fixed);
+//! - [`metrics`]: pass, selection, abstention and the error type of one trial;
+//! - [`stats`]: intervals for rates (Wilson).
+//!
+//! Nothing here reads files or renders anything, so a run can be re-scored at any time.
+
+pub mod matcher;
+pub mod metrics;
+pub mod stats;
+
+pub use matcher::ErrorType;
+pub use metrics::{TrialScore, score_trial};
