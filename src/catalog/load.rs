@@ -62,6 +62,13 @@ fn line_of(text: &str, needle: &str) -> Option<usize> {
     text.find(needle).map(|pos| text[..pos].matches('\n').count() + 1)
 }
 
+/// 1-based line of `needle` at or after the first `anchor`, else the anchor's line.
+fn line_after(text: &str, anchor: &str, needle: &str) -> Option<usize> {
+    let start = text.find(anchor)?;
+    let pos = text[start..].find(needle).map(|p| start + p).unwrap_or(start);
+    Some(text[..pos].matches('\n').count() + 1)
+}
+
 /// Load and validate the catalog in `dir` (see `docs/formats.md`).
 pub fn load_catalog(dir: &Path) -> Result<Catalog, InputErrors> {
     let mut errors = Vec::new();
@@ -172,12 +179,16 @@ fn check_server(
             if let Some(other) = ids.insert(id.clone(), file.to_path_buf()) {
                 errors.push(err(format!("{tfield}.name"), &tneedle, format!("tool id `{id}` is already defined in {}", other.display())));
             }
-            for problem in schema_problems(&rt.input_schema, true) {
-                errors.push(err(format!("{tfield}.inputSchema{}", problem.0), &tneedle, problem.1));
+            for (suffix, message, needle) in schema_problems(&rt.input_schema, true) {
+                let mut e = InputError::new(file, message).field(format!("{tfield}.inputSchema{suffix}"));
+                e.line = line_after(text, &tneedle, &needle);
+                errors.push(e);
             }
             if let Some(out) = &rt.output_schema {
-                for problem in schema_problems(out, false) {
-                    errors.push(err(format!("{tfield}.outputSchema{}", problem.0), &tneedle, problem.1));
+                for (suffix, message, needle) in schema_problems(out, false) {
+                    let mut e = InputError::new(file, message).field(format!("{tfield}.outputSchema{suffix}"));
+                    e.line = line_after(text, &tneedle, &needle);
+                    errors.push(e);
                 }
             }
             category.tools.push(Tool {
@@ -196,30 +207,35 @@ fn check_server(
     (errors.len() == before).then_some(server)
 }
 
-/// Problems with a schema as (field suffix, message). `input` adds the tool-input rules.
-fn schema_problems(schema: &Value, input: bool) -> Vec<(String, String)> {
+/// Problems with a schema as (field suffix, message, text to locate). `input` adds the tool-input rules.
+fn schema_problems(schema: &Value, input: bool) -> Vec<(String, String, String)> {
     let mut out = Vec::new();
     if let Err(e) = jsonschema::draft202012::meta::validate(schema) {
         let at = e.instance_path().to_string();
-        out.push((at.replace('/', "."), format!("not a valid JSON Schema (draft 2020-12): {e}")));
+        let needle = at.rsplit('/').next().map(|k| format!("\"{k}\"")).unwrap_or_default();
+        out.push((at.replace('/', "."), format!("not a valid JSON Schema (draft 2020-12): {e}"), needle));
         return out;
     }
     if let Err(e) = jsonschema::draft202012::new(schema) {
-        out.push((String::new(), format!("JSON Schema does not compile: {e}")));
+        out.push((String::new(), format!("JSON Schema does not compile: {e}"), String::new()));
         return out;
     }
     if !input {
         return out;
     }
     if schema.get("type").and_then(Value::as_str) != Some("object") {
-        out.push((".type".into(), "a tool's inputSchema must have \"type\": \"object\"".into()));
+        out.push((".type".into(), "a tool's inputSchema must have \"type\": \"object\"".into(), "\"type\"".into()));
     }
     let props = schema.get("properties").and_then(Value::as_object);
     if let Some(req) = schema.get("required").and_then(Value::as_array) {
         for (i, r) in req.iter().enumerate() {
             let name = r.as_str().unwrap_or_default();
             if !props.is_some_and(|p| p.contains_key(name)) {
-                out.push((format!(".required[{i}]"), format!("required property `{name}` is not defined in `properties`")));
+                out.push((
+                    format!(".required[{i}]"),
+                    format!("required property `{name}` is not defined in `properties`; define it or remove it from `required`"),
+                    format!("\"{name}\""),
+                ));
             }
         }
     }

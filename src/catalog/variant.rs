@@ -209,8 +209,8 @@ pub fn strip_parameter_docs(tool: &mut Tool) {
 fn strip_schema(schema: &mut Value) {
     let Some(obj) = schema.as_object_mut() else { return };
     obj.remove("description");
-    if let Some(values) = obj.remove("enum") {
-        if !obj.contains_key("type") {
+    if let Some(values) = obj.remove("enum")
+        && !obj.contains_key("type") {
             let ty = match values.as_array().and_then(|a| a.first()) {
                 Some(Value::Number(n)) if n.is_i64() || n.is_u64() => "integer",
                 Some(Value::Number(_)) => "number",
@@ -219,7 +219,6 @@ fn strip_schema(schema: &mut Value) {
             };
             obj.insert("type".into(), Value::String(ty.into()));
         }
-    }
     for key in ["items", "additionalProperties"] {
         if let Some(inner) = obj.get_mut(key) {
             strip_schema(inner);

@@ -34,7 +34,7 @@ pub struct DiscoveryRule {
 
 impl Default for DiscoveryRule {
     fn default() -> Self {
-        DiscoveryRule { full_details_max: 3, actions_max: 8 }
+        DiscoveryRule { full_details_max: 3, actions_max: 12 }
     }
 }
 
