@@ -89,7 +89,12 @@ pub fn score_trial(kind: Kind, expected: &[ExpectedCall], calls: &[ScoredCall], 
 
     if executed.is_empty() {
         let last_of = |status: CallStatus| calls.iter().rev().find(|c| c.record.status == status);
-        let (error, detail) = if let Some(c) = last_of(CallStatus::Rejected) {
+        let expected_tool = |c: &ScoredCall| expected.iter().any(|e| Some(e.tool.as_str()) == c.record.tool_id.as_deref());
+        let attempted_wrong = calls.iter().find(|c| c.record.tool_id.is_some() && !expected_tool(c));
+        let (error, detail) = if let Some(c) = attempted_wrong {
+            // A rejected or malformed call to the wrong tool is a selection error first.
+            (ErrorType::WrongTool, format!("called `{}`, expected `{}`", c.record.tool_id.as_deref().unwrap_or_default(), expected[0].tool))
+        } else if let Some(c) = last_of(CallStatus::Rejected) {
             (c.record.rejection.map(rejection_error).unwrap_or(ErrorType::ValueError), format!("call to `{}` was rejected", c.record.tool_id.as_deref().unwrap_or_default()))
         } else if let Some(c) = last_of(CallStatus::Malformed) {
             (ErrorType::MalformedCall, format!("arguments of `{}` were not a JSON object", c.record.name))
@@ -213,6 +218,8 @@ mod tests {
         let e = [exp("m/x/send", json!({"to": ["ana"]}))];
         let s = score_trial(Kind::Single, &e, &[call(CallStatus::Rejected, Some("m/x/send"), json!({}), false)], StopReason::Answered);
         assert_eq!(s.error_type, Some(ErrorType::MissingRequired));
+        let s = score_trial(Kind::Single, &e, &[call(CallStatus::Rejected, Some("m/x/draft"), json!({}), false)], StopReason::Answered);
+        assert_eq!(s.error_type, Some(ErrorType::WrongTool), "a rejected call to the wrong tool is a wrong tool first");
         let s = score_trial(Kind::Single, &e, &[call(CallStatus::Invented, None, json!({}), false)], StopReason::Answered);
         assert_eq!(s.error_type, Some(ErrorType::InventedTool));
         assert!(!s.selection_correct);
