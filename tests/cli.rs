@@ -166,3 +166,22 @@ fn unknown_flags_values_are_input_errors() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("unknown variant `worse`"), "{}", stderr(&o));
 }
+
+#[test]
+fn random_backend_is_seeded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |seed: &str, id: &str| {
+        let o = toolpick(&["run", "--backends", "random", "--seed", seed, "--out", tmp.path().to_str().unwrap(), "--run-id", id], &repo());
+        assert!(o.status.success(), "{}", stderr(&o));
+        std::fs::read(tmp.path().join(id).join("trials.jsonl")).unwrap()
+    };
+    let (a, b, c) = (run("7", "a"), run("7", "b"), run("8", "c"));
+    assert!(a == b, "same seed, same trials");
+    assert!(a != c, "another seed, other choices");
+    // chance level: random picks are rarely right on a 158-tool catalog
+    let rows = summary_rows(&tmp.path().join("a"));
+    for row in rows {
+        let sel: f64 = row["selection_accuracy"].parse().unwrap();
+        assert!(sel < 0.25, "random selection accuracy should be near chance: {row:?}");
+    }
+}

@@ -27,11 +27,19 @@ pub struct Bar {
     pub class: &'static str,
 }
 
+/// The two-line label under a group of bars.
+pub struct GroupLabel {
+    pub x: f64,
+    pub variant: String,
+    pub layout: String,
+}
+
 pub struct Chart {
     pub backend: String,
     pub dataset: String,
     pub width: f64,
     pub bars: Vec<Bar>,
+    pub groups: Vec<GroupLabel>,
 }
 
 pub struct CellRow {
@@ -102,8 +110,10 @@ fn charts(data: &ReportData) -> Vec<Chart> {
         // good before bad, flat before progressive: the 2×2 reads left to right.
         cells.sort_by_key(|c| (c.variant != "good", c.variant.clone(), c.layout != "flat", c.layout.clone()));
         let mut bars = Vec::new();
-        let mut x = 40.0;
+        let mut groups = Vec::new();
+        let mut x = 50.0;
         for c in &cells {
+            groups.push(GroupLabel { x: x + 24.0, variant: c.variant.clone(), layout: c.layout.clone() });
             for (metric, r, class) in [("selection", &c.selection, "sel"), ("pass@1", &c.pass, "pass")] {
                 let v = if r.rate.is_nan() { 0.0 } else { r.rate };
                 bars.push(Bar {
@@ -119,9 +129,9 @@ fn charts(data: &ReportData) -> Vec<Chart> {
                 });
                 x += 26.0;
             }
-            x += 30.0;
+            x += 44.0;
         }
-        out.push(Chart { backend, dataset, width: x + 20.0, bars });
+        out.push(Chart { backend, dataset, width: x, bars, groups });
     }
     out
 }
