@@ -2,14 +2,14 @@
 //!
 //! Exit codes: 0 success; 1 harness error (I/O, a bug); 2 invalid input or configuration.
 
-use crate::agent::backends::LexicalConfig;
 use crate::catalog::load_catalog;
 use crate::dataset::{check_against, load_dataset};
 use crate::error::{EXIT_OK, exit_code_for};
-use crate::layout::{DiscoveryRule, LayoutKind};
+use crate::layout::LayoutKind;
 use crate::report::pct;
-use crate::run::{RunConfig, generate, utc_stamp, write_run};
-use anyhow::Result;
+use crate::run::config::{ExperimentFile, ModelSpec, load_experiment};
+use crate::run::{ExecOptions, RunConfig, execute, point_latest, prepare, utc_stamp};
+use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -32,8 +32,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run the experiment matrix and write reports to <out>/<run-id> (and <out>/latest).
-    Run(RunArgs),
+    /// Run the experiment matrix and write reports to <out>/<run-id> (and <out>/latest). Running again
+    /// with the same --run-id resumes: finished trials are skipped.
+    Run(Box<RunArgs>),
     /// Re-score the trials of a finished run and rewrite its reports (no episodes are re-run).
     Report {
         /// A run directory, e.g. reports/latest.
@@ -41,6 +42,49 @@ enum Command {
     },
     /// Check catalogs and datasets; print every problem as file:line: field: message.
     Validate(InputArgs),
+    /// Serve a local OpenAI-compatible endpoint for tests and offline CI dry runs. It is a test double,
+    /// not a model: it answers with the lexical baseline and injects faults on request.
+    MockEndpoint(MockArgs),
+    /// Inspect or clear the on-disk response cache.
+    Cache {
+        #[command(subcommand)]
+        action: CacheAction,
+        /// Cache directory.
+        #[arg(long, global = true, default_value = DEFAULT_CACHE)]
+        cache_dir: PathBuf,
+    },
+}
+
+const DEFAULT_CACHE: &str = "reports/.cache";
+
+#[derive(Subcommand)]
+enum CacheAction {
+    /// Number of entries and bytes.
+    Stats,
+    /// Remove every entry.
+    Clear,
+}
+
+#[derive(Args)]
+struct MockArgs {
+    #[arg(long, default_value = "127.0.0.1")]
+    host: String,
+    /// Port (0 = any free port; the chosen one is printed).
+    #[arg(long, default_value_t = 8080)]
+    port: u16,
+    /// Latency added to every response, in milliseconds.
+    #[arg(long, default_value_t = 0)]
+    latency_ms: u64,
+    /// Inject a fault into every N-th request: KIND:N (repeatable). Kinds: rate_limit, server_error,
+    /// unavailable, slow, timeout, malformed_args, invented_tool, text_calls, truncated, empty_choices.
+    #[arg(long = "fault")]
+    faults: Vec<String>,
+    /// Retry-After seconds sent with injected 429s.
+    #[arg(long, default_value_t = 1)]
+    retry_after: u64,
+    /// Require `Authorization: Bearer <value of this environment variable>`.
+    #[arg(long)]
+    require_key_env: Option<String>,
 }
 
 #[derive(Args)]
@@ -55,45 +99,141 @@ struct InputArgs {
 
 #[derive(Args)]
 struct RunArgs {
+    /// Experiment file (TOML). Flags given on the command line override its values.
+    #[arg(long)]
+    config: Option<PathBuf>,
     #[command(flatten)]
     input: InputArgs,
     /// Description variants: good, bad, or op:<operator> (vague_description, drop_guidance,
-    /// cryptic_names, strip_parameter_docs).
-    #[arg(long, value_delimiter = ',', default_value = "good,bad")]
-    variants: Vec<String>,
-    /// Layouts: flat, progressive.
-    #[arg(long, value_delimiter = ',', default_value = "flat,progressive")]
-    layouts: Vec<String>,
-    /// Backends: lexical (BM25 baseline), oracle (plays the answer key), random (chance).
-    #[arg(long, value_delimiter = ',', default_value = "lexical,oracle")]
-    backends: Vec<String>,
-    /// Trials per task and cell.
-    #[arg(long, default_value_t = 1)]
-    trials: usize,
-    /// Seed for every random choice; same inputs + seed give byte-identical trials and reports.
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
-    /// Maximum assistant turns per episode.
-    #[arg(long, default_value_t = 8)]
-    max_steps: usize,
+    /// cryptic_names, strip_parameter_docs). Default: good,bad.
+    #[arg(long, value_delimiter = ',')]
+    variants: Option<Vec<String>>,
+    /// Layouts: flat, progressive. Default: flat,progressive.
+    #[arg(long, value_delimiter = ',')]
+    layouts: Option<Vec<String>>,
+    /// Backends: lexical (BM25 baseline), oracle (plays the answer key), random (chance), openai (the
+    /// endpoint given by --base-url/--model). Replaces the config file's models. Default: lexical,oracle.
+    #[arg(long, value_delimiter = ',')]
+    backends: Option<Vec<String>>,
+    /// Trials per task and cell. Default 1.
+    #[arg(long)]
+    trials: Option<usize>,
+    /// Seed for every random choice; same inputs + seed give byte-identical trials and reports. Default 0.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Maximum assistant turns per episode. Default 8.
+    #[arg(long)]
+    max_steps: Option<usize>,
     /// Progressive discovery shows full details for servers with at most this many actions.
-    #[arg(long, default_value_t = DiscoveryRule::default().full_details_max)]
-    discovery_full_max: usize,
+    #[arg(long)]
+    discovery_full_max: Option<usize>,
     /// Progressive discovery lists actions for servers with at most this many actions (else categories only).
-    #[arg(long, default_value_t = DiscoveryRule::default().actions_max)]
-    discovery_actions_max: usize,
+    #[arg(long)]
+    discovery_actions_max: Option<usize>,
     /// Lexical baseline abstains when the best tool shares fewer distinct terms with the query.
-    #[arg(long, default_value_t = LexicalConfig::default().min_overlap)]
-    lexical_min_overlap: usize,
-    /// Output root; the run goes to <out>/<run-id>.
-    #[arg(long, default_value = "reports")]
-    out: PathBuf,
-    /// Run id (directory name). Default: <dataset>-<UTC timestamp>.
+    #[arg(long)]
+    lexical_min_overlap: Option<usize>,
+    /// Output root; the run goes to <out>/<run-id>. Default: reports.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Run id (directory name). Default: <dataset>-<UTC timestamp>. Reuse an id to resume that run.
     #[arg(long)]
     run_id: Option<String>,
+    /// Re-run trials that ended in an infrastructure error when resuming.
+    #[arg(long)]
+    retry_errors: bool,
+    /// Do not read or write the response cache.
+    #[arg(long)]
+    no_cache: bool,
+    /// Response cache directory. Default: <out>/.cache.
+    #[arg(long)]
+    cache_dir: Option<PathBuf>,
+    /// No progress output.
+    #[arg(long, short)]
+    quiet: bool,
     /// Worker threads (default: all cores).
     #[arg(long)]
     jobs: Option<usize>,
+    #[command(flatten)]
+    endpoint: EndpointArgs,
+}
+
+/// Overrides for OpenAI-compatible endpoints (apply to every openai model).
+#[derive(Args)]
+struct EndpointArgs {
+    /// Endpoint base URL, e.g. http://127.0.0.1:8080/v1 (else OPENAI_BASE_URL, else OpenAI).
+    #[arg(long)]
+    base_url: Option<String>,
+    /// Model name the endpoint serves.
+    #[arg(long)]
+    model: Option<String>,
+    /// Name of the environment variable holding the API key (default OPENAI_API_KEY).
+    #[arg(long)]
+    api_key_env: Option<String>,
+    #[arg(long)]
+    temperature: Option<f64>,
+    #[arg(long)]
+    top_p: Option<f64>,
+    /// Sampling seed sent to the endpoint.
+    #[arg(long)]
+    model_seed: Option<i64>,
+    #[arg(long)]
+    max_tokens: Option<u32>,
+    /// auto, none or required.
+    #[arg(long)]
+    tool_choice: Option<String>,
+    #[arg(long)]
+    parallel_tool_calls: Option<bool>,
+    /// Also accept tool calls written in the message text (see README).
+    #[arg(long)]
+    parse_text_calls: bool,
+    /// Episodes in flight per endpoint.
+    #[arg(long)]
+    concurrency: Option<usize>,
+    /// Requests per minute per endpoint.
+    #[arg(long)]
+    rpm: Option<f64>,
+    /// Tokens per minute per endpoint.
+    #[arg(long)]
+    tpm: Option<f64>,
+    /// Per-request timeout in seconds.
+    #[arg(long)]
+    request_timeout: Option<f64>,
+    /// Per-episode timeout in seconds.
+    #[arg(long)]
+    episode_timeout: Option<f64>,
+    /// Attempts per request, the first included.
+    #[arg(long)]
+    max_attempts: Option<u32>,
+}
+
+impl EndpointArgs {
+    fn apply(&self, m: &mut ModelSpec) {
+        macro_rules! set {
+            ($($flag:ident => $field:ident),*) => {$( if let Some(v) = &self.$flag { m.$field = Some(v.clone()); } )*};
+        }
+        set!(base_url => base_url, model => model, temperature => temperature, top_p => top_p, model_seed => seed,
+             max_tokens => max_tokens, tool_choice => tool_choice, parallel_tool_calls => parallel_tool_calls,
+             rpm => requests_per_minute, tpm => tokens_per_minute);
+        if let Some(v) = &self.api_key_env {
+            m.api_key_env = v.clone();
+        }
+        if self.parse_text_calls {
+            m.parse_text_calls = true;
+        }
+        if let Some(v) = self.concurrency {
+            m.concurrency = v.max(1);
+        }
+        if let Some(v) = self.request_timeout {
+            m.request_timeout_s = v;
+        }
+        if let Some(v) = self.episode_timeout {
+            m.episode_timeout_s = v;
+        }
+        if let Some(v) = self.max_attempts {
+            m.max_attempts = v.max(1);
+        }
+    }
 }
 
 /// A bundled default path: relative to the working directory, else to the source tree toolpick was
@@ -127,9 +267,17 @@ pub fn main() -> i32 {
     }
 }
 
+fn runtime(threads: Option<usize>) -> Result<tokio::runtime::Runtime> {
+    let mut b = tokio::runtime::Builder::new_multi_thread();
+    if let Some(n) = threads {
+        b.worker_threads(n.max(1));
+    }
+    Ok(b.enable_all().build()?)
+}
+
 fn dispatch(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Run(args) => cmd_run(args),
+        Command::Run(args) => cmd_run(*args),
         Command::Report { run_dir } => {
             let data = crate::report::render_run(&run_dir)?;
             println!("re-scored {} trials; reports rewritten in {}", data.trials.len(), run_dir.display());
@@ -137,9 +285,49 @@ fn dispatch(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Validate(args) => cmd_validate(args),
+        Command::MockEndpoint(args) => cmd_mock(args),
+        Command::Cache { action, cache_dir } => {
+            let cache = crate::run::cache::Cache::new(cache_dir);
+            match action {
+                CacheAction::Stats => {
+                    let (n, bytes) = cache.stats();
+                    println!("{}: {n} entries, {bytes} bytes", cache.dir().display());
+                }
+                CacheAction::Clear => println!("removed {} entries from {}", cache.clear()?, cache.dir().display()),
+            }
+            Ok(())
+        }
     }
 }
 
+fn cmd_mock(args: MockArgs) -> Result<()> {
+    let mut config = crate::mock::MockConfig {
+        latency: std::time::Duration::from_millis(args.latency_ms),
+        retry_after_s: args.retry_after,
+        ..Default::default()
+    };
+    for f in &args.faults {
+        config.faults.push(crate::mock::parse_fault(f).ok_or_else(|| {
+            crate::error::InputError::new("--fault", format!("`{f}` is not KIND:N (e.g. rate_limit:5); see --help for the kinds"))
+        })?);
+    }
+    if let Some(var) = &args.require_key_env {
+        config.require_key = Some(std::env::var(var).map_err(|_| crate::error::InputError::new("--require-key-env", format!("environment variable {var} is not set")))?);
+    }
+    let rt = runtime(None)?;
+    rt.block_on(async {
+        let addr: std::net::SocketAddr = format!("{}:{}", args.host, args.port)
+            .parse()
+            .map_err(|e| crate::error::InputError::new("--host/--port", format!("not an address: {e}")))?;
+        let server = crate::mock::spawn(addr, config).await.with_context(|| format!("cannot listen on {addr}"))?;
+        println!("mock endpoint (a test double, not a model) listening on {}", server.base_url());
+        use std::io::Write;
+        std::io::stdout().flush()?;
+        tokio::signal::ctrl_c().await?;
+        println!("served {} requests", server.requests());
+        Ok(())
+    })
+}
 fn cmd_validate(args: InputArgs) -> Result<()> {
     let catalog_path = args.catalog();
     let dataset_path = args.dataset();
@@ -174,33 +362,87 @@ fn cmd_validate(args: InputArgs) -> Result<()> {
 }
 
 fn cmd_run(args: RunArgs) -> Result<()> {
-    if let Some(j) = args.jobs {
-        rayon::ThreadPoolBuilder::new().num_threads(j.max(1)).build_global().ok();
-    }
-    let layouts = args
-        .layouts
+    let file = match &args.config {
+        Some(p) => load_experiment(p)?,
+        None => ExperimentFile::default(),
+    };
+    let strings = |flag: &Option<Vec<String>>, file: &Option<Vec<String>>, default: &[&str]| -> Vec<String> {
+        flag.clone().or_else(|| file.clone()).unwrap_or_else(|| default.iter().map(|s| s.to_string()).collect())
+    };
+    let layouts = strings(&args.layouts, &file.layouts, &["flat", "progressive"])
         .iter()
         .map(|l| LayoutKind::parse(l).ok_or_else(|| crate::error::InputError::new("--layouts", format!("unknown layout `{l}`; use flat or progressive"))))
         .collect::<Result<Vec<_>, _>>()?;
-    if args.trials == 0 || args.max_steps == 0 {
+    let mut models: Vec<ModelSpec> = match (&args.backends, file.models.is_empty()) {
+        (Some(names), _) => names
+            .iter()
+            .map(|n| {
+                if n == "openai" {
+                    let mut m = ModelSpec::baseline("openai");
+                    m.backend = "openai".into();
+                    m
+                } else {
+                    ModelSpec::baseline(n)
+                }
+            })
+            .collect(),
+        (None, false) => file.models.clone(),
+        (None, true) => vec![ModelSpec::baseline("lexical"), ModelSpec::baseline("oracle")],
+    };
+    for m in models.iter_mut().filter(|m| m.is_openai()) {
+        args.endpoint.apply(m);
+        if m.model.is_none() {
+            return Err(crate::error::InputError::new("--model", "the openai backend needs --model (or `model` in the config file)").into());
+        }
+        if m.name.is_empty() || m.name == "openai" {
+            m.name = m.model.clone().unwrap_or_default();
+        }
+    }
+    let trials = args.trials.or(file.trials).unwrap_or(1);
+    let max_steps = args.max_steps.or(file.max_steps).unwrap_or(8);
+    if trials == 0 || max_steps == 0 {
         return Err(crate::error::InputError::new("--trials/--max-steps", "must be at least 1").into());
     }
+    let mut discovery = file.discovery.unwrap_or_default();
+    if let Some(v) = args.discovery_full_max {
+        discovery.full_details_max = v;
+    }
+    if let Some(v) = args.discovery_actions_max {
+        discovery.actions_max = v;
+    }
+    let mut lexical = file.lexical.unwrap_or_default();
+    if let Some(v) = args.lexical_min_overlap {
+        lexical.min_overlap = v;
+    }
+    let out = args.out.clone().or(file.out.clone()).unwrap_or_else(|| PathBuf::from("reports"));
+    let cache_dir = if args.no_cache { None } else { Some(args.cache_dir.clone().or(file.cache_dir.clone()).unwrap_or_else(|| out.join(".cache"))) };
     let config = RunConfig {
-        catalog: args.input.catalog(),
-        dataset: args.input.dataset(),
-        variants: args.variants.clone(),
+        catalogs: match (&args.input.catalog, &file.catalogs) {
+            (Some(c), _) => vec![c.clone()],
+            (None, Some(c)) => c.clone(),
+            (None, None) => vec![args.input.catalog()],
+        },
+        datasets: match (&args.input.dataset, &file.datasets) {
+            (Some(d), _) => vec![d.clone()],
+            (None, Some(d)) => d.clone(),
+            (None, None) => vec![args.input.dataset()],
+        },
+        variants: strings(&args.variants, &file.variants, &["good", "bad"]),
         layouts,
-        backends: args.backends.clone(),
-        trials: args.trials,
-        seed: args.seed,
-        max_steps: args.max_steps,
-        discovery: DiscoveryRule { full_details_max: args.discovery_full_max, actions_max: args.discovery_actions_max },
-        lexical: LexicalConfig { min_overlap: args.lexical_min_overlap, ..LexicalConfig::default() },
+        models,
+        trials,
+        seed: args.seed.or(file.seed).unwrap_or(0),
+        max_steps,
+        discovery,
+        lexical,
+        cache_dir,
     };
-    let started = Instant::now();
+    let prepared = prepare(config)?;
     let unix = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-    let generated = generate(&config)?;
-    let run_id = args.run_id.clone().unwrap_or_else(|| format!("{}-{}", generated.dataset_name, utc_stamp(unix)));
+    let run_id = args.run_id.clone().or(file.run_id.clone()).unwrap_or_else(|| format!("{}-{}", prepared.first_dataset(), utc_stamp(unix)));
+    if run_id.is_empty() || run_id.contains(['/', '\\']) || run_id.starts_with('.') {
+        return Err(crate::error::InputError::new("--run-id", format!("`{run_id}` is not a plain directory name")).into());
+    }
     let meta = serde_json::json!({
         "toolpick_version": env!("CARGO_PKG_VERSION"),
         "started_unix": unix,
@@ -208,12 +450,16 @@ fn cmd_run(args: RunArgs) -> Result<()> {
         "run_id": run_id,
         "tokenizer": "o200k_base",
     });
-    let dir = write_run(&config, &generated, &args.out, &run_id, meta)?;
+    let started = Instant::now();
+    let dir = out.join(&run_id);
+    let rt = runtime(args.jobs)?;
+    let outcome = rt.block_on(execute(prepared, &dir, meta, ExecOptions { retry_errors: args.retry_errors, quiet: args.quiet }))?;
+    point_latest(&out, &run_id)?;
     let data = crate::report::load_run(&dir)?;
     println!(
-        "{} trials ({} tasks × {} cells) in {:.2} s → {}",
-        generated.trials.len(),
-        generated.tasks,
+        "{} trials run, {} already done, {} cells, {:.2} s → {}",
+        outcome.executed,
+        outcome.skipped,
         data.cells.len(),
         started.elapsed().as_secs_f64(),
         dir.display()
@@ -224,10 +470,14 @@ fn cmd_run(args: RunArgs) -> Result<()> {
 }
 
 fn print_cells(cells: &[crate::report::CellSummary]) {
-    println!("{:<8} {:<12} {:<8} {:>5} {:>10} {:>8} {:>10} {:>6} {:>8}", "variant", "layout", "backend", "n", "selection%", "pass@1%", "abstain%", "steps", "tokens");
+    println!(
+        "{:<10} {:<8} {:<12} {:<14} {:>5} {:>10} {:>8} {:>9} {:>6} {:>8} {:>7}",
+        "dataset", "variant", "layout", "backend", "n", "selection%", "pass@1%", "abstain%", "steps", "tokens", "errors"
+    );
     for c in cells {
         println!(
-            "{:<8} {:<12} {:<8} {:>5} {:>10} {:>8} {:>10} {:>6.2} {:>8.0}",
+            "{:<10} {:<8} {:<12} {:<14} {:>5} {:>10} {:>8} {:>9} {:>6.2} {:>8.0} {:>7}",
+            c.dataset,
             c.variant,
             c.layout,
             c.backend,
@@ -236,7 +486,8 @@ fn print_cells(cells: &[crate::report::CellSummary]) {
             pct(c.pass.rate),
             pct(c.abstention.rate),
             c.mean_steps,
-            c.mean_tokens_total
+            c.mean_tokens_total,
+            c.infra_errors
         );
     }
 }

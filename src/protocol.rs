@@ -44,9 +44,41 @@ pub enum Message {
     Tool { tool_call_id: String, name: String, content: String },
 }
 
+/// Token usage as an endpoint reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    /// Prompt tokens served from the provider's prompt cache, when reported.
+    pub cached_tokens: u64,
+}
+
+impl Usage {
+    pub fn add(&mut self, other: &Usage) {
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+        self.cached_tokens += other.cached_tokens;
+    }
+}
+
+/// How one model request went on the wire (timings are measurements, kept out of trial records).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct TurnTiming {
+    /// Latency of every HTTP attempt, in milliseconds, including failed ones.
+    pub attempt_ms: Vec<f64>,
+    /// Time spent waiting for rate limits and retry back-off, in milliseconds.
+    pub waited_ms: f64,
+    /// Served from the on-disk cache (no request made).
+    pub cached: bool,
+}
+
 /// What a backend answers for one turn.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct AssistantTurn {
     pub content: Option<String>,
     pub tool_calls: Vec<ToolCall>,
+    pub usage: Usage,
+    /// Ids of calls that were parsed out of `content` rather than `tool_calls`.
+    pub text_call_ids: Vec<String>,
+    pub timing: Option<TurnTiming>,
 }

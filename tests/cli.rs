@@ -55,9 +55,9 @@ fn default_run_is_complete_correct_and_deterministic() {
     let first: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
     assert!(first["transcript"].as_array().unwrap().len() >= 2);
     assert!(first["score"]["pass"].is_boolean());
-    // No temporary directories are left behind.
-    let leftovers: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().starts_with('.')).collect();
-    assert!(leftovers.is_empty());
+    // No temporary files are left behind.
+    let leftovers: Vec<_> = std::fs::read_dir(&a).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().contains("tmp")).collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
 }
 
 #[test]

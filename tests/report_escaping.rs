@@ -37,7 +37,7 @@ fn hostile_query_and_description_end_up_as_text() {
     let queries: Vec<&str> = island["trials"].as_array().unwrap().iter().map(|t| t["query"].as_str().unwrap()).collect();
     assert!(queries.iter().all(|q| *q == query), "{queries:?}");
     assert!(html[start..end].contains("\\u003cb onmouseover"), "descriptions are escaped inside the island too");
-    assert!(island["offered"]["good/flat"].to_string().contains("<b onmouseover"), "and decode to the original text");
+    assert!(island["offered"]["ds/good/flat"].to_string().contains("<b onmouseover"), "and decode to the original text");
 
     // Markdown escapes table-breaking and HTML characters as well.
     let md = std::fs::read_to_string(tmp.path().join("out/r/summary.md")).unwrap();

@@ -7,10 +7,11 @@
 
 pub mod backends;
 pub mod extract;
+pub mod textcalls;
 
 use crate::dataset::Task;
 use crate::layout::{CallRecord, Layout, LayoutKind};
-use crate::protocol::{AssistantTurn, FunctionDef, Message};
+use crate::protocol::{AssistantTurn, FunctionDef, Message, TurnTiming, Usage};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -37,6 +38,8 @@ pub struct TurnContext<'a> {
     pub addressing: &'a Addressing,
     /// Seed for this episode (already mixed with the task and cell).
     pub seed: u64,
+    /// Trial index (repeated trials of one task must not share cache entries).
+    pub trial: usize,
 }
 
 impl TurnContext<'_> {
@@ -67,10 +70,40 @@ impl TurnContext<'_> {
     }
 }
 
-/// A policy that produces assistant turns.
-pub trait Backend: Send + Sync {
+/// A deterministic, in-process policy (the baselines): decides a turn synchronously.
+pub trait Policy: Send + Sync {
     fn name(&self) -> &str;
-    fn respond(&self, ctx: &TurnContext<'_>) -> anyhow::Result<AssistantTurn>;
+    fn decide(&self, ctx: &TurnContext<'_>) -> anyhow::Result<AssistantTurn>;
+}
+
+pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
+
+/// Anything that produces assistant turns: a baseline policy or a model behind an endpoint.
+pub trait Backend: Send + Sync {
+    /// The label used in cells and reports.
+    fn name(&self) -> &str;
+    /// Most episodes a backend should run at once (an endpoint's concurrency limit).
+    fn concurrency(&self) -> usize {
+        usize::MAX
+    }
+    fn respond<'a>(&'a self, ctx: &'a TurnContext<'a>) -> BoxFuture<'a, anyhow::Result<AssistantTurn>>;
+    /// Endpoint counters for `run.json`, if the backend talks to one.
+    fn stats(&self) -> Option<serde_json::Value> {
+        None
+    }
+    /// Price table entry, to turn usage into cost.
+    fn price(&self) -> Option<crate::run::config::Price> {
+        None
+    }
+}
+
+impl<P: Policy> Backend for P {
+    fn name(&self) -> &str {
+        Policy::name(self)
+    }
+    fn respond<'a>(&'a self, ctx: &'a TurnContext<'a>) -> BoxFuture<'a, anyhow::Result<AssistantTurn>> {
+        Box::pin(std::future::ready(self.decide(ctx)))
+    }
 }
 
 /// Why an episode ended.
@@ -95,19 +128,25 @@ pub struct Episode {
     pub stop_reason: StopReason,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backend_error: Option<String>,
+    /// Token usage summed over the turns, as reported by the endpoint.
+    pub usage: Usage,
+    /// Timing of every model request (not deterministic; written apart from trial records).
+    #[serde(skip)]
+    pub timings: Vec<TurnTiming>,
 }
 
 pub const SYSTEM_PROMPT: &str = "You are an assistant that can use tools. Use the tools to do what the user asks. \
 If none of the tools can do it, say so and do not call any tool.";
 
 /// Run one episode.
-pub fn run_episode(
+pub async fn run_episode(
     backend: &dyn Backend,
     layout: &dyn Layout,
     task: &Task,
     addressing: &Addressing,
     max_steps: usize,
     seed: u64,
+    trial: usize,
 ) -> Episode {
     let mut messages =
         vec![Message::System { content: SYSTEM_PROMPT.into() }, Message::User { content: task.query.clone() }];
@@ -115,6 +154,8 @@ pub fn run_episode(
     let mut steps = 0;
     let mut stop_reason = StopReason::StepLimit;
     let mut backend_error = None;
+    let mut usage = Usage::default();
+    let mut timings = Vec::new();
     while steps < max_steps {
         let ctx = TurnContext {
             task,
@@ -123,8 +164,9 @@ pub fn run_episode(
             layout: layout.kind(),
             addressing,
             seed,
+            trial,
         };
-        let turn = match backend.respond(&ctx) {
+        let turn = match backend.respond(&ctx).await {
             Ok(t) => t,
             Err(e) => {
                 stop_reason = StopReason::BackendError;
@@ -133,6 +175,10 @@ pub fn run_episode(
             }
         };
         steps += 1;
+        usage.add(&turn.usage);
+        if let Some(t) = turn.timing.clone() {
+            timings.push(t);
+        }
         let done = turn.tool_calls.is_empty();
         messages.push(Message::Assistant { content: turn.content, tool_calls: turn.tool_calls.clone() });
         if done {
@@ -140,10 +186,11 @@ pub fn run_episode(
             break;
         }
         for call in &turn.tool_calls {
-            let outcome = layout.call(call, steps);
+            let mut outcome = layout.call(call, steps);
+            outcome.record.from_text = turn.text_call_ids.contains(&call.id);
             messages.push(Message::Tool { tool_call_id: call.id.clone(), name: call.name.clone(), content: outcome.content });
             calls.push(outcome.record);
         }
     }
-    Episode { messages, calls, steps, stop_reason, backend_error }
+    Episode { messages, calls, steps, stop_reason, backend_error, usage, timings }
 }

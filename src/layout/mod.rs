@@ -76,6 +76,9 @@ pub struct CallRecord {
     pub arguments: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rejection: Option<Rejection>,
+    /// The call was parsed from the model's text (`content`), not its `tool_calls`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub from_text: bool,
 }
 
 /// The answer to one call: text for the model, a record for scoring.
@@ -134,6 +137,7 @@ pub(crate) fn execute_tool(
                 tool_id: Some(tool_id.into()),
                 arguments: Some(arguments),
                 rejection: None,
+                from_text: false,
             },
         },
         Execution::Rejected { kind, message } => CallOutcome {
@@ -145,6 +149,7 @@ pub(crate) fn execute_tool(
                 tool_id: Some(tool_id.into()),
                 arguments: Some(arguments),
                 rejection: Some(kind),
+                from_text: false,
             },
         },
     }
@@ -157,5 +162,5 @@ pub(crate) fn error_json(message: &str) -> String {
 
 /// A record for a call that did not reach a catalog tool.
 pub(crate) fn record(step: usize, name: &str, status: CallStatus, arguments: Option<Value>) -> CallRecord {
-    CallRecord { step, name: name.into(), status, tool_id: None, arguments, rejection: None }
+    CallRecord { step, name: name.into(), status, tool_id: None, arguments, rejection: None, from_text: false }
 }

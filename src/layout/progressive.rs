@@ -224,6 +224,7 @@ fn malformed(call: &ToolCall, step: usize, tool_id: &str, msg: String) -> CallOu
             tool_id: Some(tool_id.to_string()),
             arguments: None,
             rejection: None,
+            from_text: false,
         },
     }
 }

@@ -22,7 +22,7 @@ impl Exporter for SummaryCsv {
         for m in ["selection_accuracy", "pass_at_1", "abstention_accuracy"] {
             header.extend([m.to_string(), format!("{m}_low"), format!("{m}_high")]);
         }
-        header.extend(["mean_steps", "mean_tokens_upfront", "mean_tokens_total"].map(String::from));
+        header.extend(["mean_steps", "mean_tokens_upfront", "mean_tokens_total", "infra_errors", "cost_usd"].map(String::from));
         header.extend(error_columns().iter().map(|e| format!("errors_{e}")));
         w.write_record(&header)?;
         for c in &data.cells {
@@ -30,7 +30,7 @@ impl Exporter for SummaryCsv {
             for r in [&c.selection, &c.pass, &c.abstention] {
                 row.extend([num(r.rate), num(r.low), num(r.high)]);
             }
-            row.extend([num(c.mean_steps), num(c.mean_tokens_upfront), num(c.mean_tokens_total)]);
+            row.extend([num(c.mean_steps), num(c.mean_tokens_upfront), num(c.mean_tokens_total), c.infra_errors.to_string(), num(c.cost_usd)]);
             row.extend(error_columns().iter().map(|e| c.errors.get(*e).copied().unwrap_or(0).to_string()));
             w.write_record(&row)?;
         }
@@ -50,7 +50,7 @@ impl Exporter for TrialsCsv {
         w.write_record([
             "trial_id", "dataset", "catalog", "variant", "layout", "backend", "task_id", "trial", "kind", "category", "tags",
             "pass", "selection_correct", "abstention_correct", "error_type", "error_detail", "steps", "stop_reason",
-            "tools_called", "tokens_upfront", "tokens_total", "query",
+            "tools_called", "tokens_upfront", "tokens_total", "prompt_tokens", "completion_tokens", "cost_usd", "infra_error", "query",
         ])?;
         for t in &data.trials {
             let called: Vec<&str> = t.calls.iter().filter_map(|c| c.record.tool_id.as_deref()).collect();
@@ -76,6 +76,10 @@ impl Exporter for TrialsCsv {
                 &called.join(";"),
                 &t.tokens.definitions_upfront.to_string(),
                 &t.tokens.tool_context_total.to_string(),
+                &t.usage.prompt_tokens.to_string(),
+                &t.usage.completion_tokens.to_string(),
+                &t.cost_usd.map(num).unwrap_or_default(),
+                t.error.as_deref().unwrap_or(""),
                 &t.query,
             ])?;
         }

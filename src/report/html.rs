@@ -54,6 +54,7 @@ pub struct CellRow {
     pub steps: String,
     pub tokens_upfront: String,
     pub tokens_total: String,
+    pub infra_errors: u64,
     pub errors: String,
 }
 
@@ -142,10 +143,10 @@ fn island(data: &ReportData) -> Value {
         .iter()
         .map(|t| {
             json!({
-                "id": t.trial_id, "task": t.task_id, "variant": t.variant, "layout": t.layout.as_str(), "backend": t.backend,
+                "id": t.trial_id, "dataset": t.dataset, "task": t.task_id, "variant": t.variant, "layout": t.layout.as_str(), "backend": t.backend,
                 "kind": t.kind.as_str(), "category": t.category, "tags": t.tags, "query": t.query,
                 "pass": t.score.pass, "selection": t.score.selection_correct,
-                "error": t.score.error_type.map(|e| e.as_str()).unwrap_or(""), "detail": t.score.error_detail,
+                "error": t.score.error_type.map(|e| e.as_str()).unwrap_or(""), "detail": t.error.clone().unwrap_or_else(|| t.score.error_detail.clone()),
                 "steps": t.steps, "tokens": t.tokens.tool_context_total, "expected": t.expected,
                 "calls": t.calls.iter().map(|c| &c.record).collect::<Vec<_>>(),
                 // The system prompt is the same everywhere; skip it to keep the page small.
@@ -186,6 +187,7 @@ impl Exporter for HtmlReport {
                 steps: format!("{:.2}", c.mean_steps),
                 tokens_upfront: format!("{:.0}", c.mean_tokens_upfront),
                 tokens_total: format!("{:.0}", c.mean_tokens_total),
+                infra_errors: c.infra_errors,
                 errors: c.errors.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join(", "),
             })
             .collect();

@@ -24,16 +24,16 @@ impl Exporter for MarkdownSummary {
     fn render(&self, data: &ReportData) -> Result<Vec<u8>> {
         let mut s = String::new();
         writeln!(s, "# toolpick summary\n")?;
-        writeln!(s, "Rates in %, with 95 % Wilson intervals. n = trials per cell.\n")?;
-        writeln!(s, "| dataset | variant | layout | backend | n | selection accuracy | pass@1 | abstention accuracy | mean steps | tokens upfront | tokens total | top errors |")?;
-        writeln!(s, "|---|---|---|---|---:|---|---|---|---:|---:|---:|---|")?;
+        writeln!(s, "Rates in %, with 95 % Wilson intervals. n = scored trials per cell; infrastructure errors are counted apart and excluded from every rate.\n")?;
+        writeln!(s, "| dataset | variant | layout | backend | n | selection accuracy | pass@1 | abstention accuracy | mean steps | tokens upfront | tokens total | infra errors | top errors |")?;
+        writeln!(s, "|---|---|---|---|---:|---|---|---|---:|---:|---:|---:|---|")?;
         for c in &data.cells {
             let mut errors: Vec<(&String, &u64)> = c.errors.iter().collect();
             errors.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
             let top: Vec<String> = errors.iter().take(3).map(|(k, v)| format!("{k} {v}")).collect();
             writeln!(
                 s,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {:.2} | {:.0} | {:.0} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {:.2} | {:.0} | {:.0} | {} | {} |",
                 cell(&c.dataset),
                 cell(&c.variant),
                 cell(&c.layout),
@@ -45,6 +45,7 @@ impl Exporter for MarkdownSummary {
                 c.mean_steps,
                 c.mean_tokens_upfront,
                 c.mean_tokens_total,
+                c.infra_errors,
                 cell(&top.join(", "))
             )?;
         }

@@ -29,6 +29,9 @@ pub struct ScoreRows {
     pub tokens_upfront: Vec<u32>,
     pub tokens_total: Vec<u32>,
     pub error_type: Vec<String>,
+    /// Infrastructure error: excluded from every rate and mean, counted apart.
+    pub infra: Vec<bool>,
+    pub cost: Vec<f64>,
 }
 
 impl ScoreRows {
@@ -47,6 +50,8 @@ impl ScoreRows {
         self.tokens_upfront.push(t.tokens.definitions_upfront as u32);
         self.tokens_total.push(t.tokens.tool_context_total as u32);
         self.error_type.push(t.score.error_type.map(|e| e.as_str().to_string()).unwrap_or_default());
+        self.infra.push(t.is_error());
+        self.cost.push(t.cost_usd.unwrap_or(0.0));
     }
 
     fn frame(&self) -> PolarsResult<DataFrame> {
@@ -65,6 +70,8 @@ impl ScoreRows {
             "tokens_upfront" => &self.tokens_upfront,
             "tokens_total" => &self.tokens_total,
             "error_type" => &self.error_type,
+            "infra" => &self.infra,
+            "cost" => &self.cost,
         )
     }
 }
@@ -84,6 +91,10 @@ pub struct CellSummary {
     pub mean_steps: f64,
     pub mean_tokens_upfront: f64,
     pub mean_tokens_total: f64,
+    /// Trials that failed for infrastructure reasons (not in `n`, not in any rate).
+    pub infra_errors: u64,
+    /// Total cost in US dollars (0 without a price table).
+    pub cost_usd: f64,
     /// Failed trials by error type (types with zero count omitted).
     pub errors: BTreeMap<String, u64>,
 }
@@ -107,8 +118,19 @@ pub struct CategorySummary {
     pub pass: Rate,
 }
 
+/// Sum of a boolean column over scored (non-infrastructure-error) trials.
 fn bool_sum(name: &str) -> Expr {
-    col(name).cast(DataType::UInt64).sum().alias(name)
+    col(name).filter(col("infra").not()).cast(DataType::UInt64).sum().alias(name)
+}
+
+/// Mean of a numeric column over scored trials.
+fn scored_mean(name: &str, alias: &str) -> Expr {
+    col(name).filter(col("infra").not()).cast(DataType::Float64).mean().alias(alias)
+}
+
+/// Number of scored trials.
+fn scored_len() -> Expr {
+    col("infra").not().cast(DataType::UInt64).sum().alias("n")
 }
 
 fn strings(df: &DataFrame, name: &str) -> Result<Vec<String>> {
@@ -134,13 +156,15 @@ pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySumm
         .lazy()
         .group_by(keys.clone())
         .agg([
-            len().alias("n"),
+            scored_len(),
             bool_sum("pass"),
             bool_sum("selection"),
             bool_sum("abstention"),
-            col("steps").cast(DataType::Float64).mean().alias("mean_steps"),
-            col("tokens_upfront").cast(DataType::Float64).mean().alias("mean_tokens_upfront"),
-            col("tokens_total").cast(DataType::Float64).mean().alias("mean_tokens_total"),
+            scored_mean("steps", "mean_steps"),
+            scored_mean("tokens_upfront", "mean_tokens_upfront"),
+            scored_mean("tokens_total", "mean_tokens_total"),
+            col("infra").cast(DataType::UInt64).sum().alias("infra_errors"),
+            col("cost").sum().alias("cost_usd"),
         ])
         .sort(CELL_KEYS.to_vec(), sort(CELL_KEYS.to_vec()))
         .collect()?;
@@ -150,7 +174,7 @@ pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySumm
     let errors = df
         .clone()
         .lazy()
-        .filter(col("error_type").neq(lit("")))
+        .filter(col("error_type").neq(lit("")).and(col("infra").not()))
         .group_by(error_keys)
         .agg([len().alias("count")])
         .collect()?;
@@ -173,6 +197,8 @@ pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySumm
     let steps = numbers(&cells, "mean_steps")?;
     let up = numbers(&cells, "mean_tokens_upfront")?;
     let total = numbers(&cells, "mean_tokens_total")?;
+    let infra = numbers(&cells, "infra_errors")?;
+    let cost = numbers(&cells, "cost_usd")?;
     let mut out = Vec::new();
     for i in 0..n.len() {
         let count = n[i] as u64;
@@ -189,6 +215,8 @@ pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySumm
             mean_steps: steps[i],
             mean_tokens_upfront: up[i],
             mean_tokens_total: total[i],
+            infra_errors: infra[i] as u64,
+            cost_usd: cost[i],
             errors: BTreeMap::new(),
         };
         cell.errors = error_map.remove(&cell.key()).unwrap_or_default();
@@ -202,7 +230,7 @@ pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySumm
     let cats = df
         .lazy()
         .group_by(cat_keys)
-        .agg([len().alias("n"), bool_sum("pass"), bool_sum("selection")])
+        .agg([scored_len(), bool_sum("pass"), bool_sum("selection")])
         .sort(cat_names.clone(), sort(cat_names))
         .collect()?;
     let cols: Vec<Vec<String>> = CELL_KEYS.iter().map(|k| strings(&cats, k)).collect::<Result<_>>()?;

@@ -1,45 +1,74 @@
-//! Running an experiment: the matrix of variants × layouts × backends × tasks × trials.
+//! Running an experiment: the matrix of suites (dataset × catalog) × variants × layouts × models ×
+//! tasks × trials.
 //!
-//! Generation writes trial records; everything after that (scores, summary, reports) is a pure function
-//! of those records ([`crate::report::render_run`]), so `toolpick report` re-renders a run without
-//! re-running it. A run is written into a hidden temporary directory and renamed into place only when
-//! complete, so an interrupted or failed run never leaves a half-written report behind.
+//! Generation appends trial records to `trials.jsonl` as episodes finish (one writer, flushed per
+//! record); everything after that — scores, summary, reports — is a pure function of those records
+//! ([`crate::report::render_run`]). Rerunning into the same run directory resumes: finished trials are
+//! skipped, infrastructure errors are kept unless `--retry-errors`, and the file is compacted into
+//! matrix order at the end, so a resumed run ends byte-identical to an uninterrupted one.
 
+pub mod cache;
+pub mod config;
+pub mod progress;
+pub mod store;
 pub mod trial;
 
+use crate::agent::backends::openai::OpenAiBackend;
 use crate::agent::backends::{self, LexicalConfig};
-use crate::agent::{Address, Addressing, run_episode};
+use crate::agent::{Address, Addressing, Backend, Episode, StopReason, run_episode};
 use crate::catalog::variant::Variant;
 use crate::catalog::{Catalog, load_catalog};
-use crate::dataset::{check_against, load_dataset};
+use crate::dataset::{Dataset, check_against, load_dataset};
 use crate::error::InputError;
 use crate::exec::Executor;
 use crate::layout::flat::stable_hash;
 use crate::layout::{DiscoveryRule, FlatLayout, Layout, LayoutKind, ProgressiveLayout};
-use crate::protocol::FunctionDef;
+use crate::protocol::{FunctionDef, Message};
 use crate::score::metrics::ScoredCall;
 use anyhow::{Context, Result};
-use rayon::prelude::*;
+use config::ModelSpec;
 use serde::Serialize;
-use std::collections::BTreeMap;
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 pub use trial::{Tokens, Trial};
 
 /// Everything that defines a run.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunConfig {
-    pub catalog: PathBuf,
-    pub dataset: PathBuf,
+    pub catalogs: Vec<PathBuf>,
+    pub datasets: Vec<PathBuf>,
     pub variants: Vec<String>,
     pub layouts: Vec<LayoutKind>,
-    pub backends: Vec<String>,
+    pub models: Vec<ModelSpec>,
     pub trials: usize,
     pub seed: u64,
     pub max_steps: usize,
     pub discovery: DiscoveryRule,
     pub lexical: LexicalConfig,
+    /// On-disk response cache for endpoints (`None`: no cache).
+    pub cache_dir: Option<PathBuf>,
+}
+
+impl RunConfig {
+    /// Hash of what decides the trials (not of runtime knobs such as concurrency, limits or the
+    /// cache), so a run can be resumed with other limits but not with another matrix.
+    pub fn matrix_hash(&self) -> String {
+        let mut v = serde_json::to_value(self).unwrap_or(Value::Null);
+        if let Some(o) = v.as_object_mut() {
+            o.remove("cache_dir");
+        }
+        for m in v["models"].as_array_mut().into_iter().flatten() {
+            if let Some(o) = m.as_object_mut() {
+                for k in ["concurrency", "requests_per_minute", "tokens_per_minute", "request_timeout_s", "episode_timeout_s", "max_attempts", "backoff_base_s", "max_retry_after_s", "price"] {
+                    o.remove(k);
+                }
+            }
+        }
+        format!("{:016x}", stable_hash(v.to_string().as_bytes()))
+    }
 }
 
 /// One cell's presentation: what the model is offered.
@@ -48,6 +77,15 @@ struct Cell {
     layout: Box<dyn Layout>,
     addressing: Addressing,
     tokens_upfront: usize,
+}
+
+/// A validated dataset on a catalog, with its cells built.
+struct Suite {
+    dataset: Dataset,
+    catalog: String,
+    cells: Vec<Cell>,
+    read_only: HashMap<String, bool>,
+    offered: BTreeMap<String, Vec<FunctionDef>>,
 }
 
 fn addressing(catalog: &Catalog, flat: &FlatLayout) -> Addressing {
@@ -70,41 +108,24 @@ pub fn episode_seed(seed: u64, cell: &str, task: &str, trial: usize) -> u64 {
     stable_hash(format!("{seed}|{cell}|{task}|{trial}").as_bytes())
 }
 
-/// What generation produced, before reporting.
-pub struct Generated {
-    pub trials: Vec<Trial>,
-    /// Offered functions per `variant/layout`.
-    pub offered: BTreeMap<String, Vec<FunctionDef>>,
-    pub catalog_name: String,
-    pub dataset_name: String,
-    pub tasks: usize,
-    pub tools: usize,
-    pub seconds: f64,
+/// A validated, ready-to-run experiment. Building it touches no output file.
+pub struct Prepared {
+    config: RunConfig,
+    suites: Vec<Suite>,
+    backends: Vec<Arc<dyn Backend>>,
 }
 
-/// Load, validate and run the whole matrix in memory.
-pub fn generate(config: &RunConfig) -> Result<Generated> {
-    let started = Instant::now();
-    let catalog = load_catalog(&config.catalog)?;
-    let dataset = load_dataset(&config.dataset)?;
+fn build_suite(config: &RunConfig, catalog_path: &Path, dataset_path: &Path) -> Result<Suite> {
+    let catalog = load_catalog(catalog_path)?;
+    let dataset = load_dataset(dataset_path)?;
     check_against(&dataset, &catalog)?;
     let executor = Arc::new(Executor::new(&catalog)?);
-    let read_only: BTreeMap<String, bool> =
-        catalog.tools().map(|t| (t.tool.id.clone(), t.tool.annotations.read_only_hint)).collect();
-
-    let mut backends_list = Vec::new();
-    for name in &config.backends {
-        let b = backends::by_name(name, config.lexical).ok_or_else(|| {
-            InputError::new("--backends", format!("unknown backend `{name}`; choose from {}", backends::NAMES.join(", ")))
-        })?;
-        backends_list.push(b);
-    }
+    let read_only = catalog.tools().map(|t| (t.tool.id.clone(), t.tool.annotations.read_only_hint)).collect();
     let mut cells = Vec::new();
     let mut offered = BTreeMap::new();
     for vname in &config.variants {
-        let variant = Variant::parse(vname).ok_or_else(|| {
-            InputError::new("--variants", format!("unknown variant `{vname}`; use good, bad or op:<operator>"))
-        })?;
+        let variant = Variant::parse(vname)
+            .ok_or_else(|| InputError::new("--variants", format!("unknown variant `{vname}`; use good, bad or op:<operator>")))?;
         let shown = variant.apply(&catalog);
         let flat = FlatLayout::new(&shown, executor.clone());
         let addressing = addressing(&shown, &flat);
@@ -114,60 +135,309 @@ pub fn generate(config: &RunConfig) -> Result<Generated> {
                 LayoutKind::Progressive => Box::new(ProgressiveLayout::new(shown.clone(), executor.clone(), config.discovery)),
             };
             let tokens_upfront = crate::tokens::count_functions(layout.functions());
-            offered.insert(format!("{vname}/{}", kind.as_str()), layout.functions().to_vec());
+            offered.insert(format!("{}/{vname}/{}", dataset.name, kind.as_str()), layout.functions().to_vec());
             cells.push(Cell { variant: vname.clone(), layout, addressing: addressing.clone(), tokens_upfront });
         }
     }
+    Ok(Suite { dataset, catalog: catalog.name.clone(), cells, read_only, offered })
+}
 
-    let mut jobs = Vec::new();
-    for (ci, _) in cells.iter().enumerate() {
-        for (bi, _) in backends_list.iter().enumerate() {
-            for (ti, _) in dataset.tasks.iter().enumerate() {
-                for trial in 0..config.trials {
-                    jobs.push((ci, bi, ti, trial));
+/// Load and validate every input and build every backend; fails before anything is written.
+pub fn prepare(config: RunConfig) -> Result<Prepared> {
+    if config.models.is_empty() {
+        return Err(InputError::new("--backends", "no models or backends to run").into());
+    }
+    let mut names = std::collections::HashSet::new();
+    for m in &config.models {
+        if !names.insert(m.name.clone()) {
+            return Err(InputError::new("models", format!("two models are labelled `{}`; give each a distinct `name`", m.name)).into());
+        }
+    }
+    let mut suites = Vec::new();
+    for dataset in &config.datasets {
+        for catalog in &config.catalogs {
+            suites.push(build_suite(&config, catalog, dataset)?);
+        }
+    }
+    let cache = config.cache_dir.clone().map(|d| Arc::new(cache::Cache::new(d)));
+    let mut built: Vec<Arc<dyn Backend>> = Vec::new();
+    for m in &config.models {
+        if m.is_openai() {
+            built.push(Arc::new(OpenAiBackend::new(m.clone(), cache.clone())?));
+        } else {
+            let b = backends::by_name(&m.backend, config.lexical).ok_or_else(|| {
+                InputError::new("--backends", format!("unknown backend `{}`; choose from {}", m.backend, backends::NAMES.join(", ")))
+            })?;
+            built.push(Arc::from(b));
+        }
+    }
+    Ok(Prepared { config, suites, backends: built })
+}
+
+/// One unit of work.
+#[derive(Clone, Copy)]
+struct Job {
+    suite: usize,
+    cell: usize,
+    backend: usize,
+    task: usize,
+    trial: usize,
+}
+
+impl Prepared {
+    fn jobs(&self) -> Vec<Job> {
+        let mut jobs = Vec::new();
+        for (suite, s) in self.suites.iter().enumerate() {
+            for cell in 0..s.cells.len() {
+                for backend in 0..self.backends.len() {
+                    for task in 0..s.dataset.tasks.len() {
+                        for trial in 0..self.config.trials {
+                            jobs.push(Job { suite, cell, backend, task, trial });
+                        }
+                    }
                 }
             }
         }
+        jobs
     }
-    let trials: Vec<Trial> = jobs
-        .par_iter()
-        .map(|&(ci, bi, ti, trial_index)| {
-            let cell = &cells[ci];
-            let backend = &backends_list[bi];
-            let task = &dataset.tasks[ti];
-            let cell_key = format!("{}/{}/{}", cell.variant, cell.layout.kind().as_str(), backend.name());
-            let seed = episode_seed(config.seed, &cell_key, &task.id, trial_index);
-            let episode = run_episode(backend.as_ref(), cell.layout.as_ref(), task, &cell.addressing, config.max_steps, seed);
-            let calls: Vec<ScoredCall> = episode
-                .calls
-                .iter()
-                .map(|r| ScoredCall {
-                    read_only: r.tool_id.as_ref().and_then(|id| read_only.get(id)).copied().unwrap_or(false),
-                    record: r.clone(),
-                })
-                .collect();
-            Trial::new(
-                &dataset.name,
-                &catalog.name,
-                &cell.variant,
-                cell.layout.kind(),
-                backend.name(),
-                task,
-                trial_index,
-                seed,
-                calls,
-                episode,
-                cell.tokens_upfront,
+
+    fn trial_id(&self, j: &Job) -> String {
+        let s = &self.suites[j.suite];
+        let c = &s.cells[j.cell];
+        format!(
+            "{}/{}/{}/{}/{}#{}",
+            s.dataset.name,
+            c.variant,
+            c.layout.kind().as_str(),
+            self.backends[j.backend].name(),
+            s.dataset.tasks[j.task].id,
+            j.trial
+        )
+    }
+
+    fn cell_label(&self, j: &Job) -> String {
+        let s = &self.suites[j.suite];
+        let c = &s.cells[j.cell];
+        format!("{}/{}/{}/{}", s.dataset.name, c.variant, c.layout.kind().as_str(), self.backends[j.backend].name())
+    }
+
+    pub fn task_count(&self) -> usize {
+        self.suites.iter().map(|s| s.dataset.tasks.len()).sum()
+    }
+
+    pub fn first_dataset(&self) -> &str {
+        self.suites.first().map(|s| s.dataset.name.as_str()).unwrap_or("run")
+    }
+
+    async fn run_job(self: Arc<Self>, j: Job) -> (Trial, Value) {
+        let s = &self.suites[j.suite];
+        let cell = &s.cells[j.cell];
+        let backend = &self.backends[j.backend];
+        let task = &s.dataset.tasks[j.task];
+        let cell_key = format!("{}/{}/{}", cell.variant, cell.layout.kind().as_str(), backend.name());
+        let seed = episode_seed(self.config.seed, &cell_key, &task.id, j.trial);
+        let timeout = self.config.models[j.backend].episode_timeout_s;
+        let started = Instant::now();
+        let episode = match tokio::time::timeout(
+            Duration::from_secs_f64(timeout),
+            run_episode(backend.as_ref(), cell.layout.as_ref(), task, &cell.addressing, self.config.max_steps, seed, j.trial),
+        )
+        .await
+        {
+            Ok(e) => e,
+            Err(_) => Episode {
+                messages: vec![Message::User { content: task.query.clone() }],
+                calls: vec![],
+                steps: 0,
+                stop_reason: StopReason::BackendError,
+                backend_error: Some(format!("episode_timeout: the episode took longer than {timeout} s")),
+                usage: Default::default(),
+                timings: vec![],
+            },
+        };
+        let timing = json!({
+            "trial_id": self.trial_id(&j),
+            "episode_ms": started.elapsed().as_secs_f64() * 1000.0,
+            "requests": episode.timings,
+        });
+        let calls: Vec<ScoredCall> = episode
+            .calls
+            .iter()
+            .map(|r| ScoredCall {
+                read_only: r.tool_id.as_ref().and_then(|id| s.read_only.get(id)).copied().unwrap_or(false),
+                record: r.clone(),
+            })
+            .collect();
+        let trial = Trial::new(
+            &s.dataset.name,
+            &s.catalog,
+            &cell.variant,
+            cell.layout.kind(),
+            backend.name(),
+            task,
+            j.trial,
+            seed,
+            calls,
+            episode,
+            cell.tokens_upfront,
+            backend.price(),
+        );
+        (trial, timing)
+    }
+}
+
+/// Options that change how a run executes, not what it computes.
+#[derive(Debug, Clone, Default)]
+pub struct ExecOptions {
+    /// Re-run trials recorded as infrastructure errors.
+    pub retry_errors: bool,
+    /// No progress output.
+    pub quiet: bool,
+}
+
+/// What a finished run reports.
+pub struct RunOutcome {
+    pub dir: PathBuf,
+    pub executed: usize,
+    pub skipped: usize,
+    pub discarded_bytes: usize,
+    pub seconds: f64,
+}
+
+fn write_json_atomic(path: &Path, v: &Value) -> Result<()> {
+    let mut bytes = serde_json::to_vec_pretty(v)?;
+    bytes.push(b'\n');
+    crate::report::write_atomic(path, &bytes)
+}
+
+/// Execute (or resume) the run in `dir`, then compact the trials and render every report.
+pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecOptions) -> Result<RunOutcome> {
+    let started = Instant::now();
+    let hash = prepared.config.matrix_hash();
+    let run_json = dir.join("run.json");
+    if dir.exists() {
+        let existing: Value = std::fs::read(&run_json)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .ok_or_else(|| InputError::new(dir, "directory exists but is not a toolpick run (no readable run.json); choose another --run-id"))?;
+        if existing["matrix_hash"].as_str() != Some(hash.as_str()) {
+            return Err(InputError::new(
+                &run_json,
+                "this run was started with a different matrix (datasets, catalogs, variants, layouts, models, trials, seed or steps); resume with the same settings or choose another --run-id",
             )
+            .into());
+        }
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create run directory {}", dir.display()))?;
+    let mut meta = meta;
+    meta["matrix_hash"] = json!(hash);
+    meta["config"] = serde_json::to_value(&prepared.config)?;
+    meta["discovery_rule"] = serde_json::to_value(prepared.config.discovery)?;
+    write_json_atomic(&run_json, &meta)?;
+    let offered: BTreeMap<&String, &Vec<FunctionDef>> = prepared.suites.iter().flat_map(|s| s.offered.iter()).collect();
+    crate::report::write_atomic(&dir.join("tools.json"), &serde_json::to_vec_pretty(&offered)?)?;
+
+    let trials_path = dir.join("trials.jsonl");
+    let existing = store::scan(&trials_path)?;
+    if existing.discarded > 0 {
+        eprintln!("note: discarded a torn last record ({} bytes) in {}; that trial runs again", existing.discarded, trials_path.display());
+    }
+    let all_jobs = prepared.jobs();
+    let order: HashMap<String, usize> = all_jobs.iter().enumerate().map(|(i, j)| (prepared.trial_id(j), i)).collect();
+    let pending: Vec<Job> = all_jobs
+        .iter()
+        .filter(|j| match existing.done.get(&prepared.trial_id(j)) {
+            None => true,
+            Some(&is_error) => is_error && options.retry_errors,
+        })
+        .copied()
+        .collect();
+    let skipped = all_jobs.len() - pending.len();
+
+    // Progress per cell, counting only what runs now.
+    let mut labels: Vec<String> = Vec::new();
+    let mut label_index: HashMap<String, usize> = HashMap::new();
+    let mut counts: Vec<u64> = Vec::new();
+    let pending_cells: Vec<usize> = pending
+        .iter()
+        .map(|j| {
+            let label = prepared.cell_label(j);
+            let i = *label_index.entry(label.clone()).or_insert_with(|| {
+                labels.push(label);
+                counts.push(0);
+                labels.len() - 1
+            });
+            counts[i] += 1;
+            i
         })
         .collect();
-    Ok(Generated {
-        trials,
-        offered,
-        catalog_name: catalog.name.clone(),
-        dataset_name: dataset.name.clone(),
-        tasks: dataset.tasks.len(),
-        tools: catalog.tool_count(),
+    let bars: Vec<(String, u64)> = labels.into_iter().zip(counts).collect();
+    let progress = Arc::new(progress::Progress::new(&bars, options.quiet));
+
+    let prepared = Arc::new(prepared);
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<(Trial, Value)>(256);
+    let writer_trials = trials_path.clone();
+    let writer_timings = dir.join("timings.jsonl");
+    let writer = tokio::task::spawn_blocking(move || -> Result<()> {
+        let mut trials = store::Appender::open(&writer_trials)?;
+        let mut timings = store::Appender::open(&writer_timings)?;
+        while let Some((trial, timing)) = rx.blocking_recv() {
+            trials.append(&serde_json::to_vec(&trial)?)?;
+            timings.append(&serde_json::to_vec(&timing)?)?;
+        }
+        Ok(())
+    });
+
+    let semaphores: Vec<Arc<tokio::sync::Semaphore>> = prepared
+        .backends
+        .iter()
+        .map(|b| Arc::new(tokio::sync::Semaphore::new(b.concurrency().clamp(1, 4096))))
+        .collect();
+    // Enough tasks in flight to saturate every endpoint, never the whole matrix at once.
+    let in_flight = prepared.backends.iter().map(|b| b.concurrency().clamp(1, 4096)).sum::<usize>().clamp(1, 8192);
+    let retries = {
+        let p = prepared.clone();
+        move || p.backends.iter().filter_map(|b| b.stats()).map(|s| s["retries"].as_u64().unwrap_or(0)).sum::<u64>()
+    };
+    let mut set = tokio::task::JoinSet::new();
+    for (job, cell) in pending.iter().copied().zip(pending_cells) {
+        while set.len() >= in_flight {
+            set.join_next().await.expect("non-empty").context("an episode task panicked")?;
+        }
+        let p = prepared.clone();
+        let sem = semaphores[job.backend].clone();
+        let tx = tx.clone();
+        let progress = progress.clone();
+        let retries = retries.clone();
+        set.spawn(async move {
+            let _permit = sem.acquire_owned().await.expect("semaphore open");
+            let (trial, timing) = p.run_job(job).await;
+            progress.record(cell, trial.score.pass, trial.is_error(), retries());
+            let _ = tx.send((trial, timing)).await;
+        });
+    }
+    while let Some(r) = set.join_next().await {
+        r.context("an episode task panicked")?;
+    }
+    drop(tx);
+    writer.await.context("the trial writer panicked")??;
+    progress.finish();
+
+    store::compact(&trials_path, &order)?;
+    let endpoint_stats: BTreeMap<String, Value> =
+        prepared.backends.iter().filter_map(|b| b.stats().map(|s| (b.name().to_string(), s))).collect();
+    meta["endpoints"] = json!(endpoint_stats);
+    meta["executed_trials"] = json!(pending.len());
+    meta["skipped_trials"] = json!(skipped);
+    meta["seconds"] = json!(started.elapsed().as_secs_f64());
+    meta["tasks"] = json!(prepared.task_count());
+    write_json_atomic(&run_json, &meta)?;
+    crate::report::render_run(dir)?;
+    Ok(RunOutcome {
+        dir: dir.to_path_buf(),
+        executed: pending.len(),
+        skipped,
+        discarded_bytes: existing.discarded,
         seconds: started.elapsed().as_secs_f64(),
     })
 }
@@ -188,40 +458,8 @@ pub fn utc_stamp(unix: u64) -> String {
     format!("{y:04}{m:02}{d:02}-{:02}{:02}{:02}", secs / 3600, secs % 3600 / 60, secs % 60)
 }
 
-/// Write a run: trials, offered tools, reports and `run.json`, atomically into `out_root/<run_id>`,
-/// then point `out_root/latest` at it. Returns the run directory.
-pub fn write_run(config: &RunConfig, generated: &Generated, out_root: &Path, run_id: &str, meta: serde_json::Value) -> Result<PathBuf> {
-    std::fs::create_dir_all(out_root).with_context(|| format!("cannot create output directory {}", out_root.display()))?;
-    let final_dir = out_root.join(run_id);
-    if final_dir.exists() {
-        return Err(InputError::new(&final_dir, "run directory already exists; choose another --run-id or remove it").into());
-    }
-    let tmp = out_root.join(format!(".{run_id}.partial-{}", std::process::id()));
-    let result = (|| -> Result<()> {
-        std::fs::create_dir_all(&tmp)?;
-        trial::write_trials(&tmp.join("trials.jsonl"), &generated.trials)?;
-        std::fs::write(tmp.join("tools.json"), serde_json::to_vec_pretty(&generated.offered)?)?;
-        let mut meta = meta;
-        meta["config"] = serde_json::to_value(config)?;
-        meta["generation_seconds"] = serde_json::json!(generated.seconds);
-        meta["tasks"] = serde_json::json!(generated.tasks);
-        meta["tools"] = serde_json::json!(generated.tools);
-        meta["trials"] = serde_json::json!(generated.trials.len());
-        std::fs::write(tmp.join("run.json"), serde_json::to_vec_pretty(&meta)?)?;
-        crate::report::render_run(&tmp)?;
-        Ok(())
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_dir_all(&tmp);
-        return Err(e);
-    }
-    std::fs::rename(&tmp, &final_dir).with_context(|| format!("cannot move the finished run to {}", final_dir.display()))?;
-    point_latest(out_root, run_id)?;
-    Ok(final_dir)
-}
-
 /// Atomically replace `out_root/latest` with a symlink to `run_id` (a copy where symlinks don't exist).
-fn point_latest(out_root: &Path, run_id: &str) -> Result<()> {
+pub fn point_latest(out_root: &Path, run_id: &str) -> Result<()> {
     let latest = out_root.join("latest");
     #[cfg(unix)]
     {

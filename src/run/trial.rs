@@ -5,7 +5,8 @@
 use crate::agent::{Episode, StopReason};
 use crate::dataset::{ExpectedCall, Kind, Task};
 use crate::layout::LayoutKind;
-use crate::protocol::Message;
+use crate::protocol::{Message, Usage};
+use crate::run::config::Price;
 use crate::score::metrics::ScoredCall;
 use crate::score::{TrialScore, score_trial};
 use anyhow::{Context, Result};
@@ -41,9 +42,17 @@ pub struct Trial {
     pub calls: Vec<ScoredCall>,
     pub steps: usize,
     pub stop_reason: StopReason,
+    /// Infrastructure failure (endpoint unreachable, retries exhausted, timeout): the trial is an
+    /// **error**, not a model failure; it is excluded from accuracy and retried by `--retry-errors`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub backend_error: Option<String>,
+    pub error: Option<String>,
     pub tokens: Tokens,
+    /// Token usage reported by the endpoint (zero for the in-process baselines).
+    #[serde(default)]
+    pub usage: Usage,
+    /// Cost from the model's price table, when one is configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
     pub score: TrialScore,
     pub transcript: Vec<Message>,
 }
@@ -62,6 +71,7 @@ impl Trial {
         calls: Vec<ScoredCall>,
         episode: Episode,
         definitions_upfront: usize,
+        price: Option<Price>,
     ) -> Trial {
         let results: usize = episode
             .messages
@@ -90,11 +100,18 @@ impl Trial {
             calls,
             steps: episode.steps,
             stop_reason: episode.stop_reason,
-            backend_error: episode.backend_error,
+            error: episode.backend_error,
             tokens: Tokens { definitions_upfront, tool_context_total: definitions_upfront * episode.steps + results },
+            usage: episode.usage,
+            cost_usd: price.map(|p| p.cost(&episode.usage)),
             score,
             transcript: episode.messages,
         }
+    }
+
+    /// `true` when the trial failed for infrastructure reasons.
+    pub fn is_error(&self) -> bool {
+        self.stop_reason == StopReason::BackendError
     }
 
     /// Score again from the record alone (scoring is a pure function of the trial).

@@ -165,6 +165,7 @@ mod tests {
                 tool_id: tool.map(String::from),
                 arguments: Some(args),
                 rejection: (status == CallStatus::Rejected).then_some(Rejection::MissingRequired),
+                from_text: false,
             },
             read_only,
         }

@@ -12,7 +12,7 @@
 
 use super::call;
 use crate::agent::extract::extract_arguments;
-use crate::agent::{Backend, TurnContext};
+use crate::agent::{Policy, TurnContext};
 use crate::layout::LayoutKind;
 use crate::layout::progressive::{ACTION_DETAILS, CATEGORY_ACTIONS, DISCOVER, EXECUTE};
 use crate::protocol::{AssistantTurn, FunctionDef};
@@ -92,7 +92,7 @@ impl LexicalBackend {
             Some(i) => {
                 let f = &ctx.functions[i];
                 let args = extract_arguments(&ctx.task.query, &f.parameters);
-                AssistantTurn { content: None, tool_calls: vec![call(1, 0, &f.name, Value::Object(args))] }
+                AssistantTurn { tool_calls: vec![call(1, 0, &f.name, Value::Object(args))], ..Default::default() }
             }
         }
     }
@@ -209,19 +209,19 @@ pub(crate) fn discovery_servers(functions: &[FunctionDef]) -> Vec<(String, Strin
 }
 
 fn answer(text: &str) -> AssistantTurn {
-    AssistantTurn { content: Some(text.into()), tool_calls: vec![] }
+    AssistantTurn { content: Some(text.into()), ..Default::default() }
 }
 
 fn one(turn: usize, name: &str, args: Value) -> AssistantTurn {
-    AssistantTurn { content: None, tool_calls: vec![call(turn, 0, name, args)] }
+    AssistantTurn { tool_calls: vec![call(turn, 0, name, args)], ..Default::default() }
 }
 
-impl Backend for LexicalBackend {
+impl Policy for LexicalBackend {
     fn name(&self) -> &str {
         "lexical"
     }
 
-    fn respond(&self, ctx: &TurnContext<'_>) -> anyhow::Result<AssistantTurn> {
+    fn decide(&self, ctx: &TurnContext<'_>) -> anyhow::Result<AssistantTurn> {
         Ok(match ctx.layout {
             LayoutKind::Flat => self.flat(ctx),
             LayoutKind::Progressive => self.progressive(ctx),

@@ -1,10 +1,13 @@
-//! The backends behind [`Backend`](super::Backend): deterministic baselines that need no network.
+//! The backends behind [`Backend`](super::Backend): deterministic baselines that need no network, and
+//! real models over HTTP.
 //!
 //! - [`lexical`]: BM25 over what the layout shows (the embedded default; a baseline, not a model).
 //! - [`oracle`]: plays the expected calls through the layout; must score 100 %.
 //! - [`random`]: seeded chance baseline.
+//! - [`openai`]: any OpenAI-compatible chat-completions endpoint.
 
 pub mod lexical;
+pub mod openai;
 pub mod oracle;
 pub mod random;
 
@@ -15,7 +18,7 @@ pub use lexical::{LexicalBackend, LexicalConfig};
 pub use oracle::OracleBackend;
 pub use random::RandomBackend;
 
-/// Build a backend by name.
+/// Build a baseline backend by name.
 pub fn by_name(name: &str, lexical: LexicalConfig) -> Option<Box<dyn Backend>> {
     match name {
         "lexical" => Some(Box::new(LexicalBackend::new(lexical))),
@@ -25,7 +28,7 @@ pub fn by_name(name: &str, lexical: LexicalConfig) -> Option<Box<dyn Backend>> {
     }
 }
 
-pub const NAMES: [&str; 3] = ["lexical", "oracle", "random"];
+pub const NAMES: [&str; 4] = ["lexical", "oracle", "random", "openai"];
 
 /// A tool call with a deterministic id.
 pub(crate) fn call(turn: usize, index: usize, name: &str, arguments: serde_json::Value) -> ToolCall {

@@ -7,7 +7,7 @@
 //! whose only acceptable value is `""` are omitted). It must score 100 % in every cell.
 
 use super::call;
-use crate::agent::{Address, Backend, TurnContext};
+use crate::agent::{Address, Policy, TurnContext};
 use crate::dataset::ExpectedCall;
 use crate::layout::LayoutKind;
 use crate::layout::progressive::{ACTION_DETAILS, CATEGORY_ACTIONS, DISCOVER, EXECUTE};
@@ -39,8 +39,8 @@ impl OracleBackend {
 
 fn calls(turn: usize, items: Vec<(&str, Value)>) -> AssistantTurn {
     AssistantTurn {
-        content: None,
         tool_calls: items.into_iter().enumerate().map(|(i, (name, args))| call(turn, i, name, args)).collect(),
+        ..Default::default()
     }
 }
 
@@ -54,16 +54,16 @@ fn unique<T: PartialEq + Clone>(items: impl Iterator<Item = T>) -> Vec<T> {
     out
 }
 
-impl Backend for OracleBackend {
+impl Policy for OracleBackend {
     fn name(&self) -> &str {
         "oracle"
     }
 
-    fn respond(&self, ctx: &TurnContext<'_>) -> anyhow::Result<AssistantTurn> {
+    fn decide(&self, ctx: &TurnContext<'_>) -> anyhow::Result<AssistantTurn> {
         let turn = ctx.turn() + 1;
-        let done = AssistantTurn { content: Some("Done.".into()), tool_calls: vec![] };
+        let done = AssistantTurn { content: Some("Done.".into()), ..Default::default() };
         if ctx.task.expected.is_empty() {
-            return Ok(AssistantTurn { content: Some("None of the available tools can do this.".into()), tool_calls: vec![] });
+            return Ok(AssistantTurn { content: Some("None of the available tools can do this.".into()), ..Default::default() });
         }
         let targets = self.addresses(ctx)?;
         let last = ctx.last_results();

@@ -6,7 +6,7 @@
 
 use super::call;
 use crate::agent::extract::extract_arguments;
-use crate::agent::{Backend, TurnContext};
+use crate::agent::{Policy, TurnContext};
 use crate::layout::LayoutKind;
 use crate::layout::progressive::{ACTION_DETAILS, CATEGORY_ACTIONS, DISCOVER, EXECUTE};
 use crate::protocol::AssistantTurn;
@@ -17,19 +17,19 @@ use serde_json::{Value, json};
 pub struct RandomBackend;
 
 fn answer(text: &str) -> AssistantTurn {
-    AssistantTurn { content: Some(text.into()), tool_calls: vec![] }
+    AssistantTurn { content: Some(text.into()), ..Default::default() }
 }
 
 fn one(turn: usize, name: &str, args: Value) -> AssistantTurn {
-    AssistantTurn { content: None, tool_calls: vec![call(turn, 0, name, args)] }
+    AssistantTurn { tool_calls: vec![call(turn, 0, name, args)], ..Default::default() }
 }
 
-impl Backend for RandomBackend {
+impl Policy for RandomBackend {
     fn name(&self) -> &str {
         "random"
     }
 
-    fn respond(&self, ctx: &TurnContext<'_>) -> anyhow::Result<AssistantTurn> {
+    fn decide(&self, ctx: &TurnContext<'_>) -> anyhow::Result<AssistantTurn> {
         let turn = ctx.turn() + 1;
         // A fresh generator per turn, derived from the episode seed, keeps episodes independent of order.
         let mut rng = ChaCha8Rng::seed_from_u64(ctx.seed ^ (turn as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));

@@ -1,0 +1,407 @@
+//! The `openai` backend: any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, llama.cpp's
+//! server, Ollama, …) over real HTTP.
+//!
+//! Requests are built as async-openai's `CreateChatCompletionRequest` and responses read as its
+//! `CreateChatCompletionResponse`, so the wire format is the library's, not ours. The transport is a
+//! plain `reqwest` client because the runner — not the client library — owns retries: every attempt is
+//! bounded, counted, timed on its own, and honours `Retry-After` / `x-ratelimit-reset-*` up to a cap.
+//! Rate limits (requests/min, tokens/min) are enforced before each attempt; the on-disk [`Cache`] is
+//! consulted before any of that.
+
+use crate::agent::textcalls::parse_text_calls;
+use crate::agent::{Backend, BoxFuture, TurnContext};
+use crate::protocol::{AssistantTurn, Message, ToolCall, TurnTiming, Usage};
+use crate::run::cache::{self, Cache};
+use crate::run::config::ModelSpec;
+use anyhow::{Result, anyhow};
+use async_openai::types::chat::{CreateChatCompletionRequest, CreateChatCompletionResponse};
+use serde::Serialize;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+use tokio::sync::Mutex;
+
+/// Counters of one endpoint, reported in `run.json`.
+#[derive(Debug, Default)]
+pub struct EndpointStats {
+    pub requests: AtomicU64,
+    pub retries: AtomicU64,
+    pub cache_hits: AtomicU64,
+    pub failures: AtomicU64,
+    pub rate_limited: AtomicU64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct EndpointStatsSnapshot {
+    pub requests: u64,
+    pub retries: u64,
+    pub cache_hits: u64,
+    pub failures: u64,
+    pub rate_limited: u64,
+}
+
+impl EndpointStats {
+    pub fn snapshot(&self) -> EndpointStatsSnapshot {
+        EndpointStatsSnapshot {
+            requests: self.requests.load(Ordering::Relaxed),
+            retries: self.retries.load(Ordering::Relaxed),
+            cache_hits: self.cache_hits.load(Ordering::Relaxed),
+            failures: self.failures.load(Ordering::Relaxed),
+            rate_limited: self.rate_limited.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// Requests/min and tokens/min as a virtual schedule: each request reserves its slot, so concurrent
+/// callers are spaced out fairly without a background task.
+struct RateLimiter {
+    rpm: Option<f64>,
+    tpm: Option<f64>,
+    next_free: Mutex<Instant>,
+}
+
+impl RateLimiter {
+    async fn acquire(&self, tokens: u64) -> Duration {
+        let cost = self.rpm.map(|r| 60.0 / r).unwrap_or(0.0).max(self.tpm.map(|t| 60.0 * tokens as f64 / t).unwrap_or(0.0));
+        if cost <= 0.0 {
+            return Duration::ZERO;
+        }
+        let wait = {
+            let mut next = self.next_free.lock().await;
+            let now = Instant::now();
+            let start = (*next).max(now);
+            *next = start + Duration::from_secs_f64(cost);
+            start - now
+        };
+        tokio::time::sleep(wait).await;
+        wait
+    }
+}
+
+pub struct OpenAiBackend {
+    spec: ModelSpec,
+    url: String,
+    endpoint: String,
+    api_key: Option<String>,
+    client: reqwest::Client,
+    limiter: RateLimiter,
+    cache: Option<Arc<Cache>>,
+    pub stats: Arc<EndpointStats>,
+}
+
+/// Why a request failed, and whether trying again may help.
+#[derive(Debug)]
+struct Failure {
+    kind: &'static str,
+    message: String,
+    retryable: bool,
+    retry_after: Option<Duration>,
+}
+
+fn header_secs(headers: &reqwest::header::HeaderMap, name: &str) -> Option<f64> {
+    let v = headers.get(name)?.to_str().ok()?.trim();
+    if let Ok(s) = v.parse::<f64>() {
+        return Some(s);
+    }
+    // x-ratelimit-reset-* use durations such as "1s", "6m0s", "250ms".
+    let mut total = 0.0;
+    let mut num = String::new();
+    let mut chars = v.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c.is_ascii_digit() || c == '.' {
+            num.push(c);
+            continue;
+        }
+        let n: f64 = num.parse().ok()?;
+        num.clear();
+        total += match c {
+            'h' => n * 3600.0,
+            'm' if chars.peek() == Some(&'s') => {
+                chars.next();
+                n / 1000.0
+            }
+            'm' => n * 60.0,
+            's' => n,
+            _ => return None,
+        };
+    }
+    num.is_empty().then_some(total)
+}
+
+/// The wire form of our messages (validated against async-openai's request type).
+fn wire_messages(messages: &[Message]) -> Vec<Value> {
+    messages
+        .iter()
+        .map(|m| match m {
+            Message::System { content } => json!({"role": "system", "content": content}),
+            Message::User { content } => json!({"role": "user", "content": content}),
+            Message::Assistant { content, tool_calls } => {
+                let mut v = json!({"role": "assistant", "content": content});
+                if !tool_calls.is_empty() {
+                    v["tool_calls"] = tool_calls
+                        .iter()
+                        .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
+                        .collect();
+                }
+                v
+            }
+            Message::Tool { tool_call_id, content, .. } => json!({"role": "tool", "tool_call_id": tool_call_id, "content": content}),
+        })
+        .collect()
+}
+
+impl OpenAiBackend {
+    pub fn new(spec: ModelSpec, cache: Option<Arc<Cache>>) -> Result<Self> {
+        let base = spec
+            .base_url
+            .clone()
+            .or_else(|| std::env::var("OPENAI_BASE_URL").ok())
+            .unwrap_or_else(|| "https://api.openai.com/v1".into());
+        let endpoint = base.trim_end_matches('/').to_string();
+        let api_key = std::env::var(&spec.api_key_env).ok().filter(|k| !k.is_empty());
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_secs_f64(spec.request_timeout_s))
+            .pool_max_idle_per_host(spec.concurrency.max(1))
+            .build()?;
+        Ok(OpenAiBackend {
+            url: format!("{endpoint}/chat/completions"),
+            endpoint,
+            api_key,
+            client,
+            limiter: RateLimiter { rpm: spec.requests_per_minute, tpm: spec.tokens_per_minute, next_free: Mutex::new(Instant::now()) },
+            cache,
+            stats: Arc::new(EndpointStats::default()),
+            spec,
+        })
+    }
+
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    fn body(&self, ctx: &TurnContext<'_>) -> Result<Value> {
+        let s = &self.spec;
+        let mut body = json!({"model": s.model.clone().unwrap_or_default(), "messages": wire_messages(ctx.messages)});
+        if !ctx.functions.is_empty() {
+            body["tools"] = ctx.functions.iter().map(|f| f.to_wire()).collect();
+            if let Some(tc) = &s.tool_choice {
+                body["tool_choice"] = json!(tc);
+            }
+            if let Some(p) = s.parallel_tool_calls {
+                body["parallel_tool_calls"] = json!(p);
+            }
+        }
+        if let Some(t) = s.temperature {
+            body["temperature"] = json!(t);
+        }
+        if let Some(t) = s.top_p {
+            body["top_p"] = json!(t);
+        }
+        if let Some(seed) = s.seed {
+            body["seed"] = json!(seed);
+        }
+        if let Some(m) = s.max_tokens {
+            body["max_tokens"] = json!(m);
+        }
+        // The request must be a valid chat-completions request as the client library defines it.
+        serde_json::from_value::<CreateChatCompletionRequest>(body.clone())
+            .map_err(|e| anyhow!("internal: request does not match the chat-completions schema: {e}"))?;
+        Ok(body)
+    }
+
+    async fn attempt(&self, body: &Value) -> Result<Value, Failure> {
+        let mut req = self.client.post(&self.url).json(body);
+        if let Some(key) = &self.api_key {
+            req = req.bearer_auth(key);
+        }
+        let resp = req.send().await.map_err(|e| Failure {
+            kind: if e.is_timeout() { "timeout" } else { "connection" },
+            // reqwest's message names the URL, never the headers: the key cannot leak through it.
+            message: e.to_string(),
+            retryable: true,
+            retry_after: None,
+        })?;
+        let status = resp.status();
+        let headers = resp.headers().clone();
+        let text = resp.text().await.map_err(|e| Failure {
+            kind: if e.is_timeout() { "timeout" } else { "body" },
+            message: e.to_string(),
+            retryable: true,
+            retry_after: None,
+        })?;
+        if !status.is_success() {
+            let retry_after = header_secs(&headers, "retry-after")
+                .or_else(|| header_secs(&headers, "x-ratelimit-reset-requests"))
+                .or_else(|| header_secs(&headers, "x-ratelimit-reset-tokens"))
+                .map(|s| Duration::from_secs_f64(s.clamp(0.0, self.spec.max_retry_after_s)));
+            let code = status.as_u16();
+            if code == 429 {
+                self.stats.rate_limited.fetch_add(1, Ordering::Relaxed);
+            }
+            let snippet: String = text.chars().take(300).collect();
+            return Err(Failure {
+                kind: if code == 429 { "rate_limited" } else if status.is_server_error() { "server_error" } else { "client_error" },
+                message: format!("HTTP {code}: {snippet}"),
+                retryable: code == 429 || code == 408 || status.is_server_error(),
+                retry_after,
+            });
+        }
+        let value: Value = serde_json::from_str(&text).map_err(|e| Failure {
+            kind: "invalid_body",
+            message: format!("response is not JSON (truncated?): {e}"),
+            retryable: true,
+            retry_after: None,
+        })?;
+        if let Err(e) = serde_json::from_value::<CreateChatCompletionResponse>(value.clone()) {
+            return Err(Failure { kind: "invalid_body", message: format!("not a chat completion: {e}"), retryable: true, retry_after: None });
+        }
+        if value["choices"].as_array().is_none_or(|c| c.is_empty()) {
+            return Err(Failure { kind: "empty_choices", message: "the response has no choices".into(), retryable: true, retry_after: None });
+        }
+        Ok(value)
+    }
+
+    /// Full-jitter exponential back-off: uniform in [0, base·2^(attempt−1)], capped at 30 s.
+    fn backoff(&self, attempt: u32, salt: u64) -> Duration {
+        let ceiling = (self.spec.backoff_base_s * 2f64.powi(attempt as i32 - 1)).min(30.0);
+        let mut x = salt ^ 0x9E37_79B9_7F4A_7C15 ^ (attempt as u64).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        x = (x ^ (x >> 31)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        let unit = (x >> 11) as f64 / (1u64 << 53) as f64;
+        Duration::from_secs_f64(ceiling * unit)
+    }
+
+    async fn request(&self, ctx: &TurnContext<'_>) -> Result<AssistantTurn> {
+        let body = self.body(ctx)?;
+        let key = cache::key(&self.endpoint, &body, ctx.trial);
+        if let Some(hit) = self.cache.as_ref().and_then(|c| c.get(&key)) {
+            self.stats.cache_hits.fetch_add(1, Ordering::Relaxed);
+            let mut turn = self.turn(&hit, ctx.turn() + 1);
+            turn.timing = Some(TurnTiming { cached: true, ..Default::default() });
+            return Ok(turn);
+        }
+        let estimate = (body.to_string().len() / 4) as u64 + self.spec.max_tokens.unwrap_or(256) as u64;
+        let mut timing = TurnTiming::default();
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            timing.waited_ms += self.limiter.acquire(estimate).await.as_secs_f64() * 1000.0;
+            self.stats.requests.fetch_add(1, Ordering::Relaxed);
+            let started = Instant::now();
+            let result = self.attempt(&body).await;
+            timing.attempt_ms.push(started.elapsed().as_secs_f64() * 1000.0);
+            match result {
+                Ok(value) => {
+                    if let Some(c) = &self.cache {
+                        c.put(&key, &value)?;
+                    }
+                    let mut turn = self.turn(&value, ctx.turn() + 1);
+                    turn.timing = Some(timing);
+                    return Ok(turn);
+                }
+                Err(f) if f.retryable && attempt < self.spec.max_attempts => {
+                    self.stats.retries.fetch_add(1, Ordering::Relaxed);
+                    let wait = f.retry_after.unwrap_or_else(|| self.backoff(attempt, ctx.seed));
+                    timing.waited_ms += wait.as_secs_f64() * 1000.0;
+                    tokio::time::sleep(wait).await;
+                }
+                Err(f) => {
+                    self.stats.failures.fetch_add(1, Ordering::Relaxed);
+                    return Err(anyhow!("{} after {attempt} attempt(s): {}", f.kind, f.message));
+                }
+            }
+        }
+    }
+
+    /// Turn a (validated) response into an assistant turn.
+    fn turn(&self, value: &Value, turn_no: usize) -> AssistantTurn {
+        let message = &value["choices"][0]["message"];
+        let content = message["content"].as_str().map(String::from);
+        let mut tool_calls: Vec<ToolCall> = message["tool_calls"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .map(|(i, c)| ToolCall {
+                id: c["id"].as_str().filter(|s| !s.is_empty()).map(String::from).unwrap_or_else(|| format!("call_{turn_no}_{i}")),
+                name: c["function"]["name"].as_str().unwrap_or_default().to_string(),
+                arguments: match &c["function"]["arguments"] {
+                    Value::String(s) => s.clone(),
+                    Value::Null => String::new(),
+                    other => other.to_string(),
+                },
+            })
+            .collect();
+        let mut text_call_ids = Vec::new();
+        if tool_calls.is_empty() && self.spec.parse_text_calls {
+            if let Some(text) = &content {
+                for (i, c) in parse_text_calls(text).into_iter().enumerate() {
+                    let id = format!("text_call_{turn_no}_{i}");
+                    text_call_ids.push(id.clone());
+                    tool_calls.push(ToolCall { id, name: c.name, arguments: c.arguments });
+                }
+            }
+        }
+        let u = &value["usage"];
+        let usage = Usage {
+            prompt_tokens: u["prompt_tokens"].as_u64().unwrap_or(0),
+            completion_tokens: u["completion_tokens"].as_u64().unwrap_or(0),
+            cached_tokens: u["prompt_tokens_details"]["cached_tokens"].as_u64().unwrap_or(0),
+        };
+        AssistantTurn { content, tool_calls, usage, text_call_ids, timing: None }
+    }
+}
+
+impl Backend for OpenAiBackend {
+    fn name(&self) -> &str {
+        &self.spec.name
+    }
+
+    fn concurrency(&self) -> usize {
+        self.spec.concurrency
+    }
+
+    fn respond<'a>(&'a self, ctx: &'a TurnContext<'a>) -> BoxFuture<'a, Result<AssistantTurn>> {
+        Box::pin(self.request(ctx))
+    }
+
+    fn stats(&self) -> Option<Value> {
+        serde_json::to_value(self.stats.snapshot()).ok().map(|mut v| {
+            v["endpoint"] = json!(self.endpoint);
+            v
+        })
+    }
+
+    fn price(&self) -> Option<crate::run::config::Price> {
+        self.spec.price
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_and_reset_headers_parse() {
+        let mut h = reqwest::header::HeaderMap::new();
+        h.insert("retry-after", "2".parse().unwrap());
+        h.insert("x-ratelimit-reset-requests", "1m30s".parse().unwrap());
+        h.insert("x-ratelimit-reset-tokens", "250ms".parse().unwrap());
+        assert_eq!(header_secs(&h, "retry-after"), Some(2.0));
+        assert_eq!(header_secs(&h, "x-ratelimit-reset-requests"), Some(90.0));
+        assert_eq!(header_secs(&h, "x-ratelimit-reset-tokens"), Some(0.25));
+        assert_eq!(header_secs(&h, "missing"), None);
+    }
+
+    #[test]
+    fn backoff_is_bounded_and_jittered() {
+        let spec = ModelSpec { backoff_base_s: 0.5, ..ModelSpec::baseline("openai") };
+        let b = OpenAiBackend::new(spec, None).unwrap();
+        for attempt in 1..12 {
+            let ceiling = (0.5 * 2f64.powi(attempt as i32 - 1)).min(30.0);
+            let d = b.backoff(attempt, 42).as_secs_f64();
+            assert!((0.0..=ceiling).contains(&d), "attempt {attempt}: {d}");
+        }
+        assert_ne!(b.backoff(3, 1), b.backoff(3, 2), "different episodes back off differently");
+    }
+}

@@ -1,0 +1,275 @@
+//! `toolpick mock-endpoint`: a local OpenAI-compatible chat-completions server for tests and offline
+//! CI dry runs. **It is a test double, not a model**: it decides with the lexical baseline over the tools
+//! it is sent, so its answers are deterministic, and it injects faults on request.
+//!
+//! Faults are planned by request number (1-based, counted per server): `kind:every` injects `kind` into
+//! every `every`-th request. Kinds: `rate_limit` (429 with `Retry-After`), `server_error` (500),
+//! `unavailable` (503), `slow` (adds `slow_ms`), `timeout` (never answers in time), `malformed_args`
+//! (argument JSON cut short), `invented_tool` (calls a name it was not offered), `text_calls` (the call
+//! written in `content` as bare JSON, no `tool_calls`), `truncated` (half a body), `empty_choices`.
+//! `GET /stats` reports the request counter and the faults injected.
+
+use crate::agent::backends::{LexicalBackend, LexicalConfig};
+use crate::agent::{Addressing, Policy, TurnContext};
+use crate::dataset::{Kind, Task};
+use crate::layout::LayoutKind;
+use crate::layout::progressive::DISCOVER;
+use crate::protocol::{FunctionDef, Message, ToolCall};
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Fault {
+    RateLimit,
+    ServerError,
+    Unavailable,
+    Slow,
+    Timeout,
+    MalformedArgs,
+    InventedTool,
+    TextCalls,
+    Truncated,
+    EmptyChoices,
+}
+
+impl Fault {
+    pub fn parse(s: &str) -> Option<Fault> {
+        Some(match s {
+            "rate_limit" => Fault::RateLimit,
+            "server_error" => Fault::ServerError,
+            "unavailable" => Fault::Unavailable,
+            "slow" => Fault::Slow,
+            "timeout" => Fault::Timeout,
+            "malformed_args" => Fault::MalformedArgs,
+            "invented_tool" => Fault::InventedTool,
+            "text_calls" => Fault::TextCalls,
+            "truncated" => Fault::Truncated,
+            "empty_choices" => Fault::EmptyChoices,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Fault::RateLimit => "rate_limit",
+            Fault::ServerError => "server_error",
+            Fault::Unavailable => "unavailable",
+            Fault::Slow => "slow",
+            Fault::Timeout => "timeout",
+            Fault::MalformedArgs => "malformed_args",
+            Fault::InventedTool => "invented_tool",
+            Fault::TextCalls => "text_calls",
+            Fault::Truncated => "truncated",
+            Fault::EmptyChoices => "empty_choices",
+        }
+    }
+}
+
+/// How the mock behaves.
+#[derive(Debug, Clone)]
+pub struct MockConfig {
+    /// Added to every response.
+    pub latency: Duration,
+    /// `(fault, every)`: inject into every `every`-th request; the first matching entry wins.
+    pub faults: Vec<(Fault, u64)>,
+    /// `Retry-After` seconds sent with 429s.
+    pub retry_after_s: u64,
+    pub slow: Duration,
+    /// Only answer requests carrying `Authorization: Bearer <key>` when set.
+    pub require_key: Option<String>,
+}
+
+impl Default for MockConfig {
+    fn default() -> Self {
+        MockConfig { latency: Duration::ZERO, faults: vec![], retry_after_s: 1, slow: Duration::from_millis(300), require_key: None }
+    }
+}
+
+/// Parse `kind:every` (every defaults to 1).
+pub fn parse_fault(spec: &str) -> Option<(Fault, u64)> {
+    let (kind, every) = spec.split_once(':').unwrap_or((spec, "1"));
+    Some((Fault::parse(kind)?, every.parse().ok().filter(|n| *n >= 1)?))
+}
+
+struct MockState {
+    config: MockConfig,
+    lexical: LexicalBackend,
+    requests: AtomicU64,
+    injected: Mutex<std::collections::BTreeMap<&'static str, u64>>,
+}
+
+/// A running mock server.
+pub struct MockServer {
+    pub addr: SocketAddr,
+    state: Arc<MockState>,
+}
+
+impl MockServer {
+    /// Base URL to configure clients with, e.g. `http://127.0.0.1:41234/v1`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+    /// Requests received so far.
+    pub fn requests(&self) -> u64 {
+        self.state.requests.load(Ordering::SeqCst)
+    }
+    pub fn injected(&self, fault: Fault) -> u64 {
+        self.state.injected.lock().expect("lock").get(fault.name()).copied().unwrap_or(0)
+    }
+}
+
+/// Bind `addr` (port 0 for any) and serve in the background on the current tokio runtime.
+pub async fn spawn(addr: SocketAddr, config: MockConfig) -> std::io::Result<MockServer> {
+    let state = Arc::new(MockState {
+        config,
+        lexical: LexicalBackend::new(LexicalConfig::default()),
+        requests: AtomicU64::new(0),
+        injected: Mutex::new(Default::default()),
+    });
+    let app = Router::new()
+        .route("/v1/chat/completions", post(chat))
+        .route("/v1/models", get(|| async { Json(json!({"object": "list", "data": [{"id": "mock", "object": "model"}]})) }))
+        .route("/stats", get(stats))
+        .with_state(state.clone());
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let addr = listener.local_addr()?;
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    Ok(MockServer { addr, state })
+}
+
+async fn stats(State(s): State<Arc<MockState>>) -> Json<Value> {
+    let injected = s.injected.lock().expect("lock").clone();
+    Json(json!({"requests": s.requests.load(Ordering::SeqCst), "injected": injected}))
+}
+
+fn error(status: StatusCode, message: &str) -> Response {
+    (status, Json(json!({"error": {"message": message, "type": "mock_error", "param": null, "code": null}}))).into_response()
+}
+
+fn messages_from(body: &Value) -> Vec<Message> {
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| {
+            let content = match &m["content"] {
+                Value::String(s) => s.clone(),
+                Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join(""),
+                _ => String::new(),
+            };
+            Some(match m["role"].as_str()? {
+                "system" | "developer" => Message::System { content },
+                "user" => Message::User { content },
+                "assistant" => Message::Assistant {
+                    content: (!content.is_empty()).then_some(content),
+                    tool_calls: m["tool_calls"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .map(|c| ToolCall {
+                            id: c["id"].as_str().unwrap_or_default().into(),
+                            name: c["function"]["name"].as_str().unwrap_or_default().into(),
+                            arguments: c["function"]["arguments"].as_str().unwrap_or_default().into(),
+                        })
+                        .collect(),
+                },
+                "tool" => Message::Tool { tool_call_id: m["tool_call_id"].as_str().unwrap_or_default().into(), name: String::new(), content },
+                _ => return None,
+            })
+        })
+        .collect()
+}
+
+async fn chat(State(s): State<Arc<MockState>>, headers: HeaderMap, Json(body): Json<Value>) -> Response {
+    let n = s.requests.fetch_add(1, Ordering::SeqCst) + 1;
+    if let Some(key) = &s.config.require_key {
+        let auth = headers.get("authorization").and_then(|v| v.to_str().ok()).unwrap_or_default();
+        if auth != format!("Bearer {key}") {
+            return error(StatusCode::UNAUTHORIZED, "invalid api key");
+        }
+    }
+    let fault = s.config.faults.iter().find(|(_, every)| n % every == 0).map(|(f, _)| *f);
+    if let Some(f) = fault {
+        *s.injected.lock().expect("lock").entry(f.name()).or_default() += 1;
+    }
+    tokio::time::sleep(s.config.latency).await;
+    match fault {
+        Some(Fault::RateLimit) => {
+            let mut r = error(StatusCode::TOO_MANY_REQUESTS, "rate limited (mock)");
+            r.headers_mut().insert("retry-after", s.config.retry_after_s.to_string().parse().expect("header"));
+            return r;
+        }
+        Some(Fault::ServerError) => return error(StatusCode::INTERNAL_SERVER_ERROR, "internal error (mock)"),
+        Some(Fault::Unavailable) => return error(StatusCode::SERVICE_UNAVAILABLE, "overloaded (mock)"),
+        Some(Fault::Slow) => tokio::time::sleep(s.config.slow).await,
+        Some(Fault::Timeout) => tokio::time::sleep(Duration::from_secs(3600)).await,
+        _ => {}
+    }
+
+    let messages = messages_from(&body);
+    let functions: Vec<FunctionDef> = body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| serde_json::from_value(t["function"].clone()).ok())
+        .collect();
+    let query = messages.iter().find_map(|m| if let Message::User { content } = m { Some(content.clone()) } else { None }).unwrap_or_default();
+    let layout = if functions.iter().any(|f| f.name == DISCOVER) { LayoutKind::Progressive } else { LayoutKind::Flat };
+    let task = Task { id: "mock".into(), query, kind: Kind::Single, expected: vec![], category: String::new(), tags: vec![], line: 0 };
+    let addressing = Addressing::new();
+    let ctx = TurnContext { task: &task, messages: &messages, functions: &functions, layout, addressing: &addressing, seed: 0, trial: 0 };
+    let turn = s.lexical.decide(&ctx).unwrap_or_default();
+
+    let mut calls: Vec<Value> = turn
+        .tool_calls
+        .iter()
+        .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
+        .collect();
+    let mut content = turn.content.clone();
+    match fault {
+        Some(Fault::MalformedArgs) => {
+            for c in &mut calls {
+                let a = c["function"]["arguments"].as_str().unwrap_or("{}").to_string();
+                c["function"]["arguments"] = json!(a[..a.len() / 2].to_string());
+            }
+        }
+        Some(Fault::InventedTool) if !calls.is_empty() => calls[0]["function"]["name"] = json!("do_what_i_mean"),
+        Some(Fault::TextCalls) if !calls.is_empty() => {
+            let c = &turn.tool_calls[0];
+            let args: Value = serde_json::from_str(&c.arguments).unwrap_or(json!({}));
+            content = Some(json!({"name": c.name, "arguments": args}).to_string());
+            calls.clear();
+        }
+        _ => {}
+    }
+    let prompt_tokens = (body["messages"].to_string().len() + body["tools"].to_string().len()) as u64 / 4;
+    let completion_tokens = (content.as_deref().unwrap_or("").len() + calls.iter().map(|c| c.to_string().len()).sum::<usize>()) as u64 / 4 + 1;
+    let mut message = json!({"role": "assistant", "content": content});
+    if !calls.is_empty() {
+        message["tool_calls"] = json!(calls);
+    }
+    let finish = if calls.is_empty() { "stop" } else { "tool_calls" };
+    let choices = if fault == Some(Fault::EmptyChoices) { json!([]) } else { json!([{"index": 0, "message": message, "finish_reason": finish, "logprobs": null}]) };
+    let response = json!({
+        "id": format!("chatcmpl-mock-{n}"), "object": "chat.completion", "created": 0,
+        "model": body["model"].as_str().unwrap_or("mock"),
+        "choices": choices,
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens}
+    });
+    if fault == Some(Fault::Truncated) {
+        let text = response.to_string();
+        return (StatusCode::OK, [("content-type", "application/json")], text[..text.len() / 2].to_string()).into_response();
+    }
+    Json(response).into_response()
+}

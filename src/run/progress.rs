@@ -1,0 +1,93 @@
+//! Progress reporting, kept apart from the runner: indicatif bars per cell on a terminal, plain
+//! periodic log lines otherwise (CI logs), and nothing at all when asked to be quiet.
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+struct CellCount {
+    done: u64,
+    passed: u64,
+    errors: u64,
+}
+
+pub struct Progress {
+    bars: Vec<ProgressBar>,
+    counts: Mutex<Vec<CellCount>>,
+    plain: bool,
+    quiet: bool,
+    last_line: Mutex<Instant>,
+    total: u64,
+    started: Instant,
+    _multi: MultiProgress,
+}
+
+impl Progress {
+    /// `cells`: (label, trials to run now).
+    pub fn new(cells: &[(String, u64)], quiet: bool) -> Progress {
+        let tty = std::io::stderr().is_terminal() && std::env::var_os("CI").is_none();
+        let multi = MultiProgress::with_draw_target(if tty && !quiet { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() });
+        let style = ProgressStyle::with_template("{prefix:<40} {bar:28} {pos:>6}/{len:<6} eta {eta:>4} {msg}")
+            .expect("template")
+            .progress_chars("=> ");
+        let bars = cells
+            .iter()
+            .map(|(label, n)| {
+                let b = multi.add(ProgressBar::new(*n));
+                b.set_style(style.clone());
+                b.set_prefix(label.clone());
+                b
+            })
+            .collect();
+        Progress {
+            bars,
+            counts: Mutex::new(cells.iter().map(|_| CellCount { done: 0, passed: 0, errors: 0 }).collect()),
+            plain: !tty,
+            quiet,
+            last_line: Mutex::new(Instant::now()),
+            total: cells.iter().map(|c| c.1).sum(),
+            started: Instant::now(),
+            _multi: multi,
+        }
+    }
+
+    /// One trial of `cell` finished.
+    pub fn record(&self, cell: usize, passed: bool, error: bool, retries: u64) {
+        let (msg, done_all, passed_all, errors_all) = {
+            let mut counts = self.counts.lock().expect("progress lock");
+            let c = &mut counts[cell];
+            c.done += 1;
+            c.passed += u64::from(passed);
+            c.errors += u64::from(error);
+            let scored = c.done - c.errors;
+            let rate = if scored == 0 { 0.0 } else { 100.0 * c.passed as f64 / scored as f64 };
+            let msg = format!("pass {rate:5.1}%  errors {}  retries {retries}", c.errors);
+            let done: u64 = counts.iter().map(|c| c.done).sum();
+            let passed: u64 = counts.iter().map(|c| c.passed).sum();
+            let errors: u64 = counts.iter().map(|c| c.errors).sum();
+            (msg, done, passed, errors)
+        };
+        self.bars[cell].inc(1);
+        self.bars[cell].set_message(msg);
+        if self.plain && !self.quiet {
+            let mut last = self.last_line.lock().expect("progress lock");
+            if last.elapsed() >= Duration::from_secs(5) || done_all == self.total {
+                *last = Instant::now();
+                let scored = done_all - errors_all;
+                let rate = if scored == 0 { 0.0 } else { 100.0 * passed_all as f64 / scored as f64 };
+                eprintln!(
+                    "progress: {done_all}/{} trials, pass {rate:.1}%, errors {errors_all}, retries {retries}, {:.1}s",
+                    self.total,
+                    self.started.elapsed().as_secs_f64()
+                );
+            }
+        }
+    }
+
+    pub fn finish(&self) {
+        for b in &self.bars {
+            b.finish();
+        }
+    }
+}
