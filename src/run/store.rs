@@ -99,11 +99,10 @@ pub fn compact(path: &Path, order: &HashMap<String, usize>) -> Result<usize> {
             continue;
         }
         let line = &text[start..i];
-        if let Ok(head) = serde_json::from_slice::<Head>(line) {
-            if let Some(&pos) = order.get(&head.trial_id) {
+        if let Ok(head) = serde_json::from_slice::<Head>(line)
+            && let Some(&pos) = order.get(&head.trial_id) {
                 latest.insert(pos, (start, i + 1));
             }
-        }
         start = i + 1;
     }
     let mut positions: Vec<usize> = latest.keys().copied().collect();
@@ -133,7 +132,7 @@ mod tests {
         let e = scan(&p).unwrap();
         assert_eq!(e.discarded, "{\"trial_id\":\"c\",\"sco".len());
         assert_eq!(e.done.len(), 2);
-        assert_eq!(e.done["b"], true);
+        assert!(e.done["b"]);
         assert_eq!(std::fs::read_to_string(&p).unwrap().lines().count(), 2);
     }
 

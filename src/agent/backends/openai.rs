@@ -333,15 +333,14 @@ impl OpenAiBackend {
             })
             .collect();
         let mut text_call_ids = Vec::new();
-        if tool_calls.is_empty() && self.spec.parse_text_calls {
-            if let Some(text) = &content {
+        if tool_calls.is_empty() && self.spec.parse_text_calls
+            && let Some(text) = &content {
                 for (i, c) in parse_text_calls(text).into_iter().enumerate() {
                     let id = format!("text_call_{turn_no}_{i}");
                     text_call_ids.push(id.clone());
                     tool_calls.push(ToolCall { id, name: c.name, arguments: c.arguments });
                 }
             }
-        }
         let u = &value["usage"];
         let usage = Usage {
             prompt_tokens: u["prompt_tokens"].as_u64().unwrap_or(0),
