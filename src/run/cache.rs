@@ -16,14 +16,14 @@ pub struct Cache {
     dir: PathBuf,
 }
 
-/// The cache key of a request.
-pub fn key(endpoint: &str, body: &Value, trial: usize) -> String {
+/// The cache key of a request, from its serialised body.
+pub fn key(endpoint: &str, body: &[u8], trial: usize) -> String {
     let mut h = Sha256::new();
     h.update(b"toolpick-cache-v1\n");
     h.update(endpoint.as_bytes());
     h.update(b"\n");
     // serde_json writes object keys in insertion order; the request body is built in a fixed order.
-    h.update(body.to_string().as_bytes());
+    h.update(body);
     h.update(format!("\ntrial={trial}").as_bytes());
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -89,18 +89,20 @@ mod tests {
     #[test]
     fn key_separates_trials_endpoints_and_bodies() {
         let body = json!({"model": "m", "messages": [{"role": "user", "content": "hi"}], "temperature": 0.0});
+        let body = body.to_string().into_bytes();
         let k = key("http://a/v1", &body, 0);
         assert_eq!(k, key("http://a/v1", &body, 0));
         assert_ne!(k, key("http://a/v1", &body, 1), "repeated trials must not collide");
         assert_ne!(k, key("http://b/v1", &body, 0));
-        assert_ne!(k, key("http://a/v1", &json!({"model": "m", "messages": [{"role": "user", "content": "hi"}], "temperature": 0.7}), 0));
+        let warmer = json!({"model": "m", "messages": [{"role": "user", "content": "hi"}], "temperature": 0.7}).to_string();
+        assert_ne!(k, key("http://a/v1", warmer.as_bytes(), 0));
     }
 
     #[test]
     fn put_get_stats_clear() {
         let dir = tempfile::tempdir().unwrap();
         let c = Cache::new(dir.path().join("c"));
-        let k = key("e", &json!({}), 0);
+        let k = key("e", b"{}", 0);
         assert!(c.get(&k).is_none());
         c.put(&k, &json!({"ok": 1})).unwrap();
         assert_eq!(c.get(&k), Some(json!({"ok": 1})));

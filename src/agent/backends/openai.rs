@@ -88,6 +88,8 @@ pub struct OpenAiBackend {
     limiter: RateLimiter,
     cache: Option<Arc<Cache>>,
     pub stats: Arc<EndpointStats>,
+    /// The request shape is checked against the library's schema once per backend, not per request.
+    schema_checked: std::sync::atomic::AtomicBool,
 }
 
 /// Why a request failed, and whether trying again may help.
@@ -172,6 +174,7 @@ impl OpenAiBackend {
             limiter: RateLimiter { rpm: spec.requests_per_minute, tpm: spec.tokens_per_minute, next_free: Mutex::new(Instant::now()) },
             cache,
             stats: Arc::new(EndpointStats::default()),
+            schema_checked: std::sync::atomic::AtomicBool::new(false),
             spec,
         })
     }
@@ -204,14 +207,21 @@ impl OpenAiBackend {
         if let Some(m) = s.max_tokens {
             body["max_tokens"] = json!(m);
         }
-        // The request must be a valid chat-completions request as the client library defines it.
-        serde_json::from_value::<CreateChatCompletionRequest>(body.clone())
-            .map_err(|e| anyhow!("internal: request does not match the chat-completions schema: {e}"))?;
+        // The request must be a valid chat-completions request as the client library defines it. Every
+        // request is built by this one function, so checking the first (with tools and a tool result
+        // once one exists) is enough and keeps a 100 KB deserialisation off the hot path.
+        if !self.schema_checked.load(Ordering::Relaxed) {
+            serde_json::from_value::<CreateChatCompletionRequest>(body.clone())
+                .map_err(|e| anyhow!("internal: request does not match the chat-completions schema: {e}"))?;
+            if ctx.messages.iter().any(|m| matches!(m, Message::Tool { .. })) {
+                self.schema_checked.store(true, Ordering::Relaxed);
+            }
+        }
         Ok(body)
     }
 
-    async fn attempt(&self, body: &Value) -> Result<Value, Failure> {
-        let mut req = self.client.post(&self.url).json(body);
+    async fn attempt(&self, body: &[u8]) -> Result<Value, Failure> {
+        let mut req = self.client.post(&self.url).header(reqwest::header::CONTENT_TYPE, "application/json").body(body.to_vec());
         if let Some(key) = &self.api_key {
             req = req.bearer_auth(key);
         }
@@ -272,7 +282,7 @@ impl OpenAiBackend {
     }
 
     async fn request(&self, ctx: &TurnContext<'_>) -> Result<AssistantTurn> {
-        let body = self.body(ctx)?;
+        let body = serde_json::to_vec(&self.body(ctx)?)?;
         let key = cache::key(&self.endpoint, &body, ctx.trial);
         if let Some(hit) = self.cache.as_ref().and_then(|c| c.get(&key)) {
             self.stats.cache_hits.fetch_add(1, Ordering::Relaxed);
@@ -280,7 +290,7 @@ impl OpenAiBackend {
             turn.timing = Some(TurnTiming { cached: true, ..Default::default() });
             return Ok(turn);
         }
-        let estimate = (body.to_string().len() / 4) as u64 + self.spec.max_tokens.unwrap_or(256) as u64;
+        let estimate = (body.len() / 4) as u64 + self.spec.max_tokens.unwrap_or(256) as u64;
         let mut timing = TurnTiming::default();
         let mut attempt = 0;
         loop {
