@@ -21,7 +21,7 @@ Examples:
   toolpick validate --catalog registries/workspace --dataset datasets/starter.jsonl
   toolpick report reports/latest        re-score and re-render a finished run
 
-Exit codes: 0 ok, 1 harness error, 2 invalid input or configuration.";
+Exit codes: 0 ok, 1 harness error, 2 invalid input or configuration, 100 a gate failed (lint --fail-on).";
 
 #[derive(Parser)]
 #[command(name = "toolpick", version, about = "Measure how well agents pick tools: flat vs progressive discovery, good vs bad descriptions.", after_help = AFTER_HELP)]
@@ -45,6 +45,9 @@ enum Command {
     /// Serve a local OpenAI-compatible endpoint for tests and offline CI dry runs. It is a test double,
     /// not a model: it answers with the lexical baseline and injects faults on request.
     MockEndpoint(MockArgs),
+    /// Check a catalog against the tool-design rules (names, descriptions, schemas, annotations,
+    /// poisoning). Exits with 100 when a finding reaches --fail-on.
+    Lint(LintArgs),
     /// Inspect or clear the on-disk response cache.
     Cache {
         #[command(subcommand)]
@@ -63,6 +66,21 @@ enum CacheAction {
     Stats,
     /// Remove every entry.
     Clear,
+}
+
+#[derive(Args)]
+struct LintArgs {
+    /// Catalog directory. Default: the bundled registries/workspace.
+    catalog: Option<PathBuf>,
+    /// text, json or sarif.
+    #[arg(long, default_value = "text")]
+    format: String,
+    /// Fail (exit 100) when a finding is at least this severe: block, warn, info or never.
+    #[arg(long, default_value = "block")]
+    fail_on: String,
+    /// Write the output to this file instead of stdout.
+    #[arg(long, short)]
+    output: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -286,6 +304,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         }
         Command::Validate(args) => cmd_validate(args),
         Command::MockEndpoint(args) => cmd_mock(args),
+        Command::Lint(args) => cmd_lint(args),
         Command::Cache { action, cache_dir } => {
             let cache = crate::run::cache::Cache::new(cache_dir);
             match action {
@@ -298,6 +317,37 @@ fn dispatch(cli: Cli) -> Result<()> {
             Ok(())
         }
     }
+}
+
+fn cmd_lint(args: LintArgs) -> Result<()> {
+    let path = args.catalog.clone().unwrap_or_else(|| bundled("registries/workspace"));
+    let catalog = load_catalog(&path)?;
+    let findings = crate::lint::lint(&catalog);
+    let root = std::env::current_dir().unwrap_or_default();
+    let text = match args.format.as_str() {
+        "text" => {
+            use std::io::IsTerminal;
+            let color = args.output.is_none() && std::io::stdout().is_terminal();
+            crate::lint::output::text(&findings, color)
+        }
+        "json" => crate::lint::output::json(&findings),
+        "sarif" => crate::lint::output::sarif(&findings, &root),
+        other => return Err(crate::error::InputError::new("--format", format!("unknown format `{other}`; use text, json or sarif")).into()),
+    };
+    let threshold = match args.fail_on.as_str() {
+        "never" => None,
+        s => Some(crate::lint::Severity::parse(s).ok_or_else(|| crate::error::InputError::new("--fail-on", format!("unknown severity `{s}`; use block, warn, info or never")))?),
+    };
+    match &args.output {
+        Some(p) => crate::report::write_atomic(p, text.as_bytes())?,
+        None => print!("{text}"),
+    }
+    if let (Some(t), Some(w)) = (threshold, crate::lint::worst(&findings)) {
+        if w >= t {
+            return Err(anyhow::Error::new(crate::error::GateFailed(format!("lint: a `{}` finding reached --fail-on {}", w.as_str(), t.as_str()))));
+        }
+    }
+    Ok(())
 }
 
 fn cmd_mock(args: MockArgs) -> Result<()> {

@@ -13,6 +13,20 @@ pub const EXIT_OK: i32 = 0;
 pub const EXIT_HARNESS: i32 = 1;
 /// Exit code: invalid input or configuration.
 pub const EXIT_INPUT: i32 = 2;
+/// Exit code: a quality gate failed (e.g. a lint finding at or above `--fail-on`).
+pub const EXIT_GATE: i32 = 100;
+
+/// A gate (lint threshold, pass-rate minimum) was not met: not an error of the harness or the input.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GateFailed(pub String);
+
+impl fmt::Display for GateFailed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for GateFailed {}
 
 /// A problem with user-supplied input, located as precisely as we can.
 #[derive(Debug, Clone, PartialEq)]
@@ -83,6 +97,9 @@ pub fn exit_code_for(err: &anyhow::Error) -> i32 {
     for cause in err.chain() {
         if cause.is::<InputError>() || cause.is::<InputErrors>() {
             return EXIT_INPUT;
+        }
+        if cause.is::<GateFailed>() {
+            return EXIT_GATE;
         }
     }
     EXIT_HARNESS

@@ -11,6 +11,7 @@ pub mod dataset;
 pub mod error;
 pub mod exec;
 pub mod layout;
+pub mod lint;
 pub mod mock;
 pub mod protocol;
 pub mod report;

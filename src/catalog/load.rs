@@ -38,6 +38,9 @@ struct RawCategory {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct RawTool {
+    /// Only in hand-written description variants: the id of the tool in the written catalog this entry
+    /// describes (its name may differ).
+    id: Option<String>,
     name: String,
     title: Option<String>,
     description: String,
@@ -172,10 +175,11 @@ fn check_server(
         for (ti, rt) in rc.tools.into_iter().enumerate() {
             let tfield = format!("{cfield}.tools[{ti}]");
             let tneedle = format!("\"{}\"", rt.name);
-            if !is_valid_name(&rt.name) {
-                errors.push(err(format!("{tfield}.name"), &tneedle, format!("tool name `{}` must match ^[a-z][a-z0-9_]{{0,63}}$", rt.name)));
+            // Names must be usable as function names; style (snake_case, verb_noun) is the linter's job.
+            if !crate::layout::flat::is_valid_function_name(&rt.name) {
+                errors.push(err(format!("{tfield}.name"), &tneedle, format!("tool name `{}` must match ^[a-zA-Z0-9_-]{{1,64}}$", rt.name)));
             }
-            let id = format!("{}/{}/{}", raw.name, rc.name, rt.name);
+            let id = rt.id.clone().unwrap_or_else(|| format!("{}/{}/{}", raw.name, rc.name, rt.name));
             if let Some(other) = ids.insert(id.clone(), file.to_path_buf()) {
                 errors.push(err(format!("{tfield}.name"), &tneedle, format!("tool id `{id}` is already defined in {}", other.display())));
             }
@@ -198,6 +202,11 @@ fn check_server(
                 description: rt.description,
                 input_schema: rt.input_schema,
                 output_schema: rt.output_schema,
+                origin: super::Origin {
+                    file: file.to_path_buf(),
+                    line: line_of(text, &format!("\"name\": {tneedle}")).or_else(|| line_of(text, &tneedle)).unwrap_or(0),
+                    annotations_given: rt.annotations.is_some(),
+                },
                 annotations: rt.annotations.unwrap_or_default(),
                 mock_response: rt.mock_response.unwrap_or_else(|| serde_json::json!({"ok": true})),
             });

@@ -50,6 +50,17 @@ pub struct Tool {
     pub annotations: Annotations,
     /// What simulated execution returns for a valid call.
     pub mock_response: Value,
+    /// Where the tool was written (for lint locations); empty for tools built in code.
+    pub origin: Origin,
+}
+
+/// Where a tool comes from, and what its author declared explicitly.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Origin {
+    pub file: std::path::PathBuf,
+    pub line: usize,
+    /// `annotations` was present in the file (absent hints are a lint finding).
+    pub annotations_given: bool,
 }
 
 impl Tool {

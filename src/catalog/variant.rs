@@ -251,6 +251,7 @@ mod tests {
             output_schema: None,
             annotations: Annotations::default(),
             mock_response: json!({}),
+            origin: Default::default(),
         }
     }
 

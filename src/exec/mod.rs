@@ -137,6 +137,7 @@ mod tests {
             output_schema: None,
             annotations: Annotations::default(),
             mock_response: json!({"temp_c": 21}),
+            origin: Default::default(),
         };
         let cat = Catalog::new("t", "", vec![Server { name: "w".into(), title: None, description: "".into(), categories: vec![Category { name: "weather".into(), description: "".into(), tools: vec![tool] }] }]);
         Executor::new(&cat).unwrap()
