@@ -161,7 +161,7 @@ fn search_documentation_ranks_actions_by_keywords() {
 fn both_layouts_show_exactly_the_same_variant_text() {
     let c = load_catalog(&repo().join("registries/workspace")).unwrap();
     for variant in ["good", "bad"] {
-        let shown = Variant::parse(variant).unwrap().apply(&c);
+        let shown = Variant::parse(variant).unwrap().apply(&c).unwrap();
         let ex = Arc::new(Executor::new(&c).unwrap());
         let flat = FlatLayout::new(&shown, ex.clone());
         let p = ProgressiveLayout::new(shown.clone(), ex, DiscoveryRule::default());

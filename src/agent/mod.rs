@@ -24,6 +24,8 @@ pub struct Address {
     pub category: String,
     /// Tool name in the current variant (the progressive layout's action name).
     pub action: String,
+    /// For a merged tool: the dispatch parameter and the value that selects this tool.
+    pub dispatch: Option<(String, String)>,
 }
 
 pub type Addressing = HashMap<String, Address>;

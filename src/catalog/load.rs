@@ -207,6 +207,7 @@ fn check_server(
                     line: line_of(text, &format!("\"name\": {tneedle}")).or_else(|| line_of(text, &tneedle)).unwrap_or(0),
                     annotations_given: rt.annotations.is_some(),
                 },
+                dispatch: None,
                 annotations: rt.annotations.unwrap_or_default(),
                 mock_response: rt.mock_response.unwrap_or_else(|| serde_json::json!({"ok": true})),
             });

@@ -4,6 +4,7 @@
 //! Every tool has a stable [`Tool::id`] (`server/category/tool`) that ground truth refers to; names and
 //! descriptions may change between description variants ([`variant`]), ids never do.
 
+pub mod degrade;
 pub mod load;
 pub mod variant;
 
@@ -52,6 +53,16 @@ pub struct Tool {
     pub mock_response: Value,
     /// Where the tool was written (for lint locations); empty for tools built in code.
     pub origin: Origin,
+    /// Set on a merged tool (the `merge_siblings` operator): calls dispatch to the original tools.
+    pub dispatch: Option<Dispatch>,
+}
+
+/// How a merged tool routes a call: the value of `param` names the original tool.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dispatch {
+    pub param: String,
+    /// Value of `param` → id of the original tool.
+    pub targets: std::collections::BTreeMap<String, String>,
 }
 
 /// Where a tool comes from, and what its author declared explicitly.

@@ -138,6 +138,7 @@ mod tests {
             annotations: Annotations::default(),
             mock_response: json!({"temp_c": 21}),
             origin: Default::default(),
+            dispatch: None,
         };
         let cat = Catalog::new("t", "", vec![Server { name: "w".into(), title: None, description: "".into(), categories: vec![Category { name: "weather".into(), description: "".into(), tools: vec![tool] }] }]);
         Executor::new(&cat).unwrap()

@@ -6,8 +6,9 @@
 //! two tools can never end up behind one name (the gorilla #1091 failure, where truncation silently merged
 //! functions).
 
-use super::{CallOutcome, CallStatus, Layout, LayoutKind, error_json, execute_tool, parse_arguments, record};
-use crate::catalog::Catalog;
+use super::{CallOutcome, CallStatus, Layout, LayoutKind, dispatch_rejected, error_json, execute_tool, parse_arguments, record, resolve_dispatch};
+use crate::catalog::degrade::provider_text;
+use crate::catalog::{Catalog, Dispatch};
 use crate::exec::Executor;
 use crate::protocol::{FunctionDef, ToolCall};
 use serde_json::Value;
@@ -18,6 +19,7 @@ pub struct FlatLayout {
     functions: Vec<FunctionDef>,
     name_to_id: HashMap<String, String>,
     id_to_name: HashMap<String, String>,
+    dispatch: HashMap<String, Dispatch>,
     executor: Arc<Executor>,
 }
 
@@ -71,16 +73,20 @@ impl FlatLayout {
         let mut functions = Vec::new();
         let mut name_to_id = HashMap::new();
         let mut id_to_name = HashMap::new();
+        let mut dispatch = HashMap::new();
         for (t, name) in catalog.tools().zip(names) {
             functions.push(FunctionDef {
                 name: name.clone(),
-                description: t.tool.description.clone(),
+                description: provider_text(&t.tool.description),
                 parameters: t.tool.input_schema.clone(),
             });
+            if let Some(d) = &t.tool.dispatch {
+                dispatch.insert(t.tool.id.clone(), d.clone());
+            }
             name_to_id.insert(name.clone(), t.tool.id.clone());
             id_to_name.insert(t.tool.id.clone(), name);
         }
-        FlatLayout { functions, name_to_id, id_to_name, executor }
+        FlatLayout { functions, name_to_id, id_to_name, dispatch, executor }
     }
 
     /// The function name a tool id is offered under.
@@ -105,8 +111,6 @@ impl Layout for FlatLayout {
 
     fn call(&self, call: &ToolCall, step: usize) -> CallOutcome {
         let Some(tool_id) = self.name_to_id.get(&call.name) else {
-            let mut names: Vec<&str> = self.functions.iter().map(|f| f.name.as_str()).collect();
-            names.sort_unstable();
             return CallOutcome {
                 content: error_json(&format!(
                     "Unknown tool '{}'. Call one of the tools you were given, by its exact name.",
@@ -123,7 +127,10 @@ impl Layout for FlatLayout {
                 return CallOutcome { content: error_json(&format!("Invalid input: {e}. Send the arguments as one JSON object.")), record: r };
             }
         };
-        execute_tool(&self.executor, tool_id, args, &call.name, step, |v| v.to_string())
+        match resolve_dispatch(self.dispatch.get(tool_id), tool_id, args.clone()) {
+            Ok((target, args)) => execute_tool(&self.executor, &target, args, &call.name, step, |v| v.to_string()),
+            Err((kind, message)) => dispatch_rejected(step, &call.name, tool_id, args, kind, &message),
+        }
     }
 }
 

@@ -155,6 +155,38 @@ pub(crate) fn execute_tool(
     }
 }
 
+/// Route a call to a merged tool (`merge_siblings`) to the original tool it names. Returns the tool id
+/// to execute and the arguments without the dispatch parameter, or a rejection to send back.
+pub(crate) fn resolve_dispatch(dispatch: Option<&crate::catalog::Dispatch>, tool_id: &str, args: Value) -> Result<(String, Value), (Rejection, String)> {
+    let Some(d) = dispatch else { return Ok((tool_id.to_string(), args)) };
+    let mut map = match args {
+        Value::Object(m) => m,
+        _ => return Err((Rejection::TypeError, "Invalid input: arguments must be an object.".into())),
+    };
+    let options: Vec<&str> = d.targets.keys().map(String::as_str).collect();
+    match map.remove(&d.param) {
+        None => Err((Rejection::MissingRequired, format!("Invalid input: '{}' is required. One of: {}.", d.param, options.join(", ")))),
+        Some(Value::String(v)) if d.targets.contains_key(&v) => Ok((d.targets[&v].clone(), Value::Object(map))),
+        Some(other) => Err((Rejection::ValueError, format!("Invalid input: '{}' = {other} is not one of: {}.", d.param, options.join(", ")))),
+    }
+}
+
+/// The outcome of a call whose dispatch failed.
+pub(crate) fn dispatch_rejected(step: usize, name: &str, tool_id: &str, args: Value, kind: Rejection, message: &str) -> CallOutcome {
+    CallOutcome {
+        content: error_json(message),
+        record: CallRecord {
+            step,
+            name: name.into(),
+            status: CallStatus::Rejected,
+            tool_id: Some(tool_id.into()),
+            arguments: Some(args),
+            rejection: Some(kind),
+            from_text: false,
+        },
+    }
+}
+
 /// A tool-result error body.
 pub(crate) fn error_json(message: &str) -> String {
     serde_json::json!({ "error": message }).to_string()

@@ -6,7 +6,11 @@
 //! [`DiscoveryRule`]: full details for tiny servers, categories with their actions for small ones,
 //! categories only for the rest.
 
-use super::{CallOutcome, CallRecord, CallStatus, Layout, LayoutKind, error_json, execute_tool, json_kind, parse_arguments, record};
+use super::{
+    CallOutcome, CallRecord, CallStatus, Layout, LayoutKind, dispatch_rejected, error_json, execute_tool, json_kind, parse_arguments, record,
+    resolve_dispatch,
+};
+use crate::catalog::degrade::provider_text;
 use crate::catalog::{Catalog, Category, Server, Tool};
 use crate::exec::Executor;
 use crate::protocol::{FunctionDef, ToolCall};
@@ -200,7 +204,11 @@ impl ProgressiveLayout {
         let fields: Option<Vec<String>> =
             args.get("include_output_fields").and_then(Value::as_array).map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect());
         let max_chars = args.get("maximum_output_characters").and_then(Value::as_u64).map(|n| n as usize);
-        execute_tool(&self.executor, &tool.id, Value::Object(merged), &call.name, step, move |response| {
+        let (target, merged) = match resolve_dispatch(tool.dispatch.as_ref(), &tool.id, Value::Object(merged)) {
+            Ok(resolved) => resolved,
+            Err((kind, message)) => return dispatch_rejected(step, &call.name, &tool.id, Value::Null, kind, &message),
+        };
+        execute_tool(&self.executor, &target, merged, &call.name, step, move |response| {
             let response = match (fields, response) {
                 (Some(f), Value::Object(m)) if !f.is_empty() => Value::Object(m.into_iter().filter(|(k, _)| f.contains(k)).collect()),
                 (_, r) => r,
@@ -230,11 +238,11 @@ fn malformed(call: &ToolCall, step: usize, tool_id: &str, msg: String) -> CallOu
 }
 
 fn action_summary(t: &Tool) -> Value {
-    json!({"name": t.name, "description": t.description})
+    json!({"name": t.name, "description": provider_text(&t.description)})
 }
 
 fn action_details_json(t: &Tool) -> Value {
-    let mut v = json!({"name": t.name, "description": t.description, "inputSchema": t.input_schema});
+    let mut v = json!({"name": t.name, "description": provider_text(&t.description), "inputSchema": t.input_schema});
     if let Some(o) = &t.output_schema {
         v["outputSchema"] = o.clone();
     }

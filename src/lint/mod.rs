@@ -331,7 +331,7 @@ fn similar_sibling(t: &ToolRef<'_>, catalog: &Catalog) -> Option<String> {
 /// "one of a, b or c", "either x or y", "a | b | c".
 fn closed_set_hint(desc: &str) -> bool {
     let l = desc.to_lowercase();
-    l.contains("one of ") || l.contains("either ") || l.matches(" | ").count() >= 1 || l.matches('|').count() >= 2
+    l.contains("one of ") || l.contains("one of:") || l.contains("either ") || l.matches(" | ").count() >= 1 || l.matches('|').count() >= 2
 }
 
 /// Namespace consistency in servers with ≥ 10 tools: a token used by ≥ 60 % of the names should be used

@@ -89,18 +89,28 @@ struct Suite {
 }
 
 fn addressing(catalog: &Catalog, flat: &FlatLayout) -> Addressing {
-    catalog
-        .tools()
-        .map(|t| {
-            let address = Address {
-                function: flat.function_name(&t.tool.id).unwrap_or_default().to_string(),
-                server: t.server.name.clone(),
-                category: t.category.name.clone(),
-                action: t.tool.name.clone(),
-            };
-            (t.tool.id.clone(), address)
-        })
-        .collect()
+    let mut out = Addressing::new();
+    for t in catalog.tools() {
+        let address = |dispatch| Address {
+            function: flat.function_name(&t.tool.id).unwrap_or_default().to_string(),
+            server: t.server.name.clone(),
+            category: t.category.name.clone(),
+            action: t.tool.name.clone(),
+            dispatch,
+        };
+        match &t.tool.dispatch {
+            // A merged tool answers for every original tool it dispatches to.
+            Some(d) => {
+                for (value, original) in &d.targets {
+                    out.insert(original.clone(), address(Some((d.param.clone(), value.clone()))));
+                }
+            }
+            None => {
+                out.insert(t.tool.id.clone(), address(None));
+            }
+        }
+    }
+    out
 }
 
 /// The seed of one episode: stable across runs, machines and thread schedules.
@@ -123,10 +133,12 @@ fn build_suite(config: &RunConfig, catalog_path: &Path, dataset_path: &Path) -> 
     let read_only = catalog.tools().map(|t| (t.tool.id.clone(), t.tool.annotations.read_only_hint)).collect();
     let mut cells = Vec::new();
     let mut offered = BTreeMap::new();
-    for vname in &config.variants {
-        let variant = Variant::parse(vname)
-            .ok_or_else(|| InputError::new("--variants", format!("unknown variant `{vname}`; use good, bad or op:<operator>")))?;
-        let shown = variant.apply(&catalog);
+    for vname in &crate::catalog::variant::expand(&config.variants) {
+        let variant = Variant::parse(vname).ok_or_else(|| {
+            InputError::new("--variants", format!("unknown variant `{vname}`; use good, bad, ablate, op:<operator> or file:<dir>"))
+        })?;
+        let shown = variant.apply(&catalog)?;
+        let vname = &variant.label();
         let flat = FlatLayout::new(&shown, executor.clone());
         let addressing = addressing(&shown, &flat);
         for &kind in &config.layouts {

@@ -27,6 +27,15 @@ pub fn oracle_arguments(expected: &ExpectedCall) -> Map<String, Value> {
         .collect()
 }
 
+/// The oracle's arguments at an address: a merged tool also gets its dispatch parameter.
+fn arguments_at(address: &Address, expected: &ExpectedCall) -> Value {
+    let mut args = oracle_arguments(expected);
+    if let Some((param, value)) = &address.dispatch {
+        args.insert(param.clone(), Value::String(value.clone()));
+    }
+    Value::Object(args)
+}
+
 impl OracleBackend {
     fn addresses<'a>(&self, ctx: &'a TurnContext<'_>) -> anyhow::Result<Vec<(&'a Address, &'a ExpectedCall)>> {
         ctx.task
@@ -72,14 +81,14 @@ impl Policy for OracleBackend {
         }
         let execute = |turn| match ctx.layout {
             LayoutKind::Flat => {
-                calls(turn, targets.iter().map(|(a, e)| (a.function.as_str(), Value::Object(oracle_arguments(e)))).collect())
+                calls(turn, targets.iter().map(|(a, e)| (a.function.as_str(), arguments_at(a, e))).collect())
             }
             LayoutKind::Progressive => calls(
                 turn,
                 targets
                     .iter()
                     .map(|(a, e)| {
-                        let body = Value::Object(oracle_arguments(e)).to_string();
+                        let body = arguments_at(a, e).to_string();
                         (EXECUTE, json!({"server_name": a.server, "category_name": a.category, "action_name": a.action, "body_schema": body}))
                     })
                     .collect(),
