@@ -342,11 +342,10 @@ fn cmd_lint(args: LintArgs) -> Result<()> {
         Some(p) => crate::report::write_atomic(p, text.as_bytes())?,
         None => print!("{text}"),
     }
-    if let (Some(t), Some(w)) = (threshold, crate::lint::worst(&findings)) {
-        if w >= t {
+    if let (Some(t), Some(w)) = (threshold, crate::lint::worst(&findings))
+        && w >= t {
             return Err(anyhow::Error::new(crate::error::GateFailed(format!("lint: a `{}` finding reached --fail-on {}", w.as_str(), t.as_str()))));
         }
-    }
     Ok(())
 }
 

@@ -186,8 +186,8 @@ fn lint_tool(t: &ToolRef<'_>, catalog: &Catalog, name_count: &HashMap<&str, usiz
         out.push(finding(rule("TP-D002"), t, "description", format!("description has {len} characters; providers truncate at 1024"), None));
     }
     let lower = d.to_lowercase();
-    if let Some(sib) = similar_sibling(t, catalog) {
-        if !GUIDANCE.iter().any(|g| lower.contains(g)) {
+    if let Some(sib) = similar_sibling(t, catalog)
+        && !GUIDANCE.iter().any(|g| lower.contains(g)) {
             out.push(finding(
                 rule("TP-D003"),
                 t,
@@ -196,7 +196,6 @@ fn lint_tool(t: &ToolRef<'_>, catalog: &Catalog, name_count: &HashMap<&str, usiz
                 None,
             ));
         }
-    }
     for other in all_names.iter().filter(|o| **o != name && o.len() > 6) {
         if let Some(pos) = d.find(*other) {
             let sentence_start = d[..pos].rfind(['.', '!', '?']).map(|p| p + 1).unwrap_or(0);
@@ -347,7 +346,7 @@ fn lint_namespaces(catalog: &Catalog, out: &mut Vec<Finding>) {
             let mut ws = stems(&t.tool.name);
             ws.sort();
             ws.dedup();
-            for w in ws.into_iter().skip(0) {
+            for w in ws {
                 *count.entry(w).or_default() += 1;
             }
         }
