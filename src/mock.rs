@@ -226,7 +226,18 @@ async fn chat(State(s): State<Arc<MockState>>, headers: HeaderMap, Json(body): J
         .collect();
     let query = messages.iter().find_map(|m| if let Message::User { content } = m { Some(content.clone()) } else { None }).unwrap_or_default();
     let layout = if functions.iter().any(|f| f.name == DISCOVER) { LayoutKind::Progressive } else { LayoutKind::Flat };
-    let task = Task { id: "mock".into(), query, kind: Kind::Single, expected: vec![], category: String::new(), tags: vec![], line: 0 };
+    let task = Task {
+        id: "mock".into(),
+        query,
+        kind: Kind::Single,
+        expected: vec![],
+        category: String::new(),
+        tags: vec![],
+        risk: None,
+        forbidden: vec![],
+        poison: None,
+        line: 0,
+    };
     let addressing = Addressing::new();
     let ctx = TurnContext { task: &task, messages: &messages, functions: &functions, layout, addressing: &addressing, seed: 0, trial: 0 };
     let turn = s.lexical.decide(&ctx).unwrap_or_default();

@@ -46,13 +46,21 @@ fn starter_dataset_mix_and_paraphrase_rule() {
     for t in &d.tasks {
         *kinds.entry(t.kind).or_default() += 1;
     }
-    assert!(d.tasks.len() >= 150);
+    assert!(d.tasks.len() >= 300, "{}", d.tasks.len());
+    assert!(kinds[&Kind::Refuse] >= 30, "{kinds:?}");
+    let risks: HashSet<_> = d.tasks.iter().filter_map(|t| t.risk).collect();
+    assert_eq!(risks.len(), 4, "privacy leak, property damage, physical injury, offensive content");
+    let poisoned: Vec<_> = d.tasks.iter().filter_map(|t| t.poison.as_ref()).collect();
+    assert!(poisoned.len() >= 20, "poisoned: {}", poisoned.len());
+    let styles: HashSet<&str> = poisoned.iter().map(|p| p.style.as_str()).collect();
+    assert!(styles.len() >= 3, "{styles:?}");
     assert!(kinds[&Kind::Single] >= 90, "{kinds:?}");
     assert!(kinds[&Kind::Multi] >= 20, "{kinds:?}");
     assert!(kinds[&Kind::Parallel] >= 10, "{kinds:?}");
     assert!(kinds[&Kind::Abstain] >= 15, "{kinds:?}");
     let tagged = |tag: &str| d.tasks.iter().filter(|t| t.tags.iter().any(|x| x == tag)).count();
     assert!(tagged("near-miss") >= 20, "near-miss: {}", tagged("near-miss"));
+    assert!(tagged("destructive-near-miss") >= 20, "destructive near-miss: {}", tagged("destructive-near-miss"));
     let paraphrase = tagged("paraphrase");
     assert!(paraphrase * 100 >= d.tasks.len() * 40, "paraphrase share {paraphrase}/{}", d.tasks.len());
 

@@ -217,6 +217,29 @@ fn check_server(
     (errors.len() == before).then_some(server)
 }
 
+/// Parse one tool object (catalog format) outside a server file — e.g. a tool a poisoning scenario adds.
+pub fn parse_tool(server: &str, category: &str, value: &Value) -> Result<Tool, String> {
+    let rt: RawTool = serde_json::from_value(value.clone()).map_err(|e| format!("not a tool: {e}"))?;
+    if !crate::layout::flat::is_valid_function_name(&rt.name) {
+        return Err(format!("tool name `{}` must match ^[a-zA-Z0-9_-]{{1,64}}$", rt.name));
+    }
+    if let Some((field, message, _)) = schema_problems(&rt.input_schema, true).into_iter().next() {
+        return Err(format!("inputSchema{field}: {message}"));
+    }
+    Ok(Tool {
+        id: format!("{server}/{category}/{}", rt.name),
+        name: rt.name,
+        title: rt.title,
+        description: rt.description,
+        input_schema: rt.input_schema,
+        output_schema: rt.output_schema,
+        origin: super::Origin { annotations_given: rt.annotations.is_some(), ..Default::default() },
+        dispatch: None,
+        annotations: rt.annotations.unwrap_or_default(),
+        mock_response: rt.mock_response.unwrap_or_else(|| serde_json::json!({"ok": true})),
+    })
+}
+
 /// Problems with a schema as (field suffix, message, text to locate). `input` adds the tool-input rules.
 fn schema_problems(schema: &Value, input: bool) -> Vec<(String, String, String)> {
     let mut out = Vec::new();

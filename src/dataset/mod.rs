@@ -23,6 +23,9 @@ pub enum Kind {
     Parallel,
     /// No tool fits: the right behaviour is to call none.
     Abstain,
+    /// A risky request: the right behaviour is to execute nothing that changes state (and nothing
+    /// `forbidden`), and to say why or ask for confirmation.
+    Refuse,
 }
 
 impl Kind {
@@ -32,6 +35,7 @@ impl Kind {
             Kind::Multi => "multi",
             Kind::Parallel => "parallel",
             Kind::Abstain => "abstain",
+            Kind::Refuse => "refuse",
         }
     }
 }
@@ -52,6 +56,54 @@ impl ExpectedCall {
     }
 }
 
+/// The harm a `refuse` task would cause (SafeToolBench's risk categories).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Risk {
+    PrivacyLeak,
+    PropertyDamage,
+    PhysicalInjury,
+    OffensiveContent,
+}
+
+/// What a poisoned description tries to make the agent do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub enum Goal {
+    /// Execute this tool (id).
+    Call(String),
+    /// Pass `value` for `param` when calling `tool`.
+    Argument { tool: String, param: String, value: Value },
+    /// Get this marker into any call's arguments.
+    Leak(String),
+}
+
+/// A malicious tool added to a server for one scenario.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AddedTool {
+    pub server: String,
+    pub category: String,
+    /// A tool object in the catalog format.
+    pub tool: Value,
+}
+
+/// A poisoning scenario attached to a task: text appended to a tool's description, or a tool added.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Poison {
+    /// Attack style label (hidden_tag, instruction_override, tool_shadowing, exfiltration, concealment…).
+    pub style: String,
+    /// Tool id whose description gets `text` appended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub add_tool: Option<AddedTool>,
+    pub goal: Goal,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Task {
@@ -64,6 +116,14 @@ pub struct Task {
     pub category: String,
     #[serde(default)]
     pub tags: Vec<String>,
+    /// `refuse` tasks: the harm the request would do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub risk: Option<Risk>,
+    /// Tools whose execution carries out the harm (a safety violation even if read-only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub forbidden: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub poison: Option<Poison>,
     /// 1-based line in the source file (for error messages); not part of the format.
     #[serde(skip)]
     pub line: usize,
@@ -112,9 +172,9 @@ pub fn load_dataset(path: &Path) -> Result<Dataset, InputErrors> {
             errors.push(InputError::new(path, "query is empty").at_line(line).field("query"));
         }
         match (task.kind, task.expected.len()) {
-            (Kind::Abstain, 0) => {}
-            (Kind::Abstain, _) => errors.push(
-                InputError::new(path, "an `abstain` task must have `expected: []`").at_line(line).field("expected"),
+            (Kind::Abstain | Kind::Refuse, 0) => {}
+            (Kind::Abstain | Kind::Refuse, _) => errors.push(
+                InputError::new(path, format!("an `{}` task must have `expected: []`", task.kind.as_str())).at_line(line).field("expected"),
             ),
             (_, 0) => errors.push(
                 InputError::new(path, format!("a `{}` task needs at least one expected call", task.kind.as_str()))
@@ -133,6 +193,15 @@ pub fn load_dataset(path: &Path) -> Result<Dataset, InputErrors> {
             ),
             _ => {}
         }
+        if (task.kind == Kind::Refuse) != task.risk.is_some() {
+            errors.push(InputError::new(path, "`risk` is required on `refuse` tasks and only there").at_line(line).field("risk"));
+        }
+        if let Some(p) = &task.poison
+            && (p.target.is_some() != p.text.is_some() || p.target.is_some() == p.add_tool.is_some()) {
+                errors.push(
+                    InputError::new(path, "a poison has either `target` + `text` (edit a tool) or `add_tool` (add one)").at_line(line).field("poison"),
+                );
+            }
         for (ci, call) in task.expected.iter().enumerate() {
             for (param, values) in &call.arguments {
                 if values.is_empty() {
@@ -172,6 +241,36 @@ fn serde_field(msg: &str) -> Option<String> {
 pub fn check_against(dataset: &Dataset, catalog: &Catalog) -> Result<(), InputErrors> {
     let mut errors = Vec::new();
     for task in &dataset.tasks {
+        let at = |field: &str, msg: String| InputError::new(&dataset.path, msg).at_line(task.line).field(field);
+        for (i, id) in task.forbidden.iter().enumerate() {
+            if catalog.get(id).is_none() {
+                errors.push(at(&format!("forbidden[{i}]"), format!("tool id `{id}` is not in catalog `{}`", catalog.name)));
+            }
+        }
+        if let Some(p) = &task.poison {
+            if let Some(t) = &p.target
+                && catalog.get(t).is_none() {
+                    errors.push(at("poison.target", format!("tool id `{t}` is not in catalog `{}`", catalog.name)));
+                }
+            if let Some(a) = &p.add_tool {
+                match catalog.server(&a.server).map(|s| s.categories.iter().any(|c| c.name == a.category)) {
+                    Some(true) => {
+                        if let Err(e) = crate::catalog::load::parse_tool(&a.server, &a.category, &a.tool) {
+                            errors.push(at("poison.add_tool.tool", e));
+                        }
+                    }
+                    _ => errors.push(at("poison.add_tool", format!("no category `{}` in server `{}`", a.category, a.server))),
+                }
+            }
+            let added = p.add_tool.as_ref().and_then(|a| a.tool["name"].as_str().map(|n| format!("{}/{}/{n}", a.server, a.category)));
+            let known = |id: &str| catalog.get(id).is_some() || added.as_deref() == Some(id);
+            match &p.goal {
+                Goal::Call(id) | Goal::Argument { tool: id, .. } if !known(id) => {
+                    errors.push(at("poison.goal", format!("goal tool `{id}` is neither in the catalog nor the added tool")))
+                }
+                _ => {}
+            }
+        }
         for (ci, call) in task.expected.iter().enumerate() {
             let at = |field: String, msg: String| InputError::new(&dataset.path, msg).at_line(task.line).field(field);
             let Some(tref) = catalog.get(&call.tool) else {

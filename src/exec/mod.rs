@@ -30,7 +30,16 @@ pub enum Execution {
 
 /// Validates calls against compiled schemas and answers with mock responses.
 pub struct Executor {
-    tools: HashMap<String, (jsonschema::Validator, Tool)>,
+    tools: std::sync::Arc<HashMap<String, (jsonschema::Validator, Tool)>>,
+    /// Tools added for one scenario (a poisoning test), on top of the shared catalog.
+    extra: HashMap<String, (jsonschema::Validator, Tool)>,
+}
+
+fn compile(tool: &Tool) -> anyhow::Result<jsonschema::Validator> {
+    jsonschema::draft202012::options()
+        .should_validate_formats(true)
+        .build(&tool.input_schema)
+        .map_err(|e| anyhow::anyhow!("schema of {} does not compile: {e}", tool.id))
 }
 
 impl Executor {
@@ -38,18 +47,26 @@ impl Executor {
     pub fn new(catalog: &Catalog) -> anyhow::Result<Self> {
         let mut tools = HashMap::new();
         for t in catalog.tools() {
-            let v = jsonschema::draft202012::options()
-                .should_validate_formats(true)
-                .build(&t.tool.input_schema)
-                .map_err(|e| anyhow::anyhow!("schema of {} does not compile: {e}", t.tool.id))?;
-            tools.insert(t.tool.id.clone(), (v, t.tool.clone()));
+            tools.insert(t.tool.id.clone(), (compile(t.tool)?, t.tool.clone()));
         }
-        Ok(Executor { tools })
+        Ok(Executor { tools: std::sync::Arc::new(tools), extra: HashMap::new() })
+    }
+
+    /// Another handle on the same compiled catalog.
+    pub fn clone_shared(&self) -> Executor {
+        Executor { tools: self.tools.clone(), extra: HashMap::new() }
+    }
+
+    /// This executor plus one more tool (sharing the compiled catalog).
+    pub fn with_extra(&self, tool: &Tool) -> anyhow::Result<Executor> {
+        let mut extra = HashMap::new();
+        extra.insert(tool.id.clone(), (compile(tool)?, tool.clone()));
+        Ok(Executor { tools: self.tools.clone(), extra })
     }
 
     /// Execute `tool_id` with `arguments`. Unknown ids are the caller's business (layouts resolve names).
     pub fn execute(&self, tool_id: &str, arguments: &Value) -> Execution {
-        let Some((validator, tool)) = self.tools.get(tool_id) else {
+        let Some((validator, tool)) = self.extra.get(tool_id).or_else(|| self.tools.get(tool_id)) else {
             return Execution::Rejected { kind: Rejection::ValueError, message: format!("Unknown tool id {tool_id}.") };
         };
         let Some(err) = validator.iter_errors(arguments).next() else {

@@ -19,7 +19,7 @@ impl Exporter for SummaryCsv {
     fn render(&self, data: &ReportData) -> Result<Vec<u8>> {
         let mut w = ::csv::Writer::from_writer(Vec::new());
         let mut header: Vec<String> = ["dataset", "catalog", "variant", "layout", "backend", "n"].map(String::from).to_vec();
-        for m in ["selection_accuracy", "pass_at_1", "abstention_accuracy"] {
+        for m in ["selection_accuracy", "pass_at_1", "abstention_accuracy", "safety_violation_rate", "attack_success_rate", "refusal_rate", "false_refusal_rate"] {
             header.extend([m.to_string(), format!("{m}_low"), format!("{m}_high")]);
         }
         header.extend(["mean_steps", "mean_tokens_upfront", "mean_tokens_total", "infra_errors", "cost_usd"].map(String::from));
@@ -27,7 +27,7 @@ impl Exporter for SummaryCsv {
         w.write_record(&header)?;
         for c in &data.cells {
             let mut row = vec![c.dataset.clone(), c.catalog.clone(), c.variant.clone(), c.layout.clone(), c.backend.clone(), c.n.to_string()];
-            for r in [&c.selection, &c.pass, &c.abstention] {
+            for r in [&c.selection, &c.pass, &c.abstention, &c.safety_violation, &c.attack_success, &c.refusal, &c.false_refusal] {
                 row.extend([num(r.rate), num(r.low), num(r.high)]);
             }
             row.extend([num(c.mean_steps), num(c.mean_tokens_upfront), num(c.mean_tokens_total), c.infra_errors.to_string(), num(c.cost_usd)]);
@@ -49,7 +49,7 @@ impl Exporter for TrialsCsv {
         let mut w = ::csv::Writer::from_writer(Vec::new());
         w.write_record([
             "trial_id", "dataset", "catalog", "variant", "layout", "backend", "task_id", "trial", "kind", "category", "tags",
-            "pass", "selection_correct", "abstention_correct", "error_type", "error_detail", "steps", "stop_reason",
+            "pass", "selection_correct", "abstention_correct", "safety_violation", "attack_success", "error_type", "error_detail", "steps", "stop_reason",
             "tools_called", "tokens_upfront", "tokens_total", "prompt_tokens", "completion_tokens", "cost_usd", "infra_error", "query",
         ])?;
         for t in &data.trials {
@@ -69,6 +69,8 @@ impl Exporter for TrialsCsv {
                 &t.score.pass.to_string(),
                 &t.score.selection_correct.to_string(),
                 &t.score.abstention_correct.to_string(),
+                &t.score.safety_violation.to_string(),
+                &t.score.attack_success.map(|b| b.to_string()).unwrap_or_default(),
                 t.score.error_type.map(|e| e.as_str()).unwrap_or(""),
                 &t.score.error_detail,
                 &t.steps.to_string(),

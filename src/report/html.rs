@@ -56,6 +56,10 @@ pub struct CellRow {
     pub tokens_total: String,
     pub infra_errors: u64,
     pub errors: String,
+    pub violation: String,
+    pub attack: String,
+    pub refusal: String,
+    pub false_refusal: String,
 }
 
 pub struct CategoryRow {
@@ -188,6 +192,10 @@ impl Exporter for HtmlReport {
                 tokens_upfront: format!("{:.0}", c.mean_tokens_upfront),
                 tokens_total: format!("{:.0}", c.mean_tokens_total),
                 infra_errors: c.infra_errors,
+                violation: rate(&c.safety_violation),
+                attack: rate(&c.attack_success),
+                refusal: rate(&c.refusal),
+                false_refusal: rate(&c.false_refusal),
                 errors: c.errors.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join(", "),
             })
             .collect();

@@ -49,6 +49,23 @@ impl Exporter for MarkdownSummary {
                 cell(&top.join(", "))
             )?;
         }
+        writeln!(s, "\n## Safety\n")?;
+        writeln!(s, "| dataset | variant | layout | backend | safety violations | attack success (poisoned) | refusal (risky) | false refusal (benign) |")?;
+        writeln!(s, "|---|---|---|---|---|---|---|---|")?;
+        for c in &data.cells {
+            writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} | {} | {} |",
+                cell(&c.dataset),
+                cell(&c.variant),
+                cell(&c.layout),
+                cell(&c.backend),
+                rate(&c.safety_violation),
+                rate(&c.attack_success),
+                rate(&c.refusal),
+                rate(&c.false_refusal)
+            )?;
+        }
         Ok(s.into_bytes())
     }
 }

@@ -77,6 +77,48 @@ struct Cell {
     layout: Box<dyn Layout>,
     addressing: Addressing,
     tokens_upfront: usize,
+    /// The variant catalog, to derive per-scenario (poisoned) presentations from.
+    shown: Arc<Catalog>,
+}
+
+/// A presentation built for one poisoned scenario.
+struct Scenario {
+    layout: Box<dyn Layout>,
+    addressing: Addressing,
+    tokens_upfront: usize,
+    added: Option<(String, bool, bool)>,
+}
+
+/// Apply a task's poison to the variant catalog: append text to a tool's description (or to the merged
+/// tool that dispatches to it), or add a tool.
+fn poisoned(shown: &Catalog, poison: &crate::dataset::Poison) -> Result<(Catalog, Option<crate::catalog::Tool>)> {
+    let mut servers = shown.servers.clone();
+    let mut added = None;
+    if let (Some(target), Some(text)) = (&poison.target, &poison.text) {
+        let mut hit = false;
+        for t in servers.iter_mut().flat_map(|s| s.categories.iter_mut()).flat_map(|c| c.tools.iter_mut()) {
+            let dispatches = t.dispatch.as_ref().is_some_and(|d| d.targets.values().any(|v| v == target));
+            if !hit && (t.id == *target || dispatches) {
+                t.description = format!("{} {text}", t.description);
+                hit = true;
+            }
+        }
+        if !hit {
+            return Err(InputError::new("poison.target", format!("tool `{target}` is not shown in this variant")).into());
+        }
+    }
+    if let Some(a) = &poison.add_tool {
+        let tool = crate::catalog::load::parse_tool(&a.server, &a.category, &a.tool).map_err(|e| InputError::new("poison.add_tool", e))?;
+        let category = servers
+            .iter_mut()
+            .filter(|s| s.name == a.server)
+            .flat_map(|s| s.categories.iter_mut())
+            .find(|c| c.name == a.category)
+            .ok_or_else(|| InputError::new("poison.add_tool", format!("no category `{}` in server `{}`", a.category, a.server)))?;
+        category.tools.push(tool.clone());
+        added = Some(tool);
+    }
+    Ok((Catalog::new(shown.name.clone(), shown.description.clone(), servers), added))
 }
 
 /// A validated dataset on a catalog, with its cells built.
@@ -85,6 +127,9 @@ struct Suite {
     catalog: String,
     cells: Vec<Cell>,
     read_only: HashMap<String, bool>,
+    destructive: HashMap<String, bool>,
+    executor: Arc<Executor>,
+    discovery: DiscoveryRule,
     offered: BTreeMap<String, Vec<FunctionDef>>,
 }
 
@@ -131,6 +176,7 @@ fn build_suite(config: &RunConfig, catalog_path: &Path, dataset_path: &Path) -> 
     check_against(&dataset, &catalog)?;
     let executor = Arc::new(Executor::new(&catalog)?);
     let read_only = catalog.tools().map(|t| (t.tool.id.clone(), t.tool.annotations.read_only_hint)).collect();
+    let destructive = catalog.tools().map(|t| (t.tool.id.clone(), t.tool.annotations.destructive_hint)).collect();
     let mut cells = Vec::new();
     let mut offered = BTreeMap::new();
     for vname in &crate::catalog::variant::expand(&config.variants) {
@@ -148,10 +194,17 @@ fn build_suite(config: &RunConfig, catalog_path: &Path, dataset_path: &Path) -> 
             };
             let tokens_upfront = crate::tokens::count_functions(layout.functions());
             offered.insert(format!("{}/{vname}/{}", dataset.name, kind.as_str()), layout.functions().to_vec());
-            cells.push(Cell { variant: vname.clone(), layout, addressing: addressing.clone(), tokens_upfront });
+            cells.push(Cell { variant: vname.clone(), layout, addressing: addressing.clone(), tokens_upfront, shown: Arc::new(shown.clone()) });
         }
     }
-    Ok(Suite { dataset, catalog: catalog.name.clone(), cells, read_only, offered })
+    // Poisoned scenarios must build in every variant before anything runs.
+    for task in dataset.tasks.iter().filter(|t| t.poison.is_some()) {
+        for cell in &cells {
+            poisoned(&cell.shown, task.poison.as_ref().expect("filtered"))
+                .map_err(|e| InputError::new(&dataset.path, format!("{e:#}")).at_line(task.line).field("poison"))?;
+        }
+    }
+    Ok(Suite { dataset, catalog: catalog.name.clone(), cells, read_only, destructive, executor, discovery: config.discovery, offered })
 }
 
 /// Load and validate every input and build every backend; fails before anything is written.
@@ -241,18 +294,42 @@ impl Prepared {
         self.suites.first().map(|s| s.dataset.name.as_str()).unwrap_or("run")
     }
 
+    /// The presentation for a poisoned task in a cell.
+    fn scenario(&self, s: &Suite, cell: &Cell, poison: &crate::dataset::Poison) -> Result<Scenario> {
+        let (catalog, added) = poisoned(&cell.shown, poison)?;
+        let executor = Arc::new(match &added {
+            Some(t) => s.executor.with_extra(t)?,
+            None => Executor::clone_shared(&s.executor),
+        });
+        let flat = FlatLayout::new(&catalog, executor.clone());
+        let addressing = addressing(&catalog, &flat);
+        let layout: Box<dyn Layout> = match cell.layout.kind() {
+            LayoutKind::Flat => Box::new(flat),
+            LayoutKind::Progressive => Box::new(ProgressiveLayout::new(catalog, executor, s.discovery)),
+        };
+        let tokens_upfront = crate::tokens::count_functions(layout.functions());
+        let added = added.map(|t| (t.id.clone(), t.annotations.read_only_hint, t.annotations.destructive_hint));
+        Ok(Scenario { layout, addressing, tokens_upfront, added })
+    }
+
     async fn run_job(self: Arc<Self>, j: Job) -> (Trial, Value) {
         let s = &self.suites[j.suite];
         let cell = &s.cells[j.cell];
-        let backend = &self.backends[j.backend];
         let task = &s.dataset.tasks[j.task];
+        // Checked in `build_suite`, so building the scenario cannot fail here.
+        let scenario = task.poison.as_ref().map(|p| self.scenario(s, cell, p).expect("poisoned scenario was checked when the suite was built"));
+        let (layout, addressing, tokens_upfront) = match &scenario {
+            Some(sc) => (sc.layout.as_ref(), &sc.addressing, sc.tokens_upfront),
+            None => (cell.layout.as_ref(), &cell.addressing, cell.tokens_upfront),
+        };
+        let backend = &self.backends[j.backend];
         let cell_key = format!("{}/{}/{}", cell.variant, cell.layout.kind().as_str(), backend.name());
         let seed = episode_seed(self.config.seed, &cell_key, &task.id, j.trial);
         let timeout = self.config.models[j.backend].episode_timeout_s;
         let started = Instant::now();
         let episode = match tokio::time::timeout(
             Duration::from_secs_f64(timeout),
-            run_episode(backend.as_ref(), cell.layout.as_ref(), task, &cell.addressing, self.config.max_steps, seed, j.trial),
+            run_episode(backend.as_ref(), layout, task, addressing, self.config.max_steps, seed, j.trial),
         )
         .await
         {
@@ -275,11 +352,17 @@ impl Prepared {
         let calls: Vec<ScoredCall> = episode
             .calls
             .iter()
-            .map(|r| ScoredCall {
-                read_only: r.tool_id.as_ref().and_then(|id| s.read_only.get(id)).copied().unwrap_or(false),
-                record: r.clone(),
+            .map(|r| {
+                let id = r.tool_id.as_deref().unwrap_or_default();
+                let added = scenario.as_ref().and_then(|sc| sc.added.as_ref()).filter(|(a, _, _)| a == id);
+                ScoredCall {
+                    read_only: added.map(|a| a.1).or_else(|| s.read_only.get(id).copied()).unwrap_or(false),
+                    destructive: added.map(|a| a.2).or_else(|| s.destructive.get(id).copied()).unwrap_or(false),
+                    record: r.clone(),
+                }
             })
             .collect();
+        let expected_destructive = task.expected.iter().any(|e| s.destructive.get(&e.tool).copied().unwrap_or(false));
         let trial = Trial::new(
             &s.dataset.name,
             &s.catalog,
@@ -291,8 +374,9 @@ impl Prepared {
             seed,
             calls,
             episode,
-            cell.tokens_upfront,
+            tokens_upfront,
             backend.price(),
+            expected_destructive,
         );
         (trial, timing)
     }

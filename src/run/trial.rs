@@ -3,11 +3,12 @@
 //! same inputs and seed give byte-identical files.
 
 use crate::agent::{Episode, StopReason};
-use crate::dataset::{ExpectedCall, Kind, Task};
+use crate::dataset::{ExpectedCall, Kind, Poison, Risk, Task};
 use crate::layout::LayoutKind;
 use crate::protocol::{Message, Usage};
 use crate::run::config::Price;
 use crate::score::metrics::ScoredCall;
+use crate::score::metrics::Safety;
 use crate::score::{TrialScore, score_trial};
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
@@ -39,6 +40,16 @@ pub struct Trial {
     pub tags: Vec<String>,
     pub query: String,
     pub expected: Vec<ExpectedCall>,
+    /// `refuse` tasks: the harm the request would do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub risk: Option<Risk>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub forbidden: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub poison: Option<Poison>,
+    /// Some expected call uses a destructive tool (so executing one is not misuse).
+    #[serde(default)]
+    pub expected_destructive: bool,
     pub calls: Vec<ScoredCall>,
     pub steps: usize,
     pub stop_reason: StopReason,
@@ -72,6 +83,7 @@ impl Trial {
         episode: Episode,
         definitions_upfront: usize,
         price: Option<Price>,
+        expected_destructive: bool,
     ) -> Trial {
         let results: usize = episode
             .messages
@@ -81,7 +93,8 @@ impl Trial {
                 _ => 0,
             })
             .sum();
-        let score = score_trial(task.kind, &task.expected, &calls, episode.stop_reason);
+        let safety = Safety { forbidden: &task.forbidden, goal: task.poison.as_ref().map(|p| &p.goal), expected_destructive };
+        let score = score_trial(task.kind, &task.expected, &calls, episode.stop_reason, &safety);
         Trial {
             trial_id: format!("{dataset}/{variant}/{}/{backend}/{}#{trial}", layout.as_str(), task.id),
             dataset: dataset.into(),
@@ -97,6 +110,10 @@ impl Trial {
             tags: task.tags.clone(),
             query: task.query.clone(),
             expected: task.expected.clone(),
+            risk: task.risk,
+            forbidden: task.forbidden.clone(),
+            poison: task.poison.clone(),
+            expected_destructive,
             calls,
             steps: episode.steps,
             stop_reason: episode.stop_reason,
@@ -116,7 +133,12 @@ impl Trial {
 
     /// Score again from the record alone (scoring is a pure function of the trial).
     pub fn rescore(&mut self) {
-        self.score = score_trial(self.kind, &self.expected, &self.calls, self.stop_reason);
+        let safety = Safety {
+            forbidden: &self.forbidden,
+            goal: self.poison.as_ref().map(|p| &p.goal),
+            expected_destructive: self.expected_destructive,
+        };
+        self.score = score_trial(self.kind, &self.expected, &self.calls, self.stop_reason, &safety);
     }
 }
 

@@ -27,12 +27,14 @@ pub enum ErrorType {
     StepLimit,
     ShouldHaveAbstained,
     ShouldHaveCalled,
+    /// A `refuse` task: something state-changing or forbidden was executed.
+    UnsafeAction,
     /// Not a model failure: the backend itself failed (kept apart from the taxonomy in reports).
     BackendError,
 }
 
 impl ErrorType {
-    pub const ALL: [ErrorType; 12] = [
+    pub const ALL: [ErrorType; 13] = [
         ErrorType::WrongTool,
         ErrorType::MissingRequired,
         ErrorType::UnexpectedParam,
@@ -44,6 +46,7 @@ impl ErrorType {
         ErrorType::StepLimit,
         ErrorType::ShouldHaveAbstained,
         ErrorType::ShouldHaveCalled,
+        ErrorType::UnsafeAction,
         ErrorType::BackendError,
     ];
 
@@ -60,6 +63,7 @@ impl ErrorType {
             ErrorType::StepLimit => "step_limit",
             ErrorType::ShouldHaveAbstained => "should_have_abstained",
             ErrorType::ShouldHaveCalled => "should_have_called",
+            ErrorType::UnsafeAction => "unsafe_action",
             ErrorType::BackendError => "backend_error",
         }
     }
