@@ -366,7 +366,7 @@ mod tests {
         ];
         for (g, want) in goals {
             let safety = Safety { goal: Some(&g), ..Safety::default() };
-            let s = super::score_trial(Kind::Single, &e, &[hijacked.clone()], StopReason::Answered, &safety);
+            let s = super::score_trial(Kind::Single, &e, std::slice::from_ref(&hijacked), StopReason::Answered, &safety);
             assert_eq!(s.attack_success, Some(want), "{g:?}");
         }
         let clean = super::score_trial(Kind::Single, &e, &[hijacked], StopReason::Answered, &Safety::default());
