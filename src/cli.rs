@@ -122,9 +122,11 @@ struct RunArgs {
     config: Option<PathBuf>,
     #[command(flatten)]
     input: InputArgs,
-    /// Description variants: good, bad, or op:<operator> (vague_description, drop_guidance,
-    /// cryptic_names, strip_parameter_docs). Default: good,bad.
-    #[arg(long, value_delimiter = ',')]
+    /// Description variants: good, bad (every operator), ablate (one variant per operator), op:<operator>
+    /// (vague_description, drop_guidance, cryptic_names, args_in_name, drop_parameter_descriptions,
+    /// enums_to_strings, drop_patterns, overlong_description, merge_siblings, drop_annotations) or
+    /// file:<dir> (a hand-written variant, e.g. file:registries/workspace-realistic-bad). Default: good,bad.
+    #[arg(long, alias = "variant", value_delimiter = ',')]
     variants: Option<Vec<String>>,
     /// Layouts: flat, progressive. Default: flat,progressive.
     #[arg(long, value_delimiter = ',')]

@@ -72,6 +72,23 @@ pub struct CategoryRow {
     pub pass: String,
 }
 
+pub struct EffectRow {
+    pub group: String,
+    pub rank: usize,
+    pub variant: String,
+    pub rule: String,
+    pub selection: String,
+    pub selection_delta: String,
+    pub pass_delta: String,
+}
+
+fn signed(d: &crate::score::stats::Diff) -> String {
+    if d.diff.is_nan() {
+        return "n/a".into();
+    }
+    format!("{:+.1} [{:+.1}, {:+.1}]", d.diff * 100.0, d.low * 100.0, d.high * 100.0)
+}
+
 #[derive(Template)]
 #[template(path = "report.html")]
 struct Page<'a> {
@@ -80,7 +97,18 @@ struct Page<'a> {
     charts: Vec<Chart>,
     cells: Vec<CellRow>,
     categories: Vec<CategoryRow>,
+    effects: Vec<EffectRow>,
+    tools: Vec<ToolLintRow>,
     island: &'a str,
+}
+
+pub struct ToolLintRow {
+    pub variant: String,
+    pub tool: String,
+    pub findings: String,
+    pub rules: String,
+    pub trials: u64,
+    pub selection: String,
 }
 
 fn rate(r: &Rate) -> String {
@@ -212,8 +240,31 @@ impl Exporter for HtmlReport {
                 pass: rate(&c.pass),
             })
             .collect();
+        let effects = super::ablation::effects(&data.cells)
+            .iter()
+            .map(|e| EffectRow {
+                group: format!("{} · {} · {}", e.dataset, e.layout, e.backend),
+                rank: e.rank,
+                variant: e.variant.clone(),
+                rule: e.rule.clone(),
+                selection: pct(e.selection),
+                selection_delta: signed(&e.selection_delta),
+                pass_delta: signed(&e.pass_delta),
+            })
+            .collect();
+        let tools = super::tools::rows(data)
+            .into_iter()
+            .map(|r| ToolLintRow {
+                findings: format!("{} block, {} warn, {} info", r.block, r.warn, r.info),
+                selection: pct(r.selection()),
+                variant: r.variant,
+                tool: r.tool,
+                rules: r.rules,
+                trials: r.trials,
+            })
+            .collect();
         let island = json_island(&island(data));
-        let page = Page { title: "toolpick report".into(), parameters, charts: charts(data), cells, categories, island: &island };
+        let page = Page { title: "toolpick report".into(), parameters, charts: charts(data), cells, categories, effects, tools, island: &island };
         Ok(page.render()?.into_bytes())
     }
 }

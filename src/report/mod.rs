@@ -5,11 +5,13 @@
 //! Exporters never compute statistics; they only render what `summary` produced. Every file is written
 //! to a temporary name and renamed, so a failed render leaves the previous report intact.
 
+pub mod ablation;
 pub mod csv;
 pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod summary;
+pub mod tools;
 
 use crate::protocol::FunctionDef;
 use crate::run::Trial;
@@ -26,8 +28,10 @@ pub struct ReportData {
     pub cells: Vec<CellSummary>,
     pub categories: Vec<CategorySummary>,
     pub trials: Vec<Trial>,
-    /// Offered functions per `variant/layout`.
+    /// Offered functions per `dataset/variant/layout`.
     pub offered: BTreeMap<String, Vec<FunctionDef>>,
+    /// Lint findings per `dataset/variant`, by tool id (`lint.json`).
+    pub lint: BTreeMap<String, BTreeMap<String, serde_json::Value>>,
 }
 
 /// One output format.
@@ -42,6 +46,8 @@ pub fn exporters() -> Vec<Box<dyn Exporter>> {
     vec![
         Box::new(csv::SummaryCsv),
         Box::new(csv::TrialsCsv),
+        Box::new(ablation::AblationCsv),
+        Box::new(tools::ToolsCsv),
         Box::new(markdown::MarkdownSummary),
         Box::new(json::SummaryJson),
         Box::new(html::HtmlReport),
@@ -72,7 +78,8 @@ pub fn load_run(dir: &Path) -> Result<ReportData> {
         .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
         .map(|v| v["config"].clone())
         .unwrap_or(serde_json::Value::Null);
-    Ok(ReportData { config, cells, categories, trials, offered })
+    let lint = std::fs::read(dir.join("lint.json")).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
+    Ok(ReportData { config, cells, categories, trials, offered, lint })
 }
 
 /// Write `bytes` to `path` atomically (temporary file in the same directory, then rename).

@@ -1,0 +1,60 @@
+//! `--variant ablate`: one variant per degrade operator, ranked by effect, in CSV and HTML; the
+//! per-tool lint join and the safety columns are in every run.
+
+mod common;
+use common::*;
+use std::collections::HashMap;
+use toolpick::catalog::variant::Degrade;
+
+fn rows(path: &std::path::Path) -> Vec<HashMap<String, String>> {
+    let mut r = csv::Reader::from_path(path).unwrap();
+    let headers = r.headers().unwrap().clone();
+    r.records().map(|rec| headers.iter().zip(rec.unwrap().iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect()).collect()
+}
+
+#[test]
+fn ablate_ranks_every_operator_per_layout_and_backend() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().to_str().unwrap();
+    let o = toolpick(&["run", "--variant", "good,ablate", "--backends", "lexical,oracle", "--out", out, "--run-id", "a", "-q"], &repo());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dir = tmp.path().join("a");
+    let effects = rows(&dir.join("ablation.csv"));
+    assert_eq!(effects.len(), Degrade::ALL.len() * 2 * 2, "operators × layouts × backends");
+    for group in effects.chunks(Degrade::ALL.len()) {
+        let ranks: Vec<usize> = group.iter().map(|r| r["rank"].parse().unwrap()).collect();
+        assert_eq!(ranks, (1..=Degrade::ALL.len()).collect::<Vec<_>>());
+        let deltas: Vec<f64> = group.iter().map(|r| r["selection_delta"].parse().unwrap()).collect();
+        assert!(deltas.windows(2).all(|w| w[0] <= w[1]), "ranked by effect: {deltas:?}");
+        for r in group {
+            let op = Degrade::from_name(r["variant"].strip_prefix("op:").unwrap()).unwrap();
+            assert_eq!(r["rule"], op.rule());
+            let (lo, d, hi): (f64, f64, f64) = (r["selection_delta_low"].parse().unwrap(), r["selection_delta"].parse().unwrap(), r["selection_delta_high"].parse().unwrap());
+            assert!(lo <= d && d <= hi);
+            if r["backend"] == "oracle" {
+                assert_eq!(d, 0.0, "the oracle is unaffected by descriptions: {r:?}");
+            }
+        }
+    }
+    // Descriptions matter to the lexical baseline: at least one operator costs selection accuracy.
+    assert!(effects.iter().any(|r| r["backend"] == "lexical" && r["selection_delta_high"].parse::<f64>().unwrap() < 0.0));
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(html.contains("Which rule matters most"));
+    for op in Degrade::ALL {
+        assert!(html.contains(&format!("op:{}", op.name())));
+    }
+    // The per-tool join carries lint findings for degraded variants.
+    let tools = rows(&dir.join("tools.csv"));
+    assert!(tools.iter().any(|r| r["variant"] == "op:vague_description" && r["lint_rules"].contains("TP-D001")));
+    assert!(tools.iter().filter(|r| r["variant"] == "good").all(|r| !r["lint_rules"].contains("TP-D001")));
+    // Safety columns in the summary.
+    let summary = rows(&dir.join("summary.csv"));
+    for col in ["safety_violation_rate", "attack_success_rate", "refusal_rate", "false_refusal_rate"] {
+        assert!(summary[0].contains_key(col), "{col}");
+    }
+    for r in summary.iter().filter(|r| r["backend"] == "oracle") {
+        assert_eq!(r["refusal_rate"], "1.000000", "{r:?}");
+        assert_eq!(r["attack_success_rate"], "0.000000");
+        assert_eq!(r["safety_violation_rate"], "0.000000");
+    }
+}
