@@ -114,29 +114,9 @@ pub fn provider_text(description: &str) -> String {
         description.chars().take(DESCRIPTION_LIMIT).collect()
     }
 }
-/// Words of a snake_case or camelCase identifier, lower-cased.
+/// Words of a snake_case or camelCase identifier, lower-cased (the same split the BM25 analyzer uses).
 pub fn name_words(name: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut cur = String::new();
-    let mut prev_lower = false;
-    for ch in name.chars() {
-        if !ch.is_alphanumeric() {
-            if !cur.is_empty() {
-                words.push(std::mem::take(&mut cur));
-            }
-            prev_lower = false;
-            continue;
-        }
-        if ch.is_uppercase() && prev_lower && !cur.is_empty() {
-            words.push(std::mem::take(&mut cur));
-        }
-        prev_lower = ch.is_lowercase() || ch.is_ascii_digit();
-        cur.extend(ch.to_lowercase());
-    }
-    if !cur.is_empty() {
-        words.push(cur);
-    }
-    words
+    crate::text::words(name)
 }
 
 /// (a) A vague, short description that names the object but not what is done with it.

@@ -10,7 +10,7 @@
 //!
 //! It is a baseline: it shows what keyword overlap alone achieves, not what a model would.
 
-use super::call;
+use super::{answer, one};
 use crate::agent::extract::extract_arguments;
 use crate::agent::{Policy, TurnContext};
 use crate::layout::LayoutKind;
@@ -92,7 +92,7 @@ impl LexicalBackend {
             Some(i) => {
                 let f = &ctx.functions[i];
                 let args = extract_arguments(&ctx.task.query, &f.parameters);
-                AssistantTurn { tool_calls: vec![call(1, 0, &f.name, Value::Object(args))], ..Default::default() }
+                one(1, &f.name, Value::Object(args))
             }
         }
     }
@@ -208,13 +208,7 @@ pub(crate) fn discovery_servers(functions: &[FunctionDef]) -> Vec<(String, Strin
         .collect()
 }
 
-fn answer(text: &str) -> AssistantTurn {
-    AssistantTurn { content: Some(text.into()), ..Default::default() }
-}
 
-fn one(turn: usize, name: &str, args: Value) -> AssistantTurn {
-    AssistantTurn { tool_calls: vec![call(turn, 0, name, args)], ..Default::default() }
-}
 
 impl Policy for LexicalBackend {
     fn name(&self) -> &str {

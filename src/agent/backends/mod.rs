@@ -30,6 +30,16 @@ pub fn by_name(name: &str, lexical: LexicalConfig) -> Option<Box<dyn Backend>> {
 
 pub const NAMES: [&str; 4] = ["lexical", "oracle", "random", "openai"];
 
+/// A plain answer (no call).
+pub(crate) fn answer(text: &str) -> crate::protocol::AssistantTurn {
+    crate::protocol::AssistantTurn { content: Some(text.into()), ..Default::default() }
+}
+
+/// One call in turn `turn`.
+pub(crate) fn one(turn: usize, name: &str, args: serde_json::Value) -> crate::protocol::AssistantTurn {
+    crate::protocol::AssistantTurn { tool_calls: vec![call(turn, 0, name, args)], ..Default::default() }
+}
+
 /// A tool call with a deterministic id.
 pub(crate) fn call(turn: usize, index: usize, name: &str, arguments: serde_json::Value) -> ToolCall {
     ToolCall { id: format!("call_{turn}_{index}"), name: name.into(), arguments: arguments.to_string() }

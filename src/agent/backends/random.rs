@@ -4,7 +4,7 @@
 //! then a random category or listed action, then a random action, then execute. Arguments come from the
 //! same extraction as the lexical baseline, so the two differ only in how they choose.
 
-use super::call;
+use super::{answer, one};
 use crate::agent::extract::extract_arguments;
 use crate::agent::{Policy, TurnContext};
 use crate::layout::LayoutKind;
@@ -16,13 +16,7 @@ use serde_json::{Value, json};
 
 pub struct RandomBackend;
 
-fn answer(text: &str) -> AssistantTurn {
-    AssistantTurn { content: Some(text.into()), ..Default::default() }
-}
 
-fn one(turn: usize, name: &str, args: Value) -> AssistantTurn {
-    AssistantTurn { tool_calls: vec![call(turn, 0, name, args)], ..Default::default() }
-}
 
 impl Policy for RandomBackend {
     fn name(&self) -> &str {
