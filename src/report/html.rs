@@ -169,6 +169,20 @@ fn charts(data: &ReportData) -> Vec<Chart> {
     out
 }
 
+/// Longest message text kept in the page's drill-down.
+const MESSAGE_LIMIT: usize = 1500;
+
+fn compact_message(m: &crate::protocol::Message) -> Value {
+    let mut v = serde_json::to_value(m).unwrap_or(Value::Null);
+    if let Some(Value::String(c)) = v.get_mut("content") {
+        if c.chars().count() > MESSAGE_LIMIT {
+            let cut: String = c.chars().take(MESSAGE_LIMIT).collect();
+            *c = format!("{cut} … [cut at {MESSAGE_LIMIT} characters; the full text is in trials.jsonl]");
+        }
+    }
+    v
+}
+
 fn island(data: &ReportData) -> Value {
     let trials: Vec<Value> = data
         .trials
@@ -181,8 +195,9 @@ fn island(data: &ReportData) -> Value {
                 "error": t.score.error_type.map(|e| e.as_str()).unwrap_or(""), "detail": t.error.clone().unwrap_or_else(|| t.score.error_detail.clone()),
                 "steps": t.steps, "tokens": t.tokens.tool_context_total, "expected": t.expected,
                 "calls": t.calls.iter().map(|c| &c.record).collect::<Vec<_>>(),
-                // The system prompt is the same everywhere; skip it to keep the page small.
-                "transcript": t.transcript.iter().skip(1).collect::<Vec<_>>(),
+                // The system prompt is the same everywhere; skip it, and cut long tool results, to keep
+                // the page small. trials.jsonl has every message in full.
+                "transcript": t.transcript.iter().skip(1).map(compact_message).collect::<Vec<_>>(),
             })
         })
         .collect();
