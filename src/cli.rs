@@ -48,6 +48,17 @@ enum Command {
     /// Check a catalog against the tool-design rules (names, descriptions, schemas, annotations,
     /// poisoning). Exits with 100 when a finding reaches --fail-on.
     Lint(LintArgs),
+    /// Import a public benchmark in its own format and write native catalog, dataset and defects files.
+    /// Supported: bfcl. (`run --dataset bfcl:<path>` reads it directly.)
+    Import {
+        /// Benchmark format.
+        format: String,
+        /// File or directory as published.
+        path: PathBuf,
+        /// Output directory, e.g. datasets/bfcl.
+        #[arg(long, short)]
+        output: PathBuf,
+    },
     /// Inspect or clear the on-disk response cache.
     Cache {
         #[command(subcommand)]
@@ -110,7 +121,8 @@ struct InputArgs {
     /// Catalog directory (one JSON file per server). Default: the bundled registries/workspace.
     #[arg(long)]
     catalog: Option<PathBuf>,
-    /// Dataset file (JSONL, one task per line). Default: the bundled datasets/starter.jsonl.
+    /// Dataset file (JSONL, one task per line), or FORMAT:PATH to import a benchmark directly (bfcl:DIR).
+    /// Default: the bundled datasets/starter.jsonl.
     #[arg(long)]
     dataset: Option<PathBuf>,
 }
@@ -307,6 +319,22 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Validate(args) => cmd_validate(args),
         Command::MockEndpoint(args) => cmd_mock(args),
         Command::Lint(args) => cmd_lint(args),
+        Command::Import { format, path, output } => {
+            let imported = crate::dataset::importers::import(&format, &path)?;
+            let dataset = crate::dataset::importers::write_native(&imported, &output)?;
+            let skipped = imported.defects.iter().filter(|d| d.action == "skipped").count();
+            println!(
+                "imported {} tasks and {} tools → {} (catalog in {}); {} records skipped, {} repairs — see {}",
+                imported.dataset.tasks.len(),
+                imported.catalog.tool_count(),
+                dataset.display(),
+                output.join("catalog").display(),
+                skipped,
+                imported.defects.len() - skipped,
+                output.join("defects.csv").display()
+            );
+            Ok(())
+        }
         Command::Cache { action, cache_dir } => {
             let cache = crate::run::cache::Cache::new(cache_dir);
             match action {

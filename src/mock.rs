@@ -236,6 +236,7 @@ async fn chat(State(s): State<Arc<MockState>>, headers: HeaderMap, Json(body): J
         risk: None,
         forbidden: vec![],
         poison: None,
+        candidates: vec![],
         line: 0,
     };
     let addressing = Addressing::new();

@@ -4,6 +4,8 @@
 //! BFCL-style acceptable values per parameter (`""` = may be omitted). [`load_dataset`] parses;
 //! [`check_against`] checks the ground truth against a catalog so a bad line is caught before a run.
 
+pub mod importers;
+
 use crate::catalog::Catalog;
 use crate::error::{InputError, InputErrors};
 use serde::{Deserialize, Serialize};
@@ -124,6 +126,10 @@ pub struct Task {
     pub forbidden: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub poison: Option<Poison>,
+    /// The tools offered for this task only (a benchmark's per-query candidate set); empty = the whole
+    /// catalog.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub candidates: Vec<String>,
     /// 1-based line in the source file (for error messages); not part of the format.
     #[serde(skip)]
     pub line: usize,
@@ -242,6 +248,16 @@ pub fn check_against(dataset: &Dataset, catalog: &Catalog) -> Result<(), InputEr
     let mut errors = Vec::new();
     for task in &dataset.tasks {
         let at = |field: &str, msg: String| InputError::new(&dataset.path, msg).at_line(task.line).field(field);
+        for (i, id) in task.candidates.iter().enumerate() {
+            if catalog.get(id).is_none() {
+                errors.push(at(&format!("candidates[{i}]"), format!("tool id `{id}` is not in catalog `{}`", catalog.name)));
+            }
+        }
+        for e in &task.expected {
+            if !task.candidates.is_empty() && !task.candidates.contains(&e.tool) {
+                errors.push(at("candidates", format!("expected tool `{}` is not among the task's candidates", e.tool)));
+            }
+        }
         for (i, id) in task.forbidden.iter().enumerate() {
             if catalog.get(id).is_none() {
                 errors.push(at(&format!("forbidden[{i}]"), format!("tool id `{id}` is not in catalog `{}`", catalog.name)));

@@ -174,12 +174,11 @@ const MESSAGE_LIMIT: usize = 1500;
 
 fn compact_message(m: &crate::protocol::Message) -> Value {
     let mut v = serde_json::to_value(m).unwrap_or(Value::Null);
-    if let Some(Value::String(c)) = v.get_mut("content") {
-        if c.chars().count() > MESSAGE_LIMIT {
+    if let Some(Value::String(c)) = v.get_mut("content")
+        && c.chars().count() > MESSAGE_LIMIT {
             let cut: String = c.chars().take(MESSAGE_LIMIT).collect();
             *c = format!("{cut} … [cut at {MESSAGE_LIMIT} characters; the full text is in trials.jsonl]");
         }
-    }
     v
 }
 

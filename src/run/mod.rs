@@ -89,6 +89,22 @@ struct Scenario {
     added: Option<(String, bool, bool)>,
 }
 
+/// The variant catalog restricted to a task's candidate set (tools, or merged tools dispatching to
+/// them); empty categories and servers are dropped.
+fn restricted(shown: &Catalog, candidates: &[String]) -> Catalog {
+    let mut servers = shown.servers.clone();
+    for s in &mut servers {
+        for c in &mut s.categories {
+            c.tools.retain(|t| {
+                candidates.contains(&t.id) || t.dispatch.as_ref().is_some_and(|d| d.targets.values().any(|v| candidates.contains(v)))
+            });
+        }
+        s.categories.retain(|c| !c.tools.is_empty());
+    }
+    servers.retain(|s| !s.categories.is_empty());
+    Catalog::new(shown.name.clone(), shown.description.clone(), servers)
+}
+
 /// Apply a task's poison to the variant catalog: append text to a tool's description (or to the merged
 /// tool that dispatches to it), or add a tool.
 fn poisoned(shown: &Catalog, poison: &crate::dataset::Poison) -> Result<(Catalog, Option<crate::catalog::Tool>)> {
@@ -168,11 +184,11 @@ pub struct Prepared {
     config: RunConfig,
     suites: Vec<Suite>,
     backends: Vec<Arc<dyn Backend>>,
+    /// Records importers skipped or repaired.
+    pub defects: Vec<crate::dataset::importers::Defect>,
 }
 
-fn build_suite(config: &RunConfig, catalog_path: &Path, dataset_path: &Path) -> Result<Suite> {
-    let catalog = load_catalog(catalog_path)?;
-    let dataset = load_dataset(dataset_path)?;
+fn build_suite(config: &RunConfig, catalog: Catalog, dataset: Dataset) -> Result<Suite> {
     check_against(&dataset, &catalog)?;
     let executor = Arc::new(Executor::new(&catalog)?);
     let read_only = catalog.tools().map(|t| (t.tool.id.clone(), t.tool.annotations.read_only_hint)).collect();
@@ -200,7 +216,8 @@ fn build_suite(config: &RunConfig, catalog_path: &Path, dataset_path: &Path) -> 
     // Poisoned scenarios must build in every variant before anything runs.
     for task in dataset.tasks.iter().filter(|t| t.poison.is_some()) {
         for cell in &cells {
-            poisoned(&cell.shown, task.poison.as_ref().expect("filtered"))
+            let base = if task.candidates.is_empty() { (*cell.shown).clone() } else { restricted(&cell.shown, &task.candidates) };
+            poisoned(&base, task.poison.as_ref().expect("filtered"))
                 .map_err(|e| InputError::new(&dataset.path, format!("{e:#}")).at_line(task.line).field("poison"))?;
         }
     }
@@ -219,9 +236,17 @@ pub fn prepare(config: RunConfig) -> Result<Prepared> {
         }
     }
     let mut suites = Vec::new();
+    let mut defects = Vec::new();
     for dataset in &config.datasets {
+        // `format:path` imports a benchmark with its own catalog; plain paths pair with every catalog.
+        if let Some((format, path)) = crate::dataset::importers::split_spec(dataset) {
+            let imported = crate::dataset::importers::import(&format, &path)?;
+            defects.extend(imported.defects);
+            suites.push(build_suite(&config, imported.catalog, imported.dataset)?);
+            continue;
+        }
         for catalog in &config.catalogs {
-            suites.push(build_suite(&config, catalog, dataset)?);
+            suites.push(build_suite(&config, load_catalog(catalog)?, load_dataset(dataset)?)?);
         }
     }
     let cache = config.cache_dir.clone().map(|d| Arc::new(cache::Cache::new(d)));
@@ -236,7 +261,7 @@ pub fn prepare(config: RunConfig) -> Result<Prepared> {
             built.push(Arc::from(b));
         }
     }
-    Ok(Prepared { config, suites, backends: built })
+    Ok(Prepared { config, suites, backends: built, defects })
 }
 
 /// One unit of work.
@@ -294,9 +319,13 @@ impl Prepared {
         self.suites.first().map(|s| s.dataset.name.as_str()).unwrap_or("run")
     }
 
-    /// The presentation for a poisoned task in a cell.
-    fn scenario(&self, s: &Suite, cell: &Cell, poison: &crate::dataset::Poison) -> Result<Scenario> {
-        let (catalog, added) = poisoned(&cell.shown, poison)?;
+    /// The presentation for a task with its own candidate set and/or a poison, in a cell.
+    fn scenario(&self, s: &Suite, cell: &Cell, task: &crate::dataset::Task) -> Result<Scenario> {
+        let base = if task.candidates.is_empty() { (*cell.shown).clone() } else { restricted(&cell.shown, &task.candidates) };
+        let (catalog, added) = match &task.poison {
+            Some(p) => poisoned(&base, p)?,
+            None => (base, None),
+        };
         let executor = Arc::new(match &added {
             Some(t) => s.executor.with_extra(t)?,
             None => Executor::clone_shared(&s.executor),
@@ -317,7 +346,8 @@ impl Prepared {
         let cell = &s.cells[j.cell];
         let task = &s.dataset.tasks[j.task];
         // Checked in `build_suite`, so building the scenario cannot fail here.
-        let scenario = task.poison.as_ref().map(|p| self.scenario(s, cell, p).expect("poisoned scenario was checked when the suite was built"));
+        let scenario = (task.poison.is_some() || !task.candidates.is_empty())
+            .then(|| self.scenario(s, cell, task).expect("task scenario was checked when the suite was built"));
         let (layout, addressing, tokens_upfront) = match &scenario {
             Some(sc) => (sc.layout.as_ref(), &sc.addressing, sc.tokens_upfront),
             None => (cell.layout.as_ref(), &cell.addressing, cell.tokens_upfront),
@@ -434,6 +464,7 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecO
     crate::report::write_atomic(&dir.join("tools.json"), &serde_json::to_vec_pretty(&offered)?)?;
 
     crate::report::write_atomic(&dir.join("lint.json"), &serde_json::to_vec_pretty(&lint_variants(&prepared))?)?;
+    crate::report::write_atomic(&dir.join("defects.json"), &serde_json::to_vec_pretty(&prepared.defects)?)?;
 
     let trials_path = dir.join("trials.jsonl");
     let existing = store::scan(&trials_path)?;

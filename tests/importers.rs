@@ -1,0 +1,68 @@
+//! Importers against the real benchmark slices in `../shared/external` (never copied into the repo).
+
+mod common;
+use common::*;
+use std::collections::HashMap;
+use toolpick::dataset::Kind;
+use toolpick::dataset::importers::{Defect, import};
+
+fn shared(name: &str) -> std::path::PathBuf {
+    repo().join("../shared/external").join(name)
+}
+
+fn find<'a>(defects: &'a [Defect], id: &str) -> Vec<&'a Defect> {
+    defects.iter().filter(|d| d.id == id).collect()
+}
+
+#[test]
+fn bfcl_imports_every_file_with_the_documented_defects() {
+    let imp = import("bfcl", &shared("bfcl")).expect("BFCL imports");
+    let tasks = &imp.dataset.tasks;
+    let by_kind = |k: Kind| tasks.iter().filter(|t| t.kind == k).count();
+    // 336 records in 9 files; live_relevance (16) has no native kind yet.
+    let skipped = imp.defects.iter().filter(|d| d.action == "skipped").count();
+    assert_eq!(tasks.len() + skipped, 336, "every record is imported or reported");
+    assert_eq!(by_kind(Kind::Abstain), 80, "irrelevance + live_irrelevance");
+    assert!(by_kind(Kind::Parallel) > 40);
+    // The README's upstream quirks, each repaired with its reason.
+    assert!(find(&imp.defects, "simple_python_17").iter().any(|d| d.action == "repaired" && d.reason.contains("`formatted`")));
+    assert!(find(&imp.defects, "parallel_multiple_12").iter().any(|d| d.reason.contains("`permeability`")));
+    assert!(find(&imp.defects, "parallel_multiple_26").iter().any(|d| d.reason.contains("`type`")));
+    assert_eq!(imp.defects.iter().filter(|d| d.file == "BFCL_v4_live_relevance.json" && d.action == "skipped").count(), 16);
+    // Dotted names map reversibly and keep the original as the title.
+    let t = imp.catalog.tools().find(|t| t.tool.title.as_deref() == Some("math.factorial")).expect("math.factorial");
+    assert_eq!(t.tool.name, "math__factorial");
+    // A task sees only its own functions.
+    let t0 = tasks.iter().find(|t| t.id == "simple_python_0").unwrap();
+    assert_eq!(t0.candidates.len(), 1);
+    let file_of: HashMap<&str, usize> = imp.defects.iter().fold(HashMap::new(), |mut m, d| {
+        *m.entry(d.file.as_str()).or_default() += 1;
+        m
+    });
+    assert!(file_of.keys().all(|f| f.starts_with("BFCL_v4_")), "{file_of:?}");
+}
+
+#[test]
+fn oracle_scores_100_percent_on_imported_bfcl_in_every_layout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = format!("bfcl:{}", shared("bfcl").display());
+    let o = toolpick(&["run", "--dataset", &spec, "--backends", "oracle", "--out", tmp.path().to_str().unwrap(), "--run-id", "b", "-q"], &repo());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut r = csv::Reader::from_path(tmp.path().join("b/summary.csv")).unwrap();
+    let headers = r.headers().unwrap().clone();
+    let mut cells = 0;
+    for rec in r.records() {
+        let row: HashMap<String, String> = headers.iter().zip(rec.unwrap().iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect();
+        assert_eq!(row["pass_at_1"], "1.000000", "{row:?}");
+        cells += 1;
+    }
+    assert_eq!(cells, 4);
+    let defects: serde_json::Value = serde_json::from_slice(&std::fs::read(tmp.path().join("b/defects.json")).unwrap()).unwrap();
+    assert!(defects.as_array().unwrap().len() > 20, "the run keeps the importer's defects table");
+    // and `import` writes native files that load and validate
+    let out = tmp.path().join("native");
+    let o = toolpick(&["import", "bfcl", shared("bfcl").to_str().unwrap(), "-o", out.to_str().unwrap()], &repo());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = toolpick(&["validate", "--catalog", out.join("catalog").to_str().unwrap(), "--dataset", out.join("bfcl.jsonl").to_str().unwrap()], &repo());
+    assert!(o.status.success(), "{}", stderr(&o));
+}
