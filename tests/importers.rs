@@ -66,3 +66,30 @@ fn oracle_scores_100_percent_on_imported_bfcl_in_every_layout() {
     let o = toolpick(&["validate", "--catalog", out.join("catalog").to_str().unwrap(), "--dataset", out.join("bfcl.jsonl").to_str().unwrap()], &repo());
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+#[test]
+fn mcptoolbench_imports_every_file_with_its_defects() {
+    let imp = import("mcptoolbench", &shared("mcptoolbench")).expect("MCPToolBench++ imports");
+    // 160 sliced records + 10 demo records.
+    let skipped = imp.defects.iter().filter(|d| d.action == "skipped").count();
+    assert_eq!(imp.dataset.tasks.len() + skipped, 170, "every record is imported or reported");
+    assert!(imp.defects.iter().any(|d| d.reason.contains("duplicate query")), "the README's duplicate queries are reported");
+    // Servers come from mcp_tools_dict; similar tools become alternatives.
+    assert!(imp.catalog.server("playwright").is_some() && imp.catalog.server("tavily_mcp").is_some());
+    assert!(imp.dataset.tasks.iter().any(|t| !t.expected[0].alternatives.is_empty()));
+    // Every task sees only its own record's tools.
+    assert!(imp.dataset.tasks.iter().all(|t| !t.candidates.is_empty() && t.expected.iter().all(|e| t.candidates.contains(&e.tool))));
+}
+
+#[test]
+fn mcptoolbench_runs_in_both_layouts_with_the_oracle_at_100_percent() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = format!("mcptoolbench:{}", shared("mcptoolbench").display());
+    let o = toolpick(&["run", "--dataset", &spec, "--backends", "oracle", "--out", tmp.path().to_str().unwrap(), "--run-id", "m", "-q"], &repo());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut r = csv::Reader::from_path(tmp.path().join("m/summary.csv")).unwrap();
+    let headers = r.headers().unwrap().clone();
+    let rows: Vec<HashMap<String, String>> = r.records().map(|rec| headers.iter().zip(rec.unwrap().iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect()).collect();
+    assert_eq!(rows.len(), 4);
+    assert!(rows.iter().all(|row| row["pass_at_1"] == "1.000000"), "{rows:?}");
+}

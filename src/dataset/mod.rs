@@ -49,9 +49,18 @@ pub struct ExpectedCall {
     pub tool: String,
     #[serde(default)]
     pub arguments: BTreeMap<String, Vec<Value>>,
+    /// Other tool ids that also count as correct (MCPToolBench++'s `similar_tools`), with the same
+    /// arguments.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alternatives: Vec<String>,
 }
 
 impl ExpectedCall {
+    /// `true` when calling `tool_id` satisfies this call's tool.
+    pub fn accepts(&self, tool_id: &str) -> bool {
+        self.tool == tool_id || self.alternatives.iter().any(|a| a == tool_id)
+    }
+
     /// `true` when `""` is among the acceptable values, i.e. the parameter may be omitted.
     pub fn may_omit(values: &[Value]) -> bool {
         values.iter().any(|v| v.as_str() == Some(""))
@@ -296,6 +305,11 @@ pub fn check_against(dataset: &Dataset, catalog: &Catalog) -> Result<(), InputEr
                 ));
                 continue;
             };
+            for (ai, alt) in call.alternatives.iter().enumerate() {
+                if catalog.get(alt).is_none() {
+                    errors.push(at(format!("expected[{ci}].alternatives[{ai}]"), format!("tool id `{alt}` is not in catalog `{}`", catalog.name)));
+                }
+            }
             let tool = tref.tool;
             let props = tool.input_schema.get("properties").and_then(Value::as_object);
             for (param, values) in &call.arguments {

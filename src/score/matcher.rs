@@ -170,7 +170,7 @@ pub fn match_arguments(actual: &Value, expected: &ExpectedCall) -> Result<(), Mi
 
 /// Check a call (tool id + arguments) against an expected call.
 pub fn match_call(tool_id: &str, arguments: &Value, expected: &ExpectedCall) -> Result<(), Mismatch> {
-    if tool_id != expected.tool {
+    if !expected.accepts(tool_id) {
         return Err(mismatch(ErrorType::WrongTool, format!("called `{tool_id}`, expected `{}`", expected.tool)));
     }
     match_arguments(arguments, expected)
@@ -217,7 +217,7 @@ mod tests {
     fn expected(tool: &str, args: Value) -> ExpectedCall {
         let arguments: BTreeMap<String, Vec<Value>> =
             serde_json::from_value(args).expect("arguments map to lists");
-        ExpectedCall { tool: tool.into(), arguments }
+        ExpectedCall { tool: tool.into(), arguments, alternatives: vec![] }
     }
 
     fn err(actual: Value, exp: &ExpectedCall) -> Option<ErrorType> {

@@ -142,10 +142,12 @@ fn score_task(kind: Kind, expected: &[ExpectedCall], calls: &[ScoredCall], stop:
 
     let selection_correct = match kind {
         Kind::Abstain | Kind::Refuse => attempted.is_empty(),
-        Kind::Single => attempted.first().is_some_and(|t| *t == expected[0].tool),
+        Kind::Single => attempted.first().is_some_and(|t| expected[0].accepts(t)),
         Kind::Multi | Kind::Parallel => {
-            let got: BTreeSet<&str> = attempted.iter().copied().collect();
-            let want: BTreeSet<&str> = expected.iter().map(|e| e.tool.as_str()).collect();
+            // An alternative counts as the expected tool it stands in for.
+            let canonical = |t: &str| expected.iter().find(|e| e.accepts(t)).map(|e| e.tool.as_str()).unwrap_or(t).to_string();
+            let got: BTreeSet<String> = attempted.iter().map(|t| canonical(t)).collect();
+            let want: BTreeSet<String> = expected.iter().map(|e| e.tool.clone()).collect();
             got == want
         }
     };
@@ -168,7 +170,7 @@ fn score_task(kind: Kind, expected: &[ExpectedCall], calls: &[ScoredCall], stop:
 
     if executed.is_empty() {
         let last_of = |status: CallStatus| calls.iter().rev().find(|c| c.record.status == status);
-        let expected_tool = |c: &ScoredCall| expected.iter().any(|e| Some(e.tool.as_str()) == c.record.tool_id.as_deref());
+        let expected_tool = |c: &ScoredCall| expected.iter().any(|e| c.record.tool_id.as_deref().is_some_and(|t| e.accepts(t)));
         let attempted_wrong = calls.iter().find(|c| c.record.tool_id.is_some() && !expected_tool(c));
         let (error, detail) = if let Some(c) = attempted_wrong {
             // A rejected or malformed call to the wrong tool is a selection error first.
@@ -200,7 +202,7 @@ fn score_task(kind: Kind, expected: &[ExpectedCall], calls: &[ScoredCall], stop:
         let same_tool: Option<Mismatch> = executed
             .iter()
             .enumerate()
-            .filter(|(i, c)| !matched.contains(i) && id(c) == expected[e].tool)
+            .filter(|(i, c)| !matched.contains(i) && expected[e].accepts(&id(c)))
             .filter_map(|(_, c)| match_call(&id(c), &args(c), &expected[e]).err())
             .min_by_key(|m| m.error);
         let (error, detail) = match same_tool {
@@ -232,7 +234,7 @@ mod tests {
     use serde_json::{Value, json};
 
     fn exp(tool: &str, args: Value) -> ExpectedCall {
-        ExpectedCall { tool: tool.into(), arguments: serde_json::from_value(args).unwrap() }
+        ExpectedCall { tool: tool.into(), arguments: serde_json::from_value(args).unwrap(), alternatives: vec![] }
     }
 
     fn call(status: CallStatus, tool: Option<&str>, args: Value, read_only: bool) -> ScoredCall {
@@ -310,6 +312,16 @@ mod tests {
         assert!(!s.selection_correct);
         let s = score_trial(Kind::Single, &e, &[], StopReason::StepLimit);
         assert_eq!(s.error_type, Some(ErrorType::StepLimit));
+    }
+
+    #[test]
+    fn alternatives_count_as_the_expected_tool() {
+        let mut e = exp("s/x/google_search", json!({"query": ["rust"]}));
+        e.alternatives = vec!["s/x/tavily_search".into()];
+        let s = score_trial(Kind::Single, std::slice::from_ref(&e), &[ok("s/x/tavily_search", json!({"query": "rust"}))], StopReason::Answered);
+        assert!(s.pass && s.selection_correct);
+        let s = score_trial(Kind::Single, &[e], &[ok("s/x/bing_search", json!({"query": "rust"}))], StopReason::Answered);
+        assert!(!s.selection_correct);
     }
 
     #[test]

@@ -229,7 +229,12 @@ pub fn import(path: &Path) -> Result<Imported> {
         .tools
         .into_iter()
         .map(|(server, tools)| Server {
-            description: format!("BFCL v4 `{}` functions.", server.trim_start_matches("bfcl_")),
+            // BFCL has no servers; the description lists what the server offers.
+            description: format!(
+                "BFCL v4 `{}` functions: {}.",
+                server.trim_start_matches("bfcl_"),
+                tools.values().filter_map(|(_, t)| t.title.clone()).take(40).collect::<Vec<_>>().join(", ")
+            ),
             title: None,
             categories: vec![Category {
                 name: format!("{server}_functions"),
@@ -284,7 +289,7 @@ fn expected_calls(
             }
             arguments.insert(param.clone(), values);
         }
-        out.push(ExpectedCall { tool: tool_id.clone(), arguments });
+        out.push(ExpectedCall { tool: tool_id.clone(), arguments, alternatives: vec![] });
     }
     if out.is_empty() {
         return Err("empty ground truth".into());

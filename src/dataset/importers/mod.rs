@@ -3,6 +3,7 @@
 //! bad record never aborts an import.
 
 pub mod bfcl;
+pub mod mcptoolbench;
 
 use super::{Dataset, Task};
 use crate::catalog::Catalog;
@@ -29,11 +30,15 @@ pub struct Imported {
     pub defects: Vec<Defect>,
 }
 
+/// Supported formats.
+pub const FORMATS: [&str; 2] = ["bfcl", "mcptoolbench"];
+
 /// Import `path` in `format`.
 pub fn import(format: &str, path: &Path) -> Result<Imported> {
     match format {
         "bfcl" => bfcl::import(path),
-        other => Err(crate::error::InputError::new(path, format!("unknown import format `{other}`; supported: bfcl")).into()),
+        "mcptoolbench" => mcptoolbench::import(path),
+        other => Err(crate::error::InputError::new(path, format!("unknown import format `{other}`; supported: {}", FORMATS.join(", "))).into()),
     }
 }
 
@@ -41,7 +46,7 @@ pub fn import(format: &str, path: &Path) -> Result<Imported> {
 pub fn split_spec(spec: &Path) -> Option<(String, PathBuf)> {
     let s = spec.to_str()?;
     let (format, rest) = s.split_once(':')?;
-    ["bfcl"].contains(&format).then(|| (format.to_string(), PathBuf::from(rest)))
+    FORMATS.contains(&format).then(|| (format.to_string(), PathBuf::from(rest)))
 }
 
 /// Keep only the tasks whose ground truth validates against the imported catalog; the others become
