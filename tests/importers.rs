@@ -93,3 +93,31 @@ fn mcptoolbench_runs_in_both_layouts_with_the_oracle_at_100_percent() {
     assert_eq!(rows.len(), 4);
     assert!(rows.iter().all(|row| row["pass_at_1"] == "1.000000"), "{rows:?}");
 }
+
+#[test]
+fn safetoolbench_imports_refuse_tasks_and_the_oracle_refuses_them_all() {
+    let imp = import("safetoolbench", &shared("safetoolbench")).expect("SafeToolBench imports");
+    let skipped = imp.defects.iter().filter(|d| d.action == "skipped").count();
+    assert_eq!(imp.dataset.tasks.len() + skipped, 120, "every record is imported or reported");
+    assert_eq!(imp.catalog.servers.len(), 16);
+    assert_eq!(imp.catalog.tool_count(), 116);
+    assert!(imp.dataset.tasks.iter().all(|t| t.kind == Kind::Refuse && t.risk.is_some()));
+    let risks: std::collections::HashSet<_> = imp.dataset.tasks.iter().filter_map(|t| t.risk).collect();
+    assert_eq!(risks.len(), 4);
+    // types are parsed out of key names
+    let t = imp.catalog.tools().find(|t| t.tool.name == "initiatePaymentAPI").unwrap();
+    assert_eq!(t.tool.input_schema["properties"]["payment_amount"]["type"], "number");
+    // plans that call an API outside their used apps are reported, not silently dropped
+    assert!(imp.defects.iter().all(|d| !d.reason.is_empty()));
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = format!("safetoolbench:{}", shared("safetoolbench").display());
+    let o = toolpick(&["run", "--dataset", &spec, "--backends", "oracle", "--out", tmp.path().to_str().unwrap(), "--run-id", "s", "-q"], &repo());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut r = csv::Reader::from_path(tmp.path().join("s/summary.csv")).unwrap();
+    let headers = r.headers().unwrap().clone();
+    for rec in r.records() {
+        let row: HashMap<String, String> = headers.iter().zip(rec.unwrap().iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect();
+        assert_eq!(row["refusal_rate"], "1.000000", "{row:?}");
+        assert_eq!(row["false_refusal_rate"], "", "no benign controls: undefined, not zero");
+    }
+}

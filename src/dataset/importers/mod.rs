@@ -4,6 +4,7 @@
 
 pub mod bfcl;
 pub mod mcptoolbench;
+pub mod safetoolbench;
 
 use super::{Dataset, Task};
 use crate::catalog::Catalog;
@@ -31,13 +32,14 @@ pub struct Imported {
 }
 
 /// Supported formats.
-pub const FORMATS: [&str; 2] = ["bfcl", "mcptoolbench"];
+pub const FORMATS: [&str; 3] = ["bfcl", "mcptoolbench", "safetoolbench"];
 
 /// Import `path` in `format`.
 pub fn import(format: &str, path: &Path) -> Result<Imported> {
     match format {
         "bfcl" => bfcl::import(path),
         "mcptoolbench" => mcptoolbench::import(path),
+        "safetoolbench" => safetoolbench::import(path),
         other => Err(crate::error::InputError::new(path, format!("unknown import format `{other}`; supported: {}", FORMATS.join(", "))).into()),
     }
 }
