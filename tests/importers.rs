@@ -121,3 +121,29 @@ fn safetoolbench_imports_refuse_tasks_and_the_oracle_refuses_them_all() {
         assert_eq!(row["false_refusal_rate"], "", "no benign controls: undefined, not zero");
     }
 }
+
+#[test]
+fn stabletoolbench_imports_per_query_and_merged_and_the_oracle_selects_everything() {
+    let imp = import("stabletoolbench", &shared("stabletoolbench")).expect("StableToolBench imports");
+    // 60 + 30 + 30 + 30 + 30 sliced queries.
+    let skipped = imp.defects.iter().filter(|d| d.action == "skipped").count();
+    assert_eq!(imp.dataset.tasks.len() + skipped, 180, "every record is imported or reported");
+    assert!(imp.dataset.tasks.iter().all(|t| t.expected.iter().all(|e| e.any_arguments)), "tools-only ground truth");
+    assert!(imp.dataset.tasks.iter().all(|t| !t.candidates.is_empty()), "per-query candidate sets");
+    assert!(imp.defects.iter().any(|d| d.reason.contains("truncated JSON string")), "truncated template responses are repaired");
+    assert!(imp.defects.iter().any(|d| d.reason.contains("ToolBench naming collision")), "ToolBench's 64-character names collide");
+    let merged = import("stabletoolbench-merged", &shared("stabletoolbench")).unwrap();
+    assert!(merged.dataset.tasks.iter().all(|t| t.candidates.is_empty()), "merged: every task sees the union");
+    assert_eq!(merged.catalog.tool_count(), imp.catalog.tool_count());
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = format!("stabletoolbench:{}", shared("stabletoolbench").display());
+    let o = toolpick(&["run", "--dataset", &spec, "--backends", "oracle", "--layouts", "flat,progressive", "--out", tmp.path().to_str().unwrap(), "--run-id", "s", "-q"], &repo());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut r = csv::Reader::from_path(tmp.path().join("s/summary.csv")).unwrap();
+    let headers = r.headers().unwrap().clone();
+    for rec in r.records() {
+        let row: HashMap<String, String> = headers.iter().zip(rec.unwrap().iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect();
+        assert_eq!(row["selection_accuracy"], "1.000000", "{row:?}");
+        assert_eq!(row["infra_errors"], "0");
+    }
+}

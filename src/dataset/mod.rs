@@ -53,6 +53,10 @@ pub struct ExpectedCall {
     /// arguments.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub alternatives: Vec<String>,
+    /// Only the tool is ground truth (StableToolBench's `relevant APIs`): any arguments match. The listed
+    /// `arguments` are then just one valid way to call it (used by the oracle).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub any_arguments: bool,
 }
 
 impl ExpectedCall {

@@ -234,7 +234,7 @@ mod tests {
     use serde_json::{Value, json};
 
     fn exp(tool: &str, args: Value) -> ExpectedCall {
-        ExpectedCall { tool: tool.into(), arguments: serde_json::from_value(args).unwrap(), alternatives: vec![] }
+        ExpectedCall { tool: tool.into(), arguments: serde_json::from_value(args).unwrap(), alternatives: vec![], any_arguments: false }
     }
 
     fn call(status: CallStatus, tool: Option<&str>, args: Value, read_only: bool) -> ScoredCall {

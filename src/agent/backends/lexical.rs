@@ -120,7 +120,7 @@ impl LexicalBackend {
             return one(turn, DISCOVER, json!({"user_query": query_text, "server_names": picked}));
         };
         let result: Value = serde_json::from_str(last_result).unwrap_or(Value::Null);
-        if result.get("error").is_some() {
+        if super::is_layout_error(last_result) {
             return answer(NO_TOOL);
         }
         match last_name {

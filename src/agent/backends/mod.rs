@@ -30,6 +30,15 @@ pub fn by_name(name: &str, lexical: LexicalConfig) -> Option<Box<dyn Backend>> {
 
 pub const NAMES: [&str; 4] = ["lexical", "oracle", "random", "openai"];
 
+/// `true` when a tool result is a layout's error answer (`{"error": "<message>"}`), not a tool's own
+/// response that happens to have an `error` field.
+pub(crate) fn is_layout_error(result: &str) -> bool {
+    match serde_json::from_str::<serde_json::Value>(result) {
+        Ok(serde_json::Value::Object(m)) => m.len() == 1 && m.get("error").is_some_and(|e| e.is_string()),
+        _ => false,
+    }
+}
+
 /// A plain answer (no call).
 pub(crate) fn answer(text: &str) -> crate::protocol::AssistantTurn {
     crate::protocol::AssistantTurn { content: Some(text.into()), ..Default::default() }

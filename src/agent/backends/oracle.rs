@@ -75,10 +75,9 @@ impl Policy for OracleBackend {
             return Ok(AssistantTurn { content: Some("None of the available tools can do this.".into()), ..Default::default() });
         }
         let targets = self.addresses(ctx)?;
+        // The oracle does not inspect results: a tool's own response may carry an `error` field, and a
+        // real layout error shows up as a failed score, which the tests check.
         let last = ctx.last_results();
-        if let Some((_, _, result)) = last.iter().find(|(_, _, r)| r.contains("\"error\"")) {
-            return Err(anyhow!("oracle: the layout answered an expected call with an error: {result}"));
-        }
         let execute = |turn| match ctx.layout {
             LayoutKind::Flat => {
                 calls(turn, targets.iter().map(|(a, e)| (a.function.as_str(), arguments_at(a, e))).collect())

@@ -73,7 +73,7 @@ impl Policy for RandomBackend {
                     None => answer("Done."),
                 }
             }
-            ACTION_DETAILS if result.get("error").is_none() => {
+            ACTION_DETAILS if !super::is_layout_error(&result.to_string()) => {
                 let args = extract_arguments(query, &result["inputSchema"]);
                 one(turn, EXECUTE, json!({"server_name": result["server"], "category_name": result["category"], "action_name": result["name"], "body_schema": Value::Object(args).to_string()}))
             }

@@ -289,7 +289,7 @@ fn expected_calls(
             }
             arguments.insert(param.clone(), values);
         }
-        out.push(ExpectedCall { tool: tool_id.clone(), arguments, alternatives: vec![] });
+        out.push(ExpectedCall { tool: tool_id.clone(), arguments, alternatives: vec![], any_arguments: false });
     }
     if out.is_empty() {
         return Err("empty ground truth".into());

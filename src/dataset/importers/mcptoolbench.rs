@@ -166,7 +166,7 @@ pub fn import(path: &Path) -> Result<Imported> {
                     }
                     arguments.insert(k.clone(), vec![v.clone()]);
                 }
-                expected.push(ExpectedCall { tool, arguments, alternatives });
+                expected.push(ExpectedCall { tool, arguments, alternatives, any_arguments: false });
             }
             if let Some(reason) = skip {
                 defects.push(d("skipped", reason));

@@ -5,6 +5,7 @@
 pub mod bfcl;
 pub mod mcptoolbench;
 pub mod safetoolbench;
+pub mod stabletoolbench;
 
 use super::{Dataset, Task};
 use crate::catalog::Catalog;
@@ -32,7 +33,7 @@ pub struct Imported {
 }
 
 /// Supported formats.
-pub const FORMATS: [&str; 3] = ["bfcl", "mcptoolbench", "safetoolbench"];
+pub const FORMATS: [&str; 5] = ["bfcl", "mcptoolbench", "safetoolbench", "stabletoolbench", "stabletoolbench-merged"];
 
 /// Import `path` in `format`.
 pub fn import(format: &str, path: &Path) -> Result<Imported> {
@@ -40,6 +41,8 @@ pub fn import(format: &str, path: &Path) -> Result<Imported> {
         "bfcl" => bfcl::import(path),
         "mcptoolbench" => mcptoolbench::import(path),
         "safetoolbench" => safetoolbench::import(path),
+        "stabletoolbench" => stabletoolbench::import(path, false),
+        "stabletoolbench-merged" => stabletoolbench::import(path, true),
         other => Err(crate::error::InputError::new(path, format!("unknown import format `{other}`; supported: {}", FORMATS.join(", "))).into()),
     }
 }
