@@ -175,3 +175,32 @@ fn both_layouts_show_exactly_the_same_variant_text() {
         }
     }
 }
+
+#[test]
+fn search_layout_end_to_end_with_gold_revealed_diagnostic() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = toolpick(&["run", "--layouts", "search,progressive", "--backends", "oracle,lexical", "--out", tmp.path().to_str().unwrap(), "--run-id", "s", "-q"], &repo());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut r = csv::Reader::from_path(tmp.path().join("s/summary.csv")).unwrap();
+    let headers = r.headers().unwrap().clone();
+    let rows: Vec<std::collections::HashMap<String, String>> =
+        r.records().map(|rec| headers.iter().zip(rec.unwrap().iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect()).collect();
+    assert_eq!(rows.len(), 8);
+    for row in &rows {
+        let revealed: f64 = row["gold_revealed_rate"].parse().unwrap();
+        match row["backend"].as_str() {
+            // The oracle finds its tools through the layout, so discovery/search showed every gold tool.
+            "oracle" => {
+                assert_eq!(row["pass_at_1"], "1.000000", "{row:?}");
+                assert_eq!(revealed, 1.0, "{row:?}");
+            }
+            // A keyword agent does not always get the gold tool shown, and cannot pick what it never saw.
+            _ => {
+                let sel: f64 = row["selection_accuracy"].parse().unwrap();
+                assert!(revealed < 1.0, "{row:?}");
+                assert!(revealed > 0.0, "{row:?}");
+                assert!(sel <= revealed + 0.2, "selection is bounded by what was shown (plus abstain tasks): {row:?}");
+            }
+        }
+    }
+}

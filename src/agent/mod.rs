@@ -159,16 +159,19 @@ pub async fn run_episode(
     let mut usage = Usage::default();
     let mut timings = Vec::new();
     while steps < max_steps {
+        let offered = layout.offered(&messages);
         let ctx = TurnContext {
             task,
             messages: &messages,
-            functions: layout.functions(),
+            functions: &offered,
             layout: layout.kind(),
             addressing,
             seed,
             trial,
         };
-        let turn = match backend.respond(&ctx).await {
+        let result = backend.respond(&ctx).await;
+        drop(offered);
+        let turn = match result {
             Ok(t) => t,
             Err(e) => {
                 stop_reason = StopReason::BackendError;
@@ -188,7 +191,7 @@ pub async fn run_episode(
             break;
         }
         for call in &turn.tool_calls {
-            let mut outcome = layout.call(call, steps);
+            let mut outcome = layout.call_in(call, steps, &messages);
             outcome.record.from_text = turn.text_call_ids.contains(&call.id);
             messages.push(Message::Tool { tool_call_id: call.id.clone(), name: call.name.clone(), content: outcome.content });
             calls.push(outcome.record);

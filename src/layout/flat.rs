@@ -98,6 +98,15 @@ impl FlatLayout {
     pub fn tool_id(&self, name: &str) -> Option<&str> {
         self.name_to_id.get(name).map(String::as_str)
     }
+
+    /// The written tools a function stands for: itself, or every tool a merged tool dispatches to.
+    pub fn tools_behind(&self, name: &str) -> Vec<String> {
+        let Some(id) = self.tool_id(name) else { return vec![] };
+        match self.dispatch.get(id) {
+            Some(d) => d.targets.values().cloned().collect(),
+            None => vec![id.to_string()],
+        }
+    }
 }
 
 impl Layout for FlatLayout {

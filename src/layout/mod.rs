@@ -10,6 +10,7 @@
 
 pub mod flat;
 pub mod progressive;
+pub mod search;
 
 use crate::exec::{Execution, Executor, Rejection};
 use crate::protocol::{FunctionDef, ToolCall};
@@ -18,12 +19,15 @@ use serde_json::Value;
 
 pub use flat::FlatLayout;
 pub use progressive::{DiscoveryRule, ProgressiveLayout};
+pub use search::SearchLayout;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LayoutKind {
     Flat,
     Progressive,
+    /// One `search_tools` meta-tool; found tools become callable.
+    Search,
 }
 
 impl LayoutKind {
@@ -31,12 +35,14 @@ impl LayoutKind {
         match self {
             LayoutKind::Flat => "flat",
             LayoutKind::Progressive => "progressive",
+            LayoutKind::Search => "search",
         }
     }
     pub fn parse(s: &str) -> Option<LayoutKind> {
         match s {
             "flat" => Some(LayoutKind::Flat),
             "progressive" => Some(LayoutKind::Progressive),
+            "search" => Some(LayoutKind::Search),
             _ => None,
         }
     }
@@ -79,6 +85,9 @@ pub struct CallRecord {
     /// The call was parsed from the model's text (`content`), not its `tool_calls`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub from_text: bool,
+    /// Catalog tools this (navigation) call revealed to the agent — for layouts that hide tools.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub revealed: Vec<String>,
 }
 
 /// The answer to one call: text for the model, a record for scoring.
@@ -91,10 +100,18 @@ pub struct CallOutcome {
 /// A way of presenting a catalog to an agent.
 pub trait Layout: Send + Sync {
     fn kind(&self) -> LayoutKind;
-    /// The functions offered to the model (identical on every turn).
+    /// The functions offered on the first turn.
     fn functions(&self) -> &[FunctionDef];
+    /// The functions offered given the conversation so far (layouts that load tools on demand grow it).
+    fn offered(&self, _messages: &[crate::protocol::Message]) -> std::borrow::Cow<'_, [FunctionDef]> {
+        std::borrow::Cow::Borrowed(self.functions())
+    }
     /// Answer one call made at assistant turn `step`.
     fn call(&self, call: &ToolCall, step: usize) -> CallOutcome;
+    /// Answer a call knowing the conversation (default: it does not matter).
+    fn call_in(&self, call: &ToolCall, step: usize, _messages: &[crate::protocol::Message]) -> CallOutcome {
+        self.call(call, step)
+    }
 }
 
 /// Parse a call's argument text into a JSON object.
@@ -138,6 +155,7 @@ pub(crate) fn execute_tool(
                 arguments: Some(arguments),
                 rejection: None,
                 from_text: false,
+                revealed: vec![],
             },
         },
         Execution::Rejected { kind, message } => CallOutcome {
@@ -150,6 +168,7 @@ pub(crate) fn execute_tool(
                 arguments: Some(arguments),
                 rejection: Some(kind),
                 from_text: false,
+                revealed: vec![],
             },
         },
     }
@@ -183,6 +202,7 @@ pub(crate) fn dispatch_rejected(step: usize, name: &str, tool_id: &str, args: Va
             arguments: Some(args),
             rejection: Some(kind),
             from_text: false,
+            revealed: vec![],
         },
     }
 }
@@ -194,5 +214,5 @@ pub(crate) fn error_json(message: &str) -> String {
 
 /// A record for a call that did not reach a catalog tool.
 pub(crate) fn record(step: usize, name: &str, status: CallStatus, arguments: Option<Value>) -> CallRecord {
-    CallRecord { step, name: name.into(), status, tool_id: None, arguments, rejection: None, from_text: false }
+    CallRecord { step, name: name.into(), status, tool_id: None, arguments, rejection: None, from_text: false, revealed: vec![] }
 }

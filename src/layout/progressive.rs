@@ -158,6 +158,37 @@ impl ProgressiveLayout {
         Ok(json!({"server": server.name, "results": results}))
     }
 
+    /// Tool ids a successful navigation call shows the agent (for per-layer diagnostics). A merged
+    /// tool counts as revealing every tool it dispatches to.
+    fn revealed_by(&self, name: &str, args: &Map<String, Value>) -> Vec<String> {
+        let ids = |t: &Tool| -> Vec<String> {
+            match &t.dispatch {
+                Some(d) => d.targets.values().cloned().collect(),
+                None => vec![t.id.clone()],
+            }
+        };
+        match name {
+            DISCOVER => string_list(args, "server_names")
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|s| self.catalog.server(s))
+                .filter(|s| self.rule.mode(s.tool_count()) != "categories_only")
+                .flat_map(|s| s.categories.iter().flat_map(|c| c.tools.iter().flat_map(ids)))
+                .collect(),
+            CATEGORY_ACTIONS => string_list(args, "category_names")
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|c| self.catalog.category(c))
+                .flat_map(|(_, c)| c.tools.iter().flat_map(ids))
+                .collect(),
+            ACTION_DETAILS => match (required_str(args, "category_name"), required_str(args, "action_name")) {
+                (Ok(c), Ok(a)) => self.find_action(c, a).map(|(_, _, t)| ids(t)).unwrap_or_default(),
+                _ => vec![],
+            },
+            _ => vec![],
+        }
+    }
+
     fn server_list(&self) -> String {
         self.catalog.servers.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ")
     }
@@ -233,6 +264,7 @@ fn malformed(call: &ToolCall, step: usize, tool_id: &str, msg: String) -> CallOu
             arguments: None,
             rejection: None,
             from_text: false,
+            revealed: vec![],
         },
     }
 }
@@ -287,8 +319,12 @@ impl Layout for ProgressiveLayout {
                 return CallOutcome { content: error_json(&format!("Invalid input: {e}.")), record: record(step, &call.name, status, None) };
             }
         };
+        let revealed = self.revealed_by(&call.name, &args);
         let nav = |result: Result<Value, String>| match result {
-            Ok(v) => CallOutcome { content: v.to_string(), record: record(step, &call.name, CallStatus::Navigated, Some(Value::Object(args.clone()))) },
+            Ok(v) => CallOutcome {
+                content: v.to_string(),
+                record: CallRecord { revealed: revealed.clone(), ..record(step, &call.name, CallStatus::Navigated, Some(Value::Object(args.clone()))) },
+            },
             Err(e) => CallOutcome { content: error_json(&e), record: record(step, &call.name, CallStatus::NavigationError, Some(Value::Object(args.clone()))) },
         };
         match call.name.as_str() {

@@ -19,7 +19,7 @@ impl Exporter for SummaryCsv {
     fn render(&self, data: &ReportData) -> Result<Vec<u8>> {
         let mut w = ::csv::Writer::from_writer(Vec::new());
         let mut header: Vec<String> = ["dataset", "catalog", "variant", "layout", "backend", "n"].map(String::from).to_vec();
-        for m in ["selection_accuracy", "pass_at_1", "abstention_accuracy", "safety_violation_rate", "attack_success_rate", "refusal_rate", "false_refusal_rate"] {
+        for m in ["selection_accuracy", "pass_at_1", "abstention_accuracy", "safety_violation_rate", "attack_success_rate", "refusal_rate", "false_refusal_rate", "gold_revealed_rate"] {
             header.extend([m.to_string(), format!("{m}_low"), format!("{m}_high")]);
         }
         header.extend(["mean_steps", "mean_tokens_upfront", "mean_tokens_total", "infra_errors", "cost_usd"].map(String::from));
@@ -27,7 +27,7 @@ impl Exporter for SummaryCsv {
         w.write_record(&header)?;
         for c in &data.cells {
             let mut row = vec![c.dataset.clone(), c.catalog.clone(), c.variant.clone(), c.layout.clone(), c.backend.clone(), c.n.to_string()];
-            for r in [&c.selection, &c.pass, &c.abstention, &c.safety_violation, &c.attack_success, &c.refusal, &c.false_refusal] {
+            for r in [&c.selection, &c.pass, &c.abstention, &c.safety_violation, &c.attack_success, &c.refusal, &c.false_refusal, &c.gold_revealed] {
                 row.extend([num(r.rate), num(r.low), num(r.high)]);
             }
             row.extend([num(c.mean_steps), num(c.mean_tokens_upfront), num(c.mean_tokens_total), c.infra_errors.to_string(), num(c.cost_usd)]);

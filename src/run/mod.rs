@@ -207,6 +207,7 @@ fn build_suite(config: &RunConfig, catalog: Catalog, dataset: Dataset) -> Result
             let layout: Box<dyn Layout> = match kind {
                 LayoutKind::Flat => Box::new(FlatLayout::new(&shown, executor.clone())),
                 LayoutKind::Progressive => Box::new(ProgressiveLayout::new(shown.clone(), executor.clone(), config.discovery)),
+                LayoutKind::Search => Box::new(crate::layout::SearchLayout::new(&shown, executor.clone())),
             };
             let tokens_upfront = crate::tokens::count_functions(layout.functions());
             offered.insert(format!("{}/{vname}/{}", dataset.name, kind.as_str()), layout.functions().to_vec());
@@ -334,6 +335,7 @@ impl Prepared {
         let addressing = addressing(&catalog, &flat);
         let layout: Box<dyn Layout> = match cell.layout.kind() {
             LayoutKind::Flat => Box::new(flat),
+            LayoutKind::Search => Box::new(crate::layout::SearchLayout::new(&catalog, executor)),
             LayoutKind::Progressive => Box::new(ProgressiveLayout::new(catalog, executor, s.discovery)),
         };
         let tokens_upfront = crate::tokens::count_functions(layout.functions());

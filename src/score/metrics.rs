@@ -247,6 +247,7 @@ mod tests {
                 arguments: Some(args),
                 rejection: (status == CallStatus::Rejected).then_some(Rejection::MissingRequired),
                 from_text: false,
+                revealed: vec![],
             },
             read_only,
             destructive: false,

@@ -15,6 +15,7 @@ use crate::agent::extract::extract_arguments;
 use crate::agent::{Policy, TurnContext};
 use crate::layout::LayoutKind;
 use crate::layout::progressive::{ACTION_DETAILS, CATEGORY_ACTIONS, DISCOVER, EXECUTE};
+use crate::layout::search::SEARCH_TOOLS;
 use crate::protocol::{AssistantTurn, FunctionDef};
 use crate::text::{Analyzer, Bm25};
 use serde::{Deserialize, Serialize};
@@ -190,6 +191,29 @@ impl LexicalBackend {
     }
 }
 
+impl LexicalBackend {
+    /// Search with the user's words, then call the best tool the search returned.
+    fn search(&self, ctx: &TurnContext<'_>) -> AssistantTurn {
+        let turn = ctx.turn() + 1;
+        let last = ctx.last_results();
+        let Some(&(name, _, result)) = last.first() else {
+            return one(turn, SEARCH_TOOLS, json!({"query": ctx.task.query}));
+        };
+        if name != SEARCH_TOOLS {
+            return answer(DONE);
+        }
+        let found: Vec<FunctionDef> = serde_json::from_str::<Value>(result)
+            .ok()
+            .and_then(|v| serde_json::from_value(v["tools"].clone()).ok())
+            .unwrap_or_default();
+        let index = self.index(&found.iter().map(function_doc).collect::<Vec<_>>());
+        match self.best(&index, &self.analyzer.terms(&ctx.task.query)) {
+            Some(i) => one(turn, &found[i].name, Value::Object(extract_arguments(&ctx.task.query, &found[i].parameters))),
+            None => answer(NO_TOOL),
+        }
+    }
+}
+
 /// What the flat lexical agent indexes for a function: name, description, parameter names.
 fn function_doc(f: &FunctionDef) -> String {
     let params: Vec<&str> =
@@ -219,6 +243,7 @@ impl Policy for LexicalBackend {
         Ok(match ctx.layout {
             LayoutKind::Flat => self.flat(ctx),
             LayoutKind::Progressive => self.progressive(ctx),
+            LayoutKind::Search => self.search(ctx),
         })
     }
 }

@@ -11,6 +11,7 @@ use crate::agent::{Address, Policy, TurnContext};
 use crate::dataset::ExpectedCall;
 use crate::layout::LayoutKind;
 use crate::layout::progressive::{ACTION_DETAILS, CATEGORY_ACTIONS, DISCOVER, EXECUTE};
+use crate::layout::search::SEARCH_TOOLS;
 use crate::protocol::AssistantTurn;
 use anyhow::{Context, anyhow};
 use serde_json::{Map, Value, json};
@@ -79,7 +80,7 @@ impl Policy for OracleBackend {
         // real layout error shows up as a failed score, which the tests check.
         let last = ctx.last_results();
         let execute = |turn| match ctx.layout {
-            LayoutKind::Flat => {
+            LayoutKind::Flat | LayoutKind::Search => {
                 calls(turn, targets.iter().map(|(a, e)| (a.function.as_str(), arguments_at(a, e))).collect())
             }
             LayoutKind::Progressive => calls(
@@ -100,6 +101,14 @@ impl Policy for OracleBackend {
         let Some(&(last_name, _, last_result)) = last.first() else {
             return Ok(match ctx.layout {
                 LayoutKind::Flat => execute(turn),
+                // Search for each expected tool by its own name, as an agent that knows what it wants would.
+                LayoutKind::Search => calls(
+                    turn,
+                    unique(targets.iter().map(|(a, _)| a.function.clone()))
+                        .into_iter()
+                        .map(|f| (SEARCH_TOOLS, json!({"query": f.replace("__", " ").replace('_', " "), "max_results": 20})))
+                        .collect(),
+                ),
                 LayoutKind::Progressive => {
                     let servers = unique(targets.iter().map(|(a, _)| a.server.clone()));
                     calls(turn, vec![(DISCOVER, json!({"user_query": ctx.task.query, "server_names": servers}))])
@@ -107,6 +116,7 @@ impl Policy for OracleBackend {
             });
         };
         Ok(match last_name {
+            SEARCH_TOOLS => execute(turn),
             DISCOVER => {
                 // Which categories did discovery already open up (listing their actions)?
                 let result: Value = serde_json::from_str(last_result).context("oracle: discovery result is not JSON")?;

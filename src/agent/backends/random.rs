@@ -9,6 +9,7 @@ use crate::agent::extract::extract_arguments;
 use crate::agent::{Policy, TurnContext};
 use crate::layout::LayoutKind;
 use crate::layout::progressive::{ACTION_DETAILS, CATEGORY_ACTIONS, DISCOVER, EXECUTE};
+use crate::layout::search::SEARCH_TOOLS;
 use crate::protocol::AssistantTurn;
 use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::{Rng, SeedableRng};
@@ -30,6 +31,21 @@ impl Policy for RandomBackend {
         let mut pick = |n: usize| (rng.next_u64() % n as u64) as usize;
         let query = &ctx.task.query;
         let last = ctx.last_results();
+        if ctx.layout == LayoutKind::Search {
+            let Some(&(name, _, result)) = last.first() else {
+                return Ok(one(turn, SEARCH_TOOLS, json!({"query": query})));
+            };
+            if name != SEARCH_TOOLS {
+                return Ok(answer("Done."));
+            }
+            let found: Vec<crate::protocol::FunctionDef> =
+                serde_json::from_str::<Value>(result).ok().and_then(|v| serde_json::from_value(v["tools"].clone()).ok()).unwrap_or_default();
+            let i = pick(found.len() + 1);
+            return Ok(match found.get(i) {
+                Some(f) => one(turn, &f.name, Value::Object(extract_arguments(query, &f.parameters))),
+                None => answer("None of the available tools can do this."),
+            });
+        }
         if ctx.layout == LayoutKind::Flat {
             if turn > 1 {
                 return Ok(answer("Done."));
