@@ -106,7 +106,9 @@ fn transient_faults_are_retried_counted_and_never_become_model_failures() {
     for fault in [Fault::RateLimit, Fault::ServerError, Fault::Unavailable, Fault::Truncated, Fault::EmptyChoices, Fault::Timeout] {
         let env = start(faults(&[(fault, 3)]));
         let baseline = start(MockConfig::default());
-        env.run_ok("r", &["--no-cache"]);
+        // One request at a time: a retry always lands on the next request number, so with faults on
+        // every third request no attempt sequence can fail five times in a row (no flaky outcomes).
+        env.run_ok("r", &["--no-cache", "--concurrency", "1"]);
         baseline.run_ok("r", &["--no-cache"]);
         let injected = env.server.injected(fault);
         assert!(injected > 0, "{fault:?} was never injected");
@@ -174,13 +176,14 @@ fn retry_errors_reruns_only_the_failed_trials() {
     // Every second request fails; with a single attempt some trials end as errors. Resuming with
     // --retry-errors and enough attempts re-runs exactly those.
     let env = start(faults(&[(Fault::Unavailable, 2)]));
-    env.run_ok("r", &["--max-attempts", "1", "--no-cache"]);
+    // One request at a time, so a failed attempt's retry is the next (odd, healthy) request.
+    env.run_ok("r", &["--max-attempts", "1", "--no-cache", "--concurrency", "1"]);
     let errors = env.trials("r").iter().filter(|t| t["error"].is_string()).count();
     assert!(errors > 0);
     let before = env.trials("r");
     let ok_before: Vec<&Value> = before.iter().filter(|t| t["error"].is_null()).collect();
     assert!(!ok_before.is_empty());
-    let o = env.run_ok("r", &["--max-attempts", "5", "--retry-errors", "--no-cache"]);
+    let o = env.run_ok("r", &["--max-attempts", "5", "--retry-errors", "--no-cache", "--concurrency", "1"]);
     assert!(stdout(&o).contains(&format!("{errors} trials run, {} already done", ok_before.len())), "{}", stdout(&o));
     let after = env.trials("r");
     assert_eq!(after.len(), before.len(), "one record per trial after compaction");
