@@ -14,6 +14,14 @@ use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+/// `println!` that ignores a closed stdout (`toolpick run | head` must not panic on a broken pipe).
+macro_rules! outln {
+    ($($t:tt)*) => {{
+        use std::io::Write;
+        let _ = writeln!(std::io::stdout(), $($t)*);
+    }};
+}
+
 const AFTER_HELP: &str = "\
 Examples:
   toolpick run                          run the bundled starter suite (no API key, no network)
@@ -165,6 +173,10 @@ struct RunArgs {
     /// Lexical baseline abstains when the best tool shares fewer distinct terms with the query.
     #[arg(long)]
     lexical_min_overlap: Option<usize>,
+    /// Tool-count curve: run every variant at these distractor levels (e.g. 0,10,20,50,100,200,500): each
+    /// task sees its gold tools plus N seeded distractors from its catalog.
+    #[arg(long, value_delimiter = ',')]
+    distractors: Option<Vec<usize>>,
     /// Output root; the run goes to <out>/<run-id>. Default: reports.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -312,7 +324,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Run(args) => cmd_run(*args),
         Command::Report { run_dir } => {
             let data = crate::report::render_run(&run_dir)?;
-            println!("re-scored {} trials; reports rewritten in {}", data.trials.len(), run_dir.display());
+            outln!("re-scored {} trials; reports rewritten in {}", data.trials.len(), run_dir.display());
             print_cells(&data.cells);
             Ok(())
         }
@@ -323,7 +335,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             let imported = crate::dataset::importers::import(&format, &path)?;
             let dataset = crate::dataset::importers::write_native(&imported, &output)?;
             let skipped = imported.defects.iter().filter(|d| d.action == "skipped").count();
-            println!(
+            outln!(
                 "imported {} tasks and {} tools → {} (catalog in {}); {} records skipped, {} repairs — see {}",
                 imported.dataset.tasks.len(),
                 imported.catalog.tool_count(),
@@ -340,9 +352,9 @@ fn dispatch(cli: Cli) -> Result<()> {
             match action {
                 CacheAction::Stats => {
                     let (n, bytes) = cache.stats();
-                    println!("{}: {n} entries, {bytes} bytes", cache.dir().display());
+                    outln!("{}: {n} entries, {bytes} bytes", cache.dir().display());
                 }
-                CacheAction::Clear => println!("removed {} entries from {}", cache.clear()?, cache.dir().display()),
+                CacheAction::Clear => outln!("removed {} entries from {}", cache.clear()?, cache.dir().display()),
             }
             Ok(())
         }
@@ -370,7 +382,10 @@ fn cmd_lint(args: LintArgs) -> Result<()> {
     };
     match &args.output {
         Some(p) => crate::report::write_atomic(p, text.as_bytes())?,
-        None => print!("{text}"),
+        None => {
+            use std::io::Write;
+            let _ = write!(std::io::stdout(), "{text}");
+        }
     }
     if let (Some(t), Some(w)) = (threshold, crate::lint::worst(&findings))
         && w >= t {
@@ -399,11 +414,11 @@ fn cmd_mock(args: MockArgs) -> Result<()> {
             .parse()
             .map_err(|e| crate::error::InputError::new("--host/--port", format!("not an address: {e}")))?;
         let server = crate::mock::spawn(addr, config).await.with_context(|| format!("cannot listen on {addr}"))?;
-        println!("mock endpoint (a test double, not a model) listening on {}", server.base_url());
+        outln!("mock endpoint (a test double, not a model) listening on {}", server.base_url());
         use std::io::Write;
         std::io::stdout().flush()?;
         tokio::signal::ctrl_c().await?;
-        println!("served {} requests", server.requests());
+        outln!("served {} requests", server.requests());
         Ok(())
     })
 }
@@ -423,7 +438,7 @@ fn cmd_validate(args: InputArgs) -> Result<()> {
         if let Err(e) = check_against(d, c) {
             errors.extend(e.0);
         }
-        println!(
+        outln!(
             "ok: catalog {} ({} servers, {} categories, {} tools), dataset {} ({} tasks)",
             c.name,
             c.servers.len(),
@@ -515,6 +530,7 @@ fn cmd_run(args: RunArgs) -> Result<()> {
         discovery,
         lexical,
         cache_dir,
+        distractors: args.distractors.clone().or(file.distractors.clone()).unwrap_or_default(),
     };
     let prepared = prepare(config)?;
     let unix = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
@@ -535,7 +551,7 @@ fn cmd_run(args: RunArgs) -> Result<()> {
     let outcome = rt.block_on(execute(prepared, &dir, meta, ExecOptions { retry_errors: args.retry_errors, quiet: args.quiet }))?;
     point_latest(&out, &run_id)?;
     let data = crate::report::load_run(&dir)?;
-    println!(
+    outln!(
         "{} trials run, {} already done, {} cells, {:.2} s → {}",
         outcome.executed,
         outcome.skipped,
@@ -544,17 +560,17 @@ fn cmd_run(args: RunArgs) -> Result<()> {
         dir.display()
     );
     print_cells(&data.cells);
-    println!("open {} in a browser for the drill-down", dir.join("report.html").display());
+    outln!("open {} in a browser for the drill-down", dir.join("report.html").display());
     Ok(())
 }
 
 fn print_cells(cells: &[crate::report::CellSummary]) {
-    println!(
+    outln!(
         "{:<10} {:<8} {:<12} {:<14} {:>5} {:>10} {:>8} {:>9} {:>6} {:>8} {:>7}",
         "dataset", "variant", "layout", "backend", "n", "selection%", "pass@1%", "abstain%", "steps", "tokens", "errors"
     );
     for c in cells {
-        println!(
+        outln!(
             "{:<10} {:<8} {:<12} {:<14} {:>5} {:>10} {:>8} {:>9} {:>6.2} {:>8.0} {:>7}",
             c.dataset,
             c.variant,

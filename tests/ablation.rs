@@ -58,3 +58,36 @@ fn ablate_ranks_every_operator_per_layout_and_backend() {
         assert_eq!(r["safety_violation_rate"], "0.000000");
     }
 }
+
+#[test]
+fn distractors_draw_the_tool_count_curve() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().to_str().unwrap();
+    let o = toolpick(
+        &["run", "--variants", "good", "--layouts", "flat,search", "--backends", "lexical,oracle", "--distractors", "0,100", "--out", out, "--run-id", "c", "-q"],
+        &repo(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dir = tmp.path().join("c");
+    let curve = rows(&dir.join("curve.csv"));
+    assert_eq!(curve.len(), 2 * 2 * 2, "levels × layouts × backends");
+    for r in curve.iter().filter(|r| r["backend"] == "oracle") {
+        assert_eq!(r["selection_accuracy"], "1.000000", "distractors never hide a gold tool from the oracle: {r:?}");
+    }
+    // More tools in view cost the keyword agent accuracy, and cost flat tokens.
+    let at = |layout: &str, level: &str, col: &str| -> f64 {
+        curve.iter().find(|r| r["backend"] == "lexical" && r["layout"] == layout && r["distractors"] == level).unwrap()[col].parse().unwrap()
+    };
+    assert!(at("flat", "100", "selection_accuracy") < at("flat", "0", "selection_accuracy"));
+    assert!(at("flat", "100", "mean_tokens_upfront") > 5.0 * at("flat", "0", "mean_tokens_upfront"));
+    assert_eq!(at("search", "100", "mean_tokens_upfront"), at("search", "0", "mean_tokens_upfront"), "search shows one meta-tool upfront");
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(html.contains("Tool-count curve"));
+    // Draws are seeded and nested: the same run again gives the same trials.
+    let o = toolpick(
+        &["run", "--variants", "good", "--layouts", "flat,search", "--backends", "lexical,oracle", "--distractors", "0,100", "--out", out, "--run-id", "d", "-q"],
+        &repo(),
+    );
+    assert!(o.status.success());
+    assert!(std::fs::read(dir.join("trials.jsonl")).unwrap() == std::fs::read(tmp.path().join("d/trials.jsonl")).unwrap());
+}

@@ -99,6 +99,7 @@ struct Page<'a> {
     categories: Vec<CategoryRow>,
     effects: Vec<EffectRow>,
     tools: Vec<ToolLintRow>,
+    curves: Vec<super::curve::Chart>,
     island: &'a str,
 }
 
@@ -278,7 +279,8 @@ impl Exporter for HtmlReport {
             })
             .collect();
         let island = json_island(&island(data));
-        let page = Page { title: "toolpick report".into(), parameters, charts: charts(data), cells, categories, effects, tools, island: &island };
+        let curves = super::curve::charts(data);
+        let page = Page { title: "toolpick report".into(), parameters, charts: charts(data), cells, categories, effects, tools, curves, island: &island };
         Ok(page.render()?.into_bytes())
     }
 }

@@ -7,6 +7,7 @@
 
 pub mod ablation;
 pub mod csv;
+pub mod curve;
 pub mod html;
 pub mod json;
 pub mod markdown;
@@ -48,6 +49,7 @@ pub fn exporters() -> Vec<Box<dyn Exporter>> {
         Box::new(csv::TrialsCsv),
         Box::new(ablation::AblationCsv),
         Box::new(tools::ToolsCsv),
+        Box::new(curve::CurveCsv),
         Box::new(markdown::MarkdownSummary),
         Box::new(json::SummaryJson),
         Box::new(html::HtmlReport),

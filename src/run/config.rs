@@ -133,6 +133,8 @@ pub struct ExperimentFile {
     pub cache_dir: Option<PathBuf>,
     pub discovery: Option<DiscoveryRule>,
     pub lexical: Option<LexicalConfig>,
+    /// Tool-count curve levels (see `--distractors`).
+    pub distractors: Option<Vec<usize>>,
     #[serde(default)]
     pub models: Vec<ModelSpec>,
 }

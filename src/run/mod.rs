@@ -50,6 +50,11 @@ pub struct RunConfig {
     pub lexical: LexicalConfig,
     /// On-disk response cache for endpoints (`None`: no cache).
     pub cache_dir: Option<PathBuf>,
+    /// Tool-count curve: for each level N, every task sees its gold tools plus N distractors drawn
+    /// (seeded, nested: a level's distractors include the smaller levels') from the rest of its catalog.
+    /// The level is part of the variant label (`good@50`). Empty: tasks see the whole catalog.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub distractors: Vec<usize>,
 }
 
 impl RunConfig {
@@ -79,6 +84,8 @@ struct Cell {
     tokens_upfront: usize,
     /// The variant catalog, to derive per-scenario (poisoned) presentations from.
     shown: Arc<Catalog>,
+    /// Distractor level of a tool-count-curve cell.
+    distractors: Option<usize>,
 }
 
 /// A presentation built for one poisoned scenario.
@@ -103,6 +110,30 @@ fn restricted(shown: &Catalog, candidates: &[String]) -> Catalog {
     }
     servers.retain(|s| !s.categories.is_empty());
     Catalog::new(shown.name.clone(), shown.description.clone(), servers)
+}
+
+/// A task's gold tools (and its own candidates, if any) plus `n` distractors: the other tools ordered by
+/// a seeded hash of (seed, task, tool), so levels are nested and the draw is the same on every run.
+pub fn with_distractors(all: &[String], task: &crate::dataset::Task, n: usize, seed: u64) -> Vec<String> {
+    let mut keep: Vec<String> = task.expected.iter().flat_map(|e| std::iter::once(e.tool.clone()).chain(e.alternatives.iter().cloned())).collect();
+    // A poison needs its target tool, or a tool of the category it adds to, to stay visible.
+    let poison_anchor = task.poison.as_ref().and_then(|p| match (&p.target, &p.add_tool) {
+        (Some(t), _) => Some(t.clone()),
+        (None, Some(a)) => all.iter().find(|id| id.starts_with(&format!("{}/{}/", a.server, a.category))).cloned(),
+        _ => None,
+    });
+    for c in task.candidates.iter().chain(poison_anchor.iter()) {
+        if !keep.contains(c) {
+            keep.push(c.clone());
+        }
+    }
+    let mut pool: Vec<(u64, &String)> =
+        all.iter().filter(|t| !keep.contains(t)).map(|t| (stable_hash(format!("{seed}|{}|{t}", task.id).as_bytes()), t)).collect();
+    pool.sort();
+    // Abstain and refuse tasks have no gold tool: they see n tools (at least one).
+    let n = if keep.is_empty() { n.max(1) } else { n };
+    keep.extend(pool.into_iter().take(n).map(|(_, t)| t.clone()));
+    keep
 }
 
 /// Apply a task's poison to the variant catalog: append text to a tool's description (or to the merged
@@ -144,6 +175,8 @@ struct Suite {
     cells: Vec<Cell>,
     read_only: HashMap<String, bool>,
     destructive: HashMap<String, bool>,
+    /// Every written tool id, in catalog order (the distractor pool).
+    all_tools: Vec<String>,
     executor: Arc<Executor>,
     discovery: DiscoveryRule,
     offered: BTreeMap<String, Vec<FunctionDef>>,
@@ -200,29 +233,43 @@ fn build_suite(config: &RunConfig, catalog: Catalog, dataset: Dataset) -> Result
             InputError::new("--variants", format!("unknown variant `{vname}`; use good, bad, ablate, op:<operator> or file:<dir>"))
         })?;
         let shown = variant.apply(&catalog)?;
-        let vname = &variant.label();
         let flat = FlatLayout::new(&shown, executor.clone());
         let addressing = addressing(&shown, &flat);
-        for &kind in &config.layouts {
-            let layout: Box<dyn Layout> = match kind {
-                LayoutKind::Flat => Box::new(FlatLayout::new(&shown, executor.clone())),
-                LayoutKind::Progressive => Box::new(ProgressiveLayout::new(shown.clone(), executor.clone(), config.discovery)),
-                LayoutKind::Search => Box::new(crate::layout::SearchLayout::new(&shown, executor.clone())),
+        let shown_arc = Arc::new(shown.clone());
+        let levels: Vec<Option<usize>> = if config.distractors.is_empty() { vec![None] } else { config.distractors.iter().map(|n| Some(*n)).collect() };
+        for level in levels {
+            let vname = match level {
+                Some(n) => format!("{}@{n}", variant.label()),
+                None => variant.label(),
             };
-            let tokens_upfront = crate::tokens::count_functions(layout.functions());
-            offered.insert(format!("{}/{vname}/{}", dataset.name, kind.as_str()), layout.functions().to_vec());
-            cells.push(Cell { variant: vname.clone(), layout, addressing: addressing.clone(), tokens_upfront, shown: Arc::new(shown.clone()) });
+            for &kind in &config.layouts {
+                let layout: Box<dyn Layout> = match kind {
+                    LayoutKind::Flat => Box::new(FlatLayout::new(&shown, executor.clone())),
+                    LayoutKind::Progressive => Box::new(ProgressiveLayout::new(shown.clone(), executor.clone(), config.discovery)),
+                    LayoutKind::Search => Box::new(crate::layout::SearchLayout::new(&shown, executor.clone())),
+                };
+                let tokens_upfront = crate::tokens::count_functions(layout.functions());
+                if level.is_none() {
+                    offered.insert(format!("{}/{vname}/{}", dataset.name, kind.as_str()), layout.functions().to_vec());
+                }
+                cells.push(Cell { variant: vname.clone(), layout, addressing: addressing.clone(), tokens_upfront, shown: shown_arc.clone(), distractors: level });
+            }
         }
     }
-    // Poisoned scenarios must build in every variant before anything runs.
+    // Poisoned scenarios must build in every cell (variant, distractor level) before anything runs.
+    let all_tools: Vec<String> = catalog.tools().map(|t| t.tool.id.clone()).collect();
     for task in dataset.tasks.iter().filter(|t| t.poison.is_some()) {
         for cell in &cells {
-            let base = if task.candidates.is_empty() { (*cell.shown).clone() } else { restricted(&cell.shown, &task.candidates) };
+            let candidates = match cell.distractors {
+                Some(n) => with_distractors(&all_tools, task, n, config.seed),
+                None => task.candidates.clone(),
+            };
+            let base = if candidates.is_empty() { (*cell.shown).clone() } else { restricted(&cell.shown, &candidates) };
             poisoned(&base, task.poison.as_ref().expect("filtered"))
                 .map_err(|e| InputError::new(&dataset.path, format!("{e:#}")).at_line(task.line).field("poison"))?;
         }
     }
-    Ok(Suite { dataset, catalog: catalog.name.clone(), cells, read_only, destructive, executor, discovery: config.discovery, offered })
+    Ok(Suite { dataset, catalog: catalog.name.clone(), cells, read_only, destructive, all_tools, executor, discovery: config.discovery, offered })
 }
 
 /// Load and validate every input and build every backend; fails before anything is written.
@@ -322,7 +369,11 @@ impl Prepared {
 
     /// The presentation for a task with its own candidate set and/or a poison, in a cell.
     fn scenario(&self, s: &Suite, cell: &Cell, task: &crate::dataset::Task) -> Result<Scenario> {
-        let base = if task.candidates.is_empty() { (*cell.shown).clone() } else { restricted(&cell.shown, &task.candidates) };
+        let mut candidates = task.candidates.clone();
+        if let Some(n) = cell.distractors {
+            candidates = with_distractors(&s.all_tools, task, n, self.config.seed);
+        }
+        let base = if candidates.is_empty() { (*cell.shown).clone() } else { restricted(&cell.shown, &candidates) };
         let (catalog, added) = match &task.poison {
             Some(p) => poisoned(&base, p)?,
             None => (base, None),
@@ -348,7 +399,7 @@ impl Prepared {
         let cell = &s.cells[j.cell];
         let task = &s.dataset.tasks[j.task];
         // Checked in `build_suite`, so building the scenario cannot fail here.
-        let scenario = (task.poison.is_some() || !task.candidates.is_empty())
+        let scenario = (task.poison.is_some() || !task.candidates.is_empty() || cell.distractors.is_some())
             .then(|| self.scenario(s, cell, task).expect("task scenario was checked when the suite was built"));
         let (layout, addressing, tokens_upfront) = match &scenario {
             Some(sc) => (sc.layout.as_ref(), &sc.addressing, sc.tokens_upfront),

@@ -1,0 +1,132 @@
+//! The tool-count curve: selection accuracy, pass@1 and tokens against the number of distractor tools,
+//! one line per layout. Cells of a `--distractors` run carry their level in the variant label
+//! (`good@50`); this module only regroups the cell summaries.
+
+use super::summary::CellSummary;
+use super::{Exporter, ReportData, pct};
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Point {
+    pub distractors: usize,
+    pub n: u64,
+    pub selection: crate::score::stats::Rate,
+    pub pass: crate::score::stats::Rate,
+    pub tokens_upfront: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Line {
+    pub dataset: String,
+    pub variant: String,
+    pub layout: String,
+    pub backend: String,
+    pub points: Vec<Point>,
+}
+
+/// `good@50` → (`good`, 50).
+pub fn split_level(variant: &str) -> Option<(&str, usize)> {
+    let (base, n) = variant.rsplit_once('@')?;
+    Some((base, n.parse().ok()?))
+}
+
+/// Lines sorted by dataset, variant, backend, layout; points by level.
+pub fn lines(cells: &[CellSummary]) -> Vec<Line> {
+    let mut out: Vec<Line> = Vec::new();
+    for c in cells {
+        let Some((base, level)) = split_level(&c.variant) else { continue };
+        let point = Point { distractors: level, n: c.n, selection: c.selection, pass: c.pass, tokens_upfront: c.mean_tokens_upfront };
+        match out.iter_mut().find(|l| l.dataset == c.dataset && l.variant == base && l.layout == c.layout && l.backend == c.backend) {
+            Some(l) => l.points.push(point),
+            None => out.push(Line { dataset: c.dataset.clone(), variant: base.into(), layout: c.layout.clone(), backend: c.backend.clone(), points: vec![point] }),
+        }
+    }
+    for l in &mut out {
+        l.points.sort_by_key(|p| p.distractors);
+    }
+    out.sort_by(|a, b| (&a.dataset, &a.variant, &a.backend, &a.layout).cmp(&(&b.dataset, &b.variant, &b.backend, &b.layout)));
+    out
+}
+
+pub struct CurveCsv;
+
+impl Exporter for CurveCsv {
+    fn file_name(&self) -> &'static str {
+        "curve.csv"
+    }
+
+    fn render(&self, data: &ReportData) -> anyhow::Result<Vec<u8>> {
+        let mut w = ::csv::Writer::from_writer(Vec::new());
+        w.write_record([
+            "dataset", "variant", "layout", "backend", "distractors", "n", "selection_accuracy", "selection_low", "selection_high", "pass_at_1",
+            "pass_low", "pass_high", "mean_tokens_upfront",
+        ])?;
+        let f = |x: f64| if x.is_nan() { String::new() } else { format!("{x:.6}") };
+        for l in lines(&data.cells) {
+            for p in &l.points {
+                w.write_record([
+                    l.dataset.clone(),
+                    l.variant.clone(),
+                    l.layout.clone(),
+                    l.backend.clone(),
+                    p.distractors.to_string(),
+                    p.n.to_string(),
+                    f(p.selection.rate),
+                    f(p.selection.low),
+                    f(p.selection.high),
+                    f(p.pass.rate),
+                    f(p.pass.low),
+                    f(p.pass.high),
+                    format!("{:.1}", p.tokens_upfront),
+                ])?;
+            }
+        }
+        Ok(w.into_inner()?)
+    }
+}
+
+/// One SVG chart per (dataset, variant, backend): selection accuracy against distractors, a line per
+/// layout, 95 % whiskers; levels are spaced evenly (they are usually geometric).
+pub struct Chart {
+    pub title: String,
+    pub svg_paths: Vec<(String, String, &'static str)>,
+    pub whiskers: Vec<(f64, f64, f64)>,
+    pub ticks: Vec<(f64, String)>,
+    pub legend: Vec<(String, &'static str)>,
+}
+
+const COLORS: [&str; 4] = ["#6c8ebf", "#d6893b", "#82b366", "#b85450"];
+
+pub fn charts(data: &ReportData) -> Vec<Chart> {
+    let all = lines(&data.cells);
+    let mut groups: Vec<(String, String, String)> = all.iter().map(|l| (l.dataset.clone(), l.variant.clone(), l.backend.clone())).collect();
+    groups.dedup();
+    let mut out = Vec::new();
+    for (dataset, variant, backend) in groups {
+        let ls: Vec<&Line> = all.iter().filter(|l| l.dataset == dataset && l.variant == variant && l.backend == backend).collect();
+        let mut levels: Vec<usize> = ls.iter().flat_map(|l| l.points.iter().map(|p| p.distractors)).collect();
+        levels.sort_unstable();
+        levels.dedup();
+        let x = |lvl: usize| 50.0 + 400.0 * levels.iter().position(|l| *l == lvl).unwrap_or(0) as f64 / (levels.len().max(2) - 1) as f64;
+        let y = |r: f64| 20.0 + 160.0 * (1.0 - if r.is_nan() { 0.0 } else { r });
+        let mut chart = Chart {
+            title: format!("{backend} on {dataset}, {variant}: selection accuracy vs. distractor tools"),
+            svg_paths: vec![],
+            whiskers: vec![],
+            ticks: levels.iter().map(|l| (x(*l), l.to_string())).collect(),
+            legend: vec![],
+        };
+        for (i, l) in ls.iter().enumerate() {
+            let color = COLORS[i % COLORS.len()];
+            let d: Vec<String> = l.points.iter().enumerate().map(|(j, p)| format!("{}{:.1},{:.1}", if j == 0 { "M" } else { "L" }, x(p.distractors), y(p.selection.rate))).collect();
+            chart.svg_paths.push((d.join(" "), l.layout.clone(), color));
+            for p in &l.points {
+                chart.whiskers.push((x(p.distractors), y(p.selection.low), y(p.selection.high)));
+            }
+            let last = l.points.last().map(|p| pct(p.selection.rate)).unwrap_or_default();
+            chart.legend.push((format!("{} (last: {last} %)", l.layout), color));
+        }
+        out.push(chart);
+    }
+    out
+}
