@@ -148,7 +148,7 @@ struct RunArgs {
     /// file:<dir> (a hand-written variant, e.g. file:registries/workspace-realistic-bad). Default: good,bad.
     #[arg(long, alias = "variant", value_delimiter = ',')]
     variants: Option<Vec<String>>,
-    /// Layouts: flat, progressive, search. Default: flat,progressive.
+    /// Layouts: flat, progressive, progressive-oss, search. Default: flat,progressive.
     #[arg(long, value_delimiter = ',')]
     layouts: Option<Vec<String>>,
     /// Backends: lexical (BM25 baseline), oracle (plays the answer key), random (chance), openai (the
@@ -465,7 +465,7 @@ fn cmd_run(args: RunArgs) -> Result<()> {
     };
     let layouts = strings(&args.layouts, &file.layouts, &["flat", "progressive"])
         .iter()
-        .map(|l| LayoutKind::parse(l).ok_or_else(|| crate::error::InputError::new("--layouts", format!("unknown layout `{l}`; use flat, progressive or search"))))
+        .map(|l| LayoutKind::parse(l).ok_or_else(|| crate::error::InputError::new("--layouts", format!("unknown layout `{l}`; use flat, progressive, progressive-oss or search"))))
         .collect::<Result<Vec<_>, _>>()?;
     let mut models: Vec<ModelSpec> = match (&args.backends, file.models.is_empty()) {
         (Some(names), _) => names

@@ -204,3 +204,37 @@ fn search_layout_end_to_end_with_gold_revealed_diagnostic() {
         }
     }
 }
+
+#[test]
+fn progressive_oss_ranks_action_names_and_executes_by_server_and_name() {
+    let (_t, c) = catalog();
+    let p = ProgressiveLayout::new_oss(c.clone(), Arc::new(Executor::new(&c).unwrap()));
+    let names: Vec<&str> = p.functions().iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, vec!["discover_server_actions", "get_action_details", "execute_action", "search_documentation", "handle_auth_failure"]);
+    let d = p.call(&call("discover_server_actions", json!({"user_query": "forecast for the coming days", "server_names": ["weather"]})), 1);
+    let v: Value = serde_json::from_str(&d.content).unwrap();
+    assert_eq!(v["servers"][0]["actions"], json!(["get_forecast", "get_current_weather"]), "best match first, names only");
+    assert!(d.content.find("inputSchema").is_none());
+    let det = p.call(&call("get_action_details", json!({"server_name": "weather", "action_name": "get_forecast"})), 2);
+    assert_eq!(det.record.revealed, vec!["weather/weather_later/get_forecast".to_string()]);
+    let ex = p.call(&call("execute_action", json!({"server_name": "weather", "action_name": "get_forecast", "body_schema": "{\"city\": \"Oslo\", \"days\": 2}"})), 3);
+    assert_eq!(ex.record.status, CallStatus::Executed, "{}", ex.content);
+    let wrong = p.call(&call("execute_action", json!({"server_name": "mail", "action_name": "get_forecast", "body_schema": "{}"})), 3);
+    assert_eq!(wrong.record.status, CallStatus::NavigationError);
+    // the category-based discovery of hosted Strata is not part of the OSS tool set
+    assert_eq!(p.call(&call("discover_server_categories_or_actions", json!({"user_query": "x", "server_names": ["weather"]})), 1).record.status, CallStatus::Invented);
+}
+
+#[test]
+fn every_layout_lets_the_oracle_pass_everything() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = toolpick(&["run", "--layouts", "progressive-oss", "--backends", "oracle", "--out", tmp.path().to_str().unwrap(), "--run-id", "o", "-q"], &repo());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let summary = std::fs::read_to_string(tmp.path().join("o/summary.csv")).unwrap();
+    let rows: Vec<&str> = summary.lines().skip(1).collect();
+    assert_eq!(rows.len(), 2);
+    for r in rows {
+        assert!(r.contains(",progressive-oss,oracle,"), "{r}");
+        assert!(r.contains(",1.000000,"), "{r}");
+    }
+}

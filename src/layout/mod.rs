@@ -22,12 +22,14 @@ pub use progressive::{DiscoveryRule, ProgressiveLayout};
 pub use search::SearchLayout;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[serde(rename_all = "kebab-case")]
 pub enum LayoutKind {
     Flat,
     Progressive,
     /// One `search_tools` meta-tool; found tools become callable.
     Search,
+    /// The open-source Strata: five meta-tools, discovery returns ranked action names per server.
+    ProgressiveOss,
 }
 
 impl LayoutKind {
@@ -36,6 +38,7 @@ impl LayoutKind {
             LayoutKind::Flat => "flat",
             LayoutKind::Progressive => "progressive",
             LayoutKind::Search => "search",
+            LayoutKind::ProgressiveOss => "progressive-oss",
         }
     }
     pub fn parse(s: &str) -> Option<LayoutKind> {
@@ -43,6 +46,7 @@ impl LayoutKind {
             "flat" => Some(LayoutKind::Flat),
             "progressive" => Some(LayoutKind::Progressive),
             "search" => Some(LayoutKind::Search),
+            "progressive-oss" => Some(LayoutKind::ProgressiveOss),
             _ => None,
         }
     }

@@ -20,6 +20,10 @@ use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
 pub const DISCOVER: &str = "discover_server_categories_or_actions";
+/// The open-source Strata's discovery tool (`progressive-oss`).
+pub const DISCOVER_OSS: &str = "discover_server_actions";
+/// Action names per server returned by `discover_server_actions`.
+pub const OSS_TOP_ACTIONS: usize = 50;
 pub const CATEGORY_ACTIONS: &str = "get_category_actions";
 pub const ACTION_DETAILS: &str = "get_action_details";
 pub const EXECUTE: &str = "execute_action";
@@ -60,12 +64,102 @@ pub struct ProgressiveLayout {
     rule: DiscoveryRule,
     functions: Vec<FunctionDef>,
     analyzer: Analyzer,
+    /// The open-source Strata variant: five meta-tools, ranked action names instead of categories.
+    oss: bool,
 }
 
 impl ProgressiveLayout {
     pub fn new(catalog: Catalog, executor: Arc<Executor>, rule: DiscoveryRule) -> Self {
         let functions = meta_tools(&catalog);
-        ProgressiveLayout { catalog, executor, rule, functions, analyzer: Analyzer::default() }
+        ProgressiveLayout { catalog, executor, rule, functions, analyzer: Analyzer::default(), oss: false }
+    }
+
+    /// The open-source Strata variant (`progressive-oss`): `discover_server_actions` returns the top-50
+    /// action **names** per server by field-weighted BM25 (weight 30 for name, description, server and
+    /// category; 15 for parameter names and descriptions; 5 for response fields), then
+    /// `get_action_details`, `execute_action`, `search_documentation`, `handle_auth_failure` address
+    /// actions by server and name.
+    pub fn new_oss(catalog: Catalog, executor: Arc<Executor>) -> Self {
+        let functions = meta_tools_oss(&catalog);
+        ProgressiveLayout { catalog, executor, rule: DiscoveryRule::default(), functions, analyzer: Analyzer::default(), oss: true }
+    }
+
+    /// Field-weighted BM25 ranking of a server's actions for a query (the OSS discovery).
+    fn rank_actions<'a>(&self, server: &'a Server, query: &str) -> Vec<&'a Tool> {
+        let tools: Vec<(&Category, &Tool)> = server.categories.iter().flat_map(|c| c.tools.iter().map(move |t| (c, t))).collect();
+        let fields: [(f32, Vec<Vec<String>>); 3] = [
+            (30.0, tools.iter().map(|(c, t)| self.analyzer.terms(&format!("{} {} {} {}", t.name, t.description, server.name, c.name))).collect()),
+            (
+                15.0,
+                tools
+                    .iter()
+                    .map(|(_, t)| {
+                        let params: Vec<String> = t.properties().map(|(k, v)| format!("{k} {}", v.get("description").and_then(Value::as_str).unwrap_or(""))).collect();
+                        self.analyzer.terms(&params.join(" "))
+                    })
+                    .collect(),
+            ),
+            (
+                5.0,
+                tools
+                    .iter()
+                    .map(|(_, t)| {
+                        let out: Vec<String> = t.output_schema.as_ref().and_then(|o| o.get("properties")).and_then(Value::as_object).map(|p| p.keys().cloned().collect()).unwrap_or_default();
+                        self.analyzer.terms(&out.join(" "))
+                    })
+                    .collect(),
+            ),
+        ];
+        let q = self.analyzer.terms(query);
+        let mut total = vec![0f32; tools.len()];
+        for (w, docs) in &fields {
+            for (i, s) in Bm25::new(docs).scores(&q).into_iter().enumerate() {
+                total[i] += w * s;
+            }
+        }
+        let mut order: Vec<usize> = (0..tools.len()).collect();
+        order.sort_by(|a, b| total[*b].total_cmp(&total[*a]).then(a.cmp(b)));
+        order.into_iter().take(OSS_TOP_ACTIONS).map(|i| tools[i].1).collect()
+    }
+
+    fn discover_oss(&self, args: &Map<String, Value>) -> Result<Value, String> {
+        let query = args.get("user_query").and_then(Value::as_str).unwrap_or_default();
+        let names = string_list(args, "server_names")?;
+        if names.is_empty() {
+            return Err(format!("server_names is empty. Available servers: {}", self.server_list()));
+        }
+        let mut out = Vec::new();
+        for name in names {
+            let Some(server) = self.catalog.server(&name) else {
+                return Err(format!("Unknown server '{name}'. Available servers: {}", self.server_list()));
+            };
+            let actions: Vec<&str> = self.rank_actions(server, query).into_iter().map(|t| t.name.as_str()).collect();
+            out.push(json!({"server": server.name, "actions": actions}));
+        }
+        Ok(json!({"servers": out}))
+    }
+
+    /// Find an action from `category_name` + `action_name`, or (OSS) `server_name` + `action_name`.
+    fn locate(&self, args: &Map<String, Value>) -> Result<(&Server, &Category, &Tool), (CallStatus, String)> {
+        let action = required_str(args, "action_name").map_err(|e| (CallStatus::NavigationError, e))?;
+        if let Ok(category) = required_str(args, "category_name") {
+            return self.find_action(category, action);
+        }
+        if !self.oss {
+            return Err((CallStatus::NavigationError, "'category_name' is required".into()));
+        }
+        let server_name = required_str(args, "server_name").map_err(|e| (CallStatus::NavigationError, e))?;
+        let Some(server) = self.catalog.server(server_name) else {
+            return Err((CallStatus::NavigationError, format!("Unknown server '{server_name}'. Available servers: {}", self.server_list())));
+        };
+        for c in &server.categories {
+            if let Some(t) = c.tools.iter().find(|t| t.name == action) {
+                return Ok((server, c, t));
+            }
+        }
+        let exists_elsewhere = self.catalog.tools().any(|t| t.tool.name == action);
+        let status = if exists_elsewhere { CallStatus::NavigationError } else { CallStatus::Invented };
+        Err((status, format!("Action '{action}' is not an action of server '{server_name}'. Call discover_server_actions to list them.")))
     }
 
     pub fn rule(&self) -> DiscoveryRule {
@@ -181,10 +275,7 @@ impl ProgressiveLayout {
                 .filter_map(|c| self.catalog.category(c))
                 .flat_map(|(_, c)| c.tools.iter().flat_map(ids))
                 .collect(),
-            ACTION_DETAILS => match (required_str(args, "category_name"), required_str(args, "action_name")) {
-                (Ok(c), Ok(a)) => self.find_action(c, a).map(|(_, _, t)| ids(t)).unwrap_or_default(),
-                _ => vec![],
-            },
+            ACTION_DETAILS => self.locate(args).map(|(_, _, t)| ids(t)).unwrap_or_default(),
             _ => vec![],
         }
     }
@@ -198,19 +289,18 @@ impl ProgressiveLayout {
             content: error_json(&msg),
             record: record(step, &call.name, status, Some(Value::Object(args.clone()))),
         };
-        let (server_name, category, action) =
-            match (required_str(&args, "server_name"), required_str(&args, "category_name"), required_str(&args, "action_name")) {
-                (Ok(s), Ok(c), Ok(a)) => (s, c, a),
-                (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return nav_err(CallStatus::NavigationError, e),
-            };
-        let (server, _, tool) = match self.find_action(category, action) {
+        let server_name = match required_str(&args, "server_name") {
+            Ok(s) => s,
+            Err(e) => return nav_err(CallStatus::NavigationError, e),
+        };
+        let (server, category, tool) = match self.locate(&args) {
             Ok(found) => found,
             Err((status, msg)) => return nav_err(status, msg),
         };
         if server.name != server_name {
             return nav_err(
                 CallStatus::NavigationError,
-                format!("Category '{category}' belongs to server '{}', not '{server_name}'.", server.name),
+                format!("Category '{}' belongs to server '{}', not '{server_name}'.", category.name, server.name),
             );
         }
         // path_params, query_params and body_schema are JSON strings merged into one argument object.
@@ -304,7 +394,7 @@ fn string_list(args: &Map<String, Value>, key: &str) -> Result<Vec<String>, Stri
 
 impl Layout for ProgressiveLayout {
     fn kind(&self) -> LayoutKind {
-        LayoutKind::Progressive
+        if self.oss { LayoutKind::ProgressiveOss } else { LayoutKind::Progressive }
     }
 
     fn functions(&self) -> &[FunctionDef] {
@@ -328,27 +418,26 @@ impl Layout for ProgressiveLayout {
             Err(e) => CallOutcome { content: error_json(&e), record: record(step, &call.name, CallStatus::NavigationError, Some(Value::Object(args.clone()))) },
         };
         match call.name.as_str() {
-            DISCOVER => nav(self.discover(&args)),
-            CATEGORY_ACTIONS => nav(self.category_actions(&args)),
-            ACTION_DETAILS => {
-                let found = required_str(&args, "category_name").and_then(|c| required_str(&args, "action_name").map(|a| (c, a)));
-                match found {
-                    Err(e) => nav(Err(e)),
-                    Ok((c, a)) => match self.find_action(c, a) {
-                        Ok((server, cat, tool)) => {
-                            let mut v = action_details_json(tool);
-                            v["server"] = json!(server.name);
-                            v["category"] = json!(cat.name);
-                            v["how_to_call"] = json!(format!(
-                                "execute_action with server_name='{}', category_name='{}', action_name='{}' and the arguments as a JSON object string in body_schema",
-                                server.name, cat.name, tool.name
-                            ));
-                            nav(Ok(v))
-                        }
-                        Err((status, msg)) => CallOutcome { content: error_json(&msg), record: record(step, &call.name, status, Some(Value::Object(args.clone()))) },
-                    },
+            DISCOVER if !self.oss => nav(self.discover(&args)),
+            CATEGORY_ACTIONS if !self.oss => nav(self.category_actions(&args)),
+            DISCOVER_OSS if self.oss => nav(self.discover_oss(&args)),
+            ACTION_DETAILS => match self.locate(&args) {
+                Ok((server, cat, tool)) => {
+                    let mut v = action_details_json(tool);
+                    v["server"] = json!(server.name);
+                    v["category"] = json!(cat.name);
+                    v["how_to_call"] = json!(if self.oss {
+                        format!("execute_action with server_name='{}', action_name='{}' and the arguments as a JSON object string in body_schema", server.name, tool.name)
+                    } else {
+                        format!(
+                            "execute_action with server_name='{}', category_name='{}', action_name='{}' and the arguments as a JSON object string in body_schema",
+                            server.name, cat.name, tool.name
+                        )
+                    });
+                    nav(Ok(v))
                 }
-            }
+                Err((status, msg)) => CallOutcome { content: error_json(&msg), record: record(step, &call.name, status, Some(Value::Object(args.clone()))) },
+            },
             EXECUTE => self.execute(call, args, step),
             SEARCH_DOCS => nav(self.search(&args)),
             AUTH_FAILURE => nav(required_str(&args, "server_name").and_then(|s| {
@@ -361,6 +450,47 @@ impl Layout for ProgressiveLayout {
             },
         }
     }
+}
+
+/// The open-source Strata's five meta-tools.
+fn meta_tools_oss(catalog: &Catalog) -> Vec<FunctionDef> {
+    let servers: Vec<Value> = catalog.servers.iter().map(|s| json!(s.name)).collect();
+    let server_lines: Vec<String> = catalog.servers.iter().map(|s| format!("- {}: {}", s.name, s.description)).collect();
+    let mut tools = meta_tools(catalog);
+    tools.retain(|f| f.name != DISCOVER && f.name != CATEGORY_ACTIONS);
+    for f in &mut tools {
+        match f.name.as_str() {
+            ACTION_DETAILS => {
+                f.description = "Get the full details of one action of a server: description and input schema. Call before execute_action.".into();
+                f.parameters = json!({"type": "object", "properties": {
+                    "server_name": {"type": "string", "description": "The action's server."},
+                    "action_name": {"type": "string", "description": "The action's name."}
+                }, "required": ["server_name", "action_name"]});
+            }
+            EXECUTE => {
+                if let Some(p) = f.parameters.get_mut("properties").and_then(Value::as_object_mut) {
+                    p.remove("category_name");
+                }
+                f.parameters["required"] = json!(["server_name", "action_name"]);
+            }
+            _ => {}
+        }
+    }
+    tools.insert(
+        0,
+        FunctionDef {
+            name: DISCOVER_OSS.into(),
+            description: format!(
+                "Find the actions of the given servers that fit the user's request: returns up to {OSS_TOP_ACTIONS} action names per server, best first. Available servers:\n{}",
+                server_lines.join("\n")
+            ),
+            parameters: json!({"type": "object", "properties": {
+                "user_query": {"type": "string", "description": "The user's request, in their words."},
+                "server_names": {"type": "array", "items": {"type": "string", "enum": servers}, "description": "Servers to search."}
+            }, "required": ["user_query", "server_names"]}),
+        },
+    );
+    tools
 }
 
 /// The six meta-tools. Their text is fixed (not varied by description variant); the server list in the

@@ -247,6 +247,7 @@ fn build_suite(config: &RunConfig, catalog: Catalog, dataset: Dataset) -> Result
                     LayoutKind::Flat => Box::new(FlatLayout::new(&shown, executor.clone())),
                     LayoutKind::Progressive => Box::new(ProgressiveLayout::new(shown.clone(), executor.clone(), config.discovery)),
                     LayoutKind::Search => Box::new(crate::layout::SearchLayout::new(&shown, executor.clone())),
+                    LayoutKind::ProgressiveOss => Box::new(ProgressiveLayout::new_oss(shown.clone(), executor.clone())),
                 };
                 let tokens_upfront = crate::tokens::count_functions(layout.functions());
                 if level.is_none() {
@@ -387,6 +388,7 @@ impl Prepared {
         let layout: Box<dyn Layout> = match cell.layout.kind() {
             LayoutKind::Flat => Box::new(flat),
             LayoutKind::Search => Box::new(crate::layout::SearchLayout::new(&catalog, executor)),
+            LayoutKind::ProgressiveOss => Box::new(ProgressiveLayout::new_oss(catalog, executor)),
             LayoutKind::Progressive => Box::new(ProgressiveLayout::new(catalog, executor, s.discovery)),
         };
         let tokens_upfront = crate::tokens::count_functions(layout.functions());

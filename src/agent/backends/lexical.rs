@@ -14,7 +14,7 @@ use super::{answer, one};
 use crate::agent::extract::extract_arguments;
 use crate::agent::{Policy, TurnContext};
 use crate::layout::LayoutKind;
-use crate::layout::progressive::{ACTION_DETAILS, CATEGORY_ACTIONS, DISCOVER, EXECUTE};
+use crate::layout::progressive::{ACTION_DETAILS, CATEGORY_ACTIONS, DISCOVER, DISCOVER_OSS, EXECUTE};
 use crate::layout::search::SEARCH_TOOLS;
 use crate::protocol::{AssistantTurn, FunctionDef};
 use crate::text::{Analyzer, Bm25};
@@ -118,13 +118,30 @@ impl LexicalBackend {
             if picked.is_empty() {
                 return answer(NO_TOOL);
             }
-            return one(turn, DISCOVER, json!({"user_query": query_text, "server_names": picked}));
+            let discover = if ctx.layout == LayoutKind::ProgressiveOss { DISCOVER_OSS } else { DISCOVER };
+            return one(turn, discover, json!({"user_query": query_text, "server_names": picked}));
         };
         let result: Value = serde_json::from_str(last_result).unwrap_or(Value::Null);
         if super::is_layout_error(last_result) {
             return answer(NO_TOOL);
         }
         match last_name {
+            DISCOVER_OSS => {
+                // Only action names are shown: rank them by name words.
+                let mut docs = Vec::new();
+                let mut targets = Vec::new();
+                for s in result["servers"].as_array().into_iter().flatten() {
+                    for a in s["actions"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+                        docs.push(a.to_string());
+                        targets.push((s["server"].as_str().unwrap_or_default().to_string(), a.to_string()));
+                    }
+                }
+                let index = self.index(&docs);
+                match index.bm25.ranked(&query).first() {
+                    Some(&(i, score)) if score > 0.0 => one(turn, ACTION_DETAILS, json!({"server_name": targets[i].0, "action_name": targets[i].1})),
+                    _ => answer(NO_TOOL),
+                }
+            }
             DISCOVER => {
                 // Candidates: actions where discovery listed them, categories otherwise.
                 let mut docs = Vec::new();
@@ -223,7 +240,7 @@ fn function_doc(f: &FunctionDef) -> String {
 
 /// `(name, description)` of every server, as listed in the discovery tool's description.
 pub(crate) fn discovery_servers(functions: &[FunctionDef]) -> Vec<(String, String)> {
-    let Some(f) = functions.iter().find(|f| f.name == DISCOVER) else { return vec![] };
+    let Some(f) = functions.iter().find(|f| f.name == DISCOVER || f.name == DISCOVER_OSS) else { return vec![] };
     f.description
         .lines()
         .filter_map(|l| l.strip_prefix("- "))
@@ -244,6 +261,7 @@ impl Policy for LexicalBackend {
             LayoutKind::Flat => self.flat(ctx),
             LayoutKind::Progressive => self.progressive(ctx),
             LayoutKind::Search => self.search(ctx),
+            LayoutKind::ProgressiveOss => self.progressive(ctx),
         })
     }
 }

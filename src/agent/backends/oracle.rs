@@ -10,7 +10,7 @@ use super::call;
 use crate::agent::{Address, Policy, TurnContext};
 use crate::dataset::ExpectedCall;
 use crate::layout::LayoutKind;
-use crate::layout::progressive::{ACTION_DETAILS, CATEGORY_ACTIONS, DISCOVER, EXECUTE};
+use crate::layout::progressive::{ACTION_DETAILS, CATEGORY_ACTIONS, DISCOVER, DISCOVER_OSS, EXECUTE};
 use crate::layout::search::SEARCH_TOOLS;
 use crate::protocol::AssistantTurn;
 use anyhow::{Context, anyhow};
@@ -83,7 +83,7 @@ impl Policy for OracleBackend {
             LayoutKind::Flat | LayoutKind::Search => {
                 calls(turn, targets.iter().map(|(a, e)| (a.function.as_str(), arguments_at(a, e))).collect())
             }
-            LayoutKind::Progressive => calls(
+            LayoutKind::Progressive | LayoutKind::ProgressiveOss => calls(
                 turn,
                 targets
                     .iter()
@@ -109,14 +109,20 @@ impl Policy for OracleBackend {
                         .map(|f| (SEARCH_TOOLS, json!({"query": f.replace("__", " ").replace('_', " "), "max_results": 20})))
                         .collect(),
                 ),
-                LayoutKind::Progressive => {
+                LayoutKind::Progressive | LayoutKind::ProgressiveOss => {
                     let servers = unique(targets.iter().map(|(a, _)| a.server.clone()));
-                    calls(turn, vec![(DISCOVER, json!({"user_query": ctx.task.query, "server_names": servers}))])
+                    let discover = if ctx.layout == LayoutKind::ProgressiveOss { DISCOVER_OSS } else { DISCOVER };
+                    calls(turn, vec![(discover, json!({"user_query": ctx.task.query, "server_names": servers}))])
                 }
             });
         };
         Ok(match last_name {
             SEARCH_TOOLS => execute(turn),
+            // OSS discovery shows names only; read each action's details by server and name.
+            DISCOVER_OSS => {
+                let pairs = unique(targets.iter().map(|(a, _)| (a.server.clone(), a.action.clone())));
+                calls(turn, pairs.into_iter().map(|(s, a)| (ACTION_DETAILS, json!({"server_name": s, "action_name": a}))).collect())
+            }
             DISCOVER => {
                 // Which categories did discovery already open up (listing their actions)?
                 let result: Value = serde_json::from_str(last_result).context("oracle: discovery result is not JSON")?;

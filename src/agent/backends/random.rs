@@ -8,7 +8,7 @@ use super::{answer, one};
 use crate::agent::extract::extract_arguments;
 use crate::agent::{Policy, TurnContext};
 use crate::layout::LayoutKind;
-use crate::layout::progressive::{ACTION_DETAILS, CATEGORY_ACTIONS, DISCOVER, EXECUTE};
+use crate::layout::progressive::{ACTION_DETAILS, CATEGORY_ACTIONS, DISCOVER, DISCOVER_OSS, EXECUTE};
 use crate::layout::search::SEARCH_TOOLS;
 use crate::protocol::AssistantTurn;
 use rand_chacha::ChaCha8Rng;
@@ -57,13 +57,21 @@ impl Policy for RandomBackend {
         let Some(&(name, _, result)) = last.first() else {
             let servers = super::lexical::discovery_servers(ctx.functions);
             let i = pick(servers.len() + 1);
+            let discover = if ctx.layout == LayoutKind::ProgressiveOss { DISCOVER_OSS } else { DISCOVER };
             return Ok(match servers.get(i) {
-                Some((s, _)) => one(turn, DISCOVER, json!({"user_query": query, "server_names": [s]})),
+                Some((s, _)) => one(turn, discover, json!({"user_query": query, "server_names": [s]})),
                 None => answer("None of the available tools can do this."),
             });
         };
         let result: Value = serde_json::from_str(result).unwrap_or(Value::Null);
         Ok(match name {
+            DISCOVER_OSS => {
+                let s = &result["servers"][0];
+                match s["actions"].as_array().filter(|a| !a.is_empty()) {
+                    Some(actions) => one(turn, ACTION_DETAILS, json!({"server_name": s["server"], "action_name": actions[pick(actions.len())]})),
+                    None => answer("Done."),
+                }
+            }
             DISCOVER => {
                 let cats: Vec<&Value> =
                     result["servers"].as_array().into_iter().flatten().flat_map(|s| s["categories"].as_array().into_iter().flatten()).collect();
