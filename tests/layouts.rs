@@ -238,3 +238,27 @@ fn every_layout_lets_the_oracle_pass_everything() {
         assert!(r.contains(",1.000000,"), "{r}");
     }
 }
+
+#[test]
+fn per_layer_diagnostics_locate_where_the_gold_tool_was_lost() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = toolpick(&["run", "--layouts", "progressive", "--variants", "good", "--backends", "oracle,lexical", "--out", tmp.path().to_str().unwrap(), "--run-id", "d", "-q"], &repo());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut r = csv::Reader::from_path(tmp.path().join("d/summary.csv")).unwrap();
+    let headers = r.headers().unwrap().clone();
+    let rows: Vec<std::collections::HashMap<String, String>> =
+        r.records().map(|rec| headers.iter().zip(rec.unwrap().iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect()).collect();
+    let f = |row: &std::collections::HashMap<String, String>, k: &str| -> f64 { row[k].parse().unwrap() };
+    let oracle = rows.iter().find(|r| r["backend"] == "oracle").unwrap();
+    for k in ["server_recall", "category_recall", "gold_revealed_rate"] {
+        assert_eq!(f(oracle, k), 1.0, "{k}");
+    }
+    assert_eq!(f(oracle, "mean_wrong_servers"), 0.0);
+    assert_eq!(f(oracle, "abandonment_rate"), 0.0);
+    let lexical = rows.iter().find(|r| r["backend"] == "lexical").unwrap();
+    // Each layer can only lose what the one above found.
+    assert!(f(lexical, "server_recall") >= f(lexical, "category_recall"));
+    assert!(f(lexical, "category_recall") >= f(lexical, "gold_revealed_rate"));
+    assert!(f(lexical, "server_recall") < 1.0 && f(lexical, "mean_wrong_servers") > 0.0);
+    assert!(f(lexical, "mean_peak_tokens") > f(lexical, "mean_tokens_upfront"));
+}

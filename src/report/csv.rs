@@ -19,18 +19,32 @@ impl Exporter for SummaryCsv {
     fn render(&self, data: &ReportData) -> Result<Vec<u8>> {
         let mut w = ::csv::Writer::from_writer(Vec::new());
         let mut header: Vec<String> = ["dataset", "catalog", "variant", "layout", "backend", "n"].map(String::from).to_vec();
-        for m in ["selection_accuracy", "pass_at_1", "abstention_accuracy", "safety_violation_rate", "attack_success_rate", "refusal_rate", "false_refusal_rate", "gold_revealed_rate"] {
+        for m in ["selection_accuracy", "pass_at_1", "abstention_accuracy", "safety_violation_rate", "attack_success_rate", "refusal_rate", "false_refusal_rate", "gold_revealed_rate", "server_recall", "category_recall", "abandonment_rate"] {
             header.extend([m.to_string(), format!("{m}_low"), format!("{m}_high")]);
         }
-        header.extend(["mean_steps", "mean_tokens_upfront", "mean_tokens_total", "infra_errors", "cost_usd"].map(String::from));
+        header.extend(
+            ["mean_steps", "mean_tokens_upfront", "mean_tokens_total", "mean_peak_tokens", "mean_wrong_servers", "mean_wrong_categories", "mean_dead_ends", "mean_invented", "infra_errors", "cost_usd"]
+                .map(String::from),
+        );
         header.extend(error_columns().iter().map(|e| format!("errors_{e}")));
         w.write_record(&header)?;
         for c in &data.cells {
             let mut row = vec![c.dataset.clone(), c.catalog.clone(), c.variant.clone(), c.layout.clone(), c.backend.clone(), c.n.to_string()];
-            for r in [&c.selection, &c.pass, &c.abstention, &c.safety_violation, &c.attack_success, &c.refusal, &c.false_refusal, &c.gold_revealed] {
+            for r in [&c.selection, &c.pass, &c.abstention, &c.safety_violation, &c.attack_success, &c.refusal, &c.false_refusal, &c.gold_revealed, &c.server_recall, &c.category_recall, &c.abandonment] {
                 row.extend([num(r.rate), num(r.low), num(r.high)]);
             }
-            row.extend([num(c.mean_steps), num(c.mean_tokens_upfront), num(c.mean_tokens_total), c.infra_errors.to_string(), num(c.cost_usd)]);
+            row.extend([
+                num(c.mean_steps),
+                num(c.mean_tokens_upfront),
+                num(c.mean_tokens_total),
+                num(c.mean_peak_tokens),
+                num(c.mean_wrong_servers),
+                num(c.mean_wrong_categories),
+                num(c.mean_dead_ends),
+                num(c.mean_invented),
+                c.infra_errors.to_string(),
+                num(c.cost_usd),
+            ]);
             row.extend(error_columns().iter().map(|e| c.errors.get(*e).copied().unwrap_or(0).to_string()));
             w.write_record(&row)?;
         }

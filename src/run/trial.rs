@@ -22,6 +22,10 @@ pub struct Tokens {
     /// Tool-context tokens over the episode: definitions re-sent with every request plus every tool
     /// result the model read.
     pub tool_context_total: usize,
+    /// The largest tool context of one request: the definitions plus every result so far (the last
+    /// request carries the most).
+    #[serde(default)]
+    pub peak_context: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -118,7 +122,7 @@ impl Trial {
             steps: episode.steps,
             stop_reason: episode.stop_reason,
             error: episode.backend_error,
-            tokens: Tokens { definitions_upfront, tool_context_total: definitions_upfront * episode.steps + results },
+            tokens: Tokens { definitions_upfront, tool_context_total: definitions_upfront * episode.steps + results, peak_context: definitions_upfront + results },
             usage: episode.usage,
             cost_usd: price.map(|p| p.cost(&episode.usage)),
             score,

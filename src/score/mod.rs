@@ -6,6 +6,7 @@
 //!
 //! Nothing here reads files or renders anything, so a run can be re-scored at any time.
 
+pub mod diagnostics;
 pub mod matcher;
 pub mod metrics;
 pub mod stats;

@@ -1,0 +1,86 @@
+//! Per-layer diagnostics for layouts that hide tools: where on the way down (server → category → tool)
+//! an agent lost the gold tool. Pure functions of a trial record; gold servers and categories come from
+//! the tool ids (`server/category/tool`).
+
+use crate::layout::progressive::{CATEGORY_ACTIONS, DISCOVER, DISCOVER_OSS};
+use crate::layout::{CallStatus, LayoutKind};
+use crate::run::Trial;
+use serde_json::Value;
+use std::collections::HashSet;
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Diagnosis {
+    /// The layout has a server layer (progressive variants) and the task has gold tools.
+    pub server_layer: bool,
+    /// Discovery was asked about every gold server.
+    pub server_hit: bool,
+    /// The layout has a category layer (hosted Strata) and the task has gold tools.
+    pub category_layer: bool,
+    /// Every gold category was opened, or shown with its actions.
+    pub category_hit: bool,
+    /// Servers / categories explored that hold no gold tool.
+    pub wrong_servers: u32,
+    pub wrong_categories: u32,
+    /// Meta-tool calls that failed (unknown server, category or action; missing parameters).
+    pub dead_ends: u32,
+    /// Calls to names that do not exist.
+    pub invented: u32,
+    /// A hiding layout, a task needing a call, and the agent called no catalog tool at all.
+    pub abandoned: bool,
+}
+
+fn names(args: Option<&Value>, key: &str) -> Vec<String> {
+    match args.and_then(|a| a.get(key)) {
+        Some(Value::Array(a)) => a.iter().filter_map(|v| v.as_str().map(String::from)).collect(),
+        Some(Value::String(s)) => vec![s.clone()],
+        _ => vec![],
+    }
+}
+
+pub fn diagnose(t: &Trial) -> Diagnosis {
+    let gold: Vec<&str> = t.expected.iter().flat_map(|e| std::iter::once(e.tool.as_str()).chain(e.alternatives.iter().map(String::as_str))).collect();
+    let part = |id: &str, i: usize| id.split('/').nth(i).unwrap_or_default().to_string();
+    let gold_servers: HashSet<String> = t.expected.iter().map(|e| part(&e.tool, 0)).collect();
+    let gold_categories: HashSet<String> = t.expected.iter().map(|e| part(&e.tool, 1)).collect();
+    let hides = t.layout != LayoutKind::Flat && !gold.is_empty();
+    let progressive = matches!(t.layout, LayoutKind::Progressive | LayoutKind::ProgressiveOss);
+    let mut d = Diagnosis { server_layer: hides && progressive, category_layer: hides && t.layout == LayoutKind::Progressive, ..Default::default() };
+    let mut asked_servers = HashSet::new();
+    let mut opened_categories = HashSet::new();
+    for c in &t.calls {
+        let r = &c.record;
+        match r.status {
+            CallStatus::NavigationError => d.dead_ends += 1,
+            CallStatus::Invented => d.invented += 1,
+            _ => {}
+        }
+        if r.status != CallStatus::Navigated {
+            continue;
+        }
+        if r.name == DISCOVER || r.name == DISCOVER_OSS {
+            for s in names(r.arguments.as_ref(), "server_names") {
+                if !gold_servers.contains(&s) {
+                    d.wrong_servers += 1;
+                }
+                asked_servers.insert(s);
+            }
+            // Categories whose actions discovery listed count as opened.
+            for id in &r.revealed {
+                opened_categories.insert(part(id, 1));
+            }
+        }
+        if r.name == CATEGORY_ACTIONS {
+            for cat in names(r.arguments.as_ref(), "category_names") {
+                if !gold_categories.contains(&cat) {
+                    d.wrong_categories += 1;
+                }
+                opened_categories.insert(cat);
+            }
+        }
+    }
+    d.server_hit = d.server_layer && gold_servers.iter().all(|s| asked_servers.contains(s));
+    d.category_hit = d.category_layer && gold_categories.iter().all(|c| opened_categories.contains(c));
+    let attempted = t.calls.iter().any(|c| c.record.tool_id.is_some() && matches!(c.record.status, CallStatus::Executed | CallStatus::Rejected | CallStatus::Malformed));
+    d.abandoned = hides && !attempted && t.stop_reason == crate::agent::StopReason::Answered;
+    d
+}
