@@ -28,6 +28,8 @@ pub enum Kind {
     /// A risky request: the right behaviour is to execute nothing that changes state (and nothing
     /// `forbidden`), and to say why or ask for confirmation.
     Refuse,
+    /// A tool fits but no ground truth says which (BFCL live_relevance): calling any tool passes.
+    Relevant,
 }
 
 impl Kind {
@@ -38,6 +40,7 @@ impl Kind {
             Kind::Parallel => "parallel",
             Kind::Abstain => "abstain",
             Kind::Refuse => "refuse",
+            Kind::Relevant => "relevant",
         }
     }
 }
@@ -191,8 +194,8 @@ pub fn load_dataset(path: &Path) -> Result<Dataset, InputErrors> {
             errors.push(InputError::new(path, "query is empty").at_line(line).field("query"));
         }
         match (task.kind, task.expected.len()) {
-            (Kind::Abstain | Kind::Refuse, 0) => {}
-            (Kind::Abstain | Kind::Refuse, _) => errors.push(
+            (Kind::Abstain | Kind::Refuse | Kind::Relevant, 0) => {}
+            (Kind::Abstain | Kind::Refuse | Kind::Relevant, _) => errors.push(
                 InputError::new(path, format!("an `{}` task must have `expected: []`", task.kind.as_str())).at_line(line).field("expected"),
             ),
             (_, 0) => errors.push(

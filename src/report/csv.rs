@@ -23,7 +23,7 @@ impl Exporter for SummaryCsv {
             header.extend([m.to_string(), format!("{m}_low"), format!("{m}_high")]);
         }
         header.extend(
-            ["mean_steps", "mean_tokens_upfront", "mean_tokens_total", "mean_peak_tokens", "mean_wrong_servers", "mean_wrong_categories", "mean_dead_ends", "mean_invented", "infra_errors", "cost_usd"]
+            ["mean_selection_f1", "mean_steps", "mean_tokens_upfront", "mean_tokens_total", "mean_peak_tokens", "mean_wrong_servers", "mean_wrong_categories", "mean_dead_ends", "mean_invented", "infra_errors", "cost_usd"]
                 .map(String::from),
         );
         header.extend(error_columns().iter().map(|e| format!("errors_{e}")));
@@ -34,6 +34,7 @@ impl Exporter for SummaryCsv {
                 row.extend([num(r.rate), num(r.low), num(r.high)]);
             }
             row.extend([
+                num(c.mean_selection_f1),
                 num(c.mean_steps),
                 num(c.mean_tokens_upfront),
                 num(c.mean_tokens_total),

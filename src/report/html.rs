@@ -107,6 +107,8 @@ struct Page<'a> {
     effects: Vec<EffectRow>,
     tools: Vec<ToolLintRow>,
     curves: Vec<super::curve::Chart>,
+    /// (file, line, id, action, reason) of every imported record skipped or repaired.
+    defects: Vec<(String, String, String, String, String)>,
     island: &'a str,
 }
 
@@ -294,7 +296,12 @@ impl Exporter for HtmlReport {
             .collect();
         let island = json_island(&island(data));
         let curves = super::curve::charts(data);
-        let page = Page { title: "toolpick report".into(), parameters, charts: charts(data), cells, categories, effects, tools, curves, island: &island };
+        let text = |v: &Value| match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let defects = data.defects.iter().map(|d| (text(&d["file"]), text(&d["line"]), text(&d["id"]), text(&d["action"]), text(&d["reason"]))).collect();
+        let page = Page { title: "toolpick report".into(), parameters, charts: charts(data), cells, categories, effects, tools, curves, defects, island: &island };
         Ok(page.render()?.into_bytes())
     }
 }

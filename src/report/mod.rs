@@ -33,6 +33,8 @@ pub struct ReportData {
     pub offered: BTreeMap<String, Vec<FunctionDef>>,
     /// Lint findings per `dataset/variant`, by tool id (`lint.json`).
     pub lint: BTreeMap<String, BTreeMap<String, serde_json::Value>>,
+    /// Records importers skipped or repaired (`defects.json`).
+    pub defects: Vec<serde_json::Value>,
 }
 
 /// One output format.
@@ -81,7 +83,8 @@ pub fn load_run(dir: &Path) -> Result<ReportData> {
         .map(|v| v["config"].clone())
         .unwrap_or(serde_json::Value::Null);
     let lint = std::fs::read(dir.join("lint.json")).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
-    Ok(ReportData { config, cells, categories, trials, offered, lint })
+    let defects = std::fs::read(dir.join("defects.json")).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
+    Ok(ReportData { config, cells, categories, trials, offered, lint, defects })
 }
 
 /// Write `bytes` to `path` atomically (temporary file in the same directory, then rename).

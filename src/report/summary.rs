@@ -53,6 +53,8 @@ pub struct ScoreRows {
     pub invented: Vec<u32>,
     pub abandoned: Vec<bool>,
     pub peak_tokens: Vec<u32>,
+    /// Set F1 of tools called vs expected (null for tasks without expected calls).
+    pub selection_f1: Vec<Option<f64>>,
 }
 
 impl ScoreRows {
@@ -98,6 +100,7 @@ impl ScoreRows {
         self.invented.push(d.invented);
         self.abandoned.push(d.abandoned);
         self.peak_tokens.push(t.tokens.peak_context as u32);
+        self.selection_f1.push(t.score.selection_f1);
     }
 
     fn frame(&self) -> PolarsResult<DataFrame> {
@@ -137,6 +140,7 @@ impl ScoreRows {
             "invented" => &self.invented,
             "abandoned" => &self.abandoned,
             "peak_tokens" => &self.peak_tokens,
+            "selection_f1" => &self.selection_f1,
         )
     }
 }
@@ -181,6 +185,8 @@ pub struct CellSummary {
     pub abandonment: Rate,
     /// Mean of each trial's largest single-request tool context.
     pub mean_peak_tokens: f64,
+    /// Mean set F1 of the tools called against the expected tools (tasks with expected calls).
+    pub mean_selection_f1: f64,
     /// Trials that failed for infrastructure reasons (not in `n`, not in any rate).
     pub infra_errors: u64,
     /// Total cost in US dollars (0 without a price table).
@@ -274,6 +280,7 @@ pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySumm
             scored_mean("dead_ends", "mean_dead_ends"),
             scored_mean("invented", "mean_invented"),
             scored_mean("peak_tokens", "mean_peak_tokens"),
+            scored_mean("selection_f1", "mean_selection_f1"),
         ])
         .sort(CELL_KEYS.to_vec(), sort(CELL_KEYS.to_vec()))
         .collect()?;
@@ -321,6 +328,7 @@ pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySumm
         numbers(&cells, "mean_invented")?,
         numbers(&cells, "mean_peak_tokens")?,
     );
+    let f1 = numbers(&cells, "mean_selection_f1")?;
     let mut out = Vec::new();
     for i in 0..n.len() {
         let count = n[i] as u64;
@@ -350,6 +358,7 @@ pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySumm
             mean_invented: invented[i],
             abandonment: wilson(abandoned[i], hides[i]),
             mean_peak_tokens: peak[i],
+            mean_selection_f1: f1[i],
             infra_errors: infra[i] as u64,
             cost_usd: cost[i],
             errors: BTreeMap::new(),

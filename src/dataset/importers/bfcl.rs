@@ -12,7 +12,7 @@
 //!   Repairs: a `""` on a parameter the function requires is dropped (the upstream checker requires it
 //!   anyway), and a ground-truth parameter the function doc does not define is dropped (upstream, a model
 //!   cannot pass it either). Skips: multi-turn records, nested-dict acceptable values (BFCL's per-key
-//!   lists), `live_relevance` (scored only on "called something", which has no native kind yet).
+//!   lists). `live_relevance` becomes `relevant` tasks (pass = called some tool).
 //! - `irrelevance` / `live_irrelevance` become `abstain` tasks.
 
 use super::{Defect, Imported, keep_valid, task};
@@ -201,8 +201,8 @@ pub fn import(path: &Path) -> Result<Imported> {
             let (kind, expected) = if category.contains("irrelevance") {
                 (Kind::Abstain, vec![])
             } else if category == "live_relevance" {
-                defects.push(defect(file, ln, &id, "skipped", "live_relevance is scored only on calling something; no native kind yet".into()));
-                continue;
+                // No ground truth: passes when the model calls something, whatever its arguments.
+                (Kind::Relevant, vec![])
             } else {
                 let Some(gt) = answers.get(&id) else {
                     defects.push(defect(file, ln, &id, "skipped", "no ground truth in possible_answer".into()));
