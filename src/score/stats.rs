@@ -51,6 +51,77 @@ pub fn newcombe_diff(a: &Rate, b: &Rate) -> Diff {
     Diff { diff: d, low: low.max(-1.0), high: high.min(1.0) }
 }
 
+/// Unbiased pass@k for one task with `c` successes in `n` trials: `1 − C(n−c, k) / C(n, k)`, in the
+/// numerically stable product form `1 − Π_{i=n−c+1}^{n} (1 − k/i)`. `None` (undefined, not zero) when
+/// `n < k`.
+pub fn pass_at_k(n: u64, c: u64, k: u64) -> Option<f64> {
+    if n < k || k == 0 {
+        return None;
+    }
+    if n - c < k {
+        return Some(1.0);
+    }
+    let prod: f64 = ((n - c + 1)..=n).map(|i| 1.0 - k as f64 / i as f64).product();
+    Some(1.0 - prod)
+}
+
+/// pass^k for one task (all of k trials succeed): `C(c, k) / C(n, k) = Π_{i=0}^{k−1} (c−i)/(n−i)`.
+/// `None` when `n < k`.
+pub fn pass_hat_k(n: u64, c: u64, k: u64) -> Option<f64> {
+    if n < k || k == 0 {
+        return None;
+    }
+    if c < k {
+        return Some(0.0);
+    }
+    Some((0..k).map(|i| (c - i) as f64 / (n - i) as f64).product())
+}
+
+/// McNemar's exact test on discordant pairs: `b` tasks passed only under A, `c` only under B.
+/// Two-sided p-value `min(1, 2 · P(X ≤ min(b, c)))` for X ~ Binomial(b + c, 1/2).
+pub fn mcnemar_exact(b: u64, c: u64) -> f64 {
+    let n = b + c;
+    if n == 0 {
+        return 1.0;
+    }
+    let k = b.min(c);
+    // Sum binomial probabilities in log space to stay exact enough for large n.
+    let ln_half_n = n as f64 * 0.5f64.ln();
+    let mut ln_choose = 0.0; // ln C(n, 0)
+    let mut tail = 0.0;
+    for i in 0..=k {
+        if i > 0 {
+            ln_choose += ((n - i + 1) as f64).ln() - (i as f64).ln();
+        }
+        tail += (ln_choose + ln_half_n).exp();
+    }
+    (2.0 * tail).min(1.0)
+}
+
+/// Percentile bootstrap 95 % interval of a mean, with a seeded generator (same seed, same interval).
+pub fn bootstrap_mean(values: &[f64], resamples: usize, seed: u64) -> (f64, f64, f64) {
+    use rand_chacha::ChaCha8Rng;
+    use rand_chacha::rand_core::{Rng, SeedableRng};
+    if values.is_empty() {
+        return (f64::NAN, f64::NAN, f64::NAN);
+    }
+    let mean = values.iter().sum::<f64>() / values.len() as f64;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let n = values.len() as u64;
+    let mut means: Vec<f64> = (0..resamples.max(1))
+        .map(|_| (0..n).map(|_| values[(rng.next_u64() % n) as usize]).sum::<f64>() / n as f64)
+        .collect();
+    means.sort_by(f64::total_cmp);
+    let at = |q: f64| means[((q * (means.len() - 1) as f64).round() as usize).min(means.len() - 1)];
+    (mean, at(0.025), at(0.975))
+}
+
+/// Paired bootstrap 95 % interval of mean(a − b) over the same tasks (per-task success rates).
+pub fn paired_bootstrap_diff(a: &[f64], b: &[f64], resamples: usize, seed: u64) -> (f64, f64, f64) {
+    let diffs: Vec<f64> = a.iter().zip(b).map(|(x, y)| x - y).collect();
+    bootstrap_mean(&diffs, resamples, seed)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -83,6 +154,48 @@ mod tests {
         assert!((d.low - 0.0524).abs() < 5e-4, "{}", d.low);
         assert!((d.high - 0.3339).abs() < 5e-4, "{}", d.high);
         assert!(newcombe_diff(&wilson(1, 0), &wilson(1, 2)).diff.is_nan());
+    }
+
+    #[test]
+    fn pass_at_k_matches_the_combinatorial_form() {
+        // n=5, c=2, k=2: 1 − C(3,2)/C(5,2) = 1 − 3/10 = 0.7
+        assert!(close(pass_at_k(5, 2, 2).unwrap(), 0.7));
+        // n=10, c=3, k=1 is the plain rate
+        assert!(close(pass_at_k(10, 3, 1).unwrap(), 0.3));
+        assert_eq!(pass_at_k(5, 4, 2), Some(1.0), "fewer failures than k: certain");
+        assert_eq!(pass_at_k(5, 0, 2), Some(0.0));
+        assert_eq!(pass_at_k(1, 1, 2), None, "undefined when n < k, not zero");
+    }
+
+    #[test]
+    fn pass_hat_k_matches_the_combinatorial_form() {
+        // n=5, c=3, k=2: C(3,2)/C(5,2) = 3/10
+        assert!(close(pass_hat_k(5, 3, 2).unwrap(), 0.3));
+        assert_eq!(pass_hat_k(5, 1, 2), Some(0.0));
+        assert_eq!(pass_hat_k(4, 4, 4), Some(1.0));
+        assert_eq!(pass_hat_k(2, 2, 3), None);
+    }
+
+    #[test]
+    fn mcnemar_exact_matches_hand_computed_values() {
+        // b=1, c=9: 2 · (1 + 10) / 1024 = 0.021484375
+        assert!(close(mcnemar_exact(1, 9), 0.021484375));
+        assert!(close(mcnemar_exact(9, 1), 0.021484375), "symmetric");
+        assert_eq!(mcnemar_exact(5, 5), 1.0);
+        assert_eq!(mcnemar_exact(0, 0), 1.0);
+        // b=0, c=6: 2 / 64 = 0.03125
+        assert!(close(mcnemar_exact(0, 6), 0.03125));
+    }
+
+    #[test]
+    fn bootstrap_is_seeded_and_brackets_the_mean() {
+        let v: Vec<f64> = (0..50).map(|i| (i % 7) as f64).collect();
+        let (m, lo, hi) = bootstrap_mean(&v, 2000, 42);
+        assert!(lo <= m && m <= hi && lo < hi);
+        assert_eq!(bootstrap_mean(&v, 2000, 42), (m, lo, hi), "same seed, same interval");
+        let (d, dlo, dhi) = paired_bootstrap_diff(&[1.0, 1.0, 1.0, 0.0], &[0.0, 0.0, 1.0, 0.0], 2000, 1);
+        assert!(close(d, 0.5));
+        assert!((0.0..0.5).contains(&dlo) && dhi > 0.5 && dhi <= 1.0, "diffs are 0 or 1: {dlo} {dhi}");
     }
 
     #[test]
