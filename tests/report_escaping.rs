@@ -39,6 +39,15 @@ fn hostile_query_and_description_end_up_as_text() {
     assert!(html[start..end].contains("\\u003cb onmouseover"), "descriptions are escaped inside the island too");
     assert!(island["offered"]["ds/good/flat"].to_string().contains("<b onmouseover"), "and decode to the original text");
 
+    // JUnit XML: one test case per trial, everything escaped.
+    let junit = std::fs::read_to_string(tmp.path().join("out/r/junit.xml")).unwrap();
+    let trials = std::fs::read_to_string(tmp.path().join("out/r/trials.jsonl")).unwrap().lines().count();
+    assert_eq!(junit.matches("<testcase ").count(), trials);
+    assert!(!junit.contains("<img") && !junit.contains("<b onmouseover"));
+    assert!(junit.contains("x&lt;script&gt;1#0"), "task ids are escaped in test names");
+    let failed = std::fs::read_to_string(tmp.path().join("out/r/trials.jsonl")).unwrap().lines().filter(|l| l.contains("\"pass\":false")).count();
+    assert_eq!(junit.matches("<failure ").count(), failed);
+
     // Markdown escapes table-breaking and HTML characters as well.
     let md = std::fs::read_to_string(tmp.path().join("out/r/summary.md")).unwrap();
     assert!(!md.contains("<i>"));

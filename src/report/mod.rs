@@ -10,6 +10,7 @@ pub mod csv;
 pub mod curve;
 pub mod html;
 pub mod json;
+pub mod junit;
 pub mod markdown;
 pub mod summary;
 pub mod tools;
@@ -55,6 +56,7 @@ pub fn exporters() -> Vec<Box<dyn Exporter>> {
         Box::new(markdown::MarkdownSummary),
         Box::new(json::SummaryJson),
         Box::new(html::HtmlReport),
+        Box::new(junit::JunitXml),
     ]
 }
 
