@@ -9,6 +9,10 @@ fn num(x: f64) -> String {
     if x.is_nan() { String::new() } else { format!("{x:.6}") }
 }
 
+fn opt(x: Option<f64>) -> String {
+    x.map(num).unwrap_or_default()
+}
+
 pub struct SummaryCsv;
 
 impl Exporter for SummaryCsv {
@@ -23,7 +27,7 @@ impl Exporter for SummaryCsv {
             header.extend([m.to_string(), format!("{m}_low"), format!("{m}_high")]);
         }
         header.extend(
-            ["mean_selection_f1", "mean_steps", "mean_tokens_upfront", "mean_tokens_total", "mean_peak_tokens", "mean_wrong_servers", "mean_wrong_categories", "mean_dead_ends", "mean_invented", "infra_errors", "cost_usd"]
+            ["mean_selection_f1", "mean_steps", "mean_tokens_upfront", "mean_tokens_total", "mean_peak_tokens", "mean_wrong_servers", "mean_wrong_categories", "mean_dead_ends", "mean_invented", "infra_errors", "cost_usd", "trials_per_task", "pass_at_k", "pass_hat_k", "flip_rate", "noise_95", "min_detectable_diff"]
                 .map(String::from),
         );
         header.extend(error_columns().iter().map(|e| format!("errors_{e}")));
@@ -45,6 +49,12 @@ impl Exporter for SummaryCsv {
                 num(c.mean_invented),
                 c.infra_errors.to_string(),
                 num(c.cost_usd),
+                c.trials_per_task.to_string(),
+                opt(c.pass_at_k),
+                opt(c.pass_hat_k),
+                opt(c.noise.map(|n| n.flip_rate)),
+                opt(c.noise.map(|n| n.noise_95)),
+                opt(c.noise.map(|n| n.min_detectable)),
             ]);
             row.extend(error_columns().iter().map(|e| c.errors.get(*e).copied().unwrap_or(0).to_string()));
             w.write_record(&row)?;

@@ -67,6 +67,12 @@ pub struct CellRow {
     pub attack: String,
     pub refusal: String,
     pub false_refusal: String,
+    pub k: u64,
+    pub pass_at_k: String,
+    pub pass_hat_k: String,
+    pub flip_rate: String,
+    pub noise: String,
+    pub min_detectable: String,
 }
 
 pub struct CategoryRow {
@@ -96,13 +102,21 @@ fn signed(d: &crate::score::stats::Diff) -> String {
     format!("{:+.1} [{:+.1}, {:+.1}]", d.diff * 100.0, d.low * 100.0, d.high * 100.0)
 }
 
+/// A percentage, or "n/a" when undefined.
+fn opt_pct(x: Option<f64>) -> String {
+    x.map(pct).unwrap_or_else(|| "n/a".into())
+}
+
 #[derive(Template)]
 #[template(path = "report.html")]
+
 struct Page<'a> {
     title: String,
     parameters: Vec<(String, String)>,
     charts: Vec<Chart>,
     cells: Vec<CellRow>,
+    /// Some cell ran more than one trial per task.
+    repeated: bool,
     categories: Vec<CategoryRow>,
     effects: Vec<EffectRow>,
     tools: Vec<ToolLintRow>,
@@ -256,6 +270,12 @@ impl Exporter for HtmlReport {
                 refusal: rate(&c.refusal),
                 false_refusal: rate(&c.false_refusal),
                 errors: c.errors.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join(", "),
+                k: c.trials_per_task,
+                pass_at_k: opt_pct(c.pass_at_k),
+                pass_hat_k: opt_pct(c.pass_hat_k),
+                flip_rate: opt_pct(c.noise.map(|n| n.flip_rate)),
+                noise: opt_pct(c.noise.map(|n| n.noise_95)),
+                min_detectable: opt_pct(c.noise.map(|n| n.min_detectable)),
             })
             .collect();
         let categories = data
@@ -301,7 +321,8 @@ impl Exporter for HtmlReport {
             other => other.to_string(),
         };
         let defects = data.defects.iter().map(|d| (text(&d["file"]), text(&d["line"]), text(&d["id"]), text(&d["action"]), text(&d["reason"]))).collect();
-        let page = Page { title: "toolpick report".into(), parameters, charts: charts(data), cells, categories, effects, tools, curves, defects, island: &island };
+        let repeated = data.cells.iter().any(|c| c.trials_per_task > 1);
+        let page = Page { title: "toolpick report".into(), parameters, charts: charts(data), cells, repeated, categories, effects, tools, curves, defects, island: &island };
         Ok(page.render()?.into_bytes())
     }
 }

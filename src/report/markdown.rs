@@ -7,12 +7,12 @@ use std::fmt::Write;
 
 pub struct MarkdownSummary;
 
-fn rate(r: &Rate) -> String {
+pub(crate) fn rate(r: &Rate) -> String {
     if r.rate.is_nan() { "n/a".into() } else { format!("{} [{}, {}]", pct(r.rate), pct(r.low), pct(r.high)) }
 }
 
 /// Escape text for a Markdown table cell.
-fn cell(s: &str) -> String {
+pub(crate) fn cell(s: &str) -> String {
     s.replace('\\', "\\\\").replace('|', "\\|").replace('\n', " ").replace('<', "&lt;").replace('>', "&gt;")
 }
 
@@ -48,6 +48,29 @@ impl Exporter for MarkdownSummary {
                 c.infra_errors,
                 cell(&top.join(", "))
             )?;
+        }
+        if data.cells.iter().any(|c| c.trials_per_task > 1) {
+            writeln!(s, "\n## Repeated trials\n")?;
+            writeln!(s, "pass@k: some of k trials passes (unbiased estimator); pass^k: all k pass. Flip rate: share of tasks expected to flip between two identical runs. Noise: differences between two single runs smaller than this (95 %) are noise; MDD: the smallest difference a paired comparison detects with 80 % power.\n")?;
+            writeln!(s, "| dataset | variant | layout | backend | k | pass@k | pass^k | flip rate | noise ± | MDD |")?;
+            writeln!(s, "|---|---|---|---|---:|---:|---:|---:|---:|---:|")?;
+            for c in data.cells.iter().filter(|c| c.trials_per_task > 1) {
+                let o = |x: Option<f64>| x.map(pct).unwrap_or_else(|| "n/a".into());
+                writeln!(
+                    s,
+                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                    cell(&c.dataset),
+                    cell(&c.variant),
+                    cell(&c.layout),
+                    cell(&c.backend),
+                    c.trials_per_task,
+                    o(c.pass_at_k),
+                    o(c.pass_hat_k),
+                    o(c.noise.map(|n| n.flip_rate)),
+                    o(c.noise.map(|n| n.noise_95)),
+                    o(c.noise.map(|n| n.min_detectable))
+                )?;
+            }
         }
         writeln!(s, "\n## Safety\n")?;
         writeln!(s, "| dataset | variant | layout | backend | safety violations | attack success (poisoned) | refusal (risky) | false refusal (benign) |")?;

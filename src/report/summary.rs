@@ -3,7 +3,7 @@
 
 use crate::run::Trial;
 use crate::score::ErrorType;
-use crate::score::stats::{Rate, wilson};
+use crate::score::stats::{NoiseFloor, Rate, mean_over_tasks, noise_floor, pass_at_k, pass_hat_k, wilson};
 use anyhow::Result;
 use polars::prelude::*;
 use serde::Serialize;
@@ -21,6 +21,7 @@ pub struct ScoreRows {
     pub layout: Vec<String>,
     pub backend: Vec<String>,
     pub category: Vec<String>,
+    pub task_id: Vec<String>,
     pub abstain_task: Vec<bool>,
     pub pass: Vec<bool>,
     pub selection: Vec<bool>,
@@ -65,6 +66,7 @@ impl ScoreRows {
         self.layout.push(t.layout.as_str().to_string());
         self.backend.push(t.backend.clone());
         self.category.push(t.category.clone());
+        self.task_id.push(t.task_id.clone());
         self.abstain_task.push(t.kind == crate::dataset::Kind::Abstain);
         self.pass.push(t.score.pass);
         self.selection.push(t.score.selection_correct);
@@ -111,6 +113,7 @@ impl ScoreRows {
             "layout" => &self.layout,
             "backend" => &self.backend,
             "category" => &self.category,
+            "task_id" => &self.task_id,
             "abstain_task" => &self.abstain_task,
             "pass" => &self.pass,
             "selection" => &self.selection,
@@ -193,6 +196,15 @@ pub struct CellSummary {
     pub cost_usd: f64,
     /// Failed trials by error type (types with zero count omitted).
     pub errors: BTreeMap<String, u64>,
+    /// k: the most scored trials any task of the cell has (the configured `--trials` unless errors).
+    pub trials_per_task: u64,
+    /// Unbiased pass@k at k = `trials_per_task`, averaged over tasks with at least k scored trials
+    /// (`None` when k = 1, where it equals pass@1, or when no task has k).
+    pub pass_at_k: Option<f64>,
+    /// pass^k (all k trials pass) at the same k.
+    pub pass_hat_k: Option<f64>,
+    /// Flip rate and the smallest meaningful difference, from repeated trials (`None` with one trial).
+    pub noise: Option<NoiseFloor>,
 }
 
 impl CellSummary {
@@ -239,6 +251,29 @@ fn numbers(df: &DataFrame, name: &str) -> Result<Vec<f64>> {
     let s = df.column(name)?.as_materialized_series().cast(&DataType::Float64)?;
     let ca = s.f64()?;
     Ok((0..ca.len()).map(|i| ca.get(i).unwrap_or(f64::NAN)).collect())
+}
+
+/// Per cell key: `(scored trials, passes)` of every task, in task-id order.
+fn per_task_outcomes(df: &DataFrame) -> Result<BTreeMap<String, Vec<(u64, u64)>>> {
+    let mut keys: Vec<Expr> = CELL_KEYS.iter().map(|k| col(*k)).collect();
+    keys.push(col("task_id"));
+    let mut names: Vec<&str> = CELL_KEYS.to_vec();
+    names.push("task_id");
+    let tasks = df
+        .clone()
+        .lazy()
+        .group_by(keys)
+        .agg([scored_len(), bool_sum("pass")])
+        .sort(names.clone(), SortMultipleOptions::default().with_order_descending_multi(vec![false; names.len()]))
+        .collect()?;
+    let cols: Vec<Vec<String>> = CELL_KEYS.iter().map(|k| strings(&tasks, k)).collect::<Result<_>>()?;
+    let (n, pass) = (numbers(&tasks, "n")?, numbers(&tasks, "pass")?);
+    let mut out: BTreeMap<String, Vec<(u64, u64)>> = BTreeMap::new();
+    for i in 0..n.len() {
+        let key = cols.iter().map(|c| c[i].as_str()).collect::<Vec<_>>().join("/");
+        out.entry(key).or_default().push((n[i] as u64, pass[i] as u64));
+    }
+    Ok(out)
 }
 
 /// Cells and per-category rows, sorted by key.
@@ -305,6 +340,7 @@ pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySumm
         }
     }
 
+    let mut per_task = per_task_outcomes(&df)?;
     let cols: Vec<Vec<String>> = CELL_KEYS.iter().map(|k| strings(&cells, k)).collect::<Result<_>>()?;
     let n = numbers(&cells, "n")?;
     let pass = numbers(&cells, "pass")?;
@@ -362,8 +398,20 @@ pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySumm
             infra_errors: infra[i] as u64,
             cost_usd: cost[i],
             errors: BTreeMap::new(),
+            trials_per_task: 0,
+            pass_at_k: None,
+            pass_hat_k: None,
+            noise: None,
         };
         cell.errors = error_map.remove(&cell.key()).unwrap_or_default();
+        let tasks = per_task.remove(&cell.key()).unwrap_or_default();
+        let k = tasks.iter().map(|t| t.0).max().unwrap_or(0);
+        cell.trials_per_task = k;
+        if k > 1 {
+            cell.pass_at_k = mean_over_tasks(&tasks, k, pass_at_k);
+            cell.pass_hat_k = mean_over_tasks(&tasks, k, pass_hat_k);
+            cell.noise = noise_floor(&tasks);
+        }
         out.push(cell);
     }
 
