@@ -109,7 +109,6 @@ fn opt_pct(x: Option<f64>) -> String {
 
 #[derive(Template)]
 #[template(path = "report.html")]
-
 struct Page<'a> {
     title: String,
     parameters: Vec<(String, String)>,
