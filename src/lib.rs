@@ -7,9 +7,11 @@
 pub mod agent;
 pub mod catalog;
 pub mod cli;
+pub mod compare;
 pub mod dataset;
 pub mod error;
 pub mod exec;
+pub mod gate;
 pub mod layout;
 pub mod lint;
 pub mod mock;

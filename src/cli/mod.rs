@@ -1,6 +1,9 @@
 //! The command line: parse flags, call the core, print results, map errors to exit codes.
 //!
-//! Exit codes: 0 success; 1 harness error (I/O, a bug); 2 invalid input or configuration.
+//! Exit codes: 0 success; 1 harness error (I/O, a bug); 2 invalid input or configuration; 100 a gate
+//! failed.
+
+mod gates;
 
 use crate::catalog::load_catalog;
 use crate::dataset::{check_against, load_dataset};
@@ -28,8 +31,11 @@ Examples:
   toolpick run --backends lexical,random --trials 3
   toolpick validate --catalog registries/workspace --dataset datasets/starter.jsonl
   toolpick report reports/latest        re-score and re-render a finished run
+  toolpick compare reports/base reports/latest --max-drop 2 --significant-only
+  toolpick run --min-pass-rate 80 --gate-cells '*/my-model' --step-summary \"$GITHUB_STEP_SUMMARY\"
 
-Exit codes: 0 ok, 1 harness error, 2 invalid input or configuration, 100 a gate failed (lint --fail-on).";
+Exit codes: 0 ok, 1 harness or infrastructure error, 2 invalid input or configuration,
+100 a gate failed (--min-pass-rate, --min-selection-accuracy, --max-drop, lint --fail-on).";
 
 #[derive(Parser)]
 #[command(name = "toolpick", version, about = "Measure how well agents pick tools: flat vs progressive discovery, good vs bad descriptions.", after_help = AFTER_HELP)]
@@ -47,6 +53,25 @@ enum Command {
     Report {
         /// A run directory, e.g. reports/latest.
         run_dir: PathBuf,
+        /// Baseline run to compare with (writes compare.* into the run directory; needed by --max-drop).
+        #[arg(long, value_name = "RUN_DIR")]
+        baseline: Option<PathBuf>,
+        #[command(flatten)]
+        gates: gates::GateArgs,
+    },
+    /// Compare a run (B) with a baseline run (A) cell by cell and task by task: differences with paired
+    /// intervals and McNemar p-values, flipped tasks linked to each run's drill-down. Writes
+    /// compare.html, compare.csv, compare-flips.csv and compare.md. Exits 100 when a gate fails.
+    Compare {
+        /// The baseline run directory (A).
+        baseline: PathBuf,
+        /// The run directory to judge (B).
+        run: PathBuf,
+        /// Directory for the compare.* files. Default: the run's directory (B).
+        #[arg(long, short)]
+        out: Option<PathBuf>,
+        #[command(flatten)]
+        gates: gates::GateArgs,
     },
     /// Check catalogs and datasets; print every problem as file:line: field: message.
     Validate(InputArgs),
@@ -200,6 +225,11 @@ struct RunArgs {
     jobs: Option<usize>,
     #[command(flatten)]
     endpoint: EndpointArgs,
+    /// Baseline run to compare with when done (writes compare.* into the run directory; needed by --max-drop).
+    #[arg(long, value_name = "RUN_DIR")]
+    baseline: Option<PathBuf>,
+    #[command(flatten)]
+    gates: gates::GateArgs,
 }
 
 /// Overrides for OpenAI-compatible endpoints (apply to every openai model).
@@ -322,12 +352,14 @@ fn runtime(threads: Option<usize>) -> Result<tokio::runtime::Runtime> {
 fn dispatch(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Run(args) => cmd_run(*args),
-        Command::Report { run_dir } => {
+        Command::Report { run_dir, baseline, gates } => {
+            gates.spec()?;
             let data = crate::report::render_run(&run_dir)?;
             outln!("re-scored {} trials; reports rewritten in {}", data.trials.len(), run_dir.display());
             print_cells(&data.cells);
-            Ok(())
+            gates::conclude(&gates, &run_dir, &data, baseline.as_deref())
         }
+        Command::Compare { baseline, run, out, gates } => cmd_compare(&baseline, &run, out, &gates),
         Command::Validate(args) => cmd_validate(args),
         Command::MockEndpoint(args) => cmd_mock(args),
         Command::Lint(args) => cmd_lint(args),
@@ -456,6 +488,12 @@ fn cmd_validate(args: InputArgs) -> Result<()> {
 }
 
 fn cmd_run(args: RunArgs) -> Result<()> {
+    // Check gate flags before spending time on episodes.
+    args.gates.spec()?;
+    args.gates.match_on()?;
+    if args.gates.max_drop.is_some() && args.baseline.is_none() {
+        return Err(crate::error::InputError::new("--max-drop", "needs a baseline run to measure the drop against: pass --baseline <run-dir>").into());
+    }
     let file = match &args.config {
         Some(p) => load_experiment(p)?,
         None => ExperimentFile::default(),
@@ -561,7 +599,28 @@ fn cmd_run(args: RunArgs) -> Result<()> {
     );
     print_cells(&data.cells);
     outln!("open {} in a browser for the drill-down", dir.join("report.html").display());
-    Ok(())
+    gates::conclude(&args.gates, &dir, &data, args.baseline.as_deref())
+}
+
+fn cmd_compare(a_dir: &Path, b_dir: &Path, out: Option<PathBuf>, args: &gates::GateArgs) -> Result<()> {
+    let spec = args.spec()?;
+    let on = args.match_on()?;
+    let a = crate::report::load_run(a_dir).with_context(|| format!("cannot read the baseline run {}", a_dir.display()))?;
+    let b = crate::report::load_run(b_dir).with_context(|| format!("cannot read the run {}", b_dir.display()))?;
+    let cmp = crate::compare::compare(&a, &b, &on);
+    if cmp.cells.is_empty() {
+        return Err(crate::error::InputError::new(
+            b_dir,
+            format!("no cell of this run matches a cell of {} on {}; choose other fields with --match", a_dir.display(), on.0.join(",")),
+        )
+        .into());
+    }
+    let results = crate::gate::evaluate(&spec, &b.cells, Some(&cmp));
+    let out = out.unwrap_or_else(|| b_dir.to_path_buf());
+    let links = gates::write_comparison(&out, a_dir, b_dir, &b.cells, &cmp, &results)?;
+    gates::print_comparison(&cmp);
+    outln!("wrote compare.html, compare.csv, compare-flips.csv and compare.md to {}", out.display());
+    gates::finish(args, &b.cells, Some((&cmp, &links)), &results)
 }
 
 fn print_cells(cells: &[crate::report::CellSummary]) {

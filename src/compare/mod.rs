@@ -1,0 +1,280 @@
+//! Run-vs-run comparison: the same cells in two runs, paired task by task.
+//!
+//! For each cell present in both runs, every task scored in both is a pair; its outcome in a run is its
+//! per-task pass rate (0 or 1 with one trial, the share of passing trials with several). The difference
+//! is the mean of `b − a` over pairs, with a seeded paired-bootstrap 95 % interval, and its p-value is
+//! McNemar's exact test on the discordant tasks (a sign test on per-task rates when there are several
+//! trials). Tasks whose rate changed are listed as flips. This module computes; [`render`] draws.
+
+pub mod render;
+
+use crate::layout::flat::stable_hash;
+use crate::report::{CellSummary, ReportData};
+use crate::run::Trial;
+use crate::score::stats::{NoiseFloor, mcnemar_exact, paired_bootstrap_diff};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Bootstrap resamples per interval (seeded by the cell key, so intervals are reproducible).
+pub const RESAMPLES: usize = 2000;
+
+/// Cell fields a pair must agree on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MatchOn(pub Vec<String>);
+
+impl MatchOn {
+    pub const FIELDS: [&'static str; 5] = ["dataset", "catalog", "variant", "layout", "backend"];
+
+    /// Default: everything but the catalog, so two versions of a catalog compare cell by cell.
+    pub fn default_fields() -> MatchOn {
+        MatchOn(["dataset", "variant", "layout", "backend"].map(String::from).to_vec())
+    }
+
+    pub fn parse(list: &str) -> Result<MatchOn, String> {
+        let fields: Vec<String> = list.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
+        for f in &fields {
+            if !Self::FIELDS.contains(&f.as_str()) {
+                return Err(format!("unknown field `{f}`; use any of {}", Self::FIELDS.join(", ")));
+            }
+        }
+        if fields.is_empty() {
+            return Err("name at least one field".into());
+        }
+        Ok(MatchOn(fields))
+    }
+
+    fn field<'a>(&self, name: &str, dataset: &'a str, catalog: &'a str, variant: &'a str, layout: &'a str, backend: &'a str) -> &'a str {
+        match name {
+            "dataset" => dataset,
+            "catalog" => catalog,
+            "variant" => variant,
+            "layout" => layout,
+            _ => backend,
+        }
+    }
+
+    fn key(&self, dataset: &str, catalog: &str, variant: &str, layout: &str, backend: &str) -> String {
+        self.0.iter().map(|f| self.field(f, dataset, catalog, variant, layout, backend)).collect::<Vec<_>>().join("/")
+    }
+
+    pub fn cell_key(&self, c: &CellSummary) -> String {
+        self.key(&c.dataset, &c.catalog, &c.variant, &c.layout, &c.backend)
+    }
+
+    pub fn trial_key(&self, t: &Trial) -> String {
+        self.key(&t.dataset, &t.catalog, &t.variant, t.layout.as_str(), &t.backend)
+    }
+}
+
+/// One metric of one cell in both runs, paired over tasks.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct PairedDiff {
+    /// Tasks scored in both runs.
+    pub tasks: u64,
+    /// Mean per-task rate in run A and run B over those tasks.
+    pub a: f64,
+    pub b: f64,
+    /// `b − a` with its paired-bootstrap 95 % interval.
+    pub diff: f64,
+    pub low: f64,
+    pub high: f64,
+    /// Tasks better in A, tasks better in B (the discordant pairs).
+    pub a_better: u64,
+    pub b_better: u64,
+    /// McNemar's exact two-sided p-value on the discordant pairs.
+    pub p_value: f64,
+}
+
+impl PairedDiff {
+    /// Pair per-task rates (same task order) and test the difference.
+    pub fn of(a: &[f64], b: &[f64], seed: u64) -> PairedDiff {
+        let tasks = a.len() as u64;
+        if tasks == 0 {
+            return PairedDiff { tasks, a: f64::NAN, b: f64::NAN, diff: f64::NAN, low: f64::NAN, high: f64::NAN, a_better: 0, b_better: 0, p_value: 1.0 };
+        }
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        let a_better = a.iter().zip(b).filter(|(x, y)| x > y).count() as u64;
+        let b_better = a.iter().zip(b).filter(|(x, y)| y > x).count() as u64;
+        let (diff, low, high) = paired_bootstrap_diff(b, a, RESAMPLES, seed);
+        PairedDiff { tasks, a: mean(a), b: mean(b), diff, low, high, a_better, b_better, p_value: mcnemar_exact(a_better, b_better) }
+    }
+
+    /// A change is significant at α when its p-value is below α.
+    pub fn significant(&self, alpha: f64) -> bool {
+        self.p_value < alpha
+    }
+}
+
+/// Direction of a flip.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// Worse in B (a regression when A is the baseline).
+    PassToFail,
+    /// Better in B.
+    FailToPass,
+}
+
+/// A task whose pass rate changed between the runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct Flip {
+    pub task_id: String,
+    pub direction: Direction,
+    pub a_rate: f64,
+    pub b_rate: f64,
+    /// The trial to look at in each run: in the worse run a failing trial, in the better a passing one.
+    pub a_trial: String,
+    pub b_trial: String,
+    /// B's error type for a regression (A's for an improvement), for a first look without clicking.
+    pub error_type: String,
+    pub query: String,
+}
+
+/// One cell in both runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct CellComparison {
+    /// The cell key over the matched fields.
+    pub key: String,
+    pub a_cell: String,
+    pub b_cell: String,
+    pub pass: PairedDiff,
+    pub selection: PairedDiff,
+    /// Noise floor from repeated trials (B's, else A's); `None` with one trial per task in both.
+    pub noise: Option<NoiseFloor>,
+    pub flips: Vec<Flip>,
+}
+
+/// Two runs, compared.
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    pub cells: Vec<CellComparison>,
+    /// Every matched cell pooled (task pairs of all cells together; the flips of every cell).
+    pub overall: Option<CellComparison>,
+    /// Cells present in only one run.
+    pub only_a: Vec<String>,
+    pub only_b: Vec<String>,
+}
+
+/// Per task in one cell: (pass rate, selection rate, a failing trial, a passing trial, trial for the
+/// error type, query).
+#[derive(Default)]
+struct TaskOutcome<'a> {
+    n: u64,
+    pass: u64,
+    selection: u64,
+    first_fail: Option<&'a Trial>,
+    first_pass: Option<&'a Trial>,
+}
+
+fn outcomes<'a>(trials: &'a [Trial], on: &MatchOn) -> BTreeMap<String, BTreeMap<&'a str, TaskOutcome<'a>>> {
+    let mut out: BTreeMap<String, BTreeMap<&str, TaskOutcome>> = BTreeMap::new();
+    for t in trials.iter().filter(|t| !t.is_error()) {
+        let o = out.entry(on.trial_key(t)).or_default().entry(t.task_id.as_str()).or_default();
+        o.n += 1;
+        o.pass += t.score.pass as u64;
+        o.selection += t.score.selection_correct as u64;
+        if t.score.pass {
+            o.first_pass.get_or_insert(t);
+        } else {
+            o.first_fail.get_or_insert(t);
+        }
+    }
+    out
+}
+
+/// Compare run B against run A (the baseline), pairing cells on `on`.
+pub fn compare(a: &ReportData, b: &ReportData, on: &MatchOn) -> Comparison {
+    let (ta, tb) = (outcomes(&a.trials, on), outcomes(&b.trials, on));
+    let cells_a: BTreeMap<String, &CellSummary> = a.cells.iter().map(|c| (on.cell_key(c), c)).collect();
+    let cells_b: BTreeMap<String, &CellSummary> = b.cells.iter().map(|c| (on.cell_key(c), c)).collect();
+    let only_a: Vec<String> = cells_a.keys().filter(|k| !cells_b.contains_key(*k)).cloned().collect();
+    let only_b: Vec<String> = cells_b.keys().filter(|k| !cells_a.contains_key(*k)).cloned().collect();
+    let empty = BTreeMap::new();
+    let mut cells = Vec::new();
+    let (mut all_pa, mut all_pb, mut all_sa, mut all_sb) = (vec![], vec![], vec![], vec![]);
+    let mut all_flips = Vec::new();
+    for (key, ca) in &cells_a {
+        let Some(cb) = cells_b.get(key) else { continue };
+        let (oa, ob) = (ta.get(key).unwrap_or(&empty), tb.get(key).unwrap_or(&empty));
+        let (mut pa, mut pb, mut sa, mut sb) = (vec![], vec![], vec![], vec![]);
+        let mut flips = Vec::new();
+        for (task, x) in oa {
+            let Some(y) = ob.get(task) else { continue };
+            let rate = |k: u64, n: u64| k as f64 / n as f64;
+            let (ra, rb) = (rate(x.pass, x.n), rate(y.pass, y.n));
+            pa.push(ra);
+            pb.push(rb);
+            sa.push(rate(x.selection, x.n));
+            sb.push(rate(y.selection, y.n));
+            if ra != rb {
+                let regression = rb < ra;
+                let (worse, better) = if regression { (y, x) } else { (x, y) };
+                let (fail, pass) = (worse.first_fail.or(worse.first_pass), better.first_pass.or(better.first_fail));
+                let (a_trial, b_trial) = if regression { (pass, fail) } else { (fail, pass) };
+                let id = |t: Option<&Trial>| t.map(|t| t.trial_id.clone()).unwrap_or_default();
+                flips.push(Flip {
+                    task_id: task.to_string(),
+                    direction: if regression { Direction::PassToFail } else { Direction::FailToPass },
+                    a_rate: ra,
+                    b_rate: rb,
+                    a_trial: id(a_trial),
+                    b_trial: id(b_trial),
+                    error_type: fail.and_then(|t| t.score.error_type).map(|e| e.as_str().to_string()).unwrap_or_default(),
+                    query: fail.or(pass).map(|t| t.query.clone()).unwrap_or_default(),
+                });
+            }
+        }
+        let seed = stable_hash(key.as_bytes());
+        let cmp = CellComparison {
+            key: key.clone(),
+            a_cell: ca.key(),
+            b_cell: cb.key(),
+            pass: PairedDiff::of(&pa, &pb, seed),
+            selection: PairedDiff::of(&sa, &sb, seed ^ 1),
+            noise: cb.noise.or(ca.noise),
+            flips: flips.clone(),
+        };
+        all_pa.extend(pa);
+        all_pb.extend(pb);
+        all_sa.extend(sa);
+        all_sb.extend(sb);
+        all_flips.extend(flips);
+        cells.push(cmp);
+    }
+    let overall = (!cells.is_empty()).then(|| CellComparison {
+        key: "overall".into(),
+        a_cell: "overall".into(),
+        b_cell: "overall".into(),
+        pass: PairedDiff::of(&all_pa, &all_pb, 0),
+        selection: PairedDiff::of(&all_sa, &all_sb, 1),
+        noise: None,
+        flips: all_flips,
+    });
+    Comparison { cells, overall, only_a, only_b }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paired_diff_counts_discordant_tasks_and_tests_them() {
+        // 10 tasks: A passes 0..8, B passes 0..5 and 9 → A better on 5,6,7; B better on 9.
+        let a: Vec<f64> = (0..10).map(|i| if i < 8 { 1.0 } else { 0.0 }).collect();
+        let b: Vec<f64> = (0..10).map(|i| if i < 5 || i == 9 { 1.0 } else { 0.0 }).collect();
+        let d = PairedDiff::of(&a, &b, 7);
+        assert_eq!((d.a_better, d.b_better, d.tasks), (3, 1, 10));
+        assert!((d.diff - (-0.2)).abs() < 1e-12);
+        // McNemar exact, b=3, c=1: 2 · (1 + 4) / 16 = 0.625.
+        assert!((d.p_value - 0.625).abs() < 1e-12);
+        assert!(d.low <= d.diff && d.diff <= d.high);
+        assert!(!d.significant(0.05));
+    }
+
+    #[test]
+    fn match_fields_are_checked() {
+        assert!(MatchOn::parse("dataset,layout").is_ok());
+        assert!(MatchOn::parse("dataset,colour").unwrap_err().contains("colour"));
+        assert!(MatchOn::parse("").is_err());
+    }
+}

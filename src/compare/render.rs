@@ -1,0 +1,308 @@
+//! Rendering a [`Comparison`]: `compare.csv` (one row per cell), `compare-flips.csv` (one row per flipped
+//! task), `compare.md` (also the `$GITHUB_STEP_SUMMARY` text) and a self-contained, escaped
+//! `compare.html` whose flips link into each run's drill-down (`report.html#trial=<id>`).
+
+use super::{CellComparison, Comparison, Direction, PairedDiff};
+use crate::gate::GateResult;
+use crate::report::markdown::{cell, rate};
+use crate::report::{CellSummary, pct};
+use anyhow::Result;
+use askama::Template;
+use std::fmt::Write;
+use std::path::{Component, Path};
+
+/// Where each run's `report.html` is, relative to the directory the comparison is written to.
+#[derive(Debug, Clone)]
+pub struct Links {
+    pub a: String,
+    pub b: String,
+    /// Run labels (directory names) for headings.
+    pub a_name: String,
+    pub b_name: String,
+}
+
+impl Links {
+    pub fn new(out_dir: &Path, a: &Path, b: &Path) -> Links {
+        let name = |p: &Path| std::fs::canonicalize(p).ok().and_then(|c| c.file_name().map(|n| n.to_string_lossy().into_owned())).unwrap_or_else(|| p.display().to_string());
+        Links { a: relative(out_dir, &a.join("report.html")), b: relative(out_dir, &b.join("report.html")), a_name: name(a), b_name: name(b) }
+    }
+}
+
+/// `to` relative to the directory `from` (both made absolute), with `/` separators; `to` as given when
+/// no relative path exists (another drive).
+pub fn relative(from: &Path, to: &Path) -> String {
+    let abs = |p: &Path| std::path::absolute(p).map(|p| normalize(&p)).unwrap_or_else(|_| p.to_path_buf());
+    let (from, to_abs) = (abs(from), abs(to));
+    let f: Vec<Component> = from.components().collect();
+    let t: Vec<Component> = to_abs.components().collect();
+    if f.first() != t.first() {
+        return to.display().to_string();
+    }
+    let common = f.iter().zip(&t).take_while(|(x, y)| x == y).count();
+    let mut parts: Vec<String> = std::iter::repeat_n("..".to_string(), f.len() - common).collect();
+    parts.extend(t[common..].iter().map(|c| c.as_os_str().to_string_lossy().into_owned()));
+    parts.join("/")
+}
+
+/// Resolve `.` and `..` lexically (the paths may not exist yet).
+fn normalize(p: &Path) -> std::path::PathBuf {
+    let mut out = std::path::PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Percent-encode like JavaScript's `encodeURIComponent`, for `#trial=<id>` fragments.
+pub fn encode_component(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&b) {
+            out.push(b as char);
+        } else {
+            write!(out, "%{b:02X}").unwrap();
+        }
+    }
+    out
+}
+
+fn num(x: f64) -> String {
+    if x.is_nan() { String::new() } else { format!("{x:.6}") }
+}
+
+fn points(d: &PairedDiff) -> String {
+    if d.diff.is_nan() {
+        return "n/a".into();
+    }
+    format!("{:+.1} [{:+.1}, {:+.1}]", 100.0 * d.diff, 100.0 * d.low, 100.0 * d.high)
+}
+
+fn p_value(d: &PairedDiff) -> String {
+    if d.tasks == 0 { "n/a".into() } else if d.p_value < 0.001 { "<0.001".into() } else { format!("{:.3}", d.p_value) }
+}
+
+fn noise(c: &CellComparison) -> String {
+    match c.noise {
+        Some(n) => format!("±{:.1} (MDD {:.1})", 100.0 * n.noise_95, 100.0 * n.min_detectable),
+        None => "n/a".into(),
+    }
+}
+
+/// `compare.csv`: one row per matched cell, then `overall`.
+pub fn csv(cmp: &Comparison) -> Result<Vec<u8>> {
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    let mut header = vec!["cell", "a_cell", "b_cell", "tasks"];
+    let metric = ["a", "b", "diff", "diff_low", "diff_high", "p_value", "a_better", "b_better"];
+    let names: Vec<String> = ["pass", "selection"].iter().flat_map(|m| metric.iter().map(move |f| format!("{m}_{f}"))).collect();
+    header.extend(names.iter().map(String::as_str));
+    header.extend(["flip_rate", "noise_95", "min_detectable_diff", "pass_to_fail", "fail_to_pass"]);
+    w.write_record(&header)?;
+    for c in cmp.cells.iter().chain(cmp.overall.as_ref()) {
+        let mut row = vec![c.key.clone(), c.a_cell.clone(), c.b_cell.clone(), c.pass.tasks.to_string()];
+        for d in [&c.pass, &c.selection] {
+            row.extend([num(d.a), num(d.b), num(d.diff), num(d.low), num(d.high), num(d.p_value), d.a_better.to_string(), d.b_better.to_string()]);
+        }
+        let nf = |f: fn(&crate::score::stats::NoiseFloor) -> f64| c.noise.as_ref().map(f).map(num).unwrap_or_default();
+        row.extend([nf(|n| n.flip_rate), nf(|n| n.noise_95), nf(|n| n.min_detectable)]);
+        let count = |d: Direction| c.flips.iter().filter(|f| f.direction == d).count().to_string();
+        row.extend([count(Direction::PassToFail), count(Direction::FailToPass)]);
+        w.write_record(&row)?;
+    }
+    Ok(w.into_inner()?)
+}
+
+/// `compare-flips.csv`: every task whose pass rate changed.
+pub fn flips_csv(cmp: &Comparison) -> Result<Vec<u8>> {
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    w.write_record(["cell", "task_id", "direction", "a_rate", "b_rate", "error_type", "a_trial", "b_trial", "query"])?;
+    for c in &cmp.cells {
+        for f in &c.flips {
+            let dir = match f.direction {
+                Direction::PassToFail => "pass_to_fail",
+                Direction::FailToPass => "fail_to_pass",
+            };
+            w.write_record([c.key.as_str(), &f.task_id, dir, &num(f.a_rate), &num(f.b_rate), &f.error_type, &f.a_trial, &f.b_trial, &f.query])?;
+        }
+    }
+    Ok(w.into_inner()?)
+}
+
+/// Cells with the largest falls in pass@1 first (only falls), at most `n`.
+pub fn top_regressions(cmp: &Comparison, n: usize) -> Vec<&CellComparison> {
+    let mut v: Vec<&CellComparison> = cmp.cells.iter().filter(|c| c.pass.diff < 0.0 || c.selection.diff < 0.0).collect();
+    v.sort_by(|x, y| x.pass.diff.min(x.selection.diff).total_cmp(&y.pass.diff.min(y.selection.diff)).then(x.key.cmp(&y.key)));
+    v.truncate(n);
+    v
+}
+
+/// The CI summary: headline cells, gates, and (against a baseline) the top regressions. Written as
+/// `compare.md` and appended to `--step-summary` (e.g. `$GITHUB_STEP_SUMMARY`).
+pub fn markdown(cells: &[CellSummary], cmp: Option<(&Comparison, &Links)>, gates: &[GateResult]) -> String {
+    let mut s = String::new();
+    let failed = gates.iter().filter(|g| !g.passed).count();
+    let _ = writeln!(s, "## toolpick{}\n", if gates.is_empty() { String::new() } else if failed == 0 { " — gates passed ✅".into() } else { format!(" — {failed} gate(s) failed ❌") });
+    if let Some((_, links)) = cmp {
+        let _ = writeln!(s, "Run `{}` against baseline `{}`.\n", cell(&links.b_name), cell(&links.a_name));
+    }
+    let _ = writeln!(s, "| cell | n | selection accuracy % | pass@1 % | infra errors |");
+    let _ = writeln!(s, "|---|---:|---|---|---:|");
+    for c in cells {
+        let _ = writeln!(s, "| {} | {} | {} | {} | {} |", cell(&c.key()), c.n, rate(&c.selection), rate(&c.pass), c.infra_errors);
+    }
+    if !gates.is_empty() {
+        let _ = writeln!(s, "\n### Gates\n\n| gate | subject | result | detail |\n|---|---|---|---|");
+        for g in gates {
+            let _ = writeln!(s, "| `{}` | {} | {} | {} |", g.gate, cell(&g.subject), if g.passed { "pass" } else { "**FAIL**" }, cell(&g.detail));
+        }
+    }
+    if let Some((cmp, _)) = cmp {
+        let _ = writeln!(s, "\n### Against the baseline\n");
+        let _ = writeln!(s, "Differences in points (B − A) with paired-bootstrap 95 % intervals; p from McNemar's exact test on the tasks that changed. Noise: the range two identical runs differ by (from repeated trials; n/a with one trial per task).\n");
+        let _ = writeln!(s, "| cell | tasks | pass@1 A → B | Δ pass@1 | p | Δ selection | p | noise | pass→fail | fail→pass |");
+        let _ = writeln!(s, "|---|---:|---|---|---:|---|---:|---|---:|---:|");
+        for c in cmp.cells.iter().chain(cmp.overall.as_ref()) {
+            let count = |d: Direction| c.flips.iter().filter(|f| f.direction == d).count();
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} → {} | {} | {} | {} | {} | {} | {} | {} |",
+                cell(&c.key),
+                c.pass.tasks,
+                pct(c.pass.a),
+                pct(c.pass.b),
+                points(&c.pass),
+                p_value(&c.pass),
+                points(&c.selection),
+                p_value(&c.selection),
+                noise(c),
+                count(Direction::PassToFail),
+                count(Direction::FailToPass)
+            );
+        }
+        let top = top_regressions(cmp, 5);
+        if !top.is_empty() {
+            let _ = writeln!(s, "\n### Top regressions\n");
+            for c in top {
+                let lost: Vec<String> = c.flips.iter().filter(|f| f.direction == Direction::PassToFail).take(5).map(|f| format!("`{}`", f.task_id.replace('`', "'"))).collect();
+                let _ = writeln!(
+                    s,
+                    "- **{}**: pass@1 {}, selection {} pts{}",
+                    cell(&c.key),
+                    points(&c.pass),
+                    points(&c.selection),
+                    if lost.is_empty() { String::new() } else { format!("; now failing: {}", lost.join(", ")) }
+                );
+            }
+        }
+        if !cmp.only_a.is_empty() || !cmp.only_b.is_empty() {
+            let _ = writeln!(s, "\nCells only in the baseline: {}; only in this run: {}.", cmp.only_a.len(), cmp.only_b.len());
+        }
+    }
+    s
+}
+
+struct FlipRow {
+    task: String,
+    direction: &'static str,
+    rates: String,
+    error: String,
+    query: String,
+    a_href: String,
+    b_href: String,
+}
+
+struct CellRow {
+    key: String,
+    tasks: u64,
+    pass: String,
+    pass_diff: String,
+    pass_p: String,
+    selection: String,
+    selection_diff: String,
+    selection_p: String,
+    noise: String,
+    regression: bool,
+    flips: Vec<FlipRow>,
+}
+
+#[derive(Template)]
+#[template(path = "compare.html")]
+struct Page {
+    a_name: String,
+    b_name: String,
+    a_href: String,
+    b_href: String,
+    cells: Vec<CellRow>,
+    overall: Option<CellRow>,
+    gates: Vec<GateResult>,
+    only_a: Vec<String>,
+    only_b: Vec<String>,
+}
+
+fn row(c: &CellComparison, links: &Links) -> CellRow {
+    let href = |base: &str, id: &str| if id.is_empty() { String::new() } else { format!("{base}#trial={}", encode_component(id)) };
+    CellRow {
+        key: c.key.clone(),
+        tasks: c.pass.tasks,
+        pass: format!("{} → {}", pct(c.pass.a), pct(c.pass.b)),
+        pass_diff: points(&c.pass),
+        pass_p: p_value(&c.pass),
+        selection: format!("{} → {}", pct(c.selection.a), pct(c.selection.b)),
+        selection_diff: points(&c.selection),
+        selection_p: p_value(&c.selection),
+        noise: noise(c),
+        regression: c.pass.diff < 0.0 && c.pass.significant(crate::gate::ALPHA),
+        flips: c
+            .flips
+            .iter()
+            .map(|f| FlipRow {
+                task: f.task_id.clone(),
+                direction: if f.direction == Direction::PassToFail { "pass → fail" } else { "fail → pass" },
+                rates: format!("{} → {}", pct(f.a_rate), pct(f.b_rate)),
+                error: f.error_type.clone(),
+                query: f.query.clone(),
+                a_href: href(&links.a, &f.a_trial),
+                b_href: href(&links.b, &f.b_trial),
+            })
+            .collect(),
+    }
+}
+
+/// `compare.html`: self-contained; every string goes through the template's HTML escaping.
+pub fn html(cmp: &Comparison, links: &Links, gates: &[GateResult]) -> Result<Vec<u8>> {
+    let page = Page {
+        a_name: links.a_name.clone(),
+        b_name: links.b_name.clone(),
+        a_href: links.a.clone(),
+        b_href: links.b.clone(),
+        cells: cmp.cells.iter().map(|c| row(c, links)).collect(),
+        overall: cmp.overall.as_ref().map(|c| row(c, links)),
+        gates: gates.to_vec(),
+        only_a: cmp.only_a.clone(),
+        only_b: cmp.only_b.clone(),
+    };
+    Ok(page.render()?.into_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths_between_run_directories() {
+        assert_eq!(relative(Path::new("/r/b"), Path::new("/r/a/report.html")), "../a/report.html");
+        assert_eq!(relative(Path::new("/r/b"), Path::new("/r/b/report.html")), "report.html");
+        assert_eq!(relative(Path::new("/r/x/../b"), Path::new("/q/a/report.html")), "../../q/a/report.html");
+    }
+
+    #[test]
+    fn fragments_are_encoded_like_encode_uri_component() {
+        assert_eq!(encode_component("starter/good/flat/lexical/t-1#0"), "starter%2Fgood%2Fflat%2Flexical%2Ft-1%230");
+        assert_eq!(encode_component("a\"<é"), "a%22%3C%C3%A9");
+    }
+}

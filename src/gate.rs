@@ -1,0 +1,219 @@
+//! Quality gates: thresholds a run must meet for CI to pass (exit code 100 otherwise).
+//!
+//! Minimum rates (`--min-pass-rate`, `--min-selection-accuracy`) apply to each gated cell, or to the
+//! gated cells pooled (`--gate-scope overall`). `--max-drop` applies to a comparison against a baseline
+//! run: a cell fails when its pass@1 or selection accuracy fell by more than the given points, and with
+//! `--significant-only` only when that fall is also significant (McNemar exact p < 0.05). Gates only
+//! judge; the CLI turns a failed gate into the exit code.
+
+use crate::compare::{CellComparison, Comparison};
+use crate::report::CellSummary;
+use serde::Serialize;
+
+/// Significance level for `--significant-only`.
+pub const ALPHA: f64 = 0.05;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    /// Every gated cell on its own.
+    #[default]
+    Cell,
+    /// The gated cells pooled.
+    Overall,
+}
+
+/// What the user asked for. Thresholds are in percent (0–100) and points.
+#[derive(Debug, Clone, Default)]
+pub struct GateSpec {
+    pub min_pass_rate: Option<f64>,
+    pub min_selection_accuracy: Option<f64>,
+    pub max_drop: Option<f64>,
+    pub significant_only: bool,
+    pub scope: Scope,
+    /// Glob over cell keys `dataset/catalog/variant/layout/backend` (`*` matches anything); `None`: every cell.
+    pub cells: Option<String>,
+}
+
+impl GateSpec {
+    pub fn is_empty(&self) -> bool {
+        self.min_pass_rate.is_none() && self.min_selection_accuracy.is_none() && self.max_drop.is_none()
+    }
+
+    /// Check the thresholds are in range; the error names the flag.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        for (flag, v) in [("--min-pass-rate", self.min_pass_rate), ("--min-selection-accuracy", self.min_selection_accuracy), ("--max-drop", self.max_drop)] {
+            if let Some(v) = v
+                && !(0.0..=100.0).contains(&v)
+            {
+                return Err((flag, format!("{v} is not a percentage between 0 and 100 (write 80 for 80 %)")));
+            }
+        }
+        Ok(())
+    }
+
+    fn gated(&self, key: &str) -> bool {
+        self.cells.as_deref().is_none_or(|p| glob(p, key))
+    }
+}
+
+/// `*` matches any run of characters; everything else literally.
+pub fn glob(pattern: &str, text: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == text;
+    }
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !text.starts_with(first) || text.len() < first.len() + last.len() || !text.ends_with(last) {
+        return false;
+    }
+    let mut rest = &text[first.len()..text.len() - last.len()];
+    for part in &parts[1..parts.len() - 1] {
+        match rest.find(part) {
+            Some(i) => rest = &rest[i + part.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+/// One gate applied to one subject.
+#[derive(Debug, Clone, Serialize)]
+pub struct GateResult {
+    /// The flag, e.g. `--min-pass-rate`.
+    pub gate: String,
+    /// A cell key or `overall`.
+    pub subject: String,
+    /// The measured value (percent, or points of drop).
+    pub value: f64,
+    pub threshold: f64,
+    pub passed: bool,
+    /// Why, in a sentence.
+    pub detail: String,
+}
+
+fn min_rate(gate: &str, metric: &str, subject: String, successes: u64, n: u64, threshold: f64) -> GateResult {
+    let value = if n == 0 { f64::NAN } else { 100.0 * successes as f64 / n as f64 };
+    let passed = n > 0 && value >= threshold;
+    let detail = if n == 0 {
+        format!("no scored trials, so {metric} cannot meet {threshold:.1} %")
+    } else {
+        format!("{metric} {value:.1} % ({successes}/{n}) {} {threshold:.1} %", if passed { "≥" } else { "<" })
+    };
+    GateResult { gate: gate.into(), subject, value, threshold, passed, detail }
+}
+
+fn drop_gate(c: &CellComparison, spec: &GateSpec, limit: f64) -> Vec<GateResult> {
+    [("pass@1", &c.pass), ("selection accuracy", &c.selection)]
+        .into_iter()
+        .map(|(metric, d)| {
+            let drop = -100.0 * d.diff;
+            let too_big = d.tasks > 0 && drop > limit;
+            let significant = d.significant(ALPHA);
+            let passed = !too_big || (spec.significant_only && !significant);
+            let detail = if d.tasks == 0 {
+                format!("{metric}: no task scored in both runs")
+            } else {
+                format!(
+                    "{metric} {:.1} → {:.1} % ({:+.1} pts, 95 % CI [{:+.1}, {:+.1}], p = {:.3}, {} tasks){}",
+                    100.0 * d.a,
+                    100.0 * d.b,
+                    100.0 * d.diff,
+                    100.0 * d.low,
+                    100.0 * d.high,
+                    d.p_value,
+                    d.tasks,
+                    if too_big && passed { "; not significant, so allowed by --significant-only" } else { "" }
+                )
+            };
+            GateResult { gate: "--max-drop".into(), subject: format!("{} ({metric})", c.key), value: drop, threshold: limit, passed, detail }
+        })
+        .collect()
+}
+
+/// Successes and trials of one rate of a cell.
+type Counts = fn(&CellSummary) -> (u64, u64);
+
+/// Apply every requested gate. `comparison` is the run against its baseline (for `--max-drop`).
+pub fn evaluate(spec: &GateSpec, cells: &[CellSummary], comparison: Option<&Comparison>) -> Vec<GateResult> {
+    let gated: Vec<&CellSummary> = cells.iter().filter(|c| spec.gated(&c.key())).collect();
+    let mut out = Vec::new();
+    let rates: [(&str, &str, Option<f64>, Counts); 2] = [
+        ("--min-pass-rate", "pass@1", spec.min_pass_rate, |c| (c.pass.successes, c.pass.n)),
+        ("--min-selection-accuracy", "selection accuracy", spec.min_selection_accuracy, |c| (c.selection.successes, c.selection.n)),
+    ];
+    for (gate, metric, threshold, get) in rates {
+        let Some(threshold) = threshold else { continue };
+        match spec.scope {
+            Scope::Cell => {
+                for c in &gated {
+                    let (k, n) = get(c);
+                    out.push(min_rate(gate, metric, c.key(), k, n, threshold));
+                }
+            }
+            Scope::Overall => {
+                let (k, n) = gated.iter().map(|c| get(c)).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+                out.push(min_rate(gate, metric, "overall".into(), k, n, threshold));
+            }
+        }
+    }
+    if let (Some(limit), Some(cmp)) = (spec.max_drop, comparison) {
+        match spec.scope {
+            Scope::Cell => {
+                for c in cmp.cells.iter().filter(|c| spec.gated(&c.b_cell)) {
+                    out.extend(drop_gate(c, spec, limit));
+                }
+            }
+            Scope::Overall => {
+                if let Some(o) = &cmp.overall {
+                    out.extend(drop_gate(o, spec, limit));
+                }
+            }
+        }
+    }
+    if gated.is_empty() && (spec.min_pass_rate.is_some() || spec.min_selection_accuracy.is_some()) {
+        out.push(GateResult {
+            gate: "--gate-cells".into(),
+            subject: spec.cells.clone().unwrap_or_default(),
+            value: 0.0,
+            threshold: 1.0,
+            passed: false,
+            detail: "no cell matches the pattern, so nothing was checked".into(),
+        });
+    }
+    out
+}
+
+/// The failed gates, as one message.
+pub fn failures(results: &[GateResult]) -> Option<String> {
+    let failed: Vec<String> = results.iter().filter(|r| !r.passed).map(|r| format!("{} {}: {}", r.gate, r.subject, r.detail)).collect();
+    (!failed.is_empty()).then(|| format!("{} gate(s) failed:\n  {}", failed.len(), failed.join("\n  ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn glob_matches_cell_keys() {
+        assert!(glob("*/lexical", "starter/workspace/good/flat/lexical"));
+        assert!(!glob("*/lexical", "starter/workspace/good/flat/oracle"));
+        assert!(glob("starter/*/good/*", "starter/workspace/good/flat/lexical"));
+        assert!(!glob("starter/*/bad/*", "starter/workspace/good/flat/lexical"));
+        assert!(glob("exact", "exact") && !glob("exact", "exactly"));
+        assert!(!glob("a*a", "a"));
+    }
+
+    #[test]
+    fn min_rate_fails_below_threshold_and_on_empty_cells() {
+        assert!(min_rate("g", "pass@1", "c".into(), 8, 10, 80.0).passed);
+        assert!(!min_rate("g", "pass@1", "c".into(), 7, 10, 80.0).passed);
+        assert!(!min_rate("g", "pass@1", "c".into(), 0, 0, 0.0).passed);
+    }
+
+    #[test]
+    fn thresholds_out_of_range_name_the_flag() {
+        let spec = GateSpec { max_drop: Some(150.0), ..Default::default() };
+        assert_eq!(spec.validate().unwrap_err().0, "--max-drop");
+    }
+}
