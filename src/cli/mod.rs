@@ -73,6 +73,16 @@ enum Command {
         #[command(flatten)]
         gates: gates::GateArgs,
     },
+    /// Merge the run directories of `run --shard i/n` (every shard of one run) into one run directory
+    /// whose trials and reports equal an unsharded run's.
+    Merge {
+        /// The shards' run directories.
+        #[arg(required = true)]
+        runs: Vec<PathBuf>,
+        /// The merged run directory (must not hold a run yet).
+        #[arg(long, short)]
+        out: PathBuf,
+    },
     /// Check catalogs and datasets; print every problem as file:line: field: message.
     Validate(InputArgs),
     /// Serve a local OpenAI-compatible endpoint for tests and offline CI dry runs. It is a test double,
@@ -220,6 +230,10 @@ struct RunArgs {
     /// No progress output.
     #[arg(long, short)]
     quiet: bool,
+    /// Run only shard I of N (a stable round-robin split of the sorted trial ids); put the shards back
+    /// together with `toolpick merge`.
+    #[arg(long, value_name = "I/N")]
+    shard: Option<String>,
     /// Worker threads (default: all cores).
     #[arg(long)]
     jobs: Option<usize>,
@@ -360,6 +374,13 @@ fn dispatch(cli: Cli) -> Result<()> {
             gates::conclude(&gates, &run_dir, &data, baseline.as_deref())
         }
         Command::Compare { baseline, run, out, gates } => cmd_compare(&baseline, &run, out, &gates),
+        Command::Merge { runs, out } => {
+            let merged = crate::run::merge::merge(&runs, &out)?;
+            outln!("merged {} trials from {} runs into {}", merged.trials, merged.runs, out.display());
+            let data = crate::report::load_run(&out)?;
+            print_cells(&data.cells);
+            Ok(())
+        }
         Command::Validate(args) => cmd_validate(args),
         Command::MockEndpoint(args) => cmd_mock(args),
         Command::Lint(args) => cmd_lint(args),
@@ -570,6 +591,7 @@ fn cmd_run(args: RunArgs) -> Result<()> {
         cache_dir,
         distractors: args.distractors.clone().or(file.distractors.clone()).unwrap_or_default(),
     };
+    let shard = args.shard.as_deref().map(crate::run::shard::Shard::parse).transpose().map_err(|m| crate::error::InputError::new("--shard", m))?;
     let prepared = prepare(config)?;
     let unix = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let run_id = args.run_id.clone().or(file.run_id.clone()).unwrap_or_else(|| format!("{}-{}", prepared.first_dataset(), utc_stamp(unix)));
@@ -586,7 +608,7 @@ fn cmd_run(args: RunArgs) -> Result<()> {
     let started = Instant::now();
     let dir = out.join(&run_id);
     let rt = runtime(args.jobs)?;
-    let outcome = rt.block_on(execute(prepared, &dir, meta, ExecOptions { retry_errors: args.retry_errors, quiet: args.quiet }))?;
+    let outcome = rt.block_on(execute(prepared, &dir, meta, ExecOptions { retry_errors: args.retry_errors, quiet: args.quiet, shard }))?;
     point_latest(&out, &run_id)?;
     let data = crate::report::load_run(&dir)?;
     outln!(

@@ -84,6 +84,12 @@ pub fn load_run(dir: &Path) -> Result<ReportData> {
         .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
         .map(|v| v["config"].clone())
         .unwrap_or(serde_json::Value::Null);
+    // Where the response cache lives is a machine-local path, not an experiment parameter: leave it out
+    // of reports so runs on different machines (shards) render the same.
+    let mut config = config;
+    if let Some(o) = config.as_object_mut() {
+        o.remove("cache_dir");
+    }
     let lint = std::fs::read(dir.join("lint.json")).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
     let defects = std::fs::read(dir.join("defects.json")).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
     Ok(ReportData { config, cells, categories, trials, offered, lint, defects })

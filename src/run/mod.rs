@@ -9,7 +9,9 @@
 
 pub mod cache;
 pub mod config;
+pub mod merge;
 pub mod progress;
+pub mod shard;
 pub mod store;
 pub mod trial;
 
@@ -316,6 +318,8 @@ pub fn prepare(config: RunConfig) -> Result<Prepared> {
 /// One unit of work.
 #[derive(Clone, Copy)]
 struct Job {
+    /// Position in the matrix.
+    index: usize,
     suite: usize,
     cell: usize,
     backend: usize,
@@ -331,7 +335,7 @@ impl Prepared {
                 for backend in 0..self.backends.len() {
                     for task in 0..s.dataset.tasks.len() {
                         for trial in 0..self.config.trials {
-                            jobs.push(Job { suite, cell, backend, task, trial });
+                            jobs.push(Job { index: jobs.len(), suite, cell, backend, task, trial });
                         }
                     }
                 }
@@ -448,7 +452,7 @@ impl Prepared {
             })
             .collect();
         let expected_destructive = task.expected.iter().any(|e| s.destructive.get(&e.tool).copied().unwrap_or(false));
-        let trial = Trial::new(
+        let mut trial = Trial::new(
             &s.dataset.name,
             &s.catalog,
             &cell.variant,
@@ -463,6 +467,7 @@ impl Prepared {
             backend.price(),
             expected_destructive,
         );
+        trial.matrix_index = j.index;
         (trial, timing)
     }
 }
@@ -474,6 +479,8 @@ pub struct ExecOptions {
     pub retry_errors: bool,
     /// No progress output.
     pub quiet: bool,
+    /// Run only this shard of the matrix.
+    pub shard: Option<shard::Shard>,
 }
 
 /// What a finished run reports.
@@ -501,6 +508,17 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecO
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok())
             .ok_or_else(|| InputError::new(dir, "directory exists but is not a toolpick run (no readable run.json); choose another --run-id"))?;
+        let shard_before: Option<shard::Shard> = serde_json::from_value(existing["shard"].clone()).ok();
+        if shard_before != options.shard {
+            return Err(InputError::new(
+                &run_json,
+                format!(
+                    "this run was started as {}; resume it with the same --shard or choose another --run-id",
+                    shard_before.map(|s| format!("shard {s}")).unwrap_or_else(|| "an unsharded run".into())
+                ),
+            )
+            .into());
+        }
         if existing["matrix_hash"].as_str() != Some(hash.as_str()) {
             return Err(InputError::new(
                 &run_json,
@@ -514,6 +532,9 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecO
     meta["matrix_hash"] = json!(hash);
     meta["config"] = serde_json::to_value(&prepared.config)?;
     meta["discovery_rule"] = serde_json::to_value(prepared.config.discovery)?;
+    if let Some(sh) = options.shard {
+        meta["shard"] = serde_json::to_value(sh)?;
+    }
     write_json_atomic(&run_json, &meta)?;
     let offered: BTreeMap<&String, &Vec<FunctionDef>> = prepared.suites.iter().flat_map(|s| s.offered.iter()).collect();
     crate::report::write_atomic(&dir.join("tools.json"), &serde_json::to_vec_pretty(&offered)?)?;
@@ -526,8 +547,13 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecO
     if existing.discarded > 0 {
         eprintln!("note: discarded a torn last record ({} bytes) in {}; that trial runs again", existing.discarded, trials_path.display());
     }
-    let all_jobs = prepared.jobs();
-    let order: HashMap<String, usize> = all_jobs.iter().enumerate().map(|(i, j)| (prepared.trial_id(j), i)).collect();
+    let mut all_jobs = prepared.jobs();
+    if let Some(sh) = options.shard {
+        let ids: Vec<String> = all_jobs.iter().map(|j| prepared.trial_id(j)).collect();
+        let mine = sh.select(&ids);
+        all_jobs = all_jobs.into_iter().zip(mine).filter(|(_, m)| *m).map(|(j, _)| j).collect();
+    }
+    let order: HashMap<String, usize> = all_jobs.iter().map(|j| (prepared.trial_id(j), j.index)).collect();
     let pending: Vec<Job> = all_jobs
         .iter()
         .filter(|j| match existing.done.get(&prepared.trial_id(j)) {

@@ -38,6 +38,10 @@ pub struct Trial {
     pub backend: String,
     pub task_id: String,
     pub trial: usize,
+    /// Position of this trial in the run's matrix (job order): merging shards sorts by it, so a merged
+    /// run's trial file is byte-identical to an unsharded one.
+    #[serde(default)]
+    pub matrix_index: usize,
     pub seed: u64,
     pub kind: Kind,
     pub category: String,
@@ -108,6 +112,7 @@ impl Trial {
             backend: backend.into(),
             task_id: task.id.clone(),
             trial,
+            matrix_index: 0,
             seed,
             kind: task.kind,
             category: task.category.clone(),

@@ -1,0 +1,116 @@
+//! `toolpick merge`: put the run directories of `--shard i/n` runs (or any runs of the same matrix)
+//! back together into one run directory that equals an unsharded run's: same trial file byte for byte,
+//! same reports. Only `run.json` (timestamps, which runs were merged) and `timings.jsonl` differ.
+
+use super::shard::Shard;
+use super::trial::Trial;
+use crate::error::InputError;
+use anyhow::{Context, Result};
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+
+/// What a merge did.
+pub struct Merged {
+    pub trials: usize,
+    pub runs: usize,
+}
+
+fn read_meta(dir: &Path) -> Result<Value> {
+    let path = dir.join("run.json");
+    let bytes = std::fs::read(&path).map_err(|e| InputError::new(&path, format!("not a toolpick run directory ({e})")))?;
+    serde_json::from_slice(&bytes).map_err(|e| InputError::new(&path, format!("not a run file: {e}")).into())
+}
+
+/// Merge `runs` into `out` (a new directory), then render its reports.
+pub fn merge(runs: &[PathBuf], out: &Path) -> Result<Merged> {
+    if runs.is_empty() {
+        return Err(InputError::new("merge", "name at least one run directory").into());
+    }
+    if out.join("trials.jsonl").exists() || out.join("run.json").exists() {
+        return Err(InputError::new(out, "already holds a run; merge into a new directory").into());
+    }
+    let metas: Vec<Value> = runs.iter().map(|d| read_meta(d)).collect::<Result<_>>()?;
+    let hash = metas[0]["matrix_hash"].as_str().unwrap_or_default().to_string();
+    for (dir, m) in runs.iter().zip(&metas) {
+        if m["matrix_hash"].as_str() != Some(hash.as_str()) {
+            return Err(InputError::new(
+                dir.join("run.json"),
+                format!("was run with another matrix than {} (datasets, catalogs, variants, layouts, models, trials, seed or steps differ); only shards of one run can be merged", runs[0].display()),
+            )
+            .into());
+        }
+    }
+    // Every shard of a sharded run must be there (an unsharded run covers everything by itself).
+    let shards: Vec<Option<Shard>> = metas.iter().map(|m| serde_json::from_value(m["shard"].clone()).ok()).collect();
+    if shards.iter().all(Option::is_some) {
+        let count = shards[0].map(|s| s.count).unwrap_or(1);
+        if let Some((dir, s)) = runs.iter().zip(&shards).find(|(_, s)| s.map(|s| s.count) != Some(count)) {
+            return Err(InputError::new(dir.join("run.json"), format!("is shard {} but the first run is one of {count}", s.map(|s| s.to_string()).unwrap_or_default())).into());
+        }
+        let have: BTreeSet<usize> = shards.iter().flatten().map(|s| s.index).collect();
+        let missing: Vec<String> = (1..=count).filter(|i| !have.contains(i)).map(|i| format!("{i}/{count}")).collect();
+        if !missing.is_empty() {
+            return Err(InputError::new("merge", format!("shard(s) {} missing; pass every shard's run directory", missing.join(", "))).into());
+        }
+    }
+
+    // Trials by matrix position; the same trial in two runs must be the same record.
+    let mut trials: BTreeMap<usize, (String, String)> = BTreeMap::new();
+    for dir in runs {
+        let path = dir.join("trials.jsonl");
+        let file = std::fs::File::open(&path).map_err(|e| InputError::new(&path, format!("cannot open trial file: {e}")))?;
+        for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
+            let line = line.with_context(|| format!("{}:{}: cannot read", path.display(), i + 1))?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let t: Trial = serde_json::from_str(&line).map_err(|e| InputError::new(&path, format!("not a trial record: {e}")).at_line(i + 1))?;
+            match trials.get(&t.matrix_index) {
+                Some((id, _)) if *id != t.trial_id => {
+                    return Err(InputError::new(&path, format!("trial {} and {id} claim the same matrix position {}", t.trial_id, t.matrix_index)).at_line(i + 1).into());
+                }
+                Some((_, existing)) if *existing != line && t.is_error() => continue, // keep the finished one
+                _ => {
+                    trials.insert(t.matrix_index, (t.trial_id, line));
+                }
+            }
+        }
+    }
+
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    // The per-run files that depend only on the matrix are identical in every shard: take the first's.
+    for name in ["tools.json", "lint.json", "defects.json"] {
+        let src = runs[0].join(name);
+        if src.exists() {
+            crate::report::write_atomic(&out.join(name), &std::fs::read(&src).with_context(|| format!("cannot read {}", src.display()))?)?;
+        }
+    }
+    let mut timings = Vec::new();
+    for dir in runs {
+        if let Ok(bytes) = std::fs::read(dir.join("timings.jsonl")) {
+            timings.extend_from_slice(&bytes);
+        }
+    }
+    crate::report::write_atomic(&out.join("timings.jsonl"), &timings)?;
+    let mut bytes = Vec::new();
+    for (_, line) in trials.values() {
+        bytes.write_all(line.as_bytes())?;
+        bytes.push(b'\n');
+    }
+    crate::report::write_atomic(&out.join("trials.jsonl"), &bytes)?;
+    let mut meta = metas[0].clone();
+    if let Some(o) = meta.as_object_mut() {
+        for k in ["shard", "endpoints", "executed_trials", "skipped_trials", "seconds"] {
+            o.remove(k);
+        }
+    }
+    meta["run_id"] = json!(out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+    meta["merged_from"] = json!(runs.iter().zip(&metas).map(|(d, m)| json!({"dir": d.display().to_string(), "run_id": m["run_id"], "shard": m["shard"], "seconds": m["seconds"]})).collect::<Vec<_>>());
+    let mut text = serde_json::to_vec_pretty(&meta)?;
+    text.push(b'\n');
+    crate::report::write_atomic(&out.join("run.json"), &text)?;
+    crate::report::render_run(out)?;
+    Ok(Merged { trials: trials.len(), runs: runs.len() })
+}
