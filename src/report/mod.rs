@@ -12,6 +12,7 @@ pub mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;
+pub mod parquet;
 pub mod summary;
 pub mod tools;
 
@@ -50,6 +51,8 @@ pub fn exporters() -> Vec<Box<dyn Exporter>> {
     vec![
         Box::new(csv::SummaryCsv),
         Box::new(csv::TrialsCsv),
+        Box::new(parquet::TrialsParquet),
+        Box::new(parquet::SummaryParquet),
         Box::new(ablation::AblationCsv),
         Box::new(tools::ToolsCsv),
         Box::new(curve::CurveCsv),
