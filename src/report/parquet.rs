@@ -67,6 +67,9 @@ impl Exporter for TrialsParquet {
     }
 }
 
+/// One rate of a cell.
+type RateOf = fn(&super::CellSummary) -> crate::score::stats::Rate;
+
 pub struct SummaryParquet;
 
 impl Exporter for SummaryParquet {
@@ -87,7 +90,7 @@ impl Exporter for SummaryParquet {
             Column::new("backend".into(), s(|x| &x.backend)),
             Column::new("n".into(), c.iter().map(|x| x.n).collect::<Vec<u64>>()),
         ];
-        let rates: [(&str, fn(&super::CellSummary) -> crate::score::stats::Rate); 11] = [
+        let rates: [(&str, RateOf); 11] = [
             ("selection_accuracy", |x| x.selection),
             ("pass_at_1", |x| x.pass),
             ("abstention_accuracy", |x| x.abstention),
