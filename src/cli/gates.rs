@@ -1,5 +1,6 @@
-//! Gate and comparison flags shared by `run`, `report` and `compare`, and what they do after a run is
-//! scored: compare against a baseline, write the comparison, check the gates, append the CI summary.
+//! Flags shared by `run`, `report`, `merge` and `compare`, and what they do after a run is scored:
+//! record it in the history, compare it with a baseline, write the comparison, check the gates, append
+//! the CI summary.
 
 use crate::compare::render::Links;
 use crate::compare::{Comparison, MatchOn};
@@ -43,6 +44,60 @@ pub struct GateArgs {
     pub step_summary: Option<PathBuf>,
 }
 
+#[derive(Args, Debug, Clone, Default)]
+pub struct HistoryArgs {
+    /// Record this run's headline numbers (with git commit, date, config hash and tags) in this JSONL
+    /// history file; the HTML report then draws each cell's trend over the recorded runs.
+    #[arg(long, value_name = "FILE")]
+    pub history: Option<PathBuf>,
+    /// Label the history entry, e.g. --tag model=gpt-4o-mini --tag branch=main (repeatable).
+    #[arg(long = "tag", value_name = "KEY=VALUE")]
+    pub tags: Vec<String>,
+}
+
+impl HistoryArgs {
+    pub fn tags(&self) -> Result<std::collections::BTreeMap<String, String>> {
+        self.tags
+            .iter()
+            .map(|t| match t.split_once('=') {
+                Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
+                _ => Err(InputError::new("--tag", format!("`{t}` is not key=value")).into()),
+            })
+            .collect()
+    }
+}
+
+/// The commit being measured: `$GITHUB_SHA` in GitHub Actions, else `git rev-parse HEAD` here.
+fn git_sha() -> Option<String> {
+    if let Ok(s) = std::env::var("GITHUB_SHA")
+        && !s.trim().is_empty()
+    {
+        return Some(s.trim().to_string());
+    }
+    let out = std::process::Command::new("git").args(["rev-parse", "HEAD"]).stderr(std::process::Stdio::null()).output().ok()?;
+    let sha = String::from_utf8(out.stdout).ok()?.trim().to_string();
+    (out.status.success() && !sha.is_empty()).then_some(sha)
+}
+
+/// Record the run in the history file and keep a copy in the run directory (re-rendering its reports
+/// so the HTML shows the trend). Returns the re-scored data.
+pub fn record_history(args: &HistoryArgs, run_dir: &Path) -> Result<Option<ReportData>> {
+    let Some(path) = &args.history else { return Ok(None) };
+    let tags = args.tags()?;
+    let meta: serde_json::Value = std::fs::read(run_dir.join("run.json")).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
+    let data = crate::report::load_run(run_dir)?;
+    let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let run_id = meta["run_id"].as_str().map(String::from).unwrap_or_else(|| run_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+    let entry = crate::report::history::HistoryEntry::new(&run_id, &crate::run::utc_stamp(unix), git_sha(), meta["matrix_hash"].as_str().unwrap_or_default(), tags, &data.cells);
+    let all = crate::report::history::record(path, entry)?;
+    let copy = run_dir.join("history.jsonl");
+    if std::fs::canonicalize(path).ok() != std::fs::canonicalize(&copy).ok() {
+        write_atomic(&copy, &std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?)?;
+    }
+    let _ = writeln!(std::io::stdout(), "recorded in {} ({} runs)", path.display(), all.len());
+    Ok(Some(crate::report::render_run(run_dir)?))
+}
+
 impl GateArgs {
     pub fn spec(&self) -> Result<GateSpec> {
         let scope = match self.gate_scope.as_str() {
@@ -60,6 +115,17 @@ impl GateArgs {
         };
         spec.validate().map_err(|(flag, msg)| InputError::new(flag, msg))?;
         Ok(spec)
+    }
+
+    /// Check every flag before any work is done (a bad gate must not cost a run).
+    pub fn precheck(&self, history: &HistoryArgs, baseline: Option<&Path>) -> Result<()> {
+        self.spec()?;
+        self.match_on()?;
+        history.tags()?;
+        if self.max_drop.is_some() && baseline.is_none() {
+            return Err(InputError::new("--max-drop", "needs a baseline run to measure the drop against: pass --baseline <run-dir>").into());
+        }
+        Ok(())
     }
 
     pub fn match_on(&self) -> Result<MatchOn> {
@@ -89,11 +155,11 @@ pub fn write_comparison(out: &Path, a_dir: &Path, b_dir: &Path, b_cells: &[crate
 
 /// After a run is scored: compare with the baseline (if any), check gates, print them, append the step
 /// summary; a failed gate becomes [`GateFailed`] (exit 100).
-pub fn conclude(args: &GateArgs, run_dir: &Path, data: &ReportData, baseline: Option<&Path>) -> Result<()> {
+pub fn conclude(args: &GateArgs, history: &HistoryArgs, run_dir: &Path, data: ReportData, baseline: Option<&Path>) -> Result<()> {
+    args.precheck(history, baseline)?;
     let spec = args.spec()?;
-    if spec.max_drop.is_some() && baseline.is_none() {
-        return Err(InputError::new("--max-drop", "needs a baseline run to measure the drop against: pass --baseline <run-dir>").into());
-    }
+    let data = record_history(history, run_dir)?.unwrap_or(data);
+    let data = &data;
     let on = args.match_on()?;
     let compared = match baseline {
         Some(a_dir) => {

@@ -58,6 +58,8 @@ enum Command {
         baseline: Option<PathBuf>,
         #[command(flatten)]
         gates: gates::GateArgs,
+        #[command(flatten)]
+        history: gates::HistoryArgs,
     },
     /// Compare a run (B) with a baseline run (A) cell by cell and task by task: differences with paired
     /// intervals and McNemar p-values, flipped tasks linked to each run's drill-down. Writes
@@ -82,6 +84,13 @@ enum Command {
         /// The merged run directory (must not hold a run yet).
         #[arg(long, short)]
         out: PathBuf,
+        /// Baseline run to compare the merged run with (writes compare.*; needed by --max-drop).
+        #[arg(long, value_name = "RUN_DIR")]
+        baseline: Option<PathBuf>,
+        #[command(flatten)]
+        gates: gates::GateArgs,
+        #[command(flatten)]
+        history: gates::HistoryArgs,
     },
     /// Check catalogs and datasets; print every problem as file:line: field: message.
     Validate(InputArgs),
@@ -244,6 +253,8 @@ struct RunArgs {
     baseline: Option<PathBuf>,
     #[command(flatten)]
     gates: gates::GateArgs,
+    #[command(flatten)]
+    history: gates::HistoryArgs,
 }
 
 /// Overrides for OpenAI-compatible endpoints (apply to every openai model).
@@ -366,20 +377,21 @@ fn runtime(threads: Option<usize>) -> Result<tokio::runtime::Runtime> {
 fn dispatch(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Run(args) => cmd_run(*args),
-        Command::Report { run_dir, baseline, gates } => {
-            gates.spec()?;
+        Command::Report { run_dir, baseline, gates, history } => {
+            gates.precheck(&history, baseline.as_deref())?;
             let data = crate::report::render_run(&run_dir)?;
             outln!("re-scored {} trials; reports rewritten in {}", data.trials.len(), run_dir.display());
             print_cells(&data.cells);
-            gates::conclude(&gates, &run_dir, &data, baseline.as_deref())
+            gates::conclude(&gates, &history, &run_dir, data, baseline.as_deref())
         }
         Command::Compare { baseline, run, out, gates } => cmd_compare(&baseline, &run, out, &gates),
-        Command::Merge { runs, out } => {
+        Command::Merge { runs, out, baseline, gates, history } => {
+            gates.precheck(&history, baseline.as_deref())?;
             let merged = crate::run::merge::merge(&runs, &out)?;
             outln!("merged {} trials from {} runs into {}", merged.trials, merged.runs, out.display());
             let data = crate::report::load_run(&out)?;
             print_cells(&data.cells);
-            Ok(())
+            gates::conclude(&gates, &history, &out, data, baseline.as_deref())
         }
         Command::Validate(args) => cmd_validate(args),
         Command::MockEndpoint(args) => cmd_mock(args),
@@ -510,11 +522,7 @@ fn cmd_validate(args: InputArgs) -> Result<()> {
 
 fn cmd_run(args: RunArgs) -> Result<()> {
     // Check gate flags before spending time on episodes.
-    args.gates.spec()?;
-    args.gates.match_on()?;
-    if args.gates.max_drop.is_some() && args.baseline.is_none() {
-        return Err(crate::error::InputError::new("--max-drop", "needs a baseline run to measure the drop against: pass --baseline <run-dir>").into());
-    }
+    args.gates.precheck(&args.history, args.baseline.as_deref())?;
     let file = match &args.config {
         Some(p) => load_experiment(p)?,
         None => ExperimentFile::default(),
@@ -621,7 +629,7 @@ fn cmd_run(args: RunArgs) -> Result<()> {
     );
     print_cells(&data.cells);
     outln!("open {} in a browser for the drill-down", dir.join("report.html").display());
-    gates::conclude(&args.gates, &dir, &data, args.baseline.as_deref())
+    gates::conclude(&args.gates, &args.history, &dir, data, args.baseline.as_deref())
 }
 
 fn cmd_compare(a_dir: &Path, b_dir: &Path, out: Option<PathBuf>, args: &gates::GateArgs) -> Result<()> {

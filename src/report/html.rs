@@ -120,6 +120,8 @@ struct Page<'a> {
     effects: Vec<EffectRow>,
     tools: Vec<ToolLintRow>,
     curves: Vec<super::curve::Chart>,
+    /// Trend of the headline metrics over the run history (empty without `--history`).
+    trends: Vec<super::curve::Chart>,
     /// (file, line, id, action, reason) of every imported record skipped or repaired.
     defects: Vec<(String, String, String, String, String)>,
     island: &'a str,
@@ -321,7 +323,7 @@ impl Exporter for HtmlReport {
         };
         let defects = data.defects.iter().map(|d| (text(&d["file"]), text(&d["line"]), text(&d["id"]), text(&d["action"]), text(&d["reason"]))).collect();
         let repeated = data.cells.iter().any(|c| c.trials_per_task > 1);
-        let page = Page { title: "toolpick report".into(), parameters, charts: charts(data), cells, repeated, categories, effects, tools, curves, defects, island: &island };
+        let page = Page { title: "toolpick report".into(), parameters, charts: charts(data), cells, repeated, trends: super::history::charts(&data.history, &data.cells), categories, effects, tools, curves, defects, island: &island };
         Ok(page.render()?.into_bytes())
     }
 }

@@ -8,6 +8,7 @@
 pub mod ablation;
 pub mod csv;
 pub mod curve;
+pub mod history;
 pub mod html;
 pub mod json;
 pub mod junit;
@@ -37,6 +38,8 @@ pub struct ReportData {
     pub lint: BTreeMap<String, BTreeMap<String, serde_json::Value>>,
     /// Records importers skipped or repaired (`defects.json`).
     pub defects: Vec<serde_json::Value>,
+    /// Earlier runs' headline numbers (`history.jsonl`, written by `--history`); empty without.
+    pub history: Vec<history::HistoryEntry>,
 }
 
 /// One output format.
@@ -95,7 +98,8 @@ pub fn load_run(dir: &Path) -> Result<ReportData> {
     }
     let lint = std::fs::read(dir.join("lint.json")).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
     let defects = std::fs::read(dir.join("defects.json")).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
-    Ok(ReportData { config, cells, categories, trials, offered, lint, defects })
+    let history = history::read(&dir.join("history.jsonl"))?;
+    Ok(ReportData { config, cells, categories, trials, offered, lint, defects, history })
 }
 
 /// Write `bytes` to `path` atomically (temporary file in the same directory, then rename).

@@ -1,0 +1,189 @@
+//! Run history: one JSON line per run (`--history <file>`), so the HTML report can draw the trend of the
+//! headline metrics over nights.
+//!
+//! An entry holds the run id, the UTC date, the git commit, the matrix hash (which settings produced
+//! it), free `--tag key=value` labels, and per cell n, pass@1 and selection accuracy with their
+//! intervals. Re-recording a run id replaces its entry, so re-rendering a report does not add points.
+//! A copy of the history is kept in the run directory (`history.jsonl`): reports stay a pure function
+//! of the run directory. It is the one report input with dates in it, by design.
+
+use super::curve::Chart;
+use super::summary::CellSummary;
+use crate::error::InputError;
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::BufRead;
+use std::path::Path;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HistoryCell {
+    pub key: String,
+    pub n: u64,
+    pub pass: f64,
+    pub pass_low: f64,
+    pub pass_high: f64,
+    pub selection: f64,
+    pub selection_low: f64,
+    pub selection_high: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HistoryEntry {
+    pub run_id: String,
+    /// UTC, `YYYYMMDD-hhmmss`.
+    pub date_utc: String,
+    pub git_sha: Option<String>,
+    /// The run's matrix hash: entries with the same hash ran the same settings.
+    pub config_hash: String,
+    #[serde(default)]
+    pub tags: BTreeMap<String, String>,
+    pub cells: Vec<HistoryCell>,
+}
+
+/// NaN (undefined) is not JSON; store it as -1 and draw nothing for it.
+fn finite(x: f64) -> f64 {
+    if x.is_nan() { -1.0 } else { x }
+}
+
+impl HistoryEntry {
+    pub fn new(run_id: &str, date_utc: &str, git_sha: Option<String>, config_hash: &str, tags: BTreeMap<String, String>, cells: &[CellSummary]) -> Self {
+        HistoryEntry {
+            run_id: run_id.into(),
+            date_utc: date_utc.into(),
+            git_sha,
+            config_hash: config_hash.into(),
+            tags,
+            cells: cells
+                .iter()
+                .map(|c| HistoryCell {
+                    key: c.key(),
+                    n: c.n,
+                    pass: finite(c.pass.rate),
+                    pass_low: finite(c.pass.low),
+                    pass_high: finite(c.pass.high),
+                    selection: finite(c.selection.rate),
+                    selection_low: finite(c.selection.low),
+                    selection_high: finite(c.selection.high),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Read a history file; a missing file is an empty history, a bad line an error naming file and line.
+pub fn read(path: &Path) -> Result<Vec<HistoryEntry>> {
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(InputError::new(path, format!("cannot open the history file: {e}")).into()),
+    };
+    let mut out = Vec::new();
+    for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
+        let line = line.map_err(|e| InputError::new(path, format!("cannot read: {e}")).at_line(i + 1))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        out.push(serde_json::from_str(&line).map_err(|e| InputError::new(path, format!("not a history entry: {e}")).at_line(i + 1))?);
+    }
+    Ok(out)
+}
+
+/// Add `entry` to the history in `path` (replacing an entry with the same run id), atomically.
+pub fn record(path: &Path, entry: HistoryEntry) -> Result<Vec<HistoryEntry>> {
+    let mut all = read(path)?;
+    match all.iter_mut().find(|e| e.run_id == entry.run_id) {
+        Some(e) => *e = entry,
+        None => all.push(entry),
+    }
+    let mut bytes = Vec::new();
+    for e in &all {
+        bytes.extend(serde_json::to_vec(e)?);
+        bytes.push(b'\n');
+    }
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)?;
+    }
+    super::write_atomic(path, &bytes)?;
+    Ok(all)
+}
+
+const COLORS: [&str; 8] = ["#6c8ebf", "#d6893b", "#82b366", "#b85450", "#9673a6", "#3b9e9e", "#7f7f7f", "#c9a227"];
+/// Points per chart: the most recent runs.
+pub const MAX_POINTS: usize = 30;
+/// Lines per chart: the first cells of the current run.
+pub const MAX_LINES: usize = 8;
+
+/// One chart per headline metric: each current cell's value over the last runs, with 95 % whiskers.
+pub fn charts(history: &[HistoryEntry], current: &[CellSummary]) -> Vec<Chart> {
+    let recent = &history[history.len().saturating_sub(MAX_POINTS)..];
+    if recent.len() < 2 {
+        return Vec::new();
+    }
+    let x = |i: usize| 50.0 + 400.0 * i as f64 / (recent.len() - 1) as f64;
+    let y = |r: f64| 20.0 + 160.0 * (1.0 - r);
+    let ticks: Vec<(f64, String)> = recent
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| recent.len() <= 8 || i % recent.len().div_ceil(8) == 0 || *i == recent.len() - 1)
+        .map(|(i, e)| (x(i), format!("{}{}", &e.date_utc.get(4..8).unwrap_or(""), e.git_sha.as_deref().map(|s| format!(" {}", &s[..s.len().min(7)])).unwrap_or_default())))
+        .collect();
+    let metrics: [(&str, fn(&HistoryCell) -> (f64, f64, f64)); 2] =
+        [("pass@1", |c| (c.pass, c.pass_low, c.pass_high)), ("selection accuracy", |c| (c.selection, c.selection_low, c.selection_high))];
+    metrics
+        .iter()
+        .map(|(name, get)| {
+            let mut chart = Chart { title: format!("{name} over the last {} runs", recent.len()), svg_paths: vec![], whiskers: vec![], ticks: ticks.clone(), legend: vec![] };
+            for (li, cell) in current.iter().take(MAX_LINES).enumerate() {
+                let color = COLORS[li % COLORS.len()];
+                let key = cell.key();
+                let mut d = Vec::new();
+                for (i, e) in recent.iter().enumerate() {
+                    let Some(c) = e.cells.iter().find(|c| c.key == key) else { continue };
+                    let (v, lo, hi) = get(c);
+                    if v < 0.0 {
+                        continue;
+                    }
+                    d.push(format!("{}{:.1},{:.1}", if d.is_empty() { "M" } else { "L" }, x(i), y(v)));
+                    chart.whiskers.push((x(i), y(lo.max(0.0)), y(hi.max(0.0))));
+                }
+                if !d.is_empty() {
+                    chart.svg_paths.push((d.join(" "), key.clone(), color));
+                    chart.legend.push((key, color));
+                }
+            }
+            chart
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(id: &str) -> HistoryEntry {
+        HistoryEntry::new(id, "20261130-010203", Some("abc".into()), "h", BTreeMap::new(), &[])
+    }
+
+    #[test]
+    fn recording_a_run_again_replaces_its_entry() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("h.jsonl");
+        record(&p, entry("a")).unwrap();
+        record(&p, entry("b")).unwrap();
+        let mut again = entry("a");
+        again.git_sha = Some("def".into());
+        let all = record(&p, again).unwrap();
+        assert_eq!(all.iter().map(|e| e.run_id.as_str()).collect::<Vec<_>>(), ["a", "b"]);
+        assert_eq!(read(&p).unwrap()[0].git_sha.as_deref(), Some("def"));
+    }
+
+    #[test]
+    fn a_bad_line_names_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("h.jsonl");
+        std::fs::write(&p, format!("{}\n{{oops\n", serde_json::to_string(&entry("a")).unwrap())).unwrap();
+        let e = read(&p).unwrap_err().to_string();
+        assert!(e.contains("h.jsonl:2"), "{e}");
+    }
+}
