@@ -114,6 +114,9 @@ pub const MAX_POINTS: usize = 30;
 /// Lines per chart: the first cells of the current run.
 pub const MAX_LINES: usize = 8;
 
+/// A headline metric of a cell: (value, low, high).
+type Metric = fn(&HistoryCell) -> (f64, f64, f64);
+
 /// One chart per headline metric: each current cell's value over the last runs, with 95 % whiskers.
 pub fn charts(history: &[HistoryEntry], current: &[CellSummary]) -> Vec<Chart> {
     let recent = &history[history.len().saturating_sub(MAX_POINTS)..];
@@ -128,7 +131,7 @@ pub fn charts(history: &[HistoryEntry], current: &[CellSummary]) -> Vec<Chart> {
         .filter(|(i, _)| recent.len() <= 8 || i % recent.len().div_ceil(8) == 0 || *i == recent.len() - 1)
         .map(|(i, e)| (x(i), format!("{}{}", &e.date_utc.get(4..8).unwrap_or(""), e.git_sha.as_deref().map(|s| format!(" {}", &s[..s.len().min(7)])).unwrap_or_default())))
         .collect();
-    let metrics: [(&str, fn(&HistoryCell) -> (f64, f64, f64)); 2] =
+    let metrics: [(&str, Metric); 2] =
         [("pass@1", |c| (c.pass, c.pass_low, c.pass_high)), ("selection accuracy", |c| (c.selection, c.selection_low, c.selection_high))];
     metrics
         .iter()
