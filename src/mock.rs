@@ -8,6 +8,12 @@
 //! (argument JSON cut short), `invented_tool` (calls a name it was not offered), `text_calls` (the call
 //! written in `content` as bare JSON, no `tool_calls`), `truncated` (half a body), `empty_choices`.
 //! `GET /stats` reports the request counter and the faults injected.
+//!
+//! Sampling noise (`--sampling-noise p`, off by default): each request is answered by the chance
+//! baseline instead of the lexical one with probability `p · temperature` (temperature as sent, 1 when
+//! absent, as in the OpenAI API), drawn from a generator seeded by `--seed` and the request number. It
+//! stands in for a sampled model when measuring the noise floor of repeated trials; with one request in
+//! flight at a time (`--concurrency 1`) the draws, and so the run, are reproducible.
 
 use crate::agent::backends::{LexicalBackend, LexicalConfig};
 use crate::agent::{Addressing, Policy, TurnContext};
@@ -86,11 +92,15 @@ pub struct MockConfig {
     pub slow: Duration,
     /// Only answer requests carrying `Authorization: Bearer <key>` when set.
     pub require_key: Option<String>,
+    /// Probability (at temperature 1) that a request is answered by the chance baseline.
+    pub sampling_noise: f64,
+    /// Seed of the sampling-noise draws.
+    pub seed: u64,
 }
 
 impl Default for MockConfig {
     fn default() -> Self {
-        MockConfig { latency: Duration::ZERO, faults: vec![], retry_after_s: 1, slow: Duration::from_millis(300), require_key: None }
+        MockConfig { latency: Duration::ZERO, faults: vec![], retry_after_s: 1, slow: Duration::from_millis(300), require_key: None, sampling_noise: 0.0, seed: 0 }
     }
 }
 
@@ -241,7 +251,20 @@ async fn chat(State(s): State<Arc<MockState>>, headers: HeaderMap, Json(body): J
     };
     let addressing = Addressing::new();
     let ctx = TurnContext { task: &task, messages: &messages, functions: &functions, layout, addressing: &addressing, seed: 0, trial: 0 };
-    let turn = s.lexical.decide(&ctx).unwrap_or_default();
+    let temperature = body["temperature"].as_f64().unwrap_or(1.0).max(0.0);
+    let turn = if s.config.sampling_noise > 0.0 && temperature > 0.0 {
+        use rand_chacha::rand_core::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(s.config.seed ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let draw = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        if draw < (s.config.sampling_noise * temperature).min(1.0) {
+            let ctx = TurnContext { seed: rng.next_u64(), ..ctx };
+            crate::agent::backends::RandomBackend.decide(&ctx).unwrap_or_default()
+        } else {
+            s.lexical.decide(&ctx).unwrap_or_default()
+        }
+    } else {
+        s.lexical.decide(&ctx).unwrap_or_default()
+    };
 
     let mut calls: Vec<Value> = turn
         .tool_calls

@@ -350,3 +350,47 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+#[test]
+fn sampling_noise_shows_up_as_a_noise_floor_and_a_deterministic_endpoint_has_none() {
+    // The bundled catalog and its first 60 tasks: enough tasks for outcomes to vary.
+    let use_bundled = |env: &Env| {
+        let cat = env.path("cat");
+        std::fs::remove_dir_all(&cat).unwrap();
+        std::fs::create_dir_all(&cat).unwrap();
+        for f in std::fs::read_dir(repo().join("registries/workspace")).unwrap() {
+            let f = f.unwrap().path();
+            std::fs::copy(&f, cat.join(f.file_name().unwrap())).unwrap();
+        }
+        let tasks: Vec<String> = std::fs::read_to_string(repo().join("datasets/starter.jsonl")).unwrap().lines().take(60).map(String::from).collect();
+        std::fs::write(env.path("ds.jsonl"), tasks.join("\n") + "\n").unwrap();
+    };
+    let mixed_tasks = |env: &Env, run_id: &str| -> usize {
+        let mut by_task: HashMap<String, (u32, u32)> = HashMap::new();
+        for t in env.trials(run_id) {
+            let e = by_task.entry(t["task_id"].as_str().unwrap().to_string()).or_default();
+            e.0 += 1;
+            e.1 += t["score"]["pass"].as_bool().unwrap() as u32;
+        }
+        by_task.values().filter(|(n, c)| *c > 0 && c < n).count()
+    };
+    let args = ["--trials", "5", "--concurrency", "1", "--no-cache", "--variants", "good", "--layouts", "flat", "--temperature", "1"];
+
+    let env = start(MockConfig { sampling_noise: 0.5, seed: 3, ..Default::default() });
+    use_bundled(&env);
+    env.run_ok("noisy", &args);
+    let row = &summary(&env.path("out/noisy"))[0];
+    let num = |k: &str| row[k].parse::<f64>().unwrap_or_else(|_| panic!("{k} = {:?}", row[k]));
+    assert_eq!(row["trials_per_task"], "5");
+    assert!(mixed_tasks(&env, "noisy") > 0, "a sampled endpoint makes some task pass in one trial and fail in another");
+    assert!(num("flip_rate") > 0.0 && num("noise_95") > 0.0 && num("min_detectable_diff") > num("noise_95"));
+    assert!(num("pass_at_k") > num("pass_at_1") && num("pass_at_1") > num("pass_hat_k"));
+
+    let env = start(MockConfig::default());
+    use_bundled(&env);
+    env.run_ok("steady", &args);
+    let row = &summary(&env.path("out/steady"))[0];
+    assert_eq!(mixed_tasks(&env, "steady"), 0);
+    assert_eq!(row["flip_rate"].parse::<f64>().unwrap(), 0.0);
+    assert_eq!(row["pass_at_k"], row["pass_hat_k"], "no flips: some-of-k equals all-of-k");
+}

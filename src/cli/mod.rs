@@ -166,6 +166,13 @@ struct MockArgs {
     /// Require `Authorization: Bearer <value of this environment variable>`.
     #[arg(long)]
     require_key_env: Option<String>,
+    /// Sampling noise: answer a request with the chance baseline with probability P × temperature
+    /// (0 = deterministic). Stands in for a sampled model when measuring the noise floor.
+    #[arg(long, value_name = "P", default_value_t = 0.0)]
+    sampling_noise: f64,
+    /// Seed of the sampling-noise draws.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
 }
 
 #[derive(Args)]
@@ -463,8 +470,13 @@ fn cmd_mock(args: MockArgs) -> Result<()> {
     let mut config = crate::mock::MockConfig {
         latency: std::time::Duration::from_millis(args.latency_ms),
         retry_after_s: args.retry_after,
+        sampling_noise: args.sampling_noise,
+        seed: args.seed,
         ..Default::default()
     };
+    if !(0.0..=1.0).contains(&args.sampling_noise) {
+        return Err(crate::error::InputError::new("--sampling-noise", format!("{} is not a probability between 0 and 1", args.sampling_noise)).into());
+    }
     for f in &args.faults {
         config.faults.push(crate::mock::parse_fault(f).ok_or_else(|| {
             crate::error::InputError::new("--fault", format!("`{f}` is not KIND:N (e.g. rate_limit:5); see --help for the kinds"))
