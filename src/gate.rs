@@ -157,6 +157,18 @@ pub fn evaluate(spec: &GateSpec, cells: &[CellSummary], comparison: Option<&Comp
             }
         }
     }
+    if let (Some(_), Some(cmp)) = (spec.max_drop, comparison)
+        && cmp.cells.is_empty()
+    {
+        out.push(GateResult {
+            gate: "--max-drop".into(),
+            subject: "baseline".into(),
+            value: 0.0,
+            threshold: 0.0,
+            passed: false,
+            detail: "no cell of this run matches a cell of the baseline, so no drop could be measured; check --match".into(),
+        });
+    }
     if let (Some(limit), Some(cmp)) = (spec.max_drop, comparison) {
         match spec.scope {
             Scope::Cell => {

@@ -88,7 +88,7 @@ pub fn record_history(args: &HistoryArgs, run_dir: &Path) -> Result<Option<Repor
     let data = crate::report::load_run(run_dir)?;
     let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let run_id = meta["run_id"].as_str().map(String::from).unwrap_or_else(|| run_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
-    let entry = crate::report::history::HistoryEntry::new(&run_id, &crate::run::utc_stamp(unix), git_sha(), meta["matrix_hash"].as_str().unwrap_or_default(), tags, &data.cells);
+    let entry = crate::report::history::HistoryEntry::new(&run_id, meta["started_utc"].as_str().unwrap_or_default(), &crate::run::utc_stamp(unix), git_sha(), meta["matrix_hash"].as_str().unwrap_or_default(), tags, &data.cells);
     let all = crate::report::history::record(path, entry)?;
     let copy = run_dir.join("history.jsonl");
     if std::fs::canonicalize(path).ok() != std::fs::canonicalize(&copy).ok() {

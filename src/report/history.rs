@@ -1,9 +1,9 @@
 //! Run history: one JSON line per run (`--history <file>`), so the HTML report can draw the trend of the
 //! headline metrics over nights.
 //!
-//! An entry holds the run id, the UTC date, the git commit, the matrix hash (which settings produced
+//! An entry holds the run id and start time, the UTC date, the git commit, the matrix hash (which settings produced
 //! it), free `--tag key=value` labels, and per cell n, pass@1 and selection accuracy with their
-//! intervals. Re-recording a run id replaces its entry, so re-rendering a report does not add points.
+//! intervals. Re-recording a run replaces its entry, so re-rendering a report does not add points.
 //! A copy of the history is kept in the run directory (`history.jsonl`): reports stay a pure function
 //! of the run directory. It is the one report input with dates in it, by design.
 
@@ -31,7 +31,11 @@ pub struct HistoryCell {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HistoryEntry {
     pub run_id: String,
-    /// UTC, `YYYYMMDD-hhmmss`.
+    /// When the run started (from `run.json`): with the run id, what identifies a run, so a nightly
+    /// that reuses its run id each night still adds a point.
+    #[serde(default)]
+    pub started_utc: String,
+    /// When it was recorded, UTC `YYYYMMDD-hhmmss`.
     pub date_utc: String,
     pub git_sha: Option<String>,
     /// The run's matrix hash: entries with the same hash ran the same settings.
@@ -47,9 +51,11 @@ fn finite(x: f64) -> f64 {
 }
 
 impl HistoryEntry {
-    pub fn new(run_id: &str, date_utc: &str, git_sha: Option<String>, config_hash: &str, tags: BTreeMap<String, String>, cells: &[CellSummary]) -> Self {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(run_id: &str, started_utc: &str, date_utc: &str, git_sha: Option<String>, config_hash: &str, tags: BTreeMap<String, String>, cells: &[CellSummary]) -> Self {
         HistoryEntry {
             run_id: run_id.into(),
+            started_utc: started_utc.into(),
             date_utc: date_utc.into(),
             git_sha,
             config_hash: config_hash.into(),
@@ -89,10 +95,11 @@ pub fn read(path: &Path) -> Result<Vec<HistoryEntry>> {
     Ok(out)
 }
 
-/// Add `entry` to the history in `path` (replacing an entry with the same run id), atomically.
+/// Add `entry` to the history in `path` (replacing the entry of the same run: same run id and start
+/// time), atomically.
 pub fn record(path: &Path, entry: HistoryEntry) -> Result<Vec<HistoryEntry>> {
     let mut all = read(path)?;
-    match all.iter_mut().find(|e| e.run_id == entry.run_id) {
+    match all.iter_mut().find(|e| e.run_id == entry.run_id && e.started_utc == entry.started_utc) {
         Some(e) => *e = entry,
         None => all.push(entry),
     }
@@ -165,7 +172,7 @@ mod tests {
     use super::*;
 
     fn entry(id: &str) -> HistoryEntry {
-        HistoryEntry::new(id, "20261130-010203", Some("abc".into()), "h", BTreeMap::new(), &[])
+        HistoryEntry::new(id, "20261130-000000", "20261130-010203", Some("abc".into()), "h", BTreeMap::new(), &[])
     }
 
     #[test]
