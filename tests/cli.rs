@@ -22,7 +22,7 @@ fn default_run_is_complete_correct_and_deterministic() {
     run_default(tmp.path(), "a");
     run_default(tmp.path(), "b");
     let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
-    for f in ["trials.jsonl", "trials.csv", "summary.csv", "summary.md", "summary.json", "report.html", "tools.json"] {
+    for f in ["trials.jsonl", "trials.csv", "summary.csv", "summary.md", "summary.json", "report.html", "tools.json", "junit.xml", "trials.parquet", "summary.parquet"] {
         let (x, y) = (std::fs::read(a.join(f)).unwrap(), std::fs::read(b.join(f)).unwrap());
         assert!(!x.is_empty(), "{f} is empty");
         assert!(x == y, "{f} differs between two runs with the same seed");
@@ -48,6 +48,11 @@ fn default_run_is_complete_correct_and_deterministic() {
                 assert!(sel > 0.0 && sel < 1.0, "lexical should be non-trivial: {row:?}");
             }
             other => panic!("unexpected backend {other}"),
+        }
+        // Bootstrap intervals of the means bracket the means.
+        for m in ["mean_steps", "mean_tokens_total"] {
+            let (lo, mid, hi): (f64, f64, f64) = (row[&format!("{m}_low")].parse().unwrap(), row[m].parse().unwrap(), row[&format!("{m}_high")].parse().unwrap());
+            assert!(lo <= mid && mid <= hi && lo < hi, "{m}: {lo} {mid} {hi}");
         }
     }
     // Every trial record carries a transcript and is scored.

@@ -111,8 +111,12 @@ impl Exporter for SummaryParquet {
         columns.extend([
             Column::new("mean_selection_f1".into(), f(|x| x.mean_selection_f1)),
             Column::new("mean_steps".into(), f(|x| x.mean_steps)),
+            Column::new("mean_steps_low".into(), f(|x| x.mean_steps_ci.0)),
+            Column::new("mean_steps_high".into(), f(|x| x.mean_steps_ci.1)),
             Column::new("mean_tokens_upfront".into(), f(|x| x.mean_tokens_upfront)),
             Column::new("mean_tokens_total".into(), f(|x| x.mean_tokens_total)),
+            Column::new("mean_tokens_total_low".into(), f(|x| x.mean_tokens_total_ci.0)),
+            Column::new("mean_tokens_total_high".into(), f(|x| x.mean_tokens_total_ci.1)),
             Column::new("mean_peak_tokens".into(), f(|x| x.mean_peak_tokens)),
             Column::new("infra_errors".into(), c.iter().map(|x| x.infra_errors).collect::<Vec<u64>>()),
             Column::new("cost_usd".into(), f(|x| x.cost_usd)),

@@ -3,7 +3,10 @@
 
 use crate::run::Trial;
 use crate::score::ErrorType;
-use crate::score::stats::{NoiseFloor, Rate, mean_over_tasks, noise_floor, pass_at_k, pass_hat_k, wilson};
+use crate::score::stats::{NoiseFloor, Rate, bootstrap_mean, mean_over_tasks, noise_floor, pass_at_k, pass_hat_k, wilson};
+
+/// Resamples of the bootstrap intervals of means.
+pub const BOOTSTRAP_RESAMPLES: usize = 1000;
 use anyhow::Result;
 use polars::prelude::*;
 use serde::Serialize;
@@ -103,6 +106,19 @@ impl ScoreRows {
         self.abandoned.push(d.abandoned);
         self.peak_tokens.push(t.tokens.peak_context as u32);
         self.selection_f1.push(t.score.selection_f1);
+    }
+
+    /// Per cell key: the steps and total tool-context tokens of every scored trial (the samples the
+    /// bootstrap intervals of their means resample).
+    fn per_cell_means(&self) -> BTreeMap<String, (Vec<f64>, Vec<f64>)> {
+        let mut out: BTreeMap<String, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+        for i in (0..self.pass.len()).filter(|&i| !self.infra[i]) {
+            let key = format!("{}/{}/{}/{}/{}", self.dataset[i], self.catalog[i], self.variant[i], self.layout[i], self.backend[i]);
+            let e = out.entry(key).or_default();
+            e.0.push(self.steps[i] as f64);
+            e.1.push(self.tokens_total[i] as f64);
+        }
+        out
     }
 
     fn frame(&self) -> PolarsResult<DataFrame> {
@@ -205,6 +221,9 @@ pub struct CellSummary {
     pub pass_hat_k: Option<f64>,
     /// Flip rate and the smallest meaningful difference, from repeated trials (`None` with one trial).
     pub noise: Option<NoiseFloor>,
+    /// Seeded percentile-bootstrap 95 % intervals of `mean_steps` and `mean_tokens_total`.
+    pub mean_steps_ci: (f64, f64),
+    pub mean_tokens_total_ci: (f64, f64),
 }
 
 impl CellSummary {
@@ -341,6 +360,7 @@ pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySumm
     }
 
     let mut per_task = per_task_outcomes(&df)?;
+    let means = rows.per_cell_means();
     let cols: Vec<Vec<String>> = CELL_KEYS.iter().map(|k| strings(&cells, k)).collect::<Result<_>>()?;
     let n = numbers(&cells, "n")?;
     let pass = numbers(&cells, "pass")?;
@@ -402,7 +422,16 @@ pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySumm
             pass_at_k: None,
             pass_hat_k: None,
             noise: None,
+            mean_steps_ci: (f64::NAN, f64::NAN),
+            mean_tokens_total_ci: (f64::NAN, f64::NAN),
         };
+        if let Some((steps, tokens)) = means.get(&cell.key()) {
+            let seed = crate::layout::flat::stable_hash(cell.key().as_bytes());
+            let (_, lo, hi) = bootstrap_mean(steps, BOOTSTRAP_RESAMPLES, seed);
+            cell.mean_steps_ci = (lo, hi);
+            let (_, lo, hi) = bootstrap_mean(tokens, BOOTSTRAP_RESAMPLES, seed ^ 1);
+            cell.mean_tokens_total_ci = (lo, hi);
+        }
         cell.errors = error_map.remove(&cell.key()).unwrap_or_default();
         let tasks = per_task.remove(&cell.key()).unwrap_or_default();
         let k = tasks.iter().map(|t| t.0).max().unwrap_or(0);
