@@ -62,32 +62,73 @@ impl Analyzer {
 }
 
 /// A BM25 index over a small or large set of documents.
+///
+/// Terms are interned to ids and every posting stores its final BM25 weight
+/// `idf · tf · (k1 + 1) / (tf + k1 · (1 − b + b · len / avg_len))`, computed once at build time with the
+/// same expression (so the same f32) a query-time computation would give. A query is then a sum of
+/// weights over its terms' postings into a reusable accumulator that only visits touched documents:
+/// no allocation per query, no pass over the whole collection.
 pub struct Bm25 {
-    postings: HashMap<String, Vec<(u32, f32)>>,
+    vocab: HashMap<String, u32>,
+    /// Per term id: `(doc, weight)` in document order.
+    postings: Vec<Vec<(u32, f32)>>,
     doc_len: Vec<f32>,
-    avg_len: f32,
 }
 
 const K1: f32 = 1.2;
 const B: f32 = 0.75;
 
+/// Reusable per-thread accumulator for [`Bm25::top_k`].
+#[derive(Default)]
+pub struct Scratch {
+    scores: Vec<f32>,
+    touched: Vec<u32>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+}
+
 impl Bm25 {
     /// Index documents given as term lists.
     pub fn new(docs: &[Vec<String>]) -> Self {
-        let mut postings: HashMap<String, Vec<(u32, f32)>> = HashMap::new();
+        let mut vocab: HashMap<String, u32> = HashMap::new();
+        let mut raw: Vec<Vec<(u32, f32)>> = Vec::new();
         let mut doc_len = Vec::with_capacity(docs.len());
+        let mut tf: Vec<(u32, f32)> = Vec::new();
         for (d, terms) in docs.iter().enumerate() {
             doc_len.push(terms.len() as f32);
-            let mut tf: HashMap<&str, f32> = HashMap::new();
+            tf.clear();
             for t in terms {
-                *tf.entry(t.as_str()).or_default() += 1.0;
+                let next = vocab.len() as u32;
+                let id = *vocab.entry(t.clone()).or_insert(next);
+                match tf.iter_mut().find(|(i, _)| *i == id) {
+                    Some(e) => e.1 += 1.0,
+                    None => tf.push((id, 1.0)),
+                }
             }
-            for (t, f) in tf {
-                postings.entry(t.to_string()).or_default().push((d as u32, f));
+            raw.resize(vocab.len(), Vec::new());
+            for &(id, f) in &tf {
+                raw[id as usize].push((d as u32, f));
             }
         }
         let avg_len = if doc_len.is_empty() { 0.0 } else { doc_len.iter().sum::<f32>() / doc_len.len() as f32 };
-        Bm25 { postings, doc_len, avg_len: avg_len.max(1e-6) }
+        let avg_len = avg_len.max(1e-6);
+        let n = doc_len.len() as f32;
+        let postings = raw
+            .into_iter()
+            .map(|list| {
+                let df = list.len() as f32;
+                let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+                list.into_iter()
+                    .map(|(d, tf)| {
+                        let norm = K1 * (1.0 - B + B * doc_len[d as usize] / avg_len);
+                        (d, idf * tf * (K1 + 1.0) / (tf + norm))
+                    })
+                    .collect()
+            })
+            .collect();
+        Bm25 { vocab, postings, doc_len }
     }
 
     pub fn len(&self) -> usize {
@@ -98,21 +139,26 @@ impl Bm25 {
         self.doc_len.is_empty()
     }
 
-    /// BM25 score of every document for the query terms (repeated query terms count once).
-    pub fn scores(&self, query: &[String]) -> Vec<f32> {
-        let n = self.doc_len.len() as f32;
-        let mut scores = vec![0.0f32; self.doc_len.len()];
-        let mut seen = std::collections::HashSet::new();
+    /// Term ids of a query: known terms, each once, in first-occurrence order (repeated query terms
+    /// count once).
+    pub fn query_ids(&self, query: &[String]) -> Vec<u32> {
+        let mut ids: Vec<u32> = Vec::with_capacity(query.len());
         for q in query {
-            if !seen.insert(q) {
-                continue;
+            if let Some(&id) = self.vocab.get(q)
+                && !ids.contains(&id)
+            {
+                ids.push(id);
             }
-            let Some(list) = self.postings.get(q) else { continue };
-            let df = list.len() as f32;
-            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-            for &(d, tf) in list {
-                let norm = K1 * (1.0 - B + B * self.doc_len[d as usize] / self.avg_len);
-                scores[d as usize] += idf * tf * (K1 + 1.0) / (tf + norm);
+        }
+        ids
+    }
+
+    /// BM25 score of every document for the query terms.
+    pub fn scores(&self, query: &[String]) -> Vec<f32> {
+        let mut scores = vec![0.0f32; self.doc_len.len()];
+        for id in self.query_ids(query) {
+            for &(d, w) in &self.postings[id as usize] {
+                scores[d as usize] += w;
             }
         }
         scores
@@ -124,11 +170,77 @@ impl Bm25 {
         r.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         r
     }
+
+    /// The `k` best documents with a positive score (best first, ties by document order): the head of
+    /// [`Bm25::ranked`] without its zero-score tail, without scoring or sorting the whole collection.
+    pub fn top_k(&self, query: &[String], k: usize) -> Vec<(usize, f32)> {
+        let ids = self.query_ids(query);
+        SCRATCH.with(|s| self.top_k_ids(&ids, k, &mut s.borrow_mut()))
+    }
+
+    /// [`Bm25::top_k`] for term ids from [`Bm25::query_ids`], with a caller-held accumulator (the batched
+    /// path: analyse many queries, then score them back to back).
+    pub fn top_k_ids(&self, ids: &[u32], k: usize, scratch: &mut Scratch) -> Vec<(usize, f32)> {
+        if scratch.scores.len() < self.doc_len.len() {
+            scratch.scores.resize(self.doc_len.len(), 0.0);
+        }
+        let scores = &mut scratch.scores;
+        for &id in ids {
+            for &(d, w) in &self.postings[id as usize] {
+                let s = &mut scores[d as usize];
+                if *s == 0.0 {
+                    scratch.touched.push(d);
+                }
+                *s += w;
+            }
+        }
+        let mut best: Vec<(usize, f32)> = Vec::with_capacity(k + 1);
+        let better = |a: (usize, f32), b: (usize, f32)| a.1 > b.1 || (a.1 == b.1 && a.0 < b.0);
+        for &d in &scratch.touched {
+            let cand = (d as usize, scores[d as usize]);
+            scores[d as usize] = 0.0;
+            if k == 0 || (best.len() == k && !better(cand, best[k - 1])) {
+                continue;
+            }
+            let at = best.iter().position(|b| better(cand, *b)).unwrap_or(best.len());
+            best.insert(at, cand);
+            best.truncate(k);
+        }
+        scratch.touched.clear();
+        best
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn top_k_is_the_positive_head_of_the_full_ranking() {
+        let a = Analyzer::default();
+        let docs: Vec<Vec<String>> = [
+            "send an email message to a contact",
+            "read email messages in the inbox",
+            "forecast the weather for a city",
+            "current weather in a city",
+            "delete an email message",
+            "email email email weather",
+            "unrelated text about payments",
+        ]
+        .iter()
+        .map(|d| a.terms(d))
+        .collect();
+        let index = Bm25::new(&docs);
+        for q in ["email", "weather city", "delete the email message", "payments email weather", "nothing matches", "email email"] {
+            let terms = a.terms(q);
+            let full: Vec<(usize, f32)> = index.ranked(&terms).into_iter().filter(|(_, s)| *s > 0.0).collect();
+            for k in [0, 1, 2, 3, 10] {
+                let want: Vec<(usize, f32)> = full.iter().take(k).copied().collect();
+                assert_eq!(index.top_k(&terms, k), want, "query {q:?}, k {k}");
+            }
+        }
+        assert!(index.top_k(&a.terms("nothing matches"), 1).is_empty());
+    }
 
     #[test]
     fn words_split_snake_camel_and_punctuation() {

@@ -78,7 +78,7 @@ impl SearchLayout {
             _ => return CallOutcome { content: error_json("'query' is required"), record: record(step, &call.name, CallStatus::NavigationError, Some(Value::Object(args))) },
         };
         let k = args.get("max_results").and_then(Value::as_u64).map(|k| k.clamp(1, 20) as usize).unwrap_or(DEFAULT_K);
-        let hits: Vec<usize> = self.index.ranked(&self.analyzer.terms(&query)).into_iter().filter(|(_, s)| *s > 0.0).take(k).map(|(i, _)| i).collect();
+        let hits: Vec<usize> = self.index.top_k(&self.analyzer.terms(&query), k).into_iter().map(|(i, _)| i).collect();
         let functions = self.flat.functions();
         let tools: Vec<&FunctionDef> = hits.iter().map(|&i| &functions[i]).collect();
         let revealed = tools.iter().flat_map(|f| self.flat.tools_behind(&f.name)).collect();

@@ -609,6 +609,10 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecO
         let p = prepared.clone();
         move || p.backends.iter().filter_map(|b| b.stats()).map(|s| s["retries"].as_u64().unwrap_or(0)).sum::<u64>()
     };
+    // The episode phase, timed apart from preparation and reporting (for benchmarks: trials/s and harness
+    // CPU per trial against the endpoint's latency bound).
+    let phase_started = Instant::now();
+    let phase_cpu = process_cpu_seconds();
     let mut set = tokio::task::JoinSet::new();
     for (job, cell) in pending.iter().copied().zip(pending_cells) {
         while set.len() >= in_flight {
@@ -631,6 +635,8 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecO
     }
     drop(tx);
     writer.await.context("the trial writer panicked")??;
+    let phase_seconds = phase_started.elapsed().as_secs_f64();
+    let phase_cpu = process_cpu_seconds().zip(phase_cpu).map(|(end, start)| end - start);
     progress.finish();
 
     store::compact(&trials_path, &order)?;
@@ -640,6 +646,8 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecO
     meta["executed_trials"] = json!(pending.len());
     meta["skipped_trials"] = json!(skipped);
     meta["seconds"] = json!(started.elapsed().as_secs_f64());
+    meta["episode_phase_seconds"] = json!(phase_seconds);
+    meta["episode_phase_cpu_seconds"] = json!(phase_cpu);
     meta["tasks"] = json!(prepared.task_count());
     write_json_atomic(&run_json, &meta)?;
     crate::report::render_run(dir)?;
@@ -650,6 +658,17 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecO
         discarded_bytes: existing.discarded,
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// CPU time (user + system, all threads) this process has used, from `/proc/self/stat` (Linux; `None`
+/// elsewhere). The kernel reports it in clock ticks of 1/100 s (`USER_HZ`).
+pub fn process_cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which may hold spaces, so split after its closing parenthesis).
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let (utime, stime): (f64, f64) = (fields.get(11)?.parse().ok()?, fields.get(12)?.parse().ok()?);
+    Some((utime + stime) / 100.0)
 }
 
 /// Lint findings of every variant catalog, by written tool id (a merged tool's findings count for every

@@ -64,7 +64,7 @@ impl LexicalBackend {
 
     /// Best document and whether it overlaps enough with the query to act on.
     fn best(&self, index: &Index, query: &[String]) -> Option<usize> {
-        let (doc, score) = *index.bm25.ranked(query).first()?;
+        let (doc, score) = *index.bm25.top_k(query, 1).first()?;
         let overlap = query.iter().collect::<HashSet<_>>().into_iter().filter(|q| index.terms[doc].contains(*q)).count();
         (score > 0.0 && overlap >= self.config.min_overlap).then_some(doc)
     }
@@ -232,7 +232,8 @@ impl LexicalBackend {
 }
 
 /// What the flat lexical agent indexes for a function: name, description, parameter names.
-fn function_doc(f: &FunctionDef) -> String {
+/// The text the baseline indexes for a function: name, description and parameter names.
+pub fn function_doc(f: &FunctionDef) -> String {
     let params: Vec<&str> =
         f.parameters.get("properties").and_then(Value::as_object).map(|p| p.keys().map(String::as_str).collect()).unwrap_or_default();
     format!("{} {} {}", f.name, f.description, params.join(" "))

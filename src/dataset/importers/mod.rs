@@ -2,6 +2,7 @@
 //! dataset. Every record an importer skips or repairs is reported as a [`Defect`] with the reason; one
 //! bad record never aborts an import.
 
+pub mod bench_catalog;
 pub mod bfcl;
 pub mod mcptoolbench;
 pub mod safetoolbench;
@@ -33,11 +34,12 @@ pub struct Imported {
 }
 
 /// Supported formats.
-pub const FORMATS: [&str; 5] = ["bfcl", "mcptoolbench", "safetoolbench", "stabletoolbench", "stabletoolbench-merged"];
+pub const FORMATS: [&str; 6] = ["bench-catalog", "bfcl", "mcptoolbench", "safetoolbench", "stabletoolbench", "stabletoolbench-merged"];
 
 /// Import `path` in `format`.
 pub fn import(format: &str, path: &Path) -> Result<Imported> {
     match format {
+        "bench-catalog" => bench_catalog::import(path),
         "bfcl" => bfcl::import(path),
         "mcptoolbench" => mcptoolbench::import(path),
         "safetoolbench" => safetoolbench::import(path),

@@ -1,0 +1,61 @@
+//! Scoring and reporting at scale: writes a run directory of N synthetic trial records (default
+//! 1 000 000) made from the records of a real run (so sizes, transcripts and score mixes are realistic,
+//! each copy with its own trial and task id), then re-scores it and renders every report — what
+//! `toolpick report` does — and prints wall time and peak resident memory (`VmHWM`).
+//!
+//! `cargo bench --bench report_scale -- <template run dir> <work dir> [N]`
+
+use std::io::{BufRead, Write};
+use std::time::Instant;
+
+fn vm_hwm_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok()))
+        .unwrap_or(0)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
+    let template = std::path::PathBuf::from(args.first().expect("usage: report_scale <template run dir> <work dir> [N]"));
+    let work = std::path::PathBuf::from(args.get(1).expect("usage: report_scale <template run dir> <work dir> [N]"));
+    let n: usize = args.get(2).map(|s| s.parse().expect("N")).unwrap_or(1_000_000);
+
+    let records: Vec<serde_json::Value> = std::io::BufReader::new(std::fs::File::open(template.join("trials.jsonl")).expect("template trials"))
+        .lines()
+        .map(|l| serde_json::from_str(&l.unwrap()).unwrap())
+        .collect();
+    std::fs::create_dir_all(&work).unwrap();
+    for f in ["run.json", "tools.json", "lint.json", "defects.json"] {
+        let _ = std::fs::copy(template.join(f), work.join(f));
+    }
+    let t = Instant::now();
+    let mut out = std::io::BufWriter::new(std::fs::File::create(work.join("trials.jsonl")).unwrap());
+    let mut bytes = 0usize;
+    for i in 0..n {
+        let mut r = records[i % records.len()].clone();
+        let copy = i / records.len();
+        let task = format!("{}-{copy}", r["task_id"].as_str().unwrap());
+        let id = format!("{}/{}/{}/{}/{task}#{}", r["dataset"].as_str().unwrap(), r["variant"].as_str().unwrap(), r["layout"].as_str().unwrap(), r["backend"].as_str().unwrap(), r["trial"]);
+        r["task_id"] = task.into();
+        r["trial_id"] = id.into();
+        r["matrix_index"] = i.into();
+        let line = serde_json::to_vec(&r).unwrap();
+        bytes += line.len() + 1;
+        out.write_all(&line).unwrap();
+        out.write_all(b"\n").unwrap();
+    }
+    out.flush().unwrap();
+    drop(out);
+    println!("trials {n}");
+    println!("trials_file_mib {:.0}", bytes as f64 / 1048576.0);
+    println!("generate_s {:.1}", t.elapsed().as_secs_f64());
+    let before = vm_hwm_kib();
+    let t = Instant::now();
+    let data = toolpick::report::render_run(&work).expect("render");
+    println!("report_wall_s {:.2}", t.elapsed().as_secs_f64());
+    println!("cells {}", data.cells.len());
+    println!("peak_rss_mib {:.0}", vm_hwm_kib().max(before) as f64 / 1024.0);
+    let html = std::fs::metadata(work.join("report.html")).map(|m| m.len()).unwrap_or(0);
+    println!("report_html_mib {:.1}", html as f64 / 1048576.0);
+}

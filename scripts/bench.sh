@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# toolpick's benchmarks: builds in release, measures every figure of BENCHMARKS.md on this machine, prints
+# one table (figure, value, bound or peer, ratio) and rewrites BENCHMARKS.md with the machine description.
+#
+#   scripts/bench.sh                 everything (about 5 minutes after the release build)
+#   TRIALS_AT_SCALE=100000 scripts/bench.sh    a smaller scoring/reporting run
+#   BENCH_CI=1 scripts/bench.sh      also time `.ci/run` on a fresh clone (about 15 minutes)
+#
+# Needs: node (the shared fake endpoint), python3 (the shared catalog generator), taskset, curl.
+# Numbers come from benchmarks only, never from timed unit tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+SHARED=${TOOLPICK_SHARED_DIR:-$ROOT/../shared}
+TRIALS_AT_SCALE=${TRIALS_AT_SCALE:-1000000}
+work=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
+trap cleanup EXIT
+
+echo "building (release)…" >&2
+cargo build --release --quiet
+cargo bench --no-run --quiet --bench lexical --bench report_scale 2> /dev/null
+BIN=$ROOT/target/release/toolpick
+bench_bin() { find target/release/deps -maxdepth 1 -type f -executable -name "$1-*" -printf '%T@ %p\n' | sort -n | tail -1 | cut -d' ' -f2; }
+
+rows=()   # figure|value|bound or peer|ratio
+row() { rows+=("$1|$2|$3|$4"); }
+ratio() { python3 -c "import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); print(f'{a/b:.2f}' if b else 'n/a')" "$1" "$2"; }
+
+# --- 1. Runner overhead against a 50 ms endpoint: 2 000 one-turn episodes, 10 tools, concurrency 64 ----------
+python3 - "$work/suite" <<'PY'
+import json, os, sys
+out = sys.argv[1]
+os.makedirs(f"{out}/catalog", exist_ok=True)
+verbs = ["get", "list", "create", "update", "delete", "search", "send", "cancel", "export", "archive"]
+tools = [{"name": f"{v}_record", "description": f"{v.capitalize()} a record in the store. Use when the user wants to {v} a record.",
+          "inputSchema": {"type": "object", "properties": {"record_id": {"type": "string", "description": "Record id."}}, "required": ["record_id"]},
+          "mockResponse": {"ok": True}} for v in verbs]
+json.dump({"name": "store", "description": "A record store.", "categories": [{"name": "records", "description": "Records.", "tools": tools}]},
+          open(f"{out}/catalog/store.json", "w"))
+with open(f"{out}/tasks.jsonl", "w") as f:
+    for i in range(2000):
+        f.write(json.dumps({"id": f"t{i:04d}", "query": f"Please get record r{i}", "kind": "single",
+                            "expected": [{"tool": "store/records/get_record", "arguments": {"record_id": [f"r{i}"]}}],
+                            "category": "records", "tags": []}) + "\n")
+PY
+wait_port() { for _ in $(seq 100); do curl -sf "http://127.0.0.1:$1/stats" > /dev/null && return 0; sleep 0.1; done; echo "endpoint on $1 did not start" >&2; exit 1; }
+runner() { # name port
+  "$BIN" run --catalog "$work/suite/catalog" --dataset "$work/suite/tasks.jsonl" --variants good --layouts flat \
+    --backends openai --model bench --base-url "http://127.0.0.1:$2/v1" --concurrency 64 --max-steps 1 --max-attempts 1 \
+    --no-cache -q --out "$work/runs" --run-id "$1" > /dev/null
+  python3 - "$work/runs/$1" <<'PY'
+import json, sys, statistics
+d = sys.argv[1]
+meta = json.load(open(f"{d}/run.json"))
+n, secs, cpu = meta["executed_trials"], meta["episode_phase_seconds"], meta["episode_phase_cpu_seconds"]
+lat = sorted(a for l in open(f"{d}/timings.jsonl") for r in json.loads(l)["requests"] for a in r["attempt_ms"])
+q = lambda p: lat[min(len(lat) - 1, int(p * len(lat)))]
+print(f"{n} {n / secs:.1f} {1000 * cpu / n:.3f} {q(0.5) - 50:.2f} {q(0.99) - 50:.2f}")
+PY
+}
+port=$((20000 + RANDOM % 20000))
+node "$SHARED/bench/fake_endpoint.mjs" --port "$port" --delay-ms 50 > /dev/null 2>&1 & pids+=($!)
+wait_port "$port"
+read -r n tps cpu p50 p99 < <(runner fake "$port")
+row "runner vs fake_endpoint.mjs (50 ms, c=64, $n trials): trials/s" "$tps" "bound 1280" "$(ratio "$tps" 1280)"
+row "harness CPU per trial (ms)" "$cpu" "goal ≤ 0.5" "$(ratio "$cpu" 0.5)"
+row "added latency per request p50 / p99 (ms)" "$p50 / $p99" "" ""
+row "peer promptfoo 0.121.20: trials/s (shared/bench)" "36" "ours $tps" "ours ÷ peer $(ratio "$tps" 36)"
+row "peer inspect_ai 0.3.285: trials/s (shared/bench)" "30" "ours $tps" "ours ÷ peer $(ratio "$tps" 30)"
+row "CPU per trial, promptfoo 28 ms ÷ ours" "$cpu" "28" "$(ratio 28 "$cpu")"
+port2=$((port + 1))
+"$BIN" mock-endpoint --port "$port2" --latency-ms 50 > /dev/null 2>&1 & pids+=($!)
+wait_port "$port2"
+read -r n2 tps2 cpu2 p502 p992 < <(runner mock "$port2")
+row "runner vs toolpick mock-endpoint (50 ms, c=64): trials/s" "$tps2" "bound 1280" "$(ratio "$tps2" 1280)"
+row "harness CPU per trial vs mock-endpoint (ms)" "$cpu2" "goal ≤ 0.5" "$(ratio "$cpu2" 0.5)"
+
+# --- 3. Lexical baseline at ToolBench scale, one core ------------------------------------------------------
+python3 "$SHARED/bench/gen_catalog.py" "$work/catalog" > /dev/null
+lex=$(taskset -c 0 "$(bench_bin lexical)" "$work/catalog")
+get() { echo "$lex" | awk -v k="$1" '$1 == k {print $2}'; }
+row "lexical: tools indexed / queries" "$(get tools) / $(get queries)" "" ""
+row "lexical: index build (ms, 1 core)" "$(get index_build_ms)" "" ""
+row "lexical: selections/s per call (1 core)" "$(get per_call_selections_per_s)" "goal 50000 (bm25s 19600)" "$(ratio "$(get per_call_selections_per_s)" 50000)"
+row "lexical: selections/s batched (1 core, analysis included)" "$(get batched_selections_per_s)" "goal 100000 (bm25s 45700)" "$(ratio "$(get batched_selections_per_s)" 100000)"
+row "lexical: batched scoring only (1 core)" "$(get batched_scoring_only_per_s)" "" ""
+row "lexical: top-1 / top-5 accuracy (%)" "$(get top1_pct) / $(get top5_pct)" "bm25s 73.8 / 90.5" "Δ top-1 $(python3 -c "print(f'{$(get top1_pct) - 73.8:+.1f}')") pts"
+
+# --- 5. Default run -----------------------------------------------------------------------------------------
+best=""
+for i in 1 2 3; do
+  s=$(date +%s.%N); "$BIN" run --out "$work/default" --run-id "d$i" -q > /dev/null; e=$(date +%s.%N)
+  t=$(python3 -c "print(f'{$e - $s:.2f}')"); best=$(python3 -c "print(min(float('$t'), float('${best:-1e9}')))")
+done
+row "default run, bundled suite (s, best of 3, 2 cores)" "$best" "goal ≤ 10" "$(ratio "$best" 10)"
+
+# --- 4. Scoring and reporting at scale ----------------------------------------------------------------------
+scale=$("$(bench_bin report_scale)" "$work/default/d1" "$work/scale" "$TRIALS_AT_SCALE")
+sget() { echo "$scale" | awk -v k="$1" '$1 == k {print $2}'; }
+row "re-score + all reports, $(sget trials) trials ($(sget trials_file_mib) MiB JSONL): wall (s)" "$(sget report_wall_s)" "goal ≤ 10" "$(ratio "$(sget report_wall_s)" 10)"
+row "re-score + all reports: peak RSS (MiB)" "$(sget peak_rss_mib)" "goal ≤ 1024" "$(ratio "$(sget peak_rss_mib)" 1024)"
+row "report.html at that scale (MiB)" "$(sget report_html_mib)" "" ""
+rm -rf "$work/scale"
+
+if [[ "${BENCH_CI:-0}" == 1 ]]; then
+  git clone -q "$ROOT" "$work/ci"
+  s=$(date +%s); (cd "$work/ci" && .ci/run > /dev/null 2>&1); e=$(date +%s)
+  row "CI (.ci/run on a fresh clone, s)" "$((e - s))" "goal ≤ 900" "$(ratio $((e - s)) 900)"
+fi
+
+# --- the table ----------------------------------------------------------------------------------------------
+machine="$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem:/ {print $2}') GiB RAM, $(uname -sr), $(rustc --version), node $(node --version)"
+table="| figure | value | bound / peer / goal | ratio |
+|---|---|---|---|"
+for r in "${rows[@]}"; do IFS='|' read -r a b c d <<< "$r"; table+=$'\n'"| $a | $b | $c | $d |"; done
+echo "$table"
+{
+  echo "# toolpick benchmarks"
+  echo
+  echo "Measured by \`scripts/bench.sh\` on $(date -u +%Y-%m-%d): $machine."
+  echo
+  echo "$table"
+  echo
+  cat docs/benchmarks-notes.md 2> /dev/null || true
+} > BENCHMARKS.md
+echo "wrote BENCHMARKS.md" >&2
