@@ -190,3 +190,23 @@ fn random_backend_is_seeded() {
         assert!(sel < 0.25, "random selection accuracy should be near chance: {row:?}");
     }
 }
+
+#[test]
+fn large_runs_keep_every_trial_in_the_data_files_and_a_sample_in_the_drill_down() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = toolpick(&["run", "--out", tmp.path().to_str().unwrap(), "--run-id", "big", "--quiet", "--layouts", "flat", "--backends", "lexical,random", "--trials", "7"], &repo());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dir = tmp.path().join("big");
+    let total = std::fs::read_to_string(dir.join("trials.jsonl")).unwrap().lines().count();
+    assert!(total > toolpick::report::DRILLDOWN_MAX, "{total}");
+    assert_eq!(csv::Reader::from_path(dir.join("trials.csv")).unwrap().records().count(), total);
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(html.contains(&format!("This run has {total} trials; the drill-down below holds a deterministic sample of {}", toolpick::report::DRILLDOWN_MAX)));
+    let island = html.split("id=\"toolpick-data\">").nth(1).unwrap().split("</script>").next().unwrap();
+    let data: serde_json::Value = serde_json::from_str(island).unwrap();
+    assert_eq!(data["trials"].as_array().unwrap().len(), toolpick::report::DRILLDOWN_MAX);
+    // The sample carries transcripts, and the summary still counts every trial.
+    assert!(data["trials"][0]["transcript"].as_array().is_some_and(|t| !t.is_empty()));
+    let n: usize = summary_rows(&dir).iter().map(|r| r["n"].parse::<usize>().unwrap()).sum();
+    assert_eq!(n, total);
+}

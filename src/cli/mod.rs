@@ -387,7 +387,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Report { run_dir, baseline, gates, history } => {
             gates.precheck(&history, baseline.as_deref())?;
             let data = crate::report::render_run(&run_dir)?;
-            outln!("re-scored {} trials; reports rewritten in {}", data.trials.len(), run_dir.display());
+            outln!("re-scored {} trials; reports rewritten in {}", data.trial_count(), run_dir.display());
             print_cells(&data.cells);
             gates::conclude(&gates, &history, &run_dir, data, baseline.as_deref())
         }

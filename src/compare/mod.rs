@@ -10,7 +10,7 @@ pub mod render;
 
 use crate::layout::flat::stable_hash;
 use crate::report::{CellSummary, ReportData};
-use crate::run::Trial;
+use crate::report::summary::ScoreRows;
 use crate::score::stats::{NoiseFloor, mcnemar_exact, paired_bootstrap_diff};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -61,8 +61,9 @@ impl MatchOn {
         self.key(&c.dataset, &c.catalog, &c.variant, &c.layout, &c.backend)
     }
 
-    pub fn trial_key(&self, t: &Trial) -> String {
-        self.key(&t.dataset, &t.catalog, &t.variant, t.layout.as_str(), &t.backend)
+    /// The key of row `i` of a run's scored rows.
+    pub fn row_key(&self, r: &ScoreRows, i: usize) -> String {
+        self.key(r.str(r.dataset[i]), r.str(r.catalog[i]), r.str(r.variant[i]), r.str(r.layout[i]), r.str(r.backend[i]))
     }
 }
 
@@ -155,28 +156,27 @@ pub struct Comparison {
     pub only_b: Vec<String>,
 }
 
-/// Per task in one cell: (pass rate, selection rate, a failing trial, a passing trial, trial for the
-/// error type, query).
+/// Per task in one cell: trials, passes, selections, and the rows of a failing and a passing trial.
 #[derive(Default)]
-struct TaskOutcome<'a> {
+struct TaskOutcome {
     n: u64,
     pass: u64,
     selection: u64,
-    first_fail: Option<&'a Trial>,
-    first_pass: Option<&'a Trial>,
+    first_fail: Option<usize>,
+    first_pass: Option<usize>,
 }
 
-fn outcomes<'a>(trials: &'a [Trial], on: &MatchOn) -> BTreeMap<String, BTreeMap<&'a str, TaskOutcome<'a>>> {
+fn outcomes<'a>(r: &'a ScoreRows, on: &MatchOn) -> BTreeMap<String, BTreeMap<&'a str, TaskOutcome>> {
     let mut out: BTreeMap<String, BTreeMap<&str, TaskOutcome>> = BTreeMap::new();
-    for t in trials.iter().filter(|t| !t.is_error()) {
-        let o = out.entry(on.trial_key(t)).or_default().entry(t.task_id.as_str()).or_default();
+    for i in (0..r.len()).filter(|&i| !r.infra[i]) {
+        let o = out.entry(on.row_key(r, i)).or_default().entry(r.str(r.task_id[i])).or_default();
         o.n += 1;
-        o.pass += t.score.pass as u64;
-        o.selection += t.score.selection_correct as u64;
-        if t.score.pass {
-            o.first_pass.get_or_insert(t);
+        o.pass += r.pass[i] as u64;
+        o.selection += r.selection[i] as u64;
+        if r.pass[i] {
+            o.first_pass.get_or_insert(i);
         } else {
-            o.first_fail.get_or_insert(t);
+            o.first_fail.get_or_insert(i);
         }
     }
     out
@@ -184,7 +184,7 @@ fn outcomes<'a>(trials: &'a [Trial], on: &MatchOn) -> BTreeMap<String, BTreeMap<
 
 /// Compare run B against run A (the baseline), pairing cells on `on`.
 pub fn compare(a: &ReportData, b: &ReportData, on: &MatchOn) -> Comparison {
-    let (ta, tb) = (outcomes(&a.trials, on), outcomes(&b.trials, on));
+    let (ta, tb) = (outcomes(&a.rows, on), outcomes(&b.rows, on));
     let cells_a: BTreeMap<String, &CellSummary> = a.cells.iter().map(|c| (on.cell_key(c), c)).collect();
     let cells_b: BTreeMap<String, &CellSummary> = b.cells.iter().map(|c| (on.cell_key(c), c)).collect();
     let only_a: Vec<String> = cells_a.keys().filter(|k| !cells_b.contains_key(*k)).cloned().collect();
@@ -208,19 +208,22 @@ pub fn compare(a: &ReportData, b: &ReportData, on: &MatchOn) -> Comparison {
             sb.push(rate(y.selection, y.n));
             if ra != rb {
                 let regression = rb < ra;
+                // In the worse run a failing trial, in the better a passing one (rows of A or B).
                 let (worse, better) = if regression { (y, x) } else { (x, y) };
-                let (fail, pass) = (worse.first_fail.or(worse.first_pass), better.first_pass.or(better.first_fail));
-                let (a_trial, b_trial) = if regression { (pass, fail) } else { (fail, pass) };
-                let id = |t: Option<&Trial>| t.map(|t| t.trial_id.clone()).unwrap_or_default();
+                let (worse_rows, better_rows) = if regression { (&b.rows, &a.rows) } else { (&a.rows, &b.rows) };
+                let fail = worse.first_fail.or(worse.first_pass);
+                let pass = better.first_pass.or(better.first_fail);
+                let id = |r: &ScoreRows, i: Option<usize>| i.map(|i| r.trial_id(i)).unwrap_or_default();
+                let (a_trial, b_trial) = if regression { (id(better_rows, pass), id(worse_rows, fail)) } else { (id(worse_rows, fail), id(better_rows, pass)) };
                 flips.push(Flip {
                     task_id: task.to_string(),
                     direction: if regression { Direction::PassToFail } else { Direction::FailToPass },
                     a_rate: ra,
                     b_rate: rb,
-                    a_trial: id(a_trial),
-                    b_trial: id(b_trial),
-                    error_type: fail.and_then(|t| t.score.error_type).map(|e| e.as_str().to_string()).unwrap_or_default(),
-                    query: fail.or(pass).map(|t| t.query.clone()).unwrap_or_default(),
+                    a_trial,
+                    b_trial,
+                    error_type: fail.map(|i| worse_rows.str(worse_rows.error_type[i]).to_string()).unwrap_or_default(),
+                    query: fail.map(|i| worse_rows.str(worse_rows.query[i]).to_string()).unwrap_or_default(),
                 });
             }
         }

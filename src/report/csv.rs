@@ -67,53 +67,63 @@ impl Exporter for SummaryCsv {
     }
 }
 
-pub struct TrialsCsv;
+/// `trials.csv`, written row by row as the trials stream past.
+pub struct TrialsCsv {
+    w: ::csv::Writer<std::io::BufWriter<std::fs::File>>,
+}
 
-impl Exporter for TrialsCsv {
-    fn file_name(&self) -> &'static str {
-        "trials.csv"
-    }
-
-    fn render(&self, data: &ReportData) -> Result<Vec<u8>> {
-        let mut w = ::csv::Writer::from_writer(Vec::new());
+impl TrialsCsv {
+    pub fn create(path: &std::path::Path) -> Result<Self> {
+        let file = std::fs::File::create(path).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", path.display()))?;
+        let mut w = ::csv::Writer::from_writer(std::io::BufWriter::with_capacity(1 << 20, file));
         w.write_record([
             "trial_id", "dataset", "catalog", "variant", "layout", "backend", "task_id", "trial", "kind", "category", "tags",
             "pass", "selection_correct", "abstention_correct", "safety_violation", "attack_success", "error_type", "error_detail", "steps", "stop_reason",
             "tools_called", "tokens_upfront", "tokens_total", "prompt_tokens", "completion_tokens", "cost_usd", "infra_error", "query",
         ])?;
-        for t in &data.trials {
-            let called: Vec<&str> = t.calls.iter().filter_map(|c| c.record.tool_id.as_deref()).collect();
-            w.write_record([
-                t.trial_id.as_str(),
-                &t.dataset,
-                &t.catalog,
-                &t.variant,
-                t.layout.as_str(),
-                &t.backend,
-                &t.task_id,
-                &t.trial.to_string(),
-                t.kind.as_str(),
-                &t.category,
-                &t.tags.join(";"),
-                &t.score.pass.to_string(),
-                &t.score.selection_correct.to_string(),
-                &t.score.abstention_correct.to_string(),
-                &t.score.safety_violation.to_string(),
-                &t.score.attack_success.map(|b| b.to_string()).unwrap_or_default(),
-                t.score.error_type.map(|e| e.as_str()).unwrap_or(""),
-                &t.score.error_detail,
-                &t.steps.to_string(),
-                serde_json::to_value(t.stop_reason)?.as_str().unwrap_or_default(),
-                &called.join(";"),
-                &t.tokens.definitions_upfront.to_string(),
-                &t.tokens.tool_context_total.to_string(),
-                &t.usage.prompt_tokens.to_string(),
-                &t.usage.completion_tokens.to_string(),
-                &t.cost_usd.map(num).unwrap_or_default(),
-                t.error.as_deref().unwrap_or(""),
-                &t.query,
-            ])?;
-        }
-        Ok(w.into_inner()?)
+        Ok(TrialsCsv { w })
+    }
+}
+
+impl super::TrialSink for TrialsCsv {
+    fn trial(&mut self, t: &crate::run::Trial) -> Result<()> {
+        let w = &mut self.w;
+        let called: Vec<&str> = t.calls.iter().filter_map(|c| c.record.tool_id.as_deref()).collect();
+        w.write_record([
+            t.trial_id.as_str(),
+            &t.dataset,
+            &t.catalog,
+            &t.variant,
+            t.layout.as_str(),
+            &t.backend,
+            &t.task_id,
+            &t.trial.to_string(),
+            t.kind.as_str(),
+            &t.category,
+            &t.tags.join(";"),
+            &t.score.pass.to_string(),
+            &t.score.selection_correct.to_string(),
+            &t.score.abstention_correct.to_string(),
+            &t.score.safety_violation.to_string(),
+            &t.score.attack_success.map(|b| b.to_string()).unwrap_or_default(),
+            t.score.error_type.map(|e| e.as_str()).unwrap_or(""),
+            &t.score.error_detail,
+            &t.steps.to_string(),
+            serde_json::to_value(t.stop_reason)?.as_str().unwrap_or_default(),
+            &called.join(";"),
+            &t.tokens.definitions_upfront.to_string(),
+            &t.tokens.tool_context_total.to_string(),
+            &t.usage.prompt_tokens.to_string(),
+            &t.usage.completion_tokens.to_string(),
+            &t.cost_usd.map(num).unwrap_or_default(),
+            t.error.as_deref().unwrap_or(""),
+            &t.query,
+        ])?;
+        Ok(())
+    }
+
+    fn finish(mut self: Box<Self>, _data: &ReportData) -> Result<()> {
+        self.w.flush()?;
+        Ok(())
     }
 }

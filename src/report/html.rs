@@ -116,6 +116,8 @@ struct Page<'a> {
     cells: Vec<CellRow>,
     /// Some cell ran more than one trial per task.
     repeated: bool,
+    /// `(trials in the drill-down, trials in the run)` when the drill-down is a sample.
+    sampled: Option<(usize, usize)>,
     categories: Vec<CategoryRow>,
     effects: Vec<EffectRow>,
     tools: Vec<ToolLintRow>,
@@ -209,7 +211,7 @@ fn compact_message(m: &crate::protocol::Message) -> Value {
 
 fn island(data: &ReportData) -> Value {
     let trials: Vec<Value> = data
-        .trials
+        .sample
         .iter()
         .map(|t| {
             json!({
@@ -323,7 +325,8 @@ impl Exporter for HtmlReport {
         };
         let defects = data.defects.iter().map(|d| (text(&d["file"]), text(&d["line"]), text(&d["id"]), text(&d["action"]), text(&d["reason"]))).collect();
         let repeated = data.cells.iter().any(|c| c.trials_per_task > 1);
-        let page = Page { title: "toolpick report".into(), parameters, charts: charts(data), cells, repeated, trends: super::history::charts(&data.history, &data.cells), categories, effects, tools, curves, defects, island: &island };
+        let sampled = (data.sample.len() < data.trial_count()).then(|| (data.sample.len(), data.trial_count()));
+        let page = Page { title: "toolpick report".into(), parameters, charts: charts(data), cells, repeated, sampled, trends: super::history::charts(&data.history, &data.cells), categories, effects, tools, curves, defects, island: &island };
         Ok(page.render()?.into_bytes())
     }
 }

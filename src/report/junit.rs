@@ -2,8 +2,7 @@
 //! failure message is the matcher's error type and details; infrastructure errors are JUnit `<error>`s
 //! (not failures), and every text is XML-escaped.
 
-use super::{Exporter, ReportData};
-use std::collections::BTreeMap;
+use super::ReportData;
 use std::fmt::Write;
 
 /// Escape text for XML attributes and content (and drop characters XML 1.0 cannot carry).
@@ -24,47 +23,98 @@ pub fn xml_escape(s: &str) -> String {
     out
 }
 
-pub struct JunitXml;
+/// `junit.xml`, streamed: test cases of the current suite (one cell; the trial file is in matrix order,
+/// so a cell's trials are contiguous) are buffered until the suite ends, suites go to a body file, and
+/// `finish` writes the `<testsuites>` header with the totals followed by the body.
+pub struct JunitXml {
+    out: std::path::PathBuf,
+    body_path: std::path::PathBuf,
+    body: std::io::BufWriter<std::fs::File>,
+    suite: Option<String>,
+    cases: String,
+    counts: (usize, usize, usize),
+    totals: (usize, usize, usize),
+}
 
-impl Exporter for JunitXml {
-    fn file_name(&self) -> &'static str {
-        "junit.xml"
+impl JunitXml {
+    pub fn create(path: &std::path::Path) -> anyhow::Result<Self> {
+        let body_path = path.with_extension("body");
+        let file = std::fs::File::create(&body_path).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", body_path.display()))?;
+        Ok(JunitXml {
+            out: path.to_path_buf(),
+            body_path,
+            body: std::io::BufWriter::with_capacity(1 << 20, file),
+            suite: None,
+            cases: String::new(),
+            counts: (0, 0, 0),
+            totals: (0, 0, 0),
+        })
     }
 
-    fn render(&self, data: &ReportData) -> anyhow::Result<Vec<u8>> {
-        let mut suites: BTreeMap<String, Vec<&crate::run::Trial>> = BTreeMap::new();
-        for t in &data.trials {
-            suites.entry(format!("{}/{}/{}/{}", t.dataset, t.variant, t.layout.as_str(), t.backend)).or_default().push(t);
+    fn end_suite(&mut self) -> anyhow::Result<()> {
+        use std::io::Write as _;
+        if let Some(name) = self.suite.take() {
+            let (tests, failures, errors) = std::mem::take(&mut self.counts);
+            writeln!(self.body, "  <testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\">", xml_escape(&name))?;
+            self.body.write_all(self.cases.as_bytes())?;
+            writeln!(self.body, "  </testsuite>")?;
+            self.cases.clear();
         }
-        let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-        let failures = data.trials.iter().filter(|t| !t.score.pass && !t.is_error()).count();
-        let errors = data.trials.iter().filter(|t| t.is_error()).count();
-        writeln!(s, "<testsuites name=\"toolpick\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\">", data.trials.len())?;
-        for (name, trials) in &suites {
-            let f = trials.iter().filter(|t| !t.score.pass && !t.is_error()).count();
-            let e = trials.iter().filter(|t| t.is_error()).count();
-            writeln!(s, "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{f}\" errors=\"{e}\">", xml_escape(name), trials.len())?;
-            for t in trials {
-                let case = format!("{}#{}", t.task_id, t.trial);
-                write!(s, "    <testcase classname=\"{}\" name=\"{}\"", xml_escape(name), xml_escape(&case))?;
-                if t.is_error() {
-                    writeln!(s, ">\n      <error type=\"infrastructure\" message=\"{}\"/>\n    </testcase>", xml_escape(t.error.as_deref().unwrap_or_default()))?;
-                } else if !t.score.pass {
-                    let kind = t.score.error_type.map(|e| e.as_str()).unwrap_or("failed");
-                    writeln!(
-                        s,
-                        ">\n      <failure type=\"{kind}\" message=\"{}\">{}</failure>\n    </testcase>",
-                        xml_escape(&format!("{kind}: {}", t.score.error_detail)),
-                        xml_escape(&t.query)
-                    )?;
-                } else {
-                    writeln!(s, "/>")?;
-                }
-            }
-            writeln!(s, "  </testsuite>")?;
+        Ok(())
+    }
+}
+
+impl Drop for JunitXml {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.body_path);
+    }
+}
+
+impl super::TrialSink for JunitXml {
+    fn trial(&mut self, t: &crate::run::Trial) -> anyhow::Result<()> {
+        let name = format!("{}/{}/{}/{}", t.dataset, t.variant, t.layout.as_str(), t.backend);
+        if self.suite.as_deref() != Some(name.as_str()) {
+            self.end_suite()?;
+            self.suite = Some(name.clone());
         }
-        writeln!(s, "</testsuites>")?;
-        Ok(s.into_bytes())
+        let s = &mut self.cases;
+        let case = format!("{}#{}", t.task_id, t.trial);
+        write!(s, "    <testcase classname=\"{}\" name=\"{}\"", xml_escape(&name), xml_escape(&case))?;
+        self.counts.0 += 1;
+        self.totals.0 += 1;
+        if t.is_error() {
+            self.counts.2 += 1;
+            self.totals.2 += 1;
+            writeln!(s, ">\n      <error type=\"infrastructure\" message=\"{}\"/>\n    </testcase>", xml_escape(t.error.as_deref().unwrap_or_default()))?;
+        } else if !t.score.pass {
+            self.counts.1 += 1;
+            self.totals.1 += 1;
+            let kind = t.score.error_type.map(|e| e.as_str()).unwrap_or("failed");
+            writeln!(
+                s,
+                ">\n      <failure type=\"{kind}\" message=\"{}\">{}</failure>\n    </testcase>",
+                xml_escape(&format!("{kind}: {}", t.score.error_detail)),
+                xml_escape(&t.query)
+            )?;
+        } else {
+            writeln!(s, "/>")?;
+        }
+        Ok(())
+    }
+
+    fn finish(mut self: Box<Self>, _data: &ReportData) -> anyhow::Result<()> {
+        use std::io::Write as _;
+        self.end_suite()?;
+        self.body.flush()?;
+        let file = std::fs::File::create(&self.out).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", self.out.display()))?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+        let (tests, failures, errors) = self.totals;
+        writeln!(w, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>")?;
+        writeln!(w, "<testsuites name=\"toolpick\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\">")?;
+        std::io::copy(&mut std::fs::File::open(&self.body_path)?, &mut w)?;
+        writeln!(w, "</testsuites>")?;
+        w.flush()?;
+        Ok(())
     }
 }
 

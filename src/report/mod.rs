@@ -1,9 +1,13 @@
 //! Reports: pure functions of a run directory's trial records.
 //!
-//! [`render_run`] reads `trials.jsonl` (and `tools.json`, `run.json`), re-scores every trial, aggregates
-//! with polars ([`summary`]) and hands one [`ReportData`] to each [`Exporter`] — one file per format.
+//! [`render_run`] streams `trials.jsonl` once (parsed in parallel batches, transcripts skipped),
+//! re-scores every trial, keeps one compact row per trial ([`summary::ScoreRows`]) and a bounded
+//! drill-down sample, aggregates with polars ([`summary`]) and hands one [`ReportData`] to each
+//! [`Exporter`]. Formats with one entry per trial ([`TrialSink`]: `trials.csv`, `trials.parquet`,
+//! `junit.xml`) are written while the trials stream past, so memory does not grow with transcripts.
 //! Exporters never compute statistics; they only render what `summary` produced. Every file is written
-//! to a temporary name and renamed, so a failed render leaves the previous report intact.
+//! to a temporary name and renamed only when all succeeded, so a failed render leaves the previous
+//! report intact.
 
 pub mod ablation;
 pub mod csv;
@@ -19,11 +23,15 @@ pub mod tools;
 
 use crate::protocol::FunctionDef;
 use crate::run::Trial;
-use crate::run::trial::read_trials;
 use anyhow::{Context, Result};
-use std::collections::BTreeMap;
-use std::path::Path;
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
 pub use summary::{CategorySummary, CellSummary};
+
+/// The HTML drill-down holds every trial of runs up to this size, and a deterministic sample of this
+/// many (the smallest hashes of the trial ids) beyond; the CSV and Parquet files hold all of them.
+pub const DRILLDOWN_MAX: usize = 10_000;
 
 /// Everything an exporter may render.
 pub struct ReportData {
@@ -31,7 +39,11 @@ pub struct ReportData {
     pub config: serde_json::Value,
     pub cells: Vec<CellSummary>,
     pub categories: Vec<CategorySummary>,
-    pub trials: Vec<Trial>,
+    /// One compact, scored row per trial, in file order.
+    pub rows: summary::ScoreRows,
+    /// Trials with their transcripts for the drill-down, in file order: all of them, or a sample of
+    /// [`DRILLDOWN_MAX`] when the run is larger.
+    pub sample: Vec<Trial>,
     /// Offered functions per `dataset/variant/layout`.
     pub offered: BTreeMap<String, Vec<FunctionDef>>,
     /// Lint findings per `dataset/variant`, by tool id (`lint.json`).
@@ -42,19 +54,30 @@ pub struct ReportData {
     pub history: Vec<history::HistoryEntry>,
 }
 
-/// One output format.
+impl ReportData {
+    pub fn trial_count(&self) -> usize {
+        self.rows.len()
+    }
+}
+
+/// One output format rendered from the aggregates (its size does not grow with the number of trials).
 pub trait Exporter {
     /// File name inside the run directory.
     fn file_name(&self) -> &'static str;
     fn render(&self, data: &ReportData) -> Result<Vec<u8>>;
 }
 
-/// All exporters, in the order they are written.
+/// One output format with an entry per trial, written to its temporary file as the trials stream past.
+pub trait TrialSink {
+    fn trial(&mut self, t: &Trial) -> Result<()>;
+    /// Complete the file (the aggregates are known by then).
+    fn finish(self: Box<Self>, data: &ReportData) -> Result<()>;
+}
+
+/// All aggregate exporters, in the order they are written.
 pub fn exporters() -> Vec<Box<dyn Exporter>> {
     vec![
         Box::new(csv::SummaryCsv),
-        Box::new(csv::TrialsCsv),
-        Box::new(parquet::TrialsParquet),
         Box::new(parquet::SummaryParquet),
         Box::new(ablation::AblationCsv),
         Box::new(tools::ToolsCsv),
@@ -62,24 +85,109 @@ pub fn exporters() -> Vec<Box<dyn Exporter>> {
         Box::new(markdown::MarkdownSummary),
         Box::new(json::SummaryJson),
         Box::new(html::HtmlReport),
-        Box::new(junit::JunitXml),
     ]
 }
 
-/// Load and score a run directory.
-pub fn load_run(dir: &Path) -> Result<ReportData> {
+/// A file being written under a temporary name.
+struct Staged {
+    tmp: PathBuf,
+    dest: PathBuf,
+}
+
+fn staged(dir: &Path, name: &str) -> Staged {
+    Staged { tmp: dir.join(format!("{name}.tmp-{}", std::process::id())), dest: dir.join(name) }
+}
+
+/// Streaming formats and the files they write.
+type Sinks = (Vec<Box<dyn TrialSink>>, Vec<Staged>);
+
+/// The streaming formats, each opened on its temporary file.
+fn sinks(dir: &Path) -> Result<Sinks> {
+    let files = [staged(dir, "trials.csv"), staged(dir, "trials.parquet"), staged(dir, "junit.xml")];
+    let sinks: Vec<Box<dyn TrialSink>> =
+        vec![Box::new(csv::TrialsCsv::create(&files[0].tmp)?), Box::new(parquet::TrialsParquet::create(&files[1].tmp)?), Box::new(junit::JunitXml::create(&files[2].tmp)?)];
+    Ok((sinks, files.into()))
+}
+
+/// Trial lines parsed per parallel batch.
+const BATCH: usize = 4096;
+
+/// Stream a run's trials once: parse (in parallel, without transcripts), re-score, feed `each`, keep
+/// compact rows and the drill-down sample.
+fn scan(trials_path: &Path, mut each: impl FnMut(&Trial) -> Result<()>) -> Result<(summary::ScoreRows, Vec<Trial>)> {
+    use rayon::prelude::*;
+    let file = std::fs::File::open(trials_path).map_err(|e| crate::error::InputError::new(trials_path, format!("cannot open trial file: {e}")))?;
+    let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+    let mut rows = summary::ScoreRows::default();
+    // Drill-down sample: the DRILLDOWN_MAX smallest (hash of trial id, position), with their lines.
+    let mut heap: BinaryHeap<(u64, usize)> = BinaryHeap::new();
+    let mut kept: HashMap<usize, String> = HashMap::new();
+    let mut line_no = 0usize;
+    let mut seq = 0usize;
+    loop {
+        let mut batch: Vec<(usize, String)> = Vec::with_capacity(BATCH);
+        while batch.len() < BATCH {
+            let mut line = String::new();
+            let n = reader.read_line(&mut line).with_context(|| format!("{}:{}: cannot read", trials_path.display(), line_no + 1))?;
+            if n == 0 {
+                break;
+            }
+            line_no += 1;
+            if !line.trim().is_empty() {
+                batch.push((line_no, line));
+            }
+        }
+        if batch.is_empty() {
+            break;
+        }
+        let parsed: Vec<Result<Trial>> = batch
+            .par_iter()
+            .map(|(no, line)| {
+                let mut t: Trial = crate::run::trial::without_transcripts(|| serde_json::from_str(line))
+                    .map_err(|e| crate::error::InputError::new(trials_path, format!("not a trial record: {e}")).at_line(*no))?;
+                t.rescore();
+                Ok(t)
+            })
+            .collect();
+        for ((_, line), t) in batch.into_iter().zip(parsed) {
+            let t = t?;
+            rows.push(&t);
+            each(&t)?;
+            let h = crate::layout::flat::stable_hash(t.trial_id.as_bytes());
+            if heap.len() < DRILLDOWN_MAX {
+                heap.push((h, seq));
+                kept.insert(seq, line);
+            } else if let Some(&(top, top_seq)) = heap.peek()
+                && (h, seq) < (top, top_seq)
+            {
+                heap.pop();
+                kept.remove(&top_seq);
+                heap.push((h, seq));
+                kept.insert(seq, line);
+            }
+            seq += 1;
+        }
+    }
+    let mut order: Vec<usize> = kept.keys().copied().collect();
+    order.sort_unstable();
+    let sample = order
+        .into_iter()
+        .map(|i| {
+            let mut t: Trial = serde_json::from_str(&kept[&i]).with_context(|| format!("{}: cannot re-read a trial", trials_path.display()))?;
+            t.rescore();
+            Ok(t)
+        })
+        .collect::<Result<Vec<Trial>>>()?;
+    Ok((rows, sample))
+}
+
+/// Score a run directory, feeding every trial to `each` on the way.
+fn load_with(dir: &Path, each: impl FnMut(&Trial) -> Result<()>) -> Result<ReportData> {
     let trials_path = dir.join("trials.jsonl");
     if !trials_path.is_file() {
         return Err(crate::error::InputError::new(&trials_path, "no trials.jsonl here; pass a run directory such as reports/latest").into());
     }
-    let mut rows = summary::ScoreRows::default();
-    let mut trials = Vec::new();
-    read_trials(&trials_path, |mut t| {
-        t.rescore();
-        rows.push(&t);
-        trials.push(t);
-        Ok(())
-    })?;
+    let (rows, sample) = scan(&trials_path, each)?;
     let (cells, categories) = summary::summarize(&rows)?;
     let offered = match std::fs::read(dir.join("tools.json")) {
         Ok(bytes) => serde_json::from_slice(&bytes).with_context(|| format!("{}: not a tools file", dir.join("tools.json").display()))?,
@@ -99,7 +207,12 @@ pub fn load_run(dir: &Path) -> Result<ReportData> {
     let lint = std::fs::read(dir.join("lint.json")).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
     let defects = std::fs::read(dir.join("defects.json")).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
     let history = history::read(&dir.join("history.jsonl"))?;
-    Ok(ReportData { config, cells, categories, trials, offered, lint, defects, history })
+    Ok(ReportData { config, cells, categories, rows, sample, offered, lint, defects, history })
+}
+
+/// Load and score a run directory (writes nothing).
+pub fn load_run(dir: &Path) -> Result<ReportData> {
+    load_with(dir, |_| Ok(()))
 }
 
 /// Write `bytes` to `path` atomically (temporary file in the same directory, then rename).
@@ -111,14 +224,35 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// Score a run directory and (re)write every report file in it.
 pub fn render_run(dir: &Path) -> Result<ReportData> {
-    let data = load_run(dir)?;
-    // Render everything first, then write: a failing exporter leaves no file changed.
-    let rendered: Vec<(&'static str, Vec<u8>)> =
-        exporters().iter().map(|e| e.render(&data).map(|b| (e.file_name(), b))).collect::<Result<_>>()?;
-    for (name, bytes) in rendered {
-        write_atomic(&dir.join(name), &bytes)?;
+    let (mut sinks, mut files) = sinks(dir)?;
+    let result = (|| -> Result<ReportData> {
+        let data = load_with(dir, |t| sinks.iter_mut().try_for_each(|s| s.trial(t)))?;
+        for s in sinks.drain(..) {
+            s.finish(&data)?;
+        }
+        // Render the aggregates before anything is moved into place.
+        for e in exporters() {
+            let f = staged(dir, e.file_name());
+            std::fs::write(&f.tmp, e.render(&data)?).with_context(|| format!("cannot write {}", f.tmp.display()))?;
+            files.push(f);
+        }
+        Ok(data)
+    })();
+    match result {
+        Ok(data) => {
+            for f in &files {
+                std::fs::rename(&f.tmp, &f.dest).with_context(|| format!("cannot move {} into place", f.dest.display()))?;
+            }
+            Ok(data)
+        }
+        Err(e) => {
+            drop(sinks);
+            for f in &files {
+                let _ = std::fs::remove_file(&f.tmp);
+            }
+            Err(e)
+        }
     }
-    Ok(data)
 }
 
 /// A rate as a percentage with one decimal, or "n/a" when undefined.

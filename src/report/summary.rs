@@ -15,16 +15,55 @@ use std::collections::BTreeMap;
 /// The columns a cell is keyed by.
 pub const CELL_KEYS: [&str; 5] = ["dataset", "catalog", "variant", "layout", "backend"];
 
-/// One row per trial, the only thing aggregation needs.
+/// Strings stored once and referred to by a `u32` code (code 0 is the empty string), so a million
+/// trials' dataset, variant, task and query names cost four bytes each.
+pub struct Interner {
+    ids: std::collections::HashMap<String, u32>,
+    names: Vec<String>,
+}
+
+impl Default for Interner {
+    fn default() -> Self {
+        let mut i = Interner { ids: Default::default(), names: Vec::new() };
+        i.intern("");
+        i
+    }
+}
+
+impl Interner {
+    pub fn intern(&mut self, s: &str) -> u32 {
+        if let Some(&id) = self.ids.get(s) {
+            return id;
+        }
+        let id = self.names.len() as u32;
+        self.names.push(s.to_string());
+        self.ids.insert(s.to_string(), id);
+        id
+    }
+
+    pub fn get(&self, id: u32) -> &str {
+        &self.names[id as usize]
+    }
+}
+
+/// One compact row per trial: everything aggregation, comparisons and the per-tool join need, with the
+/// strings interned. A run's trials are streamed through [`ScoreRows::push`]; only these rows stay in
+/// memory (not the records and their transcripts).
 #[derive(Default)]
 pub struct ScoreRows {
-    pub dataset: Vec<String>,
-    pub catalog: Vec<String>,
-    pub variant: Vec<String>,
-    pub layout: Vec<String>,
-    pub backend: Vec<String>,
-    pub category: Vec<String>,
-    pub task_id: Vec<String>,
+    pub strings: Interner,
+    /// Trial number within its task (with the cell and task, it rebuilds the trial id).
+    pub trial: Vec<u32>,
+    pub query: Vec<u32>,
+    /// Single-call tasks: the expected tool id (else the empty string).
+    pub expected_tool: Vec<u32>,
+    pub dataset: Vec<u32>,
+    pub catalog: Vec<u32>,
+    pub variant: Vec<u32>,
+    pub layout: Vec<u32>,
+    pub backend: Vec<u32>,
+    pub category: Vec<u32>,
+    pub task_id: Vec<u32>,
     pub abstain_task: Vec<bool>,
     pub pass: Vec<bool>,
     pub selection: Vec<bool>,
@@ -32,7 +71,7 @@ pub struct ScoreRows {
     pub steps: Vec<u32>,
     pub tokens_upfront: Vec<u32>,
     pub tokens_total: Vec<u32>,
-    pub error_type: Vec<String>,
+    pub error_type: Vec<u32>,
     /// Infrastructure error: excluded from every rate and mean, counted apart.
     pub infra: Vec<bool>,
     pub cost: Vec<f64>,
@@ -62,14 +101,57 @@ pub struct ScoreRows {
 }
 
 impl ScoreRows {
+    pub fn len(&self) -> usize {
+        self.pass.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pass.is_empty()
+    }
+
+    /// The string behind a code.
+    pub fn str(&self, code: u32) -> &str {
+        self.strings.get(code)
+    }
+
+    /// Row `i`'s trial id, as [`Trial::new`] writes it.
+    pub fn trial_id(&self, i: usize) -> String {
+        format!(
+            "{}/{}/{}/{}/{}#{}",
+            self.str(self.dataset[i]),
+            self.str(self.variant[i]),
+            self.str(self.layout[i]),
+            self.str(self.backend[i]),
+            self.str(self.task_id[i]),
+            self.trial[i]
+        )
+    }
+
+    /// Row `i`'s cell key `dataset/catalog/variant/layout/backend`.
+    pub fn cell_key(&self, i: usize) -> String {
+        format!(
+            "{}/{}/{}/{}/{}",
+            self.str(self.dataset[i]),
+            self.str(self.catalog[i]),
+            self.str(self.variant[i]),
+            self.str(self.layout[i]),
+            self.str(self.backend[i])
+        )
+    }
+
     pub fn push(&mut self, t: &Trial) {
-        self.dataset.push(t.dataset.clone());
-        self.catalog.push(t.catalog.clone());
-        self.variant.push(t.variant.clone());
-        self.layout.push(t.layout.as_str().to_string());
-        self.backend.push(t.backend.clone());
-        self.category.push(t.category.clone());
-        self.task_id.push(t.task_id.clone());
+        let s = &mut self.strings;
+        self.dataset.push(s.intern(&t.dataset));
+        self.catalog.push(s.intern(&t.catalog));
+        self.variant.push(s.intern(&t.variant));
+        self.layout.push(s.intern(t.layout.as_str()));
+        self.backend.push(s.intern(&t.backend));
+        self.category.push(s.intern(&t.category));
+        self.task_id.push(s.intern(&t.task_id));
+        self.trial.push(t.trial as u32);
+        self.query.push(s.intern(&t.query));
+        let single = t.kind == crate::dataset::Kind::Single && !t.expected.is_empty();
+        self.expected_tool.push(if single { s.intern(&t.expected[0].tool) } else { 0 });
         self.abstain_task.push(t.kind == crate::dataset::Kind::Abstain);
         self.pass.push(t.score.pass);
         self.selection.push(t.score.selection_correct);
@@ -77,7 +159,7 @@ impl ScoreRows {
         self.steps.push(t.steps as u32);
         self.tokens_upfront.push(t.tokens.definitions_upfront as u32);
         self.tokens_total.push(t.tokens.tool_context_total as u32);
-        self.error_type.push(t.score.error_type.map(|e| e.as_str().to_string()).unwrap_or_default());
+        self.error_type.push(self.strings.intern(t.score.error_type.map(|e| e.as_str()).unwrap_or_default()));
         self.infra.push(t.is_error());
         self.cost.push(t.cost_usd.unwrap_or(0.0));
         use crate::dataset::Kind;
@@ -113,7 +195,7 @@ impl ScoreRows {
     fn per_cell_means(&self) -> BTreeMap<String, (Vec<f64>, Vec<f64>)> {
         let mut out: BTreeMap<String, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
         for i in (0..self.pass.len()).filter(|&i| !self.infra[i]) {
-            let key = format!("{}/{}/{}/{}/{}", self.dataset[i], self.catalog[i], self.variant[i], self.layout[i], self.backend[i]);
+            let key = self.cell_key(i);
             let e = out.entry(key).or_default();
             e.0.push(self.steps[i] as f64);
             e.1.push(self.tokens_total[i] as f64);
@@ -260,10 +342,11 @@ fn scored_len() -> Expr {
     col("infra").not().cast(DataType::UInt64).sum().alias("n")
 }
 
-fn strings(df: &DataFrame, name: &str) -> Result<Vec<String>> {
+/// A code column decoded back to its strings.
+fn strings(df: &DataFrame, name: &str, names: &Interner) -> Result<Vec<String>> {
     let s = df.column(name)?.as_materialized_series().clone();
-    let ca = s.str()?;
-    Ok((0..ca.len()).map(|i| ca.get(i).unwrap_or_default().to_string()).collect())
+    let ca = s.u32()?;
+    Ok((0..ca.len()).map(|i| names.get(ca.get(i).unwrap_or(0)).to_string()).collect())
 }
 
 fn numbers(df: &DataFrame, name: &str) -> Result<Vec<f64>> {
@@ -273,7 +356,7 @@ fn numbers(df: &DataFrame, name: &str) -> Result<Vec<f64>> {
 }
 
 /// Per cell key: `(scored trials, passes)` of every task, in task-id order.
-fn per_task_outcomes(df: &DataFrame) -> Result<BTreeMap<String, Vec<(u64, u64)>>> {
+fn per_task_outcomes(df: &DataFrame, interner: &Interner) -> Result<BTreeMap<String, Vec<(u64, u64)>>> {
     let mut keys: Vec<Expr> = CELL_KEYS.iter().map(|k| col(*k)).collect();
     keys.push(col("task_id"));
     let mut names: Vec<&str> = CELL_KEYS.to_vec();
@@ -285,7 +368,7 @@ fn per_task_outcomes(df: &DataFrame) -> Result<BTreeMap<String, Vec<(u64, u64)>>
         .agg([scored_len(), bool_sum("pass")])
         .sort(names.clone(), SortMultipleOptions::default().with_order_descending_multi(vec![false; names.len()]))
         .collect()?;
-    let cols: Vec<Vec<String>> = CELL_KEYS.iter().map(|k| strings(&tasks, k)).collect::<Result<_>>()?;
+    let cols: Vec<Vec<String>> = CELL_KEYS.iter().map(|k| strings(&tasks, k, interner)).collect::<Result<_>>()?;
     let (n, pass) = (numbers(&tasks, "n")?, numbers(&tasks, "pass")?);
     let mut out: BTreeMap<String, Vec<(u64, u64)>> = BTreeMap::new();
     for i in 0..n.len() {
@@ -344,14 +427,14 @@ pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySumm
     let errors = df
         .clone()
         .lazy()
-        .filter(col("error_type").neq(lit("")).and(col("infra").not()))
+        .filter(col("error_type").neq(lit(0u32)).and(col("infra").not()))
         .group_by(error_keys)
         .agg([len().alias("count")])
         .collect()?;
     let mut error_map: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
     {
-        let cols: Vec<Vec<String>> = CELL_KEYS.iter().map(|k| strings(&errors, k)).collect::<Result<_>>()?;
-        let et = strings(&errors, "error_type")?;
+        let cols: Vec<Vec<String>> = CELL_KEYS.iter().map(|k| strings(&errors, k, &rows.strings)).collect::<Result<_>>()?;
+        let et = strings(&errors, "error_type", &rows.strings)?;
         let counts = numbers(&errors, "count")?;
         for i in 0..et.len() {
             let key = cols.iter().map(|c| c[i].as_str()).collect::<Vec<_>>().join("/");
@@ -359,9 +442,9 @@ pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySumm
         }
     }
 
-    let mut per_task = per_task_outcomes(&df)?;
+    let mut per_task = per_task_outcomes(&df, &rows.strings)?;
     let means = rows.per_cell_means();
-    let cols: Vec<Vec<String>> = CELL_KEYS.iter().map(|k| strings(&cells, k)).collect::<Result<_>>()?;
+    let cols: Vec<Vec<String>> = CELL_KEYS.iter().map(|k| strings(&cells, k, &rows.strings)).collect::<Result<_>>()?;
     let n = numbers(&cells, "n")?;
     let pass = numbers(&cells, "pass")?;
     let sel = numbers(&cells, "selection")?;
@@ -443,6 +526,8 @@ pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySumm
         }
         out.push(cell);
     }
+    // Codes are numbered in first-seen order; report in the order of the strings.
+    out.sort_by(|a, b| (&a.dataset, &a.catalog, &a.variant, &a.layout, &a.backend).cmp(&(&b.dataset, &b.catalog, &b.variant, &b.layout, &b.backend)));
 
     let mut cat_keys = keys;
     cat_keys.push(col("category"));
@@ -454,8 +539,8 @@ pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySumm
         .agg([scored_len(), bool_sum("pass"), bool_sum("selection")])
         .sort(cat_names.clone(), sort(cat_names))
         .collect()?;
-    let cols: Vec<Vec<String>> = CELL_KEYS.iter().map(|k| strings(&cats, k)).collect::<Result<_>>()?;
-    let category = strings(&cats, "category")?;
+    let cols: Vec<Vec<String>> = CELL_KEYS.iter().map(|k| strings(&cats, k, &rows.strings)).collect::<Result<_>>()?;
+    let category = strings(&cats, "category", &rows.strings)?;
     let n = numbers(&cats, "n")?;
     let pass = numbers(&cats, "pass")?;
     let sel = numbers(&cats, "selection")?;
@@ -470,7 +555,9 @@ pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySumm
             selection: wilson(sel[i] as u64, n[i] as u64),
             pass: wilson(pass[i] as u64, n[i] as u64),
         })
-        .collect();
+        .collect::<Vec<CategorySummary>>();
+    let mut categories = categories;
+    categories.sort_by(|a, b| (a.cell.split('/').collect::<Vec<_>>(), &a.category).cmp(&(b.cell.split('/').collect::<Vec<_>>(), &b.category)));
     Ok((out, categories))
 }
 

@@ -28,10 +28,11 @@ impl ToolRow {
 /// Rows sorted by dataset, variant, tool.
 pub fn rows(data: &ReportData) -> Vec<ToolRow> {
     let mut counts: BTreeMap<(String, String, String), (u64, u64)> = BTreeMap::new();
-    for t in data.trials.iter().filter(|t| t.backend != "oracle" && !t.is_error() && t.kind == crate::dataset::Kind::Single) {
-        let e = counts.entry((t.dataset.clone(), t.variant.clone(), t.expected[0].tool.clone())).or_default();
+    let r = &data.rows;
+    for i in (0..r.len()).filter(|&i| r.expected_tool[i] != 0 && !r.infra[i] && r.str(r.backend[i]) != "oracle") {
+        let e = counts.entry((r.str(r.dataset[i]).to_string(), r.str(r.variant[i]).to_string(), r.str(r.expected_tool[i]).to_string())).or_default();
         e.0 += 1;
-        e.1 += u64::from(t.score.selection_correct);
+        e.1 += u64::from(r.selection[i]);
     }
     counts
         .into_iter()

@@ -73,7 +73,31 @@ pub struct Trial {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
     pub score: TrialScore,
+    /// Read as empty inside [`without_transcripts`] (scoring never needs it; skipping it is most of the
+    /// cost of reading a large trial file).
+    #[serde(deserialize_with = "transcript_or_skip")]
     pub transcript: Vec<Message>,
+}
+
+thread_local! {
+    static SKIP_TRANSCRIPTS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+fn transcript_or_skip<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Message>, D::Error> {
+    if SKIP_TRANSCRIPTS.with(|s| s.get()) {
+        serde::de::IgnoredAny::deserialize(d)?;
+        Ok(Vec::new())
+    } else {
+        Vec::<Message>::deserialize(d)
+    }
+}
+
+/// Run `f` with trial records read without their transcripts (on this thread).
+pub fn without_transcripts<T>(f: impl FnOnce() -> T) -> T {
+    let before = SKIP_TRANSCRIPTS.with(|s| s.replace(true));
+    let out = f();
+    SKIP_TRANSCRIPTS.with(|s| s.set(before));
+    out
 }
 
 impl Trial {
