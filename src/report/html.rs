@@ -144,8 +144,15 @@ fn rate(r: &Rate) -> String {
 
 /// Serialise JSON for embedding in a `<script>` element.
 pub fn json_island(v: &Value) -> String {
-    let s = serde_json::to_string(v).unwrap_or_else(|_| "null".into());
-    let mut out = String::with_capacity(s.len() + s.len() / 16);
+    let mut out = String::new();
+    escape_into(&serde_json::to_string(v).unwrap_or_else(|_| "null".into()), &mut out);
+    out
+}
+
+/// Append serialized JSON to `out` with the characters that could end a `<script>` element (or a line
+/// in old parsers) escaped as JSON `\u` escapes, which parse back to the same value.
+fn escape_into(s: &str, out: &mut String) {
+    out.reserve(s.len() + s.len() / 16);
     for ch in s.chars() {
         match ch {
             '<' => out.push_str("\\u003c"),
@@ -156,7 +163,6 @@ pub fn json_island(v: &Value) -> String {
             c => out.push(c),
         }
     }
-    out
 }
 
 const PLOT_H: f64 = 160.0;
@@ -209,12 +215,15 @@ fn compact_message(m: &crate::protocol::Message) -> Value {
     v
 }
 
-fn island(data: &ReportData) -> Value {
-    let trials: Vec<Value> = data
-        .sample
-        .iter()
-        .map(|t| {
-            json!({
+/// The page's data island, serialized one trial at a time (a drill-down of 10 000 trials with
+/// transcripts never exists as one JSON tree in memory).
+fn island(data: &ReportData) -> String {
+    let mut out = String::from("{\"trials\":[");
+    for (i, t) in data.sample.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let v = json!({
                 "id": t.trial_id, "dataset": t.dataset, "task": t.task_id, "variant": t.variant, "layout": t.layout.as_str(), "backend": t.backend,
                 "kind": t.kind.as_str(), "category": t.category, "tags": t.tags, "query": t.query,
                 "pass": t.score.pass, "selection": t.score.selection_correct,
@@ -224,15 +233,18 @@ fn island(data: &ReportData) -> Value {
                 // The system prompt is the same everywhere; skip it, and cut long tool results, to keep
                 // the page small. trials.jsonl has every message in full.
                 "transcript": t.transcript.iter().skip(1).map(compact_message).collect::<Vec<_>>(),
-            })
-        })
-        .collect();
+        });
+        escape_into(&serde_json::to_string(&v).unwrap_or_else(|_| "null".into()), &mut out);
+    }
+    out.push_str("],\"offered\":");
     let offered: serde_json::Map<String, Value> = data
         .offered
         .iter()
         .map(|(k, fs)| (k.clone(), json!(fs.iter().map(|f| json!({"name": f.name, "description": f.description})).collect::<Vec<_>>())))
         .collect();
-    json!({"trials": trials, "offered": offered})
+    escape_into(&serde_json::to_string(&offered).unwrap_or_else(|_| "null".into()), &mut out);
+    out.push('}');
+    out
 }
 
 impl Exporter for HtmlReport {
@@ -317,7 +329,7 @@ impl Exporter for HtmlReport {
                 trials: r.trials,
             })
             .collect();
-        let island = json_island(&island(data));
+        let island = island(data);
         let curves = super::curve::charts(data);
         let text = |v: &Value| match v {
             Value::String(s) => s.clone(),
