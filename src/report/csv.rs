@@ -69,7 +69,7 @@ impl Exporter for SummaryCsv {
 
 /// `trials.csv`, written row by row as the trials stream past.
 pub struct TrialsCsv {
-    w: ::csv::Writer<std::io::BufWriter<std::fs::File>>,
+    w: std::io::BufWriter<std::fs::File>,
 }
 
 impl TrialsCsv {
@@ -81,13 +81,14 @@ impl TrialsCsv {
             "pass", "selection_correct", "abstention_correct", "safety_violation", "attack_success", "error_type", "error_detail", "steps", "stop_reason",
             "tools_called", "tokens_upfront", "tokens_total", "prompt_tokens", "completion_tokens", "cost_usd", "infra_error", "query",
         ])?;
+        let w = w.into_inner().map_err(|e| anyhow::anyhow!("cannot write {}: {}", path.display(), e.error()))?;
         Ok(TrialsCsv { w })
     }
 }
 
 impl super::TrialSink for TrialsCsv {
-    fn trial(&mut self, t: &crate::run::Trial) -> Result<()> {
-        let w = &mut self.w;
+    fn encode(&self, t: &crate::run::Trial) -> Result<Vec<u8>> {
+        let mut w = ::csv::WriterBuilder::new().buffer_capacity(512).from_writer(Vec::with_capacity(512));
         let called: Vec<&str> = t.calls.iter().filter_map(|c| c.record.tool_id.as_deref()).collect();
         w.write_record([
             t.trial_id.as_str(),
@@ -119,10 +120,17 @@ impl super::TrialSink for TrialsCsv {
             t.error.as_deref().unwrap_or(""),
             &t.query,
         ])?;
+        w.into_inner().map_err(|e| anyhow::anyhow!("cannot encode a CSV row: {}", e.error()))
+    }
+
+    fn write(&mut self, _t: &crate::run::Trial, encoded: &[u8]) -> Result<()> {
+        use std::io::Write as _;
+        self.w.write_all(encoded)?;
         Ok(())
     }
 
     fn finish(mut self: Box<Self>, _data: &ReportData) -> Result<()> {
+        use std::io::Write as _;
         self.w.flush()?;
         Ok(())
     }

@@ -71,24 +71,14 @@ impl Drop for JunitXml {
 }
 
 impl super::TrialSink for JunitXml {
-    fn trial(&mut self, t: &crate::run::Trial) -> anyhow::Result<()> {
+    fn encode(&self, t: &crate::run::Trial) -> anyhow::Result<Vec<u8>> {
         let name = format!("{}/{}/{}/{}", t.dataset, t.variant, t.layout.as_str(), t.backend);
-        if self.suite.as_deref() != Some(name.as_str()) {
-            self.end_suite()?;
-            self.suite = Some(name.clone());
-        }
-        let s = &mut self.cases;
+        let mut s = String::new();
         let case = format!("{}#{}", t.task_id, t.trial);
         write!(s, "    <testcase classname=\"{}\" name=\"{}\"", xml_escape(&name), xml_escape(&case))?;
-        self.counts.0 += 1;
-        self.totals.0 += 1;
         if t.is_error() {
-            self.counts.2 += 1;
-            self.totals.2 += 1;
             writeln!(s, ">\n      <error type=\"infrastructure\" message=\"{}\"/>\n    </testcase>", xml_escape(t.error.as_deref().unwrap_or_default()))?;
         } else if !t.score.pass {
-            self.counts.1 += 1;
-            self.totals.1 += 1;
             let kind = t.score.error_type.map(|e| e.as_str()).unwrap_or("failed");
             writeln!(
                 s,
@@ -98,6 +88,25 @@ impl super::TrialSink for JunitXml {
             )?;
         } else {
             writeln!(s, "/>")?;
+        }
+        Ok(s.into_bytes())
+    }
+
+    fn write(&mut self, t: &crate::run::Trial, encoded: &[u8]) -> anyhow::Result<()> {
+        let name = format!("{}/{}/{}/{}", t.dataset, t.variant, t.layout.as_str(), t.backend);
+        if self.suite.as_deref() != Some(name.as_str()) {
+            self.end_suite()?;
+            self.suite = Some(name);
+        }
+        self.cases.push_str(std::str::from_utf8(encoded)?);
+        self.counts.0 += 1;
+        self.totals.0 += 1;
+        if t.is_error() {
+            self.counts.2 += 1;
+            self.totals.2 += 1;
+        } else if !t.score.pass {
+            self.counts.1 += 1;
+            self.totals.1 += 1;
         }
         Ok(())
     }

@@ -24,7 +24,7 @@ pub mod tools;
 use crate::protocol::FunctionDef;
 use crate::run::Trial;
 use anyhow::{Context, Result};
-use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::collections::{BTreeMap, BinaryHeap};
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 pub use summary::{CategorySummary, CellSummary};
@@ -68,8 +68,14 @@ pub trait Exporter {
 }
 
 /// One output format with an entry per trial, written to its temporary file as the trials stream past.
-pub trait TrialSink {
-    fn trial(&mut self, t: &Trial) -> Result<()>;
+pub trait TrialSink: Send + Sync {
+    /// Encode one trial's entry. Called in parallel and in any order, so formatting is spread over the
+    /// cores; the default encodes nothing.
+    fn encode(&self, _t: &Trial) -> Result<Vec<u8>> {
+        Ok(Vec::new())
+    }
+    /// Take each trial with its encoding, in file order.
+    fn write(&mut self, t: &Trial, encoded: &[u8]) -> Result<()>;
     /// Complete the file (the aggregates are known by then).
     fn finish(self: Box<Self>, data: &ReportData) -> Result<()>;
 }
@@ -112,16 +118,16 @@ fn sinks(dir: &Path) -> Result<Sinks> {
 /// Trial lines parsed per parallel batch.
 const BATCH: usize = 4096;
 
-/// Stream a run's trials once: parse (in parallel, without transcripts), re-score, feed `each`, keep
-/// compact rows and the drill-down sample.
-fn scan(trials_path: &Path, mut each: impl FnMut(&Trial) -> Result<()>) -> Result<(summary::ScoreRows, Vec<Trial>)> {
+/// Stream a run's trials once: parse and re-score (in parallel, without transcripts), encode each
+/// sink's entries (in parallel), write them in order, keep compact rows and the drill-down sample.
+fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>]) -> Result<(summary::ScoreRows, Vec<Trial>)> {
     use rayon::prelude::*;
     let file = std::fs::File::open(trials_path).map_err(|e| crate::error::InputError::new(trials_path, format!("cannot open trial file: {e}")))?;
     let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
     let mut rows = summary::ScoreRows::default();
     // Drill-down sample: the DRILLDOWN_MAX smallest (hash of trial id, position), with their lines.
     let mut heap: BinaryHeap<(u64, usize)> = BinaryHeap::new();
-    let mut kept: HashMap<usize, String> = HashMap::new();
+    let mut kept: rustc_hash::FxHashMap<usize, String> = Default::default();
     let mut line_no = 0usize;
     let mut seq = 0usize;
     loop {
@@ -140,19 +146,22 @@ fn scan(trials_path: &Path, mut each: impl FnMut(&Trial) -> Result<()>) -> Resul
         if batch.is_empty() {
             break;
         }
-        let parsed: Vec<Result<Trial>> = batch
+        let shared: &[Box<dyn TrialSink>] = sinks;
+        let parsed: Vec<(Trial, Vec<Vec<u8>>)> = batch
             .par_iter()
             .map(|(no, line)| {
                 let mut t: Trial = crate::run::trial::without_transcripts(|| serde_json::from_str(line))
                     .map_err(|e| crate::error::InputError::new(trials_path, format!("not a trial record: {e}")).at_line(*no))?;
                 t.rescore();
-                Ok(t)
+                let encoded = shared.iter().map(|s| s.encode(&t)).collect::<Result<Vec<_>>>()?;
+                Ok((t, encoded))
             })
-            .collect();
-        for ((_, line), t) in batch.into_iter().zip(parsed) {
-            let t = t?;
+            .collect::<Result<_>>()?;
+        for ((_, line), (t, encoded)) in batch.into_iter().zip(parsed) {
             rows.push(&t);
-            each(&t)?;
+            for (sink, bytes) in sinks.iter_mut().zip(&encoded) {
+                sink.write(&t, bytes)?;
+            }
             let h = crate::layout::flat::stable_hash(t.trial_id.as_bytes());
             if heap.len() < DRILLDOWN_MAX {
                 heap.push((h, seq));
@@ -181,13 +190,13 @@ fn scan(trials_path: &Path, mut each: impl FnMut(&Trial) -> Result<()>) -> Resul
     Ok((rows, sample))
 }
 
-/// Score a run directory, feeding every trial to `each` on the way.
-fn load_with(dir: &Path, each: impl FnMut(&Trial) -> Result<()>) -> Result<ReportData> {
+/// Score a run directory, feeding every trial to the sinks on the way.
+fn load_with(dir: &Path, sinks: &mut [Box<dyn TrialSink>]) -> Result<ReportData> {
     let trials_path = dir.join("trials.jsonl");
     if !trials_path.is_file() {
         return Err(crate::error::InputError::new(&trials_path, "no trials.jsonl here; pass a run directory such as reports/latest").into());
     }
-    let (rows, sample) = scan(&trials_path, each)?;
+    let (rows, sample) = scan(&trials_path, sinks)?;
     let (cells, categories) = summary::summarize(&rows)?;
     let offered = match std::fs::read(dir.join("tools.json")) {
         Ok(bytes) => serde_json::from_slice(&bytes).with_context(|| format!("{}: not a tools file", dir.join("tools.json").display()))?,
@@ -212,7 +221,7 @@ fn load_with(dir: &Path, each: impl FnMut(&Trial) -> Result<()>) -> Result<Repor
 
 /// Load and score a run directory (writes nothing).
 pub fn load_run(dir: &Path) -> Result<ReportData> {
-    load_with(dir, |_| Ok(()))
+    load_with(dir, &mut [])
 }
 
 /// Write `bytes` to `path` atomically (temporary file in the same directory, then rename).
@@ -226,7 +235,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 pub fn render_run(dir: &Path) -> Result<ReportData> {
     let (mut sinks, mut files) = sinks(dir)?;
     let result = (|| -> Result<ReportData> {
-        let data = load_with(dir, |t| sinks.iter_mut().try_for_each(|s| s.trial(t)))?;
+        let data = load_with(dir, &mut sinks)?;
         for s in sinks.drain(..) {
             s.finish(&data)?;
         }

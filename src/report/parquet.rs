@@ -22,22 +22,126 @@ fn defined(x: f64) -> Option<f64> {
 /// Rows per Parquet row group (and per batch held in memory while streaming).
 const ROW_GROUP: usize = 65_536;
 
-/// `trials.parquet`, written in row groups as the trials stream past.
+/// `trials.parquet`, written in row groups as the trials stream past (each row group's columns are
+/// filled straight from the trials, nothing else of a trial is kept).
 pub struct TrialsParquet {
     writer: Option<polars_io::parquet::write::BatchedWriter<std::io::BufWriter<std::fs::File>>>,
     file: Option<std::io::BufWriter<std::fs::File>>,
-    batch: Vec<crate::run::Trial>,
+    columns: Columns,
+}
+
+/// The columns of `trials.csv`, typed: 14 strings, 7 counts, 4 flags and the optional ones, in the
+/// order [`Columns::take`] names them.
+#[derive(Default)]
+struct Columns {
+    s: [Vec<String>; 14],
+    u: [Vec<u64>; 7],
+    b: [Vec<bool>; 4],
+    attack_success: Vec<Option<bool>>,
+    error_type: Vec<Option<String>>,
+    selection_f1: Vec<Option<f64>>,
+    cost_usd: Vec<Option<f64>>,
+    infra_error: Vec<Option<String>>,
+}
+
+impl Columns {
+    fn push(&mut self, t: &crate::run::Trial) {
+        let strings = [
+            t.trial_id.clone(),
+            t.dataset.clone(),
+            t.catalog.clone(),
+            t.variant.clone(),
+            t.layout.as_str().to_string(),
+            t.backend.clone(),
+            t.task_id.clone(),
+            t.kind.as_str().to_string(),
+            t.category.clone(),
+            t.tags.join(";"),
+            t.score.error_detail.clone(),
+            serde_json::to_value(t.stop_reason).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
+            t.calls.iter().filter_map(|c| c.record.tool_id.as_deref()).collect::<Vec<_>>().join(";"),
+            t.query.clone(),
+        ];
+        for (col, v) in self.s.iter_mut().zip(strings) {
+            col.push(v);
+        }
+        let numbers = [
+            t.trial as u64,
+            t.steps as u64,
+            t.tokens.definitions_upfront as u64,
+            t.tokens.tool_context_total as u64,
+            t.tokens.peak_context as u64,
+            t.usage.prompt_tokens,
+            t.usage.completion_tokens,
+        ];
+        for (col, v) in self.u.iter_mut().zip(numbers) {
+            col.push(v);
+        }
+        for (col, v) in self.b.iter_mut().zip([t.score.pass, t.score.selection_correct, t.score.abstention_correct, t.score.safety_violation]) {
+            col.push(v);
+        }
+        self.attack_success.push(t.score.attack_success);
+        self.error_type.push(t.score.error_type.map(|e| e.as_str().to_string()));
+        self.selection_f1.push(t.score.selection_f1);
+        self.cost_usd.push(t.cost_usd);
+        self.infra_error.push(t.error.clone());
+    }
+
+    fn len(&self) -> usize {
+        self.b[0].len()
+    }
+
+    /// The row group as a frame (in the column order of `trials.csv`), emptying the buffers.
+    fn take(&mut self) -> Result<DataFrame> {
+        let c = std::mem::take(self);
+        let height = c.len();
+        let [trial_id, dataset, catalog, variant, layout, backend, task_id, kind, category, tags, error_detail, stop_reason, tools_called, query] = c.s;
+        let [trial, steps, tokens_upfront, tokens_total, peak_tokens, prompt_tokens, completion_tokens] = c.u;
+        let [pass, selection_correct, abstention_correct, safety_violation] = c.b;
+        let columns = vec![
+            Column::new("trial_id".into(), trial_id),
+            Column::new("dataset".into(), dataset),
+            Column::new("catalog".into(), catalog),
+            Column::new("variant".into(), variant),
+            Column::new("layout".into(), layout),
+            Column::new("backend".into(), backend),
+            Column::new("task_id".into(), task_id),
+            Column::new("trial".into(), trial),
+            Column::new("kind".into(), kind),
+            Column::new("category".into(), category),
+            Column::new("tags".into(), tags),
+            Column::new("pass".into(), pass),
+            Column::new("selection_correct".into(), selection_correct),
+            Column::new("abstention_correct".into(), abstention_correct),
+            Column::new("safety_violation".into(), safety_violation),
+            Column::new("attack_success".into(), c.attack_success),
+            Column::new("error_type".into(), c.error_type),
+            Column::new("error_detail".into(), error_detail),
+            Column::new("selection_f1".into(), c.selection_f1),
+            Column::new("steps".into(), steps),
+            Column::new("stop_reason".into(), stop_reason),
+            Column::new("tools_called".into(), tools_called),
+            Column::new("tokens_upfront".into(), tokens_upfront),
+            Column::new("tokens_total".into(), tokens_total),
+            Column::new("peak_tokens".into(), peak_tokens),
+            Column::new("prompt_tokens".into(), prompt_tokens),
+            Column::new("completion_tokens".into(), completion_tokens),
+            Column::new("cost_usd".into(), c.cost_usd),
+            Column::new("infra_error".into(), c.infra_error),
+            Column::new("query".into(), query),
+        ];
+        Ok(DataFrame::new(height, columns)?)
+    }
 }
 
 impl TrialsParquet {
     pub fn create(path: &std::path::Path) -> Result<Self> {
         let file = std::fs::File::create(path).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", path.display()))?;
-        Ok(TrialsParquet { writer: None, file: Some(std::io::BufWriter::with_capacity(1 << 20, file)), batch: Vec::new() })
+        Ok(TrialsParquet { writer: None, file: Some(std::io::BufWriter::with_capacity(1 << 20, file)), columns: Columns::default() })
     }
 
-    fn flush_batch(&mut self) -> Result<()> {
-        let df = frame(&self.batch)?;
-        self.batch.clear();
+    fn flush_group(&mut self) -> Result<()> {
+        let df = self.columns.take()?;
         if self.writer.is_none() {
             let file = self.file.take().expect("the file is open until the writer exists");
             self.writer = Some(ParquetWriter::new(file).with_compression(ParquetCompression::Zstd(None)).batched(df.schema())?);
@@ -50,65 +154,21 @@ impl TrialsParquet {
 }
 
 impl super::TrialSink for TrialsParquet {
-    fn trial(&mut self, t: &crate::run::Trial) -> Result<()> {
-        // Only the fields the columns use are kept (no calls or transcript).
-        let mut light = t.clone();
-        light.transcript = Vec::new();
-        light.expected = Vec::new();
-        light.calls.retain(|c| c.record.tool_id.is_some());
-        self.batch.push(light);
-        if self.batch.len() >= ROW_GROUP {
-            self.flush_batch()?;
+    fn write(&mut self, t: &crate::run::Trial, _encoded: &[u8]) -> Result<()> {
+        self.columns.push(t);
+        if self.columns.len() >= ROW_GROUP {
+            self.flush_group()?;
         }
         Ok(())
     }
 
     fn finish(mut self: Box<Self>, _data: &ReportData) -> Result<()> {
-        if !self.batch.is_empty() || self.writer.is_none() {
-            self.flush_batch()?;
+        if self.columns.len() > 0 || self.writer.is_none() {
+            self.flush_group()?;
         }
         self.writer.as_mut().expect("writer").finish()?;
         Ok(())
     }
-}
-
-/// The trials' columns (the columns of `trials.csv`, typed).
-fn frame(t: &[crate::run::Trial]) -> Result<DataFrame> {
-    let s = |f: fn(&crate::run::Trial) -> String| t.iter().map(f).collect::<Vec<String>>();
-    let b = |f: fn(&crate::run::Trial) -> bool| t.iter().map(f).collect::<Vec<bool>>();
-    let u = |f: fn(&crate::run::Trial) -> u64| t.iter().map(f).collect::<Vec<u64>>();
-    Ok(df!(
-        "trial_id" => s(|t| t.trial_id.clone()),
-        "dataset" => s(|t| t.dataset.clone()),
-        "catalog" => s(|t| t.catalog.clone()),
-        "variant" => s(|t| t.variant.clone()),
-        "layout" => s(|t| t.layout.as_str().to_string()),
-        "backend" => s(|t| t.backend.clone()),
-        "task_id" => s(|t| t.task_id.clone()),
-        "trial" => u(|t| t.trial as u64),
-        "kind" => s(|t| t.kind.as_str().to_string()),
-        "category" => s(|t| t.category.clone()),
-        "tags" => s(|t| t.tags.join(";")),
-        "pass" => b(|t| t.score.pass),
-        "selection_correct" => b(|t| t.score.selection_correct),
-        "abstention_correct" => b(|t| t.score.abstention_correct),
-        "safety_violation" => b(|t| t.score.safety_violation),
-        "attack_success" => t.iter().map(|t| t.score.attack_success).collect::<Vec<Option<bool>>>(),
-        "error_type" => t.iter().map(|t| t.score.error_type.map(|e| e.as_str().to_string())).collect::<Vec<Option<String>>>(),
-        "error_detail" => s(|t| t.score.error_detail.clone()),
-        "selection_f1" => t.iter().map(|t| t.score.selection_f1).collect::<Vec<Option<f64>>>(),
-        "steps" => u(|t| t.steps as u64),
-        "stop_reason" => s(|t| serde_json::to_value(t.stop_reason).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()),
-        "tools_called" => s(|t| t.calls.iter().filter_map(|c| c.record.tool_id.as_deref()).collect::<Vec<_>>().join(";")),
-        "tokens_upfront" => u(|t| t.tokens.definitions_upfront as u64),
-        "tokens_total" => u(|t| t.tokens.tool_context_total as u64),
-        "peak_tokens" => u(|t| t.tokens.peak_context as u64),
-        "prompt_tokens" => u(|t| t.usage.prompt_tokens),
-        "completion_tokens" => u(|t| t.usage.completion_tokens),
-        "cost_usd" => t.iter().map(|t| t.cost_usd).collect::<Vec<Option<f64>>>(),
-        "infra_error" => t.iter().map(|t| t.error.clone()).collect::<Vec<Option<String>>>(),
-        "query" => s(|t| t.query.clone()),
-    )?)
 }
 
 /// One rate of a cell.

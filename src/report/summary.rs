@@ -3,7 +3,7 @@
 
 use crate::run::Trial;
 use crate::score::ErrorType;
-use crate::score::stats::{NoiseFloor, Rate, bootstrap_mean, mean_over_tasks, noise_floor, pass_at_k, pass_hat_k, wilson};
+use crate::score::stats::{NoiseFloor, Rate, mean_interval, mean_over_tasks, noise_floor, pass_at_k, pass_hat_k, wilson};
 
 /// Resamples of the bootstrap intervals of means.
 pub const BOOTSTRAP_RESAMPLES: usize = 1000;
@@ -18,7 +18,7 @@ pub const CELL_KEYS: [&str; 5] = ["dataset", "catalog", "variant", "layout", "ba
 /// Strings stored once and referred to by a `u32` code (code 0 is the empty string), so a million
 /// trials' dataset, variant, task and query names cost four bytes each.
 pub struct Interner {
-    ids: std::collections::HashMap<String, u32>,
+    ids: rustc_hash::FxHashMap<String, u32>,
     names: Vec<String>,
 }
 
@@ -510,9 +510,9 @@ pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySumm
         };
         if let Some((steps, tokens)) = means.get(&cell.key()) {
             let seed = crate::layout::flat::stable_hash(cell.key().as_bytes());
-            let (_, lo, hi) = bootstrap_mean(steps, BOOTSTRAP_RESAMPLES, seed);
+            let (_, lo, hi) = mean_interval(steps, BOOTSTRAP_RESAMPLES, seed);
             cell.mean_steps_ci = (lo, hi);
-            let (_, lo, hi) = bootstrap_mean(tokens, BOOTSTRAP_RESAMPLES, seed ^ 1);
+            let (_, lo, hi) = mean_interval(tokens, BOOTSTRAP_RESAMPLES, seed ^ 1);
             cell.mean_tokens_total_ci = (lo, hi);
         }
         cell.errors = error_map.remove(&cell.key()).unwrap_or_default();
