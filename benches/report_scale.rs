@@ -6,6 +6,10 @@
 //! `cargo bench --bench report_scale -- <template run dir> <work dir> [N]`
 
 use std::io::{BufRead, Write};
+
+// The allocator the toolpick binary uses (src/main.rs), so the figure is the binary's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::time::Instant;
 
 fn vm_hwm_kib() -> u64 {

@@ -86,6 +86,25 @@ fn report_rescores_from_trials_alone() {
     let o = toolpick(&["report", dir.to_str().unwrap()], tmp.path());
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(std::fs::read(dir.join("summary.csv")).unwrap(), before);
+
+    // A damaged record: the error names file and line, exits 2, and every report stays as it was.
+    let reports: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap() != "trials.jsonl")
+        .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap()))
+        .collect();
+    let mut lines: Vec<String> = std::fs::read_to_string(dir.join("trials.jsonl")).unwrap().lines().map(String::from).collect();
+    lines[4] = lines[4].replacen("\"steps\":", "\"steps\":\"many\",\"x\":", 1);
+    std::fs::write(dir.join("trials.jsonl"), lines.join("\n") + "\n").unwrap();
+    let o = toolpick(&["report", dir.to_str().unwrap()], tmp.path());
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("trials.jsonl:5"), "{}", stderr(&o));
+    for (name, bytes) in &reports {
+        assert!(std::fs::read(dir.join(name)).unwrap() == *bytes, "{name} changed");
+    }
+    let names: Vec<String> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(names.len(), reports.len() + 1, "no temporary file is left: {names:?}");
 }
 
 #[test]

@@ -87,40 +87,8 @@ impl TrialsCsv {
 }
 
 impl super::TrialSink for TrialsCsv {
-    fn encode(&self, t: &crate::run::Trial) -> Result<Vec<u8>> {
-        let mut w = ::csv::WriterBuilder::new().buffer_capacity(512).from_writer(Vec::with_capacity(512));
-        let called: Vec<&str> = t.calls.iter().filter_map(|c| c.record.tool_id.as_deref()).collect();
-        w.write_record([
-            t.trial_id.as_str(),
-            &t.dataset,
-            &t.catalog,
-            &t.variant,
-            t.layout.as_str(),
-            &t.backend,
-            &t.task_id,
-            &t.trial.to_string(),
-            t.kind.as_str(),
-            &t.category,
-            &t.tags.join(";"),
-            &t.score.pass.to_string(),
-            &t.score.selection_correct.to_string(),
-            &t.score.abstention_correct.to_string(),
-            &t.score.safety_violation.to_string(),
-            &t.score.attack_success.map(|b| b.to_string()).unwrap_or_default(),
-            t.score.error_type.map(|e| e.as_str()).unwrap_or(""),
-            &t.score.error_detail,
-            &t.steps.to_string(),
-            serde_json::to_value(t.stop_reason)?.as_str().unwrap_or_default(),
-            &called.join(";"),
-            &t.tokens.definitions_upfront.to_string(),
-            &t.tokens.tool_context_total.to_string(),
-            &t.usage.prompt_tokens.to_string(),
-            &t.usage.completion_tokens.to_string(),
-            &t.cost_usd.map(num).unwrap_or_default(),
-            t.error.as_deref().unwrap_or(""),
-            &t.query,
-        ])?;
-        w.into_inner().map_err(|e| anyhow::anyhow!("cannot encode a CSV row: {}", e.error()))
+    fn encoder(&self) -> super::Encoder {
+        encode_row
     }
 
     fn write(&mut self, _t: &crate::run::Trial, encoded: &[u8]) -> Result<()> {
@@ -134,4 +102,41 @@ impl super::TrialSink for TrialsCsv {
         self.w.flush()?;
         Ok(())
     }
+}
+
+/// One `trials.csv` row.
+fn encode_row(t: &crate::run::Trial) -> Result<Vec<u8>> {
+    let mut w = ::csv::WriterBuilder::new().buffer_capacity(512).from_writer(Vec::with_capacity(512));
+    let called: Vec<&str> = t.calls.iter().filter_map(|c| c.record.tool_id.as_deref()).collect();
+    w.write_record([
+        t.trial_id.as_str(),
+        &t.dataset,
+        &t.catalog,
+        &t.variant,
+        t.layout.as_str(),
+        &t.backend,
+        &t.task_id,
+        &t.trial.to_string(),
+        t.kind.as_str(),
+        &t.category,
+        &t.tags.join(";"),
+        &t.score.pass.to_string(),
+        &t.score.selection_correct.to_string(),
+        &t.score.abstention_correct.to_string(),
+        &t.score.safety_violation.to_string(),
+        &t.score.attack_success.map(|b| b.to_string()).unwrap_or_default(),
+        t.score.error_type.map(|e| e.as_str()).unwrap_or(""),
+        &t.score.error_detail,
+        &t.steps.to_string(),
+        serde_json::to_value(t.stop_reason)?.as_str().unwrap_or_default(),
+        &called.join(";"),
+        &t.tokens.definitions_upfront.to_string(),
+        &t.tokens.tool_context_total.to_string(),
+        &t.usage.prompt_tokens.to_string(),
+        &t.usage.completion_tokens.to_string(),
+        &t.cost_usd.map(num).unwrap_or_default(),
+        t.error.as_deref().unwrap_or(""),
+        &t.query,
+    ])?;
+    w.into_inner().map_err(|e| anyhow::anyhow!("cannot encode a CSV row: {}", e.error()))
 }

@@ -71,26 +71,10 @@ impl Drop for JunitXml {
 }
 
 impl super::TrialSink for JunitXml {
-    fn encode(&self, t: &crate::run::Trial) -> anyhow::Result<Vec<u8>> {
-        let name = format!("{}/{}/{}/{}", t.dataset, t.variant, t.layout.as_str(), t.backend);
-        let mut s = String::new();
-        let case = format!("{}#{}", t.task_id, t.trial);
-        write!(s, "    <testcase classname=\"{}\" name=\"{}\"", xml_escape(&name), xml_escape(&case))?;
-        if t.is_error() {
-            writeln!(s, ">\n      <error type=\"infrastructure\" message=\"{}\"/>\n    </testcase>", xml_escape(t.error.as_deref().unwrap_or_default()))?;
-        } else if !t.score.pass {
-            let kind = t.score.error_type.map(|e| e.as_str()).unwrap_or("failed");
-            writeln!(
-                s,
-                ">\n      <failure type=\"{kind}\" message=\"{}\">{}</failure>\n    </testcase>",
-                xml_escape(&format!("{kind}: {}", t.score.error_detail)),
-                xml_escape(&t.query)
-            )?;
-        } else {
-            writeln!(s, "/>")?;
-        }
-        Ok(s.into_bytes())
+    fn encoder(&self) -> super::Encoder {
+        encode_case
     }
+
 
     fn write(&mut self, t: &crate::run::Trial, encoded: &[u8]) -> anyhow::Result<()> {
         let name = format!("{}/{}/{}/{}", t.dataset, t.variant, t.layout.as_str(), t.backend);
@@ -125,6 +109,28 @@ impl super::TrialSink for JunitXml {
         w.flush()?;
         Ok(())
     }
+}
+
+/// One `<testcase>` element.
+fn encode_case(t: &crate::run::Trial) -> anyhow::Result<Vec<u8>> {
+    let name = format!("{}/{}/{}/{}", t.dataset, t.variant, t.layout.as_str(), t.backend);
+    let mut s = String::new();
+    let case = format!("{}#{}", t.task_id, t.trial);
+    write!(s, "    <testcase classname=\"{}\" name=\"{}\"", xml_escape(&name), xml_escape(&case))?;
+    if t.is_error() {
+        writeln!(s, ">\n      <error type=\"infrastructure\" message=\"{}\"/>\n    </testcase>", xml_escape(t.error.as_deref().unwrap_or_default()))?;
+    } else if !t.score.pass {
+        let kind = t.score.error_type.map(|e| e.as_str()).unwrap_or("failed");
+        writeln!(
+            s,
+            ">\n      <failure type=\"{kind}\" message=\"{}\">{}</failure>\n    </testcase>",
+            xml_escape(&format!("{kind}: {}", t.score.error_detail)),
+            xml_escape(&t.query)
+        )?;
+    } else {
+        writeln!(s, "/>")?;
+    }
+    Ok(s.into_bytes())
 }
 
 #[cfg(test)]

@@ -67,12 +67,15 @@ pub trait Exporter {
     fn render(&self, data: &ReportData) -> Result<Vec<u8>>;
 }
 
+/// Encodes one trial's entry of a format; a plain function, so it runs in parallel, in any order.
+pub type Encoder = fn(&Trial) -> Result<Vec<u8>>;
+
 /// One output format with an entry per trial, written to its temporary file as the trials stream past.
-pub trait TrialSink: Send + Sync {
-    /// Encode one trial's entry. Called in parallel and in any order, so formatting is spread over the
-    /// cores; the default encodes nothing.
-    fn encode(&self, _t: &Trial) -> Result<Vec<u8>> {
-        Ok(Vec::new())
+pub trait TrialSink: Send {
+    /// How to encode a trial's entry (formatting is spread over the cores); the default encodes
+    /// nothing and leaves the work to [`TrialSink::write`].
+    fn encoder(&self) -> Encoder {
+        |_| Ok(Vec::new())
     }
     /// Take each trial with its encoding, in file order.
     fn write(&mut self, t: &Trial, encoded: &[u8]) -> Result<()>;
@@ -118,76 +121,119 @@ fn sinks(dir: &Path) -> Result<Sinks> {
 /// Trial lines parsed per parallel batch.
 const BATCH: usize = 4096;
 
-/// Stream a run's trials once: parse and re-score (in parallel, without transcripts), encode each
-/// sink's entries (in parallel), write them in order, keep compact rows and the drill-down sample.
+/// A batch of `(line number, line)` read from the trial file.
+type Lines = Vec<(usize, Vec<u8>)>;
+
+/// What the writer stage keeps: the rows, and the drill-down sample candidates — the
+/// [`DRILLDOWN_MAX`] smallest `(hash of trial id, position)` with their lines.
+struct Kept {
+    rows: summary::ScoreRows,
+    heap: BinaryHeap<(u64, usize)>,
+    lines: rustc_hash::FxHashMap<usize, Vec<u8>>,
+}
+
+/// Stream a run's trials once, in three overlapping stages: a reader thread cuts the file into batches
+/// of lines; the calling thread parses and re-scores each batch (in parallel, without transcripts) and
+/// encodes each sink's entries; a writer thread takes the batches in file order, keeps the compact rows
+/// and the drill-down sample, and feeds the sinks. Returns the rows and the sample (in file order).
 fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>]) -> Result<(summary::ScoreRows, Vec<Trial>)> {
     use rayon::prelude::*;
+    use std::sync::mpsc::sync_channel;
     let file = std::fs::File::open(trials_path).map_err(|e| crate::error::InputError::new(trials_path, format!("cannot open trial file: {e}")))?;
-    let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
-    let mut rows = summary::ScoreRows::default();
-    // Drill-down sample: the DRILLDOWN_MAX smallest (hash of trial id, position), with their lines.
-    let mut heap: BinaryHeap<(u64, usize)> = BinaryHeap::new();
-    let mut kept: rustc_hash::FxHashMap<usize, String> = Default::default();
-    let mut line_no = 0usize;
-    let mut seq = 0usize;
-    loop {
-        let mut batch: Vec<(usize, String)> = Vec::with_capacity(BATCH);
-        while batch.len() < BATCH {
-            let mut line = String::new();
-            let n = reader.read_line(&mut line).with_context(|| format!("{}:{}: cannot read", trials_path.display(), line_no + 1))?;
-            if n == 0 {
-                break;
+    let encoders: Vec<Encoder> = sinks.iter().map(|s| s.encoder()).collect();
+    let kept = std::thread::scope(|scope| -> Result<Kept> {
+        let (lines_tx, lines_rx) = sync_channel::<Lines>(2);
+        let reader = scope.spawn(move || -> Result<()> {
+            let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+            let mut line_no = 0usize;
+            loop {
+                let mut batch: Lines = Vec::with_capacity(BATCH);
+                while batch.len() < BATCH {
+                    let mut line = Vec::new();
+                    if reader.read_until(b'\n', &mut line).with_context(|| format!("{}:{}: cannot read", trials_path.display(), line_no + 1))? == 0 {
+                        break;
+                    }
+                    line_no += 1;
+                    if line.iter().any(|b| !b.is_ascii_whitespace()) {
+                        batch.push((line_no, line));
+                    }
+                }
+                if batch.is_empty() || lines_tx.send(batch).is_err() {
+                    return Ok(());
+                }
             }
-            line_no += 1;
-            if !line.trim().is_empty() {
-                batch.push((line_no, line));
+        });
+        let (parsed_tx, parsed_rx) = sync_channel::<(Lines, Vec<(Trial, Vec<Vec<u8>>)>)>(2);
+        let writer = scope.spawn(move || -> Result<Kept> {
+            let mut kept = Kept { rows: summary::ScoreRows::default(), heap: BinaryHeap::new(), lines: Default::default() };
+            let mut seq = 0usize;
+            for (batch, parsed) in parsed_rx {
+                for ((_, line), (t, encoded)) in batch.into_iter().zip(parsed) {
+                    kept.rows.push(&t);
+                    for (sink, bytes) in sinks.iter_mut().zip(&encoded) {
+                        sink.write(&t, bytes)?;
+                    }
+                    let h = crate::layout::flat::stable_hash(t.trial_id.as_bytes());
+                    if kept.heap.len() < DRILLDOWN_MAX {
+                        kept.heap.push((h, seq));
+                        kept.lines.insert(seq, line);
+                    } else if let Some(&(top, top_seq)) = kept.heap.peek()
+                        && (h, seq) < (top, top_seq)
+                    {
+                        kept.heap.pop();
+                        kept.lines.remove(&top_seq);
+                        kept.heap.push((h, seq));
+                        kept.lines.insert(seq, line);
+                    }
+                    seq += 1;
+                }
+            }
+            Ok(kept)
+        });
+        let mut failed = None;
+        for batch in lines_rx.iter() {
+            let parsed = batch
+                .par_iter()
+                .map(|(no, line)| {
+                    let mut t: Trial = crate::run::trial::without_transcripts(|| serde_json::from_slice(line))
+                        .map_err(|e| crate::error::InputError::new(trials_path, format!("not a trial record: {e}")).at_line(*no))?;
+                    t.rescore();
+                    let encoded = encoders.iter().map(|e| e(&t)).collect::<Result<Vec<_>>>()?;
+                    Ok((t, encoded))
+                })
+                .collect::<Result<Vec<_>>>();
+            match parsed {
+                Ok(p) => {
+                    if parsed_tx.send((batch, p)).is_err() {
+                        break; // the writer stopped on an error; it reports it
+                    }
+                }
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
             }
         }
-        if batch.is_empty() {
-            break;
+        drop(lines_rx);
+        drop(parsed_tx);
+        let kept = writer.join().map_err(|_| anyhow::anyhow!("the report writer panicked"))?;
+        reader.join().map_err(|_| anyhow::anyhow!("the trial reader panicked"))??;
+        match failed {
+            Some(e) => Err(e),
+            None => kept,
         }
-        let shared: &[Box<dyn TrialSink>] = sinks;
-        let parsed: Vec<(Trial, Vec<Vec<u8>>)> = batch
-            .par_iter()
-            .map(|(no, line)| {
-                let mut t: Trial = crate::run::trial::without_transcripts(|| serde_json::from_str(line))
-                    .map_err(|e| crate::error::InputError::new(trials_path, format!("not a trial record: {e}")).at_line(*no))?;
-                t.rescore();
-                let encoded = shared.iter().map(|s| s.encode(&t)).collect::<Result<Vec<_>>>()?;
-                Ok((t, encoded))
-            })
-            .collect::<Result<_>>()?;
-        for ((_, line), (t, encoded)) in batch.into_iter().zip(parsed) {
-            rows.push(&t);
-            for (sink, bytes) in sinks.iter_mut().zip(&encoded) {
-                sink.write(&t, bytes)?;
-            }
-            let h = crate::layout::flat::stable_hash(t.trial_id.as_bytes());
-            if heap.len() < DRILLDOWN_MAX {
-                heap.push((h, seq));
-                kept.insert(seq, line);
-            } else if let Some(&(top, top_seq)) = heap.peek()
-                && (h, seq) < (top, top_seq)
-            {
-                heap.pop();
-                kept.remove(&top_seq);
-                heap.push((h, seq));
-                kept.insert(seq, line);
-            }
-            seq += 1;
-        }
-    }
-    let mut order: Vec<usize> = kept.keys().copied().collect();
+    })?;
+    let mut order: Vec<usize> = kept.lines.keys().copied().collect();
     order.sort_unstable();
     let sample = order
         .into_iter()
         .map(|i| {
-            let mut t: Trial = serde_json::from_str(&kept[&i]).with_context(|| format!("{}: cannot re-read a trial", trials_path.display()))?;
+            let mut t: Trial = serde_json::from_slice(&kept.lines[&i]).with_context(|| format!("{}: cannot re-read a trial", trials_path.display()))?;
             t.rescore();
             Ok(t)
         })
         .collect::<Result<Vec<Trial>>>()?;
-    Ok((rows, sample))
+    Ok((kept.rows, sample))
 }
 
 /// Score a run directory, feeding every trial to the sinks on the way.
