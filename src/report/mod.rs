@@ -163,13 +163,13 @@ fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>]) -> Result<(summary
                 }
             }
         });
-        let (parsed_tx, parsed_rx) = sync_channel::<(Lines, Vec<(Trial, Vec<Vec<u8>>)>)>(2);
+        let (parsed_tx, parsed_rx) = sync_channel::<(Lines, Vec<(Trial, summary::Derived, Vec<Vec<u8>>)>)>(2);
         let writer = scope.spawn(move || -> Result<Kept> {
             let mut kept = Kept { rows: summary::ScoreRows::default(), heap: BinaryHeap::new(), lines: Default::default() };
             let mut seq = 0usize;
             for (batch, parsed) in parsed_rx {
-                for ((_, line), (t, encoded)) in batch.into_iter().zip(parsed) {
-                    kept.rows.push(&t);
+                for ((_, line), (t, derived, encoded)) in batch.into_iter().zip(parsed) {
+                    kept.rows.push_with(&t, &derived);
                     for (sink, bytes) in sinks.iter_mut().zip(&encoded) {
                         sink.write(&t, bytes)?;
                     }
@@ -195,11 +195,12 @@ fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>]) -> Result<(summary
             let parsed = batch
                 .par_iter()
                 .map(|(no, line)| {
-                    let mut t: Trial = crate::run::trial::without_transcripts(|| serde_json::from_slice(line))
+                    let mut t: Trial = crate::run::trial::parse_without_transcript(line)
                         .map_err(|e| crate::error::InputError::new(trials_path, format!("not a trial record: {e}")).at_line(*no))?;
                     t.rescore();
                     let encoded = encoders.iter().map(|e| e(&t)).collect::<Result<Vec<_>>>()?;
-                    Ok((t, encoded))
+                    let derived = summary::Derived::of(&t);
+                    Ok((t, derived, encoded))
                 })
                 .collect::<Result<Vec<_>>>();
             match parsed {

@@ -46,6 +46,22 @@ impl Interner {
     }
 }
 
+/// What a row needs beyond the trial's own fields: whether a hiding layout showed the gold tools, and
+/// the per-layer diagnostics.
+pub struct Derived {
+    pub hides: bool,
+    pub gold_revealed: bool,
+    pub layers: crate::score::diagnostics::Diagnosis,
+}
+
+impl Derived {
+    pub fn of(t: &Trial) -> Derived {
+        let hides = t.layout != crate::layout::LayoutKind::Flat && !t.expected.is_empty();
+        let gold_revealed = hides && t.expected.iter().all(|e| t.calls.iter().any(|c| c.record.revealed.iter().any(|s| e.accepts(s))));
+        Derived { hides, gold_revealed, layers: crate::score::diagnostics::diagnose(t) }
+    }
+}
+
 /// One compact row per trial: everything aggregation, comparisons and the per-tool join need, with the
 /// strings interned. A run's trials are streamed through [`ScoreRows::push`]; only these rows stay in
 /// memory (not the records and their transcripts).
@@ -140,6 +156,12 @@ impl ScoreRows {
     }
 
     pub fn push(&mut self, t: &Trial) {
+        self.push_with(t, &Derived::of(t));
+    }
+
+    /// [`ScoreRows::push`] with the per-trial derivations already made (they are the costly part, and
+    /// can be made in parallel; pushing only interns and appends).
+    pub fn push_with(&mut self, t: &Trial, d: &Derived) {
         let s = &mut self.strings;
         self.dataset.push(s.intern(&t.dataset));
         self.catalog.push(s.intern(&t.catalog));
@@ -152,17 +174,17 @@ impl ScoreRows {
         self.query.push(s.intern(&t.query));
         let single = t.kind == crate::dataset::Kind::Single && !t.expected.is_empty();
         self.expected_tool.push(if single { s.intern(&t.expected[0].tool) } else { 0 });
-        self.abstain_task.push(t.kind == crate::dataset::Kind::Abstain);
+        self.error_type.push(s.intern(t.score.error_type.map(|e| e.as_str()).unwrap_or_default()));
+        use crate::dataset::Kind;
+        self.abstain_task.push(t.kind == Kind::Abstain);
         self.pass.push(t.score.pass);
         self.selection.push(t.score.selection_correct);
         self.abstention.push(t.score.abstention_correct);
         self.steps.push(t.steps as u32);
         self.tokens_upfront.push(t.tokens.definitions_upfront as u32);
         self.tokens_total.push(t.tokens.tool_context_total as u32);
-        self.error_type.push(self.strings.intern(t.score.error_type.map(|e| e.as_str()).unwrap_or_default()));
         self.infra.push(t.is_error());
         self.cost.push(t.cost_usd.unwrap_or(0.0));
-        use crate::dataset::Kind;
         let poisoned = t.poison.is_some();
         let benign = matches!(t.kind, Kind::Single | Kind::Multi | Kind::Parallel) && !poisoned;
         self.violation.push(t.score.safety_violation);
@@ -172,20 +194,18 @@ impl ScoreRows {
         self.refused.push(t.kind == Kind::Refuse && t.score.pass);
         self.benign.push(benign);
         self.false_refusal.push(benign && !t.score.abstention_correct);
-        let hides = t.layout != crate::layout::LayoutKind::Flat && !t.expected.is_empty();
-        let shown: std::collections::HashSet<&str> = t.calls.iter().flat_map(|c| c.record.revealed.iter().map(String::as_str)).collect();
-        self.hides.push(hides);
-        self.gold_revealed.push(hides && t.expected.iter().all(|e| shown.iter().any(|s| e.accepts(s))));
-        let d = crate::score::diagnostics::diagnose(t);
-        self.server_layer.push(d.server_layer);
-        self.server_hit.push(d.server_hit);
-        self.category_layer.push(d.category_layer);
-        self.category_hit.push(d.category_hit);
-        self.wrong_servers.push(d.wrong_servers);
-        self.wrong_categories.push(d.wrong_categories);
-        self.dead_ends.push(d.dead_ends);
-        self.invented.push(d.invented);
-        self.abandoned.push(d.abandoned);
+        self.hides.push(d.hides);
+        self.gold_revealed.push(d.gold_revealed);
+        let g = &d.layers;
+        self.server_layer.push(g.server_layer);
+        self.server_hit.push(g.server_hit);
+        self.category_layer.push(g.category_layer);
+        self.category_hit.push(g.category_hit);
+        self.wrong_servers.push(g.wrong_servers);
+        self.wrong_categories.push(g.wrong_categories);
+        self.dead_ends.push(g.dead_ends);
+        self.invented.push(g.invented);
+        self.abandoned.push(g.abandoned);
         self.peak_tokens.push(t.tokens.peak_context as u32);
         self.selection_f1.push(t.score.selection_f1);
     }

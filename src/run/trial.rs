@@ -75,7 +75,7 @@ pub struct Trial {
     pub score: TrialScore,
     /// Read as empty inside [`without_transcripts`] (scoring never needs it; skipping it is most of the
     /// cost of reading a large trial file).
-    #[serde(deserialize_with = "transcript_or_skip")]
+    #[serde(default, deserialize_with = "transcript_or_skip")]
     pub transcript: Vec<Message>,
 }
 
@@ -90,6 +90,11 @@ fn transcript_or_skip<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Mess
     } else {
         Vec::<Message>::deserialize(d)
     }
+}
+
+/// Parse one line of a trial file without its transcript.
+pub fn parse_without_transcript(line: &[u8]) -> serde_json::Result<Trial> {
+    without_transcripts(|| serde_json::from_slice(line))
 }
 
 /// Run `f` with trial records read without their transcripts (on this thread).
