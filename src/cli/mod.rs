@@ -3,19 +3,14 @@
 //! Exit codes: 0 success; 1 harness error (I/O, a bug); 2 invalid input or configuration; 100 a gate
 //! failed.
 
-mod gates;
 
 use crate::catalog::load_catalog;
 use crate::dataset::{check_against, load_dataset};
 use crate::error::{EXIT_OK, exit_code_for};
-use crate::layout::LayoutKind;
 use crate::report::pct;
-use crate::run::config::{ExperimentFile, ModelSpec, load_experiment};
-use crate::run::{ExecOptions, RunConfig, execute, point_latest, prepare, utc_stamp};
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 /// `println!` that ignores a closed stdout (`toolpick run | head` must not panic on a broken pipe).
 macro_rules! outln {
@@ -24,6 +19,11 @@ macro_rules! outln {
         let _ = writeln!(std::io::stdout(), $($t)*);
     }};
 }
+
+mod gates;
+mod run;
+
+use run::RunArgs;
 
 const AFTER_HELP: &str = "\
 Examples:
@@ -186,162 +186,6 @@ struct InputArgs {
     dataset: Option<PathBuf>,
 }
 
-#[derive(Args)]
-struct RunArgs {
-    /// Experiment file (TOML). Flags given on the command line override its values.
-    #[arg(long)]
-    config: Option<PathBuf>,
-    #[command(flatten)]
-    input: InputArgs,
-    /// Description variants: good, bad (every operator), ablate (one variant per operator), op:<operator>
-    /// (vague_description, drop_guidance, cryptic_names, args_in_name, drop_parameter_descriptions,
-    /// enums_to_strings, drop_patterns, overlong_description, merge_siblings, drop_annotations) or
-    /// file:<dir> (a hand-written variant, e.g. file:registries/workspace-realistic-bad). Default: good,bad.
-    #[arg(long, alias = "variant", value_delimiter = ',')]
-    variants: Option<Vec<String>>,
-    /// Layouts: flat, progressive, progressive-oss, search. Default: flat,progressive.
-    #[arg(long, value_delimiter = ',')]
-    layouts: Option<Vec<String>>,
-    /// Backends: lexical (BM25 baseline), oracle (plays the answer key), random (chance), openai (the
-    /// endpoint given by --base-url/--model). Replaces the config file's models. Default: lexical,oracle.
-    #[arg(long, value_delimiter = ',')]
-    backends: Option<Vec<String>>,
-    /// Trials per task and cell. Default 1.
-    #[arg(long)]
-    trials: Option<usize>,
-    /// Seed for every random choice; same inputs + seed give byte-identical trials and reports. Default 0.
-    #[arg(long)]
-    seed: Option<u64>,
-    /// Maximum assistant turns per episode. Default 8.
-    #[arg(long)]
-    max_steps: Option<usize>,
-    /// Progressive discovery shows full details for servers with at most this many actions.
-    #[arg(long)]
-    discovery_full_max: Option<usize>,
-    /// Progressive discovery lists actions for servers with at most this many actions (else categories only).
-    #[arg(long)]
-    discovery_actions_max: Option<usize>,
-    /// Lexical baseline abstains when the best tool shares fewer distinct terms with the query.
-    #[arg(long)]
-    lexical_min_overlap: Option<usize>,
-    /// Tool-count curve: run every variant at these distractor levels (e.g. 0,10,20,50,100,200,500): each
-    /// task sees its gold tools plus N seeded distractors from its catalog.
-    #[arg(long, value_delimiter = ',')]
-    distractors: Option<Vec<usize>>,
-    /// Output root; the run goes to <out>/<run-id>. Default: reports.
-    #[arg(long)]
-    out: Option<PathBuf>,
-    /// Run id (directory name). Default: <dataset>-<UTC timestamp>. Reuse an id to resume that run.
-    #[arg(long)]
-    run_id: Option<String>,
-    /// Re-run trials that ended in an infrastructure error when resuming.
-    #[arg(long)]
-    retry_errors: bool,
-    /// Do not read or write the response cache.
-    #[arg(long)]
-    no_cache: bool,
-    /// Response cache directory. Default: <out>/.cache.
-    #[arg(long)]
-    cache_dir: Option<PathBuf>,
-    /// No progress output.
-    #[arg(long, short)]
-    quiet: bool,
-    /// Run only shard I of N (a stable round-robin split of the sorted trial ids); put the shards back
-    /// together with `toolpick merge`.
-    #[arg(long, value_name = "I/N")]
-    shard: Option<String>,
-    /// Worker threads (default: all cores).
-    #[arg(long)]
-    jobs: Option<usize>,
-    #[command(flatten)]
-    endpoint: EndpointArgs,
-    /// Baseline run to compare with when done (writes compare.* into the run directory; needed by --max-drop).
-    #[arg(long, value_name = "RUN_DIR")]
-    baseline: Option<PathBuf>,
-    #[command(flatten)]
-    gates: gates::GateArgs,
-    #[command(flatten)]
-    history: gates::HistoryArgs,
-}
-
-/// Overrides for OpenAI-compatible endpoints (apply to every openai model).
-#[derive(Args)]
-struct EndpointArgs {
-    /// Endpoint base URL, e.g. http://127.0.0.1:8080/v1 (else OPENAI_BASE_URL, else OpenAI).
-    #[arg(long)]
-    base_url: Option<String>,
-    /// Model name the endpoint serves.
-    #[arg(long)]
-    model: Option<String>,
-    /// Name of the environment variable holding the API key (default OPENAI_API_KEY).
-    #[arg(long)]
-    api_key_env: Option<String>,
-    #[arg(long)]
-    temperature: Option<f64>,
-    #[arg(long)]
-    top_p: Option<f64>,
-    /// Sampling seed sent to the endpoint.
-    #[arg(long)]
-    model_seed: Option<i64>,
-    #[arg(long)]
-    max_tokens: Option<u32>,
-    /// auto, none or required.
-    #[arg(long)]
-    tool_choice: Option<String>,
-    #[arg(long)]
-    parallel_tool_calls: Option<bool>,
-    /// Also accept tool calls written in the message text (see README).
-    #[arg(long)]
-    parse_text_calls: bool,
-    /// Episodes in flight per endpoint.
-    #[arg(long)]
-    concurrency: Option<usize>,
-    /// Requests per minute per endpoint.
-    #[arg(long)]
-    rpm: Option<f64>,
-    /// Tokens per minute per endpoint.
-    #[arg(long)]
-    tpm: Option<f64>,
-    /// Per-request timeout in seconds.
-    #[arg(long)]
-    request_timeout: Option<f64>,
-    /// Per-episode timeout in seconds.
-    #[arg(long)]
-    episode_timeout: Option<f64>,
-    /// Attempts per request, the first included.
-    #[arg(long)]
-    max_attempts: Option<u32>,
-}
-
-impl EndpointArgs {
-    fn apply(&self, m: &mut ModelSpec) {
-        macro_rules! set {
-            ($($flag:ident => $field:ident),*) => {$( if let Some(v) = &self.$flag { m.$field = Some(v.clone()); } )*};
-        }
-        set!(base_url => base_url, model => model, temperature => temperature, top_p => top_p, model_seed => seed,
-             max_tokens => max_tokens, tool_choice => tool_choice, parallel_tool_calls => parallel_tool_calls,
-             rpm => requests_per_minute, tpm => tokens_per_minute);
-        if let Some(v) = &self.api_key_env {
-            m.api_key_env = v.clone();
-        }
-        if self.parse_text_calls {
-            m.parse_text_calls = true;
-        }
-        if let Some(v) = self.concurrency {
-            m.concurrency = v.max(1);
-        }
-        if let Some(v) = self.request_timeout {
-            m.request_timeout_s = v;
-        }
-        if let Some(v) = self.episode_timeout {
-            m.episode_timeout_s = v;
-        }
-        if let Some(v) = self.max_attempts {
-            m.max_attempts = v.max(1);
-        }
-    }
-}
-
 /// A bundled default path: relative to the working directory, else to the source tree toolpick was
 /// built from (so `toolpick run` works from anywhere in a checkout).
 fn bundled(relative: &str) -> PathBuf {
@@ -383,7 +227,7 @@ fn runtime(threads: Option<usize>) -> Result<tokio::runtime::Runtime> {
 
 fn dispatch(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Run(args) => cmd_run(*args),
+        Command::Run(args) => run::cmd_run(*args),
         Command::Report { run_dir, baseline, gates, history } => {
             gates.precheck(&history, baseline.as_deref())?;
             let data = crate::report::render_run(&run_dir)?;
@@ -530,118 +374,6 @@ fn cmd_validate(args: InputArgs) -> Result<()> {
     }
     let n = errors.len();
     Err(anyhow::Error::new(crate::error::InputErrors(errors)).context(format!("{n} problem(s) found")))
-}
-
-fn cmd_run(args: RunArgs) -> Result<()> {
-    // Check gate flags before spending time on episodes.
-    args.gates.precheck(&args.history, args.baseline.as_deref())?;
-    let file = match &args.config {
-        Some(p) => load_experiment(p)?,
-        None => ExperimentFile::default(),
-    };
-    let strings = |flag: &Option<Vec<String>>, file: &Option<Vec<String>>, default: &[&str]| -> Vec<String> {
-        flag.clone().or_else(|| file.clone()).unwrap_or_else(|| default.iter().map(|s| s.to_string()).collect())
-    };
-    let layouts = strings(&args.layouts, &file.layouts, &["flat", "progressive"])
-        .iter()
-        .map(|l| LayoutKind::parse(l).ok_or_else(|| crate::error::InputError::new("--layouts", format!("unknown layout `{l}`; use flat, progressive, progressive-oss or search"))))
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut models: Vec<ModelSpec> = match (&args.backends, file.models.is_empty()) {
-        (Some(names), _) => names
-            .iter()
-            .map(|n| {
-                if n == "openai" {
-                    let mut m = ModelSpec::baseline("openai");
-                    m.backend = "openai".into();
-                    m
-                } else {
-                    ModelSpec::baseline(n)
-                }
-            })
-            .collect(),
-        (None, false) => file.models.clone(),
-        (None, true) => vec![ModelSpec::baseline("lexical"), ModelSpec::baseline("oracle")],
-    };
-    for m in models.iter_mut().filter(|m| m.is_openai()) {
-        args.endpoint.apply(m);
-        if m.model.is_none() {
-            return Err(crate::error::InputError::new("--model", "the openai backend needs --model (or `model` in the config file)").into());
-        }
-        if m.name.is_empty() || m.name == "openai" {
-            m.name = m.model.clone().unwrap_or_default();
-        }
-    }
-    let trials = args.trials.or(file.trials).unwrap_or(1);
-    let max_steps = args.max_steps.or(file.max_steps).unwrap_or(8);
-    if trials == 0 || max_steps == 0 {
-        return Err(crate::error::InputError::new("--trials/--max-steps", "must be at least 1").into());
-    }
-    let mut discovery = file.discovery.unwrap_or_default();
-    if let Some(v) = args.discovery_full_max {
-        discovery.full_details_max = v;
-    }
-    if let Some(v) = args.discovery_actions_max {
-        discovery.actions_max = v;
-    }
-    let mut lexical = file.lexical.unwrap_or_default();
-    if let Some(v) = args.lexical_min_overlap {
-        lexical.min_overlap = v;
-    }
-    let out = args.out.clone().or(file.out.clone()).unwrap_or_else(|| PathBuf::from("reports"));
-    let cache_dir = if args.no_cache { None } else { Some(args.cache_dir.clone().or(file.cache_dir.clone()).unwrap_or_else(|| out.join(".cache"))) };
-    let config = RunConfig {
-        catalogs: match (&args.input.catalog, &file.catalogs) {
-            (Some(c), _) => vec![c.clone()],
-            (None, Some(c)) => c.clone(),
-            (None, None) => vec![args.input.catalog()],
-        },
-        datasets: match (&args.input.dataset, &file.datasets) {
-            (Some(d), _) => vec![d.clone()],
-            (None, Some(d)) => d.clone(),
-            (None, None) => vec![args.input.dataset()],
-        },
-        variants: strings(&args.variants, &file.variants, &["good", "bad"]),
-        layouts,
-        models,
-        trials,
-        seed: args.seed.or(file.seed).unwrap_or(0),
-        max_steps,
-        discovery,
-        lexical,
-        cache_dir,
-        distractors: args.distractors.clone().or(file.distractors.clone()).unwrap_or_default(),
-    };
-    let shard = args.shard.as_deref().map(crate::run::shard::Shard::parse).transpose().map_err(|m| crate::error::InputError::new("--shard", m))?;
-    let prepared = prepare(config)?;
-    let unix = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-    let run_id = args.run_id.clone().or(file.run_id.clone()).unwrap_or_else(|| format!("{}-{}", prepared.first_dataset(), utc_stamp(unix)));
-    if run_id.is_empty() || run_id.contains(['/', '\\']) || run_id.starts_with('.') {
-        return Err(crate::error::InputError::new("--run-id", format!("`{run_id}` is not a plain directory name")).into());
-    }
-    let meta = serde_json::json!({
-        "toolpick_version": env!("CARGO_PKG_VERSION"),
-        "started_unix": unix,
-        "started_utc": utc_stamp(unix),
-        "run_id": run_id,
-        "tokenizer": "o200k_base",
-    });
-    let started = Instant::now();
-    let dir = out.join(&run_id);
-    let rt = runtime(args.jobs)?;
-    let outcome = rt.block_on(execute(prepared, &dir, meta, ExecOptions { retry_errors: args.retry_errors, quiet: args.quiet, shard }))?;
-    point_latest(&out, &run_id)?;
-    let data = crate::report::load_run(&dir)?;
-    outln!(
-        "{} trials run, {} already done, {} cells, {:.2} s → {}",
-        outcome.executed,
-        outcome.skipped,
-        data.cells.len(),
-        started.elapsed().as_secs_f64(),
-        dir.display()
-    );
-    print_cells(&data.cells);
-    outln!("open {} in a browser for the drill-down", dir.join("report.html").display());
-    gates::conclude(&args.gates, &args.history, &dir, data, args.baseline.as_deref())
 }
 
 fn cmd_compare(a_dir: &Path, b_dir: &Path, out: Option<PathBuf>, args: &gates::GateArgs) -> Result<()> {

@@ -10,7 +10,9 @@
 pub mod cache;
 pub mod config;
 pub mod merge;
+pub mod meta;
 pub mod progress;
+pub mod scenario;
 pub mod shard;
 pub mod store;
 pub mod trial;
@@ -35,6 +37,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+pub use meta::{point_latest, process_cpu_seconds, utc_stamp};
+use scenario::{poisoned, restricted};
+pub use scenario::with_distractors;
 pub use trial::{Tokens, Trial};
 
 /// Everything that defines a run.
@@ -96,78 +101,6 @@ struct Scenario {
     addressing: Addressing,
     tokens_upfront: usize,
     added: Option<(String, bool, bool)>,
-}
-
-/// The variant catalog restricted to a task's candidate set (tools, or merged tools dispatching to
-/// them); empty categories and servers are dropped.
-fn restricted(shown: &Catalog, candidates: &[String]) -> Catalog {
-    let mut servers = shown.servers.clone();
-    for s in &mut servers {
-        for c in &mut s.categories {
-            c.tools.retain(|t| {
-                candidates.contains(&t.id) || t.dispatch.as_ref().is_some_and(|d| d.targets.values().any(|v| candidates.contains(v)))
-            });
-        }
-        s.categories.retain(|c| !c.tools.is_empty());
-    }
-    servers.retain(|s| !s.categories.is_empty());
-    Catalog::new(shown.name.clone(), shown.description.clone(), servers)
-}
-
-/// A task's gold tools (and its own candidates, if any) plus `n` distractors: the other tools ordered by
-/// a seeded hash of (seed, task, tool), so levels are nested and the draw is the same on every run.
-pub fn with_distractors(all: &[String], task: &crate::dataset::Task, n: usize, seed: u64) -> Vec<String> {
-    let mut keep: Vec<String> = task.expected.iter().flat_map(|e| std::iter::once(e.tool.clone()).chain(e.alternatives.iter().cloned())).collect();
-    // A poison needs its target tool, or a tool of the category it adds to, to stay visible.
-    let poison_anchor = task.poison.as_ref().and_then(|p| match (&p.target, &p.add_tool) {
-        (Some(t), _) => Some(t.clone()),
-        (None, Some(a)) => all.iter().find(|id| id.starts_with(&format!("{}/{}/", a.server, a.category))).cloned(),
-        _ => None,
-    });
-    for c in task.candidates.iter().chain(poison_anchor.iter()) {
-        if !keep.contains(c) {
-            keep.push(c.clone());
-        }
-    }
-    let mut pool: Vec<(u64, &String)> =
-        all.iter().filter(|t| !keep.contains(t)).map(|t| (stable_hash(format!("{seed}|{}|{t}", task.id).as_bytes()), t)).collect();
-    pool.sort();
-    // Abstain and refuse tasks have no gold tool: they see n tools (at least one).
-    let n = if keep.is_empty() { n.max(1) } else { n };
-    keep.extend(pool.into_iter().take(n).map(|(_, t)| t.clone()));
-    keep
-}
-
-/// Apply a task's poison to the variant catalog: append text to a tool's description (or to the merged
-/// tool that dispatches to it), or add a tool.
-fn poisoned(shown: &Catalog, poison: &crate::dataset::Poison) -> Result<(Catalog, Option<crate::catalog::Tool>)> {
-    let mut servers = shown.servers.clone();
-    let mut added = None;
-    if let (Some(target), Some(text)) = (&poison.target, &poison.text) {
-        let mut hit = false;
-        for t in servers.iter_mut().flat_map(|s| s.categories.iter_mut()).flat_map(|c| c.tools.iter_mut()) {
-            let dispatches = t.dispatch.as_ref().is_some_and(|d| d.targets.values().any(|v| v == target));
-            if !hit && (t.id == *target || dispatches) {
-                t.description = format!("{} {text}", t.description);
-                hit = true;
-            }
-        }
-        if !hit {
-            return Err(InputError::new("poison.target", format!("tool `{target}` is not shown in this variant")).into());
-        }
-    }
-    if let Some(a) = &poison.add_tool {
-        let tool = crate::catalog::load::parse_tool(&a.server, &a.category, &a.tool).map_err(|e| InputError::new("poison.add_tool", e))?;
-        let category = servers
-            .iter_mut()
-            .filter(|s| s.name == a.server)
-            .flat_map(|s| s.categories.iter_mut())
-            .find(|c| c.name == a.category)
-            .ok_or_else(|| InputError::new("poison.add_tool", format!("no category `{}` in server `{}`", a.category, a.server)))?;
-        category.tools.push(tool.clone());
-        added = Some(tool);
-    }
-    Ok((Catalog::new(shown.name.clone(), shown.description.clone(), servers), added))
 }
 
 /// A validated dataset on a catalog, with its cells built.
@@ -660,17 +593,6 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecO
     })
 }
 
-/// CPU time (user + system, all threads) this process has used, from `/proc/self/stat` (Linux; `None`
-/// elsewhere). The kernel reports it in clock ticks of 1/100 s (`USER_HZ`).
-pub fn process_cpu_seconds() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    // Fields after the command name (which may hold spaces, so split after its closing parenthesis).
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let (utime, stime): (f64, f64) = (fields.get(11)?.parse().ok()?, fields.get(12)?.parse().ok()?);
-    Some((utime + stime) / 100.0)
-}
-
 /// Lint findings of every variant catalog, by written tool id (a merged tool's findings count for every
 /// tool it dispatches to): `{"<dataset>/<variant>": {"<tool id>": {"block": n, "warn": n, "info": n,
 /// "rules": [...]}}}`. The report joins them with each tool's selection accuracy.
@@ -705,57 +627,9 @@ fn lint_variants(p: &Prepared) -> BTreeMap<String, BTreeMap<String, Value>> {
     out
 }
 
-/// `YYYYMMDD-HHMMSS` (UTC) for a unix time.
-pub fn utc_stamp(unix: u64) -> String {
-    let (days, secs) = ((unix / 86_400) as i64, unix % 86_400);
-    // Howard Hinnant's civil-from-days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}{m:02}{d:02}-{:02}{:02}{:02}", secs / 3600, secs % 3600 / 60, secs % 60)
-}
-
-/// Atomically replace `out_root/latest` with a symlink to `run_id` (a copy where symlinks don't exist).
-pub fn point_latest(out_root: &Path, run_id: &str) -> Result<()> {
-    let latest = out_root.join("latest");
-    #[cfg(unix)]
-    {
-        let tmp = out_root.join(format!(".latest-{}", std::process::id()));
-        let _ = std::fs::remove_file(&tmp);
-        std::os::unix::fs::symlink(run_id, &tmp)?;
-        if latest.is_dir() && !latest.is_symlink() {
-            std::fs::remove_dir_all(&latest)?;
-        }
-        std::fs::rename(&tmp, &latest)?;
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = std::fs::remove_dir_all(&latest);
-        std::fs::create_dir_all(&latest)?;
-        for entry in std::fs::read_dir(out_root.join(run_id))? {
-            let entry = entry?;
-            std::fs::copy(entry.path(), latest.join(entry.file_name()))?;
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn utc_stamp_known_dates() {
-        assert_eq!(utc_stamp(0), "19700101-000000");
-        assert_eq!(utc_stamp(951_782_400), "20000229-000000");
-        assert_eq!(utc_stamp(1_795_996_800 + 3_723), "20261130-010203");
-    }
 
     #[test]
     fn episode_seeds_differ_by_every_input() {
