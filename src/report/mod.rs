@@ -25,7 +25,6 @@ use crate::protocol::FunctionDef;
 use crate::run::Trial;
 use anyhow::{Context, Result};
 use std::collections::{BTreeMap, BinaryHeap};
-use std::io::BufRead;
 use std::path::{Path, PathBuf};
 pub use summary::{CategorySummary, CellSummary};
 
@@ -118,11 +117,62 @@ fn sinks(dir: &Path) -> Result<Sinks> {
     Ok((sinks, files.into()))
 }
 
-/// Trial lines parsed per parallel batch.
-const BATCH: usize = 4096;
+/// Bytes of the trial file read per batch (a batch is the whole lines in it).
+const CHUNK: usize = 8 << 20;
 
-/// A batch of `(line number, line)` read from the trial file.
-type Lines = Vec<(usize, Vec<u8>)>;
+/// A batch read from the trial file: a buffer of whole lines and, per non-blank line, its line number
+/// and byte range. Lines are parsed straight from the buffer (no copy per line), and buffers go back to
+/// the reader to be filled again, so a large file is read through a few reused buffers.
+struct Lines {
+    data: Vec<u8>,
+    lines: Vec<(usize, std::ops::Range<usize>)>,
+    /// Number of the last line in the buffer (blank ones included).
+    last_line: usize,
+}
+
+/// Fill `data` with whole lines (the tail of an incomplete last line is moved to `carry`).
+fn read_chunk(file: &mut impl std::io::Read, mut data: Vec<u8>, carry: &mut Vec<u8>, first_line: usize, size: usize) -> std::io::Result<Lines> {
+    data.clear();
+    data.append(carry);
+    loop {
+        let start = data.len();
+        data.resize(start.max(size).max(start + size / 8 + 1), 0);
+        let mut filled = start;
+        while filled < data.len() {
+            match file.read(&mut data[filled..])? {
+                0 => break,
+                n => filled += n,
+            }
+        }
+        let eof = filled < data.len();
+        data.truncate(filled);
+        // Cut after the last newline; keep reading if the chunk holds no whole line yet.
+        match memchr_last(&data) {
+            Some(cut) if !eof => {
+                carry.extend_from_slice(&data[cut + 1..]);
+                data.truncate(cut + 1);
+                break;
+            }
+            None if !eof => continue,
+            _ => break,
+        }
+    }
+    let mut lines = Vec::new();
+    let (mut at, mut no) = (0usize, first_line);
+    while at < data.len() {
+        let end = memchr::memchr(b'\n', &data[at..]).map_or(data.len(), |i| at + i);
+        no += 1;
+        if data[at..end].iter().any(|b| !b.is_ascii_whitespace()) {
+            lines.push((no, at..end));
+        }
+        at = end + 1;
+    }
+    Ok(Lines { data, lines, last_line: no })
+}
+
+fn memchr_last(data: &[u8]) -> Option<usize> {
+    memchr::memrchr(b'\n', data)
+}
 
 /// What the writer stage keeps: the rows, and the drill-down sample candidates — the
 /// [`DRILLDOWN_MAX`] smallest `(hash of trial id, position)` with their lines.
@@ -143,22 +193,17 @@ fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>]) -> Result<(summary
     let encoders: Vec<Encoder> = sinks.iter().map(|s| s.encoder()).collect();
     let kept = std::thread::scope(|scope| -> Result<Kept> {
         let (lines_tx, lines_rx) = sync_channel::<Lines>(2);
+        let (spare_tx, spare_rx) = std::sync::mpsc::channel::<Vec<u8>>();
         let reader = scope.spawn(move || -> Result<()> {
-            let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+            let mut file = file;
+            let mut carry = Vec::new();
             let mut line_no = 0usize;
             loop {
-                let mut batch: Lines = Vec::with_capacity(BATCH);
-                while batch.len() < BATCH {
-                    let mut line = Vec::new();
-                    if reader.read_until(b'\n', &mut line).with_context(|| format!("{}:{}: cannot read", trials_path.display(), line_no + 1))? == 0 {
-                        break;
-                    }
-                    line_no += 1;
-                    if line.iter().any(|b| !b.is_ascii_whitespace()) {
-                        batch.push((line_no, line));
-                    }
-                }
-                if batch.is_empty() || lines_tx.send(batch).is_err() {
+                let buffer = spare_rx.try_recv().unwrap_or_default();
+                let batch = read_chunk(&mut file, buffer, &mut carry, line_no, CHUNK)
+                    .with_context(|| format!("{}:{}: cannot read", trials_path.display(), line_no + 1))?;
+                line_no = batch.last_line;
+                if batch.data.is_empty() || lines_tx.send(batch).is_err() {
                     return Ok(());
                 }
             }
@@ -168,7 +213,8 @@ fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>]) -> Result<(summary
             let mut kept = Kept { rows: summary::ScoreRows::default(), heap: BinaryHeap::new(), lines: Default::default() };
             let mut seq = 0usize;
             for (batch, parsed) in parsed_rx {
-                for ((_, line), (t, derived, encoded)) in batch.into_iter().zip(parsed) {
+                for ((_, range), (t, derived, encoded)) in batch.lines.iter().zip(parsed) {
+                    let line = &batch.data[range.clone()];
                     kept.rows.push_with(&t, &derived);
                     for (sink, bytes) in sinks.iter_mut().zip(&encoded) {
                         sink.write(&t, bytes)?;
@@ -176,26 +222,29 @@ fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>]) -> Result<(summary
                     let h = crate::layout::flat::stable_hash(t.trial_id.as_bytes());
                     if kept.heap.len() < DRILLDOWN_MAX {
                         kept.heap.push((h, seq));
-                        kept.lines.insert(seq, line);
+                        kept.lines.insert(seq, line.to_vec());
                     } else if let Some(&(top, top_seq)) = kept.heap.peek()
                         && (h, seq) < (top, top_seq)
                     {
                         kept.heap.pop();
                         kept.lines.remove(&top_seq);
                         kept.heap.push((h, seq));
-                        kept.lines.insert(seq, line);
+                        kept.lines.insert(seq, line.to_vec());
                     }
                     seq += 1;
                 }
+                // The buffer goes back to the reader (fails harmlessly once the reader is done).
+                let _ = spare_tx.send(batch.data);
             }
             Ok(kept)
         });
         let mut failed = None;
         for batch in lines_rx.iter() {
             let parsed = batch
+                .lines
                 .par_iter()
-                .map(|(no, line)| {
-                    let mut t: Trial = crate::run::trial::parse_without_transcript(line)
+                .map(|(no, range)| {
+                    let mut t: Trial = crate::run::trial::parse_without_transcript(&batch.data[range.clone()])
                         .map_err(|e| crate::error::InputError::new(trials_path, format!("not a trial record: {e}")).at_line(*no))?;
                     t.rescore();
                     let encoded = encoders.iter().map(|e| e(&t)).collect::<Result<Vec<_>>>()?;
@@ -314,4 +363,29 @@ pub fn render_run(dir: &Path) -> Result<ReportData> {
 /// A rate as a percentage with one decimal, or "n/a" when undefined.
 pub fn pct(x: f64) -> String {
     if x.is_nan() { "n/a".into() } else { format!("{:.1}", x * 100.0) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_hold_whole_lines_with_their_numbers() {
+        // Lines shorter and longer than the chunk, a blank line, and no newline at the end.
+        let text = "a\nbb\n\n0123456789abcdefghij\nccc\n   \nlast";
+        let mut file = std::io::Cursor::new(text.as_bytes().to_vec());
+        let (mut carry, mut line_no, mut got) = (Vec::new(), 0, Vec::new());
+        loop {
+            let chunk = read_chunk(&mut file, Vec::new(), &mut carry, line_no, 8).unwrap();
+            if chunk.data.is_empty() {
+                break;
+            }
+            for (no, r) in &chunk.lines {
+                got.push((*no, String::from_utf8(chunk.data[r.clone()].to_vec()).unwrap()));
+            }
+            line_no = chunk.last_line;
+        }
+        let want: Vec<(usize, String)> = [(1, "a"), (2, "bb"), (4, "0123456789abcdefghij"), (5, "ccc"), (7, "last")].iter().map(|(n, l)| (*n, l.to_string())).collect();
+        assert_eq!(got, want);
+    }
 }
