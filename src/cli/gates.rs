@@ -55,6 +55,32 @@ pub struct HistoryArgs {
     pub tags: Vec<String>,
 }
 
+/// What `run`, `report` and `merge` do once the run is scored: compare with a baseline, check the
+/// gates, record the history.
+#[derive(Args, Debug, Clone, Default)]
+pub struct FollowUp {
+    /// Baseline run to compare with (writes compare.* into the run directory; needed by --max-drop).
+    #[arg(long, value_name = "RUN_DIR")]
+    pub baseline: Option<PathBuf>,
+    #[command(flatten)]
+    pub gates: GateArgs,
+    #[command(flatten)]
+    pub history: HistoryArgs,
+}
+
+impl FollowUp {
+    /// Check every flag before any work is done (a bad gate must not cost a run).
+    pub fn precheck(&self) -> Result<()> {
+        self.gates.spec()?;
+        self.gates.match_on()?;
+        self.history.tags()?;
+        if self.gates.max_drop.is_some() && self.baseline.is_none() {
+            return Err(InputError::new("--max-drop", "needs a baseline run to measure the drop against: pass --baseline <run-dir>").into());
+        }
+        Ok(())
+    }
+}
+
 impl HistoryArgs {
     pub fn tags(&self) -> Result<std::collections::BTreeMap<String, String>> {
         self.tags
@@ -117,17 +143,6 @@ impl GateArgs {
         Ok(spec)
     }
 
-    /// Check every flag before any work is done (a bad gate must not cost a run).
-    pub fn precheck(&self, history: &HistoryArgs, baseline: Option<&Path>) -> Result<()> {
-        self.spec()?;
-        self.match_on()?;
-        history.tags()?;
-        if self.max_drop.is_some() && baseline.is_none() {
-            return Err(InputError::new("--max-drop", "needs a baseline run to measure the drop against: pass --baseline <run-dir>").into());
-        }
-        Ok(())
-    }
-
     pub fn match_on(&self) -> Result<MatchOn> {
         match &self.match_on {
             None => Ok(MatchOn::default_fields()),
@@ -155,8 +170,9 @@ pub fn write_comparison(out: &Path, a_dir: &Path, b_dir: &Path, b_cells: &[crate
 
 /// After a run is scored: compare with the baseline (if any), check gates, print them, append the step
 /// summary; a failed gate becomes [`GateFailed`] (exit 100).
-pub fn conclude(args: &GateArgs, history: &HistoryArgs, run_dir: &Path, data: ReportData, baseline: Option<&Path>) -> Result<()> {
-    args.precheck(history, baseline)?;
+pub fn conclude(follow: &FollowUp, run_dir: &Path, data: ReportData) -> Result<()> {
+    follow.precheck()?;
+    let (args, history, baseline) = (&follow.gates, &follow.history, follow.baseline.as_deref());
     let spec = args.spec()?;
     let data = record_history(history, run_dir)?.unwrap_or(data);
     let data = &data;

@@ -53,13 +53,8 @@ enum Command {
     Report {
         /// A run directory, e.g. reports/latest.
         run_dir: PathBuf,
-        /// Baseline run to compare with (writes compare.* into the run directory; needed by --max-drop).
-        #[arg(long, value_name = "RUN_DIR")]
-        baseline: Option<PathBuf>,
         #[command(flatten)]
-        gates: gates::GateArgs,
-        #[command(flatten)]
-        history: gates::HistoryArgs,
+        follow: gates::FollowUp,
     },
     /// Compare a run (B) with a baseline run (A) cell by cell and task by task: differences with paired
     /// intervals and McNemar p-values, flipped tasks linked to each run's drill-down. Writes
@@ -84,13 +79,8 @@ enum Command {
         /// The merged run directory (must not hold a run yet).
         #[arg(long, short)]
         out: PathBuf,
-        /// Baseline run to compare the merged run with (writes compare.*; needed by --max-drop).
-        #[arg(long, value_name = "RUN_DIR")]
-        baseline: Option<PathBuf>,
         #[command(flatten)]
-        gates: gates::GateArgs,
-        #[command(flatten)]
-        history: gates::HistoryArgs,
+        follow: gates::FollowUp,
     },
     /// Check catalogs and datasets; print every problem as file:line: field: message.
     Validate(InputArgs),
@@ -228,21 +218,21 @@ fn runtime(threads: Option<usize>) -> Result<tokio::runtime::Runtime> {
 fn dispatch(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Run(args) => run::cmd_run(*args),
-        Command::Report { run_dir, baseline, gates, history } => {
-            gates.precheck(&history, baseline.as_deref())?;
+        Command::Report { run_dir, follow } => {
+            follow.precheck()?;
             let data = crate::report::render_run(&run_dir)?;
             outln!("re-scored {} trials; reports rewritten in {}", data.trial_count(), run_dir.display());
             print_cells(&data.cells);
-            gates::conclude(&gates, &history, &run_dir, data, baseline.as_deref())
+            gates::conclude(&follow, &run_dir, data)
         }
         Command::Compare { baseline, run, out, gates } => cmd_compare(&baseline, &run, out, &gates),
-        Command::Merge { runs, out, baseline, gates, history } => {
-            gates.precheck(&history, baseline.as_deref())?;
+        Command::Merge { runs, out, follow } => {
+            follow.precheck()?;
             let merged = crate::run::merge::merge(&runs, &out)?;
             outln!("merged {} trials from {} runs into {}", merged.trials, merged.runs, out.display());
             let data = crate::report::load_run(&out)?;
             print_cells(&data.cells);
-            gates::conclude(&gates, &history, &out, data, baseline.as_deref())
+            gates::conclude(&follow, &out, data)
         }
         Command::Validate(args) => cmd_validate(args),
         Command::MockEndpoint(args) => cmd_mock(args),

@@ -78,13 +78,8 @@ pub struct RunArgs {
     jobs: Option<usize>,
     #[command(flatten)]
     endpoint: EndpointArgs,
-    /// Baseline run to compare with when done (writes compare.* into the run directory; needed by --max-drop).
-    #[arg(long, value_name = "RUN_DIR")]
-    baseline: Option<PathBuf>,
     #[command(flatten)]
-    gates: gates::GateArgs,
-    #[command(flatten)]
-    history: gates::HistoryArgs,
+    follow: gates::FollowUp,
 }
 
 /// Overrides for OpenAI-compatible endpoints (apply to every openai model).
@@ -167,7 +162,7 @@ impl EndpointArgs {
 
 pub fn cmd_run(args: RunArgs) -> Result<()> {
     // Check gate flags before spending time on episodes.
-    args.gates.precheck(&args.history, args.baseline.as_deref())?;
+    args.follow.precheck()?;
     let file = match &args.config {
         Some(p) => load_experiment(p)?,
         None => ExperimentFile::default(),
@@ -274,6 +269,6 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
     );
     print_cells(&data.cells);
     outln!("open {} in a browser for the drill-down", dir.join("report.html").display());
-    gates::conclude(&args.gates, &args.history, &dir, data, args.baseline.as_deref())
+    gates::conclude(&args.follow, &dir, data)
 }
 
