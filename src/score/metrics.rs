@@ -180,7 +180,7 @@ fn attempt_error(c: &ScoredCall, expected: &ExpectedCall, declared: &Declared) -
     match c.record.status {
         CallStatus::Invented => Mismatch { error: ErrorType::InventedTool, detail: format!("called unknown `{}`", c.record.name) },
         _ if c.record.tool_id.is_none() => Mismatch { error: ErrorType::MalformedCall, detail: format!("call to `{}` could not be read", c.record.name) },
-        _ if !expected.accepts(tool) => match_call(tool, &args, expected, declared).err().expect("a wrong tool never matches"),
+        _ if !expected.accepts(tool) => match_call(tool, &args, expected, declared).expect_err("a wrong tool never matches"),
         CallStatus::Malformed => Mismatch { error: ErrorType::MalformedCall, detail: format!("arguments of `{}` were not a JSON object", c.record.name) },
         CallStatus::Rejected => match match_call(tool, &args, expected, declared) {
             Err(m) => m,
@@ -263,8 +263,7 @@ fn score_task(kind: Kind, expected: &[ExpectedCall], declared: &Declared, calls:
         // invented name, an unreadable call, or one call too many to another expected tool).
         let same_tool = unmatched
             .iter()
-            .filter(|c| c.record.status != CallStatus::Invented && c.record.tool_id.as_deref().is_some_and(|t| exp.accepts(t)))
-            .last()
+            .rfind(|c| c.record.status != CallStatus::Invented && c.record.tool_id.as_deref().is_some_and(|t| exp.accepts(t)))
             .map(|c| attempt_error(c, exp, declared));
         let in_its_place = || unmatched.first().map(|c| attempt_error(c, exp, declared));
         let m = same_tool.or_else(in_its_place).unwrap_or_else(|| match stop {
