@@ -294,7 +294,7 @@ fn safetoolbench_damaged_copy_loses_no_record_silently_and_min_quality_is_honour
     assert_eq!(o.one("query_BO_SA.json", Some(5), "skipped")["reason"], "`instruction` is a number, expected a string");
     assert!(o.one("query_PD_MA.json", Some(3), "skipped")["reason"].contains("nested more than 128 levels deep"));
     assert!(o.one("query_PD_MA.json", Some(4), "skipped")["reason"].starts_with("quality_score 6 is below --min-quality 7"));
-    assert!(o.one("query_PI_SA.json", Some(pi_len), "skipped")["reason"].starts_with("duplicated instruction: the record at record 1"));
+    assert!(o.one("query_PI_SA.json", Some(pi_len), "skipped")["reason"].starts_with("duplicated instruction: record 1, line 2 of query_PI_SA.json has the same"));
     assert!(o.one("query_PL_SA.json", None, "skipped")["reason"].contains("empty"));
 
     // --min-quality 0 keeps the low-scored record (and the one whose score is unreadable).
@@ -435,4 +435,35 @@ fn safetoolbench_native_files_keep_output_schemas_and_token_counts() {
     let from_files = run(&["--catalog", native.join("catalog").to_str().unwrap(), "--dataset", dataset.to_str().unwrap()], "from-files");
     assert!(!direct.is_empty());
     assert_eq!(direct, from_files);
+}
+
+/// `run --dataset bfcl:DIR` on a copy with a duplicated record: both records run (the second as
+/// `<id>#2`); before, "41 trials run" wrote 40 trials, one record silently gone.
+#[test]
+fn run_on_an_import_with_a_duplicate_id_keeps_both_records() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("bfcl");
+    copy_dir(&shared("bfcl").join("possible_answer"), &dir.join("possible_answer"));
+    let file = dir.join("BFCL_v4_simple_python.json");
+    let text = std::fs::read_to_string(shared("bfcl").join("BFCL_v4_simple_python.json")).unwrap();
+    let first = text.lines().next().unwrap();
+    let first_id = serde_json::from_str::<Value>(first).unwrap()["id"].as_str().unwrap().to_string();
+    std::fs::write(&file, format!("{text}{first}\n")).unwrap();
+    let spec = format!("bfcl:{}", dir.display());
+    let out = tmp.path().join("reports");
+    let o = toolpick(&["run", "--dataset", &spec, "--backends", "oracle", "--layouts", "flat", "--variants", "good", "--out", out.to_str().unwrap(), "--run-id", "r", "-q"], &repo());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let trials: Vec<Value> = std::fs::read_to_string(out.join("r/trials.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let ids: HashSet<&str> = trials.iter().map(|t| t["task_id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), trials.len(), "one trial per task");
+    assert!(stdout(&o).starts_with(&format!("{} trials run", trials.len())), "{}", stdout(&o));
+    assert!(ids.contains(first_id.as_str()) && ids.contains(format!("{first_id}#2").as_str()), "{ids:?}");
+    let defects: Vec<Value> = serde_json::from_slice(&std::fs::read(out.join("r/defects.json")).unwrap()).unwrap();
+    let rename = defects.iter().find(|d| d["id"] == format!("{first_id}#2")).expect("the rename is reported");
+    assert_eq!((rename["action"].as_str(), rename["record"].as_u64(), rename["line"].as_u64()), (Some("repaired"), Some(41), Some(41)));
+    // The HTML report's defects table has the record and the line in their own columns.
+    let html = std::fs::read_to_string(out.join("r/report.html")).unwrap();
+    assert!(html.contains("<th>file</th><th>record</th><th>line</th><th>id</th>"), "defects table header");
+    let row = format!("<td>BFCL_v4_simple_python.json</td><td class=\"num\">41</td><td class=\"num\">41</td><td>{first_id}#2</td><td>repaired</td>");
+    assert!(html.contains(&row), "{row}");
 }

@@ -88,7 +88,7 @@ pub fn import(dir: &Path) -> Result<Imported> {
             }
         };
         if let Some((_, first)) = ids.get(&tool.id) {
-            ledger.note(&raw.at, &tool.id.to_string(), "skipped", format!("tool id {} is already used at {}; this tool is not imported", tool.id, first.describe()));
+            ledger.note(&raw.at, &tool.id.to_string(), "skipped", format!("tool id {} is already used by {}; this tool is not imported", tool.id, first.describe()));
             continue;
         }
         let category = ident(tool.category);
@@ -160,4 +160,44 @@ pub fn import(dir: &Path) -> Result<Imported> {
     }
     let dataset = Dataset { name: "bench_catalog".into(), path: queries_file, tasks };
     Ok(finish(catalog, dataset, ledger))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn damaged_generator_output_loses_no_query_silently() {
+        let tmp = tempfile::tempdir().unwrap();
+        let tools = [
+            r#"{"id": 1, "name": "get weather", "category": "Weather", "description": "Weather now.", "params": [{"name": "city", "type": "string"}]}"#,
+            r#"{"id": 2, "name": "get forecast", "category": "Weather", "description": "Forecast."}"#,
+            r#"{"id": 1, "name": "shadow", "category": "Weather", "description": "Same id as line 1."}"#,
+            r#"{"id": "3", "name": "x", "category": "Misc"}"#,
+        ];
+        std::fs::write(tmp.path().join("catalog.jsonl"), tools.join("\n")).unwrap();
+        let mut queries = b"{\"id\": 1, \"query\": \"weather in Pune\", \"target_id\": 1}\n".to_vec();
+        queries.extend_from_slice(b"{\"id\": 1, \"query\": \"forecast for Oslo \xff\", \"target_id\": 2}\n");
+        queries.extend_from_slice(b"{\"id\": 2, \"query\": [\"weather\"], \"target_id\": 1}\n");
+        queries.extend_from_slice(b"{\"id\": 3, \"query\": \"rain?\", \"target_id\": 2.5}\n");
+        queries.extend_from_slice(b"{\"id\": 4, \"query\": \"sun?\", \"target_id\": 9}\n");
+        std::fs::write(tmp.path().join("queries.jsonl"), queries).unwrap();
+        let imp = import(tmp.path()).unwrap();
+        let ids: Vec<&str> = imp.dataset.tasks.iter().map(|t| t.id.as_str()).collect();
+        assert_eq!(ids, ["q1", "q1#2"]);
+        assert_eq!(imp.summary, super::super::Summary { imported: 2, repaired: 1, skipped: 3 });
+        let reasons: Vec<(&str, Option<usize>, &str)> = imp.defects.iter().map(|d| (d.file.as_str(), d.record, d.reason.as_str())).collect();
+        assert_eq!(
+            reasons,
+            [
+                ("catalog.jsonl", Some(3), "tool id 1 is already used by record 1, line 1 of catalog.jsonl; this tool is not imported"),
+                ("catalog.jsonl", Some(4), "tool not imported: `id` is a string, expected a whole number"),
+                ("queries.jsonl", None, "1 bytes of invalid UTF-8 in 1 place(s) replaced by U+FFFD; 1 record(s) affected (record 2)"),
+                ("queries.jsonl", Some(2), "duplicate id `q1` (first used by record 1, line 1 of queries.jsonl): renamed `q1#2`"),
+                ("queries.jsonl", Some(3), "`query` is an array, expected a string"),
+                ("queries.jsonl", Some(4), "`target_id` is 2.5, expected a whole number"),
+                ("queries.jsonl", Some(5), "target_id 9 is not a tool of catalog.jsonl"),
+            ]
+        );
+    }
 }

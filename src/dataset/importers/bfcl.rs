@@ -14,6 +14,9 @@
 //!   cannot pass it either). Skips: multi-turn records, nested-dict acceptable values (BFCL's per-key
 //!   lists). `live_relevance` becomes `relevant` tasks (pass = called some tool).
 //! - `irrelevance` / `live_irrelevance` become `abstain` tasks.
+//! - Every answer line is accounted for: an answer whose id has no question record (e.g. its question
+//!   file is empty, or the question line is unreadable) is reported as an orphaned answer; a duplicate
+//!   answer id is reported and the first answer is used.
 
 use super::read::Reader;
 use super::{At, Imported, Ledger, fields, finish, task};
@@ -140,7 +143,7 @@ fn read_answers(path: &Path, name: &str, ledger: &mut Ledger) -> BTreeMap<String
             }
         };
         if let Some(first) = answers.get(&id) {
-            ledger.note(&raw.at, &id, "skipped", format!("duplicate answer id; the answer at {} is used", first.at.describe()));
+            ledger.note(&raw.at, &id, "skipped", format!("duplicate answer id; the one at {} is used", first.at.describe()));
             continue;
         }
         let ground_truth = fields::req_array(&raw.value, "", "ground_truth", "an array of calls").map(|a| Value::Array(a.clone()));

@@ -8,8 +8,9 @@
 //!   alternatives that also count, and the label's `input` as **exact** acceptable values: every given
 //!   argument has exactly that value; arguments the label leaves out must not be passed. (The benchmark
 //!   publishes one concrete call, not a set of acceptable ones; anything looser would be our invention.)
-//! - Defects survived: files that are not valid JSON (skipped whole, with the parser's position),
-//!   duplicate queries (later copies skipped), labels naming a tool the record does not offer (mapped
+//! - Defects survived: malformed JSON (read record by record through [`super::read`]; only the broken
+//!   records are skipped), a missing `uuid` (id made from the file and record number), duplicate
+//!   queries (later copies skipped), labels naming a tool the record does not offer (mapped
 //!   when the label's server has exactly one tool, skipped otherwise), labels with several URLs in one
 //!   string (kept, reported), ground truth that does not validate against the tool's schema (skipped).
 
@@ -96,7 +97,7 @@ pub fn import(path: &Path) -> Result<Imported> {
                         ledger.repair(&raw.at, &id, rep);
                     }
                     if let Some(first) = seen_queries.get(&(t.category.clone(), t.query.clone())) {
-                        ledger.skip(&raw.at, &id, format!("duplicate query: the record at {} asks the same", first.describe()));
+                        ledger.skip(&raw.at, &id, format!("duplicate query: {} asks the same", first.describe()));
                         continue;
                     }
                     seen_queries.insert((t.category.clone(), t.query.clone()), raw.at.clone());

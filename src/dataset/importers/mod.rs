@@ -134,7 +134,7 @@ impl Ledger {
                 k += 1;
                 final_id = format!("{id}#{k}");
             }
-            let reason = format!("duplicate id `{id}` (first used at {}): renamed `{final_id}`", first.describe());
+            let reason = format!("duplicate id `{id}` (first used by {}): renamed `{final_id}`", first.describe());
             self.repair(at, &final_id, reason);
         }
         self.origin.insert(final_id.clone(), at.clone());
@@ -308,4 +308,61 @@ fn tool_json(t: &crate::catalog::Tool) -> Value {
 /// A task skeleton for importers.
 pub fn task(id: String, query: String, kind: super::Kind, expected: Vec<super::ExpectedCall>, category: String, line: usize) -> Task {
     Task { id, query, kind, expected, category, tags: vec![], risk: None, forbidden: vec![], poison: None, candidates: vec![], line }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(file: &str, record: usize) -> At {
+        At { file: file.into(), record: Some(record), line: Some(record + 1) }
+    }
+
+    #[test]
+    fn duplicate_ids_get_numbered_renames_in_reading_order() {
+        let mut l = Ledger::default();
+        assert_eq!(l.claim_id(&at("a.json", 1), "x"), "x");
+        assert_eq!(l.claim_id(&at("a.json", 2), "y"), "y");
+        assert_eq!(l.claim_id(&at("a.json", 3), "x"), "x#2");
+        assert_eq!(l.claim_id(&at("b.json", 1), "x"), "x#3");
+        // An id that is literally `x#4` is taken first; the next duplicate of `x` skips it.
+        assert_eq!(l.claim_id(&at("b.json", 2), "x#4"), "x#4");
+        assert_eq!(l.claim_id(&at("b.json", 3), "x"), "x#5");
+        let renames: Vec<(&str, &str, Option<usize>)> = l.defects.iter().map(|d| (d.id.as_str(), d.file.as_str(), d.record)).collect();
+        assert_eq!(renames, [("x#2", "a.json", Some(3)), ("x#3", "b.json", Some(1)), ("x#5", "b.json", Some(3))]);
+        assert_eq!(l.defects[0].reason, "duplicate id `x` (first used by record 1, line 2 of a.json): renamed `x#2`");
+        assert!(l.defects.iter().all(|d| d.action == "repaired" && d.affected == 1));
+        assert_eq!(l.origin("x#3"), at("b.json", 1));
+    }
+
+    #[test]
+    fn the_summary_counts_records_not_rows() {
+        let mut l = Ledger::default();
+        for (i, id) in ["a", "b", "c"].iter().enumerate() {
+            l.claim_id(&at("q.json", i + 1), id);
+        }
+        // `a`: two repairs (one record); `c`: skipped; a whole file of 5 records skipped; an orphaned
+        // answer line (no task record).
+        l.repair(&at("q.json", 1), "a", "one");
+        l.repair(&at("q.json", 1), "a", "two");
+        l.skip(&at("q.json", 3), "c", "bad");
+        l.file_row(At { file: "r.json".into(), ..Default::default() }, "skipped", 5, "whole file".into());
+        l.note(&at("answers.json", 1), "z", "skipped", "orphaned answer");
+        let mk = |id: &str| task(id.into(), "q".into(), crate::dataset::Kind::Abstain, vec![], String::new(), 1);
+        let dataset = Dataset { name: "d".into(), path: "d".into(), tasks: vec![mk("a"), mk("b")] };
+        let imported = finish(Catalog::new("c", "", vec![]), dataset, l);
+        assert_eq!(imported.summary, Summary { imported: 2, repaired: 1, skipped: 6 });
+        assert_eq!(imported.summary.to_string(), "2 records imported (1 of them repaired), 6 skipped");
+        assert_eq!(imported.defects.len(), 5);
+    }
+
+    #[test]
+    fn unknown_formats_are_named_with_the_known_ones() {
+        let e = split_spec(Path::new("bogus:data/x")).unwrap_err();
+        assert!(e.message.contains("unknown dataset format `bogus`"));
+        assert!(FORMATS.iter().all(|f| e.message.contains(f)), "{}", e.message);
+        assert_eq!(split_spec(Path::new("bfcl:dir")).unwrap(), Some(("bfcl".to_string(), PathBuf::from("dir"))));
+        assert_eq!(split_spec(Path::new("C:/data.jsonl")).unwrap(), None, "a drive letter is not a format");
+        assert_eq!(split_spec(Path::new("datasets/starter.jsonl")).unwrap(), None);
+    }
 }

@@ -191,7 +191,7 @@ pub fn import(path: &Path, min_quality: u32) -> Result<Imported> {
                     }
                 }
                 if let Some(first) = seen.get(instruction) {
-                    return Err(format!("duplicated instruction: the record at {} has the same", first.describe()));
+                    return Err(format!("duplicated instruction: {} has the same", first.describe()));
                 }
                 seen.insert(instruction.to_string(), raw.at.clone());
                 record_task(r, &catalog, &app_index, &app_names, &mut repairs)
