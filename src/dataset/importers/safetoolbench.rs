@@ -135,6 +135,9 @@ fn read_apps(api_path: &Path, ledger: &mut Ledger) -> (Vec<Server>, BTreeMap<Str
             categories: vec![Category { name: format!("{server}_apis"), description: format!("{name} APIs."), tools }],
         });
     }
+    // Sorted by name, the order a native catalog directory loads in (one file per server), so a direct
+    // run and a run on the files `import` writes present the same catalog.
+    servers.sort_by(|a, b| a.name.cmp(&b.name));
     (servers, app_index, app_names)
 }
 
