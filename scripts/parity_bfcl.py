@@ -274,10 +274,30 @@ def perfect_matching_exists(B, rec, output):
     return all(augment(e, set()) for e in range(len(rec.ground_truth)))
 
 
+def outside_schema(rec, output):
+    """Does an argument break its parameter's declared `enum` or `format: date` (which BFCL never reads)?"""
+    import datetime
+    for name, args in output.calls:
+        if not isinstance(args, dict):
+            continue
+        props = mut.props_of(rec, name)
+        for p, v in args.items():
+            schema = props.get(p) or {}
+            if "enum" in schema and v not in schema["enum"]:
+                return True
+            if schema.get("format") == "date" and isinstance(v, str):
+                try:
+                    datetime.date.fromisoformat(v) if len(v) == 10 else datetime.date.fromisoformat("x")
+                except ValueError:
+                    return True
+    return False
+
+
 DELIBERATE = {
     "widening": "int→float widening inside arrays (BFCL widens only top-level values)",
     "matching": "optimal matching of parallel calls (BFCL pairs greedily, first fit)",
     "malformed": "an attempted malformed call is not an abstention (BFCL ignores undecodable output)",
+    "schema": "a value outside the parameter's declared enum or format is rejected (BFCL's checker reads neither)",
 }
 
 
@@ -293,6 +313,8 @@ def cause(B, row):
         return "malformed"
     if rec.category in mut.RELEVANCE and not b_pass and t_pass and malformed:
         return "malformed"
+    if b_pass and not t_pass and t_err == "value_error" and outside_schema(rec, o):
+        return "schema"
     return "unclassified"
 
 
