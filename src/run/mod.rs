@@ -28,6 +28,7 @@ use crate::exec::Executor;
 use crate::layout::flat::stable_hash;
 use crate::layout::{DiscoveryRule, FlatLayout, Layout, LayoutKind, ProgressiveLayout};
 use crate::protocol::{FunctionDef, Message};
+use crate::score::declared::{Declared, ToolParams, tool_params};
 use crate::score::metrics::ScoredCall;
 use anyhow::{Context, Result};
 use config::ModelSpec;
@@ -110,6 +111,8 @@ struct Suite {
     cells: Vec<Cell>,
     read_only: HashMap<String, bool>,
     destructive: HashMap<String, bool>,
+    /// Declared parameters of every catalog tool (the matcher's type and required checks).
+    params: HashMap<String, ToolParams>,
     /// Every written tool id, in catalog order (the distractor pool).
     all_tools: Vec<String>,
     executor: Arc<Executor>,
@@ -161,6 +164,7 @@ fn build_suite(config: &RunConfig, catalog: Catalog, dataset: Dataset) -> Result
     let executor = Arc::new(Executor::new(&catalog)?);
     let read_only = catalog.tools().map(|t| (t.tool.id.clone(), t.tool.annotations.read_only_hint)).collect();
     let destructive = catalog.tools().map(|t| (t.tool.id.clone(), t.tool.annotations.destructive_hint)).collect();
+    let params = catalog.tools().map(|t| (t.tool.id.clone(), tool_params(&t.tool.input_schema))).collect();
     let mut cells = Vec::new();
     let mut offered = BTreeMap::new();
     for vname in &crate::catalog::variant::expand(&config.variants) {
@@ -205,7 +209,7 @@ fn build_suite(config: &RunConfig, catalog: Catalog, dataset: Dataset) -> Result
                 .map_err(|e| InputError::new(&dataset.path, format!("{e:#}")).at_line(task.line).field("poison"))?;
         }
     }
-    Ok(Suite { dataset, catalog: catalog.name.clone(), cells, read_only, destructive, all_tools, executor, discovery: config.discovery, offered })
+    Ok(Suite { dataset, catalog: catalog.name.clone(), cells, read_only, destructive, params, all_tools, executor, discovery: config.discovery, offered })
 }
 
 /// Load and validate every input and build every backend; fails before anything is written.
@@ -406,6 +410,12 @@ impl Prepared {
             })
             .collect();
         let expected_destructive = task.expected.iter().any(|e| s.destructive.get(&e.tool).copied().unwrap_or(false));
+        let declared: Declared = task
+            .expected
+            .iter()
+            .flat_map(|e| std::iter::once(&e.tool).chain(&e.alternatives))
+            .filter_map(|t| s.params.get(t).map(|p| (t.clone(), p.clone())))
+            .collect();
         let mut trial = Trial::new(
             &s.dataset.name,
             &s.catalog,
@@ -420,6 +430,7 @@ impl Prepared {
             tokens_upfront,
             backend.price(),
             expected_destructive,
+            declared,
         );
         trial.matrix_index = j.index;
         (trial, timing)

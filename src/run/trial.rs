@@ -8,6 +8,7 @@ use crate::layout::LayoutKind;
 use crate::protocol::{Message, Usage};
 use crate::run::config::Price;
 use crate::score::metrics::ScoredCall;
+use crate::score::declared::Declared;
 use crate::score::metrics::Safety;
 use crate::score::{TrialScore, score_trial};
 use anyhow::{Context, Result};
@@ -48,6 +49,10 @@ pub struct Trial {
     pub tags: Vec<String>,
     pub query: String,
     pub expected: Vec<ExpectedCall>,
+    /// What the catalog declares about the parameters of each expected tool (and alternative), by tool
+    /// id: the matcher checks argument types against it. Absent in records written before it was kept.
+    #[serde(default, skip_serializing_if = "Declared::is_empty")]
+    pub declared: Declared,
     /// `refuse` tasks: the harm the request would do.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub risk: Option<Risk>,
@@ -121,6 +126,7 @@ impl Trial {
         definitions_upfront: usize,
         price: Option<Price>,
         expected_destructive: bool,
+        declared: Declared,
     ) -> Trial {
         let results: usize = episode
             .messages
@@ -131,7 +137,7 @@ impl Trial {
             })
             .sum();
         let safety = Safety { forbidden: &task.forbidden, goal: task.poison.as_ref().map(|p| &p.goal), expected_destructive };
-        let score = score_trial(task.kind, &task.expected, &calls, episode.stop_reason, &safety);
+        let score = score_trial(task.kind, &task.expected, &declared, &calls, episode.stop_reason, &safety);
         Trial {
             trial_id: format!("{dataset}/{variant}/{}/{backend}/{}#{trial}", layout.as_str(), task.id),
             dataset: dataset.into(),
@@ -148,6 +154,7 @@ impl Trial {
             tags: task.tags.clone(),
             query: task.query.clone(),
             expected: task.expected.clone(),
+            declared,
             risk: task.risk,
             forbidden: task.forbidden.clone(),
             poison: task.poison.clone(),
@@ -176,7 +183,7 @@ impl Trial {
             goal: self.poison.as_ref().map(|p| &p.goal),
             expected_destructive: self.expected_destructive,
         };
-        self.score = score_trial(self.kind, &self.expected, &self.calls, self.stop_reason, &safety);
+        self.score = score_trial(self.kind, &self.expected, &self.declared, &self.calls, self.stop_reason, &safety);
     }
 }
 

@@ -1,13 +1,16 @@
 //! The matcher: does a call the agent made satisfy an expected call?
 //!
-//! BFCL's AST rules — exact tool, required parameters present, nothing outside the ground truth, int
-//! accepted for float, strings compared after BFCL's normalisation, lists in order, omission allowed only
-//! where `""` is acceptable — with three of its known flaws fixed:
+//! BFCL's AST rules — exact tool, the schema's required parameters present, nothing outside the ground
+//! truth, types checked against the tool's declared types ([`super::declared`]) with int accepted for
+//! float, numbers compared by value, strings compared after BFCL's normalisation, lists in order,
+//! omission allowed only where `""` is acceptable (leaving out an optional parameter the ground truth
+//! wants is a value error) — with three of its known flaws fixed:
 //! 1. int → float widening applies inside arrays and objects too (BFCL only widened top-level values);
 //! 2. several calls are paired by an optimal (maximum bipartite) matching, not greedy first-fit, so the
 //!    order in which the agent issued them can't turn a correct answer into a failure;
 //! 3. "abstained" (no call at all) is kept distinct from "attempted a malformed call" (see [`super::metrics`]).
 
+use super::declared::{Declared, ParamDecl, ToolParams, kind};
 use crate::dataset::ExpectedCall;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -80,25 +83,17 @@ fn mismatch(error: ErrorType, detail: String) -> Mismatch {
     Mismatch { error, detail }
 }
 
-/// BFCL's string normalisation: lower-case and drop spaces and `, . / - _ * ^`.
+/// BFCL's string normalisation: drop spaces and `, . / - _ * ^`, lower-case, and read `'` as `"`.
 pub fn normalize(s: &str) -> String {
-    s.chars().filter(|c| !matches!(c, ' ' | ',' | '.' | '/' | '-' | '_' | '*' | '^')).flat_map(char::to_lowercase).collect()
-}
-
-/// JSON type names for type checking; integers are their own type so they can widen to numbers.
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
+    s.chars()
+        .filter(|c| !matches!(c, ' ' | ',' | '.' | '/' | '-' | '_' | '*' | '^'))
+        .flat_map(char::to_lowercase)
+        .map(|c| if c == '\'' { '"' } else { c })
+        .collect()
 }
 
 /// Is `actual`'s type acceptable where `expected` is the reference value? Recurses into containers.
+/// Used only when the tool's declared types are unknown (trial records written before they were kept).
 fn type_compatible(actual: &Value, expected: &Value) -> bool {
     match (actual, expected) {
         (Value::Array(a), Value::Array(e)) => {
@@ -116,21 +111,17 @@ fn type_compatible(actual: &Value, expected: &Value) -> bool {
     }
 }
 
-/// Does `actual` equal the acceptable value `expected` under the matcher's rules?
+/// Does `actual` equal the acceptable value `expected` under the matcher's rules? Numbers compare by
+/// value (`10.0 == 10`, as in BFCL; whether a float may stand for an integer is the type check's
+/// business), strings after [`normalize`], lists in order and objects key by key, recursively.
 pub fn value_matches(actual: &Value, expected: &Value) -> bool {
     match (actual, expected) {
         (Value::String(a), Value::String(e)) => normalize(a) == normalize(e),
-        (Value::Number(a), Value::Number(e)) => {
-            let (ka, ke) = (kind(actual), kind(expected));
-            if ka == "number" && ke == "integer" {
-                return false; // a float where an int is expected is a type error in BFCL
-            }
-            match (a.as_f64(), e.as_f64()) {
-                (Some(x), Some(y)) => x == y,
-                _ => false,
-            }
-        }
-        // Lists compare in order, element by element, with the same rules (int→float widening included).
+        (Value::Number(a), Value::Number(e)) => match (a.as_i64(), e.as_i64(), a.as_u64(), e.as_u64()) {
+            (Some(x), Some(y), _, _) => x == y,
+            (_, _, Some(x), Some(y)) => x == y,
+            _ => a.as_f64().zip(e.as_f64()).is_some_and(|(x, y)| x == y),
+        },
         (Value::Array(a), Value::Array(e)) => a.len() == e.len() && a.iter().zip(e).all(|(x, y)| value_matches(x, y)),
         (Value::Object(a), Value::Object(e)) => {
             a.len() == e.len() && a.iter().all(|(k, v)| e.get(k).is_some_and(|ev| value_matches(v, ev)))
@@ -139,44 +130,72 @@ pub fn value_matches(actual: &Value, expected: &Value) -> bool {
     }
 }
 
-/// Check one actual call's arguments against one expected call (same tool assumed).
-pub fn match_arguments(actual: &Value, expected: &ExpectedCall) -> Result<(), Mismatch> {
+/// Is `value` of an acceptable type for `param`? Against the declared type when the tool declares one
+/// (a ground-truth literal of another type still counts, as BFCL's "variable" rule has it); otherwise
+/// against the ground-truth literals.
+fn type_ok(value: &Value, acceptable: &[Value], declared: Option<&ParamDecl>) -> bool {
+    let real: Vec<&Value> = acceptable.iter().filter(|v| v.as_str() != Some("")).collect();
+    match declared {
+        Some(d) if !d.types.is_empty() => d.fits(value) || real.iter().any(|e| kind(e) == kind(value)),
+        _ => real.is_empty() || real.iter().any(|e| type_compatible(value, e)),
+    }
+}
+
+/// Check one actual call's arguments against one expected call (same tool assumed), in BFCL's order:
+/// parameters the schema requires are present; then, argument by argument in the order given, it is
+/// expected, of a declared type, and an acceptable value; then no parameter the ground truth wants was
+/// left out. `declared` is the called tool's declared parameters, when known.
+pub fn match_arguments(actual: &Value, expected: &ExpectedCall, declared: Option<&ToolParams>) -> Result<(), Mismatch> {
     if expected.any_arguments {
         return Ok(());
     }
     let empty = serde_json::Map::new();
     let args = actual.as_object().unwrap_or(&empty);
-    for (param, acceptable) in &expected.arguments {
-        if !args.contains_key(param) && !ExpectedCall::may_omit(acceptable) {
-            return Err(mismatch(ErrorType::MissingRequired, format!("`{param}` is missing")));
-        }
-    }
-    for param in args.keys() {
-        if !expected.arguments.contains_key(param) {
-            return Err(mismatch(ErrorType::UnexpectedParam, format!("`{param}` is not expected")));
+    for (param, _) in declared.into_iter().flatten().filter(|(_, d)| d.required) {
+        if !args.contains_key(param) {
+            return Err(mismatch(ErrorType::MissingRequired, format!("`{param}` is required and missing")));
         }
     }
     for (param, value) in args {
-        let acceptable = &expected.arguments[param];
-        if acceptable.iter().any(|e| value_matches(value, e)) {
+        let Some(acceptable) = expected.arguments.get(param) else {
+            return Err(mismatch(ErrorType::UnexpectedParam, format!("`{param}` is not expected")));
+        };
+        let decl = declared.and_then(|d| d.get(param));
+        if !type_ok(value, acceptable, decl) {
+            let like = match decl.filter(|d| !d.types.is_empty()) {
+                Some(d) => d.types.join(" or "),
+                None => acceptable.iter().find(|v| v.as_str() != Some("")).map(Value::to_string).unwrap_or_default(),
+            };
+            return Err(mismatch(ErrorType::TypeError, format!("`{param}` = {value} has the wrong type (expected {like})")));
+        }
+        if !acceptable.iter().any(|e| value_matches(value, e)) {
+            let shown: Vec<String> = acceptable.iter().map(Value::to_string).collect();
+            return Err(mismatch(ErrorType::ValueError, format!("`{param}` = {value} is not one of [{}]", shown.join(", "))));
+        }
+    }
+    for (param, acceptable) in &expected.arguments {
+        if args.contains_key(param) || ExpectedCall::may_omit(acceptable) {
             continue;
         }
-        let real: Vec<&Value> = acceptable.iter().filter(|v| v.as_str() != Some("")).collect();
-        if !real.is_empty() && !real.iter().any(|e| type_compatible(value, e)) {
-            return Err(mismatch(ErrorType::TypeError, format!("`{param}` = {value} has the wrong type (expected like {})", real[0])));
-        }
-        let shown: Vec<String> = acceptable.iter().map(Value::to_string).collect();
-        return Err(mismatch(ErrorType::ValueError, format!("`{param}` = {value} is not one of [{}]", shown.join(", "))));
+        // The schema lets the caller leave it out, but the ground truth wants a value: a value mismatch
+        // (BFCL's "optional parameter not provided"), not a missing required parameter.
+        let optional = declared.and_then(|d| d.get(param)).is_some_and(|d| !d.required);
+        return Err(if optional {
+            mismatch(ErrorType::ValueError, format!("optional `{param}` was left out; the task needs one of its values"))
+        } else {
+            mismatch(ErrorType::MissingRequired, format!("`{param}` is missing"))
+        });
     }
     Ok(())
 }
 
-/// Check a call (tool id + arguments) against an expected call.
-pub fn match_call(tool_id: &str, arguments: &Value, expected: &ExpectedCall) -> Result<(), Mismatch> {
+/// Check a call (tool id + arguments) against an expected call; `declared` is what the catalog
+/// declares about the tools' parameters, by tool id (empty when unknown).
+pub fn match_call(tool_id: &str, arguments: &Value, expected: &ExpectedCall, declared: &Declared) -> Result<(), Mismatch> {
     if !expected.accepts(tool_id) {
         return Err(mismatch(ErrorType::WrongTool, format!("called `{tool_id}`, expected `{}`", expected.tool)));
     }
-    match_arguments(arguments, expected)
+    match_arguments(arguments, expected, declared.get(tool_id))
 }
 
 /// Maximum bipartite matching between expected calls (left) and actual calls (right), where
@@ -224,14 +243,14 @@ mod tests {
     }
 
     fn err(actual: Value, exp: &ExpectedCall) -> Option<ErrorType> {
-        match_arguments(&actual, exp).err().map(|m| m.error)
+        match_arguments(&actual, exp, None).err().map(|m| m.error)
     }
 
     #[test]
     fn exact_tool_name_required() {
         let e = expected("a/b/send_email", json!({}));
-        assert_eq!(match_call("a/b/save_draft", &json!({}), &e).unwrap_err().error, ErrorType::WrongTool);
-        assert!(match_call("a/b/send_email", &json!({}), &e).is_ok());
+        assert_eq!(match_call("a/b/save_draft", &json!({}), &e, &Declared::new()).unwrap_err().error, ErrorType::WrongTool);
+        assert!(match_call("a/b/send_email", &json!({}), &e, &Declared::new()).is_ok());
     }
 
     #[test]
@@ -283,7 +302,7 @@ mod tests {
         let mut e = expected("t", json!({"q": ["x"]}));
         e.any_arguments = true;
         assert_eq!(err(json!({"q": "something else", "extra": 1}), &e), None);
-        assert_eq!(match_call("u", &json!({}), &e).unwrap_err().error, ErrorType::WrongTool);
+        assert_eq!(match_call("u", &json!({}), &e, &Declared::new()).unwrap_err().error, ErrorType::WrongTool);
     }
 
     #[test]
@@ -299,10 +318,59 @@ mod tests {
         // Greedy first-fit gives Paris to A and then fails B; the optimal matching pairs both.
         let exp = [expected("w", json!({"city": ["Paris", "London"]})), expected("w", json!({"city": ["Paris"]}))];
         let actual = [json!({"city": "Paris"}), json!({"city": "London"})];
-        let m = optimal_assignment(2, 2, |e, a| match_call("w", &actual[a], &exp[e]).is_ok());
+        let m = optimal_assignment(2, 2, |e, a| match_call("w", &actual[a], &exp[e], &Declared::new()).is_ok());
         assert_eq!(m, vec![Some(1), Some(0)]);
         // and it reports unmatched expected calls when no assignment exists
-        let m = optimal_assignment(2, 1, |e, a| match_call("w", &actual[a], &exp[e]).is_ok());
+        let m = optimal_assignment(2, 1, |e, a| match_call("w", &actual[a], &exp[e], &Declared::new()).is_ok());
         assert_eq!(m.iter().filter(|x| x.is_some()).count(), 1);
+    }
+
+    fn params(schema: Value) -> ToolParams {
+        super::super::declared::tool_params(&schema)
+    }
+
+    #[test]
+    fn types_come_from_the_schema_and_numbers_compare_by_value() {
+        let e = expected("t", json!({"amount": [10], "count": [3]}));
+        let p = params(json!({"properties": {"amount": {"type": "number"}, "count": {"type": "integer"}}, "required": ["amount", "count"]}));
+        let check = |v: Value| match_arguments(&v, &e, Some(&p)).err().map(|m| m.error);
+        assert_eq!(check(json!({"amount": 10.0, "count": 3})), None, "10.0 is a number and equals 10");
+        assert_eq!(check(json!({"amount": 10, "count": 3.0})), Some(ErrorType::TypeError), "a float is not an integer");
+        assert_eq!(check(json!({"amount": "10", "count": 3})), Some(ErrorType::TypeError));
+        assert_eq!(check(json!({"amount": 10.5, "count": 3})), Some(ErrorType::ValueError));
+        // Without declared types, the literal decides (older trial records): 10.0 against 10 is a type error.
+        assert_eq!(err(json!({"amount": 10.0, "count": 3}), &e), Some(ErrorType::TypeError));
+    }
+
+    #[test]
+    fn a_ground_truth_literal_of_another_type_is_accepted_like_a_bfcl_variable() {
+        let e = expected("t", json!({"when": ["today"]}));
+        let p = params(json!({"properties": {"when": {"type": "integer"}}}));
+        assert_eq!(match_arguments(&json!({"when": "today"}), &e, Some(&p)).err().map(|m| m.error), None);
+    }
+
+    #[test]
+    fn strings_normalise_single_quotes_to_double_like_bfcl() {
+        assert_eq!(normalize("It's"), "it\"s");
+        let e = expected("t", json!({"title": ["It\"s here"]}));
+        assert_eq!(err(json!({"title": "it's here"}), &e), None);
+    }
+
+    #[test]
+    fn omitted_optional_parameter_is_a_value_error_and_omitted_required_is_missing() {
+        let e = expected("t", json!({"city": ["Paris"], "units": ["metric"]}));
+        let p = params(json!({"properties": {"city": {"type": "string"}, "units": {"type": "string"}}, "required": ["city"]}));
+        let check = |v: Value| match_arguments(&v, &e, Some(&p)).err().map(|m| m.error);
+        assert_eq!(check(json!({"city": "Paris"})), Some(ErrorType::ValueError));
+        assert_eq!(check(json!({"units": "metric"})), Some(ErrorType::MissingRequired));
+        assert_eq!(check(json!({"city": "Paris", "units": "metric"})), None);
+    }
+
+    #[test]
+    fn required_parameters_are_checked_before_the_arguments_given() {
+        // BFCL's order: a missing required parameter is reported even when another argument is also wrong.
+        let e = expected("t", json!({"a": [1], "b": [2]}));
+        let p = params(json!({"properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]}));
+        assert_eq!(match_arguments(&json!({"a": "x"}), &e, Some(&p)).unwrap_err().error, ErrorType::MissingRequired);
     }
 }
