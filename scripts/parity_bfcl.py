@@ -390,7 +390,11 @@ def report(rows, records, imported, reasons):
             c["toolpick pass"] += r["toolpick_pass"]
     print(f"BFCL parity: {len(records)} records, {len(records) - len(imported & {x.id for x in records})} not imported, "
           f"{len(rows)} outputs ({len(scored)} scored by both)\n")
-    heads = ["mutation", "rows", "not imported", "bfcl pass", "toolpick pass", "agree", "disagree"]
+    for rec in records:
+        for m in mut.mutations_for(rec):
+            per[m]["tried on"] += 1
+    # rows = outputs generated: a mutation is skipped on a record it does not apply to.
+    heads = ["mutation", "tried on", "rows", "not imported", "bfcl pass", "toolpick pass", "agree", "disagree"]
     order = [m for m in mut.ALL_MUTATIONS if m in per]
     body = [[m] + [per[m][h] for h in heads[1:]] for m in order]
     body.append(["total"] + [sum(per[m][h] for m in order) for h in heads[1:]])
