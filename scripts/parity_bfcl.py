@@ -155,7 +155,7 @@ def bfcl_score(B, rec, output):
     return bool(e["valid"]), e.get("error_type", ""), e.get("error", [])
 
 
-def bfcl_category(rec, output, error_type, error):
+def bfcl_category(rec, output, error_type, error, B=None):
     """BFCL's error_type in toolpick's taxonomy (for the secondary table)."""
     offered = {f["name"] for f in rec.functions}
     names = [n for n, _ in output.calls]
@@ -179,11 +179,21 @@ def bfcl_category(rec, output, error_type, error):
         return "type_error"
     if error_type.startswith(("value_error", "dict_checker", "list_dict_checker")):
         return "value_error"
-    if error_type.endswith(":cannot_find_match"):
-        # The unmatched expected call's errors against each remaining output: prefer one to the same function.
-        subs = [v for item in error[1:] if isinstance(item, dict) for v in item.values()]
-        same = [s["sub_error_type"] for s in subs if not s["sub_error_type"].endswith(":wrong_func_name")]
-        return bfcl_category(rec, output, same[0], []) if same else bfcl_category(rec, output, subs[0]["sub_error_type"], []) if subs else "wrong_count"
+    if error_type.endswith(":cannot_find_match") and B is not None:
+        # BFCL reports the call its greedy pass failed on. Name instead, as toolpick does, the pair left
+        # over by a maximum matching under BFCL's own pairwise checker: the expected call and the last
+        # left-over output to the same function (else the first left-over output).
+        ok, owner = pairwise_matching(B, rec, output)
+        e = next(i for i in range(len(rec.ground_truth)) if i not in owner.values())
+        left = [a for a in range(len(output.calls)) if owner.get(a) is None]
+        fname = list(rec.ground_truth[e])[0]
+        pick = ([a for a in left if output.calls[a][0] == fname] or left[:1] or [None])[-1]
+        if pick is None:
+            return "wrong_count"
+        name, args = output.calls[pick]
+        sub = B.simple_function_checker(B.checker_module.find_description(rec.functions, fname), {name: args},
+                                        rec.ground_truth[e], B.Language.PYTHON, MODEL)["error_type"]
+        return bfcl_category(rec, mut.Output([(name, args)]), sub, [], B)
     return "other:" + error_type
 
 
@@ -253,25 +263,32 @@ def widened(rec, output):
     return mut.Output(calls, output.content)
 
 
-def perfect_matching_exists(B, rec, output):
-    """Under BFCL's own pairwise checker, can every expected call get a distinct output call?"""
+def pairwise_matching(B, rec, output):
+    """A maximum matching of expected calls to output calls under BFCL's own pairwise checker
+    (augmenting paths): (every expected call matched?, {output index: expected index})."""
     decoded = [{n: a} for n, a in output.calls if isinstance(a, dict)]
-    if len(decoded) != len(output.calls) or len(decoded) != len(rec.ground_truth):
-        return False
+    if len(decoded) != len(output.calls):
+        return False, {}
     ok = [[B.simple_function_checker(B.checker_module.find_description(rec.functions, list(gt)[0]), out, gt,
                                      B.Language.PYTHON, MODEL)["valid"] for out in decoded] for gt in rec.ground_truth]
-    owner = [None] * len(decoded)
+    owner = {}
 
     def augment(e, seen):
         for a in range(len(decoded)):
             if ok[e][a] and a not in seen:
                 seen.add(a)
-                if owner[a] is None or augment(owner[a], seen):
+                if owner.get(a) is None or augment(owner[a], seen):
                     owner[a] = e
                     return True
         return False
 
-    return all(augment(e, set()) for e in range(len(rec.ground_truth)))
+    matched = [augment(e, set()) for e in range(len(rec.ground_truth))]
+    return all(matched), owner
+
+
+def perfect_matching_exists(B, rec, output):
+    """Under BFCL's own pairwise checker, can every expected call get a distinct output call?"""
+    return len(output.calls) == len(rec.ground_truth) and pairwise_matching(B, rec, output)[0]
 
 
 def outside_schema(rec, output):
@@ -353,7 +370,7 @@ def main():
     for r in rows:
         rec = r["rec"]
         r["bfcl_pass"], r["bfcl_error_type"], err = bfcl_score(B, rec, r["output"])
-        r["bfcl_category"] = bfcl_category(rec, r["output"], r["bfcl_error_type"], err)
+        r["bfcl_category"] = bfcl_category(rec, r["output"], r["bfcl_error_type"], err, B)
         if rec.id not in imported:
             r["toolpick_pass"], r["toolpick_error_type"] = None, ""
             r["cause"] = "not imported: " + ("; ".join(reasons[rec.id]) or "NO REASON GIVEN (lost silently)")
