@@ -152,7 +152,7 @@ fn applicable(r: &Record) -> Vec<&'static str> {
         "live_relevance" => {
             return if has_fn { vec!["correct", "no_call", "relevance_malformed", "relevance_invented"] } else { vec!["no_call"] };
         }
-        c => assert!(AST.contains(&c), "unknown category {c}"),
+        c => assert!(AST.contains(&c), "{}: unknown category {c}", r.id),
     }
     let calls = correct(r);
     let any = |f: &dyn Fn(&Param) -> bool| calls.iter().any(|(ps, _)| ps.iter().any(f));
