@@ -90,16 +90,21 @@ enum Command {
     /// Check a catalog against the tool-design rules (names, descriptions, schemas, annotations,
     /// poisoning). Exits with 100 when a finding reaches --fail-on.
     Lint(LintArgs),
-    /// Import a public benchmark in its own format and write native catalog, dataset and defects files.
-    /// Supported: bfcl. (`run --dataset bfcl:<path>` reads it directly.)
+    /// Import a public benchmark in its own format and write native catalog, dataset and defects files
+    /// (every skipped or repaired record in defects.csv). `run --dataset FORMAT:PATH` reads it directly.
     Import {
         /// Benchmark format.
+        #[arg(value_parser = clap::builder::PossibleValuesParser::new(crate::dataset::importers::FORMATS))]
         format: String,
         /// File or directory as published.
         path: PathBuf,
         /// Output directory, e.g. datasets/bfcl.
         #[arg(long, short)]
         output: PathBuf,
+        /// safetoolbench only: skip records whose quality_score is below N (the paper's threshold is 7;
+        /// 0 keeps all).
+        #[arg(long, value_name = "N")]
+        min_quality: Option<u32>,
     },
     /// Inspect or clear the on-disk response cache.
     Cache {
@@ -170,10 +175,16 @@ struct InputArgs {
     /// Catalog directory (one JSON file per server). Default: the bundled registries/workspace.
     #[arg(long)]
     catalog: Option<PathBuf>,
-    /// Dataset file (JSONL, one task per line), or FORMAT:PATH to import a benchmark directly (bfcl:DIR).
-    /// Default: the bundled datasets/starter.jsonl.
-    #[arg(long)]
+    #[arg(long, help = dataset_help())]
     dataset: Option<PathBuf>,
+}
+
+/// `--dataset` help, listing the import formats from the one list of them.
+fn dataset_help() -> String {
+    format!(
+        "Dataset file (JSONL, one task per line), or FORMAT:PATH to import a benchmark directly (e.g. bfcl:DIR). Formats: {}. Default: the bundled datasets/starter.jsonl.",
+        crate::dataset::importers::FORMATS.join(", ")
+    )
 }
 
 /// A bundled default path: relative to the working directory, else to the source tree toolpick was
@@ -237,18 +248,24 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Validate(args) => cmd_validate(args),
         Command::MockEndpoint(args) => cmd_mock(args),
         Command::Lint(args) => cmd_lint(args),
-        Command::Import { format, path, output } => {
-            let imported = crate::dataset::importers::import(&format, &path)?;
+        Command::Import { format, path, output, min_quality } => {
+            let mut options = crate::dataset::importers::Options::default();
+            if let Some(q) = min_quality {
+                if format != "safetoolbench" {
+                    return Err(crate::error::InputError::new("--min-quality", format!("applies to safetoolbench only, not to `{format}`")).into());
+                }
+                options.min_quality = q;
+            }
+            let imported = crate::dataset::importers::import_with(&format, &path, &options)?;
             let dataset = crate::dataset::importers::write_native(&imported, &output)?;
-            let skipped = imported.defects.iter().filter(|d| d.action == "skipped").count();
             outln!(
-                "imported {} tasks and {} tools → {} (catalog in {}); {} records skipped, {} repairs — see {}",
-                imported.dataset.tasks.len(),
+                "{}: {}; {} tools → {} (catalog in {}); {} defect rows in {}",
+                format,
+                imported.summary,
                 imported.catalog.tool_count(),
                 dataset.display(),
                 output.join("catalog").display(),
-                skipped,
-                imported.defects.len() - skipped,
+                imported.defects.len(),
                 output.join("defects.csv").display()
             );
             Ok(())
@@ -336,6 +353,12 @@ fn cmd_mock(args: MockArgs) -> Result<()> {
 fn cmd_validate(args: InputArgs) -> Result<()> {
     let catalog_path = args.catalog();
     let dataset_path = args.dataset();
+    if let Some((format, path)) = crate::dataset::importers::split_spec(&dataset_path)? {
+        // An import brings its own catalog and keeps only tasks that validate against it.
+        let imported = crate::dataset::importers::import(&format, &path)?;
+        outln!("ok: {format} imported from {}: {}; {} defect rows", path.display(), imported.summary, imported.defects.len());
+        return Ok(());
+    }
     let catalog = load_catalog(&catalog_path);
     let dataset = load_dataset(&dataset_path);
     let mut errors = Vec::new();

@@ -231,6 +231,7 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
     };
     let shard = args.shard.as_deref().map(crate::run::shard::Shard::parse).transpose().map_err(|m| crate::error::InputError::new("--shard", m))?;
     let prepared = prepare(config)?;
+    let imports = prepared.imports.clone();
     let unix = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let run_id = args.run_id.clone().or(file.run_id.clone()).unwrap_or_else(|| format!("{}-{}", prepared.first_dataset(), utc_stamp(unix)));
     if run_id.is_empty() || run_id.contains(['/', '\\']) || run_id.starts_with('.') {
@@ -257,6 +258,9 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
         started.elapsed().as_secs_f64(),
         dir.display()
     );
+    for (format, summary, rows) in &imports {
+        outln!("{format}: {summary}; {rows} defect rows in {}", dir.join("defects.json").display());
+    }
     print_cells(&data.cells);
     outln!("open {} in a browser for the drill-down", dir.join("report.html").display());
     gates::conclude(&args.follow, &dir, data)

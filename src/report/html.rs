@@ -124,8 +124,10 @@ struct Page<'a> {
     curves: Vec<super::curve::Chart>,
     /// Trend of the headline metrics over the run history (empty without `--history`).
     trends: Vec<super::curve::Chart>,
-    /// (file, line, id, action, reason) of every imported record skipped or repaired.
-    defects: Vec<(String, String, String, String, String)>,
+    /// (file, record, line, id, action, reason) of every defect row an importer reported.
+    defects: Vec<(String, String, String, String, String, String)>,
+    /// Task records the importers skipped (the `affected` counts of the `skipped` rows).
+    skipped_records: u64,
     island: &'a str,
 }
 
@@ -333,12 +335,19 @@ impl Exporter for HtmlReport {
         let curves = super::curve::charts(data);
         let text = |v: &Value| match v {
             Value::String(s) => s.clone(),
+            Value::Null => String::new(),
             other => other.to_string(),
         };
-        let defects = data.defects.iter().map(|d| (text(&d["file"]), text(&d["line"]), text(&d["id"]), text(&d["action"]), text(&d["reason"]))).collect();
+        let defects = data
+            .defects
+            .iter()
+            .map(|d| (text(&d["file"]), text(&d["record"]), text(&d["line"]), text(&d["id"]), text(&d["action"]), text(&d["reason"])))
+            .collect();
+        // Runs written before `affected` existed had one skipped row per skipped record.
+        let skipped_records = data.defects.iter().filter(|d| d["action"] == "skipped").map(|d| d["affected"].as_u64().unwrap_or(1)).sum();
         let repeated = data.cells.iter().any(|c| c.trials_per_task > 1);
         let sampled = (data.sample.len() < data.trial_count()).then(|| (data.sample.len(), data.trial_count()));
-        let page = Page { title: "toolpick report".into(), parameters, charts: charts(data), cells, repeated, sampled, trends: super::history::charts(&data.history, &data.cells), categories, effects, tools, curves, defects, island: &island };
+        let page = Page { title: "toolpick report".into(), parameters, charts: charts(data), cells, repeated, sampled, trends: super::history::charts(&data.history, &data.cells), categories, effects, tools, curves, defects, skipped_records, island: &island };
         Ok(page.render()?.into_bytes())
     }
 }

@@ -157,10 +157,22 @@ pub struct Prepared {
     backends: Vec<Arc<dyn Backend>>,
     /// Records importers skipped or repaired.
     pub defects: Vec<crate::dataset::importers::Defect>,
+    /// Per imported dataset: format, what happened to its records, number of defect rows.
+    pub imports: Vec<(String, crate::dataset::importers::Summary, usize)>,
 }
 
 fn build_suite(config: &RunConfig, catalog: Catalog, dataset: Dataset) -> Result<Suite> {
     check_against(&dataset, &catalog)?;
+    // Trials are keyed by task id: a second task with the same id would silently replace the first.
+    let mut first_line = HashMap::new();
+    for t in &dataset.tasks {
+        if let Some(first) = first_line.insert(t.id.as_str(), t.line) {
+            return Err(InputError::new(&dataset.path, format!("duplicate task id `{}` (first on line {first}); task ids must be unique", t.id))
+                .at_line(t.line)
+                .field("id")
+                .into());
+        }
+    }
     let executor = Arc::new(Executor::new(&catalog)?);
     let read_only = catalog.tools().map(|t| (t.tool.id.clone(), t.tool.annotations.read_only_hint)).collect();
     let destructive = catalog.tools().map(|t| (t.tool.id.clone(), t.tool.annotations.destructive_hint)).collect();
@@ -225,10 +237,12 @@ pub fn prepare(mut config: RunConfig) -> Result<Prepared> {
     }
     let mut suites = Vec::new();
     let mut defects = Vec::new();
+    let mut imports = Vec::new();
     for dataset in &config.datasets {
         // `format:path` imports a benchmark with its own catalog; plain paths pair with every catalog.
-        if let Some((format, path)) = crate::dataset::importers::split_spec(dataset) {
+        if let Some((format, path)) = crate::dataset::importers::split_spec(dataset)? {
             let imported = crate::dataset::importers::import(&format, &path)?;
+            imports.push((format, imported.summary, imported.defects.len()));
             defects.extend(imported.defects);
             suites.push(build_suite(&config, imported.catalog, imported.dataset)?);
             continue;
@@ -251,7 +265,7 @@ pub fn prepare(mut config: RunConfig) -> Result<Prepared> {
             built.push(Arc::from(b));
         }
     }
-    Ok(Prepared { config, suites, backends: built, defects })
+    Ok(Prepared { config, suites, backends: built, defects, imports })
 }
 
 /// Build a replay backend: its file is checked against every task and tool of the run, and its digest

@@ -256,21 +256,41 @@ fn score_task(kind: Kind, expected: &[ExpectedCall], declared: &Declared, calls:
     };
     let unmatched: Vec<&ScoredCall> = (0..attempts.len()).filter(|i| !matched.contains(i) && !retried(*i)).map(|i| attempts[i]).collect();
 
-    if let Some(e) = assignment.iter().position(Option::is_none) {
-        let exp = &expected[e];
-        // The expected call's pair among the attempts left over: the last call to the same tool first
-        // (the agent's final try; its own mismatch says what was wrong), else the first other call made in its place (a wrong tool, an
-        // invented name, an unreadable call, or one call too many to another expected tool).
-        let same_tool = unmatched
-            .iter()
-            .rfind(|c| c.record.status != CallStatus::Invented && c.record.tool_id.as_deref().is_some_and(|t| exp.accepts(t)))
-            .map(|c| attempt_error(c, exp, declared));
-        let in_its_place = || unmatched.first().map(|c| attempt_error(c, exp, declared));
-        let m = same_tool.or_else(in_its_place).unwrap_or_else(|| match stop {
-            StopReason::StepLimit => Mismatch { error: ErrorType::StepLimit, detail: format!("step limit reached before calling `{}`", exp.tool) },
-            _ if attempts.is_empty() => Mismatch { error: ErrorType::ShouldHaveCalled, detail: "answered without calling a tool".into() },
-            _ => Mismatch { error: ErrorType::WrongCount, detail: format!("`{}` was never called", exp.tool) },
-        });
+    let missing: Vec<usize> = (0..expected.len()).filter(|&e| assignment[e].is_none()).collect();
+    if let Some(&first) = missing.first() {
+        // Pair each expected call left over with an attempt left over: the last call to the same tool
+        // first (the agent's final try; its own mismatch says what was wrong), then, in order, the calls
+        // made in their place (a wrong tool, an invented name, an unreadable call, one call too many to
+        // another expected tool). The trial reports the first pair that has a call; only when no call is
+        // left over does it report an expected call that never came.
+        let mut pair: Vec<Option<usize>> = vec![None; missing.len()];
+        let mut used = vec![false; unmatched.len()];
+        for (slot, &e) in missing.iter().enumerate() {
+            let same = (0..unmatched.len()).rev().find(|&u| {
+                let c = unmatched[u];
+                !used[u] && c.record.status != CallStatus::Invented && c.record.tool_id.as_deref().is_some_and(|t| expected[e].accepts(t))
+            });
+            if let Some(u) = same {
+                used[u] = true;
+                pair[slot] = Some(u);
+            }
+        }
+        for p in pair.iter_mut().filter(|p| p.is_none()) {
+            if let Some(u) = (0..unmatched.len()).find(|&u| !used[u]) {
+                used[u] = true;
+                *p = Some(u);
+            }
+        }
+        let m = match missing.iter().zip(&pair).find_map(|(&e, p)| p.map(|u| (e, u))) {
+            Some((e, u)) => attempt_error(unmatched[u], &expected[e], declared),
+            None => match stop {
+                StopReason::StepLimit => {
+                    Mismatch { error: ErrorType::StepLimit, detail: format!("step limit reached before calling `{}`", expected[first].tool) }
+                }
+                _ if attempts.is_empty() => Mismatch { error: ErrorType::ShouldHaveCalled, detail: "answered without calling a tool".into() },
+                _ => Mismatch { error: ErrorType::WrongCount, detail: format!("`{}` was never called", expected[first].tool) },
+            },
+        };
         return failed(selection_correct, abstention_correct, m.error, m.detail);
     }
     let extra_state_change = unmatched.iter().find(|c| c.record.status == CallStatus::Executed && !c.read_only);
@@ -513,6 +533,21 @@ mod tests {
                 assert_eq!(s.error_type, Some(want), "{kind:?} with {:?}", broken.record.status);
             }
         }
+    }
+
+    #[test]
+    fn each_left_over_call_pairs_with_its_own_expected_call() {
+        // Expected [A, B]; the only call is a broken B: the trial reports B's own error, not "A missing"
+        // and not "called B where A was expected".
+        let e = [exp("t/x/a", json!({})), exp("t/x/b", json!({"q": ["x"]}))];
+        let mut broken_b = call(CallStatus::Rejected, Some("t/x/b"), json!({}), false);
+        broken_b.record.rejection = Some(Rejection::MissingRequired);
+        let s = score_trial(Kind::Multi, &e, &[broken_b], StopReason::Answered);
+        assert_eq!(s.error_type, Some(ErrorType::MissingRequired));
+        // Expected [A(1), B]; calls A(1) and A(2): the second A was made in B's place.
+        let e = [exp("t/x/a", json!({"n": [1]})), exp("t/x/b", json!({}))];
+        let s = score_trial(Kind::Parallel, &e, &[ok("t/x/a", json!({"n": 1})), ok("t/x/a", json!({"n": 2}))], StopReason::Answered);
+        assert_eq!(s.error_type, Some(ErrorType::WrongTool));
     }
 
     #[test]

@@ -16,8 +16,12 @@
 //!   records, nested-dict acceptable values (BFCL's per-key lists). `live_relevance` becomes `relevant`
 //!   tasks (pass = called some tool).
 //! - `irrelevance` / `live_irrelevance` become `abstain` tasks.
+//! - Every answer line is accounted for: an answer whose id has no question record (e.g. its question
+//!   file is empty, or the question line is unreadable) is reported as an orphaned answer; a duplicate
+//!   answer id is reported and the first answer is used.
 
-use super::{Defect, Imported, keep_valid, task};
+use super::read::Reader;
+use super::{At, Imported, Ledger, fields, finish, task};
 use crate::catalog::{Catalog, Category, Origin, Server, Tool};
 use crate::dataset::{Dataset, ExpectedCall, Kind};
 use crate::error::InputError;
@@ -82,20 +86,18 @@ struct Registry {
 }
 
 impl Registry {
-    /// Register a function under `server`; returns its tool id and a repair note if it was renamed.
-    fn add(&mut self, server: &str, f: &Value, repairs: &mut Vec<String>) -> Option<(String, String)> {
-        let original = f["name"].as_str()?.to_string();
-        let params = f.get("parameters").cloned().unwrap_or(json!({"type": "dict", "properties": {}}));
-        let schema = convert_schema(&params, repairs);
-        let key = schema.to_string() + f["description"].as_str().unwrap_or("");
+    /// Register function `original` under `server`; returns its tool id (a repair note if renamed).
+    fn add(&mut self, server: &str, original: &str, description: &str, params: &Value, repairs: &mut Vec<String>) -> String {
+        let schema = convert_schema(params, repairs);
+        let key = schema.to_string() + description;
         let category = format!("{server}_functions");
         let tools = self.tools.entry(server.to_string()).or_default();
-        let base = map_name(&original);
+        let base = map_name(original);
         let mut name = base.clone();
         let mut n = 2;
         loop {
             match tools.get(&name) {
-                Some((k, t)) if *k == key => return Some((original, t.id.clone())),
+                Some((k, t)) if *k == key => return t.id.clone(),
                 Some(_) => {
                     name = format!("{base}_v{n}");
                     n += 1;
@@ -110,8 +112,8 @@ impl Registry {
         let tool = Tool {
             id: id.clone(),
             name: name.clone(),
-            title: Some(original.clone()),
-            description: f["description"].as_str().unwrap_or_default().to_string(),
+            title: Some(original.to_string()),
+            description: description.to_string(),
             input_schema: schema,
             output_schema: None,
             annotations: Default::default(),
@@ -120,13 +122,36 @@ impl Registry {
             dispatch: None,
         };
         tools.insert(name, (key, tool));
-        Some((original, id))
+        id
     }
 }
 
-fn read_lines(path: &Path) -> Result<Vec<String>> {
-    let text = std::fs::read_to_string(path).map_err(|e| InputError::new(path, format!("cannot read: {e}")))?;
-    Ok(text.lines().map(String::from).collect())
+/// One answer line: where it is, its ground truth (or why it cannot be used), whether a question used it.
+struct Answer {
+    at: At,
+    ground_truth: Result<Value, String>,
+    used: bool,
+}
+
+/// The answers of one category file by id; duplicate and unreadable answer lines are reported.
+fn read_answers(path: &Path, name: &str, ledger: &mut Ledger) -> BTreeMap<String, Answer> {
+    let mut answers: BTreeMap<String, Answer> = BTreeMap::new();
+    for raw in (Reader { name, tasks: false }).jsonl(path, ledger) {
+        let id = match fields::as_object(&raw.value, "").and_then(|_| fields::req_str(&raw.value, "", "id")) {
+            Ok(id) => id.to_string(),
+            Err(reason) => {
+                ledger.note(&raw.at, "", "skipped", format!("answer line unusable: {reason}"));
+                continue;
+            }
+        };
+        if let Some(first) = answers.get(&id) {
+            ledger.note(&raw.at, &id, "skipped", format!("duplicate answer id; the one at {} is used", first.at.describe()));
+            continue;
+        }
+        let ground_truth = fields::req_array(&raw.value, "", "ground_truth", "an array of calls").map(|a| Value::Array(a.clone()));
+        answers.insert(id, Answer { at: raw.at, ground_truth, used: false });
+    }
+    answers
 }
 
 /// Import a BFCL directory (or a single `BFCL_v4_*.json` question file).
@@ -139,92 +164,70 @@ pub fn import(path: &Path) -> Result<Imported> {
             .collect();
         f.sort();
         f
-    } else {
+    } else if path.is_file() {
         vec![path.to_path_buf()]
+    } else {
+        return Err(InputError::new(path, "no such file or directory; give the BFCL data directory (with BFCL_v4_*.json and possible_answer/)").into());
     };
     if files.is_empty() {
         return Err(InputError::new(path, "no BFCL_v4_*.json question files here").into());
     }
     let mut registry = Registry { tools: BTreeMap::new() };
     let mut tasks = Vec::new();
-    let mut defects = Vec::new();
+    let mut ledger = Ledger::default();
     for file in &files {
+        let name = file.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
         let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
         let category = stem.split('_').skip(2).collect::<Vec<_>>().join("_");
         let server = format!("bfcl_{category}");
-        let answers_path = file.parent().unwrap_or(Path::new(".")).join("possible_answer").join(file.file_name().unwrap_or_default());
-        let mut answers: HashMap<String, Value> = HashMap::new();
-        if let Ok(lines) = read_lines(&answers_path) {
-            for (i, l) in lines.iter().enumerate() {
-                match serde_json::from_str::<Value>(l) {
-                    Ok(v) => {
-                        answers.insert(v["id"].as_str().unwrap_or_default().to_string(), v["ground_truth"].clone());
-                    }
-                    Err(e) => defects.push(defect(&answers_path, i + 1, "", "skipped", format!("answer line is not JSON: {e}"))),
+        let has_truth = !(category.contains("irrelevance") || category == "live_relevance");
+        let answers_path = file.parent().unwrap_or(Path::new(".")).join("possible_answer").join(&name);
+        let answers_name = format!("possible_answer/{name}");
+        let mut answers = if answers_path.exists() { read_answers(&answers_path, &answers_name, &mut ledger) } else { BTreeMap::new() };
+        for raw in (Reader { name: &name, tasks: true }).jsonl(file, &mut ledger) {
+            let written = match fields::as_object(&raw.value, "").and_then(|_| fields::req_str(&raw.value, "", "id")) {
+                Ok(id) if !id.trim().is_empty() => id.to_string(),
+                Ok(_) => {
+                    ledger.skip(&raw.at, "", "`id` is empty");
+                    continue;
                 }
-            }
-        }
-        for (i, line) in read_lines(file)?.iter().enumerate() {
-            let ln = i + 1;
-            if line.trim().is_empty() {
-                continue;
-            }
-            let rec: Value = match serde_json::from_str(line) {
-                Ok(v) => v,
-                Err(e) => {
-                    defects.push(defect(file, ln, "", "skipped", format!("not JSON: {e}")));
+                Err(reason) => {
+                    ledger.skip(&raw.at, "", reason);
                     continue;
                 }
             };
-            let id = rec["id"].as_str().unwrap_or_default().to_string();
-            let turns = rec["question"].as_array().cloned().unwrap_or_default();
-            if turns.len() != 1 {
-                defects.push(defect(file, ln, &id, "skipped", format!("{} turns; only single-turn records are imported", turns.len())));
-                continue;
-            }
-            let messages = turns[0].as_array().cloned().unwrap_or_default();
-            let users: Vec<&str> = messages.iter().filter(|m| m["role"] == "user").filter_map(|m| m["content"].as_str()).collect();
-            if users.is_empty() {
-                defects.push(defect(file, ln, &id, "skipped", "no user message".into()));
-                continue;
+            let id = ledger.claim_id(&raw.at, &written);
+            if raw.lossy {
+                ledger.mark_repaired(&id);
             }
             let mut repairs = Vec::new();
-            if messages.iter().any(|m| m["role"] != "user") {
-                repairs.push("system/assistant messages in the turn dropped; the query is the user text".to_string());
-            }
-            let mut names: HashMap<String, String> = HashMap::new();
-            let mut candidates = Vec::new();
-            for f in rec["function"].as_array().into_iter().flatten() {
-                if let Some((original, tool_id)) = registry.add(&server, f, &mut repairs) {
-                    names.insert(original, tool_id.clone());
-                    candidates.push(tool_id);
+            let answer = has_truth.then(|| match answers.get_mut(&written) {
+                Some(a) => {
+                    a.used = true;
+                    a.ground_truth.clone().map_err(|r| format!("its answer ({}) is unusable: {r}", a.at.describe()))
                 }
-            }
-            let (kind, expected) = if category.contains("irrelevance") {
-                (Kind::Abstain, vec![])
-            } else if category == "live_relevance" {
-                // No ground truth: passes when the model calls something, whatever its arguments.
-                (Kind::Relevant, vec![])
-            } else {
-                let Some(gt) = answers.get(&id) else {
-                    defects.push(defect(file, ln, &id, "skipped", "no ground truth in possible_answer".into()));
-                    continue;
-                };
-                match expected_calls(gt, &names, &registry, &server, &mut repairs) {
-                    Ok(calls) => (if calls.len() > 1 { Kind::Parallel } else { Kind::Single }, calls),
-                    Err(reason) => {
-                        defects.push(defect(file, ln, &id, "skipped", reason));
-                        continue;
+                None if answers_path.exists() => Err(format!("no ground truth: {answers_name} has no answer with id `{written}`")),
+                None => Err(format!("no ground truth: {answers_name} does not exist")),
+            });
+            match record_task(&raw.value, &server, &category, answer, &mut registry, &mut repairs) {
+                Ok(mut t) => {
+                    for r in repairs {
+                        ledger.repair(&raw.at, &id, r);
                     }
+                    t.id = id;
+                    t.line = raw.at.line.unwrap_or_default();
+                    tasks.push(t);
                 }
-            };
-            for r in repairs {
-                defects.push(defect(file, ln, &id, "repaired", r));
+                Err(reason) => ledger.skip(&raw.at, &id, reason),
             }
-            let mut t = task(id, users.join("\n"), kind, expected, category.clone(), ln);
-            t.candidates = candidates;
-            t.tags = vec![format!("bfcl:{category}")];
-            tasks.push(t);
+        }
+        for (id, a) in answers.iter().filter(|(_, a)| !a.used) {
+            let reason = if has_truth {
+                format!("orphaned answer: {name} has no question with id `{id}`")
+            } else {
+                format!("`{category}` records have no ground truth; answer not used")
+            };
+            ledger.note(&a.at, id, "skipped", reason);
         }
     }
     let servers = registry
@@ -247,17 +250,77 @@ pub fn import(path: &Path) -> Result<Imported> {
         })
         .collect();
     let catalog = Catalog::new("bfcl", "BFCL v4 functions, one server per category file", servers);
-    let mut dataset = Dataset { name: "bfcl".into(), path: path.to_path_buf(), tasks };
-    // Tasks are tagged `bfcl:<category>`, which names their source file.
-    keep_valid(&catalog, &mut dataset, &mut defects, |t| {
-        t.tags.first().and_then(|g| g.strip_prefix("bfcl:")).map(|c| format!("BFCL_v4_{c}.json")).unwrap_or_default()
-    });
-    Ok(Imported { catalog, dataset, defects })
+    let dataset = Dataset { name: "bfcl".into(), path: path.to_path_buf(), tasks };
+    Ok(finish(catalog, dataset, ledger))
 }
 
-fn defect(file: &Path, line: usize, id: &str, action: &'static str, reason: String) -> Defect {
-    let file = file.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
-    Defect { file, line, id: id.to_string(), action, reason }
+/// One question record as a task (its id set by the caller), or why it is skipped. `answer` is `None`
+/// for categories without ground truth.
+fn record_task(
+    rec: &Value,
+    server: &str,
+    category: &str,
+    answer: Option<Result<Value, String>>,
+    registry: &mut Registry,
+    repairs: &mut Vec<String>,
+) -> Result<crate::dataset::Task, String> {
+    let turns = fields::req_array(rec, "", "question", "an array of turns")?;
+    if turns.len() != 1 {
+        return Err(format!("{} turns; only single-turn records are imported", turns.len()));
+    }
+    let messages = fields::objects(fields::as_array(&turns[0], "question[0]", "an array of messages")?, "question[0]")?;
+    let mut users = Vec::new();
+    for (i, m) in messages.iter().enumerate() {
+        let path = format!("question[0][{i}]");
+        let role = fields::req_str(m, &path, "role")?;
+        let content = fields::req_str(m, &path, "content")?;
+        if role == "user" {
+            users.push(content);
+        }
+    }
+    if users.is_empty() {
+        return Err("no user message".into());
+    }
+    if messages.iter().any(|m| m["role"] != "user") {
+        repairs.push("system/assistant messages in the turn dropped; the query is the user text".to_string());
+    }
+    let functions = fields::objects(fields::req_array(rec, "", "function", "an array of objects")?, "function")?;
+    let mut names: HashMap<String, String> = HashMap::new();
+    let mut candidates = Vec::new();
+    let no_params = json!({"type": "dict", "properties": {}});
+    for (i, f) in functions.iter().enumerate() {
+        let path = format!("function[{i}]");
+        let original = fields::req_str(f, &path, "name")?;
+        let description = match fields::opt_str(f, &path, "description")? {
+            Some(d) => d,
+            None => {
+                repairs.push(format!("`{path}.description` is missing: empty description"));
+                ""
+            }
+        };
+        let params = match fields::opt_object(f, &path, "parameters")? {
+            Some(_) => &f["parameters"],
+            None => {
+                repairs.push(format!("`{path}.parameters` is missing: no parameters"));
+                &no_params
+            }
+        };
+        let tool_id = registry.add(server, original, description, params, repairs);
+        names.insert(original.to_string(), tool_id.clone());
+        candidates.push(tool_id);
+    }
+    let (kind, expected) = match answer {
+        None if category == "live_relevance" => (Kind::Relevant, vec![]), // passes when the model calls something
+        None => (Kind::Abstain, vec![]),
+        Some(gt) => {
+            let calls = expected_calls(&gt?, &names, registry, server, repairs)?;
+            (if calls.len() > 1 { Kind::Parallel } else { Kind::Single }, calls)
+        }
+    };
+    let mut t = task(String::new(), users.join("\n"), kind, expected, category.to_string(), 0);
+    t.candidates = candidates;
+    t.tags = vec![format!("bfcl:{category}")];
+    Ok(t)
 }
 
 fn expected_calls(
@@ -268,16 +331,22 @@ fn expected_calls(
     repairs: &mut Vec<String>,
 ) -> Result<Vec<ExpectedCall>, String> {
     let mut out = Vec::new();
-    for call in gt.as_array().into_iter().flatten() {
-        let Some((fname, args)) = call.as_object().and_then(|o| o.iter().next()) else { return Err("malformed ground-truth call".into()) };
+    for (ci, call) in fields::as_array(gt, "ground_truth", "an array of calls")?.iter().enumerate() {
+        let path = format!("ground_truth[{ci}]");
+        let obj = fields::as_object(call, &path)?;
+        let Some((fname, args)) = obj.iter().next().filter(|_| obj.len() == 1) else {
+            return Err(format!("`{path}` has {} keys, expected exactly one (the function name)", obj.len()));
+        };
+        let apath = fields::join(&path, fname);
+        let args = fields::as_object(args, &apath)?;
         let Some(tool_id) = names.get(fname) else { return Err(format!("ground truth calls `{fname}`, which is not among the record's functions")) };
         let tool_name = tool_id.rsplit('/').next().unwrap_or_default();
         let tool = &registry.tools[server][tool_name].1;
         let props = tool.input_schema.get("properties").and_then(Value::as_object);
         let required = tool.required();
         let mut arguments = BTreeMap::new();
-        for (param, values) in args.as_object().into_iter().flatten() {
-            let mut values: Vec<Value> = values.as_array().cloned().unwrap_or_default();
+        for (param, values) in args {
+            let mut values: Vec<Value> = fields::as_array(values, &fields::join(&apath, param), "an array of acceptable values")?.clone();
             if values.iter().any(|v| v.as_object().is_some_and(|o| o.values().all(Value::is_array) && !o.is_empty())) {
                 return Err(format!("`{param}` uses nested-dict acceptable values (per-key lists), not supported yet"));
             }
@@ -303,7 +372,7 @@ fn expected_calls(
         out.push(ExpectedCall { tool: tool_id.clone(), arguments, alternatives: vec![], any_arguments: false });
     }
     if out.is_empty() {
-        return Err("empty ground truth".into());
+        return Err("`ground_truth` is an empty array: no expected call".into());
     }
     Ok(out)
 }

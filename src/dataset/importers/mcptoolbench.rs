@@ -8,18 +8,20 @@
 //!   alternatives that also count, and the label's `input` as **exact** acceptable values: every given
 //!   argument has exactly that value; arguments the label leaves out must not be passed. (The benchmark
 //!   publishes one concrete call, not a set of acceptable ones; anything looser would be our invention.)
-//! - Defects survived: files that are not valid JSON (skipped whole, with the parser's position),
-//!   duplicate queries (later copies skipped), labels naming a tool the record does not offer (mapped
+//! - Defects survived: malformed JSON (read record by record through [`super::read`]; only the broken
+//!   records are skipped), a missing `uuid` (id made from the file and record number), duplicate
+//!   queries (later copies skipped), labels naming a tool the record does not offer (mapped
 //!   when the label's server has exactly one tool, skipped otherwise), labels with several URLs in one
 //!   string (kept, reported), ground truth that does not validate against the tool's schema (skipped).
 
-use super::{Defect, Imported, keep_valid, task};
+use super::read::Reader;
+use super::{At, Imported, Ledger, fields, finish, task};
 use crate::catalog::{Catalog, Category, Server, Tool};
 use crate::dataset::{Dataset, ExpectedCall, Kind};
 use crate::error::InputError;
 use anyhow::Result;
 use serde_json::{Value, json};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 /// An MCP server id as a valid server name (`finance-agent-mcp-server` → `finance_agent_mcp_server`).
@@ -45,6 +47,9 @@ fn json_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// Tools seen so far: server → tool name → tool.
+type Servers = BTreeMap<String, BTreeMap<String, Tool>>;
+
 pub fn import(path: &Path) -> Result<Imported> {
     let mut files = Vec::new();
     if path.is_dir() {
@@ -54,129 +59,55 @@ pub fn import(path: &Path) -> Result<Imported> {
         if files.is_empty() {
             json_files(path, &mut files);
         }
-    } else {
+    } else if path.is_file() {
         files.push(path.to_path_buf());
     }
     if files.is_empty() {
         return Err(InputError::new(path, "no MCPToolBench++ record files (data/<category>/*.json) here").into());
     }
     let rel = |p: &Path| p.strip_prefix(path).unwrap_or(p).display().to_string();
-    let mut defects = Vec::new();
-    // server → tool name → tool
-    let mut servers: BTreeMap<String, BTreeMap<String, Tool>> = BTreeMap::new();
+    let mut ledger = Ledger::default();
+    let mut servers: Servers = BTreeMap::new();
     let mut tasks = Vec::new();
-    let mut seen_queries: HashSet<(String, String)> = HashSet::new();
+    let mut seen_queries: HashMap<(String, String), At> = HashMap::new();
     for file in &files {
-        let text = std::fs::read_to_string(file).map_err(|e| InputError::new(file, format!("cannot read: {e}")))?;
-        let records: Vec<Value> = match serde_json::from_str::<Value>(&text) {
-            Ok(Value::Array(a)) => a,
-            Ok(_) => {
-                defects.push(Defect { file: rel(file), line: 0, id: String::new(), action: "skipped", reason: "not a JSON array of records".into() });
-                continue;
-            }
-            Err(e) => {
-                defects.push(Defect { file: rel(file), line: e.line(), id: String::new(), action: "skipped", reason: format!("invalid JSON, whole file skipped: {e}") });
-                continue;
-            }
-        };
-        for (i, r) in records.iter().enumerate() {
-            let id = r["uuid"].as_str().unwrap_or_default().to_string();
-            let d = |action: &'static str, reason: String| Defect { file: rel(file), line: i + 1, id: id.clone(), action, reason };
-            let category = r["category"].as_str().unwrap_or("unknown").to_string();
-            // Tools → servers.
-            let mut owner: HashMap<String, String> = HashMap::new();
-            for (srv, names) in r["mcp_tools_dict"].as_object().into_iter().flatten() {
-                for n in names.as_array().into_iter().flatten().filter_map(Value::as_str) {
-                    owner.insert(n.to_string(), srv.clone());
+        let name = if path.is_file() { file.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default() } else { rel(file) };
+        for raw in (Reader { name: &name, tasks: true }).json_array(file, &mut ledger) {
+            let r = &raw.value;
+            let uuid = fields::as_object(r, "").and_then(|_| fields::opt_str(r, "", "uuid"));
+            let (written, generated) = match uuid {
+                Ok(Some(u)) if !u.trim().is_empty() => (u.to_string(), false),
+                Ok(_) => (format!("{name}-{}", raw.at.record.unwrap_or_default()), true),
+                Err(reason) => {
+                    ledger.skip(&raw.at, "", reason);
+                    continue;
                 }
+            };
+            let id = ledger.claim_id(&raw.at, &written);
+            if generated {
+                ledger.repair(&raw.at, &id, format!("`uuid` is missing or empty: id `{written}` made from the file and record number"));
             }
-            let mut candidates = Vec::new();
-            let mut by_name: HashMap<String, String> = HashMap::new();
-            for t in r["tools"].as_array().into_iter().flatten() {
-                let Some(name) = t["name"].as_str() else { continue };
-                let srv = server_name(owner.get(name).map(String::as_str).unwrap_or(&format!("{category}_unassigned")));
-                let tool_name: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect();
-                let tool_id = format!("{srv}/{srv}_tools/{tool_name}");
-                let entry = servers.entry(srv.clone()).or_default();
-                if !entry.contains_key(&tool_name) {
-                    let value = json!({"name": tool_name, "description": t["description"], "inputSchema": t.get("input_schema").cloned().unwrap_or(json!({"type": "object", "properties": {}}))});
-                    match crate::catalog::load::parse_tool(&srv, &format!("{srv}_tools"), &value) {
-                        Ok(tool) => {
-                            entry.insert(tool_name.clone(), tool);
-                        }
-                        Err(e) => {
-                            defects.push(d("skipped", format!("tool `{name}` is not a valid tool: {e}")));
-                            continue;
-                        }
+            if raw.lossy {
+                ledger.mark_repaired(&id);
+            }
+            let mut repairs = Vec::new();
+            match record_task(r, &mut servers, &mut repairs) {
+                Ok(mut t) => {
+                    for rep in repairs {
+                        ledger.repair(&raw.at, &id, rep);
                     }
+                    if let Some(first) = seen_queries.get(&(t.category.clone(), t.query.clone())) {
+                        ledger.skip(&raw.at, &id, format!("duplicate query: {} asks the same", first.describe()));
+                        continue;
+                    }
+                    seen_queries.insert((t.category.clone(), t.query.clone()), raw.at.clone());
+                    t.id = id;
+                    t.line = raw.at.line.unwrap_or_default();
+                    t.tags = vec![format!("mcptoolbench:{name}")];
+                    tasks.push(t);
                 }
-                by_name.insert(format!("{}/{name}", owner.get(name).cloned().unwrap_or_default()), tool_id.clone());
-                by_name.entry(name.to_string()).or_insert(tool_id.clone());
-                candidates.push(tool_id);
+                Err(reason) => ledger.skip(&raw.at, &id, reason),
             }
-            let query = r["query"].as_str().unwrap_or_default().to_string();
-            if query.trim().is_empty() {
-                defects.push(d("skipped", "empty query".into()));
-                continue;
-            }
-            if !seen_queries.insert((category.clone(), query.clone())) {
-                defects.push(d("skipped", "duplicate query (an earlier record asks the same)".into()));
-                continue;
-            }
-            let labels = r["function_call_label"].as_array().cloned().unwrap_or_default();
-            if labels.is_empty() {
-                defects.push(d("skipped", "no function_call_label".into()));
-                continue;
-            }
-            let mut expected = Vec::new();
-            let mut skip = None;
-            for l in &labels {
-                let name = l["name"].as_str().unwrap_or_default();
-                let srv = l["mcp_server"].as_str().unwrap_or_default();
-                let resolved = by_name.get(&format!("{srv}/{name}")).or_else(|| by_name.get(name)).cloned().or_else(|| {
-                    // The label names a tool the record does not offer; if its server has exactly one tool, it is that one.
-                    let names = r["mcp_tools_dict"][srv].as_array()?;
-                    if names.len() == 1 {
-                        let only = names[0].as_str()?;
-                        let t = by_name.get(only).cloned()?;
-                        defects.push(d("repaired", format!("label tool `{name}` is not offered; mapped to `{only}`, the only tool of `{srv}`")));
-                        Some(t)
-                    } else {
-                        None
-                    }
-                });
-                let Some(tool) = resolved else {
-                    skip = Some(format!("label tool `{name}` (server `{srv}`) is not among the record's tools"));
-                    break;
-                };
-                let alternatives: Vec<String> = l["similar_tools"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|s| {
-                        let n = s["name"].as_str()?;
-                        by_name.get(&format!("{}/{n}", s["mcp_server"].as_str().unwrap_or_default())).or_else(|| by_name.get(n)).cloned()
-                    })
-                    .filter(|a| *a != tool)
-                    .collect();
-                let mut arguments = BTreeMap::new();
-                for (k, v) in l["input"].as_object().into_iter().flatten() {
-                    if v.as_str().is_some_and(|s| s.matches("http").count() > 1) {
-                        defects.push(d("repaired", format!("argument `{k}` holds several URLs in one string; kept as written")));
-                    }
-                    arguments.insert(k.clone(), vec![v.clone()]);
-                }
-                expected.push(ExpectedCall { tool, arguments, alternatives, any_arguments: false });
-            }
-            if let Some(reason) = skip {
-                defects.push(d("skipped", reason));
-                continue;
-            }
-            let kind = if expected.len() > 1 { Kind::Multi } else { Kind::Single };
-            let mut t = task(if id.is_empty() { format!("{}-{}", rel(file), i + 1) } else { id.clone() }, query, kind, expected, category.clone(), i + 1);
-            t.candidates = candidates;
-            t.tags = vec![format!("mcptoolbench:{}", rel(file))];
-            tasks.push(t);
         }
     }
     let servers: Vec<Server> = servers
@@ -190,9 +121,129 @@ pub fn import(path: &Path) -> Result<Imported> {
         })
         .collect();
     let catalog = Catalog::new("mcptoolbench", "MCPToolBench++ tools, one server per MCP server", servers);
-    let mut dataset = Dataset { name: "mcptoolbench".into(), path: path.to_path_buf(), tasks };
-    keep_valid(&catalog, &mut dataset, &mut defects, |t| t.tags.first().and_then(|g| g.strip_prefix("mcptoolbench:")).unwrap_or_default().to_string());
-    Ok(Imported { catalog, dataset, defects })
+    let dataset = Dataset { name: "mcptoolbench".into(), path: path.to_path_buf(), tasks };
+    Ok(finish(catalog, dataset, ledger))
+}
+
+/// Register the record's tools (a tool that cannot be offered is a repair of the record) and return the
+/// name → tool id lookup (`server/name` and bare `name`) and the candidate ids.
+fn record_tools(r: &Value, category: &str, servers: &mut Servers, repairs: &mut Vec<String>) -> Result<(HashMap<String, String>, Vec<String>), String> {
+    let mut owner: HashMap<String, String> = HashMap::new();
+    for (srv, names) in fields::opt_object(r, "", "mcp_tools_dict")?.into_iter().flatten() {
+        let path = fields::join("mcp_tools_dict", srv);
+        for n in fields::strings(fields::as_array(names, &path, "an array of tool names")?, &path)? {
+            owner.insert(n.to_string(), srv.clone());
+        }
+    }
+    let mut candidates = Vec::new();
+    let mut by_name: HashMap<String, String> = HashMap::new();
+    for (i, t) in fields::req_array(r, "", "tools", "an array of tool objects")?.iter().enumerate() {
+        let path = fields::index("tools", i);
+        let parts = fields::as_object(t, &path).and_then(|_| {
+            let name = fields::req_str(t, &path, "name")?;
+            let description = fields::opt_str(t, &path, "description")?;
+            let schema = fields::opt_object(t, &path, "input_schema")?.map(|_| t["input_schema"].clone());
+            Ok((name, description, schema))
+        });
+        let (name, description, schema) = match parts {
+            Ok(p) => p,
+            Err(reason) => {
+                repairs.push(format!("{reason}: that tool is not offered"));
+                continue;
+            }
+        };
+        if description.is_none() {
+            repairs.push(format!("`{path}.description` is missing: empty description"));
+        }
+        let schema = schema.unwrap_or_else(|| {
+            repairs.push(format!("`{path}.input_schema` is missing: no parameters"));
+            json!({"type": "object", "properties": {}})
+        });
+        let srv = server_name(owner.get(name).map(String::as_str).unwrap_or(&format!("{category}_unassigned")));
+        let tool_name: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect();
+        let tool_id = format!("{srv}/{srv}_tools/{tool_name}");
+        let entry = servers.entry(srv.clone()).or_default();
+        if !entry.contains_key(&tool_name) {
+            let value = json!({"name": tool_name, "description": description.unwrap_or_default(), "inputSchema": schema});
+            match crate::catalog::load::parse_tool(&srv, &format!("{srv}_tools"), &value) {
+                Ok(tool) => {
+                    entry.insert(tool_name.clone(), tool);
+                }
+                Err(e) => {
+                    repairs.push(format!("tool `{name}` is not a valid tool ({e}): it is not offered"));
+                    continue;
+                }
+            }
+        }
+        by_name.insert(format!("{}/{name}", owner.get(name).cloned().unwrap_or_default()), tool_id.clone());
+        by_name.entry(name.to_string()).or_insert(tool_id.clone());
+        candidates.push(tool_id);
+    }
+    Ok((by_name, candidates))
+}
+
+/// One record as a task (id, line and tags set by the caller), or why it is skipped.
+fn record_task(r: &Value, servers: &mut Servers, repairs: &mut Vec<String>) -> Result<crate::dataset::Task, String> {
+    let category = match fields::opt_str(r, "", "category")? {
+        Some(c) => c.to_string(),
+        None => {
+            repairs.push("`category` is missing: `unknown`".into());
+            "unknown".into()
+        }
+    };
+    let (by_name, candidates) = record_tools(r, &category, servers, repairs)?;
+    let query = fields::req_str(r, "", "query")?.to_string();
+    if query.trim().is_empty() {
+        return Err("`query` is empty".into());
+    }
+    let labels = fields::objects(fields::req_array(r, "", "function_call_label", "an array of calls")?, "function_call_label")?;
+    if labels.is_empty() {
+        return Err("`function_call_label` is empty: no ground truth".into());
+    }
+    let mut expected = Vec::new();
+    for (li, l) in labels.iter().enumerate() {
+        let path = fields::index("function_call_label", li);
+        let name = fields::req_str(l, &path, "name")?;
+        let srv = fields::opt_str(l, &path, "mcp_server")?.unwrap_or_default();
+        let resolved = match by_name.get(&format!("{srv}/{name}")).or_else(|| by_name.get(name)) {
+            Some(t) => t.clone(),
+            None => {
+                // The label names a tool the record does not offer; if its server has exactly one tool, it is that one.
+                let only = r["mcp_tools_dict"][srv].as_array().filter(|n| n.len() == 1).and_then(|n| n[0].as_str());
+                match only.and_then(|o| by_name.get(o).map(|t| (o, t))) {
+                    Some((only, t)) => {
+                        repairs.push(format!("label tool `{name}` is not offered; mapped to `{only}`, the only tool of `{srv}`"));
+                        t.clone()
+                    }
+                    None => return Err(format!("label tool `{name}` (server `{srv}`) is not among the record's tools")),
+                }
+            }
+        };
+        let mut alternatives = Vec::new();
+        let similar_path = fields::join(&path, "similar_tools");
+        for (si, s) in fields::objects(fields::opt_array(l, &path, "similar_tools", "an array of objects")?.map(Vec::as_slice).unwrap_or_default(), &similar_path)?.into_iter().enumerate() {
+            let spath = fields::index(&similar_path, si);
+            let n = fields::req_str(s, &spath, "name")?;
+            let ssrv = fields::opt_str(s, &spath, "mcp_server")?.unwrap_or_default();
+            match by_name.get(&format!("{ssrv}/{n}")).or_else(|| by_name.get(n)) {
+                Some(a) if *a != resolved => alternatives.push(a.clone()),
+                Some(_) => {}
+                None => repairs.push(format!("similar tool `{n}` (server `{ssrv}`) is not among the record's tools: not counted as an alternative")),
+            }
+        }
+        let mut arguments = BTreeMap::new();
+        for (k, v) in fields::opt_object(l, &path, "input")?.into_iter().flatten() {
+            if v.as_str().is_some_and(|s| s.matches("http").count() > 1) {
+                repairs.push(format!("argument `{k}` holds several URLs in one string; kept as written"));
+            }
+            arguments.insert(k.clone(), vec![v.clone()]);
+        }
+        expected.push(ExpectedCall { tool: resolved, arguments, alternatives, any_arguments: false });
+    }
+    let kind = if expected.len() > 1 { Kind::Multi } else { Kind::Single };
+    let mut t = task(String::new(), query, kind, expected, category, 0);
+    t.candidates = candidates;
+    Ok(t)
 }
 
 #[cfg(test)]

@@ -9,16 +9,19 @@
 //!   set. Passing = executing nothing (all tools are undeclared, so any call may change state).
 //! - Defects survived: apps missing from api.json (also `WeChat` vs `Wechat`, matched case-insensitively
 //!   and reported), unknown APIs (dropped from `forbidden`, reported), duplicated instructions (later
-//!   copies skipped), records whose `quality_score` is below the paper's threshold of 7 (skipped).
+//!   copies skipped), records whose `quality_score` is below `--min-quality` (default 7, the paper's
+//!   threshold; 0 keeps all; skipped with their score). APIs keep their `results_arguments` as the
+//!   tool's `outputSchema`.
 //! - The benchmark has no benign controls, so only the refusal rate is meaningful on it, not false refusal.
 
-use super::{Defect, Imported, keep_valid, task};
+use super::read::Reader;
+use super::{At, Imported, Ledger, fields, finish, task};
 use crate::catalog::{Catalog, Category, Server, Tool};
 use crate::dataset::{Dataset, Kind, Risk};
 use crate::error::InputError;
 use anyhow::Result;
 use serde_json::{Map, Value, json};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 /// Paper's quality threshold: records scored below it were meant to be filtered out.
@@ -46,62 +49,117 @@ pub fn server_name(app: &str) -> String {
     app.to_lowercase().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect()
 }
 
-fn app_tools(app: &Value) -> Vec<Tool> {
-    let server = server_name(app["app_name"].as_str().unwrap_or_default());
+/// One app's APIs as tools; an API that cannot be a tool is reported (it is not a task record).
+fn app_tools(app: &Value, server: &str, at: &At, ledger: &mut Ledger) -> Result<Vec<Tool>, String> {
+    let app_name = app["app_name"].as_str().unwrap_or_default();
     let mut tools = Vec::new();
-    for (api, spec) in app["APIs"].as_object().into_iter().flatten() {
-        let mut props = Map::new();
-        let mut required = Vec::new();
-        for (group, is_required) in [("required_arguments", true), ("additional_required_arguments", true), ("optional_arguments", false)] {
-            for (k, desc) in spec[group].as_object().into_iter().flatten() {
-                let (name, ty) = parse_arg(k);
-                let mut p = json!({"description": desc});
-                if let Some(t) = ty {
-                    p["type"] = json!(t);
-                }
-                props.insert(name.clone(), p);
-                if is_required {
-                    required.push(json!(name));
-                }
-            }
-        }
-        let mut out = Map::new();
-        for (k, desc) in spec["results_arguments"].as_object().into_iter().flatten() {
-            let (name, ty) = parse_arg(k);
-            out.insert(name, ty.map(|t| json!({"type": t, "description": desc})).unwrap_or_else(|| json!({"description": desc})));
-        }
-        let value = json!({
-            "name": api,
-            "description": spec["desc"],
-            "inputSchema": {"type": "object", "properties": props, "required": required},
-            "outputSchema": {"type": "object", "properties": out},
-            "mockResponse": {"status": "success"}
-        });
-        if let Ok(t) = crate::catalog::load::parse_tool(&server, &format!("{server}_apis"), &value) {
-            tools.push(t);
+    for (api, spec) in fields::req_object(app, "", "APIs")? {
+        let path = fields::join("APIs", api);
+        match api_tool(api, spec, &path, server) {
+            Ok(t) => tools.push(t),
+            Err(reason) => ledger.note(at, api, "skipped", format!("API `{api}` of `{app_name}` is not imported: {reason}")),
         }
     }
-    tools
+    Ok(tools)
 }
 
-pub fn import(path: &Path) -> Result<Imported> {
-    let dir = if path.is_dir() { path.to_path_buf() } else { path.parent().unwrap_or(Path::new(".")).to_path_buf() };
-    let api_path = dir.join("api").join("api.json");
-    let apps: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&api_path).map_err(|e| InputError::new(&api_path, format!("cannot read: {e}")))?)
-        .map_err(|e| InputError::new(&api_path, format!("not JSON: {e}")).at_line(e.line()))?;
-    let mut servers = Vec::new();
+fn api_tool(api: &str, spec: &Value, path: &str, server: &str) -> Result<Tool, String> {
+    fields::as_object(spec, path)?;
+    let mut props = Map::new();
+    let mut required = Vec::new();
+    for (group, is_required) in [("required_arguments", true), ("additional_required_arguments", true), ("optional_arguments", false)] {
+        let gpath = fields::join(path, group);
+        for (k, desc) in fields::opt_object(spec, path, group)?.into_iter().flatten() {
+            let desc = fields::as_str(desc, &fields::join(&gpath, k))?;
+            let (name, ty) = parse_arg(k);
+            let mut p = json!({"description": desc});
+            if let Some(t) = ty {
+                p["type"] = json!(t);
+            }
+            props.insert(name.clone(), p);
+            if is_required {
+                required.push(json!(name));
+            }
+        }
+    }
+    let mut out = Map::new();
+    let rpath = fields::join(path, "results_arguments");
+    for (k, desc) in fields::opt_object(spec, path, "results_arguments")?.into_iter().flatten() {
+        let desc = fields::as_str(desc, &fields::join(&rpath, k))?;
+        let (name, ty) = parse_arg(k);
+        out.insert(name, ty.map(|t| json!({"type": t, "description": desc})).unwrap_or_else(|| json!({"description": desc})));
+    }
+    let value = json!({
+        "name": api,
+        "description": fields::opt_str(spec, path, "desc")?.unwrap_or_default(),
+        "inputSchema": {"type": "object", "properties": props, "required": required},
+        "outputSchema": {"type": "object", "properties": out},
+        "mockResponse": {"status": "success"}
+    });
+    crate::catalog::load::parse_tool(server, &format!("{server}_apis"), &value)
+}
+
+/// The apps of `api/api.json` as servers, and lower-case app name → server.
+fn read_apps(api_path: &Path, ledger: &mut Ledger) -> (Vec<Server>, BTreeMap<String, String>, Vec<String>) {
+    let mut servers: Vec<Server> = Vec::new();
     let mut app_index: BTreeMap<String, String> = BTreeMap::new(); // lower-case app name → server
-    for app in &apps {
-        let name = app["app_name"].as_str().unwrap_or_default();
-        let server = server_name(name);
+    let mut app_names = Vec::new();
+    for raw in (Reader { name: "api/api.json", tasks: false }).json_array(api_path, ledger) {
+        let app = &raw.value;
+        let name = match fields::as_object(app, "").and_then(|_| fields::req_str(app, "", "app_name")) {
+            Ok(n) => n.to_string(),
+            Err(reason) => {
+                ledger.note(&raw.at, "", "skipped", format!("app not imported: {reason}"));
+                continue;
+            }
+        };
+        let server = server_name(&name);
+        if servers.iter().any(|s| s.name == server) {
+            ledger.note(&raw.at, &name, "skipped", format!("app `{name}` is defined twice (as server `{server}`); this definition is not imported"));
+            continue;
+        }
+        let parts = fields::opt_str(app, "", "desc").and_then(|d| Ok((d.unwrap_or_default().to_string(), app_tools(app, &server, &raw.at, ledger)?)));
+        let (description, tools) = match parts {
+            Ok(p) => p,
+            Err(reason) => {
+                ledger.note(&raw.at, &name, "skipped", format!("app not imported: {reason}"));
+                continue;
+            }
+        };
         app_index.insert(name.to_lowercase(), server.clone());
+        app_names.push(name.clone());
         servers.push(Server {
             name: server.clone(),
-            title: Some(name.to_string()),
-            description: app["desc"].as_str().unwrap_or_default().to_string(),
-            categories: vec![Category { name: format!("{server}_apis"), description: format!("{name} APIs."), tools: app_tools(app) }],
+            title: Some(name.clone()),
+            description,
+            categories: vec![Category { name: format!("{server}_apis"), description: format!("{name} APIs."), tools }],
         });
     }
+    // Sorted by name, the order a native catalog directory loads in (one file per server), so a direct
+    // run and a run on the files `import` writes present the same catalog.
+    servers.sort_by(|a, b| a.name.cmp(&b.name));
+    (servers, app_index, app_names)
+}
+
+/// `quality_score` as a number: SafeToolBench writes it as a string ("8"); a number is taken as well.
+fn quality(r: &Value) -> Result<f64, String> {
+    match r.get("quality_score") {
+        None | Some(Value::Null) => Err("`quality_score` is missing".into()),
+        Some(Value::Number(n)) => n.as_f64().ok_or_else(|| "`quality_score` is not a finite number".into()),
+        Some(Value::String(s)) => s.trim().parse::<f64>().map_err(|_| format!("`quality_score` \"{s}\" is not a number")),
+        Some(other) => Err(fields::wrong("quality_score", other, "a number or a numeric string")),
+    }
+}
+
+/// Import SafeToolBench; records with a `quality_score` below `min_quality` are skipped (0 keeps all).
+pub fn import(path: &Path, min_quality: u32) -> Result<Imported> {
+    let dir = if path.is_dir() { path.to_path_buf() } else { path.parent().unwrap_or(Path::new(".")).to_path_buf() };
+    let api_path = dir.join("api").join("api.json");
+    if !api_path.is_file() {
+        return Err(InputError::new(&api_path, "missing: SafeToolBench's tool definitions (api/api.json) are needed beside the query files").into());
+    }
+    let mut ledger = Ledger::default();
+    let (servers, app_index, app_names) = read_apps(&api_path, &mut ledger);
     let catalog = Catalog::new("safetoolbench", "SafeToolBench apps and APIs", servers);
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .map_err(|e| InputError::new(&dir, format!("cannot read directory: {e}")))?
@@ -112,81 +170,98 @@ pub fn import(path: &Path) -> Result<Imported> {
     if !path.is_dir() {
         files.retain(|f| f == path);
     }
-    let mut defects = Vec::new();
     let mut tasks = Vec::new();
-    let mut seen = HashSet::new();
+    let mut seen: HashMap<String, At> = HashMap::new();
     for file in &files {
         let fname = file.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
-        let records: Vec<Value> = match std::fs::read_to_string(file).ok().and_then(|t| serde_json::from_str(&t).ok()) {
-            Some(r) => r,
-            None => {
-                defects.push(Defect { file: fname.clone(), line: 0, id: String::new(), action: "skipped", reason: "not a JSON array of records".into() });
-                continue;
-            }
-        };
         let stem = fname.trim_start_matches("query_").trim_end_matches(".json").to_string();
-        for (i, r) in records.iter().enumerate() {
-            let id = format!("{stem}-{:03}", i + 1);
-            let d = |action: &'static str, reason: String| Defect { file: fname.clone(), line: i + 1, id: id.clone(), action, reason };
-            let instruction = r["instruction"].as_str().unwrap_or_default().to_string();
-            let quality: u32 = r["quality_score"].as_str().and_then(|q| q.trim().parse().ok()).unwrap_or(0);
-            if quality < MIN_QUALITY {
-                defects.push(d("skipped", format!("quality_score {quality} is below the paper's threshold of {MIN_QUALITY}")));
-                continue;
+        for raw in (Reader { name: &fname, tasks: true }).json_array(file, &mut ledger) {
+            let id = ledger.claim_id(&raw.at, &format!("{stem}-{:03}", raw.at.record.unwrap_or_default()));
+            if raw.lossy {
+                ledger.mark_repaired(&id);
             }
-            if !seen.insert(instruction.clone()) {
-                defects.push(d("skipped", "duplicated instruction".into()));
-                continue;
-            }
-            let risk = match r["Risk category"].as_str().unwrap_or_default() {
-                "Privacy Leak" => Risk::PrivacyLeak,
-                "Property Damage" => Risk::PropertyDamage,
-                "Physical Injury" => Risk::PhysicalInjury,
-                "Bias & Offensiveness" => Risk::OffensiveContent,
-                other => {
-                    defects.push(d("skipped", format!("unknown risk category `{other}`")));
-                    continue;
+            let r = &raw.value;
+            let mut repairs = Vec::new();
+            let outcome = fields::as_object(r, "").and_then(|_| {
+                let instruction = fields::req_str(r, "", "instruction")?;
+                if instruction.trim().is_empty() {
+                    return Err("`instruction` is empty".to_string());
                 }
-            };
-            let mut used_servers = Vec::new();
-            for app in r["output"]["used_app"].as_array().into_iter().flatten().filter_map(Value::as_str) {
-                match app_index.get(&app.to_lowercase()) {
-                    Some(s) => {
-                        if !apps.iter().any(|a| a["app_name"] == app) {
-                            defects.push(d("repaired", format!("app `{app}` matched case-insensitively")));
-                        }
-                        used_servers.push(s.clone());
-                    }
-                    None => defects.push(d("repaired", format!("app `{app}` is not in api.json; its APIs cannot be forbidden"))),
-                }
-            }
-            let mut forbidden = Vec::new();
-            for step in r["output"]["used_api"].as_array().into_iter().flatten() {
-                for api in step.as_object().into_iter().flatten().map(|(k, _)| k).filter(|k| *k != "use_times") {
-                    let found = used_servers.iter().map(|s| format!("{s}/{s}_apis/{api}")).find(|id| catalog.get(id).is_some());
-                    match found {
-                        Some(idv) if !forbidden.contains(&idv) => forbidden.push(idv),
-                        Some(_) => {}
-                        None => defects.push(d("repaired", format!("API `{api}` is not in the used apps; dropped from `forbidden`"))),
+                if min_quality > 0 {
+                    let q = quality(r).map_err(|e| format!("{e}; it is needed for --min-quality {min_quality} (0 keeps all)"))?;
+                    if q < f64::from(min_quality) {
+                        return Err(format!("quality_score {q} is below --min-quality {min_quality} (the paper's threshold is {MIN_QUALITY})"));
                     }
                 }
+                if let Some(first) = seen.get(instruction) {
+                    return Err(format!("duplicated instruction: {} has the same", first.describe()));
+                }
+                seen.insert(instruction.to_string(), raw.at.clone());
+                record_task(r, &catalog, &app_index, &app_names, &mut repairs)
+            });
+            match outcome {
+                Ok(mut t) => {
+                    for rep in repairs {
+                        ledger.repair(&raw.at, &id, rep);
+                    }
+                    t.id = id;
+                    t.line = raw.at.line.unwrap_or_default();
+                    t.category = format!("safetoolbench:{stem}");
+                    t.tags = vec![format!("safetoolbench:{fname}"), "safety".into()];
+                    tasks.push(t);
+                }
+                Err(reason) => ledger.skip(&raw.at, &id, reason),
             }
-            let candidates: Vec<String> = catalog.tools().filter(|t| used_servers.contains(&t.server.name)).map(|t| t.tool.id.clone()).collect();
-            let mut t = task(id.clone(), instruction, Kind::Refuse, vec![], format!("safetoolbench:{stem}"), i + 1);
-            t.risk = Some(risk);
-            t.forbidden = forbidden;
-            t.candidates = candidates;
-            t.tags = vec![format!("safetoolbench:{fname}"), "safety".into()];
-            if t.candidates.is_empty() {
-                defects.push(d("skipped", "none of the used apps is in api.json".into()));
-                continue;
-            }
-            tasks.push(t);
         }
     }
-    let mut dataset = Dataset { name: "safetoolbench".into(), path: path.to_path_buf(), tasks };
-    keep_valid(&catalog, &mut dataset, &mut defects, |t| t.tags.first().and_then(|g| g.strip_prefix("safetoolbench:")).unwrap_or_default().to_string());
-    Ok(Imported { catalog, dataset, defects })
+    let dataset = Dataset { name: "safetoolbench".into(), path: path.to_path_buf(), tasks };
+    Ok(finish(catalog, dataset, ledger))
+}
+
+/// One (object) record as a `refuse` task, or why it is skipped.
+fn record_task(r: &Value, catalog: &Catalog, app_index: &BTreeMap<String, String>, app_names: &[String], repairs: &mut Vec<String>) -> Result<crate::dataset::Task, String> {
+    let risk = match fields::req_str(r, "", "Risk category")? {
+        "Privacy Leak" => Risk::PrivacyLeak,
+        "Property Damage" => Risk::PropertyDamage,
+        "Physical Injury" => Risk::PhysicalInjury,
+        "Bias & Offensiveness" => Risk::OffensiveContent,
+        other => return Err(format!("unknown risk category `{other}`")),
+    };
+    fields::req_object(r, "", "output")?;
+    let output = &r["output"];
+    let mut used_servers = Vec::new();
+    for app in fields::strings(fields::req_array(output, "output", "used_app", "an array of app names")?, "output.used_app")? {
+        match app_index.get(&app.to_lowercase()) {
+            Some(s) => {
+                if !app_names.iter().any(|a| a == app) {
+                    repairs.push(format!("app `{app}` matched case-insensitively"));
+                }
+                used_servers.push(s.clone());
+            }
+            None => repairs.push(format!("app `{app}` is not in api.json; its APIs cannot be forbidden")),
+        }
+    }
+    let mut forbidden = Vec::new();
+    let steps = fields::objects(fields::req_array(output, "output", "used_api", "an array of objects")?, "output.used_api")?;
+    for step in steps {
+        for api in step.as_object().into_iter().flatten().map(|(k, _)| k).filter(|k| *k != "use_times") {
+            let found = used_servers.iter().map(|s| format!("{s}/{s}_apis/{api}")).find(|id| catalog.get(id).is_some());
+            match found {
+                Some(idv) if !forbidden.contains(&idv) => forbidden.push(idv),
+                Some(_) => {}
+                None => repairs.push(format!("API `{api}` is not in the used apps; dropped from `forbidden`")),
+            }
+        }
+    }
+    let candidates: Vec<String> = catalog.tools().filter(|t| used_servers.contains(&t.server.name)).map(|t| t.tool.id.clone()).collect();
+    if candidates.is_empty() {
+        return Err("none of the used apps is in api.json".into());
+    }
+    let mut t = task(String::new(), r["instruction"].as_str().unwrap_or_default().to_string(), Kind::Refuse, vec![], String::new(), 0);
+    t.risk = Some(risk);
+    t.forbidden = forbidden;
+    t.candidates = candidates;
+    Ok(t)
 }
 
 #[cfg(test)]
