@@ -36,6 +36,11 @@ fn bfcl_imports_every_file_with_the_documented_defects() {
     assert!(find(&imp.defects, "simple_python_17").iter().any(|d| d.action == "repaired" && d.reason.contains("`formatted`")));
     assert!(find(&imp.defects, "parallel_multiple_12").iter().any(|d| d.reason.contains("`permeability`")));
     assert!(find(&imp.defects, "parallel_multiple_26").iter().any(|d| d.reason.contains("`type`")));
+    // `null` acceptable for a string parameter (BFCL takes it for a variable): dropped, record kept.
+    for id in ["live_simple_30-8-0", "live_simple_31-8-1", "live_multiple_23-5-0", "live_multiple_24-5-1"] {
+        assert!(tasks.iter().any(|t| t.id == id), "{id} imported");
+        assert!(find(&imp.defects, id).iter().any(|d| d.action == "repaired" && d.reason.contains("null")), "{id}");
+    }
     assert_eq!(imp.defects.iter().filter(|d| d.file == "BFCL_v4_live_relevance.json" && d.action == "skipped").count(), 0);
     // Dotted names map reversibly and keep the original as the title.
     let t = imp.catalog.tools().find(|t| t.tool.title.as_deref() == Some("math.factorial")).expect("math.factorial");

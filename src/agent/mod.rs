@@ -3,7 +3,8 @@
 //! The loop is the chat-completions loop every real agent runs: send the conversation and the layout's
 //! functions, execute every returned call through the layout, append the results, repeat until the model
 //! answers without a call or the step limit is hit. Backends only see what a model would see (messages
-//! and functions); the oracle alone is also handed the answer key, to prove the plumbing.
+//! and functions); the oracle alone is also handed the answer key, to prove the plumbing (the replay
+//! backend reads only its tool addresses, to translate recorded names).
 
 pub mod backends;
 pub mod extract;
@@ -36,7 +37,8 @@ pub struct TurnContext<'a> {
     pub messages: &'a [Message],
     pub functions: &'a [FunctionDef],
     pub layout: LayoutKind,
-    /// The answer key's addresses; only the oracle backend may use it.
+    /// Where every offered tool id is addressed. The oracle plays the answer key through it; the replay
+    /// backend only translates recorded tool names with it. No other backend may use it.
     pub addressing: &'a Addressing,
     /// Seed for this episode (already mixed with the task and cell).
     pub seed: u64,

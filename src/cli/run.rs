@@ -26,7 +26,8 @@ pub struct RunArgs {
     #[arg(long, value_delimiter = ',')]
     layouts: Option<Vec<String>>,
     /// Backends: lexical (BM25 baseline), oracle (plays the answer key), random (chance), openai (the
-    /// endpoint given by --base-url/--model). Replaces the config file's models. Default: lexical,oracle.
+    /// endpoint given by --base-url/--model), replay:<FILE> (plays recorded answers, one JSONL line per
+    /// task; flat layout only). Replaces the config file's models. Default: lexical,oracle.
     #[arg(long, value_delimiter = ',')]
     backends: Option<Vec<String>>,
     /// Trials per task and cell. Default 1.
@@ -175,18 +176,7 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
         .map(|l| LayoutKind::parse(l).ok_or_else(|| crate::error::InputError::new("--layouts", format!("unknown layout `{l}`; use flat, progressive, progressive-oss or search"))))
         .collect::<Result<Vec<_>, _>>()?;
     let mut models: Vec<ModelSpec> = match (&args.backends, file.models.is_empty()) {
-        (Some(names), _) => names
-            .iter()
-            .map(|n| {
-                if n == "openai" {
-                    let mut m = ModelSpec::baseline("openai");
-                    m.backend = "openai".into();
-                    m
-                } else {
-                    ModelSpec::baseline(n)
-                }
-            })
-            .collect(),
+        (Some(names), _) => names.iter().map(|n| ModelSpec::from_flag(n)).collect::<Result<_, _>>()?,
         (None, false) => file.models.clone(),
         (None, true) => vec![ModelSpec::baseline("lexical"), ModelSpec::baseline("oracle")],
     };

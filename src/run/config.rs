@@ -59,9 +59,16 @@ pub struct ModelSpec {
     /// Label used in cells and reports; defaults to `model` (or the backend name).
     #[serde(default)]
     pub name: String,
-    /// `openai`, `lexical`, `oracle` or `random`.
+    /// `openai`, `lexical`, `oracle`, `random` or `replay`.
     #[serde(default = "openai")]
     pub backend: String,
+    /// `replay`: the JSONL file of recorded answers (see [`crate::agent::backends::replay`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay_file: Option<PathBuf>,
+    /// `replay`: digest of the file's bytes, set when the run is prepared, so resuming a run with other
+    /// recorded answers is refused like any other change of the matrix. Never read from a file.
+    #[serde(default, skip_deserializing, skip_serializing_if = "Option::is_none")]
+    pub replay_digest: Option<String>,
     /// e.g. `http://127.0.0.1:8080/v1`; default `OPENAI_BASE_URL`, then `https://api.openai.com/v1`.
     pub base_url: Option<String>,
     pub model: Option<String>,
@@ -115,6 +122,35 @@ impl ModelSpec {
     pub fn is_openai(&self) -> bool {
         self.backend == "openai"
     }
+
+    /// A backend as `--backends` names it: a baseline, `openai`, or `replay:<FILE>`.
+    pub fn from_flag(flag: &str) -> Result<ModelSpec, InputError> {
+        if let Some(file) = flag.strip_prefix("replay:") {
+            if file.is_empty() {
+                return Err(InputError::new("--backends", "`replay:` needs the file of recorded answers: replay:<FILE>"));
+            }
+            return Ok(ModelSpec::replay(PathBuf::from(file)));
+        }
+        if flag == "replay" {
+            return Err(InputError::new("--backends", "the replay backend needs the file of recorded answers: replay:<FILE>"));
+        }
+        if !["openai", "lexical", "oracle", "random"].contains(&flag) {
+            return Err(InputError::new("--backends", format!("unknown backend `{flag}`; choose from {}", crate::agent::backends::names_help())));
+        }
+        Ok(ModelSpec::baseline(flag))
+    }
+
+    /// The replay backend on `file`, labelled `replay:<file stem>`.
+    pub fn replay(file: PathBuf) -> ModelSpec {
+        let mut m = ModelSpec::baseline("replay");
+        m.name = replay_label(&file);
+        m.replay_file = Some(file);
+        m
+    }
+}
+
+fn replay_label(file: &Path) -> String {
+    format!("replay:{}", file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default())
 }
 
 /// The `--config` file.
@@ -167,9 +203,26 @@ pub fn load_experiment(path: &Path) -> Result<ExperimentFile, InputError> {
         rebase(p);
     }
     for (i, m) in file.models.iter_mut().enumerate() {
-        if !["openai", "lexical", "oracle", "random"].contains(&m.backend.as_str()) {
-            return Err(InputError::new(path, format!("unknown backend `{}`; use openai, lexical, oracle or random", m.backend))
+        if !crate::agent::backends::NAMES.contains(&m.backend.as_str()) {
+            return Err(InputError::new(path, format!("unknown backend `{}`; use openai, lexical, oracle, random or replay", m.backend))
                 .field(format!("models[{i}].backend")));
+        }
+        match (m.backend == "replay", m.replay_file.as_mut()) {
+            (true, None) => {
+                return Err(InputError::new(path, "a replay model needs `replay_file` (the JSONL file of recorded answers)")
+                    .field(format!("models[{i}].replay_file")));
+            }
+            (true, Some(p)) => {
+                rebase(p);
+                if m.name.is_empty() {
+                    m.name = replay_label(p);
+                }
+            }
+            (false, Some(_)) => {
+                return Err(InputError::new(path, format!("`replay_file` is only for `backend = \"replay\"`, not `{}`", m.backend))
+                    .field(format!("models[{i}].replay_file")));
+            }
+            (false, None) => {}
         }
         if m.is_openai() && m.model.is_none() {
             return Err(InputError::new(path, "an openai model needs `model` (the name the endpoint serves)").field(format!("models[{i}].model")));
@@ -225,6 +278,22 @@ mod tests {
         assert_eq!(e.field.as_deref(), Some("models[0].backend"));
         let e = parse("[[models]]\nbase_url = \"http://x\"\n").unwrap_err();
         assert_eq!(e.field.as_deref(), Some("models[0].model"));
+    }
+
+    #[test]
+    fn replay_models_name_their_file_and_are_labelled_by_it() {
+        let f = parse("[[models]]\nbackend = \"replay\"\nreplay_file = \"rec/gpt.jsonl\"\n").unwrap();
+        assert_eq!(f.models[0].name, "replay:gpt");
+        let file = f.models[0].replay_file.clone().unwrap();
+        assert!(file.is_absolute() && file.ends_with("rec/gpt.jsonl"), "relative to the config file: {}", file.display());
+        let e = parse("[[models]]\nbackend = \"lexical\"\nreplay_file = \"x.jsonl\"\n").unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("models[0].replay_file"));
+        let m = ModelSpec::from_flag("replay:answers/run1.jsonl").unwrap();
+        assert_eq!((m.backend.as_str(), m.name.as_str()), ("replay", "replay:run1"));
+        assert_eq!(m.replay_file.as_deref(), Some(Path::new("answers/run1.jsonl")));
+        for bad in ["replay:", "replay", "gpt"] {
+            assert_eq!(ModelSpec::from_flag(bad).unwrap_err().file, Path::new("--backends"), "{bad}");
+        }
     }
 
     #[test]

@@ -225,7 +225,7 @@ fn build_suite(config: &RunConfig, catalog: Catalog, dataset: Dataset) -> Result
 }
 
 /// Load and validate every input and build every backend; fails before anything is written.
-pub fn prepare(config: RunConfig) -> Result<Prepared> {
+pub fn prepare(mut config: RunConfig) -> Result<Prepared> {
     if config.models.is_empty() {
         return Err(InputError::new("--backends", "no models or backends to run").into());
     }
@@ -253,17 +253,38 @@ pub fn prepare(config: RunConfig) -> Result<Prepared> {
     }
     let cache = config.cache_dir.clone().map(|d| Arc::new(cache::Cache::new(d)));
     let mut built: Vec<Arc<dyn Backend>> = Vec::new();
-    for m in &config.models {
+    for m in config.models.iter_mut() {
         if m.is_openai() {
             built.push(Arc::new(OpenAiBackend::new(m.clone(), cache.clone())?));
+        } else if m.backend == "replay" {
+            built.push(Arc::new(replay_backend(m, &config.layouts, &suites)?));
         } else {
             let b = backends::by_name(&m.backend, config.lexical).ok_or_else(|| {
-                InputError::new("--backends", format!("unknown backend `{}`; choose from {}", m.backend, backends::NAMES.join(", ")))
+                InputError::new("--backends", format!("unknown backend `{}`; choose from {}", m.backend, backends::names_help()))
             })?;
             built.push(Arc::from(b));
         }
     }
     Ok(Prepared { config, suites, backends: built, defects, imports })
+}
+
+/// Build a replay backend: its file is checked against every task and tool of the run, and its digest
+/// goes into the matrix (resuming with other recorded answers is refused).
+fn replay_backend(m: &mut ModelSpec, layouts: &[LayoutKind], suites: &[Suite]) -> Result<backends::ReplayBackend> {
+    let path = m.replay_file.clone().ok_or_else(|| InputError::new("--backends", "the replay backend needs a file: replay:<FILE>"))?;
+    if let Some(other) = layouts.iter().find(|l| **l != LayoutKind::Flat) {
+        return Err(InputError::new(
+            &path,
+            format!("the replay backend plays recorded flat function calls, which never went through the `{}` layout's meta-tools; run it with --layouts flat", other.as_str()),
+        )
+        .into());
+    }
+    let task_ids: std::collections::HashSet<&str> = suites.iter().flat_map(|s| s.dataset.tasks.iter().map(|t| t.id.as_str())).collect();
+    // Every variant's names and titles, so recorded names resolve whatever the variant called a tool.
+    let tools = suites.iter().flat_map(|s| s.cells.iter()).flat_map(|c| c.shown.tools().map(|t| (t.tool.id.as_str(), t.tool.name.as_str(), t.tool.title.as_deref())));
+    let backend = backends::ReplayBackend::load(&path, &m.name, &task_ids, tools)?;
+    m.replay_digest = Some(backend.digest().to_string());
+    Ok(backend)
 }
 
 /// One unit of work.

@@ -4,12 +4,14 @@
 //! - [`lexical`]: BM25 over what the layout shows (the embedded default; a baseline, not a model).
 //! - [`oracle`]: plays the expected calls through the layout; must score 100 %.
 //! - [`random`]: seeded chance baseline.
+//! - [`replay`]: plays back answers recorded elsewhere, one JSONL line per task (`replay:<FILE>`).
 //! - [`openai`]: any OpenAI-compatible chat-completions endpoint.
 
 pub mod lexical;
 pub mod openai;
 pub mod oracle;
 pub mod random;
+pub mod replay;
 
 use super::Backend;
 use crate::protocol::ToolCall;
@@ -17,8 +19,10 @@ use crate::protocol::ToolCall;
 pub use lexical::{LexicalBackend, LexicalConfig};
 pub use oracle::OracleBackend;
 pub use random::RandomBackend;
+pub use replay::ReplayBackend;
 
-/// Build a baseline backend by name.
+/// Build a baseline backend by name (`replay` needs its file and the run's tasks: see
+/// [`ReplayBackend::load`]).
 pub fn by_name(name: &str, lexical: LexicalConfig) -> Option<Box<dyn Backend>> {
     match name {
         "lexical" => Some(Box::new(LexicalBackend::new(lexical))),
@@ -28,7 +32,13 @@ pub fn by_name(name: &str, lexical: LexicalConfig) -> Option<Box<dyn Backend>> {
     }
 }
 
-pub const NAMES: [&str; 4] = ["lexical", "oracle", "random", "openai"];
+/// Every backend, as `--backends` and the experiment file's `backend` spell them.
+pub const NAMES: [&str; 5] = ["lexical", "oracle", "random", "openai", "replay"];
+
+/// The backends for error messages: `replay` with the file it needs.
+pub fn names_help() -> String {
+    NAMES.iter().map(|n| if *n == "replay" { "replay:<FILE>".to_string() } else { n.to_string() }).collect::<Vec<_>>().join(", ")
+}
 
 /// `true` when a tool result is a layout's error answer (`{"error": "<message>"}`), not a tool's own
 /// response that happens to have an `error` field.

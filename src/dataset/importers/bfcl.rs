@@ -10,9 +10,11 @@
 //!   name is kept as the tool's title.
 //! - Ground truth is already our convention (lists of acceptable values, `""` = may be omitted).
 //!   Repairs: a `""` on a parameter the function requires is dropped (the upstream checker requires it
-//!   anyway), and a ground-truth parameter the function doc does not define is dropped (upstream, a model
-//!   cannot pass it either). Skips: multi-turn records, nested-dict acceptable values (BFCL's per-key
-//!   lists). `live_relevance` becomes `relevant` tasks (pass = called some tool).
+//!   anyway), a ground-truth parameter the function doc does not define is dropped (upstream, a model
+//!   cannot pass it either), and a `null` acceptable value of a parameter whose type does not admit null
+//!   is dropped (upstream takes it for "a variable"; a schema validator rejects it). Skips: multi-turn
+//!   records, nested-dict acceptable values (BFCL's per-key lists). `live_relevance` becomes `relevant`
+//!   tasks (pass = called some tool).
 //! - `irrelevance` / `live_irrelevance` become `abstain` tasks.
 //! - Every answer line is accounted for: an answer whose id has no question record (e.g. its question
 //!   file is empty, or the question line is unreadable) is reported as an orphaned answer; a duplicate
@@ -348,9 +350,18 @@ fn expected_calls(
             if values.iter().any(|v| v.as_object().is_some_and(|o| o.values().all(Value::is_array) && !o.is_empty())) {
                 return Err(format!("`{param}` uses nested-dict acceptable values (per-key lists), not supported yet"));
             }
-            if !props.is_some_and(|p| p.contains_key(param)) {
+            let Some(schema) = props.and_then(|p| p.get(param)) else {
                 repairs.push(format!("ground-truth parameter `{param}` of `{fname}` is not in its doc: dropped (it cannot be passed)"));
                 continue;
+            };
+            // BFCL's checker takes `null` for a typed parameter as "a variable" and accepts it; a JSON
+            // Schema validator (and a real tool) rejects it. Keep the record with its other values.
+            if values.iter().any(Value::is_null) && !admits_null(schema) {
+                values.retain(|v| !v.is_null());
+                if values.is_empty() {
+                    return Err(format!("`{param}` of `{fname}` accepts only null, which its type does not allow"));
+                }
+                repairs.push(format!("acceptable value null of `{param}` of `{fname}` does not fit its type: dropped"));
             }
             if required.contains(&param.as_str()) && values.iter().any(|v| v.as_str() == Some("")) {
                 values.retain(|v| v.as_str() != Some(""));
@@ -364,6 +375,16 @@ fn expected_calls(
         return Err("`ground_truth` is an empty array: no expected call".into());
     }
     Ok(out)
+}
+
+/// Does a (converted) schema accept `null`? Only when it has no type or lists `null` among its types.
+fn admits_null(schema: &Value) -> bool {
+    match schema.get("type") {
+        None => true,
+        Some(Value::String(t)) => t == "null",
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == "null"),
+        Some(_) => false,
+    }
 }
 
 #[cfg(test)]
