@@ -315,6 +315,7 @@ DELIBERATE = {
     "matching": "optimal matching of parallel calls (BFCL pairs greedily, first fit)",
     "malformed": "an attempted malformed call is not an abstention (BFCL ignores undecodable output)",
     "schema": "a value outside the parameter's declared enum or format is rejected (BFCL's checker reads neither)",
+    "invented": "on a relevance task, a call to a name no offered tool has calls nothing (BFCL passes any decodable call)",
 }
 
 
@@ -332,6 +333,10 @@ def cause(B, row):
         return "malformed"
     if b_pass and not t_pass and t_err == "value_error" and outside_schema(rec, o):
         return "schema"
+    offered = {f["name"] for f in rec.functions}
+    if rec.category in mut.RELEVANCE and b_pass and not t_pass and t_err == "invented_tool" \
+            and o.calls and all(name not in offered for name, _ in o.calls):
+        return "invented"
     return "unclassified"
 
 
