@@ -13,7 +13,8 @@
 //!   anyway), a ground-truth parameter the function doc does not define is dropped (upstream, a model
 //!   cannot pass it either), and a `null` acceptable value of a parameter whose type does not admit null
 //!   is dropped (upstream takes it for "a variable"; a schema validator rejects it). Skips: multi-turn
-//!   records, nested-dict acceptable values (BFCL's per-key lists). `live_relevance` becomes `relevant`
+//!   records. Nested-dict acceptable values (BFCL's per-key lists) are expanded into the literal dicts they
+//!   accept (repaired; more than 256 combinations is a skip). `live_relevance` becomes `relevant`
 //!   tasks (pass = called some tool).
 //! - `irrelevance` / `live_irrelevance` become `abstain` tasks.
 //! - Every answer line is accounted for: an answer whose id has no question record (e.g. its question
@@ -347,8 +348,13 @@ fn expected_calls(
         let mut arguments = BTreeMap::new();
         for (param, values) in args {
             let mut values: Vec<Value> = fields::as_array(values, &fields::join(&apath, param), "an array of acceptable values")?.clone();
-            if values.iter().any(|v| v.as_object().is_some_and(|o| o.values().all(Value::is_array) && !o.is_empty())) {
-                return Err(format!("`{param}` uses nested-dict acceptable values (per-key lists), not supported yet"));
+            if values.iter().any(is_per_key) {
+                let before = values.len();
+                values = expand_per_key(&values).map_err(|e| format!("`{param}` of `{fname}`: {e}"))?;
+                repairs.push(format!(
+                    "`{param}` of `{fname}` gives a dict's acceptable values key by key: expanded to its {} acceptable dict(s) (from {before} entries)",
+                    values.len()
+                ));
             }
             let Some(schema) = props.and_then(|p| p.get(param)) else {
                 repairs.push(format!("ground-truth parameter `{param}` of `{fname}` is not in its doc: dropped (it cannot be passed)"));
@@ -377,6 +383,56 @@ fn expected_calls(
     Ok(out)
 }
 
+/// BFCL writes a dict-typed argument's acceptable value as a dict of per-key lists of acceptable values
+/// (`{"min": [300000], "unit": ["usd", ""]}`, `""` = the key may be left out).
+fn is_per_key(v: &Value) -> bool {
+    v.as_object().is_some_and(|o| !o.is_empty() && o.values().all(Value::is_array))
+}
+
+/// The most dicts one per-key value may expand to; beyond it the record is skipped with the reason.
+const MAX_DICT_EXPANSION: usize = 256;
+
+/// Expand per-key dicts into the literal dicts they accept (every combination of the keys' values, a
+/// `""` meaning the key is absent); other acceptable values are kept as they are. The matcher then
+/// compares dicts key by key, with BFCL's string normalisation, as BFCL's `dict_checker` does.
+fn expand_per_key(values: &[Value]) -> Result<Vec<Value>, String> {
+    let mut out: Vec<Value> = Vec::new();
+    for v in values {
+        let Some(keys) = v.as_object().filter(|_| is_per_key(v)) else {
+            out.push(v.clone());
+            continue;
+        };
+        let mut combos: Vec<Map<String, Value>> = vec![Map::new()];
+        for (key, choices) in keys {
+            let choices = choices.as_array().expect("per-key values are arrays");
+            if choices.is_empty() {
+                return Err(format!("key `{key}` lists no acceptable value"));
+            }
+            let mut next = Vec::new();
+            for combo in &combos {
+                for choice in choices {
+                    let mut c = combo.clone();
+                    if choice.as_str() != Some("") {
+                        c.insert(key.clone(), choice.clone());
+                    }
+                    next.push(c);
+                }
+            }
+            if next.len() > MAX_DICT_EXPANSION {
+                return Err(format!("its per-key acceptable values make more than {MAX_DICT_EXPANSION} dicts"));
+            }
+            combos = next;
+        }
+        for c in combos {
+            let c = Value::Object(c);
+            if !out.contains(&c) {
+                out.push(c);
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Does a (converted) schema accept `null`? Only when it has no type or lists `null` among its types.
 fn admits_null(schema: &Value) -> bool {
     match schema.get("type") {
@@ -390,6 +446,23 @@ fn admits_null(schema: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn per_key_dicts_expand_to_every_acceptable_dict() {
+        let values = vec![json!({"min": [1, 2], "unit": ["usd", ""]}), json!("")];
+        let got = expand_per_key(&values).unwrap();
+        let want = vec![
+            json!({"min": 1, "unit": "usd"}),
+            json!({"min": 1}),
+            json!({"min": 2, "unit": "usd"}),
+            json!({"min": 2}),
+            json!(""),
+        ];
+        assert_eq!(got, want);
+        let huge: Map<String, Value> = (0..9).map(|i| (format!("k{i}"), json!([1, 2]))).collect();
+        assert!(expand_per_key(&[Value::Object(huge)]).unwrap_err().contains("more than 256"));
+        assert!(expand_per_key(&[json!({"k": []})]).is_err());
+    }
 
     #[test]
     fn names_map_reversibly() {
