@@ -6,6 +6,7 @@
 //! and functions); the oracle alone is also handed the answer key, to prove the plumbing.
 
 pub mod backends;
+pub mod clauses;
 pub mod extract;
 pub mod textcalls;
 
