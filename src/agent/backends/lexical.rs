@@ -2,7 +2,7 @@
 //!
 //! It reads nothing but the conversation and the offered functions, like a model would:
 //! - **flat**: rank every function by BM25 over its name, description and parameter names; call the best
-//!   one with arguments from [`extract_arguments`](crate::agent::extract::extract_arguments), or abstain
+//!   one with arguments from [`extract_arguments`], or abstain
 //!   when the best function shares fewer than `min_overlap` distinct terms with the query;
 //! - **progressive** (both variants): rank the servers listed in the discovery tool, discover the best
 //!   two, pick the best category (or action, when discovery lists them), list its actions, read the best
