@@ -2,7 +2,10 @@
 //! `search_documentation`.
 //!
 //! Analysis: split on non-alphanumerics and camelCase boundaries, lower-case, drop English stop words,
-//! Snowball (Porter2) stem. Ranking: Okapi BM25 (k1 = 1.2, b = 0.75) with the always-positive idf
+//! Snowball (Porter2) stem. Tool search text and search queries never analyse to nothing: a tool whose
+//! name is made only of stop words (real catalogs have tools called `me` or `it`) also carries the raw
+//! words of its name and id, and a query of stop words only is matched by its raw words
+//! ([`Analyzer::tool_terms`], [`Analyzer::query_terms`]); otherwise such a tool could never be found. Ranking: Okapi BM25 (k1 = 1.2, b = 0.75) with the always-positive idf
 //! `ln(1 + (N − df + 0.5) / (df + 0.5))`, so tiny candidate sets (a handful of categories) still rank.
 
 use rust_stemmers::{Algorithm, Stemmer};
@@ -40,6 +43,11 @@ pub fn words(text: &str) -> Vec<String> {
     out
 }
 
+/// `true` when `text` has a content word: a word analysis keeps (not blank, not only stop words).
+pub fn has_content_word(text: &str) -> bool {
+    words(text).iter().any(|w| !STOP_WORDS.contains(&w.as_str()))
+}
+
 /// Turns text into index terms.
 pub struct Analyzer {
     stemmer: Stemmer,
@@ -58,6 +66,28 @@ impl Analyzer {
             .filter(|w| !STOP_WORDS.contains(&w.as_str()))
             .map(|w| self.stemmer.stem(&w).into_owned())
             .collect()
+    }
+
+    /// The search terms of a tool: the analysed `name` and `text` (description, parameter names, …).
+    /// When the name has no content word (`me`, `it`, `do_it`), the raw words of the name and of the
+    /// tool id (`server/category/tool`) are added — lower-case, unstemmed, stop words kept — so a search
+    /// for the tool by its name ([`Analyzer::query_terms`] keeps those words) still finds it, whatever
+    /// the description says. For any other tool this is exactly `terms(name + " " + text)`.
+    pub fn tool_terms(&self, name: &str, id: &str, text: &str) -> Vec<String> {
+        let mut out = self.terms(&format!("{name} {text}"));
+        if !has_content_word(name) {
+            out.extend(words(name));
+            out.extend(words(id));
+        }
+        out
+    }
+
+    /// The terms of a search query: the analysed words, or — when the query is made only of stop words
+    /// (a search for the tool `me` by its name) — its raw lower-case words, which match the raw name
+    /// words that [`Analyzer::tool_terms`] keeps for such tools.
+    pub fn query_terms(&self, query: &str) -> Vec<String> {
+        let terms = self.terms(query);
+        if terms.is_empty() { words(query) } else { terms }
     }
 }
 
@@ -253,6 +283,20 @@ mod tests {
         let a = Analyzer::default();
         assert_eq!(a.terms("Listing the channels"), vec!["list", "channel"]);
         assert_eq!(a.terms("create_pull_requests"), vec!["creat", "pull", "request"]);
+    }
+
+    #[test]
+    fn tools_and_queries_of_stop_words_keep_their_raw_words() {
+        let a = Analyzer::default();
+        // A name of stop words alone: the raw name and id words are added, unstemmed.
+        assert_eq!(a.tool_terms("me", "ticketbud/business_of_ticketbud/me", ""), vec!["me", "ticketbud", "business", "of", "ticketbud", "me"]);
+        assert_eq!(a.tool_terms("it", "s/c/it", "ticket_key"), vec!["ticket", "key", "it", "s", "c", "it"]);
+        // Any other tool: exactly the analysed text.
+        assert_eq!(a.tool_terms("get_weather", "s/c/get_weather", "Current weather"), vec!["get", "weather", "current", "weather"]);
+        assert_eq!(a.query_terms("me"), vec!["me"]);
+        assert_eq!(a.query_terms("tell me the weather"), vec!["tell", "weather"]);
+        assert!(a.query_terms(" - ").is_empty());
+        assert!(has_content_word("get it") && !has_content_word("it") && !has_content_word(" - "));
     }
 
     #[test]

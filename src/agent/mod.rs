@@ -7,6 +7,7 @@
 //! backend reads only its tool addresses, to translate recorded names).
 
 pub mod backends;
+pub mod clauses;
 pub mod extract;
 pub mod textcalls;
 

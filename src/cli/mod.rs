@@ -382,6 +382,12 @@ fn cmd_validate(args: InputArgs) -> Result<()> {
             d.tasks.len()
         );
     }
+    // Reachability warnings: valid input, but a tool search can match such a tool only by its name.
+    if let Ok(c) = &catalog {
+        for f in crate::lint::lint(c).iter().filter(|f| f.rule == crate::lint::NO_CONTENT_WORDS) {
+            outln!("warning: {}:{}: field `{}`: tool `{}`: {} {}", f.file.display(), f.line, f.field, f.tool, f.rule, f.message);
+        }
+    }
     if errors.is_empty() {
         return Ok(());
     }

@@ -88,7 +88,7 @@ impl ProgressiveLayout {
     fn rank_actions<'a>(&self, server: &'a Server, query: &str) -> Vec<&'a Tool> {
         let tools: Vec<(&Category, &Tool)> = server.categories.iter().flat_map(|c| c.tools.iter().map(move |t| (c, t))).collect();
         let fields: [(f32, Vec<Vec<String>>); 3] = [
-            (30.0, tools.iter().map(|(c, t)| self.analyzer.terms(&format!("{} {} {} {}", t.name, t.description, server.name, c.name))).collect()),
+            (30.0, tools.iter().map(|(c, t)| self.analyzer.tool_terms(&t.name, &t.id, &format!("{} {} {}", t.description, server.name, c.name))).collect()),
             (
                 15.0,
                 tools
@@ -110,7 +110,7 @@ impl ProgressiveLayout {
                     .collect(),
             ),
         ];
-        let q = self.analyzer.terms(query);
+        let q = self.analyzer.query_terms(query);
         let mut total = vec![0f32; tools.len()];
         for (w, docs) in &fields {
             for (i, s) in Bm25::new(docs).scores(&q).into_iter().enumerate() {
@@ -237,10 +237,10 @@ impl ProgressiveLayout {
         };
         let entries: Vec<(&Category, &Tool)> = server.categories.iter().flat_map(|c| c.tools.iter().map(move |t| (c, t))).collect();
         let docs: Vec<Vec<String>> =
-            entries.iter().map(|(c, t)| self.analyzer.terms(&format!("{} {} {}", t.name, t.description, c.name))).collect();
+            entries.iter().map(|(c, t)| self.analyzer.tool_terms(&t.name, &t.id, &format!("{} {}", t.description, c.name))).collect();
         let index = Bm25::new(&docs);
         let results: Vec<Value> = index
-            .ranked(&self.analyzer.terms(query))
+            .ranked(&self.analyzer.query_terms(query))
             .into_iter()
             .filter(|(_, s)| *s > 0.0)
             .take(max)

@@ -1,8 +1,11 @@
 //! The tool-search layout, in the style of Anthropic's tool search tool and OpenAI's `tool_search`:
 //! the agent starts with one `search_tools(query)` meta-tool; a search returns the top-k full tool
 //! definitions by BM25 over name, description and parameter names, and the tools it returned become
-//! callable (they are offered from the next turn on). Which tools are loaded is derived from the
-//! conversation, so the layout stays stateless and shareable across episodes.
+//! callable (they are offered from the next turn on). Every tool can be found: one whose name is made
+//! only of stop words (`me`, `it`) is also indexed under its raw name and id words, and a query made only
+//! of stop words searches by its raw words ([`Analyzer::tool_terms`], [`Analyzer::query_terms`]).
+//! Which tools are loaded is derived from the conversation, so the layout stays stateless and shareable
+//! across episodes.
 
 use super::{CallOutcome, CallRecord, CallStatus, FlatLayout, Layout, LayoutKind, error_json, json_kind, parse_arguments, record};
 use crate::catalog::Catalog;
@@ -34,7 +37,8 @@ impl SearchLayout {
             .iter()
             .map(|f| {
                 let params: Vec<&str> = f.parameters.get("properties").and_then(Value::as_object).map(|p| p.keys().map(String::as_str).collect()).unwrap_or_default();
-                analyzer.terms(&format!("{} {} {}", f.name, f.description, params.join(" ")))
+                let id = flat.tool_id(&f.name).unwrap_or_default();
+                analyzer.tool_terms(&f.name, id, &format!("{} {}", f.description, params.join(" ")))
             })
             .collect();
         let meta = vec![FunctionDef {
@@ -78,7 +82,7 @@ impl SearchLayout {
             _ => return CallOutcome { content: error_json("'query' is required"), record: record(step, &call.name, CallStatus::NavigationError, Some(Value::Object(args))) },
         };
         let k = args.get("max_results").and_then(Value::as_u64).map(|k| k.clamp(1, 20) as usize).unwrap_or(DEFAULT_K);
-        let hits: Vec<usize> = self.index.top_k(&self.analyzer.terms(&query), k).into_iter().map(|(i, _)| i).collect();
+        let hits: Vec<usize> = self.index.top_k(&self.analyzer.query_terms(&query), k).into_iter().map(|(i, _)| i).collect();
         let functions = self.flat.functions();
         let tools: Vec<&FunctionDef> = hits.iter().map(|&i| &functions[i]).collect();
         let revealed = tools.iter().flat_map(|f| self.flat.tools_behind(&f.name)).collect();
@@ -147,8 +151,23 @@ mod tests {
         Catalog::new("t", "", vec![Server { name: "s".into(), title: None, description: "".into(), categories: vec![Category {
             name: "c".into(),
             description: "".into(),
-            tools: vec![tool("get_weather", "Current weather in a city."), tool("book_hotel", "Book a hotel room in a city.")],
+            tools: vec![tool("get_weather", "Current weather in a city."), tool("book_hotel", "Book a hotel room in a city."), tool("me", ""), tool("it", "")],
         }] }])
+    }
+
+    #[test]
+    fn tools_named_with_stop_words_only_are_found_by_name() {
+        let c = catalog();
+        let l = SearchLayout::new(&c, Arc::new(Executor::new(&c).unwrap()));
+        let search = |q: &str| {
+            let out = l.call_in(&ToolCall { id: "1".into(), name: SEARCH_TOOLS.into(), arguments: json!({"query": q}).to_string() }, 1, &[]);
+            out.record.revealed
+        };
+        assert_eq!(search("me"), vec!["s/c/me".to_string()]);
+        // `it` has a parameter (`city`), so its text was not empty; its name is still searchable.
+        assert_eq!(search("it"), vec!["s/c/it".to_string()]);
+        // Ordinary queries are analysed as before: stop words in them match nothing.
+        assert_eq!(search("weather for me"), vec!["s/c/get_weather".to_string()]);
     }
 
     #[test]

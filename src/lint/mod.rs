@@ -62,6 +62,7 @@ pub const RULES: &[RuleInfo] = &[
     RuleInfo { id: "TP-D003", name: "missing-disambiguation", severity: Severity::Warn, summary: "A tool with a similar sibling says \"Use when…\" and \"Do not use for…\"." },
     RuleInfo { id: "TP-D004", name: "describes-other-tool", severity: Severity::Info, summary: "A description does not describe another tool's job." },
     RuleInfo { id: "TP-D005", name: "missing-format-hint", severity: Severity::Info, summary: "Date, time, e-mail and id parameters say their format." },
+    RuleInfo { id: "TP-D006", name: "description-without-content-words", severity: Severity::Warn, summary: "A description has content words (not blank, not only stop words), so search and discovery can match it." },
     RuleInfo { id: "TP-S001", name: "closed-set-without-enum", severity: Severity::Warn, summary: "A closed set of values is an enum." },
     RuleInfo { id: "TP-S002", name: "required-list", severity: Severity::Warn, summary: "The schema has a required list, and it is minimal." },
     RuleInfo { id: "TP-S003", name: "id-without-pattern", severity: Severity::Warn, summary: "Id parameters are typed with a pattern." },
@@ -73,6 +74,10 @@ pub const RULES: &[RuleInfo] = &[
     RuleInfo { id: "TP-A003", name: "read-only-without-hint", severity: Severity::Warn, summary: "Read-only tools set readOnlyHint: true." },
     RuleInfo { id: "TP-A004", name: "contradictory-annotations", severity: Severity::Block, summary: "A tool is not both read-only and destructive." },
 ];
+
+/// The rule `validate` also reports: a description without content words leaves tool search nothing
+/// but the name to match.
+pub const NO_CONTENT_WORDS: &str = "TP-D006";
 
 /// Poisoning found in a parameter's description gets its own rule id, so reviewers see where it hid.
 pub const PARAM_POISON: RuleInfo =
@@ -184,6 +189,15 @@ fn lint_tool(t: &ToolRef<'_>, catalog: &Catalog, name_count: &HashMap<&str, usiz
     }
     if len > 1024 {
         out.push(finding(rule("TP-D002"), t, "description", format!("description has {len} characters; providers truncate at 1024"), None));
+    }
+    if !crate::text::has_content_word(d) {
+        let what = if crate::text::words(d).is_empty() { "description has no words" } else { "description has only stop words" };
+        let reach = if crate::text::has_content_word(name) {
+            "search and discovery can match this tool only on its name and parameter names".to_string()
+        } else {
+            format!("its name `{name}` has none either, so search finds it only by its exact name")
+        };
+        out.push(finding(rule(NO_CONTENT_WORDS), t, "description", format!("{what}: no content word to search on; {reach}; say what the tool does"), None));
     }
     let lower = d.to_lowercase();
     if let Some(sib) = similar_sibling(t, catalog)

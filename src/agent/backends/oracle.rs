@@ -3,8 +3,10 @@
 //! In the flat layout it calls every expected tool at once. In the progressive layout it discovers its
 //! way down like an agent would — discover the servers, list the categories whose actions discovery did
 //! not show, read each action's details, execute — so a bug anywhere in the meta-tools shows up as an
-//! oracle failure. For each parameter it passes the first acceptable value that is not `""` (parameters
-//! whose only acceptable value is `""` are omitted). It must score 100 % in every cell.
+//! oracle failure. In the search layout it searches for each expected tool by its function name (`_`
+//! read as spaces) and then calls them all, so a tool that search cannot return fails it. For each
+//! parameter it passes the first acceptable value that is not `""` (parameters whose only acceptable
+//! value is `""` are omitted). It must score 100 % in every cell.
 
 use super::call;
 use crate::agent::{Address, Policy, TurnContext};
