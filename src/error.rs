@@ -104,3 +104,17 @@ pub fn exit_code_for(err: &anyhow::Error) -> i32 {
     }
     EXIT_HARNESS
 }
+
+/// What a JSON value is, for an error message: "null", "a boolean", "a number", "a string", "an array",
+/// "an object".
+pub fn json_kind(v: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

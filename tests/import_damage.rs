@@ -11,16 +11,6 @@ use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
-/// `../shared/external/<name>` (as in tests/importers.rs).
-fn shared(name: &str) -> PathBuf {
-    if let Some(dir) = std::env::var_os("TOOLPICK_SHARED_DIR") {
-        return PathBuf::from(dir).join("external").join(name);
-    }
-    let repo = repo();
-    let found = repo.ancestors().skip(1).map(|a| a.join("shared/external")).find(|p| p.is_dir());
-    found.unwrap_or_else(|| panic!("../shared/external not found above {}; set TOOLPICK_SHARED_DIR", repo.display())).join(name)
-}
-
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {

@@ -6,17 +6,6 @@ use std::collections::HashMap;
 use toolpick::dataset::Kind;
 use toolpick::dataset::importers::{Defect, import};
 
-/// `../shared/external/<name>`: from `TOOLPICK_SHARED_DIR` if set, else the nearest ancestor of the
-/// checkout that has `shared/external` (CI and the development machine keep it beside the checkout).
-fn shared(name: &str) -> std::path::PathBuf {
-    if let Some(dir) = std::env::var_os("TOOLPICK_SHARED_DIR") {
-        return std::path::PathBuf::from(dir).join("external").join(name);
-    }
-    let repo = repo();
-    let found = repo.ancestors().skip(1).map(|a| a.join("shared/external")).find(|p| p.is_dir());
-    found.unwrap_or_else(|| panic!("../shared/external not found above {}; set TOOLPICK_SHARED_DIR", repo.display())).join(name)
-}
-
 fn find<'a>(defects: &'a [Defect], id: &str) -> Vec<&'a Defect> {
     defects.iter().filter(|d| d.id == id).collect()
 }

@@ -7,22 +7,12 @@
 //! script's output.
 
 mod common;
+use common::shared;
 
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-/// `../shared/external/<name>`: from `TOOLPICK_SHARED_DIR` if set, else the nearest ancestor of the
-/// checkout that has `shared/external`.
-fn shared(name: &str) -> PathBuf {
-    if let Ok(dir) = std::env::var("TOOLPICK_SHARED_DIR") {
-        return PathBuf::from(dir).join("external").join(name);
-    }
-    let repo = common::repo();
-    let found = repo.ancestors().skip(1).map(|a| a.join("shared/external")).find(|p| p.is_dir());
-    found.unwrap_or_else(|| panic!("../shared/external not found above {}; set TOOLPICK_SHARED_DIR", repo.display())).join(name)
-}
 
 const AST: [&str; 6] = ["simple_python", "multiple", "parallel", "parallel_multiple", "live_simple", "live_multiple"];
 

@@ -11,17 +11,6 @@ use std::path::{Path, PathBuf};
 
 const LAYOUTS: &str = "flat,progressive,progressive-oss,search";
 
-/// `../shared/external/<name>` (same lookup as tests/importers.rs): `TOOLPICK_SHARED_DIR` if set, else
-/// the nearest ancestor of the checkout that has `shared/external`.
-fn shared(name: &str) -> PathBuf {
-    if let Some(dir) = std::env::var_os("TOOLPICK_SHARED_DIR") {
-        return PathBuf::from(dir).join("external").join(name);
-    }
-    let repo = repo();
-    let found = repo.ancestors().skip(1).map(|a| a.join("shared/external")).find(|p| p.is_dir());
-    found.unwrap_or_else(|| panic!("../shared/external not found above {}; set TOOLPICK_SHARED_DIR", repo.display())).join(name)
-}
-
 /// Run the oracle in all four layouts (plus `extra` flags) and return the trials.
 fn oracle_trials(args: &[&str], extra: &[&str], out: &Path, run_id: &str) -> Vec<Value> {
     let mut all = vec!["run", "--backends", "oracle", "--layouts", LAYOUTS, "--out", out.to_str().unwrap(), "--run-id", run_id, "-q"];

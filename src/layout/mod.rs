@@ -128,16 +128,7 @@ pub(crate) fn parse_arguments(raw: &str) -> Result<serde_json::Map<String, Value
     }
 }
 
-pub(crate) fn json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
+pub(crate) use crate::error::json_kind;
 
 /// Run a resolved catalog tool and build the outcome (shared by both layouts).
 pub(crate) fn execute_tool(

@@ -12,6 +12,17 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// `../shared/external/<name>`: from `TOOLPICK_SHARED_DIR` if set, else the nearest ancestor of the
+/// checkout that has `shared/external` (CI and the development machine keep it beside the checkout).
+pub fn shared(name: &str) -> PathBuf {
+    if let Some(dir) = std::env::var_os("TOOLPICK_SHARED_DIR") {
+        return PathBuf::from(dir).join("external").join(name);
+    }
+    let repo = repo();
+    let found = repo.ancestors().skip(1).map(|a| a.join("shared/external")).find(|p| p.is_dir());
+    found.unwrap_or_else(|| panic!("../shared/external not found above {}; set TOOLPICK_SHARED_DIR", repo.display())).join(name)
+}
+
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }

@@ -7,16 +7,7 @@
 use serde_json::{Map, Value};
 
 /// What a JSON value is, for a reason: "a string", "an object", "null".
-pub fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
+pub use crate::error::json_kind as kind_of;
 
 /// "`path` is a number, expected a string" (or "record is …" for the record itself).
 pub fn wrong(path: &str, v: &Value, expected: &str) -> String {
