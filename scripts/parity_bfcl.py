@@ -430,7 +430,7 @@ def report(rows, records, imported, reasons):
         for c, n in sorted(by_cause.items())] or [["(none)", 0, ""]]))
 
     skipped = sorted({r["rec"].id for r in rows if r["toolpick_pass"] is None}, key=lambda i: [x.id for x in records].index(i))
-    print(f"\nNot imported by toolpick ({len(skipped)} records; not disagreements):")
+    print(f"\nNot imported by toolpick ({len(skipped)} record{'' if len(skipped) == 1 else 's'}; not disagreements):")
     for i in skipped:
         print(f"  {i}: {'; '.join(reasons[i]) or 'NO REASON GIVEN (lost silently)'}")
 
