@@ -7,7 +7,9 @@
 //! `unavailable` (503), `slow` (adds `slow_ms`), `timeout` (never answers in time), `malformed_args`
 //! (argument JSON cut short), `invented_tool` (calls a name it was not offered), `text_calls` (the call
 //! written in `content` as bare JSON, no `tool_calls`), `truncated` (half a body), `empty_choices`.
-//! `GET /stats` reports the request counter and the faults injected.
+//! `GET /stats` reports the request counter and the faults injected. `down_after: N` makes every chat
+//! request after the N-th fail with 503 (an endpoint that goes down mid-run; `MockServer::set_down_after`
+//! brings it back). `GET /v1/models` answers the model list, and 401 without the required key.
 //!
 //! Sampling noise (`--sampling-noise p`, off by default): each request is answered by the chance
 //! baseline instead of the lexical one with probability `p · temperature` (temperature as sent, 1 when
@@ -96,12 +98,28 @@ pub struct MockConfig {
     pub sampling_noise: f64,
     /// Seed of the sampling-noise draws.
     pub seed: u64,
+    /// Every chat request after this many answers 503 (`None`: never).
+    pub down_after: Option<u64>,
 }
 
 impl Default for MockConfig {
     fn default() -> Self {
-        MockConfig { latency: Duration::ZERO, faults: vec![], retry_after_s: 1, slow: Duration::from_millis(300), require_key: None, sampling_noise: 0.0, seed: 0 }
+        MockConfig {
+            latency: Duration::ZERO,
+            faults: vec![],
+            retry_after_s: 1,
+            slow: Duration::from_millis(300),
+            require_key: None,
+            sampling_noise: 0.0,
+            seed: 0,
+            down_after: None,
+        }
     }
+}
+
+/// `down_after` in an atomic: `u64::MAX` for never.
+fn down_after_raw(v: Option<u64>) -> u64 {
+    v.unwrap_or(u64::MAX)
 }
 
 /// Parse `kind:every` (every defaults to 1).
@@ -115,6 +133,7 @@ struct MockState {
     lexical: LexicalBackend,
     requests: AtomicU64,
     injected: Mutex<std::collections::BTreeMap<&'static str, u64>>,
+    down_after: AtomicU64,
 }
 
 /// A running mock server.
@@ -135,19 +154,25 @@ impl MockServer {
     pub fn injected(&self, fault: Fault) -> u64 {
         self.state.injected.lock().expect("lock").get(fault.name()).copied().unwrap_or(0)
     }
+    /// Change when the endpoint goes down: every chat request after the `n`-th (counted from the
+    /// start) fails with 503; `None` brings it back.
+    pub fn set_down_after(&self, n: Option<u64>) {
+        self.state.down_after.store(down_after_raw(n), Ordering::SeqCst);
+    }
 }
 
 /// Bind `addr` (port 0 for any) and serve in the background on the current tokio runtime.
 pub async fn spawn(addr: SocketAddr, config: MockConfig) -> std::io::Result<MockServer> {
     let state = Arc::new(MockState {
-        config,
         lexical: LexicalBackend::new(LexicalConfig::default()),
         requests: AtomicU64::new(0),
         injected: Mutex::new(Default::default()),
+        down_after: AtomicU64::new(down_after_raw(config.down_after)),
+        config,
     });
     let app = Router::new()
         .route("/v1/chat/completions", post(chat))
-        .route("/v1/models", get(|| async { Json(json!({"object": "list", "data": [{"id": "mock", "object": "model"}]})) }))
+        .route("/v1/models", get(models))
         .route("/stats", get(stats))
         .with_state(state.clone());
     let listener = tokio::net::TcpListener::bind(addr).await?;
@@ -201,13 +226,26 @@ fn messages_from(body: &Value) -> Vec<Message> {
         .collect()
 }
 
+/// `false` when a key is required and the request does not carry it.
+fn authorized(s: &MockState, headers: &HeaderMap) -> bool {
+    let Some(key) = &s.config.require_key else { return true };
+    headers.get("authorization").and_then(|v| v.to_str().ok()).unwrap_or_default() == format!("Bearer {key}")
+}
+
+async fn models(State(s): State<Arc<MockState>>, headers: HeaderMap) -> Response {
+    if !authorized(&s, &headers) {
+        return error(StatusCode::UNAUTHORIZED, "invalid api key");
+    }
+    Json(json!({"object": "list", "data": [{"id": "mock", "object": "model"}]})).into_response()
+}
+
 async fn chat(State(s): State<Arc<MockState>>, headers: HeaderMap, Json(body): Json<Value>) -> Response {
     let n = s.requests.fetch_add(1, Ordering::SeqCst) + 1;
-    if let Some(key) = &s.config.require_key {
-        let auth = headers.get("authorization").and_then(|v| v.to_str().ok()).unwrap_or_default();
-        if auth != format!("Bearer {key}") {
-            return error(StatusCode::UNAUTHORIZED, "invalid api key");
-        }
+    if !authorized(&s, &headers) {
+        return error(StatusCode::UNAUTHORIZED, "invalid api key");
+    }
+    if n > s.down_after.load(Ordering::SeqCst) {
+        return error(StatusCode::SERVICE_UNAVAILABLE, "down (mock)");
     }
     let fault = s.config.faults.iter().find(|(_, every)| n % every == 0).map(|(f, _)| *f);
     if let Some(f) = fault {

@@ -318,9 +318,10 @@ fn the_api_key_never_reaches_any_output() {
     assert!(o.status.success(), "{}", stderr(&o));
     let rows = summary(&env.path("out/r"));
     assert!(rows.iter().all(|r| r["infra_errors"] == "0"), "the key was sent: the server accepted every request");
-    // And a wrong key is an infrastructure error whose message does not contain the key either.
+    // And a wrong key is an infrastructure error whose message does not contain the key either (past
+    // the preflight, which would stop the run at the first 401: tests/failfast.rs).
     let o2 = std::process::Command::new(env!("CARGO_BIN_EXE_toolpick"))
-        .args(["run", "--catalog", "cat", "--dataset", "ds.jsonl", "--backends", "openai", "--model", "mock", "--base-url", &url, "--out", "out", "--run-id", "r2", "--api-key-env", "TOOLPICK_TEST_KEY", "--no-cache"])
+        .args(["run", "--catalog", "cat", "--dataset", "ds.jsonl", "--backends", "openai", "--model", "mock", "--base-url", &url, "--out", "out", "--run-id", "r2", "--api-key-env", "TOOLPICK_TEST_KEY", "--no-cache", "--no-preflight"])
         .env("TOOLPICK_TEST_KEY", format!("{secret}-wrong"))
         .current_dir(env.dir.path())
         .output()

@@ -168,6 +168,9 @@ struct MockArgs {
     /// Seed of the sampling-noise draws.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Answer every chat request after the N-th with 503: an endpoint that goes down mid-run.
+    #[arg(long, value_name = "N")]
+    down_after: Option<u64>,
 }
 
 #[derive(Args)]
@@ -221,7 +224,8 @@ pub fn main() -> i32 {
 fn runtime(threads: Option<usize>) -> Result<tokio::runtime::Runtime> {
     let mut b = tokio::runtime::Builder::new_multi_thread();
     if let Some(n) = threads {
-        b.worker_threads(n.max(1));
+        // At least 1: `--jobs` is range-checked by its parser.
+        b.worker_threads(n);
     }
     Ok(b.enable_all().build()?)
 }
@@ -323,6 +327,7 @@ fn cmd_mock(args: MockArgs) -> Result<()> {
         retry_after_s: args.retry_after,
         sampling_noise: args.sampling_noise,
         seed: args.seed,
+        down_after: args.down_after,
         ..Default::default()
     };
     if !(0.0..=1.0).contains(&args.sampling_noise) {

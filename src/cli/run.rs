@@ -3,6 +3,7 @@
 use super::{InputArgs, gates, print_cells, runtime};
 use crate::layout::LayoutKind;
 use crate::run::config::{ExperimentFile, ModelSpec, load_experiment};
+use crate::run::rules;
 use crate::run::{ExecOptions, RunConfig, execute, point_latest, prepare, utc_stamp};
 use anyhow::Result;
 use clap::Args;
@@ -30,14 +31,14 @@ pub struct RunArgs {
     /// task; flat layout only). Replaces the config file's models. Default: lexical,oracle.
     #[arg(long, value_delimiter = ',')]
     backends: Option<Vec<String>>,
-    /// Trials per task and cell. Default 1.
-    #[arg(long)]
+    /// Trials per task and cell (at least 1). Default 1.
+    #[arg(long, value_parser = rules::at_least_one::parse)]
     trials: Option<usize>,
     /// Seed for every random choice; same inputs + seed give byte-identical trials and reports. Default 0.
     #[arg(long)]
     seed: Option<u64>,
-    /// Maximum assistant turns per episode. Default 8.
-    #[arg(long)]
+    /// Maximum assistant turns per episode (at least 1). Default 8.
+    #[arg(long, value_parser = rules::at_least_one::parse)]
     max_steps: Option<usize>,
     /// Progressive discovery shows full details for servers with at most this many actions.
     #[arg(long)]
@@ -74,8 +75,8 @@ pub struct RunArgs {
     /// together with `toolpick merge`.
     #[arg(long, value_name = "I/N")]
     shard: Option<String>,
-    /// Worker threads (default: all cores).
-    #[arg(long)]
+    /// Worker threads (at least 1; default: all cores).
+    #[arg(long, value_parser = rules::at_least_one::parse)]
     jobs: Option<usize>,
     #[command(flatten)]
     endpoint: EndpointArgs,
@@ -86,50 +87,61 @@ pub struct RunArgs {
 /// Overrides for OpenAI-compatible endpoints (apply to every openai model).
 #[derive(Args)]
 struct EndpointArgs {
-    /// Endpoint base URL, e.g. http://127.0.0.1:8080/v1 (else OPENAI_BASE_URL, else OpenAI).
-    #[arg(long)]
+    /// Endpoint base URL, http(s)://host[:port]/path, e.g. http://127.0.0.1:8080/v1 (else
+    /// OPENAI_BASE_URL, else OpenAI).
+    #[arg(long, value_parser = rules::base_url::parse)]
     base_url: Option<String>,
     /// Model name the endpoint serves.
-    #[arg(long)]
+    #[arg(long, value_parser = rules::name::parse)]
     model: Option<String>,
     /// Name of the environment variable holding the API key (default OPENAI_API_KEY).
-    #[arg(long)]
+    #[arg(long, value_parser = rules::name::parse)]
     api_key_env: Option<String>,
-    #[arg(long)]
+    /// Sampling temperature, 0 to 2.
+    #[arg(long, value_parser = rules::temperature::parse)]
     temperature: Option<f64>,
-    #[arg(long)]
+    /// Nucleus sampling mass, 0 to 1.
+    #[arg(long, value_parser = rules::top_p::parse)]
     top_p: Option<f64>,
     /// Sampling seed sent to the endpoint.
     #[arg(long)]
     model_seed: Option<i64>,
-    #[arg(long)]
+    /// Completion token limit per request (at least 1).
+    #[arg(long, value_parser = rules::max_tokens::parse)]
     max_tokens: Option<u32>,
     /// auto, none or required.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(rules::TOOL_CHOICES))]
     tool_choice: Option<String>,
     #[arg(long)]
     parallel_tool_calls: Option<bool>,
     /// Also accept tool calls written in the message text (see README).
     #[arg(long)]
     parse_text_calls: bool,
-    /// Episodes in flight per endpoint.
-    #[arg(long)]
+    /// Episodes in flight per endpoint (1 to 4096).
+    #[arg(long, value_parser = rules::concurrency::parse)]
     concurrency: Option<usize>,
-    /// Requests per minute per endpoint.
-    #[arg(long)]
+    /// Requests per minute per endpoint (more than 0).
+    #[arg(long, value_parser = rules::per_minute::parse)]
     rpm: Option<f64>,
-    /// Tokens per minute per endpoint.
-    #[arg(long)]
+    /// Tokens per minute per endpoint (more than 0).
+    #[arg(long, value_parser = rules::per_minute::parse)]
     tpm: Option<f64>,
-    /// Per-request timeout in seconds.
-    #[arg(long)]
+    /// Per-request timeout in seconds (more than 0, at most a day).
+    #[arg(long, value_parser = rules::timeout::parse)]
     request_timeout: Option<f64>,
-    /// Per-episode timeout in seconds.
-    #[arg(long)]
+    /// Per-episode timeout in seconds (more than 0, at most a day).
+    #[arg(long, value_parser = rules::timeout::parse)]
     episode_timeout: Option<f64>,
-    /// Attempts per request, the first included.
-    #[arg(long)]
+    /// Attempts per request, the first included (at least 1).
+    #[arg(long, value_parser = rules::attempts::parse)]
     max_attempts: Option<u32>,
+    /// Skip the check of each endpoint (one cheap request) before the first episode.
+    #[arg(long)]
+    no_preflight: bool,
+    /// Stop an endpoint after this many consecutive episodes failed with the same infrastructure
+    /// error (0: never). Default 20.
+    #[arg(long, value_name = "N")]
+    breaker: Option<usize>,
 }
 
 impl EndpointArgs {
@@ -147,7 +159,7 @@ impl EndpointArgs {
             m.parse_text_calls = true;
         }
         if let Some(v) = self.concurrency {
-            m.concurrency = v.max(1);
+            m.concurrency = v;
         }
         if let Some(v) = self.request_timeout {
             m.request_timeout_s = v;
@@ -156,7 +168,13 @@ impl EndpointArgs {
             m.episode_timeout_s = v;
         }
         if let Some(v) = self.max_attempts {
-            m.max_attempts = v.max(1);
+            m.max_attempts = v;
+        }
+        if self.no_preflight {
+            m.preflight = false;
+        }
+        if let Some(v) = self.breaker {
+            m.breaker = v;
         }
     }
 }
@@ -189,11 +207,12 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
             m.name = m.model.clone().unwrap_or_default();
         }
     }
+    if let Some((i, l)) = layouts.iter().enumerate().find(|(i, l)| layouts[..*i].contains(l)) {
+        return Err(crate::error::InputError::new("--layouts", format!("layout `{}` is given twice (position {}); list each layout once", l.as_str(), i + 1)).into());
+    }
+    // Ranges of both were checked where they were read (flag parser, config file).
     let trials = args.trials.or(file.trials).unwrap_or(1);
     let max_steps = args.max_steps.or(file.max_steps).unwrap_or(8);
-    if trials == 0 || max_steps == 0 {
-        return Err(crate::error::InputError::new("--trials/--max-steps", "must be at least 1").into());
-    }
     let mut discovery = file.discovery.unwrap_or_default();
     if let Some(v) = args.discovery_full_max {
         discovery.full_details_max = v;
@@ -227,7 +246,10 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
         discovery,
         lexical,
         cache_dir,
-        distractors: args.distractors.clone().or(file.distractors.clone()).unwrap_or_default(),
+        distractors: match &args.distractors {
+            Some(levels) => rules::levels::check(levels.clone()).map_err(|m| crate::error::InputError::new("--distractors", m))?,
+            None => file.distractors.clone().unwrap_or_default(),
+        },
     };
     let shard = args.shard.as_deref().map(crate::run::shard::Shard::parse).transpose().map_err(|m| crate::error::InputError::new("--shard", m))?;
     let prepared = prepare(config)?;

@@ -32,6 +32,7 @@ pub const AUTH_FAILURE: &str = "handle_auth_failure";
 
 /// What discovery reveals, by server size (number of actions).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct DiscoveryRule {
     /// Servers with at most this many actions are returned with `full_details` (schemas included).
     pub full_details_max: usize,

@@ -4,6 +4,7 @@
 //! are errors that name the key and its line, so a typo never silently falls back to a default.
 
 use crate::agent::backends::LexicalConfig;
+use super::rules;
 use crate::error::InputError;
 use crate::layout::DiscoveryRule;
 use serde::{Deserialize, Serialize};
@@ -13,9 +14,12 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Price {
+    #[serde(deserialize_with = "rules::price::de")]
     pub input_per_mtok: f64,
+    #[serde(deserialize_with = "rules::price::de")]
     pub output_per_mtok: f64,
     /// Price of prompt tokens served from the provider's cache (defaults to the input price).
+    #[serde(default, deserialize_with = "rules::price::de_opt")]
     pub cached_input_per_mtok: Option<f64>,
 }
 
@@ -51,6 +55,14 @@ fn default_retry_after_cap() -> f64 {
 fn default_backoff_base() -> f64 {
     0.5
 }
+fn default_true() -> bool {
+    true
+}
+/// Consecutive episodes of one endpoint failing with the same infrastructure error that stop it.
+pub const DEFAULT_BREAKER: usize = 20;
+fn default_breaker() -> usize {
+    DEFAULT_BREAKER
+}
 
 /// One model (a column of the matrix): a baseline, or an OpenAI-compatible endpoint.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -70,16 +82,22 @@ pub struct ModelSpec {
     #[serde(default, skip_deserializing, skip_serializing_if = "Option::is_none")]
     pub replay_digest: Option<String>,
     /// e.g. `http://127.0.0.1:8080/v1`; default `OPENAI_BASE_URL`, then `https://api.openai.com/v1`.
+    #[serde(default, deserialize_with = "rules::base_url::de_opt")]
     pub base_url: Option<String>,
+    #[serde(default, deserialize_with = "rules::name::de_opt")]
     pub model: Option<String>,
     /// Name of the environment variable holding the API key (the key itself never goes in a file).
-    #[serde(default = "default_api_key_env")]
+    #[serde(default = "default_api_key_env", deserialize_with = "rules::name::de")]
     pub api_key_env: String,
+    #[serde(default, deserialize_with = "rules::temperature::de_opt")]
     pub temperature: Option<f64>,
+    #[serde(default, deserialize_with = "rules::top_p::de_opt")]
     pub top_p: Option<f64>,
     pub seed: Option<i64>,
+    #[serde(default, deserialize_with = "rules::max_tokens::de_opt")]
     pub max_tokens: Option<u32>,
     /// `auto`, `none`, `required`.
+    #[serde(default, deserialize_with = "rules::tool_choice::de_opt")]
     pub tool_choice: Option<String>,
     pub parallel_tool_calls: Option<bool>,
     /// Also accept tool calls written in the message text (Hermes `<tool_call>` tags, fenced or bare
@@ -87,24 +105,33 @@ pub struct ModelSpec {
     #[serde(default)]
     pub parse_text_calls: bool,
     /// Episodes in flight at once against this endpoint.
-    #[serde(default = "default_concurrency")]
+    #[serde(default = "default_concurrency", deserialize_with = "rules::concurrency::de")]
     pub concurrency: usize,
+    #[serde(default, deserialize_with = "rules::per_minute::de_opt")]
     pub requests_per_minute: Option<f64>,
+    #[serde(default, deserialize_with = "rules::per_minute::de_opt")]
     pub tokens_per_minute: Option<f64>,
-    #[serde(default = "default_request_timeout")]
+    #[serde(default = "default_request_timeout", deserialize_with = "rules::timeout::de")]
     pub request_timeout_s: f64,
-    #[serde(default = "default_episode_timeout")]
+    #[serde(default = "default_episode_timeout", deserialize_with = "rules::timeout::de")]
     pub episode_timeout_s: f64,
     /// Attempts per request, the first included.
-    #[serde(default = "default_attempts")]
+    #[serde(default = "default_attempts", deserialize_with = "rules::attempts::de")]
     pub max_attempts: u32,
     /// First back-off delay in seconds (doubles per attempt, full jitter, capped at 30 s).
-    #[serde(default = "default_backoff_base")]
+    #[serde(default = "default_backoff_base", deserialize_with = "rules::delay::de")]
     pub backoff_base_s: f64,
     /// Longest `Retry-After` honoured, in seconds.
-    #[serde(default = "default_retry_after_cap")]
+    #[serde(default = "default_retry_after_cap", deserialize_with = "rules::delay::de")]
     pub max_retry_after_s: f64,
     pub price: Option<Price>,
+    /// Check the endpoint with one cheap request before the first episode (see [`crate::run::failfast`]).
+    #[serde(default = "default_true")]
+    pub preflight: bool,
+    /// Stop scheduling this endpoint after this many consecutive episodes failed with the same
+    /// infrastructure error class (0: never).
+    #[serde(default = "default_breaker")]
+    pub breaker: usize,
 }
 
 fn openai() -> String {
@@ -161,8 +188,10 @@ pub struct ExperimentFile {
     pub catalogs: Option<Vec<PathBuf>>,
     pub variants: Option<Vec<String>>,
     pub layouts: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "rules::at_least_one::de_opt")]
     pub trials: Option<usize>,
     pub seed: Option<u64>,
+    #[serde(default, deserialize_with = "rules::at_least_one::de_opt")]
     pub max_steps: Option<usize>,
     pub out: Option<PathBuf>,
     pub run_id: Option<String>,
@@ -170,6 +199,7 @@ pub struct ExperimentFile {
     pub discovery: Option<DiscoveryRule>,
     pub lexical: Option<LexicalConfig>,
     /// Tool-count curve levels (see `--distractors`).
+    #[serde(default, deserialize_with = "rules::levels::de_opt")]
     pub distractors: Option<Vec<usize>>,
     #[serde(default)]
     pub models: Vec<ModelSpec>,
@@ -180,8 +210,10 @@ pub struct ExperimentFile {
 pub fn load_experiment(path: &Path) -> Result<ExperimentFile, InputError> {
     let text = std::fs::read_to_string(path).map_err(|e| InputError::new(path, format!("cannot read config: {e}")))?;
     let mut file: ExperimentFile = toml::from_str(&text).map_err(|e| {
-        let line = e.span().map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
-        let key = e.message().split('`').nth(1).map(String::from);
+        let start = e.span().map(|s| s.start.min(text.len()));
+        let line = start.map(|s| text[..s].matches('\n').count() + 1);
+        // A bad value names its key (`models[0].concurrency`); an unknown key is named by the message.
+        let key = start.and_then(|s| key_path_at(&text, s)).or_else(|| e.message().split('`').nth(1).map(String::from));
         let mut err = InputError::new(path, e.message().trim().to_string());
         err.line = line;
         err.field = key;
@@ -230,11 +262,54 @@ pub fn load_experiment(path: &Path) -> Result<ExperimentFile, InputError> {
         if m.name.is_empty() {
             m.name = m.model.clone().unwrap_or_else(|| m.backend.clone());
         }
-        if m.concurrency == 0 || m.max_attempts == 0 {
-            return Err(InputError::new(path, "concurrency and max_attempts must be at least 1").field(format!("models[{i}]")));
-        }
     }
     Ok(file)
+}
+
+/// The dotted path of the key whose value starts at byte `at` (`models[1].price.input_per_mtok`), or
+/// `None` when `at` is not right after `key =`. A light reading of the TOML text: table headers,
+/// `[[models]]` counted for the index, inline tables on the value's line.
+fn key_path_at(text: &str, at: usize) -> Option<String> {
+    let before = &text[..at];
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let assignment = regex::Regex::new(r#"([A-Za-z0-9_-]+|"[^"]*")\s*=\s*(\{\s*)?"#).expect("regex");
+    let on_line = &before[line_start..];
+    // Inline tables opened on the line, then the key right before the value.
+    let mut keys: Vec<String> = Vec::new();
+    let mut last: Option<(String, usize, bool)> = None;
+    for c in assignment.captures_iter(on_line) {
+        let key = c[1].trim_matches('"').to_string();
+        let opens = c.get(2).is_some();
+        if opens {
+            keys.push(key.clone());
+        }
+        last = Some((key, c.get(0).map_or(0, |m| m.end()), opens));
+    }
+    match last {
+        // Right after `key =`: a value of that key (right after `key = {` is a key, not a value).
+        Some((key, end, false)) if end == on_line.len() => keys.push(key),
+        _ => return None,
+    }
+    let mut table = String::new();
+    let mut models = 0usize;
+    for l in before[..line_start].lines() {
+        let l = l.trim();
+        if let Some(h) = l.strip_prefix("[[").and_then(|h| h.split("]]").next()) {
+            let h = h.trim();
+            if h == "models" {
+                models += 1;
+            }
+            table = if h == "models" { format!("models[{}]", models.saturating_sub(1)) } else { h.to_string() };
+        } else if let Some(h) = l.strip_prefix('[').and_then(|h| h.split(']').next()) {
+            let h = h.trim();
+            table = match h.strip_prefix("models.") {
+                Some(rest) => format!("models[{}].{rest}", models.saturating_sub(1)),
+                None => h.to_string(),
+            };
+        }
+    }
+    let tail = keys.join(".");
+    Some(if table.is_empty() { tail } else { format!("{table}.{tail}") })
 }
 
 /// Resolved defaults for what the file and flags leave open.
@@ -294,6 +369,41 @@ mod tests {
         for bad in ["replay:", "replay", "gpt"] {
             assert_eq!(ModelSpec::from_flag(bad).unwrap_err().file, Path::new("--backends"), "{bad}");
         }
+    }
+
+    #[test]
+    fn out_of_range_values_name_their_key_and_line() {
+        let base = "trials = 2\n\n[[models]]\nbackend = \"lexical\"\n\n[[models]]\nmodel = \"m\"\n";
+        for (extra, key, line) in [
+            ("concurrency = 0", "models[1].concurrency", 8),
+            ("max_attempts = 0", "models[1].max_attempts", 8),
+            ("request_timeout_s = 0", "models[1].request_timeout_s", 8),
+            ("episode_timeout_s = -1.5", "models[1].episode_timeout_s", 8),
+            ("tool_choice = \"sometimes\"", "models[1].tool_choice", 8),
+            ("base_url = \"notaurl\"", "models[1].base_url", 8),
+            ("temperature = 2.5", "models[1].temperature", 8),
+            ("max_tokens = 0", "models[1].max_tokens", 8),
+            ("requests_per_minute = 0", "models[1].requests_per_minute", 8),
+            ("backoff_base_s = -1", "models[1].backoff_base_s", 8),
+            ("price = { input_per_mtok = 1, output_per_mtok = -2 }", "models[1].price.output_per_mtok", 8),
+            ("[models.price]\ninput_per_mtok = -1\noutput_per_mtok = 0", "models[1].price.input_per_mtok", 9),
+        ] {
+            let e = parse(&format!("{base}{extra}\n")).unwrap_err();
+            assert_eq!((e.field.as_deref(), e.line), (Some(key), Some(line)), "{extra}: {e}");
+        }
+        for (text, key, line) in [
+            ("seed = 1\ntrials = 0\n", "trials", 2),
+            ("max_steps = 0\n", "max_steps", 1),
+            ("distractors = [0, 10, 10]\n", "distractors", 1),
+            ("[lexical]\nservers_to_discover = 0\n", "lexical.servers_to_discover", 2),
+        ] {
+            let e = parse(text).unwrap_err();
+            assert_eq!((e.field.as_deref(), e.line), (Some(key), Some(line)), "{text}: {e}");
+        }
+        // Unknown keys in the nested tables are errors too, and partial tables keep the other defaults.
+        assert_eq!(parse("[lexical]\nmin_overlp = 3\n").unwrap_err().field.as_deref(), Some("min_overlp"));
+        let f = parse("[discovery]\nactions_max = 5\n").unwrap();
+        assert_eq!(f.discovery.unwrap(), DiscoveryRule { full_details_max: 3, actions_max: 5 });
     }
 
     #[test]

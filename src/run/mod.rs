@@ -11,7 +11,9 @@ pub mod cache;
 pub mod config;
 pub mod merge;
 pub mod meta;
+pub mod failfast;
 pub mod progress;
+pub mod rules;
 pub mod scenario;
 pub mod shard;
 pub mod store;
@@ -75,7 +77,7 @@ impl RunConfig {
         }
         for m in v["models"].as_array_mut().into_iter().flatten() {
             if let Some(o) = m.as_object_mut() {
-                for k in ["concurrency", "requests_per_minute", "tokens_per_minute", "request_timeout_s", "episode_timeout_s", "max_attempts", "backoff_base_s", "max_retry_after_s", "price"] {
+                for k in ["concurrency", "requests_per_minute", "tokens_per_minute", "request_timeout_s", "episode_timeout_s", "max_attempts", "backoff_base_s", "max_retry_after_s", "price", "preflight", "breaker"] {
                     o.remove(k);
                 }
             }
@@ -155,6 +157,8 @@ pub struct Prepared {
     config: RunConfig,
     suites: Vec<Suite>,
     backends: Vec<Arc<dyn Backend>>,
+    /// The same backends where they are endpoints (for the preflight), by backend index.
+    endpoints: Vec<Option<Arc<OpenAiBackend>>>,
     /// Records importers skipped or repaired.
     pub defects: Vec<crate::dataset::importers::Defect>,
     /// Per imported dataset: format, what happened to its records, number of defect rows.
@@ -253,9 +257,13 @@ pub fn prepare(mut config: RunConfig) -> Result<Prepared> {
     }
     let cache = config.cache_dir.clone().map(|d| Arc::new(cache::Cache::new(d)));
     let mut built: Vec<Arc<dyn Backend>> = Vec::new();
+    let mut endpoints = Vec::new();
     for m in config.models.iter_mut() {
+        endpoints.push(None);
         if m.is_openai() {
-            built.push(Arc::new(OpenAiBackend::new(m.clone(), cache.clone())?));
+            let endpoint = Arc::new(OpenAiBackend::new(m.clone(), cache.clone())?);
+            *endpoints.last_mut().expect("pushed") = Some(endpoint.clone());
+            built.push(endpoint);
         } else if m.backend == "replay" {
             built.push(Arc::new(replay_backend(m, &config.layouts, &suites)?));
         } else {
@@ -265,7 +273,7 @@ pub fn prepare(mut config: RunConfig) -> Result<Prepared> {
             built.push(Arc::from(b));
         }
     }
-    Ok(Prepared { config, suites, backends: built, defects, imports })
+    Ok(Prepared { config, suites, backends: built, endpoints, defects, imports })
 }
 
 /// Build a replay backend: its file is checked against every task and tool of the run, and its digest
@@ -506,21 +514,7 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecO
             .into());
         }
     }
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create run directory {}", dir.display()))?;
-    let mut meta = meta;
-    meta["matrix_hash"] = json!(hash);
-    meta["config"] = serde_json::to_value(&prepared.config)?;
-    meta["discovery_rule"] = serde_json::to_value(prepared.config.discovery)?;
-    if let Some(sh) = options.shard {
-        meta["shard"] = serde_json::to_value(sh)?;
-    }
-    write_json_atomic(&run_json, &meta)?;
-    let offered: BTreeMap<&String, &Vec<FunctionDef>> = prepared.suites.iter().flat_map(|s| s.offered.iter()).collect();
-    crate::report::write_atomic(&dir.join("tools.json"), &serde_json::to_vec_pretty(&offered)?)?;
-
-    crate::report::write_atomic(&dir.join("lint.json"), &serde_json::to_vec_pretty(&lint_variants(&prepared))?)?;
-    crate::report::write_atomic(&dir.join("defects.json"), &serde_json::to_vec_pretty(&prepared.defects)?)?;
-
+    // What is left to run (a fresh run: everything), read before anything is written.
     let trials_path = dir.join("trials.jsonl");
     let existing = store::scan(&trials_path)?;
     if existing.discarded > 0 {
@@ -542,6 +536,35 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecO
         .copied()
         .collect();
     let skipped = all_jobs.len() - pending.len();
+    let mut pending_per_backend = vec![0usize; prepared.backends.len()];
+    for j in &pending {
+        pending_per_backend[j.backend] += 1;
+    }
+    // Every endpoint that has trials to run answers, or nothing is written (exit 1).
+    let to_check: Vec<(String, Arc<OpenAiBackend>, String)> = prepared
+        .endpoints
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| {
+            let m = &prepared.config.models[i];
+            e.clone().filter(|_| m.preflight && pending_per_backend[i] > 0).map(|e| (m.name.clone(), e, m.api_key_env.clone()))
+        })
+        .collect();
+    failfast::check(to_check).await?;
+
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create run directory {}", dir.display()))?;
+    let mut meta = meta;
+    meta["matrix_hash"] = json!(hash);
+    meta["config"] = serde_json::to_value(&prepared.config)?;
+    meta["discovery_rule"] = serde_json::to_value(prepared.config.discovery)?;
+    if let Some(sh) = options.shard {
+        meta["shard"] = serde_json::to_value(sh)?;
+    }
+    write_json_atomic(&run_json, &meta)?;
+    let offered: BTreeMap<&String, &Vec<FunctionDef>> = prepared.suites.iter().flat_map(|s| s.offered.iter()).collect();
+    crate::report::write_atomic(&dir.join("tools.json"), &serde_json::to_vec_pretty(&offered)?)?;
+    crate::report::write_atomic(&dir.join("lint.json"), &serde_json::to_vec_pretty(&lint_variants(&prepared))?)?;
+    crate::report::write_atomic(&dir.join("defects.json"), &serde_json::to_vec_pretty(&prepared.defects)?)?;
 
     // Progress per cell, counting only what runs now.
     let mut labels: Vec<String> = Vec::new();
@@ -590,10 +613,14 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecO
     };
     // The episode phase, timed apart from preparation and reporting (for benchmarks: trials/s and harness
     // CPU per trial against the endpoint's latency bound).
+    let breakers = Arc::new(failfast::Breakers::new(prepared.config.models.iter().map(|m| if m.is_openai() { m.breaker } else { 0 }).collect()));
     let phase_started = Instant::now();
     let phase_cpu = process_cpu_seconds();
     let mut set = tokio::task::JoinSet::new();
     for (job, cell) in pending.iter().copied().zip(pending_cells) {
+        if breakers.is_open(job.backend) {
+            continue;
+        }
         while set.len() >= in_flight {
             set.join_next().await.expect("non-empty").context("an episode task panicked")?;
         }
@@ -602,9 +629,19 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecO
         let tx = tx.clone();
         let progress = progress.clone();
         let retries = retries.clone();
+        let breakers = breakers.clone();
         set.spawn(async move {
             let _permit = sem.acquire_owned().await.expect("semaphore open");
-            let (trial, timing) = p.run_job(job).await;
+            // An open breaker drops the endpoint's queued and in-flight episodes: not written, they
+            // run on resume.
+            if breakers.is_open(job.backend) {
+                return;
+            }
+            let (trial, timing) = tokio::select! {
+                done = p.run_job(job) => done,
+                _ = breakers.opened(job.backend) => return,
+            };
+            breakers.record(job.backend, trial.error.as_deref());
             progress.record(cell, trial.score.pass, trial.is_error(), retries());
             let _ = tx.send((trial, timing)).await;
         });
@@ -617,6 +654,13 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecO
     let phase_seconds = phase_started.elapsed().as_secs_f64();
     let phase_cpu = process_cpu_seconds().zip(phase_cpu).map(|(end, start)| end - start);
     progress.finish();
+    // An open breaker ends the run as an interruption does: finished trials stay (uncompacted, which
+    // a resume handles), no reports, exit 1 with the cause.
+    let trips = breakers.trips();
+    if !trips.is_empty() {
+        let urls: Vec<String> = prepared.endpoints.iter().map(|e| e.as_ref().map(|e| e.endpoint().to_string()).unwrap_or_default()).collect();
+        return Err(failfast::tripped_error(&trips, &breakers, &prepared.config.models, &urls, &pending_per_backend, dir));
+    }
 
     store::compact(&trials_path, &order)?;
     let endpoint_stats: BTreeMap<String, Value> =

@@ -43,10 +43,12 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, RwLock};
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct LexicalConfig {
     /// Abstain when the best candidate shares fewer distinct terms than this with the query.
     pub min_overlap: usize,
-    /// How many servers to discover in the progressive layout.
+    /// How many servers to discover in the progressive layout (at least 1: none would always abstain).
+    #[serde(deserialize_with = "crate::run::rules::at_least_one::de")]
     pub servers_to_discover: usize,
 }
 

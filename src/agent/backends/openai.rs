@@ -6,7 +6,8 @@
 //! plain `reqwest` client because the runner — not the client library — owns retries: every attempt is
 //! bounded, counted, timed on its own, and honours `Retry-After` / `x-ratelimit-reset-*` up to a cap.
 //! Rate limits (requests/min, tokens/min) are enforced before each attempt; the on-disk [`Cache`] is
-//! consulted before any of that.
+//! consulted before any of that. [`OpenAiBackend::preflight`] checks the endpoint with one cheap request
+//! (same retries) before a run starts.
 
 use crate::agent::textcalls::parse_text_calls;
 use crate::agent::{Backend, BoxFuture, TurnContext};
@@ -92,6 +93,33 @@ pub struct OpenAiBackend {
     schema_checked: std::sync::atomic::AtomicBool,
 }
 
+/// Failure kind of a preflight `GET /models` the server does not implement (try a chat completion).
+const NOT_IMPLEMENTED: &str = "not_implemented";
+
+/// A transport error in a few words: `no answer within 60 s`, `cannot connect: Connection refused (os
+/// error 111)`, `cannot connect: dns error: …`. reqwest's own message only says "error sending request
+/// for url (…)"; the cause is at the end of its source chain. Neither names a header, so the key
+/// cannot leak through it.
+fn describe(e: &reqwest::Error, timeout_s: f64) -> String {
+    if e.is_timeout() {
+        return format!("no answer within {timeout_s} s (request timeout)");
+    }
+    let what = if e.is_connect() { "cannot connect" } else if e.is_body() || e.is_decode() { "reading the response failed" } else { "request failed" };
+    let mut causes = Vec::new();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !text.is_empty() && !causes.iter().any(|c: &String| c.contains(&text)) {
+            causes.push(text);
+        }
+        source = s.source();
+    }
+    match causes.last() {
+        Some(root) => format!("{what}: {root}"),
+        None => format!("{what}: {e}"),
+    }
+}
+
 /// Why a request failed, and whether trying again may help.
 #[derive(Debug)]
 struct Failure {
@@ -155,11 +183,14 @@ fn wire_messages(messages: &[Message]) -> Vec<Value> {
 
 impl OpenAiBackend {
     pub fn new(spec: ModelSpec, cache: Option<Arc<Cache>>) -> Result<Self> {
-        let base = spec
-            .base_url
-            .clone()
-            .or_else(|| std::env::var("OPENAI_BASE_URL").ok())
-            .unwrap_or_else(|| "https://api.openai.com/v1".into());
+        // `base_url` was checked where it was read (flag or config key); the environment variable is
+        // checked here, with the same rule.
+        let base = match (spec.base_url.clone(), std::env::var("OPENAI_BASE_URL").ok().filter(|v| !v.trim().is_empty())) {
+            (Some(b), _) => b,
+            (None, Some(env)) => crate::run::rules::base_url::check(env)
+                .map_err(|m| crate::error::InputError::new("OPENAI_BASE_URL", format!("environment variable: {m}")))?,
+            (None, None) => "https://api.openai.com/v1".into(),
+        };
         let endpoint = base.trim_end_matches('/').to_string();
         let api_key = std::env::var(&spec.api_key_env).ok().filter(|k| !k.is_empty());
         let client = reqwest::Client::builder()
@@ -225,37 +256,9 @@ impl OpenAiBackend {
         if let Some(key) = &self.api_key {
             req = req.bearer_auth(key);
         }
-        let resp = req.send().await.map_err(|e| Failure {
-            kind: if e.is_timeout() { "timeout" } else { "connection" },
-            // reqwest's message names the URL, never the headers: the key cannot leak through it.
-            message: e.to_string(),
-            retryable: true,
-            retry_after: None,
-        })?;
-        let status = resp.status();
-        let headers = resp.headers().clone();
-        let text = resp.text().await.map_err(|e| Failure {
-            kind: if e.is_timeout() { "timeout" } else { "body" },
-            message: e.to_string(),
-            retryable: true,
-            retry_after: None,
-        })?;
+        let (status, headers, text) = self.send(req).await?;
         if !status.is_success() {
-            let retry_after = header_secs(&headers, "retry-after")
-                .or_else(|| header_secs(&headers, "x-ratelimit-reset-requests"))
-                .or_else(|| header_secs(&headers, "x-ratelimit-reset-tokens"))
-                .map(|s| Duration::from_secs_f64(s.clamp(0.0, self.spec.max_retry_after_s)));
-            let code = status.as_u16();
-            if code == 429 {
-                self.stats.rate_limited.fetch_add(1, Ordering::Relaxed);
-            }
-            let snippet: String = text.chars().take(300).collect();
-            return Err(Failure {
-                kind: if code == 429 { "rate_limited" } else if status.is_server_error() { "server_error" } else { "client_error" },
-                message: format!("HTTP {code}: {snippet}"),
-                retryable: code == 429 || code == 408 || status.is_server_error(),
-                retry_after,
-            });
+            return Err(self.http_failure(status, &headers, &text));
         }
         let value: Value = serde_json::from_str(&text).map_err(|e| Failure {
             kind: "invalid_body",
@@ -270,6 +273,79 @@ impl OpenAiBackend {
             return Err(Failure { kind: "empty_choices", message: "the response has no choices".into(), retryable: true, retry_after: None });
         }
         Ok(value)
+    }
+
+    /// Send a request and read its whole body; transport failures are retryable.
+    async fn send(&self, req: reqwest::RequestBuilder) -> Result<(reqwest::StatusCode, reqwest::header::HeaderMap, String), Failure> {
+        let transport = |e: reqwest::Error, kind: &'static str| Failure {
+            kind: if e.is_timeout() { "timeout" } else { kind },
+            message: describe(&e, self.spec.request_timeout_s),
+            retryable: true,
+            retry_after: None,
+        };
+        let resp = req.send().await.map_err(|e| transport(e, "connection"))?;
+        let status = resp.status();
+        let headers = resp.headers().clone();
+        let text = resp.text().await.map_err(|e| transport(e, "body"))?;
+        Ok((status, headers, text))
+    }
+
+    /// An HTTP error status as a failure: 429, 408 and 5xx are retryable (after `Retry-After` or the
+    /// rate-limit reset headers, capped), other statuses are not.
+    fn http_failure(&self, status: reqwest::StatusCode, headers: &reqwest::header::HeaderMap, text: &str) -> Failure {
+        let retry_after = header_secs(headers, "retry-after")
+            .or_else(|| header_secs(headers, "x-ratelimit-reset-requests"))
+            .or_else(|| header_secs(headers, "x-ratelimit-reset-tokens"))
+            .map(|s| Duration::from_secs_f64(s.clamp(0.0, self.spec.max_retry_after_s)));
+        let code = status.as_u16();
+        if code == 429 {
+            self.stats.rate_limited.fetch_add(1, Ordering::Relaxed);
+        }
+        let snippet: String = text.chars().take(300).collect();
+        Failure {
+            kind: if code == 429 { "rate_limited" } else if status.is_server_error() { "server_error" } else { "client_error" },
+            message: format!("HTTP {code}: {snippet}"),
+            retryable: code == 429 || code == 408 || status.is_server_error(),
+            retry_after,
+        }
+    }
+
+    /// Run `attempt` until it succeeds, fails for good, or `max_attempts` are used: back-off with full
+    /// jitter (salted by `salt`) or the server's `Retry-After`, rate limits before every attempt. Each
+    /// attempt's latency goes to `timing`; `counted` attempts go to the endpoint's stats.
+    async fn retrying<T, F, Fut>(&self, salt: u64, estimate: u64, counted: bool, timing: &mut TurnTiming, mut attempt: F) -> Result<T, (Failure, u32)>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<T, Failure>>,
+    {
+        let mut n = 0;
+        loop {
+            n += 1;
+            timing.waited_ms += self.limiter.acquire(estimate).await.as_secs_f64() * 1000.0;
+            if counted {
+                self.stats.requests.fetch_add(1, Ordering::Relaxed);
+            }
+            let started = Instant::now();
+            let result = attempt().await;
+            timing.attempt_ms.push(started.elapsed().as_secs_f64() * 1000.0);
+            match result {
+                Ok(v) => return Ok(v),
+                Err(f) if f.retryable && n < self.spec.max_attempts => {
+                    if counted {
+                        self.stats.retries.fetch_add(1, Ordering::Relaxed);
+                    }
+                    let wait = f.retry_after.unwrap_or_else(|| self.backoff(n, salt));
+                    timing.waited_ms += wait.as_secs_f64() * 1000.0;
+                    tokio::time::sleep(wait).await;
+                }
+                Err(f) => {
+                    if counted {
+                        self.stats.failures.fetch_add(1, Ordering::Relaxed);
+                    }
+                    return Err((f, n));
+                }
+            }
+        }
     }
 
     /// Full-jitter exponential back-off: uniform in [0, base·2^(attempt−1)], capped at 30 s.
@@ -292,35 +368,75 @@ impl OpenAiBackend {
         }
         let estimate = (body.len() / 4) as u64 + self.spec.max_tokens.unwrap_or(256) as u64;
         let mut timing = TurnTiming::default();
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            timing.waited_ms += self.limiter.acquire(estimate).await.as_secs_f64() * 1000.0;
-            self.stats.requests.fetch_add(1, Ordering::Relaxed);
-            let started = Instant::now();
-            let result = self.attempt(&body).await;
-            timing.attempt_ms.push(started.elapsed().as_secs_f64() * 1000.0);
-            match result {
-                Ok(value) => {
-                    if let Some(c) = &self.cache {
-                        c.put(&key, &value)?;
-                    }
-                    let mut turn = self.turn(&value, ctx.turn() + 1);
-                    turn.timing = Some(timing);
-                    return Ok(turn);
+        match self.retrying(ctx.seed, estimate, true, &mut timing, || self.attempt(&body)).await {
+            Ok(value) => {
+                if let Some(c) = &self.cache {
+                    c.put(&key, &value)?;
                 }
-                Err(f) if f.retryable && attempt < self.spec.max_attempts => {
-                    self.stats.retries.fetch_add(1, Ordering::Relaxed);
-                    let wait = f.retry_after.unwrap_or_else(|| self.backoff(attempt, ctx.seed));
-                    timing.waited_ms += wait.as_secs_f64() * 1000.0;
-                    tokio::time::sleep(wait).await;
-                }
-                Err(f) => {
-                    self.stats.failures.fetch_add(1, Ordering::Relaxed);
-                    return Err(anyhow!("{} after {attempt} attempt(s): {}", f.kind, f.message));
-                }
+                let mut turn = self.turn(&value, ctx.turn() + 1);
+                turn.timing = Some(timing);
+                Ok(turn)
             }
+            Err((f, attempts)) => Err(anyhow!("{} after {attempts} attempt(s): {}", f.kind, f.message)),
         }
+    }
+
+    /// One cheap request before a run: `GET {base}/models`, or — when the server does not implement it
+    /// (404, 405, 501) — a one-token chat completion, with the normal retries and timeouts. Never
+    /// cached and not counted in the endpoint's stats. `Ok`: what answered; `Err`: one line saying what
+    /// was tried, what came back and what to check, with the API key removed.
+    pub async fn preflight(&self) -> Result<String, String> {
+        let mut timing = TurnTiming::default();
+        let models = format!("{}/models", self.endpoint);
+        let tried = match self.retrying(0, 1, false, &mut timing, || self.get_json(&models)).await {
+            Ok(_) => return Ok(format!("GET {models}")),
+            Err((f, _)) if f.kind == NOT_IMPLEMENTED => format!("GET {models} → {}, then ", f.message),
+            Err((f, n)) => return Err(self.preflight_failure(&format!("GET {models}"), f, n)),
+        };
+        let ping = json!({"model": self.spec.model.clone().unwrap_or_default(), "messages": [{"role": "user", "content": "ping"}], "max_tokens": 1});
+        let body = serde_json::to_vec(&ping).map_err(|e| e.to_string())?;
+        let tried = format!("{tried}POST {} (one token)", self.url);
+        match self.retrying(0, 16, false, &mut timing, || self.attempt(&body)).await {
+            Ok(_) => Ok(tried),
+            Err((f, n)) => Err(self.preflight_failure(&tried, f, n)),
+        }
+    }
+
+    /// `GET url` as JSON (an object); 404, 405 and 501 are [`NOT_IMPLEMENTED`].
+    async fn get_json(&self, url: &str) -> Result<Value, Failure> {
+        let mut req = self.client.get(url);
+        if let Some(key) = &self.api_key {
+            req = req.bearer_auth(key);
+        }
+        let (status, headers, text) = self.send(req).await?;
+        let code = status.as_u16();
+        if matches!(code, 404 | 405 | 501) {
+            return Err(Failure { kind: NOT_IMPLEMENTED, message: format!("HTTP {code}"), retryable: false, retry_after: None });
+        }
+        if !status.is_success() {
+            return Err(self.http_failure(status, &headers, &text));
+        }
+        match serde_json::from_str::<Value>(&text) {
+            Ok(v @ Value::Object(_)) => Ok(v),
+            _ => Err(Failure { kind: "invalid_body", message: format!("HTTP {code} but not a JSON object: {text}"), retryable: true, retry_after: None }),
+        }
+    }
+
+    /// The preflight's error line: short, on one line, the key removed, with what to check.
+    fn preflight_failure(&self, tried: &str, f: Failure, attempts: u32) -> String {
+        let hint = match f.kind {
+            "connection" | "timeout" => "is a server listening there? check --base-url / `base_url`".to_string(),
+            "invalid_body" => "is this the API's base URL (usually ending in /v1)?".to_string(),
+            _ if f.message.starts_with("HTTP 401") || f.message.starts_with("HTTP 403") => match &self.api_key {
+                Some(_) => format!("check the API key in ${} (--api-key-env / `api_key_env`)", self.spec.api_key_env),
+                None => format!("no API key was sent: ${} is not set (--api-key-env / `api_key_env`)", self.spec.api_key_env),
+            },
+            _ => "check the endpoint settings".to_string(),
+        };
+        let message: String = f.message.split_whitespace().collect::<Vec<_>>().join(" ");
+        let message = if message.chars().count() > 200 { format!("{}…", message.chars().take(200).collect::<String>()) } else { message };
+        let line = format!("{tried} → {message} ({attempts} attempt(s)); {hint}");
+        crate::run::failfast::redact_key(&line, self.api_key.as_deref())
     }
 
     /// Turn a (validated) response into an assistant turn.
