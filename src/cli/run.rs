@@ -98,10 +98,10 @@ struct EndpointArgs {
     #[arg(long, value_parser = rules::name::parse)]
     api_key_env: Option<String>,
     /// Sampling temperature, 0 to 2.
-    #[arg(long, value_parser = rules::temperature::parse)]
+    #[arg(long, allow_negative_numbers = true, value_parser = rules::temperature::parse)]
     temperature: Option<f64>,
     /// Nucleus sampling mass, 0 to 1.
-    #[arg(long, value_parser = rules::top_p::parse)]
+    #[arg(long, allow_negative_numbers = true, value_parser = rules::top_p::parse)]
     top_p: Option<f64>,
     /// Sampling seed sent to the endpoint.
     #[arg(long)]
@@ -121,16 +121,16 @@ struct EndpointArgs {
     #[arg(long, value_parser = rules::concurrency::parse)]
     concurrency: Option<usize>,
     /// Requests per minute per endpoint (more than 0).
-    #[arg(long, value_parser = rules::per_minute::parse)]
+    #[arg(long, allow_negative_numbers = true, value_parser = rules::per_minute::parse)]
     rpm: Option<f64>,
     /// Tokens per minute per endpoint (more than 0).
-    #[arg(long, value_parser = rules::per_minute::parse)]
+    #[arg(long, allow_negative_numbers = true, value_parser = rules::per_minute::parse)]
     tpm: Option<f64>,
     /// Per-request timeout in seconds (more than 0, at most a day).
-    #[arg(long, value_parser = rules::timeout::parse)]
+    #[arg(long, allow_negative_numbers = true, value_parser = rules::timeout::parse)]
     request_timeout: Option<f64>,
     /// Per-episode timeout in seconds (more than 0, at most a day).
-    #[arg(long, value_parser = rules::timeout::parse)]
+    #[arg(long, allow_negative_numbers = true, value_parser = rules::timeout::parse)]
     episode_timeout: Option<f64>,
     /// Attempts per request, the first included (at least 1).
     #[arg(long, value_parser = rules::attempts::parse)]
