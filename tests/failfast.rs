@@ -57,8 +57,8 @@ impl Scratch {
 
     /// `toolpick run` on the small suite against `url`, with extra flags (and environment).
     fn run(&self, url: &str, extra: &[&str], env: &[(&str, &str)]) -> Output {
-        let mut args = vec!["run", "--catalog", "cat", "--dataset", "ds.jsonl", "--backends", "openai", "--model", "mock", "--base-url", url, "--out", "out", "-q"];
-        for (flag, default) in [("--run-id", "r"), ("--request-timeout", "5")] {
+        let mut args = vec!["run", "--catalog", "cat", "--dataset", "ds.jsonl", "--model", "mock", "--base-url", url, "--out", "out", "-q"];
+        for (flag, default) in [("--backends", "openai"), ("--run-id", "r"), ("--request-timeout", "5")] {
             if !extra.contains(&flag) {
                 args.extend_from_slice(&[flag, default]);
             }
@@ -326,8 +326,15 @@ fn the_breaker_stops_an_endpoint_that_goes_down_and_a_resumed_run_completes() {
     assert_eq!(code(&o), Some(0), "{}", stderr(&o));
     assert_eq!(std::fs::read(s.path("out/busy/trials.jsonl")).unwrap(), std::fs::read(s.path("out/whole/trials.jsonl")).unwrap());
 
-    // `--breaker 0` never stops: the run ends with every failure recorded as an error.
+    // Only the failing endpoint is stopped: the other backends' trials all finish.
     server.set_down_after(Some(0));
+    let o = s.run(&url, &["--backends", "lexical,openai", "--layouts", "flat", "--variants", "good", "--trials", "10", "--max-attempts", "1", "--no-cache", "--breaker", "3", "--run-id", "mixed"], &[]);
+    assert_eq!(code(&o), Some(1), "{}", stderr(&o));
+    let mixed = std::fs::read_to_string(s.path("out/mixed/trials.jsonl")).unwrap();
+    assert_eq!(mixed.lines().filter(|l| l.contains("\"backend\":\"lexical\"")).count(), 40, "every lexical trial ran");
+    assert!(mixed.lines().filter(|l| l.contains("\"backend\":\"mock\"")).count() < 40);
+
+    // `--breaker 0` never stops: the run ends with every failure recorded as an error.
     let o = s.run(&url, &["--layouts", "flat", "--variants", "good", "--max-attempts", "1", "--no-cache", "--breaker", "0", "--run-id", "off"], &[]);
     assert_eq!(code(&o), Some(0), "{}", stderr(&o));
     let off = std::fs::read_to_string(s.path("out/off/trials.jsonl")).unwrap();
