@@ -36,15 +36,19 @@ pub fn key_of(spec: &ModelSpec) -> Option<String> {
     std::env::var(&spec.api_key_env).ok().filter(|k| !k.is_empty())
 }
 
-/// Check every endpoint in `endpoints` (model label, backend) at once; one endpoint URL and key is
-/// checked once. All failures are reported, one line each.
-pub async fn check(endpoints: Vec<(String, Arc<OpenAiBackend>, String)>) -> Result<()> {
+/// Check, all at once, every endpoint (`endpoints[i]` is backend `i` if it is one) whose model has
+/// `preflight` on and `pending[i]` > 0 trials to run; one URL and key is checked once. All failures are
+/// reported, one line each.
+pub async fn check(endpoints: &[Option<Arc<OpenAiBackend>>], models: &[ModelSpec], pending: &[usize]) -> Result<()> {
     let mut seen = std::collections::HashSet::new();
     let mut set = tokio::task::JoinSet::new();
-    for (i, (label, backend, key_env)) in endpoints.into_iter().enumerate() {
-        if !seen.insert((backend.endpoint().to_string(), key_env)) {
+    for (i, backend) in endpoints.iter().enumerate() {
+        let m = &models[i];
+        let Some(backend) = backend.clone().filter(|_| m.preflight && pending[i] > 0) else { continue };
+        if !seen.insert((backend.endpoint().to_string(), m.api_key_env.clone())) {
             continue;
         }
+        let label = m.name.clone();
         set.spawn(async move { (i, label, backend.endpoint().to_string(), backend.preflight().await) });
     }
     let mut failures = Vec::new();
@@ -154,27 +158,32 @@ impl Breakers {
     }
 }
 
-/// The error a run ends with when breakers opened: per endpoint the cause and what was left undone,
-/// then how to resume. `pending[i]`: trials of backend `i` this run set out to run.
-pub fn tripped_error(trips: &[(usize, Trip)], breakers: &Breakers, models: &[ModelSpec], endpoints: &[String], pending: &[usize], dir: &Path) -> anyhow::Error {
+/// The error a run ends with when breakers opened (`None`: none did): per endpoint the cause and what
+/// was left undone, then how to resume. `pending[i]`: trials of backend `i` this run set out to run.
+pub fn tripped_error(breakers: &Breakers, endpoints: &[Option<Arc<OpenAiBackend>>], models: &[ModelSpec], pending: &[usize], dir: &Path) -> Option<anyhow::Error> {
+    let trips = breakers.trips();
+    if trips.is_empty() {
+        return None;
+    }
     let mut lines = Vec::new();
-    for (i, t) in trips {
+    for (i, t) in &trips {
+        let url = endpoints[*i].as_ref().map(|e| e.endpoint().to_string()).unwrap_or_default();
         let m = &models[*i];
         let last: String = t.last_error.split_whitespace().collect::<Vec<_>>().join(" ");
         let last = if last.chars().count() > 200 { format!("{}…", last.chars().take(200).collect::<String>()) } else { last };
         let not_run = pending[*i].saturating_sub(breakers.finished(*i));
         let line = format!(
             "endpoint `{}` ({}) stopped: its last {} episodes all failed with `{}` (last: {last}); {not_run} of its {} trials were not run",
-            m.name, endpoints[*i], t.count, t.class, pending[*i]
+            m.name, url, t.count, t.class, pending[*i]
         );
         lines.push(redact_key(&line, key_of(m).as_deref()));
     }
     let run_id = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    anyhow!(
+    Some(anyhow!(
         "{}\nfinished trials are kept in {}; once the endpoint is back, run again with --run-id {run_id} to continue (add --retry-errors to re-run the failed ones); `--breaker 0` / `breaker = 0` disables this stop",
         lines.join("\n"),
         dir.join("trials.jsonl").display()
-    )
+    ))
 }
 
 #[cfg(test)]

@@ -541,16 +541,7 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecO
         pending_per_backend[j.backend] += 1;
     }
     // Every endpoint that has trials to run answers, or nothing is written (exit 1).
-    let to_check: Vec<(String, Arc<OpenAiBackend>, String)> = prepared
-        .endpoints
-        .iter()
-        .enumerate()
-        .filter_map(|(i, e)| {
-            let m = &prepared.config.models[i];
-            e.clone().filter(|_| m.preflight && pending_per_backend[i] > 0).map(|e| (m.name.clone(), e, m.api_key_env.clone()))
-        })
-        .collect();
-    failfast::check(to_check).await?;
+    failfast::check(&prepared.endpoints, &prepared.config.models, &pending_per_backend).await?;
 
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create run directory {}", dir.display()))?;
     let mut meta = meta;
@@ -656,10 +647,8 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecO
     progress.finish();
     // An open breaker ends the run as an interruption does: finished trials stay (uncompacted, which
     // a resume handles), no reports, exit 1 with the cause.
-    let trips = breakers.trips();
-    if !trips.is_empty() {
-        let urls: Vec<String> = prepared.endpoints.iter().map(|e| e.as_ref().map(|e| e.endpoint().to_string()).unwrap_or_default()).collect();
-        return Err(failfast::tripped_error(&trips, &breakers, &prepared.config.models, &urls, &pending_per_backend, dir));
+    if let Some(stopped) = failfast::tripped_error(&breakers, &prepared.endpoints, &prepared.config.models, &pending_per_backend, dir) {
+        return Err(stopped);
     }
 
     store::compact(&trials_path, &order)?;
