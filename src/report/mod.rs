@@ -232,6 +232,7 @@ fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>]) -> Result<(summary
                         kept.lines.insert(seq, line.to_vec());
                     }
                     seq += 1;
+                    crate::crashpoint::reached("scan", seq as u64);
                 }
                 // The buffer goes back to the reader (fails harmlessly once the reader is done).
                 let _ = spare_tx.send(batch.data);
@@ -336,17 +337,19 @@ pub fn render_run(dir: &Path) -> Result<ReportData> {
             s.finish(&data)?;
         }
         // Render the aggregates before anything is moved into place.
-        for e in exporters() {
+        for (n, e) in exporters().into_iter().enumerate() {
             let f = staged(dir, e.file_name());
             std::fs::write(&f.tmp, e.render(&data)?).with_context(|| format!("cannot write {}", f.tmp.display()))?;
             files.push(f);
+            crate::crashpoint::reached("stage", n as u64 + 1);
         }
         Ok(data)
     })();
     match result {
         Ok(data) => {
-            for f in &files {
+            for (n, f) in files.iter().enumerate() {
                 std::fs::rename(&f.tmp, &f.dest).with_context(|| format!("cannot move {} into place", f.dest.display()))?;
+                crate::crashpoint::reached("rename", n as u64 + 1);
             }
             Ok(data)
         }

@@ -110,13 +110,16 @@ pub fn compact(path: &Path, order: &HashMap<String, usize>) -> Result<usize> {
     let tmp = path.with_extension("jsonl.compact");
     {
         let mut w = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
-        for p in &positions {
+        for (n, p) in positions.iter().enumerate() {
             let (a, b) = latest[p];
             w.write_all(&text[a..b])?;
+            crate::crashpoint::reached("compact-write", n as u64 + 1);
         }
         w.flush()?;
     }
+    crate::crashpoint::reached("compact-rename", 1);
     std::fs::rename(&tmp, path)?;
+    crate::crashpoint::reached("compact-done", 1);
     Ok(positions.len())
 }
 
