@@ -5,10 +5,12 @@
 //! record); everything after that — scores, summary, reports — is a pure function of those records
 //! ([`crate::report::render_run`]). Rerunning into the same run directory resumes: finished trials are
 //! skipped, infrastructure errors are kept unless `--retry-errors`, and the file is compacted into
-//! matrix order at the end, so a resumed run ends byte-identical to an uninterrupted one.
+//! matrix order at the end, so a resumed run ends byte-identical to an uninterrupted one. The run holds
+//! the directory lock throughout and first removes what killed processes left ([`guard`]).
 
 pub mod cache;
 pub mod config;
+pub mod guard;
 pub mod merge;
 pub mod meta;
 pub mod progress;
@@ -507,6 +509,12 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecO
         }
     }
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create run directory {}", dir.display()))?;
+    // One process writes a run directory at a time; then leftovers of killed ones can go.
+    let lock = guard::DirLock::acquire(dir)?;
+    if !lock.held() {
+        anyhow::bail!("{} is in use by another toolpick process (a run, merge or report of it); wait for it to end or choose another --run-id", dir.display());
+    }
+    guard::remove_stale(dir)?;
     let mut meta = meta;
     meta["matrix_hash"] = json!(hash);
     meta["config"] = serde_json::to_value(&prepared.config)?;
@@ -618,7 +626,7 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecO
     let phase_cpu = process_cpu_seconds().zip(phase_cpu).map(|(end, start)| end - start);
     progress.finish();
 
-    store::compact(&trials_path, &order)?;
+    store::compact(&trials_path, |id, _| order.get(id).copied())?;
     let endpoint_stats: BTreeMap<String, Value> =
         prepared.backends.iter().filter_map(|b| b.stats().map(|s| (b.name().to_string(), s))).collect();
     meta["endpoints"] = json!(endpoint_stats);
@@ -629,7 +637,7 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecO
     meta["episode_phase_cpu_seconds"] = json!(phase_cpu);
     meta["tasks"] = json!(prepared.task_count());
     write_json_atomic(&run_json, &meta)?;
-    crate::report::render_run(dir)?;
+    crate::report::render_locked(dir, &lock)?;
     Ok(RunOutcome {
         dir: dir.to_path_buf(),
         executed: pending.len(),
