@@ -17,7 +17,8 @@
 //! - `compact-done:1`: the compacted file has just replaced the trials file;
 //! - `scan:<n>`: the report has fed `n` trials to its streaming outputs;
 //! - `stage:<n>`: the report has written `n` aggregate files under their temporary names;
-//! - `rename:<n>`: the report has renamed `n` of its files into place.
+//! - `rename:<n>`: the report has renamed `n` of its files into place;
+//! - `merge-trials:1`: `merge` has written everything but the trials and the reports.
 
 use std::sync::OnceLock;
 

@@ -302,3 +302,23 @@ fn a_report_beside_a_live_writer_rewrites_no_trial_and_a_second_writer_is_refuse
     assert!(o.status.success(), "{}", stderr(&o));
     fx.assert_same_as_reference("busy", "report once the writer ended");
 }
+
+#[test]
+fn a_killed_merge_is_redone_or_finished_by_report() {
+    let fx = Fixture::new();
+    let merge = |id: &str| -> Vec<String> { vec!["merge".into(), "--out".into(), fx.dir(id).to_str().unwrap().into(), fx.dir("ref").to_str().unwrap().into()] };
+    // Killed before it wrote the trials: the same merge again.
+    fx.killed(&merge("m1"), "merge-trials:1");
+    assert!(!fx.dir("m1").join("trials.jsonl").exists());
+    let o = fx.toolpick(&merge("m1"), None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    fx.assert_same_as_reference("m1", "merge redone after a kill before its trials");
+    // Killed while rendering: the directory holds a run, which `report` finishes.
+    fx.killed(&merge("m2"), "rename:2");
+    let o = fx.toolpick(&merge("m2"), None);
+    assert_eq!(o.status.code(), Some(2), "a second merge into a merged run is refused: {}", stderr(&o));
+    assert!(stderr(&o).contains("toolpick report"), "{}", stderr(&o));
+    let o = fx.toolpick(&fx.report_args("m2"), None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    fx.assert_same_as_reference("m2", "report after a merge killed while rendering");
+}

@@ -116,6 +116,7 @@ pub fn merge(runs: &[PathBuf], out: &Path) -> Result<Merged> {
     text.push(b'\n');
     crate::report::write_atomic(&out.join("run.json"), &text)?;
     // The trials last: once they are there, the directory is a complete run that `report` can render.
+    crate::crashpoint::reached("merge-trials", 1);
     let mut bytes = Vec::new();
     for (_, line) in trials.values() {
         bytes.write_all(line.as_bytes())?;
