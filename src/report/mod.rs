@@ -7,7 +7,9 @@
 //! `junit.xml`) are written while the trials stream past, so memory does not grow with transcripts.
 //! Exporters never compute statistics; they only render what `summary` produced. Every file is written
 //! to a temporary name and renamed only when all succeeded, so a failed render leaves the previous
-//! report intact.
+//! report intact. Trials a kill left uncompacted (not in matrix order, or a trial recorded twice) are
+//! compacted before they are read, so rows, samples and bootstrap intervals always see the matrix
+//! order and a report after a kill at any point equals an uninterrupted run's.
 
 pub mod ablation;
 pub mod csv;
@@ -39,9 +41,9 @@ pub struct ReportData {
     pub config: serde_json::Value,
     pub cells: Vec<CellSummary>,
     pub categories: Vec<CategorySummary>,
-    /// One compact, scored row per trial, in file order.
+    /// One compact, scored row per trial, in matrix order (the order of the compacted file).
     pub rows: summary::ScoreRows,
-    /// Trials with their transcripts for the drill-down, in file order: all of them, or a sample of
+    /// Trials with their transcripts for the drill-down, in matrix order: all of them, or a sample of
     /// [`DRILLDOWN_MAX`] when the run is larger.
     pub sample: Vec<Trial>,
     /// Offered functions per `dataset/variant/layout`.
