@@ -8,6 +8,7 @@ pub mod agent;
 pub mod catalog;
 pub mod cli;
 pub mod compare;
+pub mod crashpoint;
 pub mod dataset;
 pub mod error;
 pub mod exec;

@@ -7,7 +7,9 @@
 //! `junit.xml`) are written while the trials stream past, so memory does not grow with transcripts.
 //! Exporters never compute statistics; they only render what `summary` produced. Every file is written
 //! to a temporary name and renamed only when all succeeded, so a failed render leaves the previous
-//! report intact.
+//! report intact. Trials a kill left uncompacted (not in matrix order, or a trial recorded twice) are
+//! compacted before they are read, so rows, samples and bootstrap intervals always see the matrix
+//! order and a report after a kill at any point equals an uninterrupted run's.
 
 pub mod ablation;
 pub mod csv;
@@ -23,6 +25,7 @@ pub mod tools;
 
 use crate::protocol::FunctionDef;
 use crate::run::Trial;
+use crate::run::guard::DirLock;
 use anyhow::{Context, Result};
 use std::collections::{BTreeMap, BinaryHeap};
 use std::path::{Path, PathBuf};
@@ -38,9 +41,9 @@ pub struct ReportData {
     pub config: serde_json::Value,
     pub cells: Vec<CellSummary>,
     pub categories: Vec<CategorySummary>,
-    /// One compact, scored row per trial, in file order.
+    /// One compact, scored row per trial, in matrix order (the order of the compacted file).
     pub rows: summary::ScoreRows,
-    /// Trials with their transcripts for the drill-down, in file order: all of them, or a sample of
+    /// Trials with their transcripts for the drill-down, in matrix order: all of them, or a sample of
     /// [`DRILLDOWN_MAX`] when the run is larger.
     pub sample: Vec<Trial>,
     /// Offered functions per `dataset/variant/layout`.
@@ -186,7 +189,7 @@ struct Kept {
 /// of lines; the calling thread parses and re-scores each batch (in parallel, without transcripts) and
 /// encodes each sink's entries; a writer thread takes the batches in file order, keeps the compact rows
 /// and the drill-down sample, and feeds the sinks. Returns the rows and the sample (in file order).
-fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>]) -> Result<(summary::ScoreRows, Vec<Trial>)> {
+fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool) -> Result<(summary::ScoreRows, Vec<Trial>)> {
     use rayon::prelude::*;
     use std::sync::mpsc::sync_channel;
     let file = std::fs::File::open(trials_path).map_err(|e| crate::error::InputError::new(trials_path, format!("cannot open trial file: {e}")))?;
@@ -212,14 +215,18 @@ fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>]) -> Result<(summary
         let writer = scope.spawn(move || -> Result<Kept> {
             let mut kept = Kept { rows: summary::ScoreRows::default(), heap: BinaryHeap::new(), lines: Default::default() };
             let mut seq = 0usize;
+            let mut order = crate::run::store::OrderCheck::default();
             for (batch, parsed) in parsed_rx {
-                for ((_, range), (t, derived, encoded)) in batch.lines.iter().zip(parsed) {
+                for ((no, range), (t, derived, encoded)) in batch.lines.iter().zip(parsed) {
                     let line = &batch.data[range.clone()];
+                    let h = crate::layout::flat::stable_hash(t.trial_id.as_bytes());
+                    if check_order && !order.push(t.matrix_index, h) {
+                        return Err(OutOfOrder { line: *no }.into());
+                    }
                     kept.rows.push_with(&t, &derived);
                     for (sink, bytes) in sinks.iter_mut().zip(&encoded) {
                         sink.write(&t, bytes)?;
                     }
-                    let h = crate::layout::flat::stable_hash(t.trial_id.as_bytes());
                     if kept.heap.len() < DRILLDOWN_MAX {
                         kept.heap.push((h, seq));
                         kept.lines.insert(seq, line.to_vec());
@@ -232,6 +239,7 @@ fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>]) -> Result<(summary
                         kept.lines.insert(seq, line.to_vec());
                     }
                     seq += 1;
+                    crate::crashpoint::reached("scan", seq as u64);
                 }
                 // The buffer goes back to the reader (fails harmlessly once the reader is done).
                 let _ = spare_tx.send(batch.data);
@@ -286,13 +294,35 @@ fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>]) -> Result<(summary
     Ok((kept.rows, sample))
 }
 
-/// Score a run directory, feeding every trial to the sinks on the way.
-fn load_with(dir: &Path, sinks: &mut [Box<dyn TrialSink>]) -> Result<ReportData> {
+/// The trial file is not in matrix order (a run was killed before it compacted it); the scan stops
+/// at the first record out of place, and the caller compacts and scans again.
+#[derive(Debug)]
+struct OutOfOrder {
+    line: usize,
+}
+
+impl std::fmt::Display for OutOfOrder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "line {}: the trials are not in matrix order (the run was interrupted before compacting them)", self.line)
+    }
+}
+
+impl std::error::Error for OutOfOrder {}
+
+/// `dir/trials.jsonl`, or an error telling the user what to pass.
+fn trials_file(dir: &Path) -> Result<PathBuf> {
     let trials_path = dir.join("trials.jsonl");
     if !trials_path.is_file() {
         return Err(crate::error::InputError::new(&trials_path, "no trials.jsonl here; pass a run directory such as reports/latest").into());
     }
-    let (rows, sample) = scan(&trials_path, sinks)?;
+    Ok(trials_path)
+}
+
+/// Score a run directory, feeding every trial to the sinks on the way. With `check_order`, fails with
+/// [`OutOfOrder`] unless the trials are compacted.
+fn load_with(dir: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool) -> Result<ReportData> {
+    let trials_path = trials_file(dir)?;
+    let (rows, sample) = scan(&trials_path, sinks, check_order)?;
     let (cells, categories) = summary::summarize(&rows)?;
     let offered = match std::fs::read(dir.join("tools.json")) {
         Ok(bytes) => serde_json::from_slice(&bytes).with_context(|| format!("{}: not a tools file", dir.join("tools.json").display()))?,
@@ -315,9 +345,39 @@ fn load_with(dir: &Path, sinks: &mut [Box<dyn TrialSink>]) -> Result<ReportData>
     Ok(ReportData { config, cells, categories, rows, sample, offered, lint, defects, history })
 }
 
-/// Load and score a run directory (writes nothing).
+/// Run `read` (a scan of the trials checking their order, when `lock` is held); if the trials are not
+/// in matrix order, compact them and run it once more. Without the lock another process writes the
+/// directory (a run in progress): the trials are read as they are and nothing is rewritten.
+fn in_matrix_order<T>(dir: &Path, lock: &DirLock, mut read: impl FnMut(bool) -> Result<T>) -> Result<T> {
+    match read(lock.held()) {
+        Err(e) if e.downcast_ref::<OutOfOrder>().is_some() => {
+            let trials_path = dir.join("trials.jsonl");
+            let done = crate::run::store::compact(&trials_path, |_, matrix_index| Some(matrix_index))?;
+            eprintln!("note: {} was left uncompacted by an interrupted run; compacted it into matrix order ({} trials)", trials_path.display(), done.trials);
+            read(true)
+        }
+        other => other,
+    }
+}
+
+/// Lock `dir` for a report; says so when another process holds it.
+fn lock_for_report(dir: &Path) -> Result<DirLock> {
+    let lock = DirLock::acquire(dir)?;
+    if !lock.held() {
+        eprintln!(
+            "note: another toolpick process is writing {} (a run in progress?); reading its trials as they are, without compacting them or removing leftovers",
+            dir.display()
+        );
+    }
+    Ok(lock)
+}
+
+/// Load and score a run directory. It writes nothing, except that trials a kill left uncompacted are
+/// compacted first (as `report` does), so every reader sees them in matrix order.
 pub fn load_run(dir: &Path) -> Result<ReportData> {
-    load_with(dir, &mut [])
+    trials_file(dir)?;
+    let lock = lock_for_report(dir)?;
+    in_matrix_order(dir, &lock, |check| load_with(dir, &mut [], check))
 }
 
 /// Write `bytes` to `path` atomically (temporary file in the same directory, then rename).
@@ -327,26 +387,46 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     std::fs::rename(&tmp, path).with_context(|| format!("cannot move {} into place", path.display()))
 }
 
-/// Score a run directory and (re)write every report file in it.
+/// Score a run directory and (re)write every report file in it. Takes the directory lock, removes
+/// temporary files of killed processes and compacts trials a kill left uncompacted, so a report after a
+/// kill at any point writes what an uninterrupted run would have.
 pub fn render_run(dir: &Path) -> Result<ReportData> {
+    trials_file(dir)?;
+    let lock = lock_for_report(dir)?;
+    if lock.held() {
+        crate::run::guard::remove_stale(dir)?;
+    }
+    render_locked(dir, &lock)
+}
+
+/// [`render_run`] for a caller that holds the directory lock already (`run`, `merge`) and has removed
+/// the leftovers.
+pub fn render_locked(dir: &Path, lock: &DirLock) -> Result<ReportData> {
+    in_matrix_order(dir, lock, |check| render_once(dir, check))
+}
+
+/// Render every report file under a temporary name, then rename them all into place.
+fn render_once(dir: &Path, check_order: bool) -> Result<ReportData> {
     let (mut sinks, mut files) = sinks(dir)?;
     let result = (|| -> Result<ReportData> {
-        let data = load_with(dir, &mut sinks)?;
+        let data = load_with(dir, &mut sinks, check_order)?;
         for s in sinks.drain(..) {
             s.finish(&data)?;
         }
         // Render the aggregates before anything is moved into place.
-        for e in exporters() {
+        for (n, e) in exporters().into_iter().enumerate() {
             let f = staged(dir, e.file_name());
             std::fs::write(&f.tmp, e.render(&data)?).with_context(|| format!("cannot write {}", f.tmp.display()))?;
             files.push(f);
+            crate::crashpoint::reached("stage", n as u64 + 1);
         }
         Ok(data)
     })();
     match result {
         Ok(data) => {
-            for f in &files {
+            for (n, f) in files.iter().enumerate() {
                 std::fs::rename(&f.tmp, &f.dest).with_context(|| format!("cannot move {} into place", f.dest.display()))?;
+                crate::crashpoint::reached("rename", n as u64 + 1);
             }
             Ok(data)
         }

@@ -28,7 +28,12 @@ pub fn merge(runs: &[PathBuf], out: &Path) -> Result<Merged> {
     if runs.is_empty() {
         return Err(InputError::new("merge", "name at least one run directory").into());
     }
-    if out.join("trials.jsonl").exists() || out.join("run.json").exists() {
+    if out.join("trials.jsonl").exists() {
+        return Err(InputError::new(out, "already holds a run; merge into a new directory (if a merge into it was killed, `toolpick report` on it finishes the reports)").into());
+    }
+    // A run.json without trials is a run just started, or a merge killed before it wrote the trials
+    // (which may be done again).
+    if out.join("run.json").exists() && read_meta(out).map_or(true, |m| m.get("merged_from").is_none()) {
         return Err(InputError::new(out, "already holds a run; merge into a new directory").into());
     }
     let metas: Vec<Value> = runs.iter().map(|d| read_meta(d)).collect::<Result<_>>()?;
@@ -80,6 +85,11 @@ pub fn merge(runs: &[PathBuf], out: &Path) -> Result<Merged> {
     }
 
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    let lock = super::guard::DirLock::acquire(out)?;
+    if !lock.held() {
+        anyhow::bail!("{} is in use by another toolpick process; wait for it to end or merge into another directory", out.display());
+    }
+    super::guard::remove_stale(out)?;
     // The per-run files that depend only on the matrix are identical in every shard: take the first's.
     for name in ["tools.json", "lint.json", "defects.json"] {
         let src = runs[0].join(name);
@@ -94,12 +104,6 @@ pub fn merge(runs: &[PathBuf], out: &Path) -> Result<Merged> {
         }
     }
     crate::report::write_atomic(&out.join("timings.jsonl"), &timings)?;
-    let mut bytes = Vec::new();
-    for (_, line) in trials.values() {
-        bytes.write_all(line.as_bytes())?;
-        bytes.push(b'\n');
-    }
-    crate::report::write_atomic(&out.join("trials.jsonl"), &bytes)?;
     let mut meta = metas[0].clone();
     if let Some(o) = meta.as_object_mut() {
         for k in ["shard", "endpoints", "executed_trials", "skipped_trials", "seconds"] {
@@ -111,6 +115,14 @@ pub fn merge(runs: &[PathBuf], out: &Path) -> Result<Merged> {
     let mut text = serde_json::to_vec_pretty(&meta)?;
     text.push(b'\n');
     crate::report::write_atomic(&out.join("run.json"), &text)?;
-    crate::report::render_run(out)?;
+    // The trials last: once they are there, the directory is a complete run that `report` can render.
+    crate::crashpoint::reached("merge-trials", 1);
+    let mut bytes = Vec::new();
+    for (_, line) in trials.values() {
+        bytes.write_all(line.as_bytes())?;
+        bytes.push(b'\n');
+    }
+    crate::report::write_atomic(&out.join("trials.jsonl"), &bytes)?;
+    crate::report::render_locked(out, &lock)?;
     Ok(Merged { trials: trials.len(), runs: runs.len() })
 }

@@ -5,10 +5,12 @@
 //! record); everything after that — scores, summary, reports — is a pure function of those records
 //! ([`crate::report::render_run`]). Rerunning into the same run directory resumes: finished trials are
 //! skipped, infrastructure errors are kept unless `--retry-errors`, and the file is compacted into
-//! matrix order at the end, so a resumed run ends byte-identical to an uninterrupted one.
+//! matrix order at the end, so a resumed run ends byte-identical to an uninterrupted one. The run holds
+//! the directory lock throughout and first removes what killed processes left ([`guard`]).
 
 pub mod cache;
 pub mod config;
+pub mod guard;
 pub mod merge;
 pub mod meta;
 pub mod failfast;
@@ -145,6 +147,16 @@ fn addressing(catalog: &Catalog, flat: &FlatLayout) -> Addressing {
         }
     }
     out
+}
+
+/// Lock a run directory for this process and remove what killed processes left in it.
+fn lock_run_dir(dir: &Path) -> Result<guard::DirLock> {
+    let lock = guard::DirLock::acquire(dir)?;
+    if !lock.held() {
+        anyhow::bail!("{} is in use by another toolpick process (a run, merge or report of it); wait for it to end or choose another --run-id", dir.display());
+    }
+    guard::remove_stale(dir)?;
+    Ok(lock)
 }
 
 /// The seed of one episode: stable across runs, machines and thread schedules.
@@ -515,6 +527,9 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecO
         }
     }
     // What is left to run (a fresh run: everything), read before anything is written.
+    // One process writes a run directory at a time; then leftovers of killed ones can go. A new
+    // directory is locked once the preflight has passed and it is created (nothing is written before).
+    let mut lock = if dir.exists() { Some(lock_run_dir(dir)?) } else { None };
     let trials_path = dir.join("trials.jsonl");
     let existing = store::scan(&trials_path)?;
     if existing.discarded > 0 {
@@ -544,6 +559,10 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecO
     failfast::check(&prepared.endpoints, &prepared.config.models, &pending_per_backend).await?;
 
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create run directory {}", dir.display()))?;
+    let lock = match lock.take() {
+        Some(l) => l,
+        None => lock_run_dir(dir)?,
+    };
     let mut meta = meta;
     meta["matrix_hash"] = json!(hash);
     meta["config"] = serde_json::to_value(&prepared.config)?;
@@ -651,7 +670,7 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecO
         return Err(stopped);
     }
 
-    store::compact(&trials_path, &order)?;
+    store::compact(&trials_path, |id, _| order.get(id).copied())?;
     let endpoint_stats: BTreeMap<String, Value> =
         prepared.backends.iter().filter_map(|b| b.stats().map(|s| (b.name().to_string(), s))).collect();
     meta["endpoints"] = json!(endpoint_stats);
@@ -662,7 +681,7 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecO
     meta["episode_phase_cpu_seconds"] = json!(phase_cpu);
     meta["tasks"] = json!(prepared.task_count());
     write_json_atomic(&run_json, &meta)?;
-    crate::report::render_run(dir)?;
+    crate::report::render_locked(dir, &lock)?;
     Ok(RunOutcome {
         dir: dir.to_path_buf(),
         executed: pending.len(),
