@@ -6,10 +6,15 @@
 //! every `every`-th request. Kinds: `rate_limit` (429 with `Retry-After`), `server_error` (500),
 //! `unavailable` (503), `slow` (adds `slow_ms`), `timeout` (never answers in time), `malformed_args`
 //! (argument JSON cut short), `invented_tool` (calls a name it was not offered), `text_calls` (the call
-//! written in `content` as bare JSON, no `tool_calls`), `truncated` (half a body), `empty_choices`.
+//! written in `content` as bare JSON, no `tool_calls`), `truncated` (half a body), `empty_choices`,
+//! `unauthorized` (401).
 //! `GET /stats` reports the request counter and the faults injected. `down_after: N` makes every chat
 //! request after the N-th fail with 503 (an endpoint that goes down mid-run; `MockServer::set_down_after`
 //! brings it back). `GET /v1/models` answers the model list, and 401 without the required key.
+//!
+//! `echo_key` (`--echo-key`) plays a careless endpoint: the key the request carried comes back in every
+//! response — in `x-echo-key` and a `Basic` credential header, in 401 bodies ("Incorrect API key
+//! provided: …", as OpenAI's says) and in the assistant's text — to test that no output stores it.
 //!
 //! Sampling noise (`--sampling-noise p`, off by default): each request is answered by the chance
 //! baseline instead of the lexical one with probability `p · temperature` (temperature as sent, 1 when
@@ -47,6 +52,7 @@ pub enum Fault {
     TextCalls,
     Truncated,
     EmptyChoices,
+    Unauthorized,
 }
 
 impl Fault {
@@ -62,6 +68,7 @@ impl Fault {
             "text_calls" => Fault::TextCalls,
             "truncated" => Fault::Truncated,
             "empty_choices" => Fault::EmptyChoices,
+            "unauthorized" => Fault::Unauthorized,
             _ => return None,
         })
     }
@@ -78,6 +85,7 @@ impl Fault {
             Fault::TextCalls => "text_calls",
             Fault::Truncated => "truncated",
             Fault::EmptyChoices => "empty_choices",
+            Fault::Unauthorized => "unauthorized",
         }
     }
 }
@@ -100,6 +108,8 @@ pub struct MockConfig {
     pub seed: u64,
     /// Every chat request after this many answers 503 (`None`: never).
     pub down_after: Option<u64>,
+    /// Echo the request's key in headers, 401 bodies and answers (a careless endpoint).
+    pub echo_key: bool,
 }
 
 impl Default for MockConfig {
@@ -113,6 +123,7 @@ impl Default for MockConfig {
             sampling_noise: 0.0,
             seed: 0,
             down_after: None,
+            echo_key: false,
         }
     }
 }
@@ -226,28 +237,70 @@ fn messages_from(body: &Value) -> Vec<Message> {
         .collect()
 }
 
+/// The key the request carried (`Authorization: Bearer <key>`), empty when none.
+fn sent_key(headers: &HeaderMap) -> String {
+    let auth = headers.get("authorization").and_then(|v| v.to_str().ok()).unwrap_or_default();
+    auth.strip_prefix("Bearer ").unwrap_or(auth).to_string()
+}
+
 /// `false` when a key is required and the request does not carry it.
 fn authorized(s: &MockState, headers: &HeaderMap) -> bool {
-    let Some(key) = &s.config.require_key else { return true };
-    headers.get("authorization").and_then(|v| v.to_str().ok()).unwrap_or_default() == format!("Bearer {key}")
+    s.config.require_key.as_ref().is_none_or(|key| *key == sent_key(headers))
+}
+
+/// A 401, echoing the key sent when `echo_key` is on (as OpenAI's "Incorrect API key provided" does).
+fn unauthorized(s: &MockState, headers: &HeaderMap) -> Response {
+    if s.config.echo_key {
+        error(StatusCode::UNAUTHORIZED, &format!("Incorrect API key provided: {}. Check the key (Basic {}).", sent_key(headers), basic(&sent_key(headers))))
+    } else {
+        error(StatusCode::UNAUTHORIZED, "invalid api key")
+    }
+}
+
+/// `base64("user:" + key)`, as a `Basic` credential would carry it.
+fn basic(key: &str) -> String {
+    crate::redact::base64(format!("user:{key}").as_bytes())
+}
+
+/// With `echo_key`, the key sent comes back in two headers of every response.
+fn echo_headers(s: &MockState, headers: &HeaderMap, mut r: Response) -> Response {
+    if s.config.echo_key {
+        let key = sent_key(headers);
+        if let (Ok(k), Ok(b)) = (key.parse(), format!("Basic {}", basic(&key)).parse()) {
+            r.headers_mut().insert("x-echo-key", k);
+            r.headers_mut().insert("x-echo-authorization", b);
+        }
+    }
+    r
 }
 
 async fn models(State(s): State<Arc<MockState>>, headers: HeaderMap) -> Response {
-    if !authorized(&s, &headers) {
-        return error(StatusCode::UNAUTHORIZED, "invalid api key");
-    }
-    Json(json!({"object": "list", "data": [{"id": "mock", "object": "model"}]})).into_response()
+    let r = if !authorized(&s, &headers) {
+        unauthorized(&s, &headers)
+    } else {
+        let mut list = json!({"object": "list", "data": [{"id": "mock", "object": "model"}]});
+        if s.config.echo_key {
+            list["data"][0]["owned_by"] = json!(sent_key(&headers));
+        }
+        Json(list).into_response()
+    };
+    echo_headers(&s, &headers, r)
 }
 
 async fn chat(State(s): State<Arc<MockState>>, headers: HeaderMap, Json(body): Json<Value>) -> Response {
+    let r = answer(&s, &headers, body).await;
+    echo_headers(&s, &headers, r)
+}
+
+async fn answer(s: &MockState, headers: &HeaderMap, body: Value) -> Response {
     let n = s.requests.fetch_add(1, Ordering::SeqCst) + 1;
-    if !authorized(&s, &headers) {
-        return error(StatusCode::UNAUTHORIZED, "invalid api key");
+    if !authorized(s, headers) {
+        return unauthorized(s, headers);
     }
     if n > s.down_after.load(Ordering::SeqCst) {
         return error(StatusCode::SERVICE_UNAVAILABLE, "down (mock)");
     }
-    let fault = s.config.faults.iter().find(|(_, every)| n % every == 0).map(|(f, _)| *f);
+    let fault = s.config.faults.iter().find(|(_, every)| n.is_multiple_of(*every)).map(|(f, _)| *f);
     if let Some(f) = fault {
         *s.injected.lock().expect("lock").entry(f.name()).or_default() += 1;
     }
@@ -260,6 +313,7 @@ async fn chat(State(s): State<Arc<MockState>>, headers: HeaderMap, Json(body): J
         }
         Some(Fault::ServerError) => return error(StatusCode::INTERNAL_SERVER_ERROR, "internal error (mock)"),
         Some(Fault::Unavailable) => return error(StatusCode::SERVICE_UNAVAILABLE, "overloaded (mock)"),
+        Some(Fault::Unauthorized) => return unauthorized(s, headers),
         Some(Fault::Slow) => tokio::time::sleep(s.config.slow).await,
         Some(Fault::Timeout) => tokio::time::sleep(Duration::from_secs(3600)).await,
         _ => {}
@@ -325,6 +379,9 @@ async fn chat(State(s): State<Arc<MockState>>, headers: HeaderMap, Json(body): J
             calls.clear();
         }
         _ => {}
+    }
+    if s.config.echo_key && calls.is_empty() {
+        content = Some(format!("{} (answered for key {})", content.unwrap_or_default(), sent_key(headers)));
     }
     let prompt_tokens = (body["messages"].to_string().len() + body["tools"].to_string().len()) as u64 / 4;
     let completion_tokens = (content.as_deref().unwrap_or("").len() + calls.iter().map(|c| c.to_string().len()).sum::<usize>()) as u64 / 4 + 1;

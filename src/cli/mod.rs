@@ -16,7 +16,9 @@ use std::path::{Path, PathBuf};
 macro_rules! outln {
     ($($t:tt)*) => {{
         use std::io::Write;
-        let _ = writeln!(std::io::stdout(), $($t)*);
+        // Every printed line passes the redactor: results may quote what an endpoint said.
+        let line = format!($($t)*);
+        let _ = writeln!(std::io::stdout(), "{}", $crate::redact::global().redact(&line));
     }};
 }
 
@@ -152,7 +154,8 @@ struct MockArgs {
     #[arg(long, default_value_t = 0)]
     latency_ms: u64,
     /// Inject a fault into every N-th request: KIND:N (repeatable). Kinds: rate_limit, server_error,
-    /// unavailable, slow, timeout, malformed_args, invented_tool, text_calls, truncated, empty_choices.
+    /// unavailable, slow, timeout, malformed_args, invented_tool, text_calls, truncated, empty_choices,
+    /// unauthorized.
     #[arg(long = "fault")]
     faults: Vec<String>,
     /// Retry-After seconds sent with injected 429s.
@@ -171,6 +174,10 @@ struct MockArgs {
     /// Answer every chat request after the N-th with 503: an endpoint that goes down mid-run.
     #[arg(long, value_name = "N")]
     down_after: Option<u64>,
+    /// Echo the request's API key back in response headers, 401 bodies and answers (a careless
+    /// endpoint, to check that toolpick never stores it).
+    #[arg(long)]
+    echo_key: bool,
 }
 
 #[derive(Args)]
@@ -212,10 +219,12 @@ impl InputArgs {
 
 pub fn main() -> i32 {
     let cli = Cli::parse();
+    // The default key variable is known before any configuration is read; a run adds its models' own.
+    crate::redact::install_for([]);
     match dispatch(cli) {
         Ok(()) => EXIT_OK,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", crate::redact::global().redact(&format!("{e:#}")));
             exit_code_for(&e)
         }
     }
@@ -328,6 +337,7 @@ fn cmd_mock(args: MockArgs) -> Result<()> {
         sampling_noise: args.sampling_noise,
         seed: args.seed,
         down_after: args.down_after,
+        echo_key: args.echo_key,
         ..Default::default()
     };
     if !(0.0..=1.0).contains(&args.sampling_noise) {
@@ -428,7 +438,7 @@ fn print_cells(cells: &[crate::report::CellSummary]) {
     );
     for c in cells {
         outln!(
-            "{:<10} {:<8} {:<12} {:<14} {:>5} {:>10} {:>8} {:>9} {:>6.2} {:>8.0} {:>7}",
+            "{:<10} {:<8} {:<12} {:<14} {:>5} {:>10} {:>8} {:>9} {:>6} {:>8} {:>7}",
             c.dataset,
             c.variant,
             c.layout,
@@ -437,8 +447,8 @@ fn print_cells(cells: &[crate::report::CellSummary]) {
             pct(c.selection.rate),
             pct(c.pass.rate),
             pct(c.abstention.rate),
-            c.mean_steps,
-            c.mean_tokens_total,
+            crate::report::fixed(c.mean_steps, 2),
+            crate::report::fixed(c.mean_tokens_total, 0),
             c.infra_errors
         );
     }

@@ -73,7 +73,7 @@ pub fn encode_component(s: &str) -> String {
 }
 
 fn num(x: f64) -> String {
-    if x.is_nan() { String::new() } else { format!("{x:.6}") }
+    crate::report::fixed_or_empty(x, 6)
 }
 
 fn points(d: &PairedDiff) -> String {

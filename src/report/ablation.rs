@@ -75,7 +75,7 @@ impl super::Exporter for AblationCsv {
             "dataset", "layout", "backend", "rank", "variant", "rule", "n", "selection_accuracy", "selection_delta", "selection_delta_low",
             "selection_delta_high", "pass_at_1", "pass_delta", "pass_delta_low", "pass_delta_high",
         ])?;
-        let f = |x: f64| if x.is_nan() { String::new() } else { format!("{x:.6}") };
+        let f = |x: f64| super::fixed_or_empty(x, 6);
         for e in effects(&data.cells) {
             w.write_record([
                 e.dataset.clone(),

@@ -6,7 +6,7 @@ use super::{Exporter, ReportData};
 use anyhow::Result;
 
 fn num(x: f64) -> String {
-    if x.is_nan() { String::new() } else { format!("{x:.6}") }
+    super::fixed_or_empty(x, 6)
 }
 
 fn opt(x: Option<f64>) -> String {

@@ -61,7 +61,7 @@ impl Exporter for CurveCsv {
             "dataset", "variant", "layout", "backend", "distractors", "n", "selection_accuracy", "selection_low", "selection_high", "pass_at_1",
             "pass_low", "pass_high", "mean_tokens_upfront",
         ])?;
-        let f = |x: f64| if x.is_nan() { String::new() } else { format!("{x:.6}") };
+        let f = |x: f64| super::fixed_or_empty(x, 6);
         for l in lines(&data.cells) {
             for p in &l.points {
                 w.write_record([
@@ -77,7 +77,7 @@ impl Exporter for CurveCsv {
                     f(p.pass.rate),
                     f(p.pass.low),
                     f(p.pass.high),
-                    format!("{:.1}", p.tokens_upfront),
+                    super::fixed_or_empty(p.tokens_upfront, 1),
                 ])?;
             }
         }

@@ -5,7 +5,7 @@
 //! `JSON.parse` and put on the page with `textContent` only — dataset, catalog and model text can never
 //! become markup.
 
-use super::{Exporter, ReportData, pct};
+use super::{Exporter, ReportData, fixed, pct};
 use crate::score::stats::Rate;
 use anyhow::Result;
 use askama::Template;
@@ -140,6 +140,11 @@ pub struct ToolLintRow {
     pub selection: String,
 }
 
+/// `mean [low, high]`, or "n/a" when the mean is undefined.
+fn with_interval(mean: f64, (low, high): (f64, f64), decimals: usize) -> String {
+    if mean.is_nan() { "n/a".into() } else { format!("{} [{}, {}]", fixed(mean, decimals), fixed(low, decimals), fixed(high, decimals)) }
+}
+
 fn rate(r: &Rate) -> String {
     if r.rate.is_nan() { "n/a".into() } else { format!("{} [{}–{}]", pct(r.rate), pct(r.low), pct(r.high)) }
 }
@@ -271,17 +276,17 @@ impl Exporter for HtmlReport {
                 selection: rate(&c.selection),
                 pass: rate(&c.pass),
                 abstention: rate(&c.abstention),
-                steps: format!("{:.2} [{:.2}, {:.2}]", c.mean_steps, c.mean_steps_ci.0, c.mean_steps_ci.1),
-                tokens_upfront: format!("{:.0}", c.mean_tokens_upfront),
-                tokens_total: format!("{:.0} [{:.0}, {:.0}]", c.mean_tokens_total, c.mean_tokens_total_ci.0, c.mean_tokens_total_ci.1),
+                steps: with_interval(c.mean_steps, c.mean_steps_ci, 2),
+                tokens_upfront: fixed(c.mean_tokens_upfront, 0),
+                tokens_total: with_interval(c.mean_tokens_total, c.mean_tokens_total_ci, 0),
                 infra_errors: c.infra_errors,
                 server_recall: rate(&c.server_recall),
                 category_recall: rate(&c.category_recall),
                 gold_revealed: rate(&c.gold_revealed),
-                wrong: format!("{:.2} / {:.2}", c.mean_wrong_servers, c.mean_wrong_categories),
-                dead_ends: format!("{:.2} / {:.2}", c.mean_dead_ends, c.mean_invented),
+                wrong: format!("{} / {}", fixed(c.mean_wrong_servers, 2), fixed(c.mean_wrong_categories, 2)),
+                dead_ends: format!("{} / {}", fixed(c.mean_dead_ends, 2), fixed(c.mean_invented, 2)),
                 abandonment: rate(&c.abandonment),
-                peak_tokens: format!("{:.0}", c.mean_peak_tokens),
+                peak_tokens: fixed(c.mean_peak_tokens, 0),
                 violation: rate(&c.safety_violation),
                 attack: rate(&c.attack_success),
                 refusal: rate(&c.refusal),

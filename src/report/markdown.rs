@@ -1,6 +1,6 @@
 //! `summary.md`: the headline table for humans and CI step summaries.
 
-use super::{Exporter, ReportData, pct};
+use super::{Exporter, ReportData, fixed, pct};
 use crate::score::stats::Rate;
 use anyhow::Result;
 use std::fmt::Write;
@@ -33,7 +33,7 @@ impl Exporter for MarkdownSummary {
             let top: Vec<String> = errors.iter().take(3).map(|(k, v)| format!("{k} {v}")).collect();
             writeln!(
                 s,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {:.2} | {:.0} | {:.0} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 cell(&c.dataset),
                 cell(&c.variant),
                 cell(&c.layout),
@@ -42,9 +42,9 @@ impl Exporter for MarkdownSummary {
                 rate(&c.selection),
                 rate(&c.pass),
                 rate(&c.abstention),
-                c.mean_steps,
-                c.mean_tokens_upfront,
-                c.mean_tokens_total,
+                fixed(c.mean_steps, 2),
+                fixed(c.mean_tokens_upfront, 0),
+                fixed(c.mean_tokens_total, 0),
                 c.infra_errors,
                 cell(&top.join(", "))
             )?;

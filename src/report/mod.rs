@@ -440,6 +440,17 @@ fn render_once(dir: &Path, check_order: bool) -> Result<ReportData> {
     }
 }
 
+/// A mean with `decimals` decimals, or "n/a" when undefined (no scored trial): for people's pages.
+pub fn fixed(x: f64, decimals: usize) -> String {
+    if x.is_nan() { "n/a".into() } else { format!("{x:.decimals$}") }
+}
+
+/// A mean with `decimals` decimals, or "" when undefined: for CSV cells (an empty cell is a missing
+/// value to every CSV reader; `NaN` is not).
+pub fn fixed_or_empty(x: f64, decimals: usize) -> String {
+    if x.is_nan() { String::new() } else { format!("{x:.decimals$}") }
+}
+
 /// A rate as a percentage with one decimal, or "n/a" when undefined.
 pub fn pct(x: f64) -> String {
     if x.is_nan() { "n/a".into() } else { format!("{:.1}", x * 100.0) }

@@ -71,7 +71,7 @@ impl Exporter for ToolsCsv {
                 r.rules.clone(),
                 r.trials.to_string(),
                 r.selected.to_string(),
-                if sel.is_nan() { String::new() } else { format!("{sel:.6}") },
+                super::fixed_or_empty(sel, 6),
             ])?;
         }
         Ok(w.into_inner()?)

@@ -20,22 +20,6 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-/// Remove the configured API key from a string that is about to be shown.
-///
-/// TEMPORARY (issue 12, part 2): a local stand-in until the general redactor in `src/redact.rs` lands;
-/// the lead replaces this function (and its callers) with that one. It removes only the key itself.
-pub fn redact_key(text: &str, key: Option<&str>) -> String {
-    match key {
-        Some(k) if !k.is_empty() => text.replace(k, "[REDACTED]"),
-        _ => text.to_string(),
-    }
-}
-
-/// The API key a model spec would send (read from its environment variable, as the backend does).
-pub fn key_of(spec: &ModelSpec) -> Option<String> {
-    std::env::var(&spec.api_key_env).ok().filter(|k| !k.is_empty())
-}
-
 /// Check, all at once, every endpoint (`endpoints[i]` is backend `i` if it is one) whose model has
 /// `preflight` on and `pending[i]` > 0 trials to run; one URL and key is checked once. All failures are
 /// reported, one line each.
@@ -176,7 +160,7 @@ pub fn tripped_error(breakers: &Breakers, endpoints: &[Option<Arc<OpenAiBackend>
             "endpoint `{}` ({}) stopped: its last {} episodes all failed with `{}` (last: {last}); {not_run} of its {} trials were not run",
             m.name, url, t.count, t.class, pending[*i]
         );
-        lines.push(redact_key(&line, key_of(m).as_deref()));
+        lines.push(crate::redact::global().redact(&line).into_owned());
     }
     let run_id = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     Some(anyhow!(
@@ -218,12 +202,5 @@ mod tests {
             b.record(1, Some("connection after 1 attempt(s): refused"));
         }
         assert!(!b.is_open(1), "threshold 0 never opens");
-    }
-
-    #[test]
-    fn the_key_is_removed() {
-        assert_eq!(redact_key("HTTP 401: bad key sk-abc (sk-abc)", Some("sk-abc")), "HTTP 401: bad key [REDACTED] ([REDACTED])");
-        assert_eq!(redact_key("no key", None), "no key");
-        assert_eq!(redact_key("empty", Some("")), "empty");
     }
 }

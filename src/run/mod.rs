@@ -603,9 +603,11 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecO
     let writer = tokio::task::spawn_blocking(move || -> Result<()> {
         let mut trials = store::Appender::open(&writer_trials)?;
         let mut timings = store::Appender::open(&writer_timings)?;
+        // The last gate before disk: whatever a backend let through, no configured key is written.
+        let redactor = crate::redact::global();
         while let Some((trial, timing)) = rx.blocking_recv() {
-            trials.append(&serde_json::to_vec(&trial)?)?;
-            timings.append(&serde_json::to_vec(&timing)?)?;
+            trials.append(&redactor.redact_bytes(&serde_json::to_vec(&trial)?))?;
+            timings.append(&redactor.redact_bytes(&serde_json::to_vec(&timing)?))?;
         }
         Ok(())
     });

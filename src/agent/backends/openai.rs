@@ -13,6 +13,7 @@ use crate::agent::textcalls::parse_text_calls;
 use crate::agent::{Backend, BoxFuture, TurnContext};
 use crate::protocol::{AssistantTurn, Message, ToolCall, TurnTiming, Usage};
 use crate::run::cache::{self, Cache};
+use crate::redact::{self, Redactor};
 use crate::run::config::ModelSpec;
 use anyhow::{Result, anyhow};
 use async_openai::types::chat::{CreateChatCompletionRequest, CreateChatCompletionResponse};
@@ -91,6 +92,8 @@ pub struct OpenAiBackend {
     pub stats: Arc<EndpointStats>,
     /// The request shape is checked against the library's schema once per backend, not per request.
     schema_checked: std::sync::atomic::AtomicBool,
+    /// Removes the key from everything the endpoint says before it is parsed, cached or kept.
+    redactor: Redactor,
 }
 
 /// Failure kind of a preflight `GET /models` the server does not implement (try a chat completion).
@@ -193,6 +196,9 @@ impl OpenAiBackend {
         };
         let endpoint = base.trim_end_matches('/').to_string();
         let api_key = std::env::var(&spec.api_key_env).ok().filter(|k| !k.is_empty());
+        let redactor = Redactor::new(redact::keys_from_env([spec.api_key_env.as_str()]));
+        // Registered process-wide too, so the CLI's messages and the trial writer remove this key.
+        redact::install(&redactor);
         let client = reqwest::Client::builder()
             .timeout(Duration::from_secs_f64(spec.request_timeout_s))
             .pool_max_idle_per_host(spec.concurrency.max(1))
@@ -206,6 +212,7 @@ impl OpenAiBackend {
             cache,
             stats: Arc::new(EndpointStats::default()),
             schema_checked: std::sync::atomic::AtomicBool::new(false),
+            redactor,
             spec,
         })
     }
@@ -260,12 +267,15 @@ impl OpenAiBackend {
         if !status.is_success() {
             return Err(self.http_failure(status, &headers, &text));
         }
-        let value: Value = serde_json::from_str(&text).map_err(|e| Failure {
+        let mut value: Value = serde_json::from_str(&text).map_err(|e| Failure {
             kind: "invalid_body",
             message: format!("response is not JSON (truncated?): {e}"),
             retryable: true,
             retry_after: None,
         })?;
+        // The text was redacted as written; a key written with JSON escapes (`\u002d`) is only
+        // visible once parsed.
+        self.redactor.redact_json(&mut value);
         if let Err(e) = serde_json::from_value::<CreateChatCompletionResponse>(value.clone()) {
             return Err(Failure { kind: "invalid_body", message: format!("not a chat completion: {e}"), retryable: true, retry_after: None });
         }
@@ -287,6 +297,11 @@ impl OpenAiBackend {
         let status = resp.status();
         let headers = resp.headers().clone();
         let text = resp.text().await.map_err(|e| transport(e, "body"))?;
+        // The endpoint's words are untrusted and may echo the key: removed before anything reads them.
+        let text = match self.redactor.redact(&text) {
+            std::borrow::Cow::Owned(clean) => clean,
+            std::borrow::Cow::Borrowed(_) => text,
+        };
         Ok((status, headers, text))
     }
 
@@ -377,7 +392,7 @@ impl OpenAiBackend {
                 turn.timing = Some(timing);
                 Ok(turn)
             }
-            Err((f, attempts)) => Err(anyhow!("{} after {attempts} attempt(s): {}", f.kind, f.message)),
+            Err((f, attempts)) => Err(anyhow!("{} after {attempts} attempt(s): {}", f.kind, self.redactor.redact(&f.message))),
         }
     }
 
@@ -436,7 +451,7 @@ impl OpenAiBackend {
         let message: String = f.message.split_whitespace().collect::<Vec<_>>().join(" ");
         let message = if message.chars().count() > 200 { format!("{}…", message.chars().take(200).collect::<String>()) } else { message };
         let line = format!("{tried} → {message} ({attempts} attempt(s)); {hint}");
-        crate::run::failfast::redact_key(&line, self.api_key.as_deref())
+        self.redactor.redact(&line).into_owned()
     }
 
     /// Turn a (validated) response into an assistant turn.
