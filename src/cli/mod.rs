@@ -432,13 +432,16 @@ fn cmd_compare(a_dir: &Path, b_dir: &Path, out: Option<PathBuf>, args: &gates::G
 }
 
 fn print_cells(cells: &[crate::report::CellSummary]) {
+    // Columns as wide as their longest value, so long model names keep the table aligned.
+    let width = |head: &str, f: fn(&crate::report::CellSummary) -> &str| cells.iter().map(|c| f(c).chars().count()).chain([head.len()]).max().unwrap_or(0);
+    let (wd, wv, wl, wb) = (width("dataset", |c| &c.dataset), width("variant", |c| &c.variant), width("layout", |c| &c.layout), width("backend", |c| &c.backend));
     outln!(
-        "{:<10} {:<8} {:<12} {:<14} {:>5} {:>10} {:>8} {:>9} {:>6} {:>8} {:>7}",
+        "{:<wd$} {:<wv$} {:<wl$} {:<wb$} {:>5} {:>10} {:>8} {:>9} {:>6} {:>8} {:>7}",
         "dataset", "variant", "layout", "backend", "n", "selection%", "pass@1%", "abstain%", "steps", "tokens", "errors"
     );
     for c in cells {
         outln!(
-            "{:<10} {:<8} {:<12} {:<14} {:>5} {:>10} {:>8} {:>9} {:>6} {:>8} {:>7}",
+            "{:<wd$} {:<wv$} {:<wl$} {:<wb$} {:>5} {:>10} {:>8} {:>9} {:>6} {:>8} {:>7}",
             c.dataset,
             c.variant,
             c.layout,

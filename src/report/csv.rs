@@ -27,7 +27,7 @@ impl Exporter for SummaryCsv {
             header.extend([m.to_string(), format!("{m}_low"), format!("{m}_high")]);
         }
         header.extend(
-            ["mean_selection_f1", "mean_steps", "mean_steps_low", "mean_steps_high", "mean_tokens_upfront", "mean_tokens_total", "mean_tokens_total_low", "mean_tokens_total_high", "mean_peak_tokens", "mean_wrong_servers", "mean_wrong_categories", "mean_dead_ends", "mean_invented", "infra_errors", "cost_usd", "trials_per_task", "pass_at_k", "pass_hat_k", "flip_rate", "noise_95", "min_detectable_diff"]
+            ["mean_selection_f1", "mean_steps", "mean_steps_low", "mean_steps_high", "mean_tokens_upfront", "mean_tokens_total", "mean_tokens_total_low", "mean_tokens_total_high", "mean_endpoint_prompt_tokens", "mean_endpoint_completion_tokens", "mean_endpoint_cached_tokens", "mean_peak_tokens", "mean_wrong_servers", "mean_wrong_categories", "mean_dead_ends", "mean_invented", "infra_errors", "cost_usd", "trials_per_task", "pass_at_k", "pass_hat_k", "flip_rate", "noise_95", "min_detectable_diff"]
                 .map(String::from),
         );
         header.extend(error_columns().iter().map(|e| format!("errors_{e}")));
@@ -46,6 +46,9 @@ impl Exporter for SummaryCsv {
                 num(c.mean_tokens_total),
                 num(c.mean_tokens_total_ci.0),
                 num(c.mean_tokens_total_ci.1),
+                num(c.mean_endpoint_prompt_tokens),
+                num(c.mean_endpoint_completion_tokens),
+                num(c.mean_endpoint_cached_tokens),
                 num(c.mean_peak_tokens),
                 num(c.mean_wrong_servers),
                 num(c.mean_wrong_categories),

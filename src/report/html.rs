@@ -54,6 +54,8 @@ pub struct CellRow {
     pub steps: String,
     pub tokens_upfront: String,
     pub tokens_total: String,
+    /// What the endpoint reported: `prompt / completion (cached)`, or "n/a".
+    pub endpoint_tokens: String,
     pub infra_errors: u64,
     pub errors: String,
     pub server_recall: String,
@@ -279,6 +281,11 @@ impl Exporter for HtmlReport {
                 steps: with_interval(c.mean_steps, c.mean_steps_ci, 2),
                 tokens_upfront: fixed(c.mean_tokens_upfront, 0),
                 tokens_total: with_interval(c.mean_tokens_total, c.mean_tokens_total_ci, 0),
+                endpoint_tokens: if c.mean_endpoint_prompt_tokens.is_nan() {
+                    "n/a".into()
+                } else {
+                    format!("{} / {} ({})", fixed(c.mean_endpoint_prompt_tokens, 0), fixed(c.mean_endpoint_completion_tokens, 0), fixed(c.mean_endpoint_cached_tokens, 0))
+                },
                 infra_errors: c.infra_errors,
                 server_recall: rate(&c.server_recall),
                 category_recall: rate(&c.category_recall),

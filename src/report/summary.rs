@@ -112,6 +112,11 @@ pub struct ScoreRows {
     pub invented: Vec<u32>,
     pub abandoned: Vec<bool>,
     pub peak_tokens: Vec<u32>,
+    /// Tokens the endpoint itself reported (prompt, completion, cached prompt), summed over the
+    /// trial's requests; null when it reported none (in-process baselines, servers without `usage`).
+    pub endpoint_prompt: Vec<Option<u32>>,
+    pub endpoint_completion: Vec<Option<u32>>,
+    pub endpoint_cached: Vec<Option<u32>>,
     /// Set F1 of tools called vs expected (null for tasks without expected calls).
     pub selection_f1: Vec<Option<f64>>,
 }
@@ -207,6 +212,11 @@ impl ScoreRows {
         self.invented.push(g.invented);
         self.abandoned.push(g.abandoned);
         self.peak_tokens.push(t.tokens.peak_context as u32);
+        let u = &t.usage;
+        let reported = u.prompt_tokens > 0 || u.completion_tokens > 0;
+        self.endpoint_prompt.push(reported.then_some(u.prompt_tokens as u32));
+        self.endpoint_completion.push(reported.then_some(u.completion_tokens as u32));
+        self.endpoint_cached.push(reported.then_some(u.cached_tokens as u32));
         self.selection_f1.push(t.score.selection_f1);
     }
 
@@ -261,6 +271,9 @@ impl ScoreRows {
             "invented" => &self.invented,
             "abandoned" => &self.abandoned,
             "peak_tokens" => &self.peak_tokens,
+            "endpoint_prompt" => &self.endpoint_prompt,
+            "endpoint_completion" => &self.endpoint_completion,
+            "endpoint_cached" => &self.endpoint_cached,
             "selection_f1" => &self.selection_f1,
         )
     }
@@ -281,6 +294,11 @@ pub struct CellSummary {
     pub mean_steps: f64,
     pub mean_tokens_upfront: f64,
     pub mean_tokens_total: f64,
+    /// Means per scored trial of the tokens the endpoint reported (prompt, completion, cached prompt),
+    /// next to toolpick's own estimate above; undefined (NaN, written as missing) when it reported none.
+    pub mean_endpoint_prompt_tokens: f64,
+    pub mean_endpoint_completion_tokens: f64,
+    pub mean_endpoint_cached_tokens: f64,
     /// Safety violations (forbidden or needlessly destructive actions) over scored trials.
     pub safety_violation: Rate,
     /// Poisoned scenarios whose goal was reached, over poisoned trials.
@@ -437,6 +455,9 @@ pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySumm
             scored_mean("dead_ends", "mean_dead_ends"),
             scored_mean("invented", "mean_invented"),
             scored_mean("peak_tokens", "mean_peak_tokens"),
+            scored_mean("endpoint_prompt", "mean_endpoint_prompt"),
+            scored_mean("endpoint_completion", "mean_endpoint_completion"),
+            scored_mean("endpoint_cached", "mean_endpoint_cached"),
             scored_mean("selection_f1", "mean_selection_f1"),
         ])
         .sort(CELL_KEYS.to_vec(), sort(CELL_KEYS.to_vec()))
@@ -488,6 +509,7 @@ pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySumm
         numbers(&cells, "mean_peak_tokens")?,
     );
     let f1 = numbers(&cells, "mean_selection_f1")?;
+    let (ep, ec, eca) = (numbers(&cells, "mean_endpoint_prompt")?, numbers(&cells, "mean_endpoint_completion")?, numbers(&cells, "mean_endpoint_cached")?);
     let mut out = Vec::new();
     for i in 0..n.len() {
         let count = n[i] as u64;
@@ -504,6 +526,9 @@ pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySumm
             mean_steps: steps[i],
             mean_tokens_upfront: up[i],
             mean_tokens_total: total[i],
+            mean_endpoint_prompt_tokens: ep[i],
+            mean_endpoint_completion_tokens: ec[i],
+            mean_endpoint_cached_tokens: eca[i],
             safety_violation: wilson(violation[i], count),
             attack_success: wilson(attacked[i], poisoned[i]),
             refusal: wilson(refused[i], refuse_task[i]),

@@ -628,6 +628,17 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecO
     let breakers = Arc::new(failfast::Breakers::new(prepared.config.models.iter().map(|m| if m.is_openai() { m.breaker } else { 0 }).collect()));
     let phase_started = Instant::now();
     let phase_cpu = process_cpu_seconds();
+    // Plain progress lines come on time even while no trial finishes (a slow model).
+    let ticker = {
+        let (progress, retries) = (progress.clone(), retries.clone());
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(Duration::from_secs(1).min(progress::Progress::interval()));
+            loop {
+                every.tick().await;
+                progress.tick(retries());
+            }
+        })
+    };
     let mut set = tokio::task::JoinSet::new();
     for (job, cell) in pending.iter().copied().zip(pending_cells) {
         if breakers.is_open(job.backend) {
@@ -661,6 +672,7 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecO
     while let Some(r) = set.join_next().await {
         r.context("an episode task panicked")?;
     }
+    ticker.abort();
     drop(tx);
     writer.await.context("the trial writer panicked")??;
     let phase_seconds = phase_started.elapsed().as_secs_f64();

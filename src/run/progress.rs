@@ -54,7 +54,7 @@ impl Progress {
 
     /// One trial of `cell` finished.
     pub fn record(&self, cell: usize, passed: bool, error: bool, retries: u64) {
-        let (msg, done_all, passed_all, errors_all) = {
+        let (msg, done_all) = {
             let mut counts = self.counts.lock().expect("progress lock");
             let c = &mut counts[cell];
             c.done += 1;
@@ -63,26 +63,44 @@ impl Progress {
             let scored = c.done - c.errors;
             let rate = if scored == 0 { 0.0 } else { 100.0 * c.passed as f64 / scored as f64 };
             let msg = format!("pass {rate:5.1}%  errors {}  retries {retries}", c.errors);
-            let done: u64 = counts.iter().map(|c| c.done).sum();
-            let passed: u64 = counts.iter().map(|c| c.passed).sum();
-            let errors: u64 = counts.iter().map(|c| c.errors).sum();
-            (msg, done, passed, errors)
+            (msg, counts.iter().map(|c| c.done).sum::<u64>())
         };
         self.bars[cell].inc(1);
         self.bars[cell].set_message(msg);
-        if self.plain && !self.quiet {
-            let mut last = self.last_line.lock().expect("progress lock");
-            if last.elapsed() >= Duration::from_secs(5) || done_all == self.total {
-                *last = Instant::now();
-                let scored = done_all - errors_all;
-                let rate = if scored == 0 { 0.0 } else { 100.0 * passed_all as f64 / scored as f64 };
-                eprintln!(
-                    "progress: {done_all}/{} trials, pass {rate:.1}%, errors {errors_all}, retries {retries}, {:.1}s",
-                    self.total,
-                    self.started.elapsed().as_secs_f64()
-                );
-            }
+        self.plain_line(done_all == self.total, retries);
+    }
+
+    /// Called every second by the runner: without a terminal, a plain line every [`Progress::interval`]
+    /// even while no trial finishes (a CPU model may take minutes per trial).
+    pub fn tick(&self, retries: u64) {
+        self.plain_line(false, retries);
+    }
+
+    /// How often plain lines are printed: 5 s (`TOOLPICK_PROGRESS_INTERVAL_MS` overrides it, for tests).
+    pub fn interval() -> Duration {
+        std::env::var("TOOLPICK_PROGRESS_INTERVAL_MS").ok().and_then(|v| v.parse().ok()).map(Duration::from_millis).unwrap_or(Duration::from_secs(5))
+    }
+
+    fn plain_line(&self, last_trial: bool, retries: u64) {
+        if !self.plain || self.quiet {
+            return;
         }
+        let mut last = self.last_line.lock().expect("progress lock");
+        if last.elapsed() < Self::interval() && !last_trial {
+            return;
+        }
+        *last = Instant::now();
+        let (done_all, passed_all, errors_all) = {
+            let counts = self.counts.lock().expect("progress lock");
+            (counts.iter().map(|c| c.done).sum::<u64>(), counts.iter().map(|c| c.passed).sum::<u64>(), counts.iter().map(|c| c.errors).sum::<u64>())
+        };
+        let scored = done_all - errors_all;
+        let rate = if scored == 0 { 0.0 } else { 100.0 * passed_all as f64 / scored as f64 };
+        eprintln!(
+            "progress: {done_all}/{} trials, pass {rate:.1}%, errors {errors_all}, retries {retries}, {:.1}s",
+            self.total,
+            self.started.elapsed().as_secs_f64()
+        );
     }
 
     pub fn finish(&self) {
