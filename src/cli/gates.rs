@@ -213,6 +213,10 @@ pub fn finish(args: &GateArgs, cells: &[crate::report::CellSummary], cmp: Option
 
 /// One line per compared cell.
 pub fn print_comparison(cmp: &Comparison) {
+    // A partial pairing (other task subsets, unpaired tasks) is said before the numbers it qualifies.
+    for w in cmp.warnings() {
+        eprintln!("warning: {}", crate::redact::global().redact(&w));
+    }
     let mut out = std::io::stdout();
     let _ = writeln!(out, "{:<44} {:>6} {:>16} {:>9} {:>8} {:>10}", "cell (B vs baseline A)", "tasks", "pass@1 A→B %", "Δ pts", "p", "flips");
     for c in cmp.cells.iter().chain(cmp.overall.as_ref()) {

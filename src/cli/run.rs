@@ -4,6 +4,7 @@ use super::{InputArgs, gates, print_cells, runtime};
 use crate::layout::LayoutKind;
 use crate::run::config::{ExperimentFile, ModelSpec, load_experiment};
 use crate::run::rules;
+use crate::run::subset::Subset;
 use crate::run::{ExecOptions, RunConfig, execute, point_latest, prepare, utc_stamp};
 use anyhow::Result;
 use clap::Args;
@@ -53,6 +54,21 @@ pub struct RunArgs {
     /// task sees its gold tools plus N seeded distractors from its catalog.
     #[arg(long, value_delimiter = ',')]
     distractors: Option<Vec<usize>>,
+    /// Run only the tasks whose id matches one of these globs (`*` any characters, `?` one), e.g.
+    /// dev-*,safe-00?. Comma-separated or repeated. Applied first.
+    #[arg(long, value_delimiter = ',', value_parser = rules::task_patterns::parse, value_name = "ID,…")]
+    tasks: Option<Vec<String>>,
+    /// Keep tasks with this kind, category or tag (key=value, exact). Repeatable: filters on different
+    /// keys must all hold, values of the same key are alternatives. Applied after --tasks.
+    #[arg(long, value_parser = rules::filters::parse, value_name = "KEY=VALUE")]
+    filter: Option<Vec<String>>,
+    /// Keep N tasks per dataset, drawn with the run seed and stratified by kind (proportional). Applied
+    /// after --filter.
+    #[arg(long, value_parser = rules::at_least_one::parse, value_name = "N")]
+    sample: Option<usize>,
+    /// Keep the first N tasks per dataset (dataset order) after every other selection.
+    #[arg(long, value_parser = rules::at_least_one::parse, value_name = "N")]
+    limit: Option<usize>,
     /// Output root; the run goes to <out>/<run-id>. Default: reports.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -250,10 +266,19 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
             Some(levels) => rules::levels::check(levels.clone()).map_err(|m| crate::error::InputError::new("--distractors", m))?,
             None => file.distractors.clone().unwrap_or_default(),
         },
+        // Each key: the flag if given, else the file's.
+        subset: Subset {
+            tasks: args.tasks.clone().or(file.tasks.clone()).unwrap_or_default(),
+            filter: args.filter.clone().or(file.filter.clone()).unwrap_or_default(),
+            sample: args.sample.or(file.sample),
+            limit: args.limit.or(file.limit),
+        },
     };
     let shard = args.shard.as_deref().map(crate::run::shard::Shard::parse).transpose().map_err(|m| crate::error::InputError::new("--shard", m))?;
     let prepared = prepare(config)?;
     let imports = prepared.imports.clone();
+    let subset = (!prepared.config_subset().is_empty())
+        .then(|| (crate::compare::describe_subset(&serde_json::json!({ "subset": prepared.config_subset() })), prepared.kept.clone()));
     let unix = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let run_id = args.run_id.clone().or(file.run_id.clone()).unwrap_or_else(|| format!("{}-{}", prepared.first_dataset(), utc_stamp(unix)));
     if run_id.is_empty() || run_id.contains(['/', '\\']) || run_id.starts_with('.') {
@@ -280,6 +305,10 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
         started.elapsed().as_secs_f64(),
         dir.display()
     );
+    if let Some((how, kept)) = &subset {
+        let per: Vec<String> = kept.iter().map(|k| format!("{}/{} {} of {}", k.dataset, k.catalog, k.kept, k.available)).collect();
+        outln!("subset ({how}): {} tasks", per.join(", "));
+    }
     for (format, summary, rows) in &imports {
         outln!("{format}: {summary}; {rows} defect rows in {}", dir.join("defects.json").display());
     }

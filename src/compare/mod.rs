@@ -4,7 +4,10 @@
 //! per-task pass rate (0 or 1 with one trial, the share of passing trials with several). The difference
 //! is the mean of `b − a` over pairs, with a seeded paired-bootstrap 95 % interval, and its p-value is
 //! McNemar's exact test on the discordant tasks (a sign test on per-task rates when there are several
-//! trials). Tasks whose rate changed are listed as flips. This module computes; [`render`] draws.
+//! trials). Tasks whose rate changed are listed as flips. Tasks scored in one run only (a task subset, an
+//! edited dataset) are not paired but listed per cell, and runs with different task subsets (`run.json`'s
+//! `config.subset`) are flagged, so a subset run never compares silently with a full one. This module
+//! computes; [`render`] draws.
 
 pub mod render;
 
@@ -143,6 +146,9 @@ pub struct CellComparison {
     /// Noise floor from repeated trials (B's, else A's); `None` with one trial per task in both.
     pub noise: Option<NoiseFloor>,
     pub flips: Vec<Flip>,
+    /// Tasks scored in this cell of one run only (not paired), sorted.
+    pub only_a_tasks: Vec<String>,
+    pub only_b_tasks: Vec<String>,
 }
 
 /// Two runs, compared.
@@ -154,6 +160,41 @@ pub struct Comparison {
     /// Cells present in only one run.
     pub only_a: Vec<String>,
     pub only_b: Vec<String>,
+    /// Each run's task subset as flags (`all tasks` for a full run).
+    pub subset_a: String,
+    pub subset_b: String,
+}
+
+impl Comparison {
+    /// What makes the pairing partial, one sentence each: different task subsets, unpaired tasks.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.subset_a != self.subset_b {
+            out.push(format!("the runs ran different task subsets (A: {}; B: {}); only tasks run in both are paired", self.subset_a, self.subset_b));
+        }
+        let (a, b) = self.cells.iter().fold((0, 0), |(a, b), c| (a + c.only_a_tasks.len(), b + c.only_b_tasks.len()));
+        if a + b > 0 {
+            out.push(format!("{a} task(s) scored only in A and {b} only in B (over the matched cells) are not paired; see compare.md"));
+        }
+        out
+    }
+}
+
+/// A run's task subset (`run.json` `config.subset`) as the flags that select it; `all tasks` without.
+pub fn describe_subset(config: &serde_json::Value) -> String {
+    let s = &config["subset"];
+    let list = |k: &str| s[k].as_array().map(|v| v.iter().filter_map(|x| x.as_str()).collect::<Vec<_>>()).unwrap_or_default();
+    let mut parts = Vec::new();
+    if !list("tasks").is_empty() {
+        parts.push(format!("--tasks {}", list("tasks").join(",")));
+    }
+    parts.extend(list("filter").iter().map(|f| format!("--filter {f}")));
+    for k in ["sample", "limit"] {
+        if let Some(n) = s[k].as_u64() {
+            parts.push(format!("--{k} {n}"));
+        }
+    }
+    if parts.is_empty() { "all tasks".into() } else { parts.join(" ") }
 }
 
 /// Per task in one cell: trials, passes, selections, and the rows of a failing and a passing trial.
@@ -193,11 +234,14 @@ pub fn compare(a: &ReportData, b: &ReportData, on: &MatchOn) -> Comparison {
     let mut cells = Vec::new();
     let (mut all_pa, mut all_pb, mut all_sa, mut all_sb) = (vec![], vec![], vec![], vec![]);
     let mut all_flips = Vec::new();
+    let (mut all_only_a, mut all_only_b) = (Vec::new(), Vec::new());
     for (key, ca) in &cells_a {
         let Some(cb) = cells_b.get(key) else { continue };
         let (oa, ob) = (ta.get(key).unwrap_or(&empty), tb.get(key).unwrap_or(&empty));
         let (mut pa, mut pb, mut sa, mut sb) = (vec![], vec![], vec![], vec![]);
         let mut flips = Vec::new();
+        let only_a_tasks: Vec<String> = oa.keys().filter(|t| !ob.contains_key(*t)).map(|t| t.to_string()).collect();
+        let only_b_tasks: Vec<String> = ob.keys().filter(|t| !oa.contains_key(*t)).map(|t| t.to_string()).collect();
         for (task, x) in oa {
             let Some(y) = ob.get(task) else { continue };
             let rate = |k: u64, n: u64| k as f64 / n as f64;
@@ -236,12 +280,16 @@ pub fn compare(a: &ReportData, b: &ReportData, on: &MatchOn) -> Comparison {
             selection: PairedDiff::of(&sa, &sb, seed ^ 1),
             noise: cb.noise.or(ca.noise),
             flips: flips.clone(),
+            only_a_tasks,
+            only_b_tasks,
         };
         all_pa.extend(pa);
         all_pb.extend(pb);
         all_sa.extend(sa);
         all_sb.extend(sb);
         all_flips.extend(flips);
+        all_only_a.extend(cmp.only_a_tasks.iter().cloned());
+        all_only_b.extend(cmp.only_b_tasks.iter().cloned());
         cells.push(cmp);
     }
     let overall = (!cells.is_empty()).then(|| CellComparison {
@@ -252,8 +300,10 @@ pub fn compare(a: &ReportData, b: &ReportData, on: &MatchOn) -> Comparison {
         selection: PairedDiff::of(&all_sa, &all_sb, 1),
         noise: None,
         flips: all_flips,
+        only_a_tasks: all_only_a,
+        only_b_tasks: all_only_b,
     });
-    Comparison { cells, overall, only_a, only_b }
+    Comparison { cells, overall, only_a, only_b, subset_a: describe_subset(&a.config), subset_b: describe_subset(&b.config) }
 }
 
 #[cfg(test)]
@@ -272,6 +322,14 @@ mod tests {
         assert!((d.p_value - 0.625).abs() < 1e-12);
         assert!(d.low <= d.diff && d.diff <= d.high);
         assert!(!d.significant(0.05));
+    }
+
+    #[test]
+    fn subsets_are_described_as_flags() {
+        assert_eq!(describe_subset(&serde_json::json!({"seed": 0})), "all tasks");
+        assert_eq!(describe_subset(&serde_json::Value::Null), "all tasks");
+        let c = serde_json::json!({"subset": {"tasks": ["dev-*", "x?"], "filter": ["kind=single", "tag=enum"], "sample": 24, "limit": 5}});
+        assert_eq!(describe_subset(&c), "--tasks dev-*,x? --filter kind=single --filter tag=enum --sample 24 --limit 5");
     }
 
     #[test]

@@ -101,7 +101,7 @@ pub fn csv(cmp: &Comparison) -> Result<Vec<u8>> {
     let metric = ["a", "b", "diff", "diff_low", "diff_high", "p_value", "a_better", "b_better"];
     let names: Vec<String> = ["pass", "selection"].iter().flat_map(|m| metric.iter().map(move |f| format!("{m}_{f}"))).collect();
     header.extend(names.iter().map(String::as_str));
-    header.extend(["flip_rate", "noise_95", "min_detectable_diff", "pass_to_fail", "fail_to_pass"]);
+    header.extend(["flip_rate", "noise_95", "min_detectable_diff", "pass_to_fail", "fail_to_pass", "tasks_only_a", "tasks_only_b"]);
     w.write_record(&header)?;
     for c in cmp.cells.iter().chain(cmp.overall.as_ref()) {
         let mut row = vec![c.key.clone(), c.a_cell.clone(), c.b_cell.clone(), c.pass.tasks.to_string()];
@@ -112,6 +112,7 @@ pub fn csv(cmp: &Comparison) -> Result<Vec<u8>> {
         row.extend([nf(|n| n.flip_rate), nf(|n| n.noise_95), nf(|n| n.min_detectable)]);
         let count = |d: Direction| c.flips.iter().filter(|f| f.direction == d).count().to_string();
         row.extend([count(Direction::PassToFail), count(Direction::FailToPass)]);
+        row.extend([c.only_a_tasks.len().to_string(), c.only_b_tasks.len().to_string()]);
         w.write_record(&row)?;
     }
     Ok(w.into_inner()?)
@@ -163,6 +164,9 @@ pub fn markdown(cells: &[CellSummary], cmp: Option<(&Comparison, &Links)>, gates
     }
     if let Some((cmp, _)) = cmp {
         let _ = writeln!(s, "\n### Against the baseline\n");
+        for w in cmp.warnings() {
+            let _ = writeln!(s, "> **Warning**: {}\n", cell(&w));
+        }
         let _ = writeln!(s, "Differences in points (B − A) with paired-bootstrap 95 % intervals; p from McNemar's exact test on the tasks that changed. Noise: the range two identical runs differ by (from repeated trials; n/a with one trial per task).\n");
         let _ = writeln!(s, "| cell | tasks | pass@1 A → B | Δ pass@1 | p | Δ selection | p | noise | pass→fail | fail→pass |");
         let _ = writeln!(s, "|---|---:|---|---|---:|---|---:|---|---:|---:|");
@@ -199,11 +203,30 @@ pub fn markdown(cells: &[CellSummary], cmp: Option<(&Comparison, &Links)>, gates
                 );
             }
         }
+        let unpaired: Vec<&CellComparison> = cmp.cells.iter().filter(|c| !c.only_a_tasks.is_empty() || !c.only_b_tasks.is_empty()).collect();
+        if !unpaired.is_empty() {
+            let _ = writeln!(s, "\n### Tasks in one run only (not paired)\n");
+            for c in unpaired {
+                let _ = writeln!(s, "- **{}**: only in A ({}): {}; only in B ({}): {}", cell(&c.key), c.only_a_tasks.len(), some_ids(&c.only_a_tasks), c.only_b_tasks.len(), some_ids(&c.only_b_tasks));
+            }
+        }
         if !cmp.only_a.is_empty() || !cmp.only_b.is_empty() {
             let _ = writeln!(s, "\nCells only in the baseline: {}; only in this run: {}.", cmp.only_a.len(), cmp.only_b.len());
         }
     }
     s
+}
+
+/// Up to ten task ids in backticks, then how many more.
+fn some_ids(ids: &[String]) -> String {
+    if ids.is_empty() {
+        return "none".into();
+    }
+    let mut out: Vec<String> = ids.iter().take(10).map(|t| format!("`{}`", cell(&t.replace('`', "'")))).collect();
+    if ids.len() > 10 {
+        out.push(format!("… and {} more", ids.len() - 10));
+    }
+    out.join(", ")
 }
 
 struct FlipRow {
@@ -228,6 +251,8 @@ struct CellRow {
     noise: String,
     regression: bool,
     flips: Vec<FlipRow>,
+    only_a_tasks: Vec<String>,
+    only_b_tasks: Vec<String>,
 }
 
 #[derive(Template)]
@@ -242,6 +267,8 @@ struct Page {
     gates: Vec<GateResult>,
     only_a: Vec<String>,
     only_b: Vec<String>,
+    warnings: Vec<String>,
+    unpaired: bool,
 }
 
 fn row(c: &CellComparison, links: &Links) -> CellRow {
@@ -270,6 +297,8 @@ fn row(c: &CellComparison, links: &Links) -> CellRow {
                 b_href: href(&links.b, &f.b_trial),
             })
             .collect(),
+        only_a_tasks: c.only_a_tasks.clone(),
+        only_b_tasks: c.only_b_tasks.clone(),
     }
 }
 
@@ -285,6 +314,8 @@ pub fn html(cmp: &Comparison, links: &Links, gates: &[GateResult]) -> Result<Vec
         gates: gates.to_vec(),
         only_a: cmp.only_a.clone(),
         only_b: cmp.only_b.clone(),
+        warnings: cmp.warnings(),
+        unpaired: cmp.cells.iter().any(|c| !c.only_a_tasks.is_empty() || !c.only_b_tasks.is_empty()),
     };
     Ok(page.render()?.into_bytes())
 }

@@ -201,6 +201,15 @@ pub struct ExperimentFile {
     /// Tool-count curve levels (see `--distractors`).
     #[serde(default, deserialize_with = "rules::levels::de_opt")]
     pub distractors: Option<Vec<usize>>,
+    /// Task subset (see `--tasks`, `--filter`, `--sample`, `--limit` and [`super::subset`]).
+    #[serde(default, deserialize_with = "rules::task_patterns::de_opt")]
+    pub tasks: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "rules::filters::de_opt")]
+    pub filter: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "rules::at_least_one::de_opt")]
+    pub sample: Option<usize>,
+    #[serde(default, deserialize_with = "rules::at_least_one::de_opt")]
+    pub limit: Option<usize>,
     #[serde(default)]
     pub models: Vec<ModelSpec>,
 }
@@ -396,6 +405,12 @@ mod tests {
             ("max_steps = 0\n", "max_steps", 1),
             ("distractors = [0, 10, 10]\n", "distractors", 1),
             ("[lexical]\nservers_to_discover = 0\n", "lexical.servers_to_discover", 2),
+            ("seed = 3\nsample = 0\n", "sample", 2),
+            ("limit = 0\n", "limit", 1),
+            ("tasks = []\n", "tasks", 1),
+            ("tasks = [\"dev-*\", \"\"]\n", "tasks", 1),
+            ("trials = 1\nfilter = [\"kind=single\", \"colour=red\"]\n", "filter", 2),
+            ("filter = [\"kind=singel\"]\n", "filter", 1),
         ] {
             let e = parse(text).unwrap_err();
             assert_eq!((e.field.as_deref(), e.line), (Some(key), Some(line)), "{text}: {e}");
@@ -404,6 +419,16 @@ mod tests {
         assert_eq!(parse("[lexical]\nmin_overlp = 3\n").unwrap_err().field.as_deref(), Some("min_overlp"));
         let f = parse("[discovery]\nactions_max = 5\n").unwrap();
         assert_eq!(f.discovery.unwrap(), DiscoveryRule { full_details_max: 3, actions_max: 5 });
+    }
+
+    #[test]
+    fn subset_keys_are_read_and_normalized() {
+        let f = parse("tasks = [\"dev-*\", \"safe-00?\"]\nfilter = [\"kind = single\", \"tag=enum\"]\nsample = 24\nlimit = 10\n").unwrap();
+        assert_eq!(f.tasks.unwrap(), ["dev-*", "safe-00?"]);
+        assert_eq!(f.filter.unwrap(), ["kind=single", "tag=enum"]);
+        assert_eq!((f.sample, f.limit), (Some(24), Some(10)));
+        let e = parse("filter = [\"colour=red\"]\n").unwrap_err();
+        assert!(e.message.contains("kind, category, tag"), "{e}");
     }
 
     #[test]

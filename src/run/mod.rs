@@ -19,6 +19,7 @@ pub mod rules;
 pub mod scenario;
 pub mod shard;
 pub mod store;
+pub mod subset;
 pub mod trial;
 
 use crate::agent::backends::openai::OpenAiBackend;
@@ -67,6 +68,10 @@ pub struct RunConfig {
     /// The level is part of the variant label (`good@50`). Empty: tasks see the whole catalog.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub distractors: Vec<usize>,
+    /// The tasks run of each dataset ([`subset`]); left out of the matrix hash when empty, so full runs
+    /// keep the hash they had before subsets existed.
+    #[serde(default, skip_serializing_if = "subset::Subset::is_empty")]
+    pub subset: subset::Subset,
 }
 
 impl RunConfig {
@@ -122,6 +127,8 @@ struct Suite {
     executor: Arc<Executor>,
     discovery: DiscoveryRule,
     offered: BTreeMap<String, Vec<FunctionDef>>,
+    /// Every task id of the dataset, selected or not (recorded answers may cover the whole dataset).
+    all_ids: Vec<String>,
 }
 
 fn addressing(catalog: &Catalog, flat: &FlatLayout) -> Addressing {
@@ -175,9 +182,11 @@ pub struct Prepared {
     pub defects: Vec<crate::dataset::importers::Defect>,
     /// Per imported dataset: format, what happened to its records, number of defect rows.
     pub imports: Vec<(String, crate::dataset::importers::Summary, usize)>,
+    /// Per suite (dataset × catalog): its tasks and how many the subset kept.
+    pub kept: Vec<subset::Kept>,
 }
 
-fn build_suite(config: &RunConfig, catalog: Catalog, dataset: Dataset) -> Result<Suite> {
+fn build_suite(config: &RunConfig, catalog: Catalog, mut dataset: Dataset) -> Result<Suite> {
     check_against(&dataset, &catalog)?;
     // Trials are keyed by task id: a second task with the same id would silently replace the first.
     let mut first_line = HashMap::new();
@@ -189,6 +198,9 @@ fn build_suite(config: &RunConfig, catalog: Catalog, dataset: Dataset) -> Result
                 .into());
         }
     }
+    let all_ids = dataset.tasks.iter().map(|t| t.id.clone()).collect();
+    // The whole dataset was checked above; only the selected tasks are built and run.
+    config.subset.apply(&mut dataset, config.seed)?;
     let executor = Arc::new(Executor::new(&catalog)?);
     let read_only = catalog.tools().map(|t| (t.tool.id.clone(), t.tool.annotations.read_only_hint)).collect();
     let destructive = catalog.tools().map(|t| (t.tool.id.clone(), t.tool.annotations.destructive_hint)).collect();
@@ -237,7 +249,7 @@ fn build_suite(config: &RunConfig, catalog: Catalog, dataset: Dataset) -> Result
                 .map_err(|e| InputError::new(&dataset.path, format!("{e:#}")).at_line(task.line).field("poison"))?;
         }
     }
-    Ok(Suite { dataset, catalog: catalog.name.clone(), cells, read_only, destructive, params, all_tools, executor, discovery: config.discovery, offered })
+    Ok(Suite { dataset, catalog: catalog.name.clone(), cells, read_only, destructive, params, all_tools, executor, discovery: config.discovery, offered, all_ids })
 }
 
 /// Load and validate every input and build every backend; fails before anything is written.
@@ -251,7 +263,7 @@ pub fn prepare(mut config: RunConfig) -> Result<Prepared> {
             return Err(InputError::new("models", format!("two models are labelled `{}`; give each a distinct `name`", m.name)).into());
         }
     }
-    let mut suites = Vec::new();
+    let mut inputs = Vec::new();
     let mut defects = Vec::new();
     let mut imports = Vec::new();
     for dataset in &config.datasets {
@@ -260,12 +272,22 @@ pub fn prepare(mut config: RunConfig) -> Result<Prepared> {
             let imported = crate::dataset::importers::import(&format, &path)?;
             imports.push((format, imported.summary, imported.defects.len()));
             defects.extend(imported.defects);
-            suites.push(build_suite(&config, imported.catalog, imported.dataset)?);
+            inputs.push((imported.catalog, imported.dataset));
             continue;
         }
         for catalog in &config.catalogs {
-            suites.push(build_suite(&config, load_catalog(catalog)?, load_dataset(dataset)?)?);
+            inputs.push((load_catalog(catalog)?, load_dataset(dataset)?));
         }
+    }
+    // A pattern or filter that matches nothing anywhere is a typo: say so before any dataset is narrowed.
+    config.subset.check_matches(inputs.iter().map(|(_, d)| d))?;
+    let mut kept = Vec::new();
+    let mut suites = Vec::new();
+    for (catalog, dataset) in inputs {
+        let available = dataset.tasks.len();
+        let suite = build_suite(&config, catalog, dataset)?;
+        kept.push(subset::Kept { dataset: suite.dataset.name.clone(), catalog: suite.catalog.clone(), available, kept: suite.dataset.tasks.len() });
+        suites.push(suite);
     }
     let cache = config.cache_dir.clone().map(|d| Arc::new(cache::Cache::new(d)));
     let mut built: Vec<Arc<dyn Backend>> = Vec::new();
@@ -285,7 +307,7 @@ pub fn prepare(mut config: RunConfig) -> Result<Prepared> {
             built.push(Arc::from(b));
         }
     }
-    Ok(Prepared { config, suites, backends: built, endpoints, defects, imports })
+    Ok(Prepared { config, suites, backends: built, endpoints, defects, imports, kept })
 }
 
 /// Build a replay backend: its file is checked against every task and tool of the run, and its digest
@@ -299,7 +321,8 @@ fn replay_backend(m: &mut ModelSpec, layouts: &[LayoutKind], suites: &[Suite]) -
         )
         .into());
     }
-    let task_ids: std::collections::HashSet<&str> = suites.iter().flat_map(|s| s.dataset.tasks.iter().map(|t| t.id.as_str())).collect();
+    // Answers recorded on the whole dataset also replay a subset of it.
+    let task_ids: std::collections::HashSet<&str> = suites.iter().flat_map(|s| s.all_ids.iter().map(String::as_str)).collect();
     // Every variant's names and titles, so recorded names resolve whatever the variant called a tool.
     let tools = suites.iter().flat_map(|s| s.cells.iter()).flat_map(|c| c.shown.tools().map(|t| (t.tool.id.as_str(), t.tool.name.as_str(), t.tool.title.as_deref())));
     let backend = backends::ReplayBackend::load(&path, &m.name, &task_ids, tools)?;
@@ -358,6 +381,11 @@ impl Prepared {
 
     pub fn task_count(&self) -> usize {
         self.suites.iter().map(|s| s.dataset.tasks.len()).sum()
+    }
+
+    /// The run's task selection.
+    pub fn config_subset(&self) -> &subset::Subset {
+        &self.config.subset
     }
 
     pub fn first_dataset(&self) -> &str {
@@ -521,7 +549,7 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecO
         if existing["matrix_hash"].as_str() != Some(hash.as_str()) {
             return Err(InputError::new(
                 &run_json,
-                "this run was started with a different matrix (datasets, catalogs, variants, layouts, models, trials, seed or steps); resume with the same settings or choose another --run-id",
+                "this run was started with a different matrix (datasets, catalogs, variants, layouts, models, trials, seed, steps or task subset); resume with the same settings or choose another --run-id",
             )
             .into());
         }
@@ -569,6 +597,11 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecO
     meta["discovery_rule"] = serde_json::to_value(prepared.config.discovery)?;
     if let Some(sh) = options.shard {
         meta["shard"] = serde_json::to_value(sh)?;
+    }
+    if !prepared.config.subset.is_empty() {
+        let mut subset = serde_json::to_value(&prepared.config.subset)?;
+        subset["kept"] = serde_json::to_value(&prepared.kept)?;
+        meta["subset"] = subset;
     }
     write_json_atomic(&run_json, &meta)?;
     let offered: BTreeMap<&String, &Vec<FunctionDef>> = prepared.suites.iter().flat_map(|s| s.offered.iter()).collect();

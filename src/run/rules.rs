@@ -68,7 +68,7 @@ fn within(v: f64, low: f64, high: f64) -> Result<(), String> {
 }
 
 rule!(
-    /// Counts that must be positive: `trials`, `max_steps`, `--jobs`, `servers_to_discover`.
+    /// Counts that must be positive: `trials`, `max_steps`, `--jobs`, `servers_to_discover`, `sample`, `limit`.
     at_least_one: usize, "a whole number", |v| at_least(v, 1)
 );
 rule!(
@@ -180,6 +180,41 @@ pub mod levels {
     }
 }
 
+/// Task-id globs of `--tasks` / `tasks`: none empty.
+pub mod task_patterns {
+    use super::*;
+    pub fn parse(s: &str) -> Result<String, String> {
+        let p = s.trim();
+        if p.is_empty() { Err("a task pattern is empty; give ids or globs such as dev-* (comma-separated)".into()) } else { Ok(p.to_string()) }
+    }
+    pub fn check(v: Vec<String>) -> Result<Vec<String>, String> {
+        if v.is_empty() {
+            return Err("list at least one task id or glob".into());
+        }
+        v.iter().map(|p| parse(p)).collect()
+    }
+    pub fn de_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+        Option::<Vec<String>>::deserialize(d)?.map(check).transpose().map_err(serde::de::Error::custom)
+    }
+}
+
+/// `key=value` filters of `--filter` / `filter` (see [`super::subset::Filter`]), kept as `key=value`.
+pub mod filters {
+    use super::*;
+    pub fn parse(s: &str) -> Result<String, String> {
+        super::super::subset::Filter::parse(s).map(|f| format!("{}={}", f.key, f.value))
+    }
+    pub fn check(v: Vec<String>) -> Result<Vec<String>, String> {
+        if v.is_empty() {
+            return Err("list at least one key=value filter".into());
+        }
+        v.iter().map(|f| parse(f)).collect()
+    }
+    pub fn de_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+        Option::<Vec<String>>::deserialize(d)?.map(check).transpose().map_err(serde::de::Error::custom)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -209,6 +244,9 @@ mod tests {
         }
         assert!(levels::check(vec![10, 0, 10]).is_err() && levels::check(vec![0, 10]).is_ok());
         assert!(name::check(" ".into()).is_err());
+        assert!(task_patterns::parse(" ").is_err() && task_patterns::check(vec![]).is_err());
+        assert_eq!(filters::parse(" kind = single "), Ok("kind=single".into()));
+        assert!(filters::check(vec!["tag=enum".into(), "colour=red".into()]).unwrap_err().contains("colour"));
     }
 
     #[test]
