@@ -1,9 +1,9 @@
-//! Argument-aware mock responses: the placeholder syntax, its rendering and its checks.
+//! Argument-aware mock responses: the template syntax, its rendering and its checks.
 //!
 //! A tool's `mockResponse` is what simulated execution answers a valid call with. A static answer
 //! contradicts most calls (`delete_branch(repository="billing-api")` answered `"repository": "web-app"`),
 //! and in a multi-turn episode the contradiction leaks a value the user never gave into the conversation.
-//! So a catalog's mock response may refer to the call's arguments with placeholders, substituted in
+//! So a catalog's mock response is a template over the call's arguments. Placeholders are substituted in
 //! string values (never in object keys):
 //!
 //! - a string that is exactly `"{{param}}"` becomes the argument's value **with its JSON type**: a number
@@ -11,16 +11,25 @@
 //! - `{{param}}` inside a longer string is replaced by the value's text (a string as is, anything else
 //!   as compact JSON): `"https://code.example.com/acme/{{repository}}"`;
 //! - `{{a.b}}` follows a path into an object argument; a numeric segment indexes an array (`{{to.0}}`);
+//! - `{{a,b}}` takes the first of several arguments the call gave (`{{end_date,start_date}}`: the end
+//!   date, or the start date when no end date was given);
 //! - `{{param|default}}` gives the value to use when the argument (or the path) is absent. The default is
 //!   read as JSON when it is valid JSON (`{{limit|20}}` → `20`, `{{x|null}}` → `null`, `{{x|"20"}}` →
 //!   `"20"`), else taken as text (`{{status|open}}` → `"open"`). A whole-string placeholder without a
 //!   default becomes `null` when its argument is absent; a placeholder inside a longer string needs a
 //!   default unless it names a required parameter (an empty hole in a sentence is never meant).
 //!
+//! Where the answer differs by case — rooms of the office asked for, temperatures in the units asked
+//! for — an object `{"$switch": "param", "cases": {"value": …, …}, "default": …}` stands for the case
+//! matching the argument's value (its text for a number or boolean), or `default` when none matches or the
+//! argument is absent; the chosen branch is rendered in turn.
+//!
 //! [`check`] runs when a catalog loads (so `toolpick validate` and `toolpick lint` report it): every
-//! placeholder must name a parameter the tool's input schema declares, and `{{` may only open a
-//! placeholder. Tools whose mock response is someone else's data — everything the importers read — are
-//! [`MockMode::Static`]: answered verbatim, a literal `{{x}}` included, and trials record which it was.
+//! placeholder and switch names a parameter the tool's input schema declares, `{{` only opens a
+//! placeholder, a switch's cases are values the parameter's `enum` allows, and a switch that could fall
+//! through has a `default`. Tools whose mock response is someone else's data — everything the importers
+//! read — are [`MockMode::Static`]: answered verbatim, a literal `{{x}}` included, and trials record
+//! which it was.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -45,11 +54,19 @@ impl MockMode {
     }
 }
 
-/// One `{{…}}`: the path into the arguments and the default text, if any.
+const SWITCH: &str = "$switch";
+
+/// One `{{…}}`: the paths into the arguments (first present wins) and the default text, if any.
 #[derive(Debug, Clone, PartialEq)]
 struct Placeholder<'a> {
-    path: Vec<&'a str>,
+    paths: Vec<Vec<&'a str>>,
     default: Option<&'a str>,
+}
+
+impl Placeholder<'_> {
+    fn shown(&self) -> String {
+        self.paths.iter().map(|p| p.join(".")).collect::<Vec<_>>().join(",")
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -68,6 +85,12 @@ fn valid_segment(s: &str) -> bool {
     }
 }
 
+/// `a.b` as segments, if every segment is valid.
+fn parse_path(path: &str) -> Option<Vec<&str>> {
+    let segments: Vec<&str> = path.trim().split('.').collect();
+    segments.iter().all(|s| valid_segment(s)).then_some(segments)
+}
+
 /// Split a string into text and placeholders; `Err` names the first malformed `{{…}}`.
 fn parse(s: &str) -> Result<Vec<Piece<'_>>, String> {
     let mut pieces = Vec::new();
@@ -81,15 +104,14 @@ fn parse(s: &str) -> Result<Vec<Piece<'_>>, String> {
             return Err(format!("`{{{{` without a closing `}}}}` in {s:?}"));
         };
         let inner = &after[..close];
-        let (path, default) = match inner.split_once('|') {
-            Some((p, d)) => (p.trim(), Some(d)),
-            None => (inner.trim(), None),
+        let (paths, default) = match inner.split_once('|') {
+            Some((p, d)) => (p, Some(d)),
+            None => (inner, None),
         };
-        let segments: Vec<&str> = path.split('.').collect();
-        if !segments.iter().all(|seg| valid_segment(seg)) {
-            return Err(format!("`{{{{{inner}}}}}` is not a placeholder (write {{{{param}}}}, {{{{param.field}}}} or {{{{param|default}}}})"));
-        }
-        pieces.push(Piece::Hole(Placeholder { path: segments, default }));
+        let Some(paths) = paths.split(',').map(parse_path).collect::<Option<Vec<_>>>() else {
+            return Err(format!("`{{{{{inner}}}}}` is not a placeholder (write {{{{param}}}}, {{{{param.field}}}}, {{{{a,b}}}} or {{{{param|default}}}})"));
+        };
+        pieces.push(Piece::Hole(Placeholder { paths, default }));
         rest = &after[close + 2..];
     }
     if !rest.is_empty() {
@@ -124,15 +146,15 @@ fn as_text(v: &Value) -> String {
 }
 
 fn fill(p: &Placeholder<'_>, args: &Value) -> Value {
-    match (resolve(args, &p.path), p.default) {
+    match (p.paths.iter().find_map(|path| resolve(args, path)), p.default) {
         (Some(v), _) => v.clone(),
         (None, Some(d)) => default_value(d),
         (None, None) => Value::Null,
     }
 }
 
-/// The mock response for a call with `args`: every placeholder replaced (see the module docs).
-/// Strings that do not parse are left as they are ([`check`] rejects them at load time).
+/// The mock response for a call with `args`: every placeholder and switch resolved (see the module
+/// docs). Strings that do not parse are left as they are ([`check`] rejects them at load time).
 pub fn render(template: &Value, args: &Value) -> Value {
     match template {
         Value::String(s) if s.contains("{{") => match parse(s) {
@@ -151,7 +173,14 @@ pub fn render(template: &Value, args: &Value) -> Value {
             Err(_) => template.clone(),
         },
         Value::Array(items) => Value::Array(items.iter().map(|v| render(v, args)).collect()),
-        Value::Object(m) => Value::Object(m.iter().map(|(k, v)| (k.clone(), render(v, args))).collect::<Map<_, _>>()),
+        Value::Object(m) => match m.get(SWITCH).and_then(Value::as_str) {
+            Some(param) => {
+                let value = parse_path(param).and_then(|p| resolve(args, &p)).map(as_text);
+                let case = value.and_then(|v| m.get("cases").and_then(|c| c.get(&v)));
+                render(case.or_else(|| m.get("default")).unwrap_or(&Value::Null), args)
+            }
+            None => Value::Object(m.iter().map(|(k, v)| (k.clone(), render(v, args))).collect::<Map<_, _>>()),
+        },
         other => other.clone(),
     }
 }
@@ -180,6 +209,7 @@ fn walk(v: &Value, schema: &Value, field: String, out: &mut Vec<Problem>) {
                 walk(item, schema, format!("{field}[{i}]"), out);
             }
         }
+        Value::Object(m) if m.contains_key(SWITCH) => check_switch(m, schema, field, out),
         Value::Object(m) => {
             for (k, item) in m {
                 if k.contains("{{") {
@@ -194,6 +224,42 @@ fn walk(v: &Value, schema: &Value, field: String, out: &mut Vec<Problem>) {
         }
         _ => {}
     }
+}
+
+/// The schema of the parameter at `path`, or why the path names nothing the schema declares.
+fn declared<'s>(schema: &'s Value, path: &[&str], shown: &str) -> Result<&'s Value, String> {
+    let props = schema.get("properties").and_then(Value::as_object);
+    let Some(param) = props.and_then(|m| m.get(path[0])) else {
+        let names: Vec<&str> = props.map(|m| m.keys().map(String::as_str).collect()).unwrap_or_default();
+        let names = if names.is_empty() { "none".to_string() } else { names.join(", ") };
+        return Err(format!("`{shown}` names no parameter of the tool (its parameters: {names})"));
+    };
+    let mut at = param;
+    for seg in &path[1..] {
+        let next = if seg.chars().all(|c| c.is_ascii_digit()) {
+            match at.get("items") {
+                Some(items) => Some(items),
+                None if at.get("type").and_then(Value::as_str).is_some_and(|t| t != "array") => None,
+                None => return Ok(&Value::Null),
+            }
+        } else {
+            match at.get("properties").and_then(Value::as_object).and_then(|p| p.get(*seg)) {
+                Some(s) => Some(s),
+                None if at.get("additionalProperties") == Some(&Value::Bool(false)) => None,
+                None if at.get("type").and_then(Value::as_str).is_some_and(|t| t != "object") => None,
+                None => return Ok(&Value::Null),
+            }
+        };
+        match next {
+            Some(s) => at = s,
+            None => return Err(format!("`{shown}`: `{seg}` is not declared in the schema of parameter `{}`", path[0])),
+        }
+    }
+    Ok(at)
+}
+
+fn is_required(schema: &Value, name: &str) -> bool {
+    schema.get("required").and_then(Value::as_array).is_some_and(|r| r.iter().any(|v| v.as_str() == Some(name)))
 }
 
 fn check_string(s: &str, schema: &Value, field: String, out: &mut Vec<Problem>) {
@@ -212,27 +278,21 @@ fn check_string(s: &str, schema: &Value, field: String, out: &mut Vec<Problem>) 
         }
     };
     let whole = pieces.len() == 1;
-    let props = schema.get("properties").and_then(Value::as_object);
-    let required: Vec<&str> = schema.get("required").and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
     for piece in &pieces {
         let Piece::Hole(p) = piece else { continue };
-        let shown = format!("{{{{{}}}}}", p.path.join("."));
-        let needle = format!("{{{{{}", p.path.join("."));
-        let Some(param) = props.and_then(|m| m.get(p.path[0])) else {
-            let names: Vec<&str> = props.map(|m| m.keys().map(String::as_str).collect()).unwrap_or_default();
-            let names = if names.is_empty() { "none".to_string() } else { names.join(", ") };
-            out.push(Problem { field, message: format!("placeholder `{shown}` names no parameter of the tool (its parameters: {names})"), needle });
-            return;
-        };
-        if let Some(bad) = undeclared_segment(param, &p.path[1..]) {
-            out.push(Problem { field, message: format!("placeholder `{shown}`: `{bad}` is not declared in the schema of parameter `{}`", p.path[0]), needle });
-            return;
+        let shown = format!("{{{{{}}}}}", p.shown());
+        let needle = format!("{{{{{}", p.shown());
+        for path in &p.paths {
+            if let Err(e) = declared(schema, path, &shown) {
+                out.push(Problem { field, message: format!("placeholder {e}"), needle });
+                return;
+            }
         }
-        let always_there = p.path.len() == 1 && required.contains(&p.path[0]);
+        let always_there = p.paths.iter().any(|path| path.len() == 1 && is_required(schema, path[0]));
         if !whole && p.default.is_none() && !always_there {
             out.push(Problem {
                 field,
-                message: format!("placeholder `{shown}` inside text names an optional value: give a default, e.g. `{{{{{}|…}}}}`", p.path.join(".")),
+                message: format!("placeholder `{shown}` inside text names an optional value: give a default, e.g. `{{{{{}|…}}}}`", p.shown()),
                 needle,
             });
             return;
@@ -240,26 +300,39 @@ fn check_string(s: &str, schema: &Value, field: String, out: &mut Vec<Problem>) 
     }
 }
 
-/// The first segment of `rest` the parameter's schema rules out, if the schema says enough to tell.
-fn undeclared_segment<'a>(schema: &Value, rest: &[&'a str]) -> Option<&'a str> {
-    let mut at = schema;
-    for seg in rest {
-        if seg.chars().all(|c| c.is_ascii_digit()) {
-            match at.get("items") {
-                Some(items) => at = items,
-                None if at.get("type").and_then(Value::as_str).is_some_and(|t| t != "array") => return Some(seg),
-                None => return None,
-            }
-        } else {
-            match at.get("properties").and_then(Value::as_object).and_then(|p| p.get(*seg)) {
-                Some(s) => at = s,
-                None if at.get("additionalProperties") == Some(&Value::Bool(false)) => return Some(seg),
-                None if at.get("type").and_then(Value::as_str).is_some_and(|t| t != "object") => return Some(seg),
-                None => return None,
-            }
+fn check_switch(m: &Map<String, Value>, schema: &Value, field: String, out: &mut Vec<Problem>) {
+    let mut problem = |message: String| out.push(Problem { field: field.clone(), message, needle: SWITCH.to_string() });
+    if let Some(k) = m.keys().find(|k| !matches!(k.as_str(), SWITCH | "cases" | "default")) {
+        return problem(format!("a `$switch` object has only `$switch`, `cases` and `default`, not `{k}`"));
+    }
+    let Some(path) = m[SWITCH].as_str().and_then(parse_path) else {
+        return problem(format!("`$switch` names a parameter, e.g. \"$switch\": \"units\" (got {})", m[SWITCH]));
+    };
+    let shown = path.join(".");
+    let param = match declared(schema, &path, &shown) {
+        Ok(p) => p,
+        Err(e) => return problem(format!("switch on {e}")),
+    };
+    let Some(cases) = m.get("cases").and_then(Value::as_object) else {
+        return problem(format!("the `$switch` on `{shown}` needs `cases`: an object from the parameter's values to results"));
+    };
+    let allowed: Option<Vec<String>> = param.get("enum").and_then(Value::as_array).map(|e| e.iter().map(as_text).collect());
+    if let Some(allowed) = &allowed {
+        if let Some(bad) = cases.keys().find(|k| !allowed.contains(k)) {
+            return problem(format!("the `$switch` on `{shown}` has case `{bad}`, which is not one of its values ({})", allowed.join(", ")));
         }
     }
-    None
+    let covered = allowed.as_ref().is_some_and(|a| a.iter().all(|v| cases.contains_key(v)));
+    let always_there = path.len() == 1 && is_required(schema, path[0]);
+    if !m.contains_key("default") && !(covered && always_there) {
+        return problem(format!("the `$switch` on `{shown}` needs a `default`: the argument may be absent or match no case"));
+    }
+    for (k, v) in cases {
+        walk(v, schema, format!("{field}.cases.{k}"), out);
+    }
+    if let Some(d) = m.get("default") {
+        walk(d, schema, format!("{field}.default"), out);
+    }
 }
 
 #[cfg(test)]
@@ -273,8 +346,10 @@ mod tests {
             "number": {"type": "integer"},
             "labels": {"type": "array", "items": {"type": "string"}},
             "filter": {"type": "object", "properties": {"status": {"type": "string"}}, "additionalProperties": false},
-            "limit": {"type": "integer"}
-        }, "required": ["repository"]})
+            "limit": {"type": "integer"},
+            "units": {"type": "string", "enum": ["metric", "imperial"]},
+            "since": {"type": "string"}
+        }, "required": ["repository", "units"]})
     }
 
     #[test]
@@ -285,7 +360,7 @@ mod tests {
     }
 
     #[test]
-    fn text_placeholders_paths_and_defaults() {
+    fn text_placeholders_paths_alternatives_and_defaults() {
         let t = json!({
             "url": "https://code.example.com/acme/{{repository}}/pull/{{number|133}}",
             "status": "{{filter.status|all}}",
@@ -293,6 +368,7 @@ mod tests {
             "limit": "{{limit|20}}",
             "quoted": "{{limit|\"20\"}}",
             "none": "{{number}}",
+            "date": "{{since,filter.status|2026-01-01}}",
             "nested": [{"k": "{{repository}}"}],
             "plain": 7
         });
@@ -306,6 +382,7 @@ mod tests {
                 "limit": 20,
                 "quoted": "20",
                 "none": null,
+                "date": "2026-01-01",
                 "nested": [{"k": "web-app"}],
                 "plain": 7
             })
@@ -314,6 +391,15 @@ mod tests {
         let out = render(&t, &args);
         assert_eq!(out["url"], "https://code.example.com/acme/web-app/pull/9");
         assert_eq!((out["status"].clone(), out["limit"].clone(), out["quoted"].clone()), (json!("open"), json!(5), json!(5)));
+        assert_eq!(out["date"], "open", "the second alternative when the first is absent");
+        assert_eq!(render(&t, &json!({"since": "2026-05-01", "filter": {"status": "open"}}))["date"], "2026-05-01");
+    }
+
+    #[test]
+    fn switches_pick_the_case_of_the_argument() {
+        let t = json!({"t": {"$switch": "units", "cases": {"metric": {"c": "{{repository}}"}, "imperial": 57}, "default": null}, "n": {"$switch": "number", "cases": {"7": "seven"}, "default": "other"}});
+        assert_eq!(render(&t, &json!({"units": "metric", "repository": "r"})), json!({"t": {"c": "r"}, "n": "other"}));
+        assert_eq!(render(&t, &json!({"units": "imperial", "number": 7})), json!({"t": 57, "n": "seven"}));
     }
 
     #[test]
@@ -323,22 +409,36 @@ mod tests {
         assert_eq!(render(&t, &json!({"repository": "r"})), t);
     }
 
+    fn messages(t: Value) -> Vec<String> {
+        check(&t, &schema()).into_iter().map(|p| format!("{}: {}", p.field, p.message)).collect()
+    }
+
     #[test]
     fn checks_name_the_problem() {
-        let ok = json!({"a": "{{repository}}", "b": "PR {{number|1}} of {{repository}}", "c": "{{filter.status}}", "d": ["{{labels.0}}"], "e": "{{limit}}"});
+        let ok = json!({
+            "a": "{{repository}}", "b": "PR {{number|1}} of {{repository}}", "c": "{{filter.status}}", "d": ["{{labels.0}}"],
+            "e": "{{limit}}", "f": "since {{since,repository}}",
+            "g": {"$switch": "units", "cases": {"metric": 1, "imperial": 2}}, "h": {"$switch": "limit", "cases": {"5": 1}, "default": 0}
+        });
         assert_eq!(check(&ok, &schema()), vec![]);
-        let msgs = |t: Value| check(&t, &schema()).into_iter().map(|p| format!("{}: {}", p.field, p.message)).collect::<Vec<_>>();
         assert_eq!(
-            msgs(json!({"x": ["{{repo}}"]})),
-            [".x[0]: placeholder `{{repo}}` names no parameter of the tool (its parameters: repository, number, labels, filter, limit)"]
+            messages(json!({"x": ["{{repo}}"]})),
+            [".x[0]: placeholder `{{repo}}` names no parameter of the tool (its parameters: repository, number, labels, filter, limit, units, since)"]
         );
-        assert_eq!(msgs(json!({"x": "{{filter.state}}"})), [".x: placeholder `{{filter.state}}`: `state` is not declared in the schema of parameter `filter`"]);
-        assert_eq!(msgs(json!({"x": "{{number.0}}"})), [".x: placeholder `{{number.0}}`: `0` is not declared in the schema of parameter `number`"]);
-        assert_eq!(msgs(json!({"x": "PR {{number}}"})), [".x: placeholder `{{number}}` inside text names an optional value: give a default, e.g. `{{number|…}}`"]);
-        assert_eq!(msgs(json!({"{{x}}": 1})), [".{{x}}: placeholders are substituted in string values only, not in keys (`{{x}}`)"]);
-        let bad = msgs(json!({"x": "{{ not a name }}", "y": "open {{repository"}));
+        assert_eq!(messages(json!({"x": "{{filter.state}}"})), [".x: placeholder `{{filter.state}}`: `state` is not declared in the schema of parameter `filter`"]);
+        assert_eq!(messages(json!({"x": "{{number.0}}"})), [".x: placeholder `{{number.0}}`: `0` is not declared in the schema of parameter `number`"]);
+        assert_eq!(messages(json!({"x": "PR {{number}}"})), [".x: placeholder `{{number}}` inside text names an optional value: give a default, e.g. `{{number|…}}`"]);
+        assert_eq!(messages(json!({"{{x}}": 1})), [".{{x}}: placeholders are substituted in string values only, not in keys (`{{x}}`)"]);
+        let bad = messages(json!({"x": "{{ not a name }}", "y": "open {{repository"}));
         assert_eq!(bad.len(), 2);
         assert!(bad[0].starts_with(".x: `{{ not a name }}` is not a placeholder"), "{}", bad[0]);
         assert!(bad[1].starts_with(".y: `{{` without a closing `}}`") && bad[1].ends_with("mark the tool \"mockMode\": \"static\""), "{}", bad[1]);
+        // Switches
+        assert_eq!(messages(json!({"s": {"$switch": "unit", "cases": {}}})), [".s: switch on `unit` names no parameter of the tool (its parameters: repository, number, labels, filter, limit, units, since)"]);
+        assert_eq!(messages(json!({"s": {"$switch": "units", "cases": {"kelvin": 1}, "default": 0}})), [".s: the `$switch` on `units` has case `kelvin`, which is not one of its values (metric, imperial)"]);
+        assert_eq!(messages(json!({"s": {"$switch": "units", "cases": {"metric": 1}}})), [".s: the `$switch` on `units` needs a `default`: the argument may be absent or match no case"]);
+        assert_eq!(messages(json!({"s": {"$switch": "limit", "cases": {"5": 1}}})), [".s: the `$switch` on `limit` needs a `default`: the argument may be absent or match no case"]);
+        assert_eq!(messages(json!({"s": {"$switch": "units", "case": {}}})), [".s: a `$switch` object has only `$switch`, `cases` and `default`, not `case`"]);
+        assert_eq!(messages(json!({"s": {"$switch": "units", "cases": {"metric": "{{nope}}", "imperial": 1}}})), [".s.cases.metric: placeholder `{{nope}}` names no parameter of the tool (its parameters: repository, number, labels, filter, limit, units, since)"]);
     }
 }
