@@ -11,13 +11,15 @@
 //! - **R2 the subject's identity.** At the top level of the result, `id` / `key` / `number` echo (equal,
 //!   or contain: `"WEB-431"` for `project_key: "WEB"`) a parameter the call gave ending in `_id` /
 //!   `_key` / `_number`; a tool named after one of its parameters (`get_repository(repository)`) returns
-//!   that parameter as its top-level `name` / `id`; a tool given a `name` returns it as the top-level
-//!   field named like the last word of the tool (`create_chat_channel(name)` → `channel`).
+//!   that parameter as its top-level `name` / `id`; a `create_…` tool given a `name` returns it as the
+//!   top-level field named like the last word of the tool (`create_chat_channel(name)` → `channel`).
 //! - **R3 identifying values come from the call or the catalog.** An identifying value — a string or
 //!   number under a key that is `id`, `key`, `name`, `number`, `email`, `repository`, `branch`, `channel`,
 //!   `handle`, `user`, `owner`, `author`, `assignee`, `path`, or ends in `_id`, `_key`, `_name`, `_number`,
-//!   `_email` — is an argument value, contains one (text built around it), or is the same in every
-//!   argument set at that place (a fixed fact of the simulated world, e.g. another item of a listing).
+//!   `_email` — is an argument value, contains one (text built around it), or is a fixed fact of the
+//!   simulated world (e.g. another item of a listing): a literal written in the tool's mock response
+//!   (any `$switch` branch), or what it renders at that place for a call with only the required
+//!   parameters.
 //! - **R4 filters hold.** A given `X_contains` (`X_prefix`) keeps every `X` field of the result
 //!   containing (starting with) the given text, case-insensitively; `prefix` alone filters `name`s.
 //!
@@ -29,7 +31,6 @@ use common::*;
 use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::{Rng, SeedableRng};
 use serde_json::{Map, Value, json};
-use std::collections::BTreeMap;
 use toolpick::catalog::{MockMode, Tool, load_catalog};
 use toolpick::exec::{Execution, Executor};
 
@@ -392,11 +393,11 @@ fn check_call(tool: &Tool, args: &Value, result: &Value) -> Vec<String> {
             }
             // `create_chat_channel(name)` returns the new thing under its own name (`channel`).
             let thing = tool.name.rsplit('_').next().unwrap_or_default();
-            if p == "name" && thing != "name" {
+            if p == "name" && thing != "name" && tool.name.starts_with("create_") {
                 aliases.push(thing);
             }
             for alias in aliases {
-                let Some(got) = top.get(alias) else { continue };
+                let Some(got) = top.get(alias).filter(|v| !v.is_array() && !v.is_object()) else { continue };
                 let ok = same(got, arg) || text(got).is_some_and(|g| g.contains(&want));
                 if !ok {
                     out.push(format!("R2 .{alias} = {got} but the call's subject is {p} = {arg}"));
@@ -428,8 +429,14 @@ fn check_call(tool: &Tool, args: &Value, result: &Value) -> Vec<String> {
 fn check_tool(g: &mut Gen, ex: &Executor, tool: &Tool) -> Vec<String> {
     let sets = argument_sets(g, ex, tool);
     let mut findings = Vec::new();
-    // path → unexplained identifying values seen there (R3)
-    let mut unexplained: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    // R3's catalog facts: the literals of the mock response, and its rendering for the first set
+    // (required parameters only).
+    let mut literals = Vec::new();
+    scalars(&tool.mock_response, &mut literals);
+    let mut baseline = Vec::new();
+    let Execution::Ok { response: first, .. } = ex.execute(&tool.id, &sets[0]) else { unreachable!("checked valid") };
+    leaves(&first, String::new(), "", &mut baseline);
+    let fact = |path: &str, v: &Value| literals.iter().any(|l| same(l, v)) || baseline.iter().any(|(p, _, b)| p == path && same(b, v));
     for args in &sets {
         let Execution::Ok { response, .. } = ex.execute(&tool.id, args) else { unreachable!("checked valid") };
         for f in check_call(tool, args, &response) {
@@ -444,15 +451,10 @@ fn check_tool(g: &mut Gen, ex: &Executor, tool: &Tool) -> Vec<String> {
                 continue;
             }
             let from_call = given.iter().any(|a| same(a, value))
-                || value.as_str().is_some_and(|v| given.iter().filter_map(Value::as_str).any(|a| a.len() >= 3 && v.contains(a)));
-            if !from_call {
-                unexplained.entry(path).or_default().push(value.clone());
+                || value.as_str().is_some_and(|v| given.iter().filter_map(Value::as_str).any(|a| a.len() >= 2 && v.contains(a)));
+            if !from_call && !fact(&path, value) {
+                findings.push(format!("R3 {path} = {value} comes neither from the call nor from the catalog  (arguments {args})"));
             }
-        }
-    }
-    for (path, values) in unexplained {
-        if values.iter().any(|v| v != &values[0]) {
-            findings.push(format!("R3 {path} takes values {values:?} that come neither from the call nor from the catalog"));
         }
     }
     // One line per rule and place (the first argument set that shows it).
@@ -475,4 +477,132 @@ fn bundled_results_never_contradict_the_call() {
         }
     }
     assert!(failed.is_empty(), "{} of {} tools answer with results that contradict the call:\n{}", failed.len(), catalog.tool_count(), failed.join("\n"));
+}
+
+#[test]
+fn the_realistic_bad_variant_answers_exactly_as_the_written_catalog() {
+    // Execution uses the written catalog; the hand-written variant mirrors its mock responses so that
+    // reading either file tells the same story.
+    let good = load_catalog(&repo().join("registries/workspace")).unwrap();
+    let bad = load_catalog(&repo().join("registries/workspace-realistic-bad")).unwrap();
+    for t in good.tools() {
+        let b = bad.get(&t.tool.id).unwrap_or_else(|| panic!("{} missing from the bad variant", t.tool.id));
+        assert_eq!(b.tool.mock_response, t.tool.mock_response, "{}", t.tool.id);
+    }
+}
+
+/// A one-tool catalog whose mock response is `mock` (JSON text), with `repository` required.
+fn write_catalog(dir: &std::path::Path, mock: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    let text = format!(
+        r#"{{
+  "name": "code",
+  "description": "Code hosting.",
+  "categories": [
+    {{"name": "code_branches", "description": "Branches.", "tools": [
+      {{"name": "delete_branch", "description": "Delete a branch of a repository. Use when a stale branch should go.",
+       "inputSchema": {{"type": "object", "properties": {{
+          "repository": {{"type": "string", "description": "Repository name."}},
+          "branch": {{"type": "string", "description": "Branch name."}}}},
+          "required": ["repository", "branch"], "additionalProperties": false}},
+       "annotations": {{"readOnlyHint": false, "destructiveHint": true}},
+       "mockResponse": {mock}}}
+    ]}}
+  ]
+}}"#
+    );
+    std::fs::write(dir.join("code.json"), text).unwrap();
+}
+
+#[test]
+fn validate_and_lint_name_the_file_tool_and_placeholder_of_an_unknown_parameter() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cat = tmp.path().join("cat");
+    write_catalog(&cat, r#"{"repository": "{{repo}}", "deleted": true}"#);
+    for args in [vec!["validate", "--catalog", cat.to_str().unwrap()], vec!["lint", cat.to_str().unwrap()]] {
+        let cmd = args[0];
+        let o = toolpick(&args, tmp.path());
+        assert_eq!(o.status.code(), Some(2), "{cmd}: {}{}", stdout(&o), stderr(&o));
+        let err = stderr(&o);
+        assert!(err.contains("code.json:"), "{cmd} names the file: {err}");
+        assert!(err.contains("tool `code/code_branches/delete_branch`"), "{cmd} names the tool: {err}");
+        assert!(err.contains("mockResponse.repository"), "{cmd} names the field: {err}");
+        assert!(err.contains("`{{repo}}` names no parameter of the tool (its parameters: repository, branch)"), "{cmd}: {err}");
+    }
+    // The same catalog with a declared parameter is fine, and a static tool keeps `{{repo}}` as text.
+    write_catalog(&cat, r#"{"repository": "{{repository}}", "deleted": true}"#);
+    let data = tmp.path().join("d.jsonl");
+    std::fs::write(&data, r#"{"id": "d1", "query": "Delete old in web-app", "kind": "single", "expected": [{"tool": "code/code_branches/delete_branch", "arguments": {"repository": ["web-app"], "branch": ["old"]}}], "category": "code", "tags": []}
+"#).unwrap();
+    let o = toolpick(&["validate", "--catalog", cat.to_str().unwrap(), "--dataset", data.to_str().unwrap()], tmp.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(cat.join("code.json")).unwrap().replace(r#""mockResponse""#, r#""mockMode": "static", "mockResponse""#);
+    std::fs::write(cat.join("code.json"), text.replace("{{repository}}", "{{repo}}")).unwrap();
+    let c = load_catalog(&cat).unwrap();
+    let ex = Executor::new(&c).unwrap();
+    assert_eq!(
+        ex.execute("code/code_branches/delete_branch", &json!({"repository": "billing-api", "branch": "old"})),
+        Execution::Ok { response: json!({"repository": "{{repo}}", "deleted": true}), mock: MockMode::Static }
+    );
+}
+
+#[test]
+fn the_issue_example_echoes_the_call_and_the_trial_records_a_templated_result() {
+    // `delete_branch(repository="billing-api")` used to answer `"repository": "web-app"`.
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("one.jsonl");
+    std::fs::write(
+        &data,
+        r#"{"id": "d1", "query": "Delete feature/old-checkout in billing-api", "kind": "single", "expected": [{"tool": "code_hosting/code_repositories/delete_branch", "arguments": {"repository": ["billing-api"], "branch": ["feature/old-checkout"]}}], "category": "code", "tags": []}
+"#,
+    )
+    .unwrap();
+    let out = tmp.path().join("out");
+    let o = toolpick(
+        &["run", "--dataset", data.to_str().unwrap(), "--backends", "oracle", "--variants", "good", "--layouts", "flat", "--out", out.to_str().unwrap(), "--run-id", "r", "-q"],
+        &repo(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let trial: Value = serde_json::from_str(std::fs::read_to_string(out.join("r/trials.jsonl")).unwrap().lines().next().unwrap()).unwrap();
+    assert_eq!(trial["calls"][0]["record"]["mock"], "templated", "{}", trial["calls"]);
+    let result = trial["transcript"].as_array().unwrap().iter().find(|m| m["role"] == "tool").expect("a tool result")["content"].as_str().unwrap().to_string();
+    let result: Value = serde_json::from_str(&result).unwrap();
+    assert_eq!(result, json!({"repository": "billing-api", "branch": "feature/old-checkout", "deleted": true}));
+}
+
+#[test]
+fn imported_mock_responses_stay_verbatim_and_trials_mark_them_static() {
+    // A StableToolBench record whose upstream template response happens to contain `{{…}}`.
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("stb");
+    std::fs::create_dir_all(&src).unwrap();
+    let record = json!([{
+        "query": "Look up item x1", "query_id": 1,
+        "api_list": [{"tool_name": "Item Store", "api_name": "Get Item", "category_name": "Data", "api_description": "Get one item by id.",
+                      "required_parameters": [{"name": "id", "type": "STRING", "description": "Item id.", "default": "x1"}], "optional_parameters": [],
+                      "template_response": {"id": "{{id}}", "name": "Widget {{size}"}}],
+        "relevant APIs": [["Item Store", "Get Item"]]
+    }]);
+    std::fs::write(src.join("G1_test.json"), record.to_string()).unwrap();
+    let imported = toolpick::dataset::importers::import("stabletoolbench", &src).unwrap();
+    let tool = imported.catalog.tools().next().unwrap().tool.clone();
+    assert_eq!(tool.mock_mode, MockMode::Static);
+    let ex = Executor::new(&imported.catalog).unwrap();
+    let verbatim = json!({"id": "{{id}}", "name": "Widget {{size}"});
+    assert_eq!(ex.execute(&tool.id, &json!({"id": "x9"})), Execution::Ok { response: verbatim.clone(), mock: MockMode::Static });
+
+    // Written as native files, the tool stays static (and loads, although `{{id}}` is no placeholder of it).
+    let native = tmp.path().join("native");
+    toolpick::dataset::importers::write_native(&imported, &native).unwrap();
+    let reloaded = load_catalog(&native.join("catalog")).unwrap();
+    let again = reloaded.get(&tool.id).unwrap().tool;
+    assert_eq!((again.mock_mode, &again.mock_response), (MockMode::Static, &verbatim));
+
+    // A run over the import records the result as static.
+    let out = tmp.path().join("out");
+    let spec = format!("stabletoolbench:{}", src.display());
+    let o = toolpick(&["run", "--dataset", &spec, "--backends", "oracle", "--variants", "good", "--layouts", "flat", "--out", out.to_str().unwrap(), "--run-id", "s", "-q"], &repo());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let trial: Value = serde_json::from_str(std::fs::read_to_string(out.join("s/trials.jsonl")).unwrap().lines().next().unwrap()).unwrap();
+    assert_eq!(trial["calls"][0]["record"]["mock"], "static", "{}", trial["calls"]);
 }

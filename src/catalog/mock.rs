@@ -11,18 +11,19 @@
 //! - `{{param}}` inside a longer string is replaced by the value's text (a string as is, anything else
 //!   as compact JSON): `"https://code.example.com/acme/{{repository}}"`;
 //! - `{{a.b}}` follows a path into an object argument; a numeric segment indexes an array (`{{to.0}}`);
-//! - `{{a,b}}` takes the first of several arguments the call gave (`{{end_date,start_date}}`: the end
-//!   date, or the start date when no end date was given);
 //! - `{{param|default}}` gives the value to use when the argument (or the path) is absent. The default is
 //!   read as JSON when it is valid JSON (`{{limit|20}}` → `20`, `{{x|null}}` → `null`, `{{x|"20"}}` →
-//!   `"20"`), else taken as text (`{{status|open}}` → `"open"`). A whole-string placeholder without a
-//!   default becomes `null` when its argument is absent; a placeholder inside a longer string needs a
-//!   default unless it names a required parameter (an empty hole in a sentence is never meant).
+//!   `"20"`), else taken as text (`{{status|open}}` → `"open"`). A default may itself hold placeholders:
+//!   `{{end_date|{{start_date}}}}` (the end date, else the start date), `{{name|{{project_key}} Sprint
+//!   19}}`. A whole-string placeholder without a default becomes `null` when its argument is absent; a
+//!   placeholder inside a longer string needs a default unless it names a required parameter (an empty
+//!   hole in a sentence is never meant).
 //!
-//! Where the answer differs by case — rooms of the office asked for, temperatures in the units asked
-//! for — an object `{"$switch": "param", "cases": {"value": …, …}, "default": …}` stands for the case
-//! matching the argument's value (its text for a number or boolean), or `default` when none matches or the
-//! argument is absent; the chosen branch is rendered in turn.
+//! Where the answer differs by case — rooms of the office asked for, sort orders, a folder path with or
+//! without a parent — an object `{"$switch": "param", "cases": {"value": …, …}, "absent": …, "default":
+//! …}` stands for the case matching the argument's value (its text for a number or boolean), `absent`
+//! when the call did not give the argument, and `default` otherwise (also when absent and there is no
+//! `absent`); `cases` and `absent` are optional, and the chosen branch is rendered in turn.
 //!
 //! [`check`] runs when a catalog loads (so `toolpick validate` and `toolpick lint` report it): every
 //! placeholder and switch names a parameter the tool's input schema declares, `{{` only opens a
@@ -56,17 +57,11 @@ impl MockMode {
 
 const SWITCH: &str = "$switch";
 
-/// One `{{…}}`: the paths into the arguments (first present wins) and the default text, if any.
+/// One `{{…}}`: the path into the arguments and the default text (itself a template), if any.
 #[derive(Debug, Clone, PartialEq)]
 struct Placeholder<'a> {
-    paths: Vec<Vec<&'a str>>,
+    path: Vec<&'a str>,
     default: Option<&'a str>,
-}
-
-impl Placeholder<'_> {
-    fn shown(&self) -> String {
-        self.paths.iter().map(|p| p.join(".")).collect::<Vec<_>>().join(",")
-    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -100,24 +95,48 @@ fn parse(s: &str) -> Result<Vec<Piece<'_>>, String> {
             pieces.push(Piece::Text(&rest[..open]));
         }
         let after = &rest[open + 2..];
-        let Some(close) = after.find("}}") else {
+        let Some(close) = closing(after) else {
             return Err(format!("`{{{{` without a closing `}}}}` in {s:?}"));
         };
         let inner = &after[..close];
-        let (paths, default) = match inner.split_once('|') {
+        // The path never holds braces or a bar, so the first `|` ends it (a default may hold both).
+        let (path, default) = match inner.split_once('|') {
             Some((p, d)) => (p, Some(d)),
             None => (inner, None),
         };
-        let Some(paths) = paths.split(',').map(parse_path).collect::<Option<Vec<_>>>() else {
-            return Err(format!("`{{{{{inner}}}}}` is not a placeholder (write {{{{param}}}}, {{{{param.field}}}}, {{{{a,b}}}} or {{{{param|default}}}})"));
+        let Some(path) = parse_path(path) else {
+            return Err(format!("`{{{{{inner}}}}}` is not a placeholder (write {{{{param}}}}, {{{{param.field}}}} or {{{{param|default}}}})"));
         };
-        pieces.push(Piece::Hole(Placeholder { paths, default }));
+        pieces.push(Piece::Hole(Placeholder { path, default }));
         rest = &after[close + 2..];
     }
     if !rest.is_empty() {
         pieces.push(Piece::Text(rest));
     }
     Ok(pieces)
+}
+
+/// Where the `}}` closing a `{{` just before `s` starts, counting nested `{{…}}` (in defaults).
+fn closing(s: &str) -> Option<usize> {
+    let (mut depth, mut i) = (1, 0);
+    let b = s.as_bytes();
+    while i + 1 < b.len() {
+        match &b[i..i + 2] {
+            b"{{" => {
+                depth += 1;
+                i += 2;
+            }
+            b"}}" => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+                i += 2;
+            }
+            _ => i += 1,
+        }
+    }
+    None
 }
 
 /// The value at `path` in the arguments, if present.
@@ -146,8 +165,9 @@ fn as_text(v: &Value) -> String {
 }
 
 fn fill(p: &Placeholder<'_>, args: &Value) -> Value {
-    match (p.paths.iter().find_map(|path| resolve(args, path)), p.default) {
+    match (resolve(args, &p.path), p.default) {
         (Some(v), _) => v.clone(),
+        (None, Some(d)) if d.contains("{{") => render(&Value::String(d.to_string()), args),
         (None, Some(d)) => default_value(d),
         (None, None) => Value::Null,
     }
@@ -175,9 +195,11 @@ pub fn render(template: &Value, args: &Value) -> Value {
         Value::Array(items) => Value::Array(items.iter().map(|v| render(v, args)).collect()),
         Value::Object(m) => match m.get(SWITCH).and_then(Value::as_str) {
             Some(param) => {
-                let value = parse_path(param).and_then(|p| resolve(args, &p)).map(as_text);
-                let case = value.and_then(|v| m.get("cases").and_then(|c| c.get(&v)));
-                render(case.or_else(|| m.get("default")).unwrap_or(&Value::Null), args)
+                let branch = match parse_path(param).and_then(|p| resolve(args, &p)).map(as_text) {
+                    Some(v) => m.get("cases").and_then(|c| c.get(&v)),
+                    None => m.get("absent"),
+                };
+                render(branch.or_else(|| m.get("default")).unwrap_or(&Value::Null), args)
             }
             None => Value::Object(m.iter().map(|(k, v)| (k.clone(), render(v, args))).collect::<Map<_, _>>()),
         },
@@ -280,30 +302,36 @@ fn check_string(s: &str, schema: &Value, field: String, out: &mut Vec<Problem>) 
     let whole = pieces.len() == 1;
     for piece in &pieces {
         let Piece::Hole(p) = piece else { continue };
-        let shown = format!("{{{{{}}}}}", p.shown());
-        let needle = format!("{{{{{}", p.shown());
-        for path in &p.paths {
-            if let Err(e) = declared(schema, path, &shown) {
-                out.push(Problem { field, message: format!("placeholder {e}"), needle });
-                return;
-            }
+        let path = p.path.join(".");
+        let shown = format!("{{{{{path}}}}}");
+        let needle = format!("{{{{{path}");
+        if let Err(e) = declared(schema, &p.path, &shown) {
+            out.push(Problem { field, message: format!("placeholder {e}"), needle });
+            return;
         }
-        let always_there = p.paths.iter().any(|path| path.len() == 1 && is_required(schema, path[0]));
+        let always_there = p.path.len() == 1 && is_required(schema, p.path[0]);
         if !whole && p.default.is_none() && !always_there {
             out.push(Problem {
                 field,
-                message: format!("placeholder `{shown}` inside text names an optional value: give a default, e.g. `{{{{{}|…}}}}`", p.shown()),
+                message: format!("placeholder `{shown}` inside text names an optional value: give a default, e.g. `{{{{{path}|…}}}}`"),
                 needle,
             });
             return;
+        }
+        if let Some(d) = p.default.filter(|d| d.contains("{{")) {
+            let before = out.len();
+            check_string(d, schema, field.clone(), out);
+            if out.len() > before {
+                return;
+            }
         }
     }
 }
 
 fn check_switch(m: &Map<String, Value>, schema: &Value, field: String, out: &mut Vec<Problem>) {
     let mut problem = |message: String| out.push(Problem { field: field.clone(), message, needle: SWITCH.to_string() });
-    if let Some(k) = m.keys().find(|k| !matches!(k.as_str(), SWITCH | "cases" | "default")) {
-        return problem(format!("a `$switch` object has only `$switch`, `cases` and `default`, not `{k}`"));
+    if let Some(k) = m.keys().find(|k| !matches!(k.as_str(), SWITCH | "cases" | "absent" | "default")) {
+        return problem(format!("a `$switch` object has only `$switch`, `cases`, `absent` and `default`, not `{k}`"));
     }
     let Some(path) = m[SWITCH].as_str().and_then(parse_path) else {
         return problem(format!("`$switch` names a parameter, e.g. \"$switch\": \"units\" (got {})", m[SWITCH]));
@@ -313,8 +341,11 @@ fn check_switch(m: &Map<String, Value>, schema: &Value, field: String, out: &mut
         Ok(p) => p,
         Err(e) => return problem(format!("switch on {e}")),
     };
-    let Some(cases) = m.get("cases").and_then(Value::as_object) else {
-        return problem(format!("the `$switch` on `{shown}` needs `cases`: an object from the parameter's values to results"));
+    let empty = Map::new();
+    let cases = match m.get("cases") {
+        None => &empty,
+        Some(Value::Object(c)) => c,
+        Some(_) => return problem(format!("`cases` of the `$switch` on `{shown}` is an object from the parameter's values to results")),
     };
     let allowed: Option<Vec<String>> = param.get("enum").and_then(Value::as_array).map(|e| e.iter().map(as_text).collect());
     if let Some(allowed) = &allowed {
@@ -323,15 +354,28 @@ fn check_switch(m: &Map<String, Value>, schema: &Value, field: String, out: &mut
         }
     }
     let covered = allowed.as_ref().is_some_and(|a| a.iter().all(|v| cases.contains_key(v)));
-    let always_there = path.len() == 1 && is_required(schema, path[0]);
-    if !m.contains_key("default") && !(covered && always_there) {
+    let absence_covered = m.contains_key("absent") || (path.len() == 1 && is_required(schema, path[0]));
+    if !m.contains_key("default") && !(covered && absence_covered) {
         return problem(format!("the `$switch` on `{shown}` needs a `default`: the argument may be absent or match no case"));
     }
+    // Inside a case, and in `default` when `absent` exists, the switched argument is given: text
+    // placeholders naming it need no default there.
+    let mut given = schema.clone();
+    if path.len() == 1 {
+        if let Some(Value::Array(r)) = given.get_mut("required") {
+            r.push(Value::String(path[0].to_string()));
+        } else if let Some(o) = given.as_object_mut() {
+            o.insert("required".into(), Value::Array(vec![Value::String(path[0].to_string())]));
+        }
+    }
     for (k, v) in cases {
-        walk(v, schema, format!("{field}.cases.{k}"), out);
+        walk(v, &given, format!("{field}.cases.{k}"), out);
+    }
+    if let Some(d) = m.get("absent") {
+        walk(d, schema, format!("{field}.absent"), out);
     }
     if let Some(d) = m.get("default") {
-        walk(d, schema, format!("{field}.default"), out);
+        walk(d, if m.contains_key("absent") { &given } else { schema }, format!("{field}.default"), out);
     }
 }
 
@@ -360,7 +404,7 @@ mod tests {
     }
 
     #[test]
-    fn text_placeholders_paths_alternatives_and_defaults() {
+    fn text_placeholders_paths_and_nested_defaults() {
         let t = json!({
             "url": "https://code.example.com/acme/{{repository}}/pull/{{number|133}}",
             "status": "{{filter.status|all}}",
@@ -368,7 +412,8 @@ mod tests {
             "limit": "{{limit|20}}",
             "quoted": "{{limit|\"20\"}}",
             "none": "{{number}}",
-            "date": "{{since,filter.status|2026-01-01}}",
+            "date": "{{since|{{filter.status|2026-01-01}}}}",
+            "name": "{{since|{{repository}} Sprint {{limit|19}}}}",
             "nested": [{"k": "{{repository}}"}],
             "plain": 7
         });
@@ -383,6 +428,7 @@ mod tests {
                 "quoted": "20",
                 "none": null,
                 "date": "2026-01-01",
+                "name": "web-app Sprint 19",
                 "nested": [{"k": "web-app"}],
                 "plain": 7
             })
@@ -391,7 +437,8 @@ mod tests {
         let out = render(&t, &args);
         assert_eq!(out["url"], "https://code.example.com/acme/web-app/pull/9");
         assert_eq!((out["status"].clone(), out["limit"].clone(), out["quoted"].clone()), (json!("open"), json!(5), json!(5)));
-        assert_eq!(out["date"], "open", "the second alternative when the first is absent");
+        assert_eq!(out["date"], "open", "the default's placeholder when the first is absent");
+        assert_eq!(out["name"], "web-app Sprint 5");
         assert_eq!(render(&t, &json!({"since": "2026-05-01", "filter": {"status": "open"}}))["date"], "2026-05-01");
     }
 
@@ -400,6 +447,11 @@ mod tests {
         let t = json!({"t": {"$switch": "units", "cases": {"metric": {"c": "{{repository}}"}, "imperial": 57}, "default": null}, "n": {"$switch": "number", "cases": {"7": "seven"}, "default": "other"}});
         assert_eq!(render(&t, &json!({"units": "metric", "repository": "r"})), json!({"t": {"c": "r"}, "n": "other"}));
         assert_eq!(render(&t, &json!({"units": "imperial", "number": 7})), json!({"t": 57, "n": "seven"}));
+        let path = json!({"$switch": "since", "absent": "{{repository}}", "default": "{{since}}/{{repository}}"});
+        assert_eq!(check(&path, &schema()), vec![], "`since` is given in `default` when `absent` exists");
+        assert_eq!(check(&json!({"$switch": "since", "default": "{{since}}/x"}), &schema()).len(), 1, "no `absent`: `default` may run without it");
+        assert_eq!(render(&path, &json!({"repository": "r"})), json!("r"));
+        assert_eq!(render(&path, &json!({"repository": "r", "since": "s"})), json!("s/r"));
     }
 
     #[test]
@@ -417,7 +469,7 @@ mod tests {
     fn checks_name_the_problem() {
         let ok = json!({
             "a": "{{repository}}", "b": "PR {{number|1}} of {{repository}}", "c": "{{filter.status}}", "d": ["{{labels.0}}"],
-            "e": "{{limit}}", "f": "since {{since,repository}}",
+            "e": "{{limit}}", "f": "since {{since|{{repository}}}}",
             "g": {"$switch": "units", "cases": {"metric": 1, "imperial": 2}}, "h": {"$switch": "limit", "cases": {"5": 1}, "default": 0}
         });
         assert_eq!(check(&ok, &schema()), vec![]);
@@ -433,12 +485,16 @@ mod tests {
         assert_eq!(bad.len(), 2);
         assert!(bad[0].starts_with(".x: `{{ not a name }}` is not a placeholder"), "{}", bad[0]);
         assert!(bad[1].starts_with(".y: `{{` without a closing `}}`") && bad[1].ends_with("mark the tool \"mockMode\": \"static\""), "{}", bad[1]);
+        assert_eq!(messages(json!({"x": "{{since|{{nope}}}}"})), [".x: placeholder `{{nope}}` names no parameter of the tool (its parameters: repository, number, labels, filter, limit, units, since)"]);
+        assert_eq!(messages(json!({"x": "{{since|after {{limit}}}}"})), [".x: placeholder `{{limit}}` inside text names an optional value: give a default, e.g. `{{limit|…}}`"]);
         // Switches
         assert_eq!(messages(json!({"s": {"$switch": "unit", "cases": {}}})), [".s: switch on `unit` names no parameter of the tool (its parameters: repository, number, labels, filter, limit, units, since)"]);
         assert_eq!(messages(json!({"s": {"$switch": "units", "cases": {"kelvin": 1}, "default": 0}})), [".s: the `$switch` on `units` has case `kelvin`, which is not one of its values (metric, imperial)"]);
         assert_eq!(messages(json!({"s": {"$switch": "units", "cases": {"metric": 1}}})), [".s: the `$switch` on `units` needs a `default`: the argument may be absent or match no case"]);
         assert_eq!(messages(json!({"s": {"$switch": "limit", "cases": {"5": 1}}})), [".s: the `$switch` on `limit` needs a `default`: the argument may be absent or match no case"]);
-        assert_eq!(messages(json!({"s": {"$switch": "units", "case": {}}})), [".s: a `$switch` object has only `$switch`, `cases` and `default`, not `case`"]);
+        assert_eq!(messages(json!({"s": {"$switch": "units", "case": {}}})), [".s: a `$switch` object has only `$switch`, `cases`, `absent` and `default`, not `case`"]);
+        assert_eq!(messages(json!({"s": {"$switch": "limit", "cases": {"5": 1, "6": 2}, "absent": 0}})), [".s: the `$switch` on `limit` needs a `default`: the argument may be absent or match no case"]);
+        assert_eq!(messages(json!({"s": {"$switch": "since", "absent": "{{since}}", "default": "{{nope}}"}})), [".s.default: placeholder `{{nope}}` names no parameter of the tool (its parameters: repository, number, labels, filter, limit, units, since)"]);
         assert_eq!(messages(json!({"s": {"$switch": "units", "cases": {"metric": "{{nope}}", "imperial": 1}}})), [".s.cases.metric: placeholder `{{nope}}` names no parameter of the tool (its parameters: repository, number, labels, filter, limit, units, since)"]);
     }
 }
