@@ -348,14 +348,15 @@ fn check_switch(m: &Map<String, Value>, schema: &Value, field: String, out: &mut
         Some(_) => return problem(format!("`cases` of the `$switch` on `{shown}` is an object from the parameter's values to results")),
     };
     let allowed: Option<Vec<String>> = param.get("enum").and_then(Value::as_array).map(|e| e.iter().map(as_text).collect());
-    if let Some(allowed) = &allowed {
-        if let Some(bad) = cases.keys().find(|k| !allowed.contains(k)) {
-            return problem(format!("the `$switch` on `{shown}` has case `{bad}`, which is not one of its values ({})", allowed.join(", ")));
-        }
+    if let Some(allowed) = &allowed
+        && let Some(bad) = cases.keys().find(|k| !allowed.contains(k))
+    {
+        return problem(format!("the `$switch` on `{shown}` has case `{bad}`, which is not one of its values ({})", allowed.join(", ")));
     }
     let covered = allowed.as_ref().is_some_and(|a| a.iter().all(|v| cases.contains_key(v)));
     let absence_covered = m.contains_key("absent") || (path.len() == 1 && is_required(schema, path[0]));
-    if !m.contains_key("default") && !(covered && absence_covered) {
+    let falls_through = !(covered && absence_covered);
+    if falls_through && !m.contains_key("default") {
         return problem(format!("the `$switch` on `{shown}` needs a `default`: the argument may be absent or match no case"));
     }
     // Inside a case, and in `default` when `absent` exists, the switched argument is given: text
