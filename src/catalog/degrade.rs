@@ -355,6 +355,7 @@ fn merged_tool(server: &str, category: &Category) -> Tool {
         output_schema: None,
         annotations,
         mock_response: json!({"ok": true}),
+        mock_mode: Default::default(),
         origin: category.tools[0].origin.clone(),
         dispatch: Some(Dispatch { param: "action".into(), targets }),
     }
@@ -381,6 +382,7 @@ mod tests {
             output_schema: None,
             annotations: Annotations::default(),
             mock_response: json!({}),
+            mock_mode: Default::default(),
             origin: Default::default(),
             dispatch: None,
         }

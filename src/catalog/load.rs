@@ -49,6 +49,9 @@ struct RawTool {
     #[serde(default)]
     annotations: Option<Annotations>,
     mock_response: Option<Value>,
+    /// `static` returns `mockResponse` verbatim (no placeholders); absent means `templated`.
+    #[serde(default)]
+    mock_mode: super::MockMode,
 }
 
 /// `true` when `name` is a valid server, category or tool name.
@@ -188,6 +191,13 @@ fn check_server(
                 e.line = line_after(text, &tneedle, &needle);
                 errors.push(e);
             }
+            for p in mock_problems(&rt) {
+                let mut e = InputError::new(file, format!("tool `{id}`: {}", p.message)).field(format!("{tfield}.mockResponse{}", p.field));
+                // Anchor on the tool's own `"name": …` line (its bare name may appear earlier in a description).
+                let anchor = format!("\"name\": {tneedle}");
+                e.line = line_after(text, if text.contains(&anchor) { &anchor } else { &tneedle }, &p.needle);
+                errors.push(e);
+            }
             if let Some(out) = &rt.output_schema {
                 for (suffix, message, needle) in schema_problems(out, false) {
                     let mut e = InputError::new(file, message).field(format!("{tfield}.outputSchema{suffix}"));
@@ -210,6 +220,7 @@ fn check_server(
                 dispatch: None,
                 annotations: rt.annotations.unwrap_or_default(),
                 mock_response: rt.mock_response.unwrap_or_else(|| serde_json::json!({"ok": true})),
+                mock_mode: rt.mock_mode,
             });
         }
         server.categories.push(category);
@@ -226,6 +237,9 @@ pub fn parse_tool(server: &str, category: &str, value: &Value) -> Result<Tool, S
     if let Some((field, message, _)) = schema_problems(&rt.input_schema, true).into_iter().next() {
         return Err(format!("inputSchema{field}: {message}"));
     }
+    if let Some(p) = mock_problems(&rt).into_iter().next() {
+        return Err(format!("mockResponse{}: {}", p.field, p.message));
+    }
     Ok(Tool {
         id: format!("{server}/{category}/{}", rt.name),
         name: rt.name,
@@ -237,7 +251,17 @@ pub fn parse_tool(server: &str, category: &str, value: &Value) -> Result<Tool, S
         dispatch: None,
         annotations: rt.annotations.unwrap_or_default(),
         mock_response: rt.mock_response.unwrap_or_else(|| serde_json::json!({"ok": true})),
+        mock_mode: rt.mock_mode,
     })
+}
+
+/// Placeholder problems of a templated mock response (none for a static one, or one whose schema
+/// is itself invalid — that is reported on its own).
+fn mock_problems(rt: &RawTool) -> Vec<super::mock::Problem> {
+    match (&rt.mock_response, rt.mock_mode) {
+        (Some(mock), super::MockMode::Templated) => super::mock::check(mock, &rt.input_schema),
+        _ => Vec::new(),
+    }
 }
 
 /// Problems with a schema as (field suffix, message, text to locate). `input` adds the tool-input rules.

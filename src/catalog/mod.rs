@@ -6,6 +6,7 @@
 
 pub mod degrade;
 pub mod load;
+pub mod mock;
 pub mod variant;
 
 use serde::{Deserialize, Serialize};
@@ -13,6 +14,7 @@ use serde_json::Value;
 use std::collections::HashMap;
 
 pub use load::load_catalog;
+pub use mock::MockMode;
 
 /// MCP tool annotations. Absent hints take the MCP defaults.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -49,8 +51,10 @@ pub struct Tool {
     pub input_schema: Value,
     pub output_schema: Option<Value>,
     pub annotations: Annotations,
-    /// What simulated execution returns for a valid call.
+    /// What simulated execution returns for a valid call: a template over the call's arguments, or
+    /// fixed data (see [`mock`]).
     pub mock_response: Value,
+    pub mock_mode: MockMode,
     /// Where the tool was written (for lint locations); empty for tools built in code.
     pub origin: Origin,
     /// Set on a merged tool (the `merge_siblings` operator): calls dispatch to the original tools.

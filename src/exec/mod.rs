@@ -3,8 +3,13 @@
 //! A call is checked against the tool's **real** input schema (the catalog as written, whatever variant
 //! the model was shown) with a JSON Schema validator. An invalid call gets a teaching error the model can
 //! act on; a valid call gets the tool's mock response. Nothing here knows about layouts or scoring.
+//!
+//! A catalog's mock response is a template over the call's arguments (`"{{repository}}"` becomes the
+//! repository the call named; the syntax is in [`crate::catalog::mock`]), so a result never contradicts
+//! the call it answers. Imported tools carry upstream data and are answered verbatim
+//! ([`MockMode::Static`]); every answer says which it was, and trials record it per call.
 
-use crate::catalog::{Catalog, Tool};
+use crate::catalog::{Catalog, MockMode, Tool, mock};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
@@ -22,8 +27,9 @@ pub enum Rejection {
 /// Outcome of executing one call.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Execution {
-    /// The arguments validated; `response` is the tool's mock response.
-    Ok { response: Value },
+    /// The arguments validated; `response` is the tool's mock response, rendered for these arguments
+    /// unless `mock` is [`MockMode::Static`].
+    Ok { response: Value, mock: MockMode },
     /// The arguments did not validate; `message` teaches the fix.
     Rejected { kind: Rejection, message: String },
 }
@@ -70,7 +76,11 @@ impl Executor {
             return Execution::Rejected { kind: Rejection::ValueError, message: format!("Unknown tool id {tool_id}.") };
         };
         let Some(err) = validator.iter_errors(arguments).next() else {
-            return Execution::Ok { response: tool.mock_response.clone() };
+            let response = match tool.mock_mode {
+                MockMode::Templated => mock::render(&tool.mock_response, arguments),
+                MockMode::Static => tool.mock_response.clone(),
+            };
+            return Execution::Ok { response, mock: tool.mock_mode };
         };
         use jsonschema::error::ValidationErrorKind as K;
         let path = err.instance_path().to_string();
@@ -154,6 +164,7 @@ mod tests {
             output_schema: None,
             annotations: Annotations::default(),
             mock_response: json!({"temp_c": 21}),
+            mock_mode: Default::default(),
             origin: Default::default(),
             dispatch: None,
         };
@@ -170,7 +181,31 @@ mod tests {
 
     #[test]
     fn valid_call_returns_mock_response() {
-        assert_eq!(executor().execute("w/weather/get_weather", &json!({"city":"Pune"})), Execution::Ok { response: json!({"temp_c": 21}) });
+        assert_eq!(executor().execute("w/weather/get_weather", &json!({"city":"Pune"})), Execution::Ok { response: json!({"temp_c": 21}), mock: MockMode::Templated });
+    }
+
+    fn with_mock(mock_response: Value, mock_mode: MockMode) -> Executor {
+        let ex = executor();
+        let mut tool = ex.tools["w/weather/get_weather"].1.clone();
+        tool.id = "w/weather/echo".into();
+        tool.mock_response = mock_response;
+        tool.mock_mode = mock_mode;
+        ex.with_extra(&tool).unwrap()
+    }
+
+    #[test]
+    fn templated_mock_echoes_the_call_and_static_mock_stays_verbatim() {
+        let mock = json!({"city": "{{city}}", "days": "{{days|1}}", "summary": "{{days|1}} days in {{city}}"});
+        let args = json!({"city": "Pune", "days": 3});
+        assert_eq!(
+            with_mock(mock.clone(), MockMode::Templated).execute("w/weather/echo", &args),
+            Execution::Ok { response: json!({"city": "Pune", "days": 3, "summary": "3 days in Pune"}), mock: MockMode::Templated }
+        );
+        assert_eq!(
+            with_mock(mock.clone(), MockMode::Templated).execute("w/weather/echo", &json!({"city": "Oslo"})),
+            Execution::Ok { response: json!({"city": "Oslo", "days": 1, "summary": "1 days in Oslo"}), mock: MockMode::Templated }
+        );
+        assert_eq!(with_mock(mock.clone(), MockMode::Static).execute("w/weather/echo", &args), Execution::Ok { response: mock, mock: MockMode::Static });
     }
 
     #[test]

@@ -92,6 +92,12 @@ pub struct CallRecord {
     /// Catalog tools this (navigation) call revealed to the agent — for layouts that hide tools.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub revealed: Vec<String>,
+    /// For an executed call: whether its result was the tool's mock response rendered for these
+    /// arguments (`templated`) or upstream data returned verbatim (`static`, every imported tool — such a
+    /// result may name things the call did not). Absent for calls that did not execute, and in records
+    /// written before results were templated (those were all static).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mock: Option<crate::catalog::MockMode>,
 }
 
 /// The answer to one call: text for the model, a record for scoring.
@@ -140,7 +146,7 @@ pub(crate) fn execute_tool(
     transform: impl FnOnce(Value) -> String,
 ) -> CallOutcome {
     match executor.execute(tool_id, &arguments) {
-        Execution::Ok { response } => CallOutcome {
+        Execution::Ok { response, mock } => CallOutcome {
             content: transform(response),
             record: CallRecord {
                 step,
@@ -151,6 +157,7 @@ pub(crate) fn execute_tool(
                 rejection: None,
                 from_text: false,
                 revealed: vec![],
+                mock: Some(mock),
             },
         },
         Execution::Rejected { kind, message } => CallOutcome {
@@ -164,6 +171,7 @@ pub(crate) fn execute_tool(
                 rejection: Some(kind),
                 from_text: false,
                 revealed: vec![],
+                mock: None,
             },
         },
     }
@@ -198,6 +206,7 @@ pub(crate) fn dispatch_rejected(step: usize, name: &str, tool_id: &str, args: Va
             rejection: Some(kind),
             from_text: false,
             revealed: vec![],
+            mock: None,
         },
     }
 }
@@ -209,5 +218,5 @@ pub(crate) fn error_json(message: &str) -> String {
 
 /// A record for a call that did not reach a catalog tool.
 pub(crate) fn record(step: usize, name: &str, status: CallStatus, arguments: Option<Value>) -> CallRecord {
-    CallRecord { step, name: name.into(), status, tool_id: None, arguments, rejection: None, from_text: false, revealed: vec![] }
+    CallRecord { step, name: name.into(), status, tool_id: None, arguments, rejection: None, from_text: false, revealed: vec![], mock: None }
 }

@@ -145,6 +145,7 @@ mod tests {
             output_schema: None,
             annotations: Annotations::default(),
             mock_response: json!({"ok": 1}),
+            mock_mode: Default::default(),
             origin: Default::default(),
             dispatch: None,
         };

@@ -329,6 +329,7 @@ mod tests {
                 rejection: (status == CallStatus::Rejected).then_some(Rejection::MissingRequired),
                 from_text: false,
                 revealed: vec![],
+                mock: None,
             },
             read_only,
             destructive: false,

@@ -110,7 +110,7 @@ pub fn import(dir: &Path) -> Result<Imported> {
                 (ident(pname), json!({"type": kind, "description": description}))
             })
             .collect();
-        let value = json!({"name": name, "description": tool.description, "inputSchema": {"type": "object", "properties": properties}});
+        let value = json!({"name": name, "description": tool.description, "inputSchema": {"type": "object", "properties": properties}, "mockMode": "static"});
         let server = category.clone();
         match crate::catalog::load::parse_tool(&server, &format!("{category}_tools"), &value) {
             Ok(t) => {

@@ -119,6 +119,7 @@ impl Registry {
             output_schema: None,
             annotations: Default::default(),
             mock_response: json!({"ok": true}),
+            mock_mode: crate::catalog::MockMode::Static,
             origin: Origin::default(),
             dispatch: None,
         };

@@ -164,7 +164,7 @@ fn record_tools(r: &Value, category: &str, servers: &mut Servers, repairs: &mut 
         let tool_id = format!("{srv}/{srv}_tools/{tool_name}");
         let entry = servers.entry(srv.clone()).or_default();
         if !entry.contains_key(&tool_name) {
-            let value = json!({"name": tool_name, "description": description.unwrap_or_default(), "inputSchema": schema});
+            let value = json!({"name": tool_name, "description": description.unwrap_or_default(), "inputSchema": schema, "mockMode": "static"});
             match crate::catalog::load::parse_tool(&srv, &format!("{srv}_tools"), &value) {
                 Ok(tool) => {
                     entry.insert(tool_name.clone(), tool);

@@ -7,6 +7,10 @@
 //! check field types with [`fields`] (reasons name the field, its type and the expected one), and
 //! report through a [`Ledger`], which also gives duplicate task ids their deterministic rename
 //! (`<id>#2`, `<id>#3`, … in reading order) and counts records for the [`Summary`].
+//!
+//! Every imported tool is [`MockMode::Static`](crate::catalog::MockMode): its mock response is the
+//! benchmark's own data (or a fixed `{"ok": true}`), answered verbatim — never read for placeholders —
+//! and [`write_native`] keeps that as `"mockMode": "static"`.
 
 pub mod bench_catalog;
 pub mod bfcl;
@@ -302,6 +306,9 @@ fn tool_json(t: &crate::catalog::Tool) -> Value {
         v["annotations"] = serde_json::to_value(&t.annotations).unwrap_or(Value::Null);
     }
     v["mockResponse"] = t.mock_response.clone();
+    if t.mock_mode == crate::catalog::MockMode::Static {
+        v["mockMode"] = json!("static");
+    }
     v
 }
 

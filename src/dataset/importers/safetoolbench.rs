@@ -94,7 +94,8 @@ fn api_tool(api: &str, spec: &Value, path: &str, server: &str) -> Result<Tool, S
         "description": fields::opt_str(spec, path, "desc")?.unwrap_or_default(),
         "inputSchema": {"type": "object", "properties": props, "required": required},
         "outputSchema": {"type": "object", "properties": out},
-        "mockResponse": {"status": "success"}
+        "mockResponse": {"status": "success"},
+        "mockMode": "static"
     });
     crate::catalog::load::parse_tool(server, &format!("{server}_apis"), &value)
 }

@@ -258,7 +258,9 @@ fn register_api(api: &Value, path: &str, state: &mut State, repairs: &mut Vec<St
             "title": api_name,
             "description": description,
             "inputSchema": {"type": "object", "properties": props, "required": required},
-            "mockResponse": mock
+            "mockResponse": mock,
+            // Upstream data, kept verbatim: a literal `{{x}}` in it is text, not a placeholder.
+            "mockMode": "static"
         });
         let t = crate::catalog::load::parse_tool(&server, &category, &value).map_err(|e| format!("API `{api_name}` of `{tool_name}` is not a valid tool: {e}"))?;
         tools.insert(name.clone(), (t, defaults));
