@@ -92,6 +92,14 @@ pub struct CallRecord {
     /// Catalog tools this (navigation) call revealed to the agent — for layouts that hide tools.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub revealed: Vec<String>,
+    /// The token limit cut the call off mid-way (`finish_reason: length`): it was not executed and
+    /// scores as `malformed_call` ("cut off by max_tokens"), an attempt rather than an abstention.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
+    /// The same call (name and arguments) appeared earlier in the same message: it was not executed
+    /// again and copies that call's record; scoring still counts it as a call.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub duplicate: bool,
 }
 
 /// The answer to one call: text for the model, a record for scoring.
@@ -151,6 +159,8 @@ pub(crate) fn execute_tool(
                 rejection: None,
                 from_text: false,
                 revealed: vec![],
+                truncated: false,
+                duplicate: false,
             },
         },
         Execution::Rejected { kind, message } => CallOutcome {
@@ -164,6 +174,8 @@ pub(crate) fn execute_tool(
                 rejection: Some(kind),
                 from_text: false,
                 revealed: vec![],
+                truncated: false,
+                duplicate: false,
             },
         },
     }
@@ -198,6 +210,8 @@ pub(crate) fn dispatch_rejected(step: usize, name: &str, tool_id: &str, args: Va
             rejection: Some(kind),
             from_text: false,
             revealed: vec![],
+            truncated: false,
+            duplicate: false,
         },
     }
 }
@@ -209,5 +223,5 @@ pub(crate) fn error_json(message: &str) -> String {
 
 /// A record for a call that did not reach a catalog tool.
 pub(crate) fn record(step: usize, name: &str, status: CallStatus, arguments: Option<Value>) -> CallRecord {
-    CallRecord { step, name: name.into(), status, tool_id: None, arguments, rejection: None, from_text: false, revealed: vec![] }
+    CallRecord { step, name: name.into(), status, tool_id: None, arguments, rejection: None, from_text: false, revealed: vec![], truncated: false, duplicate: false }
 }

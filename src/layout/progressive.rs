@@ -356,6 +356,8 @@ fn malformed(call: &ToolCall, step: usize, tool_id: &str, msg: String) -> CallOu
             rejection: None,
             from_text: false,
             revealed: vec![],
+            truncated: false,
+            duplicate: false,
         },
     }
 }

@@ -329,6 +329,8 @@ mod tests {
                 rejection: (status == CallStatus::Rejected).then_some(Rejection::MissingRequired),
                 from_text: false,
                 revealed: vec![],
+                truncated: false,
+                duplicate: false,
             },
             read_only,
             destructive: false,
