@@ -18,6 +18,9 @@ fn ok(tool: &str, args: Value) -> ScoredCall {
     call(CallStatus::Executed, Some(tool), args)
 }
 
+/// (selection correct, abstention correct, pass, error type).
+type Outcome = (bool, bool, bool, Option<ErrorType>);
+
 fn score_trial(kind: Kind, expected: &[ExpectedCall], calls: &[ScoredCall], stop: StopReason) -> TrialScore {
     super::score_trial(kind, expected, &Declared::new(), calls, stop, &Safety::default())
 }
@@ -86,7 +89,7 @@ fn an_invented_only_call_is_an_attempt_in_selection_abstention_and_false_refusal
     let invented = || call(CallStatus::Invented, None, json!({}));
     let e = [exp("m/x/send", json!({}))];
     let two = [exp("m/x/send", json!({})), exp("m/x/list", json!({}))];
-    let cases: [(Kind, &[ExpectedCall], (bool, bool, bool, Option<ErrorType>)); 6] = [
+    let cases: [(Kind, &[ExpectedCall], Outcome); 6] = [
         (Kind::Single, &e, (false, true, false, Some(ErrorType::InventedTool))),
         (Kind::Multi, &two, (false, true, false, Some(ErrorType::InventedTool))),
         (Kind::Parallel, &two, (false, true, false, Some(ErrorType::InventedTool))),
