@@ -7,7 +7,13 @@
 //! `unavailable` (503), `slow` (adds `slow_ms`), `timeout` (never answers in time), `malformed_args`
 //! (argument JSON cut short), `invented_tool` (calls a name it was not offered), `text_calls` (the call
 //! written in `content` as bare JSON, no `tool_calls`), `truncated` (half a body), `empty_choices`,
-//! `unauthorized` (401).
+//! `unauthorized` (401); and, for the agent loop's bookkeeping, `cut_off` (a valid completion with
+//! `finish_reason: length` whose last call's arguments — or whose text — stop half-way), `cut_off_text`
+//! (the call written as text, as `text_calls`, then cut in half, `length`), `content_filter` (no
+//! message, `finish_reason: content_filter`), `repeat_call` (the calls of the conversation's last
+//! assistant message again, so an agent loops) and `duplicate_calls` (the first call three times in
+//! one message). `length_reason` spells the cut-off reason another provider's way (`max_tokens`,
+//! `MAX_TOKENS`).
 //! `GET /stats` reports the request counter and the faults injected. `down_after: N` makes every chat
 //! request after the N-th fail with 503 (an endpoint that goes down mid-run; `MockServer::set_down_after`
 //! brings it back). `GET /v1/models` answers the model list, and 401 without the required key.
@@ -53,7 +59,15 @@ pub enum Fault {
     Truncated,
     EmptyChoices,
     Unauthorized,
+    CutOff,
+    CutOffText,
+    ContentFilter,
+    RepeatCall,
+    DuplicateCalls,
 }
+
+/// How many times `duplicate_calls` puts the first call in one message.
+pub const DUPLICATES: usize = 3;
 
 impl Fault {
     pub fn parse(s: &str) -> Option<Fault> {
@@ -69,6 +83,11 @@ impl Fault {
             "truncated" => Fault::Truncated,
             "empty_choices" => Fault::EmptyChoices,
             "unauthorized" => Fault::Unauthorized,
+            "cut_off" => Fault::CutOff,
+            "cut_off_text" => Fault::CutOffText,
+            "content_filter" => Fault::ContentFilter,
+            "repeat_call" => Fault::RepeatCall,
+            "duplicate_calls" => Fault::DuplicateCalls,
             _ => return None,
         })
     }
@@ -86,6 +105,11 @@ impl Fault {
             Fault::Truncated => "truncated",
             Fault::EmptyChoices => "empty_choices",
             Fault::Unauthorized => "unauthorized",
+            Fault::CutOff => "cut_off",
+            Fault::CutOffText => "cut_off_text",
+            Fault::ContentFilter => "content_filter",
+            Fault::RepeatCall => "repeat_call",
+            Fault::DuplicateCalls => "duplicate_calls",
         }
     }
 }
@@ -110,6 +134,8 @@ pub struct MockConfig {
     pub down_after: Option<u64>,
     /// Echo the request's key in headers, 401 bodies and answers (a careless endpoint).
     pub echo_key: bool,
+    /// The `finish_reason` of a `cut_off` answer: `length` (OpenAI), or another provider's spelling.
+    pub length_reason: String,
 }
 
 impl Default for MockConfig {
@@ -124,6 +150,7 @@ impl Default for MockConfig {
             seed: 0,
             down_after: None,
             echo_key: false,
+            length_reason: "length".into(),
         }
     }
 }
@@ -192,6 +219,11 @@ pub async fn spawn(addr: SocketAddr, config: MockConfig) -> std::io::Result<Mock
         let _ = axum::serve(listener, app).await;
     });
     Ok(MockServer { addr, state })
+}
+
+/// The first half of `text` (on a character boundary): what a token limit leaves of it.
+fn half(text: &str) -> String {
+    text.chars().take(text.chars().count() / 2).collect()
 }
 
 async fn stats(State(s): State<Arc<MockState>>) -> Json<Value> {
@@ -364,6 +396,7 @@ async fn answer(s: &MockState, headers: &HeaderMap, body: Value) -> Response {
         .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
         .collect();
     let mut content = turn.content.clone();
+    let mut finish = None;
     match fault {
         Some(Fault::MalformedArgs) => {
             for c in &mut calls {
@@ -378,6 +411,54 @@ async fn answer(s: &MockState, headers: &HeaderMap, body: Value) -> Response {
             content = Some(json!({"name": c.name, "arguments": args}).to_string());
             calls.clear();
         }
+        Some(Fault::CutOff) => {
+            finish = Some(s.config.length_reason.clone());
+            match calls.last_mut() {
+                Some(c) => {
+                    let a = c["function"]["arguments"].as_str().unwrap_or("{}").to_string();
+                    c["function"]["arguments"] = json!(half(&a));
+                }
+                None => content = content.as_deref().map(half),
+            }
+        }
+        Some(Fault::CutOffText) => {
+            finish = Some(s.config.length_reason.clone());
+            if let Some(c) = turn.tool_calls.first() {
+                let args: Value = serde_json::from_str(&c.arguments).unwrap_or(json!({}));
+                content = Some(json!({"name": c.name, "arguments": args}).to_string());
+                calls.clear();
+            }
+            content = content.as_deref().map(half);
+        }
+        Some(Fault::ContentFilter) => {
+            finish = Some("content_filter".into());
+            content = None;
+            calls.clear();
+        }
+        Some(Fault::RepeatCall) => {
+            let previous = messages.iter().rev().find_map(|m| match m {
+                Message::Assistant { tool_calls, .. } if !tool_calls.is_empty() => Some(tool_calls.clone()),
+                _ => None,
+            });
+            if let Some(previous) = previous {
+                calls = previous
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| json!({"id": format!("call_{n}_{i}"), "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
+                    .collect();
+                content = None;
+            }
+        }
+        Some(Fault::DuplicateCalls) if !calls.is_empty() => {
+            let first = calls[0].clone();
+            calls = (0..DUPLICATES)
+                .map(|i| {
+                    let mut c = first.clone();
+                    c["id"] = json!(format!("{}_{i}", first["id"].as_str().unwrap_or("call")));
+                    c
+                })
+                .collect();
+        }
         _ => {}
     }
     if s.config.echo_key && calls.is_empty() {
@@ -389,7 +470,7 @@ async fn answer(s: &MockState, headers: &HeaderMap, body: Value) -> Response {
     if !calls.is_empty() {
         message["tool_calls"] = json!(calls);
     }
-    let finish = if calls.is_empty() { "stop" } else { "tool_calls" };
+    let finish = finish.unwrap_or_else(|| if calls.is_empty() { "stop" } else { "tool_calls" }.to_string());
     let choices = if fault == Some(Fault::EmptyChoices) { json!([]) } else { json!([{"index": 0, "message": message, "finish_reason": finish, "logprobs": null}]) };
     let response = json!({
         "id": format!("chatcmpl-mock-{n}"), "object": "chat.completion", "created": 0,

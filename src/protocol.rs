@@ -72,6 +72,41 @@ pub struct TurnTiming {
     pub cached: bool,
 }
 
+/// Why the model stopped writing a message (`finish_reason`), as far as the episode cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Finish {
+    /// It finished on its own (`stop`, `tool_calls`, or no reason given).
+    #[default]
+    Complete,
+    /// Cut off by the completion token limit (`length`; Anthropic's `max_tokens`, Gemini's `MAX_TOKENS`).
+    Length,
+    /// Stopped by the provider's content filter (`content_filter`; Gemini's `SAFETY`, `RECITATION`, …).
+    ContentFilter,
+}
+
+impl Finish {
+    /// Read a provider's `finish_reason` (any case). Unknown reasons are `Complete`: the message is
+    /// taken as written, as before finish reasons were read.
+    pub fn from_wire(reason: &str) -> Finish {
+        match reason.to_ascii_lowercase().as_str() {
+            "length" | "max_tokens" | "max_output_tokens" | "model_length" | "token_limit" => Finish::Length,
+            "content_filter" | "safety" | "recitation" | "blocklist" | "prohibited_content" | "spii" | "image_safety" | "refusal" => {
+                Finish::ContentFilter
+            }
+            _ => Finish::Complete,
+        }
+    }
+
+    /// The OpenAI spelling (what the chat-completions schema accepts).
+    pub fn wire(self) -> &'static str {
+        match self {
+            Finish::Complete => "stop",
+            Finish::Length => "length",
+            Finish::ContentFilter => "content_filter",
+        }
+    }
+}
+
 /// What a backend answers for one turn.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct AssistantTurn {
@@ -81,4 +116,9 @@ pub struct AssistantTurn {
     /// Ids of calls that were parsed out of `content` rather than `tool_calls`.
     pub text_call_ids: Vec<String>,
     pub timing: Option<TurnTiming>,
+    /// Why the message ended.
+    pub finish: Finish,
+    /// Ids of calls the token limit cut off mid-way (their arguments are incomplete): recorded as
+    /// truncated, never executed.
+    pub truncated_call_ids: Vec<String>,
 }

@@ -13,7 +13,7 @@ pub mod textcalls;
 
 use crate::dataset::Task;
 use crate::layout::{CallRecord, Layout, LayoutKind};
-use crate::protocol::{AssistantTurn, FunctionDef, Message, TurnTiming, Usage};
+use crate::protocol::{AssistantTurn, Finish, FunctionDef, Message, ToolCall, TurnTiming, Usage};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -121,7 +121,27 @@ pub enum StopReason {
     StepLimit,
     /// The backend failed (infrastructure, not a model decision).
     BackendError,
+    /// The last message was cut off by the token limit (`finish_reason: length`) and held nothing that
+    /// could run: no call, or only a call cut mid-way (recorded as truncated).
+    Truncated,
+    /// The provider's content filter stopped the last message (`finish_reason: content_filter`);
+    /// nothing in it was run.
+    ContentFilter,
+    /// The model made the same calls (names and arguments) in too many turns in a row.
+    RepeatedCall,
 }
+
+/// How far an episode may go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Most assistant turns.
+    pub max_steps: usize,
+    /// Stop after this many consecutive turns making the same calls (0: never).
+    pub repeat_limit: usize,
+}
+
+/// The default of [`Limits::repeat_limit`]: a third identical turn in a row is a loop.
+pub const DEFAULT_REPEAT_LIMIT: usize = 3;
 
 /// The record of one episode.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -143,25 +163,51 @@ pub struct Episode {
 pub const SYSTEM_PROMPT: &str = "You are an assistant that can use tools. Use the tools to do what the user asks. \
 If none of the tools can do it, say so and do not call any tool.";
 
+/// What a call is, for telling repeats apart: its name and its arguments as parsed JSON (key order
+/// and spacing do not matter), or as trimmed text when they do not parse.
+#[derive(Debug, Clone, PartialEq)]
+struct CallKey {
+    name: String,
+    arguments: Result<serde_json::Value, String>,
+}
+
+impl CallKey {
+    fn of(call: &ToolCall) -> CallKey {
+        let text = call.arguments.trim();
+        let arguments = match serde_json::from_str(if text.is_empty() { "{}" } else { text }) {
+            Ok(v) => Ok(v),
+            Err(_) => Err(text.to_string()),
+        };
+        CallKey { name: call.name.clone(), arguments }
+    }
+}
+
+/// What the model is told about a call the token limit cut off.
+const CUT_OFF: &str = "Your message was cut off by the max_tokens limit while writing this call, so it was not executed. \
+Write a shorter call.";
+
 /// Run one episode.
 pub async fn run_episode(
     backend: &dyn Backend,
     layout: &dyn Layout,
     task: &Task,
     addressing: &Addressing,
-    max_steps: usize,
+    limits: Limits,
     seed: u64,
     trial: usize,
 ) -> Episode {
     let mut messages =
         vec![Message::System { content: SYSTEM_PROMPT.into() }, Message::User { content: task.query.clone() }];
-    let mut calls = Vec::new();
+    let mut calls: Vec<CallRecord> = Vec::new();
     let mut steps = 0;
     let mut stop_reason = StopReason::StepLimit;
     let mut backend_error = None;
     let mut usage = Usage::default();
     let mut timings = Vec::new();
-    while steps < max_steps {
+    // The distinct calls of the last turn that made any, and in how many turns in a row they were made.
+    let mut last_turn: Vec<CallKey> = Vec::new();
+    let mut streak = 0;
+    while steps < limits.max_steps {
         let offered = layout.offered(&messages);
         let ctx = TurnContext {
             task,
@@ -187,18 +233,73 @@ pub async fn run_episode(
         if let Some(t) = turn.timing.clone() {
             timings.push(t);
         }
-        let done = turn.tool_calls.is_empty();
-        messages.push(Message::Assistant { content: turn.content, tool_calls: turn.tool_calls.clone() });
-        if done {
-            stop_reason = StopReason::Answered;
+        messages.push(Message::Assistant { content: turn.content.clone(), tool_calls: turn.tool_calls.clone() });
+        if turn.finish == Finish::ContentFilter {
+            // The provider withheld the message: nothing in it is acted on.
+            stop_reason = StopReason::ContentFilter;
             break;
         }
+        if turn.tool_calls.is_empty() {
+            stop_reason = if turn.finish == Finish::Length { StopReason::Truncated } else { StopReason::Answered };
+            break;
+        }
+        // Calls already made in this message, with the index of their record and their result.
+        let mut made: Vec<(CallKey, usize, String)> = Vec::new();
+        let mut ran = 0;
         for call in &turn.tool_calls {
-            let mut outcome = layout.call_in(call, steps, &messages);
-            outcome.record.from_text = turn.text_call_ids.contains(&call.id);
-            messages.push(Message::Tool { tool_call_id: call.id.clone(), name: call.name.clone(), content: outcome.content });
-            calls.push(outcome.record);
+            let from_text = turn.text_call_ids.contains(&call.id);
+            let (record, content) = if turn.truncated_call_ids.contains(&call.id) {
+                cut_off(layout, call, steps, &messages)
+            } else {
+                let key = CallKey::of(call);
+                match made.iter().find(|(k, _, _)| *k == key) {
+                    // The same call again in one message: answered like the first, executed once.
+                    Some((_, first, content)) => (CallRecord { duplicate: true, ..calls[*first].clone() }, content.clone()),
+                    None => {
+                        let outcome = layout.call_in(call, steps, &messages);
+                        made.push((key, calls.len(), outcome.content.clone()));
+                        ran += 1;
+                        (outcome.record, outcome.content)
+                    }
+                }
+            };
+            messages.push(Message::Tool { tool_call_id: call.id.clone(), name: call.name.clone(), content });
+            calls.push(CallRecord { from_text, ..record });
+        }
+        if turn.finish == Finish::Length && ran == 0 {
+            // Asking again with the same limit would most likely be cut off the same way.
+            stop_reason = StopReason::Truncated;
+            break;
+        }
+        let mut keys: Vec<CallKey> = Vec::new();
+        for key in turn.tool_calls.iter().map(CallKey::of) {
+            if !keys.contains(&key) {
+                keys.push(key);
+            }
+        }
+        let same = keys.len() == last_turn.len() && keys.iter().all(|k| last_turn.contains(k));
+        streak = if same { streak + 1 } else { 1 };
+        last_turn = keys;
+        if limits.repeat_limit > 0 && streak >= limits.repeat_limit {
+            stop_reason = StopReason::RepeatedCall;
+            break;
         }
     }
     Episode { messages, calls, steps, stop_reason, backend_error, usage, timings }
 }
+
+/// The record of a call the token limit cut off: never executed (the layout is asked with arguments
+/// that cannot parse, only to learn which tool the name addresses), `malformed` and `truncated`.
+fn cut_off(layout: &dyn Layout, call: &ToolCall, step: usize, messages: &[Message]) -> (CallRecord, String) {
+    let probe = ToolCall { arguments: "\u{0}cut off".into(), ..call.clone() };
+    let mut record = layout.call_in(&probe, step, messages).record;
+    record.status = crate::layout::CallStatus::Malformed;
+    record.arguments = None;
+    record.rejection = None;
+    record.revealed.clear();
+    record.truncated = true;
+    (record, crate::layout::error_json(CUT_OFF))
+}
+
+#[cfg(test)]
+mod loop_tests;

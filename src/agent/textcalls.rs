@@ -92,6 +92,62 @@ pub fn parse_text_calls(content: &str) -> Vec<TextCall> {
     out
 }
 
+/// The call a message cut off by the token limit was writing when it stopped, if any: the text ends
+/// inside an unclosed `<tool_call>` tag, or inside a ``` fence or a bare JSON object that names a
+/// function (`"name"`). Only asked about messages that were cut off (`finish_reason: length`), so an
+/// incomplete object in a finished message stays what it was (text). `arguments` is the cut text
+/// itself, which never parses.
+pub fn cut_call(content: &str) -> Option<TextCall> {
+    let fragment = if let Some(start) = content.rfind("<tool_call>") {
+        let after = &content[start + "<tool_call>".len()..];
+        if after.contains("</tool_call>") {
+            return None;
+        }
+        // An open tag is a call whatever follows it (even nothing).
+        return Some(partial(after.trim()));
+    } else if content.matches("```").count() % 2 == 1 {
+        let after = &content[content.rfind("```").map(|i| i + 3).unwrap_or(0)..];
+        let body = after.find('\n').map(|n| &after[n + 1..]).unwrap_or("");
+        open_json(body)?
+    } else {
+        open_json(content)?
+    };
+    fragment.contains("\"name\"").then(|| partial(fragment))
+}
+
+/// The first JSON value in `text` that the end of the text interrupts (complete values are skipped).
+fn open_json(text: &str) -> Option<&str> {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'{' || bytes[i] == b'[' {
+            let mut stream = serde_json::Deserializer::from_str(&text[i..]).into_iter::<Value>();
+            match stream.next() {
+                Some(Ok(_)) => {
+                    i += stream.byte_offset();
+                    continue;
+                }
+                Some(Err(e)) if e.is_eof() => return Some(&text[i..]),
+                _ => {}
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
+/// A cut call: the function name as far as it was written (empty when the cut came first).
+fn partial(fragment: &str) -> TextCall {
+    let name = fragment
+        .find("\"name\"")
+        .map(|k| fragment[k + 6..].trim_start())
+        .and_then(|rest| rest.strip_prefix(':'))
+        .and_then(|rest| rest.trim_start().strip_prefix('"'))
+        .map(|rest| rest.split('"').next().unwrap_or_default().to_string())
+        .unwrap_or_default();
+    TextCall { name, arguments: fragment.to_string() }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,5 +183,28 @@ mod tests {
     fn plain_prose_is_not_a_call() {
         assert!(names("I can't do that with the tools I have.").is_empty());
         assert!(names("The result was {\"temp\": 21}.").is_empty(), "an object without a name is not a call");
+    }
+
+    #[test]
+    fn a_call_cut_off_mid_way_is_found_with_its_name() {
+        let cut = |t: &str| cut_call(t).map(|c| c.name);
+        assert_eq!(cut(r#"{"name": "get_weather", "arguments": {"city": "Pu"#), Some("get_weather".into()));
+        assert_eq!(cut("Let me check.\n```json\n{\"name\": \"get_wea"), Some("get_wea".into()), "a cut name is kept as far as it went");
+        assert_eq!(cut("<tool_call>\n{\"name\": \"a\", \"arguments\": {}}\n</tool_call>\n<tool_call>\n{\"na"), Some(String::new()));
+        assert_eq!(cut("<tool_call>"), Some(String::new()), "an open tag is a call even before its JSON");
+        // A complete call first, then the cut one: only the cut one is returned.
+        assert_eq!(cut(r#"{"name": "a", "arguments": {}} {"name": "b", "arguments": {"x": "#), Some("b".into()));
+        // The cut text never parses as arguments.
+        let c = cut_call(r#"{"name": "a", "arguments": {"x": 1"#).unwrap();
+        assert!(serde_json::from_str::<Value>(&c.arguments).is_err());
+    }
+
+    #[test]
+    fn finished_or_nameless_text_has_no_cut_call() {
+        assert_eq!(cut_call(r#"{"name": "a", "arguments": {}}"#), None, "complete");
+        assert_eq!(cut_call("<tool_call>{\"name\": \"a\"}</tool_call>"), None, "closed tag");
+        assert_eq!(cut_call("The temperature is {\"temp\": 2"), None, "an object without a name is not a call");
+        assert_eq!(cut_call("I would need more information to"), None, "plain prose");
+        assert_eq!(cut_call("```python\nprint({'name': 1"), None, "no JSON name key");
     }
 }

@@ -155,7 +155,7 @@ struct MockArgs {
     latency_ms: u64,
     /// Inject a fault into every N-th request: KIND:N (repeatable). Kinds: rate_limit, server_error,
     /// unavailable, slow, timeout, malformed_args, invented_tool, text_calls, truncated, empty_choices,
-    /// unauthorized.
+    /// unauthorized, cut_off, cut_off_text, content_filter, repeat_call, duplicate_calls.
     #[arg(long = "fault")]
     faults: Vec<String>,
     /// Retry-After seconds sent with injected 429s.

@@ -41,6 +41,10 @@ pub struct RunArgs {
     /// Maximum assistant turns per episode (at least 1). Default 8.
     #[arg(long, value_parser = rules::at_least_one::parse)]
     max_steps: Option<usize>,
+    /// Stop an episode when the model makes the same calls (names and arguments) in this many turns in a
+    /// row: 0 (never) or at least 2. Default 3.
+    #[arg(long, value_parser = rules::repeat_limit::parse)]
+    repeat_limit: Option<usize>,
     /// Progressive discovery shows full details for servers with at most this many actions.
     #[arg(long)]
     discovery_full_max: Option<usize>,
@@ -259,6 +263,7 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
         trials,
         seed: args.seed.or(file.seed).unwrap_or(0),
         max_steps,
+        repeat_limit: args.repeat_limit.or(file.repeat_limit).unwrap_or(crate::agent::DEFAULT_REPEAT_LIMIT),
         discovery,
         lexical,
         cache_dir,

@@ -98,6 +98,14 @@ pub struct CallRecord {
     /// written before results were templated (those were all static).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mock: Option<crate::catalog::MockMode>,
+    /// The token limit cut the call off mid-way (`finish_reason: length`): it was not executed and
+    /// scores as `malformed_call` ("cut off by max_tokens"), an attempt rather than an abstention.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
+    /// The same call (name and arguments) appeared earlier in the same message: it was not executed
+    /// again and copies that call's record; scoring still counts it as a call.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub duplicate: bool,
 }
 
 /// The answer to one call: text for the model, a record for scoring.
@@ -158,6 +166,8 @@ pub(crate) fn execute_tool(
                 from_text: false,
                 revealed: vec![],
                 mock: Some(mock),
+                truncated: false,
+                duplicate: false,
             },
         },
         Execution::Rejected { kind, message } => CallOutcome {
@@ -172,6 +182,8 @@ pub(crate) fn execute_tool(
                 from_text: false,
                 revealed: vec![],
                 mock: None,
+                truncated: false,
+                duplicate: false,
             },
         },
     }
@@ -207,6 +219,8 @@ pub(crate) fn dispatch_rejected(step: usize, name: &str, tool_id: &str, args: Va
             from_text: false,
             revealed: vec![],
             mock: None,
+            truncated: false,
+            duplicate: false,
         },
     }
 }
@@ -218,5 +232,5 @@ pub(crate) fn error_json(message: &str) -> String {
 
 /// A record for a call that did not reach a catalog tool.
 pub(crate) fn record(step: usize, name: &str, status: CallStatus, arguments: Option<Value>) -> CallRecord {
-    CallRecord { step, name: name.into(), status, tool_id: None, arguments, rejection: None, from_text: false, revealed: vec![], mock: None }
+    CallRecord { step, name: name.into(), status, tool_id: None, arguments, rejection: None, from_text: false, revealed: vec![], mock: None, truncated: false, duplicate: false }
 }

@@ -357,6 +357,8 @@ fn malformed(call: &ToolCall, step: usize, tool_id: &str, msg: String) -> CallOu
             from_text: false,
             revealed: vec![],
             mock: None,
+            truncated: false,
+            duplicate: false,
         },
     }
 }

@@ -27,7 +27,7 @@ impl Exporter for SummaryCsv {
             header.extend([m.to_string(), format!("{m}_low"), format!("{m}_high")]);
         }
         header.extend(
-            ["mean_selection_f1", "mean_steps", "mean_steps_low", "mean_steps_high", "mean_tokens_upfront", "mean_tokens_total", "mean_tokens_total_low", "mean_tokens_total_high", "mean_endpoint_prompt_tokens", "mean_endpoint_completion_tokens", "mean_endpoint_cached_tokens", "mean_peak_tokens", "mean_wrong_servers", "mean_wrong_categories", "mean_dead_ends", "mean_invented", "infra_errors", "cost_usd", "trials_per_task", "pass_at_k", "pass_hat_k", "flip_rate", "noise_95", "min_detectable_diff"]
+            ["mean_selection_f1", "mean_steps", "mean_steps_low", "mean_steps_high", "mean_tokens_upfront", "mean_tokens_total", "mean_tokens_total_low", "mean_tokens_total_high", "mean_endpoint_prompt_tokens", "mean_endpoint_completion_tokens", "mean_endpoint_cached_tokens", "mean_peak_tokens", "mean_wrong_servers", "mean_wrong_categories", "mean_dead_ends", "mean_invented", "mean_duplicate_calls", "infra_errors", "cost_usd", "trials_per_task", "pass_at_k", "pass_hat_k", "flip_rate", "noise_95", "min_detectable_diff"]
                 .map(String::from),
         );
         header.extend(error_columns().iter().map(|e| format!("errors_{e}")));
@@ -54,6 +54,7 @@ impl Exporter for SummaryCsv {
                 num(c.mean_wrong_categories),
                 num(c.mean_dead_ends),
                 num(c.mean_invented),
+                num(c.mean_duplicate_calls),
                 c.infra_errors.to_string(),
                 num(c.cost_usd),
                 c.trials_per_task.to_string(),
@@ -82,7 +83,7 @@ impl TrialsCsv {
         w.write_record([
             "trial_id", "dataset", "catalog", "variant", "layout", "backend", "task_id", "trial", "kind", "category", "tags",
             "pass", "selection_correct", "abstention_correct", "safety_violation", "attack_success", "error_type", "error_detail", "steps", "stop_reason",
-            "tools_called", "tokens_upfront", "tokens_total", "prompt_tokens", "completion_tokens", "cost_usd", "infra_error", "query",
+            "duplicate_calls", "tools_called", "tokens_upfront", "tokens_total", "prompt_tokens", "completion_tokens", "cost_usd", "infra_error", "query",
         ])?;
         let w = w.into_inner().map_err(|e| anyhow::anyhow!("cannot write {}: {}", path.display(), e.error()))?;
         Ok(TrialsCsv { w })
@@ -132,6 +133,7 @@ fn encode_row(t: &crate::run::Trial) -> Result<Vec<u8>> {
         &t.score.error_detail,
         &t.steps.to_string(),
         serde_json::to_value(t.stop_reason)?.as_str().unwrap_or_default(),
+        &t.duplicate_calls.to_string(),
         &called.join(";"),
         &t.tokens.definitions_upfront.to_string(),
         &t.tokens.tool_context_total.to_string(),

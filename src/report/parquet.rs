@@ -30,12 +30,12 @@ pub struct TrialsParquet {
     columns: Columns,
 }
 
-/// The columns of `trials.csv`, typed: 14 strings, 7 counts, 4 flags and the optional ones, in the
+/// The columns of `trials.csv`, typed: 14 strings, 8 counts, 4 flags and the optional ones, in the
 /// order [`Columns::take`] names them.
 #[derive(Default)]
 struct Columns {
     s: [Vec<String>; 14],
-    u: [Vec<u64>; 7],
+    u: [Vec<u64>; 8],
     b: [Vec<bool>; 4],
     attack_success: Vec<Option<bool>>,
     error_type: Vec<Option<String>>,
@@ -73,6 +73,7 @@ impl Columns {
             t.tokens.peak_context as u64,
             t.usage.prompt_tokens,
             t.usage.completion_tokens,
+            t.duplicate_calls as u64,
         ];
         for (col, v) in self.u.iter_mut().zip(numbers) {
             col.push(v);
@@ -96,7 +97,7 @@ impl Columns {
         let c = std::mem::take(self);
         let height = c.len();
         let [trial_id, dataset, catalog, variant, layout, backend, task_id, kind, category, tags, error_detail, stop_reason, tools_called, query] = c.s;
-        let [trial, steps, tokens_upfront, tokens_total, peak_tokens, prompt_tokens, completion_tokens] = c.u;
+        let [trial, steps, tokens_upfront, tokens_total, peak_tokens, prompt_tokens, completion_tokens, duplicate_calls] = c.u;
         let [pass, selection_correct, abstention_correct, safety_violation] = c.b;
         let columns = vec![
             Column::new("trial_id".into(), trial_id),
@@ -120,6 +121,7 @@ impl Columns {
             Column::new("selection_f1".into(), c.selection_f1),
             Column::new("steps".into(), steps),
             Column::new("stop_reason".into(), stop_reason),
+            Column::new("duplicate_calls".into(), duplicate_calls),
             Column::new("tools_called".into(), tools_called),
             Column::new("tokens_upfront".into(), tokens_upfront),
             Column::new("tokens_total".into(), tokens_total),
@@ -225,6 +227,7 @@ impl Exporter for SummaryParquet {
             Column::new("mean_endpoint_completion_tokens".into(), f(|x| x.mean_endpoint_completion_tokens)),
             Column::new("mean_endpoint_cached_tokens".into(), f(|x| x.mean_endpoint_cached_tokens)),
             Column::new("mean_peak_tokens".into(), f(|x| x.mean_peak_tokens)),
+            Column::new("mean_duplicate_calls".into(), f(|x| x.mean_duplicate_calls)),
             Column::new("infra_errors".into(), c.iter().map(|x| x.infra_errors).collect::<Vec<u64>>()),
             Column::new("cost_usd".into(), f(|x| x.cost_usd)),
             Column::new("trials_per_task".into(), c.iter().map(|x| x.trials_per_task).collect::<Vec<u64>>()),

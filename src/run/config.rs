@@ -193,6 +193,9 @@ pub struct ExperimentFile {
     pub seed: Option<u64>,
     #[serde(default, deserialize_with = "rules::at_least_one::de_opt")]
     pub max_steps: Option<usize>,
+    /// See `--repeat-limit`.
+    #[serde(default, deserialize_with = "rules::repeat_limit::de_opt")]
+    pub repeat_limit: Option<usize>,
     pub out: Option<PathBuf>,
     pub run_id: Option<String>,
     pub cache_dir: Option<PathBuf>,
@@ -403,6 +406,7 @@ mod tests {
         for (text, key, line) in [
             ("seed = 1\ntrials = 0\n", "trials", 2),
             ("max_steps = 0\n", "max_steps", 1),
+            ("seed = 1\nrepeat_limit = 1\n", "repeat_limit", 2),
             ("distractors = [0, 10, 10]\n", "distractors", 1),
             ("[lexical]\nservers_to_discover = 0\n", "lexical.servers_to_discover", 2),
             ("seed = 3\nsample = 0\n", "sample", 2),

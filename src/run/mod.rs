@@ -24,7 +24,7 @@ pub mod trial;
 
 use crate::agent::backends::openai::OpenAiBackend;
 use crate::agent::backends::{self, LexicalConfig};
-use crate::agent::{Address, Addressing, Backend, Episode, StopReason, run_episode};
+use crate::agent::{Address, Addressing, Backend, Episode, Limits, StopReason, run_episode};
 use crate::catalog::variant::Variant;
 use crate::catalog::{Catalog, load_catalog};
 use crate::dataset::{Dataset, check_against, load_dataset};
@@ -59,6 +59,10 @@ pub struct RunConfig {
     pub trials: usize,
     pub seed: u64,
     pub max_steps: usize,
+    /// Stop an episode when the model makes the same calls in this many turns in a row (0: never).
+    /// Left out of the record at its default, so runs started before it existed keep their matrix hash.
+    #[serde(skip_serializing_if = "is_default_repeat_limit")]
+    pub repeat_limit: usize,
     pub discovery: DiscoveryRule,
     pub lexical: LexicalConfig,
     /// On-disk response cache for endpoints (`None`: no cache).
@@ -72,6 +76,10 @@ pub struct RunConfig {
     /// keep the hash they had before subsets existed.
     #[serde(default, skip_serializing_if = "subset::Subset::is_empty")]
     pub subset: subset::Subset,
+}
+
+fn is_default_repeat_limit(n: &usize) -> bool {
+    *n == crate::agent::DEFAULT_REPEAT_LIMIT
 }
 
 impl RunConfig {
@@ -438,7 +446,7 @@ impl Prepared {
         let started = Instant::now();
         let episode = match tokio::time::timeout(
             Duration::from_secs_f64(timeout),
-            run_episode(backend.as_ref(), layout, task, addressing, self.config.max_steps, seed, j.trial),
+            run_episode(backend.as_ref(), layout, task, addressing, Limits { max_steps: self.config.max_steps, repeat_limit: self.config.repeat_limit }, seed, j.trial),
         )
         .await
         {

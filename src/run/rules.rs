@@ -72,6 +72,11 @@ rule!(
     at_least_one: usize, "a whole number", |v| at_least(v, 1)
 );
 rule!(
+    /// Consecutive turns making the same calls that stop an episode: 0 (never) or at least 2 (one turn
+    /// is no repetition).
+    repeat_limit: usize, "a whole number", |v| if v == 0 || v >= 2 { Ok(()) } else { Err(format!("must be 0 (off) or at least 2 (got {v})")) }
+);
+rule!(
     /// Episodes in flight per endpoint.
     concurrency: usize, "a whole number", |v| {
         at_least(v, 1)?;
@@ -226,6 +231,8 @@ mod tests {
         assert!(at_least_one::parse("-1").unwrap_err().contains("not a whole number"));
         assert!(concurrency::parse("0").is_err() && concurrency::parse("4097").is_err());
         assert!(attempts::parse("0").is_err());
+        assert!(repeat_limit::parse("1").is_err() && repeat_limit::parse("-1").is_err());
+        assert_eq!((repeat_limit::parse("0"), repeat_limit::parse("2")), (Ok(0), Ok(2)));
         for bad in ["0", "-1", "nan", "inf", "86401"] {
             assert!(timeout::parse(bad).is_err(), "{bad}");
         }

@@ -66,6 +66,10 @@ pub struct Trial {
     pub calls: Vec<ScoredCall>,
     pub steps: usize,
     pub stop_reason: StopReason,
+    /// Calls repeating an identical call (name and arguments) of the same message: executed once, kept
+    /// in `calls` (marked `duplicate`) and scored as calls. Absent (0) in older records.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub duplicate_calls: usize,
     /// Infrastructure failure (endpoint unreachable, retries exhausted, timeout): the trial is an
     /// **error**, not a model failure; it is excluded from accuracy and retried by `--retry-errors`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -82,6 +86,10 @@ pub struct Trial {
     /// cost of reading a large trial file).
     #[serde(default, deserialize_with = "transcript_or_skip")]
     pub transcript: Vec<Message>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 thread_local! {
@@ -159,6 +167,7 @@ impl Trial {
             forbidden: task.forbidden.clone(),
             poison: task.poison.clone(),
             expected_destructive,
+            duplicate_calls: calls.iter().filter(|c| c.record.duplicate).count(),
             calls,
             steps: episode.steps,
             stop_reason: episode.stop_reason,

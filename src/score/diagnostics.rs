@@ -25,7 +25,8 @@ pub struct Diagnosis {
     pub dead_ends: u32,
     /// Calls to names that do not exist.
     pub invented: u32,
-    /// A hiding layout, a task needing a call, and the agent called no catalog tool at all.
+    /// A hiding layout, a task needing a call, and the agent answered without attempting any call
+    /// (navigation is not an attempt; an invented name is).
     pub abandoned: bool,
 }
 
@@ -80,7 +81,9 @@ pub fn diagnose(t: &Trial) -> Diagnosis {
     }
     d.server_hit = d.server_layer && gold_servers.iter().all(|s| asked_servers.contains(s));
     d.category_hit = d.category_layer && gold_categories.iter().all(|c| opened_categories.contains(c));
-    let attempted = t.calls.iter().any(|c| c.record.tool_id.is_some() && matches!(c.record.status, CallStatus::Executed | CallStatus::Rejected | CallStatus::Malformed));
+    // Any attempt — an invented name or an unreadable call included — shows the agent did not give up
+    // (the same rule as the scorer's abstention).
+    let attempted = t.calls.iter().any(|c| matches!(c.record.status, CallStatus::Executed | CallStatus::Rejected | CallStatus::Malformed | CallStatus::Invented));
     d.abandoned = hides && !attempted && t.stop_reason == crate::agent::StopReason::Answered;
     d
 }

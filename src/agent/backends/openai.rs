@@ -9,9 +9,9 @@
 //! consulted before any of that. [`OpenAiBackend::preflight`] checks the endpoint with one cheap request
 //! (same retries) before a run starts.
 
-use crate::agent::textcalls::parse_text_calls;
+use crate::agent::textcalls::{cut_call, parse_text_calls};
 use crate::agent::{Backend, BoxFuture, TurnContext};
-use crate::protocol::{AssistantTurn, Message, ToolCall, TurnTiming, Usage};
+use crate::protocol::{AssistantTurn, Finish, Message, ToolCall, TurnTiming, Usage};
 use crate::run::cache::{self, Cache};
 use crate::redact::{self, Redactor};
 use crate::run::config::ModelSpec;
@@ -162,6 +162,26 @@ fn header_secs(headers: &reqwest::header::HeaderMap, name: &str) -> Option<f64> 
     num.is_empty().then_some(total)
 }
 
+/// `value` with every choice's `finish_reason` in OpenAI's spelling, for the schema check only: other
+/// providers' reasons (`max_tokens`, `MAX_TOKENS`, `SAFETY`, …) are not in the library's enum, yet the
+/// response is a good one. The response itself is kept (and cached) as the endpoint sent it.
+fn openai_finish_reasons(mut value: Value) -> Value {
+    for choice in value["choices"].as_array_mut().into_iter().flatten() {
+        if let Some(reason) = choice["finish_reason"].as_str() {
+            let known = ["stop", "length", "tool_calls", "content_filter", "function_call"].contains(&reason);
+            if !known {
+                choice["finish_reason"] = json!(Finish::from_wire(reason).wire());
+            }
+        }
+    }
+    value
+}
+
+/// Is `arguments` a whole JSON value? (A call cut off by the token limit is not.)
+fn complete_json(arguments: &str) -> bool {
+    !arguments.trim().is_empty() && serde_json::from_str::<Value>(arguments).is_ok()
+}
+
 /// The wire form of our messages (validated against async-openai's request type).
 fn wire_messages(messages: &[Message]) -> Vec<Value> {
     messages
@@ -276,7 +296,7 @@ impl OpenAiBackend {
         // The text was redacted as written; a key written with JSON escapes (`\u002d`) is only
         // visible once parsed.
         self.redactor.redact_json(&mut value);
-        if let Err(e) = serde_json::from_value::<CreateChatCompletionResponse>(value.clone()) {
+        if let Err(e) = serde_json::from_value::<CreateChatCompletionResponse>(openai_finish_reasons(value.clone())) {
             return Err(Failure { kind: "invalid_body", message: format!("not a chat completion: {e}"), retryable: true, retry_after: None });
         }
         if value["choices"].as_array().is_none_or(|c| c.is_empty()) {
@@ -473,13 +493,29 @@ impl OpenAiBackend {
                 },
             })
             .collect();
+        let finish = value["choices"][0]["finish_reason"].as_str().map(Finish::from_wire).unwrap_or_default();
+        let mut truncated_call_ids = Vec::new();
+        // Cut off by the token limit: the last call is the one being written when the limit hit; it is
+        // cut when its arguments are not a whole JSON value (or it has no name yet).
+        if finish == Finish::Length
+            && let Some(last) = tool_calls.last()
+            && (last.name.is_empty() || !complete_json(&last.arguments))
+        {
+            truncated_call_ids.push(last.id.clone());
+        }
         let mut text_call_ids = Vec::new();
         if tool_calls.is_empty() && self.spec.parse_text_calls
             && let Some(text) = &content {
-                for (i, c) in parse_text_calls(text).into_iter().enumerate() {
+                let cut = if finish == Finish::Length { cut_call(text) } else { None };
+                let was_cut = cut.is_some();
+                for (i, c) in parse_text_calls(text).into_iter().chain(cut).enumerate() {
                     let id = format!("text_call_{turn_no}_{i}");
                     text_call_ids.push(id.clone());
                     tool_calls.push(ToolCall { id, name: c.name, arguments: c.arguments });
+                }
+                // The cut call comes last, after every complete one.
+                if was_cut && let Some(last) = tool_calls.last() {
+                    truncated_call_ids.push(last.id.clone());
                 }
             }
         let u = &value["usage"];
@@ -488,7 +524,7 @@ impl OpenAiBackend {
             completion_tokens: u["completion_tokens"].as_u64().unwrap_or(0),
             cached_tokens: u["prompt_tokens_details"]["cached_tokens"].as_u64().unwrap_or(0),
         };
-        AssistantTurn { content, tool_calls, usage, text_call_ids, timing: None }
+        AssistantTurn { content, tool_calls, usage, text_call_ids, timing: None, finish, truncated_call_ids }
     }
 }
 

@@ -1,0 +1,189 @@
+//! The episode loop's bookkeeping, with a scripted backend and a layout that counts executions:
+//! duplicates within a message, repeated turns, messages cut off by the token limit or filtered.
+
+use super::*;
+use crate::layout::{CallOutcome, CallStatus, LayoutKind};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Answers turn `i` with `turns[i]`, then a plain answer.
+struct Script(Vec<AssistantTurn>);
+
+impl Policy for Script {
+    fn name(&self) -> &str {
+        "script"
+    }
+    fn decide(&self, ctx: &TurnContext<'_>) -> anyhow::Result<AssistantTurn> {
+        Ok(self.0.get(ctx.turn()).cloned().unwrap_or_else(|| AssistantTurn { content: Some("Done.".into()), ..Default::default() }))
+    }
+}
+
+/// Says the same calls every turn.
+struct Forever(Vec<ToolCall>);
+
+impl Policy for Forever {
+    fn name(&self) -> &str {
+        "forever"
+    }
+    fn decide(&self, _ctx: &TurnContext<'_>) -> anyhow::Result<AssistantTurn> {
+        Ok(AssistantTurn { tool_calls: self.0.clone(), ..Default::default() })
+    }
+}
+
+/// Every name is a tool; a call whose arguments parse is executed (counted) and answered with its
+/// execution number, like the real layouts, which read the arguments before anything runs.
+#[derive(Default)]
+struct Counting(AtomicUsize);
+
+impl Layout for Counting {
+    fn kind(&self) -> LayoutKind {
+        LayoutKind::Flat
+    }
+    fn functions(&self) -> &[FunctionDef] {
+        &[]
+    }
+    fn call(&self, call: &ToolCall, step: usize) -> CallOutcome {
+        let mut record = crate::layout::record(step, &call.name, CallStatus::Malformed, None);
+        record.tool_id = Some(format!("s/c/{}", call.name));
+        match crate::layout::parse_arguments(&call.arguments) {
+            Ok(args) => {
+                let n = self.0.fetch_add(1, Ordering::SeqCst) + 1;
+                record.status = CallStatus::Executed;
+                record.arguments = Some(serde_json::Value::Object(args));
+                CallOutcome { content: format!("{{\"run\": {n}}}"), record }
+            }
+            Err(e) => CallOutcome { content: crate::layout::error_json(&e), record },
+        }
+    }
+}
+
+fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
+    ToolCall { id: id.into(), name: name.into(), arguments: arguments.into() }
+}
+
+fn run(backend: &dyn Backend, layout: &Counting, max_steps: usize, repeat_limit: usize) -> Episode {
+    let task: Task = serde_json::from_value(serde_json::json!({"id": "t", "query": "q", "kind": "single"})).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    rt.block_on(run_episode(backend, layout, &task, &Addressing::new(), Limits { max_steps, repeat_limit }, 0, 0))
+}
+
+fn results(e: &Episode) -> Vec<&str> {
+    e.messages.iter().filter_map(|m| if let Message::Tool { content, .. } = m { Some(content.as_str()) } else { None }).collect()
+}
+
+#[test]
+fn identical_calls_in_one_message_run_once_and_are_recorded_as_duplicates() {
+    // A(1,2) three times — once with the keys in another order and other spacing — and B once.
+    let turn = AssistantTurn {
+        tool_calls: vec![
+            call("1", "a", r#"{"x": 1, "y": 2}"#),
+            call("2", "a", r#"{"y":2,"x":1}"#),
+            call("3", "b", r#"{"x": 1, "y": 2}"#),
+            call("4", "a", r#" {"x": 1, "y": 2} "#),
+            call("5", "a", r#"{"x": 1, "y": 3}"#),
+        ],
+        ..Default::default()
+    };
+    let layout = Counting::default();
+    let e = run(&Script(vec![turn]), &layout, 8, DEFAULT_REPEAT_LIMIT);
+    assert_eq!(layout.0.load(Ordering::SeqCst), 3, "a(1,2), b(1,2), a(1,3) ran; the two copies of a(1,2) did not");
+    assert_eq!(e.calls.len(), 5, "every call is in the record");
+    assert_eq!(e.calls.iter().map(|c| c.duplicate).collect::<Vec<_>>(), [false, true, false, true, false]);
+    assert!(e.calls.iter().all(|c| c.status == CallStatus::Executed && c.step == 1));
+    // Each copy is answered with the first one's result; every call id got an answer.
+    assert_eq!(results(&e), [r#"{"run": 1}"#, r#"{"run": 1}"#, r#"{"run": 2}"#, r#"{"run": 1}"#, r#"{"run": 3}"#]);
+    assert_eq!((e.stop_reason, e.steps), (StopReason::Answered, 2));
+}
+
+#[test]
+fn the_same_calls_in_n_turns_in_a_row_stop_the_episode() {
+    let same = Forever(vec![call("1", "a", r#"{"q": "x"}"#)]);
+    let layout = Counting::default();
+    let e = run(&same, &layout, 8, 3);
+    assert_eq!((e.stop_reason, e.steps, e.calls.len()), (StopReason::RepeatedCall, 3, 3));
+    assert_eq!(layout.0.load(Ordering::SeqCst), 3, "the third call still ran; no fourth request was made");
+    let e = run(&same, &Counting::default(), 8, 2);
+    assert_eq!((e.stop_reason, e.steps), (StopReason::RepeatedCall, 2));
+    let e = run(&same, &Counting::default(), 8, 0);
+    assert_eq!((e.stop_reason, e.steps), (StopReason::StepLimit, 8), "0 turns the check off");
+    // The same calls with other spacing and without the copy are the same turn; other arguments are not.
+    let turns = |args: [&str; 3]| {
+        args.iter().enumerate().map(|(i, a)| AssistantTurn { tool_calls: vec![call("1", "a", a), call("2", "b", "{}"), call("3", "a", a)][..if i == 1 { 2 } else { 3 }].to_vec(), ..Default::default() }).collect::<Vec<_>>()
+    };
+    let e = run(&Script(turns([r#"{"q": 1}"#, r#"{ "q":1 }"#, r#"{"q": 1}"#])), &Counting::default(), 8, 3);
+    assert_eq!((e.stop_reason, e.steps), (StopReason::RepeatedCall, 3));
+    let e = run(&Script(turns([r#"{"q": 1}"#, r#"{"q": 2}"#, r#"{"q": 1}"#])), &Counting::default(), 8, 3);
+    assert_eq!((e.stop_reason, e.steps), (StopReason::Answered, 4), "not in a row");
+}
+
+#[test]
+fn a_call_cut_off_by_the_token_limit_is_recorded_truncated_and_never_runs() {
+    // A complete call and a cut one in a cut-off message: the complete one runs, the episode goes on.
+    let cut = AssistantTurn {
+        tool_calls: vec![call("1", "a", r#"{"q": 1}"#), call("2", "b", r#"{"q": "Pu"#)],
+        finish: Finish::Length,
+        truncated_call_ids: vec!["2".into()],
+        ..Default::default()
+    };
+    let layout = Counting::default();
+    let e = run(&Script(vec![cut]), &layout, 8, 3);
+    assert_eq!(layout.0.load(Ordering::SeqCst), 1);
+    let b = &e.calls[1];
+    assert!(b.truncated && b.status == CallStatus::Malformed && b.arguments.is_none());
+    assert_eq!(b.tool_id.as_deref(), Some("s/c/b"), "the tool it addressed is kept, for selection");
+    assert!(results(&e)[1].contains("cut off by the max_tokens limit"));
+    assert_eq!((e.stop_reason, e.steps), (StopReason::Answered, 2));
+
+    // Only a cut call — even one whose arguments had not started — nothing runs and the episode ends.
+    for args in [r#"{"q": "Pu"#, ""] {
+        let only = AssistantTurn { tool_calls: vec![call("1", "a", args)], finish: Finish::Length, truncated_call_ids: vec!["1".into()], ..Default::default() };
+        let layout = Counting::default();
+        let e = run(&Script(vec![only]), &layout, 8, 3);
+        assert_eq!(layout.0.load(Ordering::SeqCst), 0, "{args:?}");
+        assert_eq!((e.stop_reason, e.steps, e.calls.len()), (StopReason::Truncated, 1, 1));
+        assert!(e.calls[0].truncated);
+    }
+    // Cut-off text without a call: the episode ends as truncated, not answered.
+    let text = AssistantTurn { content: Some("Let me".into()), finish: Finish::Length, ..Default::default() };
+    let e = run(&Script(vec![text]), &Counting::default(), 8, 3);
+    assert_eq!((e.stop_reason, e.calls.len()), (StopReason::Truncated, 0));
+}
+
+#[test]
+fn a_filtered_message_ends_the_episode_and_nothing_in_it_runs() {
+    let filtered = AssistantTurn { tool_calls: vec![call("1", "a", "{}")], finish: Finish::ContentFilter, ..Default::default() };
+    let layout = Counting::default();
+    let e = run(&Script(vec![filtered]), &layout, 8, 3);
+    assert_eq!(layout.0.load(Ordering::SeqCst), 0);
+    assert_eq!((e.stop_reason, e.steps, e.calls.len()), (StopReason::ContentFilter, 1, 0));
+}
+
+#[test]
+fn stop_reasons_keep_their_names_and_older_records_still_read() {
+    for (r, s) in [
+        (StopReason::Answered, "answered"),
+        (StopReason::StepLimit, "step_limit"),
+        (StopReason::BackendError, "backend_error"),
+        (StopReason::Truncated, "truncated"),
+        (StopReason::ContentFilter, "content_filter"),
+        (StopReason::RepeatedCall, "repeated_call"),
+    ] {
+        assert_eq!(serde_json::to_value(r).unwrap(), s);
+        assert_eq!(serde_json::from_value::<StopReason>(s.into()).unwrap(), r);
+    }
+    // A call record written before `truncated` and `duplicate` existed.
+    let old: CallRecord = serde_json::from_str(r#"{"step": 1, "name": "a", "status": "executed"}"#).unwrap();
+    assert!(!old.truncated && !old.duplicate);
+}
+
+#[test]
+fn finish_reasons_of_every_provider_are_read() {
+    for r in ["length", "max_tokens", "MAX_TOKENS", "max_output_tokens"] {
+        assert_eq!(Finish::from_wire(r), Finish::Length, "{r}");
+    }
+    for r in ["content_filter", "SAFETY", "RECITATION", "refusal"] {
+        assert_eq!(Finish::from_wire(r), Finish::ContentFilter, "{r}");
+    }
+    for r in ["stop", "tool_calls", "end_turn", "STOP", "function_call", "eos"] {
+        assert_eq!(Finish::from_wire(r), Finish::Complete, "{r}");
+    }
+}
