@@ -118,3 +118,29 @@ fn token_end(line: &str, k: usize) -> usize {
     }
     line.chars().count()
 }
+
+#[test]
+fn the_llama_cpp_recipe_runs_as_written_against_a_local_endpoint() {
+    // The README's recipe: examples/llama-cpp.toml with a 24-task sample; the mock stands in for
+    // llama-server (its URL replaces the file's, as a flag overrides the file).
+    let env = start(MockConfig::default());
+    let out = env.dir.path().join("recipe");
+    let config = repo().join("examples/llama-cpp.toml");
+    let o = toolpick(
+        &["run", "--config", config.to_str().unwrap(), "--sample", "24", "--base-url", &env.url, "--out", out.to_str().unwrap(), "--run-id", "r", "-q"],
+        env.dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows = csv_rows(&out.join("r/summary.csv"));
+    let mut cells: Vec<(String, String, String)> = rows.iter().map(|r| (r["variant"].clone(), r["backend"].clone(), r["n"].clone())).collect();
+    cells.sort();
+    let want: Vec<(String, String, String)> = [("bad", "lexical"), ("bad", "qwen-0.5b-cpu"), ("good", "lexical"), ("good", "qwen-0.5b-cpu")]
+        .iter()
+        .map(|(v, b)| (v.to_string(), b.to_string(), "24".to_string()))
+        .collect();
+    assert_eq!(cells, want, "two variants × the model and the baseline, 24 tasks each");
+    let meta: Value = serde_json::from_slice(&std::fs::read(out.join("r/run.json")).unwrap()).unwrap();
+    let model = &meta["config"]["models"][0];
+    assert_eq!((model["concurrency"].as_u64(), model["parse_text_calls"].as_bool()), (Some(1), Some(true)), "{model}");
+    assert!(model["request_timeout_s"].as_f64().unwrap() >= 300.0);
+}
