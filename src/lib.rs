@@ -17,6 +17,7 @@ pub mod layout;
 pub mod lint;
 pub mod mock;
 pub mod protocol;
+pub mod record;
 pub mod redact;
 pub mod report;
 pub mod run;

@@ -111,25 +111,7 @@ impl<P: Policy> Backend for P {
     }
 }
 
-/// Why an episode ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StopReason {
-    /// The model answered without calling a tool.
-    Answered,
-    /// The step limit was reached while the model was still calling tools.
-    StepLimit,
-    /// The backend failed (infrastructure, not a model decision).
-    BackendError,
-    /// The last message was cut off by the token limit (`finish_reason: length`) and held nothing that
-    /// could run: no call, or only a call cut mid-way (recorded as truncated).
-    Truncated,
-    /// The provider's content filter stopped the last message (`finish_reason: content_filter`);
-    /// nothing in it was run.
-    ContentFilter,
-    /// The model made the same calls (names and arguments) in too many turns in a row.
-    RepeatedCall,
-}
+pub use crate::record::StopReason;
 
 /// How far an episode may go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,7 +11,7 @@
 
 pub mod render;
 
-use crate::layout::flat::stable_hash;
+use crate::record::stable_hash;
 use crate::report::{CellSummary, ReportData};
 use crate::report::summary::ScoreRows;
 use crate::score::stats::{NoiseFloor, mcnemar_exact, paired_bootstrap_diff};

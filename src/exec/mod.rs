@@ -10,19 +10,10 @@
 //! ([`MockMode::Static`]); every answer says which it was, and trials record it per call.
 
 use crate::catalog::{Catalog, MockMode, Tool, mock};
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 
-/// Why a call was rejected, in the scoring taxonomy's terms.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Rejection {
-    MissingRequired,
-    UnexpectedParam,
-    TypeError,
-    ValueError,
-}
+pub use crate::record::Rejection;
 
 /// Outcome of executing one call.
 #[derive(Debug, Clone, PartialEq)]

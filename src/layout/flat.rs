@@ -32,15 +32,7 @@ fn sanitize(name: &str) -> String {
     name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect()
 }
 
-/// FNV-1a, 64 bit: a stable hash whose value never changes between builds or platforms.
-pub fn stable_hash(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf29ce484222325;
-    for b in bytes {
-        h ^= *b as u64;
-        h = h.wrapping_mul(0x100000001b3);
-    }
-    h
-}
+pub use crate::record::stable_hash;
 
 /// Assign a unique valid function name to each `(tool_id, server, name)`, in order.
 pub fn function_names(tools: &[(String, String, String)]) -> Vec<String> {

@@ -14,99 +14,15 @@ pub mod search;
 
 use crate::exec::{Execution, Executor, Rejection};
 use crate::protocol::{FunctionDef, ToolCall};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use flat::FlatLayout;
 pub use progressive::{DiscoveryRule, ProgressiveLayout};
 pub use search::SearchLayout;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum LayoutKind {
-    Flat,
-    Progressive,
-    /// One `search_tools` meta-tool; found tools become callable.
-    Search,
-    /// The open-source Strata: five meta-tools, discovery returns ranked action names per server.
-    ProgressiveOss,
-}
+pub use crate::record::LayoutKind;
 
-impl LayoutKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LayoutKind::Flat => "flat",
-            LayoutKind::Progressive => "progressive",
-            LayoutKind::Search => "search",
-            LayoutKind::ProgressiveOss => "progressive-oss",
-        }
-    }
-    pub fn parse(s: &str) -> Option<LayoutKind> {
-        match s {
-            "flat" => Some(LayoutKind::Flat),
-            "progressive" => Some(LayoutKind::Progressive),
-            "search" => Some(LayoutKind::Search),
-            "progressive-oss" => Some(LayoutKind::ProgressiveOss),
-            _ => None,
-        }
-    }
-}
-
-/// What happened to one tool call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CallStatus {
-    /// A catalog tool ran with valid arguments.
-    Executed,
-    /// A catalog tool was addressed but its arguments failed validation.
-    Rejected,
-    /// The arguments were not a JSON object (or a JSON-string parameter did not parse).
-    Malformed,
-    /// The name (or action) does not exist.
-    Invented,
-    /// A navigation meta-tool answered (progressive layout only).
-    Navigated,
-    /// A navigation meta-tool was misused (unknown server/category, missing parameter).
-    NavigationError,
-}
-
-/// The scoring-relevant record of one call.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CallRecord {
-    /// Assistant turn (1-based) that issued the call.
-    pub step: usize,
-    /// The function name as the model called it.
-    pub name: String,
-    pub status: CallStatus,
-    /// The catalog tool the call resolved to, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_id: Option<String>,
-    /// The (merged) arguments passed to the tool, if they parsed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub arguments: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rejection: Option<Rejection>,
-    /// The call was parsed from the model's text (`content`), not its `tool_calls`.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub from_text: bool,
-    /// Catalog tools this (navigation) call revealed to the agent — for layouts that hide tools.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub revealed: Vec<String>,
-    /// For an executed call: whether its result was the tool's mock response rendered for these
-    /// arguments (`templated`) or upstream data returned verbatim (`static`, every imported tool — such a
-    /// result may name things the call did not). Absent for calls that did not execute, and in records
-    /// written before results were templated (those were all static).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mock: Option<crate::catalog::MockMode>,
-    /// The token limit cut the call off mid-way (`finish_reason: length`): it was not executed and
-    /// scores as `malformed_call` ("cut off by max_tokens"), an attempt rather than an abstention.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub truncated: bool,
-    /// The same call (name and arguments) appeared earlier in the same message: it was not executed
-    /// again and copies that call's record; scoring still counts it as a call.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub duplicate: bool,
-}
+pub use crate::record::{CallRecord, CallStatus};
 
 /// The answer to one call: text for the model, a record for scoring.
 #[derive(Debug, Clone, PartialEq)]

@@ -219,7 +219,7 @@ fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool)
             for (batch, parsed) in parsed_rx {
                 for ((no, range), (t, derived, encoded)) in batch.lines.iter().zip(parsed) {
                     let line = &batch.data[range.clone()];
-                    let h = crate::layout::flat::stable_hash(t.trial_id.as_bytes());
+                    let h = crate::record::stable_hash(t.trial_id.as_bytes());
                     if check_order && !order.push(t.matrix_index, h) {
                         return Err(OutOfOrder { line: *no }.into());
                     }

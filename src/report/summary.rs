@@ -56,7 +56,7 @@ pub struct Derived {
 
 impl Derived {
     pub fn of(t: &Trial) -> Derived {
-        let hides = t.layout != crate::layout::LayoutKind::Flat && !t.expected.is_empty();
+        let hides = t.layout != crate::record::LayoutKind::Flat && !t.expected.is_empty();
         let gold_revealed = hides && t.expected.iter().all(|e| t.calls.iter().any(|c| c.record.revealed.iter().any(|s| e.accepts(s))));
         Derived { hides, gold_revealed, layers: crate::score::diagnostics::diagnose(t) }
     }
@@ -565,7 +565,7 @@ pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySumm
             mean_tokens_total_ci: (f64::NAN, f64::NAN),
         };
         if let Some((steps, tokens)) = means.get(&cell.key()) {
-            let seed = crate::layout::flat::stable_hash(cell.key().as_bytes());
+            let seed = crate::record::stable_hash(cell.key().as_bytes());
             let (_, lo, hi) = mean_interval(steps, BOOTSTRAP_RESAMPLES, seed);
             cell.mean_steps_ci = (lo, hi);
             let (_, lo, hi) = mean_interval(tokens, BOOTSTRAP_RESAMPLES, seed ^ 1);

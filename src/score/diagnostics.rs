@@ -3,7 +3,7 @@
 //! the tool ids (`server/category/tool`).
 
 use crate::layout::progressive::{CATEGORY_ACTIONS, DISCOVER, DISCOVER_OSS};
-use crate::layout::{CallStatus, LayoutKind};
+use crate::record::{CallStatus, LayoutKind};
 use crate::run::Trial;
 use serde_json::Value;
 use std::collections::HashSet;
@@ -84,6 +84,6 @@ pub fn diagnose(t: &Trial) -> Diagnosis {
     // Any attempt — an invented name or an unreadable call included — shows the agent did not give up
     // (the same rule as the scorer's abstention).
     let attempted = t.calls.iter().any(|c| matches!(c.record.status, CallStatus::Executed | CallStatus::Rejected | CallStatus::Malformed | CallStatus::Invented));
-    d.abandoned = hides && !attempted && t.stop_reason == crate::agent::StopReason::Answered;
+    d.abandoned = hides && !attempted && t.stop_reason == crate::record::StopReason::Answered;
     d
 }

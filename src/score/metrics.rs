@@ -26,10 +26,10 @@
 
 use super::declared::Declared;
 use super::matcher::{ErrorType, Mismatch, match_call, optimal_assignment};
-use crate::agent::StopReason;
+use crate::record::StopReason;
 use crate::dataset::{ExpectedCall, Kind};
-use crate::exec::Rejection;
-use crate::layout::{CallRecord, CallStatus};
+use crate::record::Rejection;
+use crate::record::{CallRecord, CallStatus};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
