@@ -3,7 +3,11 @@
 //! each copy with its own trial and task id), then re-scores it and renders every report — what
 //! `toolpick report` does — and prints wall time and peak resident memory (`VmHWM`).
 //!
-//! `cargo bench --bench report_scale -- <template run dir> <work dir> [N]`
+//! The run is written in the current trial format (records in `trials.jsonl`, messages in
+//! `transcripts.jsonl`), or with `v1` in the format before it (each transcript inside its record), to
+//! measure what the split saves.
+//!
+//! `cargo bench --bench report_scale -- <template run dir> <work dir> [N] [v1]`
 
 use std::io::{BufRead, Write};
 
@@ -25,9 +29,17 @@ fn main() {
     let work = std::path::PathBuf::from(args.get(1).expect("usage: report_scale <template run dir> <work dir> [N]"));
     let n: usize = args.get(2).map(|s| s.parse().expect("N")).unwrap_or(1_000_000);
 
-    let records: Vec<serde_json::Value> = std::io::BufReader::new(std::fs::File::open(template.join("trials.jsonl")).expect("template trials"))
-        .lines()
-        .map(|l| serde_json::from_str(&l.unwrap()).unwrap())
+    let v1 = args.get(3).is_some_and(|a| a == "v1");
+    let read = |name: &str| -> Vec<serde_json::Value> {
+        match std::fs::File::open(template.join(name)) {
+            Ok(f) => std::io::BufReader::new(f).lines().map(|l| serde_json::from_str(&l.unwrap()).unwrap()).collect(),
+            Err(_) => Vec::new(),
+        }
+    };
+    let records = read("trials.jsonl");
+    let transcripts: std::collections::HashMap<String, serde_json::Value> = read("transcripts.jsonl")
+        .into_iter()
+        .map(|t| (t["trial_id"].as_str().unwrap().to_string(), t["transcript"].clone()))
         .collect();
     std::fs::create_dir_all(&work).unwrap();
     for f in ["run.json", "tools.json", "lint.json", "defects.json"] {
@@ -35,15 +47,38 @@ fn main() {
     }
     let t = Instant::now();
     let mut out = std::io::BufWriter::new(std::fs::File::create(work.join("trials.jsonl")).unwrap());
-    let mut bytes = 0usize;
+    let mut out_transcripts = (!v1).then(|| std::io::BufWriter::new(std::fs::File::create(work.join("transcripts.jsonl")).unwrap()));
+    let (mut bytes, mut transcript_bytes) = (0usize, 0usize);
     for i in 0..n {
         let mut r = records[i % records.len()].clone();
+        let transcript = r
+            .as_object_mut()
+            .unwrap()
+            .remove("transcript")
+            .or_else(|| transcripts.get(r["trial_id"].as_str().unwrap()).cloned())
+            .unwrap_or_default();
         let copy = i / records.len();
         let task = format!("{}-{copy}", r["task_id"].as_str().unwrap());
-        let id = format!("{}/{}/{}/{}/{task}#{}", r["dataset"].as_str().unwrap(), r["variant"].as_str().unwrap(), r["layout"].as_str().unwrap(), r["backend"].as_str().unwrap(), r["trial"]);
+        let id = format!(
+            "{}/{}/{}/{}/{task}#{}",
+            r["dataset"].as_str().unwrap(),
+            r["variant"].as_str().unwrap(),
+            r["layout"].as_str().unwrap(),
+            r["backend"].as_str().unwrap(),
+            r["trial"]
+        );
         r["task_id"] = task.into();
-        r["trial_id"] = id.into();
+        r["trial_id"] = id.clone().into();
         r["matrix_index"] = i.into();
+        match out_transcripts.as_mut() {
+            Some(w) => {
+                let line = serde_json::to_vec(&serde_json::json!({"trial_id": id, "matrix_index": i, "transcript": transcript})).unwrap();
+                transcript_bytes += line.len() + 1;
+                w.write_all(&line).unwrap();
+                w.write_all(b"\n").unwrap();
+            }
+            None => r["transcript"] = transcript,
+        }
         let line = serde_json::to_vec(&r).unwrap();
         bytes += line.len() + 1;
         out.write_all(&line).unwrap();
@@ -51,8 +86,13 @@ fn main() {
     }
     out.flush().unwrap();
     drop(out);
+    if let Some(mut w) = out_transcripts {
+        w.flush().unwrap();
+    }
     println!("trials {n}");
+    println!("format {}", if v1 { 1 } else { 2 });
     println!("trials_file_mib {:.0}", bytes as f64 / 1048576.0);
+    println!("transcripts_file_mib {:.0}", transcript_bytes as f64 / 1048576.0);
     println!("generate_s {:.1}", t.elapsed().as_secs_f64());
     let before = vm_hwm_kib();
     let t = Instant::now();

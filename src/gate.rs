@@ -6,12 +6,10 @@
 //! `--significant-only` only when that fall is also significant (McNemar exact p < 0.05). Gates only
 //! judge; the CLI turns a failed gate into the exit code.
 
+pub use crate::compare::{ALPHA, GateResult};
 use crate::compare::{CellComparison, Comparison};
 use crate::report::CellSummary;
 use serde::Serialize;
-
-/// Significance level for `--significant-only`.
-pub const ALPHA: f64 = 0.05;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -75,21 +73,6 @@ pub fn glob(pattern: &str, text: &str) -> bool {
         }
     }
     true
-}
-
-/// One gate applied to one subject.
-#[derive(Debug, Clone, Serialize)]
-pub struct GateResult {
-    /// The flag, e.g. `--min-pass-rate`.
-    pub gate: String,
-    /// A cell key or `overall`.
-    pub subject: String,
-    /// The measured value (percent, or points of drop).
-    pub value: f64,
-    pub threshold: f64,
-    pub passed: bool,
-    /// Why, in a sentence.
-    pub detail: String,
 }
 
 fn min_rate(gate: &str, metric: &str, subject: String, successes: u64, n: u64, threshold: f64) -> GateResult {

@@ -33,15 +33,23 @@ pub struct ToolCall {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "lowercase")]
 pub enum Message {
-    System { content: String },
-    User { content: String },
+    System {
+        content: String,
+    },
+    User {
+        content: String,
+    },
     Assistant {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         content: Option<String>,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<ToolCall>,
     },
-    Tool { tool_call_id: String, name: String, content: String },
+    Tool {
+        tool_call_id: String,
+        name: String,
+        content: String,
+    },
 }
 
 /// Token usage as an endpoint reports it.
@@ -90,9 +98,7 @@ impl Finish {
     pub fn from_wire(reason: &str) -> Finish {
         match reason.to_ascii_lowercase().as_str() {
             "length" | "max_tokens" | "max_output_tokens" | "model_length" | "token_limit" => Finish::Length,
-            "content_filter" | "safety" | "recitation" | "blocklist" | "prohibited_content" | "spii" | "image_safety" | "refusal" => {
-                Finish::ContentFilter
-            }
+            "content_filter" | "safety" | "recitation" | "blocklist" | "prohibited_content" | "spii" | "image_safety" | "refusal" => Finish::ContentFilter,
             _ => Finish::Complete,
         }
     }
@@ -121,4 +127,9 @@ pub struct AssistantTurn {
     /// Ids of calls the token limit cut off mid-way (their arguments are incomplete): recorded as
     /// truncated, never executed.
     pub truncated_call_ids: Vec<String>,
+}
+
+/// `true` when `name` is a valid function name for chat-completions APIs.
+pub fn is_valid_function_name(name: &str) -> bool {
+    (1..=64).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }

@@ -13,7 +13,9 @@ fn run_default(out: &Path, run_id: &str) {
 fn summary_rows(dir: &Path) -> Vec<HashMap<String, String>> {
     let mut r = csv::Reader::from_path(dir.join("summary.csv")).unwrap();
     let headers = r.headers().unwrap().clone();
-    r.records().map(|rec| headers.iter().zip(rec.unwrap().iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect()).collect()
+    r.records()
+        .map(|rec| headers.iter().zip(rec.unwrap().iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect())
+        .collect()
 }
 
 #[test]
@@ -22,7 +24,18 @@ fn default_run_is_complete_correct_and_deterministic() {
     run_default(tmp.path(), "a");
     run_default(tmp.path(), "b");
     let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
-    for f in ["trials.jsonl", "trials.csv", "summary.csv", "summary.md", "summary.json", "report.html", "tools.json", "junit.xml", "trials.parquet", "summary.parquet"] {
+    for f in [
+        "trials.jsonl",
+        "trials.csv",
+        "summary.csv",
+        "summary.md",
+        "summary.json",
+        "report.html",
+        "tools.json",
+        "junit.xml",
+        "trials.parquet",
+        "summary.parquet",
+    ] {
         let (x, y) = (std::fs::read(a.join(f)).unwrap(), std::fs::read(b.join(f)).unwrap());
         assert!(!x.is_empty(), "{f} is empty");
         assert!(x == y, "{f} differs between two runs with the same seed");
@@ -51,17 +64,22 @@ fn default_run_is_complete_correct_and_deterministic() {
         }
         // Bootstrap intervals of the means bracket the means.
         for m in ["mean_steps", "mean_tokens_total"] {
-            let (lo, mid, hi): (f64, f64, f64) = (row[&format!("{m}_low")].parse().unwrap(), row[m].parse().unwrap(), row[&format!("{m}_high")].parse().unwrap());
+            let (lo, mid, hi): (f64, f64, f64) =
+                (row[&format!("{m}_low")].parse().unwrap(), row[m].parse().unwrap(), row[&format!("{m}_high")].parse().unwrap());
             assert!(lo <= mid && mid <= hi && lo < hi, "{m}: {lo} {mid} {hi}");
         }
     }
-    // Every trial record carries a transcript and is scored.
-    let text = std::fs::read_to_string(a.join("trials.jsonl")).unwrap();
-    let first: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    // Every trial record has its transcript (beside it, in transcripts.jsonl) and is scored.
+    let trials = trials_with_transcripts(&a);
+    let first = &trials[0];
     assert!(first["transcript"].as_array().unwrap().len() >= 2);
     assert!(first["score"]["pass"].is_boolean());
     // No temporary files are left behind.
-    let leftovers: Vec<_> = std::fs::read_dir(&a).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().contains("tmp")).collect();
+    let leftovers: Vec<_> = std::fs::read_dir(&a)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains("tmp"))
+        .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
 
@@ -160,7 +178,10 @@ fn validate_rejects_bad_dataset_lines_with_file_line_and_field() {
     let err = stderr(&o);
     assert!(err.contains("ds.jsonl:7: field `query`"), "{err}");
     // the line with the missing field stops the cross-check, so fix it and check the other two
-    let fixed = std::fs::read_to_string(tmp.path().join("ds.jsonl")).unwrap().replace(r#"{"id": "x3", "kind""#, r#"{"id": "x3", "query": "q", "kind""#).replace(r#""kind": "single", "expected": []}"#, r#""kind": "abstain", "expected": []}"#);
+    let fixed = std::fs::read_to_string(tmp.path().join("ds.jsonl"))
+        .unwrap()
+        .replace(r#"{"id": "x3", "kind""#, r#"{"id": "x3", "query": "q", "kind""#)
+        .replace(r#""kind": "single", "expected": []}"#, r#""kind": "abstain", "expected": []}"#);
     std::fs::write(tmp.path().join("ds.jsonl"), fixed).unwrap();
     let o = toolpick(&["validate", "--catalog", "cat", "--dataset", "ds.jsonl"], tmp.path());
     assert_eq!(o.status.code(), Some(2));
@@ -213,7 +234,10 @@ fn random_backend_is_seeded() {
 #[test]
 fn large_runs_keep_every_trial_in_the_data_files_and_a_sample_in_the_drill_down() {
     let tmp = tempfile::tempdir().unwrap();
-    let o = toolpick(&["run", "--out", tmp.path().to_str().unwrap(), "--run-id", "big", "--quiet", "--layouts", "flat", "--backends", "lexical,random", "--trials", "7"], &repo());
+    let o = toolpick(
+        &["run", "--out", tmp.path().to_str().unwrap(), "--run-id", "big", "--quiet", "--layouts", "flat", "--backends", "lexical,random", "--trials", "7"],
+        &repo(),
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let dir = tmp.path().join("big");
     let total = std::fs::read_to_string(dir.join("trials.jsonl")).unwrap().lines().count();

@@ -44,7 +44,10 @@ impl Fixture {
     }
 
     fn run_args(&self, id: &str) -> Vec<String> {
-        let mut args: Vec<String> = ["run", "--catalog", "cat", "--dataset", "ds.jsonl", "--out", "out", "--run-id", id, "--quiet"].iter().map(|s| s.to_string()).collect();
+        let mut args: Vec<String> = ["run", "--catalog", "cat", "--dataset", "ds.jsonl", "--out", "out", "--run-id", id, "--quiet"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         args.extend(MATRIX.iter().map(|s| s.to_string()));
         args
     }
@@ -84,11 +87,14 @@ impl Fixture {
             std::fs::copy(self.dir("ref").join(f), dir.join(f)).unwrap();
         }
         let lines = self.trial_lines();
+        let transcripts: Vec<String> = std::fs::read_to_string(self.dir("ref").join("transcripts.jsonl")).unwrap().lines().map(String::from).collect();
         let n = lines.len();
-        // Completion order under concurrency: a fixed permutation of the matrix order.
+        assert_eq!(transcripts.len(), n, "one transcript per trial");
+        // Completion order under concurrency: a fixed permutation of the matrix order. Each record is
+        // preceded by its transcript, as the runner appends them.
         let order: Vec<usize> = (0..n).map(|i| (i * 37 + 11) % n).collect();
         assert_eq!(order.iter().copied().collect::<BTreeSet<_>>().len(), n, "37 must be prime to {n}");
-        let mut text = String::new();
+        let (mut text, mut said) = (String::new(), String::new());
         for i in (0..n).step_by(5) {
             let mut v: serde_json::Value = serde_json::from_str(&lines[i]).unwrap();
             v["error"] = "connection after 5 attempt(s): connection refused".into();
@@ -96,14 +102,29 @@ impl Fixture {
             v["stop_reason"] = "backend_error".into();
             text.push_str(&serde_json::to_string(&v).unwrap());
             text.push('\n');
+            // The failed attempt's transcript: the query only, which the retry's replaces.
+            let mut x: serde_json::Value = serde_json::from_str(&transcripts[i]).unwrap();
+            x["transcript"] = serde_json::json!([x["transcript"][0]]);
+            said.push_str(&serde_json::to_string(&x).unwrap());
+            said.push('\n');
         }
         for &i in &order {
             text.push_str(&lines[i]);
             text.push('\n');
+            said.push_str(&transcripts[i]);
+            said.push('\n');
         }
         text.push_str(&lines[order[n - 1]]);
         text.push('\n');
+        said.push_str(&transcripts[order[n - 1]]);
+        said.push('\n');
+        // A kill between a transcript and its record: a transcript whose record never came.
+        let mut orphan: serde_json::Value = serde_json::from_str(&transcripts[order[0]]).unwrap();
+        orphan["trial_id"] = "ds/good/flat/oracle/never-recorded#0".into();
+        said.push_str(&serde_json::to_string(&orphan).unwrap());
+        said.push('\n');
         std::fs::write(dir.join("trials.jsonl"), text).unwrap();
+        std::fs::write(dir.join("transcripts.jsonl"), said).unwrap();
         dir
     }
 
@@ -270,7 +291,11 @@ fn a_legacy_compaction_file_is_kept_while_a_process_holds_it_open() {
     let legacy = fx.dir("held").join("trials.jsonl.compact");
     std::fs::write(&legacy, "").unwrap();
     // `sleep` holds the file open as its stdout, as a compaction in progress would.
-    let mut holder = Command::new("sleep").arg("120").stdout(std::fs::OpenOptions::new().append(true).open(&legacy).unwrap()).spawn().unwrap();
+    let mut holder = Command::new("sleep")
+        .arg("120")
+        .stdout(std::fs::OpenOptions::new().append(true).open(&legacy).unwrap())
+        .spawn()
+        .unwrap();
     let o = fx.toolpick(&fx.report_args("held"), None);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(legacy.exists(), "a compaction file another process has open was removed");
@@ -287,7 +312,7 @@ fn a_report_beside_a_live_writer_rewrites_no_trial_and_a_second_writer_is_refuse
     let dir = fx.uncompacted("busy");
     let before = std::fs::read(dir.join("trials.jsonl")).unwrap();
     // This test process plays the run in progress: it holds the directory lock.
-    let lock = toolpick::run::guard::DirLock::acquire(&dir).unwrap();
+    let lock = toolpick::record::guard::DirLock::acquire(&dir).unwrap();
     assert!(lock.held());
     let o = fx.toolpick(&fx.report_args("busy"), None);
     assert!(o.status.success(), "{}", stderr(&o));

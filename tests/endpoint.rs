@@ -33,8 +33,24 @@ impl Env {
     fn run(&self, run_id: &str, extra: &[&str]) -> Output {
         let url = self.server.base_url();
         let mut args = vec![
-            "run", "--catalog", "cat", "--dataset", "ds.jsonl", "--backends", "openai", "--model", "mock", "--base-url", &url,
-            "--out", "out", "--run-id", run_id, "--request-timeout", "2", "-q",
+            "run",
+            "--catalog",
+            "cat",
+            "--dataset",
+            "ds.jsonl",
+            "--backends",
+            "openai",
+            "--model",
+            "mock",
+            "--base-url",
+            &url,
+            "--out",
+            "out",
+            "--run-id",
+            run_id,
+            "--request-timeout",
+            "2",
+            "-q",
         ];
         if !extra.contains(&"--max-attempts") {
             args.extend_from_slice(&["--max-attempts", "5"]);
@@ -54,11 +70,7 @@ impl Env {
     }
 
     fn trials(&self, run_id: &str) -> Vec<Value> {
-        std::fs::read_to_string(self.path(&format!("out/{run_id}/trials.jsonl")))
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
+        trials_with_transcripts(&self.path(&format!("out/{run_id}")))
     }
 
     fn endpoint_stats(&self, run_id: &str) -> Value {
@@ -70,7 +82,9 @@ impl Env {
 fn summary(dir: &Path) -> Vec<HashMap<String, String>> {
     let mut r = csv::Reader::from_path(dir.join("summary.csv")).unwrap();
     let headers = r.headers().unwrap().clone();
-    r.records().map(|rec| headers.iter().zip(rec.unwrap().iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect()).collect()
+    r.records()
+        .map(|rec| headers.iter().zip(rec.unwrap().iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect())
+        .collect()
 }
 
 #[test]
@@ -79,7 +93,21 @@ fn agent_loop_over_http_matches_the_in_process_baseline_in_both_layouts() {
     let env = start(MockConfig::default());
     let url = env.server.base_url();
     let o = toolpick(
-        &["run", "--backends", "lexical,openai", "--model", "mock", "--base-url", &url, "--out", env.path("out").to_str().unwrap(), "--run-id", "r", "-q", "--no-cache"],
+        &[
+            "run",
+            "--backends",
+            "lexical,openai",
+            "--model",
+            "mock",
+            "--base-url",
+            &url,
+            "--out",
+            env.path("out").to_str().unwrap(),
+            "--run-id",
+            "r",
+            "-q",
+            "--no-cache",
+        ],
         &repo(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -97,7 +125,14 @@ fn agent_loop_over_http_matches_the_in_process_baseline_in_both_layouts() {
     // Progressive episodes really went through several requests each.
     assert!(env.server.requests() > 264 * 4, "requests: {}", env.server.requests());
     // Usage reported by the endpoint is recorded.
-    let t: Value = serde_json::from_str(std::fs::read_to_string(env.path("out/r/trials.jsonl")).unwrap().lines().find(|l| l.contains("\"backend\":\"mock\"")).unwrap()).unwrap();
+    let t: Value = serde_json::from_str(
+        std::fs::read_to_string(env.path("out/r/trials.jsonl"))
+            .unwrap()
+            .lines()
+            .find(|l| l.contains("\"backend\":\"mock\""))
+            .unwrap(),
+    )
+    .unwrap();
     assert!(t["usage"]["prompt_tokens"].as_u64().unwrap() > 0);
 }
 
@@ -123,7 +158,17 @@ fn transient_faults_are_retried_counted_and_never_become_model_failures() {
         assert_eq!(strip(env.trials("r")), strip(baseline.trials("r")), "{fault:?} changed the outcome");
         // Latency was measured per attempt: the timings sidecar has more attempts than requests that succeeded.
         let timings = std::fs::read_to_string(env.path("out/r/timings.jsonl")).unwrap();
-        let attempts: usize = timings.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["requests"].as_array().unwrap().iter().map(|r| r["attempt_ms"].as_array().unwrap().len()).sum::<usize>()).sum();
+        let attempts: usize = timings
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<Value>(l).unwrap()["requests"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|r| r["attempt_ms"].as_array().unwrap().len())
+                    .sum::<usize>()
+            })
+            .sum();
         assert_eq!(attempts as u64, env.server.requests(), "{fault:?}: one latency per HTTP attempt");
     }
 }
@@ -138,7 +183,17 @@ fn retry_after_is_honoured() {
     // With one request in flight, every 429 costs at least its Retry-After of one second.
     assert!(started.elapsed() >= Duration::from_secs(injected), "{injected} retries of 1 s each, took {:?}", started.elapsed());
     let timings = std::fs::read_to_string(env.path("out/r/timings.jsonl")).unwrap();
-    let waited: f64 = timings.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["requests"].as_array().unwrap().iter().map(|r| r["waited_ms"].as_f64().unwrap()).sum::<f64>()).sum();
+    let waited: f64 = timings
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["requests"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["waited_ms"].as_f64().unwrap())
+                .sum::<f64>()
+        })
+        .sum();
     assert!(waited >= 1000.0 * injected as f64 - 1.0, "waited {waited} ms");
 }
 
@@ -147,7 +202,7 @@ fn exhausted_retries_are_errors_excluded_from_accuracy_and_kept_on_resume() {
     let env = start(faults(&[(Fault::ServerError, 1)]));
     env.run_ok("r", &["--max-attempts", "2"]);
     let trials = env.trials("r");
-    assert!(trials.iter().all(|t| t["error"].as_str().unwrap().contains("server_error after 2 attempt(s)")));
+    assert!(trials.iter().all(|t| { t["error"].as_str().unwrap().contains("server_error after 2 attempt(s)") }));
     let rows = summary(&env.path("out/r"));
     for r in &rows {
         assert_eq!(r["n"], "0", "errors are not scored");
@@ -163,7 +218,29 @@ fn exhausted_retries_are_errors_excluded_from_accuracy_and_kept_on_resume() {
     let url = healthy.server.base_url();
     std::fs::rename(env.path("out"), healthy.path("out")).unwrap();
     let o = toolpick(
-        &["run", "--catalog", "cat", "--dataset", "ds.jsonl", "--backends", "openai", "--model", "mock", "--base-url", &url, "--out", "out", "--run-id", "r", "--retry-errors", "--max-attempts", "5", "--request-timeout", "2", "-q"],
+        &[
+            "run",
+            "--catalog",
+            "cat",
+            "--dataset",
+            "ds.jsonl",
+            "--backends",
+            "openai",
+            "--model",
+            "mock",
+            "--base-url",
+            &url,
+            "--out",
+            "out",
+            "--run-id",
+            "r",
+            "--retry-errors",
+            "--max-attempts",
+            "5",
+            "--request-timeout",
+            "2",
+            "-q",
+        ],
         healthy.dir.path(),
     );
     // the base URL is part of the matrix: a different endpoint is a different experiment
@@ -263,10 +340,28 @@ fn a_killed_run_resumes_without_lost_or_duplicated_trials() {
     let url = env.server.base_url();
     let out = env.path("out");
     let args = |id: &str| -> Vec<String> {
-        ["run", "--backends", "openai", "--model", "mock", "--base-url", &url, "--out", out.to_str().unwrap(), "--run-id", id, "--no-cache", "-q", "--concurrency", "4", "--layouts", "flat"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
+        [
+            "run",
+            "--backends",
+            "openai",
+            "--model",
+            "mock",
+            "--base-url",
+            &url,
+            "--out",
+            out.to_str().unwrap(),
+            "--run-id",
+            id,
+            "--no-cache",
+            "-q",
+            "--concurrency",
+            "4",
+            "--layouts",
+            "flat",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
     };
     let reference = toolpick(&args("whole").iter().map(String::as_str).collect::<Vec<_>>(), &repo());
     assert!(reference.status.success(), "{}", stderr(&reference));
@@ -310,7 +405,25 @@ fn the_api_key_never_reaches_any_output() {
     let env = start(MockConfig { require_key: Some(secret.into()), ..Default::default() });
     let url = env.server.base_url();
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_toolpick"))
-        .args(["run", "--catalog", "cat", "--dataset", "ds.jsonl", "--backends", "openai", "--model", "mock", "--base-url", &url, "--out", "out", "--run-id", "r", "--api-key-env", "TOOLPICK_TEST_KEY"])
+        .args([
+            "run",
+            "--catalog",
+            "cat",
+            "--dataset",
+            "ds.jsonl",
+            "--backends",
+            "openai",
+            "--model",
+            "mock",
+            "--base-url",
+            &url,
+            "--out",
+            "out",
+            "--run-id",
+            "r",
+            "--api-key-env",
+            "TOOLPICK_TEST_KEY",
+        ])
         .env("TOOLPICK_TEST_KEY", secret)
         .current_dir(env.dir.path())
         .output()
@@ -321,7 +434,27 @@ fn the_api_key_never_reaches_any_output() {
     // And a wrong key is an infrastructure error whose message does not contain the key either (past
     // the preflight, which would stop the run at the first 401: tests/failfast.rs).
     let o2 = std::process::Command::new(env!("CARGO_BIN_EXE_toolpick"))
-        .args(["run", "--catalog", "cat", "--dataset", "ds.jsonl", "--backends", "openai", "--model", "mock", "--base-url", &url, "--out", "out", "--run-id", "r2", "--api-key-env", "TOOLPICK_TEST_KEY", "--no-cache", "--no-preflight"])
+        .args([
+            "run",
+            "--catalog",
+            "cat",
+            "--dataset",
+            "ds.jsonl",
+            "--backends",
+            "openai",
+            "--model",
+            "mock",
+            "--base-url",
+            &url,
+            "--out",
+            "out",
+            "--run-id",
+            "r2",
+            "--api-key-env",
+            "TOOLPICK_TEST_KEY",
+            "--no-cache",
+            "--no-preflight",
+        ])
         .env("TOOLPICK_TEST_KEY", format!("{secret}-wrong"))
         .current_dir(env.dir.path())
         .output()

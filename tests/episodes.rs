@@ -36,8 +36,25 @@ impl Env {
     fn run(&self, run_id: &str, extra: &[&str]) -> Output {
         let url = self.server.base_url();
         let mut args = vec![
-            "run", "--catalog", "cat", "--dataset", "ds.jsonl", "--backends", "openai", "--model", "mock", "--base-url", &url,
-            "--out", "out", "--run-id", run_id, "--variants", "good", "--no-cache", "-q",
+            "run",
+            "--catalog",
+            "cat",
+            "--dataset",
+            "ds.jsonl",
+            "--backends",
+            "openai",
+            "--model",
+            "mock",
+            "--base-url",
+            &url,
+            "--out",
+            "out",
+            "--run-id",
+            run_id,
+            "--variants",
+            "good",
+            "--no-cache",
+            "-q",
         ];
         if !extra.contains(&"--layouts") {
             args.extend_from_slice(&["--layouts", "flat"]);
@@ -53,14 +70,15 @@ impl Env {
     }
 
     fn trials(&self, run_id: &str) -> Vec<Value> {
-        let text = std::fs::read_to_string(self.dir.path().join(format!("out/{run_id}/trials.jsonl"))).unwrap();
-        text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+        trials_with_transcripts(&self.dir.path().join(format!("out/{run_id}")))
     }
 
     fn csv(&self, run_id: &str, file: &str) -> Vec<HashMap<String, String>> {
         let mut r = csv::Reader::from_path(self.dir.path().join(format!("out/{run_id}/{file}"))).unwrap();
         let headers = r.headers().unwrap().clone();
-        r.records().map(|rec| headers.iter().zip(rec.unwrap().iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect()).collect()
+        r.records()
+            .map(|rec| headers.iter().zip(rec.unwrap().iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect())
+            .collect()
     }
 }
 
@@ -87,7 +105,11 @@ fn a_tool_call_cut_off_by_max_tokens_is_a_truncated_attempt_in_every_providers_s
         assert_eq!(w1["stop_reason"], "truncated", "{spelling}");
         assert_eq!(w1["steps"], 1, "{spelling}: nothing in the message could run, so the episode ended");
         let c = &calls(w1)[0]["record"];
-        assert_eq!((&c["status"], &c["truncated"], &c["tool_id"]), (&"malformed".into(), &true.into(), &"weather/weather_now/get_current_weather".into()), "{spelling}: {c}");
+        assert_eq!(
+            (&c["status"], &c["truncated"], &c["tool_id"]),
+            (&"malformed".into(), &true.into(), &"weather/weather_now/get_current_weather".into()),
+            "{spelling}: {c}"
+        );
         assert_eq!(w1["score"]["error_type"], "malformed_call", "{spelling}");
         assert!(w1["score"]["error_detail"].as_str().unwrap().contains("cut off by max_tokens"), "{spelling}: {}", w1["score"]);
         assert_eq!(w1["score"]["abstention_correct"], true, "{spelling}: an attempt, not an abstention");
@@ -188,13 +210,21 @@ fn an_invented_only_call_is_an_attempt_in_abstention_false_refusal_and_abandonme
     let env = start(always(Fault::InventedTool));
     let trials = env.run_ok("r", &["--layouts", "flat,progressive"]);
     let invented_only = |t: &Value| !calls(t).is_empty() && calls(t).iter().filter(|c| is_attempt(c)).all(|c| c["record"]["status"] == "invented");
-    assert!(trials.iter().filter(|t| t["layout"] == "progressive").any(|t| invented_only(t) && !t["expected"].as_array().unwrap().is_empty()), "the case under test occurs");
+    assert!(
+        trials
+            .iter()
+            .filter(|t| t["layout"] == "progressive")
+            .any(|t| invented_only(t) && !t["expected"].as_array().unwrap().is_empty()),
+        "the case under test occurs"
+    );
     for row in env.csv("r", "summary.csv") {
         let cell: Vec<&Value> = trials.iter().filter(|t| t["layout"] == row["layout"].as_str()).collect();
         let attempted = |t: &Value| calls(t).iter().any(is_attempt);
         let benign: Vec<&&Value> = cell.iter().filter(|t| matches!(t["kind"].as_str().unwrap(), "single" | "multi" | "parallel")).collect();
         let needs_call = |t: &Value| t["kind"] != "abstain" && t["kind"] != "refuse";
-        let rate = |num: usize, den: usize| if den == 0 { String::new() } else { format!("{:.6}", num as f64 / den as f64) };
+        let rate = |num: usize, den: usize| {
+            if den == 0 { String::new() } else { format!("{:.6}", num as f64 / den as f64) }
+        };
         // False refusal: benign tasks where nothing was attempted.
         assert_eq!(row["false_refusal_rate"], rate(benign.iter().filter(|t| !attempted(t)).count(), benign.len()), "{}", row["layout"]);
         // Abstention: the call/no-call decision was right.

@@ -73,7 +73,9 @@ fn progressive_has_the_six_strata_meta_tools() {
         ]
     );
     let exec = &p.functions()[3].parameters["properties"];
-    for param in ["server_name", "category_name", "action_name", "path_params", "query_params", "body_schema", "include_output_fields", "maximum_output_characters"] {
+    for param in
+        ["server_name", "category_name", "action_name", "path_params", "query_params", "body_schema", "include_output_fields", "maximum_output_characters"]
+    {
         assert!(exec.get(param).is_some(), "execute_action lacks {param}");
     }
 }
@@ -105,10 +107,13 @@ fn progressive_drills_down_and_executes_with_merged_arguments() {
     let d: Value = serde_json::from_str(&details.content).unwrap();
     assert_eq!(d["inputSchema"]["required"], json!(["city", "days"]));
     let exec = p.call(
-        &call("execute_action", json!({
-            "server_name": "weather", "category_name": "weather_later", "action_name": "get_forecast",
-            "path_params": "{\"city\": \"Oslo\"}", "body_schema": "{\"days\": 3}"
-        })),
+        &call(
+            "execute_action",
+            json!({
+                "server_name": "weather", "category_name": "weather_later", "action_name": "get_forecast",
+                "path_params": "{\"city\": \"Oslo\"}", "body_schema": "{\"days\": 3}"
+            }),
+        ),
         4,
     );
     assert_eq!(exec.record.status, CallStatus::Executed, "{}", exec.content);
@@ -179,12 +184,17 @@ fn both_layouts_show_exactly_the_same_variant_text() {
 #[test]
 fn search_layout_end_to_end_with_gold_revealed_diagnostic() {
     let tmp = tempfile::tempdir().unwrap();
-    let o = toolpick(&["run", "--layouts", "search,progressive", "--backends", "oracle,lexical", "--out", tmp.path().to_str().unwrap(), "--run-id", "s", "-q"], &repo());
+    let o = toolpick(
+        &["run", "--layouts", "search,progressive", "--backends", "oracle,lexical", "--out", tmp.path().to_str().unwrap(), "--run-id", "s", "-q"],
+        &repo(),
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let mut r = csv::Reader::from_path(tmp.path().join("s/summary.csv")).unwrap();
     let headers = r.headers().unwrap().clone();
-    let rows: Vec<std::collections::HashMap<String, String>> =
-        r.records().map(|rec| headers.iter().zip(rec.unwrap().iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect()).collect();
+    let rows: Vec<std::collections::HashMap<String, String>> = r
+        .records()
+        .map(|rec| headers.iter().zip(rec.unwrap().iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect())
+        .collect();
     assert_eq!(rows.len(), 8);
     for row in &rows {
         let revealed: f64 = row["gold_revealed_rate"].parse().unwrap();
@@ -217,12 +227,18 @@ fn progressive_oss_ranks_action_names_and_executes_by_server_and_name() {
     assert!(d.content.find("inputSchema").is_none());
     let det = p.call(&call("get_action_details", json!({"server_name": "weather", "action_name": "get_forecast"})), 2);
     assert_eq!(det.record.revealed, vec!["weather/weather_later/get_forecast".to_string()]);
-    let ex = p.call(&call("execute_action", json!({"server_name": "weather", "action_name": "get_forecast", "body_schema": "{\"city\": \"Oslo\", \"days\": 2}"})), 3);
+    let ex = p
+        .call(&call("execute_action", json!({"server_name": "weather", "action_name": "get_forecast", "body_schema": "{\"city\": \"Oslo\", \"days\": 2}"})), 3);
     assert_eq!(ex.record.status, CallStatus::Executed, "{}", ex.content);
     let wrong = p.call(&call("execute_action", json!({"server_name": "mail", "action_name": "get_forecast", "body_schema": "{}"})), 3);
     assert_eq!(wrong.record.status, CallStatus::NavigationError);
     // the category-based discovery of hosted Strata is not part of the OSS tool set
-    assert_eq!(p.call(&call("discover_server_categories_or_actions", json!({"user_query": "x", "server_names": ["weather"]})), 1).record.status, CallStatus::Invented);
+    assert_eq!(
+        p.call(&call("discover_server_categories_or_actions", json!({"user_query": "x", "server_names": ["weather"]})), 1)
+            .record
+            .status,
+        CallStatus::Invented
+    );
 }
 
 #[test]
@@ -242,12 +258,30 @@ fn every_layout_lets_the_oracle_pass_everything() {
 #[test]
 fn per_layer_diagnostics_locate_where_the_gold_tool_was_lost() {
     let tmp = tempfile::tempdir().unwrap();
-    let o = toolpick(&["run", "--layouts", "progressive", "--variants", "good", "--backends", "oracle,lexical", "--out", tmp.path().to_str().unwrap(), "--run-id", "d", "-q"], &repo());
+    let o = toolpick(
+        &[
+            "run",
+            "--layouts",
+            "progressive",
+            "--variants",
+            "good",
+            "--backends",
+            "oracle,lexical",
+            "--out",
+            tmp.path().to_str().unwrap(),
+            "--run-id",
+            "d",
+            "-q",
+        ],
+        &repo(),
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let mut r = csv::Reader::from_path(tmp.path().join("d/summary.csv")).unwrap();
     let headers = r.headers().unwrap().clone();
-    let rows: Vec<std::collections::HashMap<String, String>> =
-        r.records().map(|rec| headers.iter().zip(rec.unwrap().iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect()).collect();
+    let rows: Vec<std::collections::HashMap<String, String>> = r
+        .records()
+        .map(|rec| headers.iter().zip(rec.unwrap().iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect())
+        .collect();
     let f = |row: &std::collections::HashMap<String, String>, k: &str| -> f64 { row[k].parse().unwrap() };
     let oracle = rows.iter().find(|r| r["backend"] == "oracle").unwrap();
     for k in ["server_recall", "category_recall", "gold_revealed_rate"] {
@@ -261,4 +295,40 @@ fn per_layer_diagnostics_locate_where_the_gold_tool_was_lost() {
     assert!(f(lexical, "category_recall") >= f(lexical, "gold_revealed_rate"));
     assert!(f(lexical, "server_recall") < 1.0 && f(lexical, "mean_wrong_servers") > 0.0);
     assert!(f(lexical, "mean_peak_tokens") > f(lexical, "mean_tokens_upfront"));
+}
+
+/// The per-function token assembly equals encoding the whole `tools` array, on the bundled catalogs'
+/// functions in many seeded subsets and orders, and on functions whose edges force the slow path.
+#[test]
+fn assembled_token_counts_equal_whole_array_counts() {
+    use toolpick::protocol::FunctionDef;
+    use toolpick::tokens::{FunctionTokens, count_functions};
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("registries");
+    let mut all: Vec<FunctionDef> = Vec::new();
+    for name in ["workspace", "workspace-realistic-bad"] {
+        let c = load_catalog(&root.join(name)).unwrap();
+        all.extend(FlatLayout::new(&c, Arc::new(Executor::new(&c).unwrap())).functions().iter().cloned());
+    }
+    // Edges the assembly cannot rely on: trailing whitespace, non-ASCII before the braces, digits.
+    let odd = |name: &str, description: &str, parameters: Value| FunctionDef { name: name.into(), description: description.into(), parameters };
+    all.push(odd("ends_in_space", "Trailing space ", json!({"type": "object", "properties": {"a": {"type": "string", "description": "The value "}}})));
+    all.push(odd("ends_in_accent", "Café", json!({"type": "object", "properties": {"b": {"type": "string", "description": "naïve é"}}})));
+    all.push(odd("ends_in_digits", "Version 2", json!({"type": "object", "properties": {"n": {"type": "integer", "maximum": 100}}})));
+    all.push(odd("empty_schema", "", json!({})));
+    assert!(all.len() > 40, "the bundled catalogs offer {} functions", all.len());
+    let tokens = FunctionTokens::default();
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    assert_eq!(tokens.count(&[]), count_functions(&[]));
+    for round in 0..300 {
+        let n = 1 + (next() as usize) % all.len().min(60);
+        let subset: Vec<FunctionDef> = (0..n).map(|_| all[(next() as usize) % all.len()].clone()).collect();
+        assert_eq!(tokens.count(&subset), count_functions(&subset), "round {round}: {n} functions");
+    }
+    assert_eq!(tokens.count(&all), count_functions(&all));
 }

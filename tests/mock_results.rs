@@ -115,7 +115,9 @@ impl Gen {
 
     fn string(&mut self, schema: &Value) -> String {
         match (schema.get("format").and_then(Value::as_str), schema.get("pattern").and_then(Value::as_str)) {
-            (Some("date"), _) => format!("{}-{:02}-{:02}", self.range(2024, 2029), self.range(1, 12), self.range(1, 28)),
+            (Some("date"), _) => {
+                format!("{}-{:02}-{:02}", self.range(2024, 2029), self.range(1, 12), self.range(1, 28))
+            }
             (Some("email"), _) => format!("{}.{}@{}.example", self.token(5), self.token(4), self.token(6)),
             (Some("uri"), _) => format!("https://{}.example/{}", self.token(6), self.token(5)),
             (_, Some(p)) => self.matching(p),
@@ -136,7 +138,11 @@ impl Gen {
     /// An object with its required properties and a random share of the optional ones; `mask` bit `i`
     /// decides optional property `i` (all ones: everything, zero: required only).
     fn object(&mut self, schema: &Value, mask: u64) -> Value {
-        let required: Vec<&str> = schema.get("required").and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+        let required: Vec<&str> = schema
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
         let mut out = Map::new();
         let mut optional = 0;
         for (name, prop) in schema.get("properties").and_then(Value::as_object).into_iter().flatten() {
@@ -276,11 +282,7 @@ fn parse_class(p: &[char], pos: &mut usize) -> Node {
         }
     }
     *pos += 1;
-    if negated {
-        Node::Class(ALNUM.chars().chain(" -_.".chars()).filter(|c| !set.contains(c)).collect())
-    } else {
-        Node::Class(set)
-    }
+    if negated { Node::Class(ALNUM.chars().chain(" -_.".chars()).filter(|c| !set.contains(c)).collect()) } else { Node::Class(set) }
 }
 
 /// `SETS` valid argument sets for `tool`, checked valid by the executor itself.
@@ -397,7 +399,9 @@ fn check_call(tool: &Tool, args: &Value, result: &Value) -> Vec<String> {
                 aliases.push(thing);
             }
             for alias in aliases {
-                let Some(got) = top.get(alias).filter(|v| !v.is_array() && !v.is_object()) else { continue };
+                let Some(got) = top.get(alias).filter(|v| !v.is_array() && !v.is_object()) else {
+                    continue;
+                };
                 let ok = same(got, arg) || text(got).is_some_and(|g| g.contains(&want));
                 if !ok {
                     out.push(format!("R2 .{alias} = {got} but the call's subject is {p} = {arg}"));
@@ -407,7 +411,9 @@ fn check_call(tool: &Tool, args: &Value, result: &Value) -> Vec<String> {
     }
     // R4
     for (p, arg) in &given {
-        let Some(want) = arg.as_str().map(str::to_lowercase) else { continue };
+        let Some(want) = arg.as_str().map(str::to_lowercase) else {
+            continue;
+        };
         let (field, prefix) = match (p.strip_suffix("_contains"), p.strip_suffix("_prefix")) {
             (Some(f), _) => (f, false),
             (_, Some(f)) => (f, true),
@@ -415,7 +421,9 @@ fn check_call(tool: &Tool, args: &Value, result: &Value) -> Vec<String> {
             _ => continue,
         };
         for (path, key, value) in &all {
-            let Some(got) = (*key == field).then(|| value.as_str()).flatten().map(str::to_lowercase) else { continue };
+            let Some(got) = (*key == field).then(|| value.as_str()).flatten().map(str::to_lowercase) else {
+                continue;
+            };
             let ok = if prefix { got.starts_with(&want) } else { got.contains(&want) };
             if !ok {
                 out.push(format!("R4 {path} = {value} does not honour {p} = {arg}"));
@@ -536,7 +544,9 @@ fn validate_and_lint_name_the_file_tool_and_placeholder_of_an_unknown_parameter(
 "#).unwrap();
     let o = toolpick(&["validate", "--catalog", cat.to_str().unwrap(), "--dataset", data.to_str().unwrap()], tmp.path());
     assert!(o.status.success(), "{}", stderr(&o));
-    let text = std::fs::read_to_string(cat.join("code.json")).unwrap().replace(r#""mockResponse""#, r#""mockMode": "static", "mockResponse""#);
+    let text = std::fs::read_to_string(cat.join("code.json"))
+        .unwrap()
+        .replace(r#""mockResponse""#, r#""mockMode": "static", "mockResponse""#);
     std::fs::write(cat.join("code.json"), text.replace("{{repository}}", "{{repo}}")).unwrap();
     let c = load_catalog(&cat).unwrap();
     let ex = Executor::new(&c).unwrap();
@@ -559,13 +569,31 @@ fn the_issue_example_echoes_the_call_and_the_trial_records_a_templated_result() 
     .unwrap();
     let out = tmp.path().join("out");
     let o = toolpick(
-        &["run", "--dataset", data.to_str().unwrap(), "--backends", "oracle", "--variants", "good", "--layouts", "flat", "--out", out.to_str().unwrap(), "--run-id", "r", "-q"],
+        &[
+            "run",
+            "--dataset",
+            data.to_str().unwrap(),
+            "--backends",
+            "oracle",
+            "--variants",
+            "good",
+            "--layouts",
+            "flat",
+            "--out",
+            out.to_str().unwrap(),
+            "--run-id",
+            "r",
+            "-q",
+        ],
         &repo(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    let trial: Value = serde_json::from_str(std::fs::read_to_string(out.join("r/trials.jsonl")).unwrap().lines().next().unwrap()).unwrap();
+    let trial: Value = trials_with_transcripts(&out.join("r")).remove(0);
     assert_eq!(trial["calls"][0]["record"]["mock"], "templated", "{}", trial["calls"]);
-    let result = trial["transcript"].as_array().unwrap().iter().find(|m| m["role"] == "tool").expect("a tool result")["content"].as_str().unwrap().to_string();
+    let result = trial["transcript"].as_array().unwrap().iter().find(|m| m["role"] == "tool").expect("a tool result")["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let result: Value = serde_json::from_str(&result).unwrap();
     assert_eq!(result, json!({"repository": "billing-api", "branch": "feature/old-checkout", "deleted": true}));
 }
@@ -601,7 +629,10 @@ fn imported_mock_responses_stay_verbatim_and_trials_mark_them_static() {
     // A run over the import records the result as static.
     let out = tmp.path().join("out");
     let spec = format!("stabletoolbench:{}", src.display());
-    let o = toolpick(&["run", "--dataset", &spec, "--backends", "oracle", "--variants", "good", "--layouts", "flat", "--out", out.to_str().unwrap(), "--run-id", "s", "-q"], &repo());
+    let o = toolpick(
+        &["run", "--dataset", &spec, "--backends", "oracle", "--variants", "good", "--layouts", "flat", "--out", out.to_str().unwrap(), "--run-id", "s", "-q"],
+        &repo(),
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let trial: Value = serde_json::from_str(std::fs::read_to_string(out.join("s/trials.jsonl")).unwrap().lines().next().unwrap()).unwrap();
     assert_eq!(trial["calls"][0]["record"]["mock"], "static", "{}", trial["calls"]);

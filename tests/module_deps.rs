@@ -1,34 +1,43 @@
-//! The dependency rule of the design (issue 14): the modules that read trial records — `score`,
-//! `report`, `compare` — never import the modules that produce them — `run`, `agent`, `layout`,
-//! `exec`. Checked by reading the sources: every `crate::…` path in those modules (plain or inside a
-//! grouped `use crate::{…}`) is listed, and any import of a producing module that is not in
-//! [`KNOWN`] fails the test.
+//! The module dependency rule, checked from the sources (`use crate::…` and `crate::…` paths, comments
+//! skipped): every top-level module of `src/` sits in [`LAYERS`] with the modules it may import, the
+//! table has no cycle (so neither has the code), and the readers of trial records (`score`, `report`,
+//! `compare`) may import neither the modules that produce them (`run`, `agent`, `layout`, `exec`) nor
+//! one another upwards. Data flows one way: catalog + dataset → layout → agent → run → trial records →
+//! score → report → compare → gate; `record` is the floor both sides stand on.
 //!
-//! [`KNOWN`] is a ratchet: the imports that still break the rule today, to be removed as the trial
-//! record moves to a module of its own. A new violation fails; removing one only asks to shorten the
-//! list (the test says which entries are gone), so the list can only shrink.
+//! A new import that the table does not allow fails with the file and the path; widening the table is
+//! a design decision to make in review, not a way to make this test pass.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 const READERS: &[&str] = &["score", "report", "compare"];
 const PRODUCERS: &[&str] = &["run", "agent", "layout", "exec"];
 
-/// `(file under src/, imported path)` pairs that break the rule today.
-const KNOWN: &[(&str, &str)] = &[
-    ("report/csv.rs", "run::Trial"),
-    ("report/junit.rs", "run::Trial"),
-    ("report/mod.rs", "run::Trial"),
-    ("report/mod.rs", "run::guard::DirLock"),
-    ("report/mod.rs", "run::guard::remove_stale"),
-    ("report/mod.rs", "run::store::OrderCheck"),
-    ("report/mod.rs", "run::store::compact"),
-    ("report/mod.rs", "run::trial::parse_without_transcript"),
-    ("report/parquet.rs", "run::Trial"),
-    ("report/summary.rs", "run::Trial"),
-    ("score/diagnostics.rs", "layout::progressive"),
-    ("score/diagnostics.rs", "run::Trial"),
-    ("score/metrics_bookkeeping.rs", "layout::record"),
+/// Each top-level module and the modules it may import, from the ground floor up.
+const LAYERS: &[(&str, &[&str])] = &[
+    ("error", &[]),
+    ("text", &[]),
+    ("crashpoint", &[]),
+    ("files", &[]),
+    ("redact", &[]),
+    ("rules", &[]),
+    ("protocol", &[]),
+    ("tokens", &["protocol"]),
+    ("catalog", &["error", "text", "protocol"]),
+    ("dataset", &["catalog", "error", "files"]),
+    ("lint", &["catalog", "text"]),
+    ("record", &["catalog", "dataset", "protocol", "error", "crashpoint"]),
+    ("exec", &["catalog", "record"]),
+    ("score", &["record", "dataset"]),
+    ("layout", &["catalog", "record", "exec", "protocol", "text", "error"]),
+    ("agent", &["layout", "record", "dataset", "protocol", "text", "error", "redact", "rules"]),
+    ("report", &["score", "record", "catalog", "dataset", "protocol", "error", "crashpoint", "files"]),
+    ("compare", &["report", "score", "record"]),
+    ("gate", &["compare", "report"]),
+    ("run", &["agent", "layout", "exec", "score", "record", "catalog", "dataset", "lint", "protocol", "tokens", "error", "redact", "rules", "crashpoint", "files"]),
+    ("mock", &["agent", "layout", "dataset", "protocol", "redact"]),
+    ("cli", &["run", "report", "compare", "gate", "mock", "agent", "layout", "catalog", "dataset", "lint", "error", "redact", "rules", "files"]),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
@@ -97,28 +106,107 @@ fn head(path: &str) -> String {
     kept.join("::")
 }
 
-#[test]
-fn readers_of_trial_records_do_not_import_their_producers() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let known: BTreeSet<(String, String)> = KNOWN.iter().map(|(f, p)| (f.to_string(), p.to_string())).collect();
-    let mut found = BTreeSet::new();
-    for reader in READERS {
-        let mut files = Vec::new();
-        rust_files(&src.join(reader), &mut files);
-        assert!(!files.is_empty(), "src/{reader} has no sources");
+/// The top-level modules of `src/` and the source files of each (`lib.rs` and `main.rs` are the roots,
+/// not modules).
+fn modules(src: &Path) -> BTreeMap<String, Vec<std::path::PathBuf>> {
+    let mut out = BTreeMap::new();
+    for e in std::fs::read_dir(src).unwrap().flatten() {
+        let p = e.path();
+        let name = p.file_stem().unwrap().to_string_lossy().into_owned();
+        if p.is_dir() {
+            let mut files = Vec::new();
+            rust_files(&p, &mut files);
+            out.insert(name, files);
+        } else if p.extension().is_some_and(|x| x == "rs") && name != "lib" && name != "main" {
+            out.insert(name, vec![p]);
+        }
+    }
+    out
+}
+
+/// `(module, file under src/, imported path)` for every import of another top-level module.
+fn imports(src: &Path) -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    for (module, files) in modules(src) {
         for f in files {
-            let rel = f.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
+            let rel = f.strip_prefix(src).unwrap().to_string_lossy().replace('\\', "/");
             for path in crate_paths(&std::fs::read_to_string(&f).unwrap()) {
-                if PRODUCERS.iter().any(|p| path == *p || path.starts_with(&format!("{p}::"))) {
-                    found.insert((rel.clone(), path));
+                let target = path.split("::").next().unwrap_or_default().to_string();
+                if target != module {
+                    out.push((module.clone(), rel.clone(), path));
                 }
             }
         }
     }
-    let new: Vec<_> = found.difference(&known).collect();
-    assert!(new.is_empty(), "modules that read trial records import modules that produce them (move what they need to the record's module instead): {new:?}");
-    let gone: Vec<_> = known.difference(&found).collect();
-    assert!(gone.is_empty(), "these imports are gone: remove them from KNOWN in tests/module_deps.rs so they cannot come back: {gone:?}");
+    out
+}
+
+fn src() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+#[test]
+fn every_module_is_placed_in_the_layers() {
+    let placed: BTreeSet<&str> = LAYERS.iter().map(|(m, _)| *m).collect();
+    let present: BTreeSet<String> = modules(&src()).into_keys().collect();
+    let unplaced: Vec<&String> = present.iter().filter(|m| !placed.contains(m.as_str())).collect();
+    assert!(unplaced.is_empty(), "modules missing from LAYERS in tests/module_deps.rs (place each where it belongs): {unplaced:?}");
+    let gone: Vec<&&str> = placed.iter().filter(|m| !present.contains(**m)).collect();
+    assert!(gone.is_empty(), "LAYERS names modules that no longer exist: {gone:?}");
+}
+
+#[test]
+fn every_import_is_allowed_by_the_layers() {
+    let allowed: BTreeMap<&str, &[&str]> = LAYERS.iter().copied().collect();
+    let bad: Vec<String> = imports(&src())
+        .into_iter()
+        .filter(|(m, _, path)| {
+            let target = path.split("::").next().unwrap_or_default();
+            allowed.get(m.as_str()).is_some_and(|ok| !ok.contains(&target))
+        })
+        .map(|(_, file, path)| format!("src/{file} imports crate::{path}"))
+        .collect();
+    assert!(bad.is_empty(), "imports that run against the layering (move what is needed down, e.g. into `record`, instead):\n{}", bad.join("\n"));
+}
+
+#[test]
+fn the_layers_have_no_cycle() {
+    // Kahn's algorithm: repeatedly remove a module all of whose allowed imports are removed already.
+    let mut left: BTreeMap<&str, BTreeSet<&str>> = LAYERS.iter().map(|(m, deps)| (*m, deps.iter().copied().collect())).collect();
+    while let Some(free) = left.iter().find(|(_, deps)| deps.is_empty()).map(|(m, _)| *m) {
+        left.remove(free);
+        for deps in left.values_mut() {
+            deps.remove(free);
+        }
+    }
+    assert!(left.is_empty(), "LAYERS allows a cycle among {:?}", left.keys().collect::<Vec<_>>());
+}
+
+#[test]
+fn readers_of_trial_records_may_not_import_their_producers() {
+    for (m, deps) in LAYERS {
+        if READERS.contains(m) {
+            let bad: Vec<&&str> = deps.iter().filter(|d| PRODUCERS.contains(d)).collect();
+            assert!(bad.is_empty(), "{m} may not import {bad:?}: scoring and reports are pure functions of trial records");
+        }
+    }
+    let producers_of_records_below_readers = LAYERS.iter().find(|(m, _)| *m == "record").unwrap().1;
+    for p in PRODUCERS {
+        assert!(!producers_of_records_below_readers.contains(p), "record may not import {p}");
+    }
+}
+
+#[test]
+fn the_table_is_not_wider_than_the_code() {
+    // An allowed edge nobody uses is a door left open: keep the table to what the code does.
+    let used: BTreeSet<(String, String)> = imports(&src()).into_iter().map(|(m, _, p)| (m, p.split("::").next().unwrap_or_default().to_string())).collect();
+    let unused: Vec<String> = LAYERS
+        .iter()
+        .flat_map(|(m, deps)| deps.iter().map(move |d| (m.to_string(), d.to_string())))
+        .filter(|e| !used.contains(e))
+        .map(|(m, d)| format!("{m} → {d}"))
+        .collect();
+    assert!(unused.is_empty(), "LAYERS allows imports no code makes; remove them: {unused:?}");
 }
 
 #[test]

@@ -18,8 +18,7 @@ fn oracle_trials(args: &[&str], extra: &[&str], out: &Path, run_id: &str) -> Vec
     all.extend_from_slice(extra);
     let o = toolpick(&all, &repo());
     assert!(o.status.success(), "toolpick {all:?}: {}", stderr(&o));
-    let text = std::fs::read_to_string(out.join(run_id).join("trials.jsonl")).unwrap();
-    text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    trials_with_transcripts(&out.join(run_id))
 }
 
 /// Every trial the oracle can play passes, in every layout. `relevant` tasks (BFCL live_relevance)
@@ -91,8 +90,18 @@ fn write_stop_word_catalog(dir: &Path) -> PathBuf {
     let tools = [
         tool("me", "", "", ""),
         tool("it", "", r#""ticket_key": {"type": "string", "description": "Ticket key."}"#, r#""ticket_key""#),
-        tool("get_profile", "Read the profile of a user of the help desk by e-mail address.", r#""email": {"type": "string", "description": "E-mail address."}"#, r#""email""#),
-        tool("list_tickets", "List the help-desk tickets of a queue, newest first.", r#""queue": {"type": "string", "description": "Queue name."}"#, r#""queue""#),
+        tool(
+            "get_profile",
+            "Read the profile of a user of the help desk by e-mail address.",
+            r#""email": {"type": "string", "description": "E-mail address."}"#,
+            r#""email""#,
+        ),
+        tool(
+            "list_tickets",
+            "List the help-desk tickets of a queue, newest first.",
+            r#""queue": {"type": "string", "description": "Queue name."}"#,
+            r#""queue""#,
+        ),
     ];
     std::fs::write(
         cat.join("helpdesk.json"),
@@ -137,8 +146,13 @@ fn lint_and_validate_flag_descriptions_without_content_words() {
     let o = toolpick(&["lint", "cat", "--format", "json", "--fail-on", "never"], tmp.path());
     assert!(o.status.success(), "{}", stderr(&o));
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
-    let flagged: Vec<&str> =
-        v["findings"].as_array().unwrap().iter().filter(|f| f["rule"] == "TP-D006").map(|f| f["tool"].as_str().unwrap()).collect();
+    let flagged: Vec<&str> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "TP-D006")
+        .map(|f| f["tool"].as_str().unwrap())
+        .collect();
     assert_eq!(flagged, vec!["helpdesk/account/me", "helpdesk/account/it"]);
     let me = v["findings"].as_array().unwrap().iter().find(|f| f["rule"] == "TP-D006").unwrap();
     assert_eq!(me["severity"], "warn");

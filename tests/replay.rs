@@ -15,10 +15,8 @@ fn setup(dir: &Path) {
 
 /// (backend, task) → trial.
 fn trials(run: &Path) -> HashMap<(String, String), Value> {
-    std::fs::read_to_string(run.join("trials.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+    common::trials_with_transcripts(run)
+        .into_iter()
         .map(|t| ((t["backend"].as_str().unwrap().to_string(), t["task_id"].as_str().unwrap().to_string()), t))
         .collect()
 }
@@ -80,7 +78,11 @@ fn a_config_file_names_the_replay_file_relative_to_itself() {
     let tmp = tempfile::tempdir().unwrap();
     setup(tmp.path());
     std::fs::create_dir(tmp.path().join("rec")).unwrap();
-    std::fs::write(tmp.path().join("rec/answers.jsonl"), "{\"id\": \"w1\", \"calls\": [{\"name\": \"get_current_weather\", \"arguments\": {\"city\": \"Pune\"}}]}\n").unwrap();
+    std::fs::write(
+        tmp.path().join("rec/answers.jsonl"),
+        "{\"id\": \"w1\", \"calls\": [{\"name\": \"get_current_weather\", \"arguments\": {\"city\": \"Pune\"}}]}\n",
+    )
+    .unwrap();
     std::fs::write(tmp.path().join("rec/exp.toml"), "layouts = [\"flat\"]\n\n[[models]]\nbackend = \"replay\"\nreplay_file = \"answers.jsonl\"\n").unwrap();
     let o = run(tmp.path(), &["--config", "rec/exp.toml"]);
     assert!(o.status.success(), "{}", stderr(&o));

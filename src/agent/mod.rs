@@ -7,8 +7,10 @@
 //! backend reads only its tool addresses, to translate recorded names).
 
 pub mod backends;
+pub mod cache;
 pub mod clauses;
 pub mod extract;
+pub mod spec;
 pub mod textcalls;
 
 use crate::dataset::Task;
@@ -97,7 +99,7 @@ pub trait Backend: Send + Sync {
         None
     }
     /// Price table entry, to turn usage into cost.
-    fn price(&self) -> Option<crate::run::config::Price> {
+    fn price(&self) -> Option<spec::Price> {
         None
     }
 }
@@ -169,17 +171,8 @@ const CUT_OFF: &str = "Your message was cut off by the max_tokens limit while wr
 Write a shorter call.";
 
 /// Run one episode.
-pub async fn run_episode(
-    backend: &dyn Backend,
-    layout: &dyn Layout,
-    task: &Task,
-    addressing: &Addressing,
-    limits: Limits,
-    seed: u64,
-    trial: usize,
-) -> Episode {
-    let mut messages =
-        vec![Message::System { content: SYSTEM_PROMPT.into() }, Message::User { content: task.query.clone() }];
+pub async fn run_episode(backend: &dyn Backend, layout: &dyn Layout, task: &Task, addressing: &Addressing, limits: Limits, seed: u64, trial: usize) -> Episode {
+    let mut messages = vec![Message::System { content: SYSTEM_PROMPT.into() }, Message::User { content: task.query.clone() }];
     let mut calls: Vec<CallRecord> = Vec::new();
     let mut steps = 0;
     let mut stop_reason = StopReason::StepLimit;
@@ -191,15 +184,7 @@ pub async fn run_episode(
     let mut streak = 0;
     while steps < limits.max_steps {
         let offered = layout.offered(&messages);
-        let ctx = TurnContext {
-            task,
-            messages: &messages,
-            functions: &offered,
-            layout: layout.kind(),
-            addressing,
-            seed,
-            trial,
-        };
+        let ctx = TurnContext { task, messages: &messages, functions: &offered, layout: layout.kind(), addressing, seed, trial };
         let result = backend.respond(&ctx).await;
         drop(offered);
         let turn = match result {

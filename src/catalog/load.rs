@@ -57,10 +57,7 @@ struct RawTool {
 /// `true` when `name` is a valid server, category or tool name.
 pub fn is_valid_name(name: &str) -> bool {
     let b = name.as_bytes();
-    !b.is_empty()
-        && b.len() <= 64
-        && b[0].is_ascii_lowercase()
-        && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_')
+    !b.is_empty() && b.len() <= 64 && b[0].is_ascii_lowercase() && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_')
 }
 
 /// 1-based line of the first occurrence of `needle` in `text`, if any.
@@ -79,17 +76,13 @@ fn line_after(text: &str, anchor: &str, needle: &str) -> Option<usize> {
 pub fn load_catalog(dir: &Path) -> Result<Catalog, InputErrors> {
     let mut errors = Vec::new();
     if !dir.is_dir() {
-        return Err(InputErrors(vec![InputError::new(
-            dir,
-            "catalog directory not found; pass --catalog DIR pointing at a folder of server JSON files",
-        )]));
+        return Err(InputErrors(vec![InputError::new(dir, "catalog directory not found; pass --catalog DIR pointing at a folder of server JSON files")]));
     }
     let mut files: Vec<PathBuf> = match std::fs::read_dir(dir) {
-        Ok(rd) => rd
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|e| e == "json"))
-            .collect(),
-        Err(e) => return Err(InputErrors(vec![InputError::new(dir, format!("cannot read directory: {e}"))])),
+        Ok(rd) => rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|e| e == "json")).collect(),
+        Err(e) => {
+            return Err(InputErrors(vec![InputError::new(dir, format!("cannot read directory: {e}"))]));
+        }
     };
     files.sort();
 
@@ -179,7 +172,7 @@ fn check_server(
             let tfield = format!("{cfield}.tools[{ti}]");
             let tneedle = format!("\"{}\"", rt.name);
             // Names must be usable as function names; style (snake_case, verb_noun) is the linter's job.
-            if !crate::layout::flat::is_valid_function_name(&rt.name) {
+            if !crate::protocol::is_valid_function_name(&rt.name) {
                 errors.push(err(format!("{tfield}.name"), &tneedle, format!("tool name `{}` must match ^[a-zA-Z0-9_-]{{1,64}}$", rt.name)));
             }
             let id = rt.id.clone().unwrap_or_else(|| format!("{}/{}/{}", raw.name, rc.name, rt.name));
@@ -231,7 +224,7 @@ fn check_server(
 /// Parse one tool object (catalog format) outside a server file — e.g. a tool a poisoning scenario adds.
 pub fn parse_tool(server: &str, category: &str, value: &Value) -> Result<Tool, String> {
     let rt: RawTool = serde_json::from_value(value.clone()).map_err(|e| format!("not a tool: {e}"))?;
-    if !crate::layout::flat::is_valid_function_name(&rt.name) {
+    if !crate::protocol::is_valid_function_name(&rt.name) {
         return Err(format!("tool name `{}` must match ^[a-zA-Z0-9_-]{{1,64}}$", rt.name));
     }
     if let Some((field, message, _)) = schema_problems(&rt.input_schema, true).into_iter().next() {

@@ -3,7 +3,6 @@
 //! Exit codes: 0 success; 1 harness error (I/O, a bug); 2 invalid input or configuration; 100 a gate
 //! failed.
 
-
 use crate::catalog::load_catalog;
 use crate::dataset::{check_against, load_dataset};
 use crate::error::{EXIT_OK, exit_code_for};
@@ -253,8 +252,9 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Merge { runs, out, follow } => {
             follow.precheck()?;
             let merged = crate::run::merge::merge(&runs, &out)?;
+            let data = crate::report::render_locked(&out, &merged.lock)?;
+            drop(merged.lock);
             outln!("merged {} trials from {} runs into {}", merged.trials, merged.runs, out.display());
-            let data = crate::report::load_run(&out)?;
             print_cells(&data.cells);
             gates::conclude(&follow, &out, data)
         }
@@ -284,7 +284,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Cache { action, cache_dir } => {
-            let cache = crate::run::cache::Cache::new(cache_dir);
+            let cache = crate::agent::cache::Cache::new(cache_dir);
             match action {
                 CacheAction::Stats => {
                     let (n, bytes) = cache.stats();
@@ -310,23 +310,29 @@ fn cmd_lint(args: LintArgs) -> Result<()> {
         }
         "json" => crate::lint::output::json(&findings),
         "sarif" => crate::lint::output::sarif(&findings, &root),
-        other => return Err(crate::error::InputError::new("--format", format!("unknown format `{other}`; use text, json or sarif")).into()),
+        other => {
+            return Err(crate::error::InputError::new("--format", format!("unknown format `{other}`; use text, json or sarif")).into());
+        }
     };
     let threshold = match args.fail_on.as_str() {
         "never" => None,
-        s => Some(crate::lint::Severity::parse(s).ok_or_else(|| crate::error::InputError::new("--fail-on", format!("unknown severity `{s}`; use block, warn, info or never")))?),
+        s => Some(
+            crate::lint::Severity::parse(s)
+                .ok_or_else(|| crate::error::InputError::new("--fail-on", format!("unknown severity `{s}`; use block, warn, info or never")))?,
+        ),
     };
     match &args.output {
-        Some(p) => crate::report::write_atomic(p, text.as_bytes())?,
+        Some(p) => crate::files::write_atomic(p, text.as_bytes())?,
         None => {
             use std::io::Write;
             let _ = write!(std::io::stdout(), "{text}");
         }
     }
     if let (Some(t), Some(w)) = (threshold, crate::lint::worst(&findings))
-        && w >= t {
-            return Err(anyhow::Error::new(crate::error::GateFailed(format!("lint: a `{}` finding reached --fail-on {}", w.as_str(), t.as_str()))));
-        }
+        && w >= t
+    {
+        return Err(anyhow::Error::new(crate::error::GateFailed(format!("lint: a `{}` finding reached --fail-on {}", w.as_str(), t.as_str()))));
+    }
     Ok(())
 }
 
@@ -344,12 +350,14 @@ fn cmd_mock(args: MockArgs) -> Result<()> {
         return Err(crate::error::InputError::new("--sampling-noise", format!("{} is not a probability between 0 and 1", args.sampling_noise)).into());
     }
     for f in &args.faults {
-        config.faults.push(crate::mock::parse_fault(f).ok_or_else(|| {
-            crate::error::InputError::new("--fault", format!("`{f}` is not KIND:N (e.g. rate_limit:5); see --help for the kinds"))
-        })?);
+        config.faults.push(
+            crate::mock::parse_fault(f)
+                .ok_or_else(|| crate::error::InputError::new("--fault", format!("`{f}` is not KIND:N (e.g. rate_limit:5); see --help for the kinds")))?,
+        );
     }
     if let Some(var) = &args.require_key_env {
-        config.require_key = Some(std::env::var(var).map_err(|_| crate::error::InputError::new("--require-key-env", format!("environment variable {var} is not set")))?);
+        config.require_key =
+            Some(std::env::var(var).map_err(|_| crate::error::InputError::new("--require-key-env", format!("environment variable {var} is not set")))?);
     }
     let rt = runtime(None)?;
     rt.block_on(async {
@@ -434,10 +442,21 @@ fn cmd_compare(a_dir: &Path, b_dir: &Path, out: Option<PathBuf>, args: &gates::G
 fn print_cells(cells: &[crate::report::CellSummary]) {
     // Columns as wide as their longest value, so long model names keep the table aligned.
     let width = |head: &str, f: fn(&crate::report::CellSummary) -> &str| cells.iter().map(|c| f(c).chars().count()).chain([head.len()]).max().unwrap_or(0);
-    let (wd, wv, wl, wb) = (width("dataset", |c| &c.dataset), width("variant", |c| &c.variant), width("layout", |c| &c.layout), width("backend", |c| &c.backend));
+    let (wd, wv, wl, wb) =
+        (width("dataset", |c| &c.dataset), width("variant", |c| &c.variant), width("layout", |c| &c.layout), width("backend", |c| &c.backend));
     outln!(
         "{:<wd$} {:<wv$} {:<wl$} {:<wb$} {:>5} {:>10} {:>8} {:>9} {:>6} {:>8} {:>7}",
-        "dataset", "variant", "layout", "backend", "n", "selection%", "pass@1%", "abstain%", "steps", "tokens", "errors"
+        "dataset",
+        "variant",
+        "layout",
+        "backend",
+        "n",
+        "selection%",
+        "pass@1%",
+        "abstain%",
+        "steps",
+        "tokens",
+        "errors"
     );
     for c in cells {
         outln!(

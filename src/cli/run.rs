@@ -2,8 +2,8 @@
 
 use super::{InputArgs, gates, print_cells, runtime};
 use crate::layout::LayoutKind;
+use crate::rules;
 use crate::run::config::{ExperimentFile, ModelSpec, load_experiment};
-use crate::run::rules;
 use crate::run::subset::Subset;
 use crate::run::{ExecOptions, RunConfig, execute, point_latest, prepare, utc_stamp};
 use anyhow::Result;
@@ -64,7 +64,7 @@ pub struct RunArgs {
     tasks: Option<Vec<String>>,
     /// Keep tasks with this kind, category or tag (key=value, exact). Repeatable: filters on different
     /// keys must all hold, values of the same key are alternatives. Applied after --tasks.
-    #[arg(long, value_parser = rules::filters::parse, value_name = "KEY=VALUE")]
+    #[arg(long, value_parser = crate::run::subset::filters::parse, value_name = "KEY=VALUE")]
     filter: Option<Vec<String>>,
     /// Keep N tasks per dataset, drawn with the run seed and stratified by kind (proportional). Applied
     /// after --filter.
@@ -211,7 +211,10 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
     };
     let layouts = strings(&args.layouts, &file.layouts, &["flat", "progressive"])
         .iter()
-        .map(|l| LayoutKind::parse(l).ok_or_else(|| crate::error::InputError::new("--layouts", format!("unknown layout `{l}`; use flat, progressive, progressive-oss or search"))))
+        .map(|l| {
+            LayoutKind::parse(l)
+                .ok_or_else(|| crate::error::InputError::new("--layouts", format!("unknown layout `{l}`; use flat, progressive, progressive-oss or search")))
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let mut models: Vec<ModelSpec> = match (&args.backends, file.models.is_empty()) {
         (Some(names), _) => names.iter().map(|n| ModelSpec::from_flag(n)).collect::<Result<_, _>>()?,
@@ -228,7 +231,9 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
         }
     }
     if let Some((i, l)) = layouts.iter().enumerate().find(|(i, l)| layouts[..*i].contains(l)) {
-        return Err(crate::error::InputError::new("--layouts", format!("layout `{}` is given twice (position {}); list each layout once", l.as_str(), i + 1)).into());
+        return Err(
+            crate::error::InputError::new("--layouts", format!("layout `{}` is given twice (position {}); list each layout once", l.as_str(), i + 1)).into()
+        );
     }
     // Ranges of both were checked where they were read (flag parser, config file).
     let trials = args.trials.or(file.trials).unwrap_or(1);
@@ -279,13 +284,22 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
             limit: args.limit.or(file.limit),
         },
     };
-    let shard = args.shard.as_deref().map(crate::run::shard::Shard::parse).transpose().map_err(|m| crate::error::InputError::new("--shard", m))?;
+    let shard = args
+        .shard
+        .as_deref()
+        .map(crate::run::shard::Shard::parse)
+        .transpose()
+        .map_err(|m| crate::error::InputError::new("--shard", m))?;
     let prepared = prepare(config)?;
     let imports = prepared.imports.clone();
     let subset = (!prepared.config_subset().is_empty())
         .then(|| (crate::compare::describe_subset(&serde_json::json!({ "subset": prepared.config_subset() })), prepared.kept.clone()));
     let unix = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-    let run_id = args.run_id.clone().or(file.run_id.clone()).unwrap_or_else(|| format!("{}-{}", prepared.first_dataset(), utc_stamp(unix)));
+    let run_id = args
+        .run_id
+        .clone()
+        .or(file.run_id.clone())
+        .unwrap_or_else(|| format!("{}-{}", prepared.first_dataset(), utc_stamp(unix)));
     if run_id.is_empty() || run_id.contains(['/', '\\']) || run_id.starts_with('.') {
         return Err(crate::error::InputError::new("--run-id", format!("`{run_id}` is not a plain directory name")).into());
     }
@@ -300,8 +314,9 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
     let dir = out.join(&run_id);
     let rt = runtime(args.jobs)?;
     let outcome = rt.block_on(execute(prepared, &dir, meta, ExecOptions { retry_errors: args.retry_errors, quiet: args.quiet, shard }))?;
+    let data = crate::report::render_locked(&dir, &outcome.lock)?;
+    drop(outcome.lock);
     point_latest(&out, &run_id)?;
-    let data = crate::report::load_run(&dir)?;
     outln!(
         "{} trials run, {} already done, {} cells, {:.2} s → {}",
         outcome.executed,
@@ -321,4 +336,3 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
     outln!("open {} in a browser for the drill-down", dir.join("report.html").display());
     gates::conclude(&args.follow, &dir, data)
 }
-

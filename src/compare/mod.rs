@@ -12,11 +12,30 @@
 pub mod render;
 
 use crate::record::stable_hash;
-use crate::report::{CellSummary, ReportData};
 use crate::report::summary::ScoreRows;
+use crate::report::{CellSummary, ReportData};
 use crate::score::stats::{NoiseFloor, mcnemar_exact, paired_bootstrap_diff};
 use serde::Serialize;
 use std::collections::BTreeMap;
+
+/// Significance level for `--significant-only` gates and for marking a regression in the comparison.
+pub const ALPHA: f64 = 0.05;
+
+/// One gate applied to one subject (the gates themselves are in `crate::gate`, which judges
+/// comparisons; the verdicts are defined here so the comparison report can show them).
+#[derive(Debug, Clone, Serialize)]
+pub struct GateResult {
+    /// The flag, e.g. `--min-pass-rate`.
+    pub gate: String,
+    /// A cell key or `overall`.
+    pub subject: String,
+    /// The measured value (percent, or points of drop).
+    pub value: f64,
+    pub threshold: f64,
+    pub passed: bool,
+    /// Why, in a sentence.
+    pub detail: String,
+}
 
 /// Bootstrap resamples per interval (seeded by the cell key, so intervals are reproducible).
 pub const RESAMPLES: usize = 2000;

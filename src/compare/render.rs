@@ -2,8 +2,8 @@
 //! task), `compare.md` (also the `$GITHUB_STEP_SUMMARY` text) and a self-contained, escaped
 //! `compare.html` whose flips link into each run's drill-down (`report.html#trial=<id>`).
 
+use super::GateResult;
 use super::{CellComparison, Comparison, Direction, PairedDiff};
-use crate::gate::GateResult;
 use crate::report::markdown::{cell, rate};
 use crate::report::{CellSummary, pct};
 use anyhow::Result;
@@ -23,7 +23,12 @@ pub struct Links {
 
 impl Links {
     pub fn new(out_dir: &Path, a: &Path, b: &Path) -> Links {
-        let name = |p: &Path| std::fs::canonicalize(p).ok().and_then(|c| c.file_name().map(|n| n.to_string_lossy().into_owned())).unwrap_or_else(|| p.display().to_string());
+        let name = |p: &Path| {
+            std::fs::canonicalize(p)
+                .ok()
+                .and_then(|c| c.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .unwrap_or_else(|| p.display().to_string())
+        };
         Links { a: relative(out_dir, &a.join("report.html")), b: relative(out_dir, &b.join("report.html")), a_name: name(a), b_name: name(b) }
     }
 }
@@ -84,7 +89,13 @@ fn points(d: &PairedDiff) -> String {
 }
 
 fn p_value(d: &PairedDiff) -> String {
-    if d.tasks == 0 { "n/a".into() } else if d.p_value < 0.001 { "<0.001".into() } else { format!("{:.3}", d.p_value) }
+    if d.tasks == 0 {
+        "n/a".into()
+    } else if d.p_value < 0.001 {
+        "<0.001".into()
+    } else {
+        format!("{:.3}", d.p_value)
+    }
 }
 
 fn noise(c: &CellComparison) -> String {
@@ -147,7 +158,17 @@ pub fn top_regressions(cmp: &Comparison, n: usize) -> Vec<&CellComparison> {
 pub fn markdown(cells: &[CellSummary], cmp: Option<(&Comparison, &Links)>, gates: &[GateResult]) -> String {
     let mut s = String::new();
     let failed = gates.iter().filter(|g| !g.passed).count();
-    let _ = writeln!(s, "## toolpick{}\n", if gates.is_empty() { String::new() } else if failed == 0 { " — gates passed ✅".into() } else { format!(" — {failed} gate(s) failed ❌") });
+    let _ = writeln!(
+        s,
+        "## toolpick{}\n",
+        if gates.is_empty() {
+            String::new()
+        } else if failed == 0 {
+            " — gates passed ✅".into()
+        } else {
+            format!(" — {failed} gate(s) failed ❌")
+        }
+    );
     if let Some((_, links)) = cmp {
         let _ = writeln!(s, "Run `{}` against baseline `{}`.\n", cell(&links.b_name), cell(&links.a_name));
     }
@@ -167,7 +188,10 @@ pub fn markdown(cells: &[CellSummary], cmp: Option<(&Comparison, &Links)>, gates
         for w in cmp.warnings() {
             let _ = writeln!(s, "> **Warning**: {}\n", cell(&w));
         }
-        let _ = writeln!(s, "Differences in points (B − A) with paired-bootstrap 95 % intervals; p from McNemar's exact test on the tasks that changed. Noise: the range two identical runs differ by (from repeated trials; n/a with one trial per task).\n");
+        let _ = writeln!(
+            s,
+            "Differences in points (B − A) with paired-bootstrap 95 % intervals; p from McNemar's exact test on the tasks that changed. Noise: the range two identical runs differ by (from repeated trials; n/a with one trial per task).\n"
+        );
         let _ = writeln!(s, "| cell | tasks | pass@1 A → B | Δ pass@1 | p | Δ selection | p | noise | pass→fail | fail→pass |");
         let _ = writeln!(s, "|---|---:|---|---|---:|---|---:|---|---:|---:|");
         for c in cmp.cells.iter().chain(cmp.overall.as_ref()) {
@@ -192,7 +216,13 @@ pub fn markdown(cells: &[CellSummary], cmp: Option<(&Comparison, &Links)>, gates
         if !top.is_empty() {
             let _ = writeln!(s, "\n### Top regressions\n");
             for c in top {
-                let lost: Vec<String> = c.flips.iter().filter(|f| f.direction == Direction::PassToFail).take(5).map(|f| format!("`{}`", f.task_id.replace('`', "'"))).collect();
+                let lost: Vec<String> = c
+                    .flips
+                    .iter()
+                    .filter(|f| f.direction == Direction::PassToFail)
+                    .take(5)
+                    .map(|f| format!("`{}`", f.task_id.replace('`', "'")))
+                    .collect();
                 let _ = writeln!(
                     s,
                     "- **{}**: pass@1 {}, selection {} pts{}",
@@ -207,7 +237,15 @@ pub fn markdown(cells: &[CellSummary], cmp: Option<(&Comparison, &Links)>, gates
         if !unpaired.is_empty() {
             let _ = writeln!(s, "\n### Tasks in one run only (not paired)\n");
             for c in unpaired {
-                let _ = writeln!(s, "- **{}**: only in A ({}): {}; only in B ({}): {}", cell(&c.key), c.only_a_tasks.len(), some_ids(&c.only_a_tasks), c.only_b_tasks.len(), some_ids(&c.only_b_tasks));
+                let _ = writeln!(
+                    s,
+                    "- **{}**: only in A ({}): {}; only in B ({}): {}",
+                    cell(&c.key),
+                    c.only_a_tasks.len(),
+                    some_ids(&c.only_a_tasks),
+                    c.only_b_tasks.len(),
+                    some_ids(&c.only_b_tasks)
+                );
             }
         }
         if !cmp.only_a.is_empty() || !cmp.only_b.is_empty() {
@@ -272,7 +310,9 @@ struct Page {
 }
 
 fn row(c: &CellComparison, links: &Links) -> CellRow {
-    let href = |base: &str, id: &str| if id.is_empty() { String::new() } else { format!("{base}#trial={}", encode_component(id)) };
+    let href = |base: &str, id: &str| {
+        if id.is_empty() { String::new() } else { format!("{base}#trial={}", encode_component(id)) }
+    };
     CellRow {
         key: c.key.clone(),
         tasks: c.pass.tasks,
@@ -283,7 +323,7 @@ fn row(c: &CellComparison, links: &Links) -> CellRow {
         selection_diff: points(&c.selection),
         selection_p: p_value(&c.selection),
         noise: noise(c),
-        regression: c.pass.diff < 0.0 && c.pass.significant(crate::gate::ALPHA),
+        regression: c.pass.diff < 0.0 && c.pass.significant(super::ALPHA),
         flips: c
             .flips
             .iter()

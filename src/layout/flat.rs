@@ -23,10 +23,7 @@ pub struct FlatLayout {
     executor: Arc<Executor>,
 }
 
-/// `true` when `name` is a valid function name for chat-completions APIs.
-pub fn is_valid_function_name(name: &str) -> bool {
-    (1..=64).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-}
+pub use crate::protocol::is_valid_function_name;
 
 fn sanitize(name: &str) -> String {
     name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect()
@@ -43,8 +40,7 @@ pub fn function_names(tools: &[(String, String, String)]) -> Vec<String> {
     let mut used = HashSet::new();
     let mut out = Vec::with_capacity(tools.len());
     for (id, server, name) in tools {
-        let mut candidate =
-            if count[name.as_str()] == 1 { sanitize(name) } else { sanitize(&format!("{server}__{name}")) };
+        let mut candidate = if count[name.as_str()] == 1 { sanitize(name) } else { sanitize(&format!("{server}__{name}")) };
         if !is_valid_function_name(&candidate) || used.contains(&candidate) {
             // Keep a readable prefix and make it unique with the id's hash (17 chars: '_' + 16 hex).
             let suffix = format!("_{:016x}", stable_hash(id.as_bytes()));
@@ -59,19 +55,14 @@ pub fn function_names(tools: &[(String, String, String)]) -> Vec<String> {
 
 impl FlatLayout {
     pub fn new(catalog: &Catalog, executor: Arc<Executor>) -> Self {
-        let keys: Vec<(String, String, String)> =
-            catalog.tools().map(|t| (t.tool.id.clone(), t.server.name.clone(), t.tool.name.clone())).collect();
+        let keys: Vec<(String, String, String)> = catalog.tools().map(|t| (t.tool.id.clone(), t.server.name.clone(), t.tool.name.clone())).collect();
         let names = function_names(&keys);
         let mut functions = Vec::new();
         let mut name_to_id = HashMap::new();
         let mut id_to_name = HashMap::new();
         let mut dispatch = HashMap::new();
         for (t, name) in catalog.tools().zip(names) {
-            functions.push(FunctionDef {
-                name: name.clone(),
-                description: provider_text(&t.tool.description),
-                parameters: t.tool.input_schema.clone(),
-            });
+            functions.push(FunctionDef { name: name.clone(), description: provider_text(&t.tool.description), parameters: t.tool.input_schema.clone() });
             if let Some(d) = &t.tool.dispatch {
                 dispatch.insert(t.tool.id.clone(), d.clone());
             }
@@ -93,7 +84,9 @@ impl FlatLayout {
 
     /// The written tools a function stands for: itself, or every tool a merged tool dispatches to.
     pub fn tools_behind(&self, name: &str) -> Vec<String> {
-        let Some(id) = self.tool_id(name) else { return vec![] };
+        let Some(id) = self.tool_id(name) else {
+            return vec![];
+        };
         match self.dispatch.get(id) {
             Some(d) => d.targets.values().cloned().collect(),
             None => vec![id.to_string()],
@@ -113,10 +106,7 @@ impl Layout for FlatLayout {
     fn call(&self, call: &ToolCall, step: usize) -> CallOutcome {
         let Some(tool_id) = self.name_to_id.get(&call.name) else {
             return CallOutcome {
-                content: error_json(&format!(
-                    "Unknown tool '{}'. Call one of the tools you were given, by its exact name.",
-                    call.name
-                )),
+                content: error_json(&format!("Unknown tool '{}'. Call one of the tools you were given, by its exact name.", call.name)),
                 record: record(step, &call.name, CallStatus::Invented, None),
             };
         };

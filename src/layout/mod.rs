@@ -108,10 +108,14 @@ pub(crate) fn execute_tool(
 /// Route a call to a merged tool (`merge_siblings`) to the original tool it names. Returns the tool id
 /// to execute and the arguments without the dispatch parameter, or a rejection to send back.
 pub(crate) fn resolve_dispatch(dispatch: Option<&crate::catalog::Dispatch>, tool_id: &str, args: Value) -> Result<(String, Value), (Rejection, String)> {
-    let Some(d) = dispatch else { return Ok((tool_id.to_string(), args)) };
+    let Some(d) = dispatch else {
+        return Ok((tool_id.to_string(), args));
+    };
     let mut map = match args {
         Value::Object(m) => m,
-        _ => return Err((Rejection::TypeError, "Invalid input: arguments must be an object.".into())),
+        _ => {
+            return Err((Rejection::TypeError, "Invalid input: arguments must be an object.".into()));
+        }
     };
     let options: Vec<&str> = d.targets.keys().map(String::as_str).collect();
     match map.remove(&d.param) {
@@ -148,5 +152,5 @@ pub(crate) fn error_json(message: &str) -> String {
 
 /// A record for a call that did not reach a catalog tool.
 pub(crate) fn record(step: usize, name: &str, status: CallStatus, arguments: Option<Value>) -> CallRecord {
-    CallRecord { step, name: name.into(), status, tool_id: None, arguments, rejection: None, from_text: false, revealed: vec![], mock: None, truncated: false, duplicate: false }
+    CallRecord::unresolved(step, name, status, arguments)
 }

@@ -7,8 +7,7 @@
 //! categories only for the rest.
 
 use super::{
-    CallOutcome, CallRecord, CallStatus, Layout, LayoutKind, dispatch_rejected, error_json, execute_tool, json_kind, parse_arguments, record,
-    resolve_dispatch,
+    CallOutcome, CallRecord, CallStatus, Layout, LayoutKind, dispatch_rejected, error_json, execute_tool, json_kind, parse_arguments, record, resolve_dispatch,
 };
 use crate::catalog::degrade::provider_text;
 use crate::catalog::{Catalog, Category, Server, Tool};
@@ -19,16 +18,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
-pub const DISCOVER: &str = "discover_server_categories_or_actions";
-/// The open-source Strata's discovery tool (`progressive-oss`).
-pub const DISCOVER_OSS: &str = "discover_server_actions";
+/// The meta-tools' names belong to the trial record (diagnostics read them from it).
+pub use crate::record::nav::{ACTION_DETAILS, AUTH_FAILURE, CATEGORY_ACTIONS, DISCOVER, DISCOVER_OSS, EXECUTE, SEARCH_DOCS};
 /// Action names per server returned by `discover_server_actions`.
 pub const OSS_TOP_ACTIONS: usize = 50;
-pub const CATEGORY_ACTIONS: &str = "get_category_actions";
-pub const ACTION_DETAILS: &str = "get_action_details";
-pub const EXECUTE: &str = "execute_action";
-pub const SEARCH_DOCS: &str = "search_documentation";
-pub const AUTH_FAILURE: &str = "handle_auth_failure";
 
 /// What discovery reveals, by server size (number of actions).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -89,13 +82,20 @@ impl ProgressiveLayout {
     fn rank_actions<'a>(&self, server: &'a Server, query: &str) -> Vec<&'a Tool> {
         let tools: Vec<(&Category, &Tool)> = server.categories.iter().flat_map(|c| c.tools.iter().map(move |t| (c, t))).collect();
         let fields: [(f32, Vec<Vec<String>>); 3] = [
-            (30.0, tools.iter().map(|(c, t)| self.analyzer.tool_terms(&t.name, &t.id, &format!("{} {} {}", t.description, server.name, c.name))).collect()),
+            (
+                30.0,
+                tools
+                    .iter()
+                    .map(|(c, t)| self.analyzer.tool_terms(&t.name, &t.id, &format!("{} {} {}", t.description, server.name, c.name)))
+                    .collect(),
+            ),
             (
                 15.0,
                 tools
                     .iter()
                     .map(|(_, t)| {
-                        let params: Vec<String> = t.properties().map(|(k, v)| format!("{k} {}", v.get("description").and_then(Value::as_str).unwrap_or(""))).collect();
+                        let params: Vec<String> =
+                            t.properties().map(|(k, v)| format!("{k} {}", v.get("description").and_then(Value::as_str).unwrap_or(""))).collect();
                         self.analyzer.terms(&params.join(" "))
                     })
                     .collect(),
@@ -105,7 +105,13 @@ impl ProgressiveLayout {
                 tools
                     .iter()
                     .map(|(_, t)| {
-                        let out: Vec<String> = t.output_schema.as_ref().and_then(|o| o.get("properties")).and_then(Value::as_object).map(|p| p.keys().cloned().collect()).unwrap_or_default();
+                        let out: Vec<String> = t
+                            .output_schema
+                            .as_ref()
+                            .and_then(|o| o.get("properties"))
+                            .and_then(Value::as_object)
+                            .map(|p| p.keys().cloned().collect())
+                            .unwrap_or_default();
                         self.analyzer.terms(&out.join(" "))
                     })
                     .collect(),
@@ -213,7 +219,10 @@ impl ProgressiveLayout {
 
     fn find_action(&self, category: &str, action: &str) -> Result<(&Server, &Category, &Tool), (CallStatus, String)> {
         let Some((server, cat)) = self.catalog.category(category) else {
-            return Err((CallStatus::NavigationError, format!("Unknown category '{category}'. Call discover_server_categories_or_actions to list categories.")));
+            return Err((
+                CallStatus::NavigationError,
+                format!("Unknown category '{category}'. Call discover_server_categories_or_actions to list categories."),
+            ));
         };
         match cat.tools.iter().find(|t| t.name == action) {
             Some(t) => Ok((server, cat, t)),
@@ -237,8 +246,10 @@ impl ProgressiveLayout {
             return Err(format!("Unknown server '{server_name}'. Available servers: {}", self.server_list()));
         };
         let entries: Vec<(&Category, &Tool)> = server.categories.iter().flat_map(|c| c.tools.iter().map(move |t| (c, t))).collect();
-        let docs: Vec<Vec<String>> =
-            entries.iter().map(|(c, t)| self.analyzer.tool_terms(&t.name, &t.id, &format!("{} {}", t.description, c.name))).collect();
+        let docs: Vec<Vec<String>> = entries
+            .iter()
+            .map(|(c, t)| self.analyzer.tool_terms(&t.name, &t.id, &format!("{} {}", t.description, c.name)))
+            .collect();
         let index = Bm25::new(&docs);
         let results: Vec<Value> = index
             .ranked(&self.analyzer.query_terms(query))
@@ -299,10 +310,7 @@ impl ProgressiveLayout {
             Err((status, msg)) => return nav_err(status, msg),
         };
         if server.name != server_name {
-            return nav_err(
-                CallStatus::NavigationError,
-                format!("Category '{}' belongs to server '{}', not '{server_name}'.", category.name, server.name),
-            );
+            return nav_err(CallStatus::NavigationError, format!("Category '{}' belongs to server '{}', not '{server_name}'.", category.name, server.name));
         }
         // path_params, query_params and body_schema are JSON strings merged into one argument object.
         let mut merged = Map::new();
@@ -314,7 +322,9 @@ impl ProgressiveLayout {
                     Err(e) => return malformed(call, step, &tool.id, format!("{key}: {e}")),
                 },
                 Some(Value::Object(m)) => m.clone(),
-                Some(other) => return malformed(call, step, &tool.id, format!("{key} must be a JSON string of an object, got {}", json_kind(other))),
+                Some(other) => {
+                    return malformed(call, step, &tool.id, format!("{key} must be a JSON string of an object, got {}", json_kind(other)));
+                }
             };
             for (k, v) in part {
                 if merged.contains_key(&k) {
@@ -323,12 +333,16 @@ impl ProgressiveLayout {
                 merged.insert(k, v);
             }
         }
-        let fields: Option<Vec<String>> =
-            args.get("include_output_fields").and_then(Value::as_array).map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect());
+        let fields: Option<Vec<String>> = args
+            .get("include_output_fields")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect());
         let max_chars = args.get("maximum_output_characters").and_then(Value::as_u64).map(|n| n as usize);
         let (target, merged) = match resolve_dispatch(tool.dispatch.as_ref(), &tool.id, Value::Object(merged)) {
             Ok(resolved) => resolved,
-            Err((kind, message)) => return dispatch_rejected(step, &call.name, &tool.id, Value::Null, kind, &message),
+            Err((kind, message)) => {
+                return dispatch_rejected(step, &call.name, &tool.id, Value::Null, kind, &message);
+            }
         };
         execute_tool(&self.executor, &target, merged, &call.name, step, move |response| {
             let response = match (fields, response) {
@@ -385,10 +399,7 @@ fn required_str<'a>(args: &'a Map<String, Value>, key: &str) -> Result<&'a str, 
 
 fn string_list(args: &Map<String, Value>, key: &str) -> Result<Vec<String>, String> {
     match args.get(key) {
-        Some(Value::Array(a)) => a
-            .iter()
-            .map(|v| v.as_str().map(String::from).ok_or_else(|| format!("'{key}' must be an array of strings")))
-            .collect(),
+        Some(Value::Array(a)) => a.iter().map(|v| v.as_str().map(String::from).ok_or_else(|| format!("'{key}' must be an array of strings"))).collect(),
         // Models often send a single name instead of a one-element list; accept it.
         Some(Value::String(s)) => Ok(vec![s.clone()]),
         Some(other) => Err(format!("'{key}' must be an array of strings, got {}", json_kind(other))),

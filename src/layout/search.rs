@@ -14,10 +14,10 @@ use crate::protocol::{FunctionDef, Message, ToolCall};
 use crate::text::{Analyzer, Bm25};
 use serde_json::{Value, json};
 use std::borrow::Cow;
-use std::collections::HashSet;
-use std::sync::Arc;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, RwLock};
 
-pub const SEARCH_TOOLS: &str = "search_tools";
+pub use crate::record::nav::SEARCH_TOOLS;
 /// Results per search unless the agent asks for another number.
 pub const DEFAULT_K: usize = 5;
 
@@ -28,8 +28,18 @@ pub struct SearchLayout {
     analyzer: Analyzer,
 }
 
+/// Analysed index terms of the tools seen so far, shared by the search layouts a run builds per task (a
+/// tool-count curve builds one per task and level over the same tools), so each tool is analysed once.
+#[derive(Default)]
+pub struct SearchTerms(RwLock<HashMap<String, Vec<String>>>);
+
 impl SearchLayout {
     pub fn new(catalog: &Catalog, executor: Arc<Executor>) -> Self {
+        Self::with_terms(catalog, executor, &SearchTerms::default())
+    }
+
+    /// The layout, taking tools' terms from `terms` where it has them (and adding the rest).
+    pub fn with_terms(catalog: &Catalog, executor: Arc<Executor>, terms: &SearchTerms) -> Self {
         let flat = FlatLayout::new(catalog, executor);
         let analyzer = Analyzer::default();
         let docs: Vec<Vec<String>> = flat
@@ -38,7 +48,14 @@ impl SearchLayout {
             .map(|f| {
                 let params: Vec<&str> = f.parameters.get("properties").and_then(Value::as_object).map(|p| p.keys().map(String::as_str).collect()).unwrap_or_default();
                 let id = flat.tool_id(&f.name).unwrap_or_default();
-                analyzer.tool_terms(&f.name, id, &format!("{} {}", f.description, params.join(" ")))
+                let text = format!("{} {}", f.description, params.join(" "));
+                let key = format!("{}\u{1f}{id}\u{1f}{text}", f.name);
+                if let Some(t) = terms.0.read().expect("terms lock").get(&key) {
+                    return t.clone();
+                }
+                let t = analyzer.tool_terms(&f.name, id, &text);
+                terms.0.write().expect("terms lock").insert(key, t.clone());
+                t
             })
             .collect();
         let meta = vec![FunctionDef {
@@ -71,7 +88,9 @@ impl SearchLayout {
     fn search(&self, call: &ToolCall, step: usize) -> CallOutcome {
         let args = match parse_arguments(&call.arguments) {
             Ok(a) => a,
-            Err(e) => return CallOutcome { content: error_json(&format!("Invalid input: {e}.")), record: record(step, &call.name, CallStatus::Malformed, None) },
+            Err(e) => {
+                return CallOutcome { content: error_json(&format!("Invalid input: {e}.")), record: record(step, &call.name, CallStatus::Malformed, None) };
+            }
         };
         let query = match args.get("query") {
             Some(Value::String(q)) if !q.trim().is_empty() => q.clone(),
@@ -79,7 +98,12 @@ impl SearchLayout {
                 let msg = format!("'query' must be a string, got {}", json_kind(other));
                 return CallOutcome { content: error_json(&msg), record: record(step, &call.name, CallStatus::NavigationError, Some(Value::Object(args))) };
             }
-            _ => return CallOutcome { content: error_json("'query' is required"), record: record(step, &call.name, CallStatus::NavigationError, Some(Value::Object(args))) },
+            _ => {
+                return CallOutcome {
+                    content: error_json("'query' is required"),
+                    record: record(step, &call.name, CallStatus::NavigationError, Some(Value::Object(args))),
+                };
+            }
         };
         let k = args.get("max_results").and_then(Value::as_u64).map(|k| k.clamp(1, 20) as usize).unwrap_or(DEFAULT_K);
         let hits: Vec<usize> = self.index.top_k(&self.analyzer.query_terms(&query), k).into_iter().map(|(i, _)| i).collect();
@@ -149,11 +173,25 @@ mod tests {
             origin: Default::default(),
             dispatch: None,
         };
-        Catalog::new("t", "", vec![Server { name: "s".into(), title: None, description: "".into(), categories: vec![Category {
-            name: "c".into(),
-            description: "".into(),
-            tools: vec![tool("get_weather", "Current weather in a city."), tool("book_hotel", "Book a hotel room in a city."), tool("me", ""), tool("it", "")],
-        }] }])
+        Catalog::new(
+            "t",
+            "",
+            vec![Server {
+                name: "s".into(),
+                title: None,
+                description: "".into(),
+                categories: vec![Category {
+                    name: "c".into(),
+                    description: "".into(),
+                    tools: vec![
+                        tool("get_weather", "Current weather in a city."),
+                        tool("book_hotel", "Book a hotel room in a city."),
+                        tool("me", ""),
+                        tool("it", ""),
+                    ],
+                }],
+            }],
+        )
     }
 
     #[test]

@@ -1,13 +1,51 @@
-//! The ground floor of the trial record format: the vocabulary that producers (`run`, `agent`,
-//! `layout`, `exec`) write into trial records and readers (`score`, `report`, `compare`) read out of
-//! them, so that readers never import a producer (the rule `tests/module_deps.rs` checks).
+//! The trial record: the one contract between producing trials (`run`, `agent`, `layout`, `exec`) and
+//! reading them (`score`, `report`, `compare`). This module owns the format of a run directory's trial
+//! file and nothing else, so readers never import a producer (the rule `tests/module_deps.rs` checks):
 //!
-//! The producers re-export these types where they used to live (`agent::StopReason`,
-//! `layout::{LayoutKind, CallStatus, CallRecord}`, `exec::Rejection`, `layout::flat::stable_hash`); their serialised forms are
-//! part of the trial file format and do not change.
+//! - here: the vocabulary of a record — the layout label, how a call ended ([`CallStatus`],
+//!   [`CallRecord`], [`Rejection`]), why an episode stopped ([`StopReason`]), the meta-tools' names
+//!   ([`nav`], so per-layer diagnostics read them from the record), and [`stable_hash`];
+//! - [`trial`]: the [`Trial`] itself with its token figures, and the streaming reader;
+//! - [`outcome`]: what scoring writes into it ([`TrialScore`], [`ErrorType`], [`ScoredCall`]);
+//! - [`declared`]: the expected tools' declared parameters, kept in the record so scoring needs no catalog;
+//! - [`transcripts`]: `transcripts.jsonl`, the messages of every trial (format 2), read only for the
+//!   trials a drill-down shows;
+//! - [`store`]: appending, scanning and compacting `trials.jsonl` and `transcripts.jsonl` (torn
+//!   lines, matrix order);
+//! - [`guard`]: the run directory's lock and the leftovers of killed writers.
+//!
+//! Producers re-export these types where they used to live (`agent::StopReason`,
+//! `layout::{LayoutKind, CallStatus, CallRecord}`, `exec::Rejection`); their serialised forms are part
+//! of the trial file format (`docs/formats.md`) and do not change.
+
+pub mod declared;
+pub mod guard;
+pub mod outcome;
+pub mod store;
+pub mod transcripts;
+pub mod trial;
+
+pub use outcome::{ErrorType, ScoredCall, TrialScore};
+pub use trial::{Tokens, Trial};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+/// The meta-tools' names, as calls to them appear in a record. A layout offers them; diagnostics read
+/// them back (which layer a navigation call opened) without importing the layout that offered them.
+pub mod nav {
+    /// Hosted Strata's discovery (`progressive`): servers → categories or actions.
+    pub const DISCOVER: &str = "discover_server_categories_or_actions";
+    /// The open-source Strata's discovery tool (`progressive-oss`).
+    pub const DISCOVER_OSS: &str = "discover_server_actions";
+    pub const CATEGORY_ACTIONS: &str = "get_category_actions";
+    pub const ACTION_DETAILS: &str = "get_action_details";
+    pub const EXECUTE: &str = "execute_action";
+    pub const SEARCH_DOCS: &str = "search_documentation";
+    pub const AUTH_FAILURE: &str = "handle_auth_failure";
+    /// The `search` layout's one meta-tool.
+    pub const SEARCH_TOOLS: &str = "search_tools";
+}
 
 /// FNV-1a, 64 bit: a stable hash whose value never changes between builds or platforms.
 pub fn stable_hash(bytes: &[u8]) -> u64 {
@@ -134,4 +172,24 @@ pub struct CallRecord {
     /// again and copies that call's record; scoring still counts it as a call.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub duplicate: bool,
+}
+
+impl CallRecord {
+    /// The record of a call that did not reach a catalog tool (navigation, an invented name, an
+    /// unreadable call).
+    pub fn unresolved(step: usize, name: &str, status: CallStatus, arguments: Option<Value>) -> CallRecord {
+        CallRecord {
+            step,
+            name: name.into(),
+            status,
+            tool_id: None,
+            arguments,
+            rejection: None,
+            from_text: false,
+            revealed: vec![],
+            mock: None,
+            truncated: false,
+            duplicate: false,
+        }
+    }
 }

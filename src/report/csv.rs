@@ -23,18 +23,68 @@ impl Exporter for SummaryCsv {
     fn render(&self, data: &ReportData) -> Result<Vec<u8>> {
         let mut w = ::csv::Writer::from_writer(Vec::new());
         let mut header: Vec<String> = ["dataset", "catalog", "variant", "layout", "backend", "n"].map(String::from).to_vec();
-        for m in ["selection_accuracy", "pass_at_1", "abstention_accuracy", "safety_violation_rate", "attack_success_rate", "refusal_rate", "false_refusal_rate", "gold_revealed_rate", "server_recall", "category_recall", "abandonment_rate"] {
+        for m in [
+            "selection_accuracy",
+            "pass_at_1",
+            "abstention_accuracy",
+            "safety_violation_rate",
+            "attack_success_rate",
+            "refusal_rate",
+            "false_refusal_rate",
+            "gold_revealed_rate",
+            "server_recall",
+            "category_recall",
+            "abandonment_rate",
+        ] {
             header.extend([m.to_string(), format!("{m}_low"), format!("{m}_high")]);
         }
         header.extend(
-            ["mean_selection_f1", "mean_steps", "mean_steps_low", "mean_steps_high", "mean_tokens_upfront", "mean_tokens_total", "mean_tokens_total_low", "mean_tokens_total_high", "mean_endpoint_prompt_tokens", "mean_endpoint_completion_tokens", "mean_endpoint_cached_tokens", "mean_peak_tokens", "mean_wrong_servers", "mean_wrong_categories", "mean_dead_ends", "mean_invented", "mean_duplicate_calls", "infra_errors", "cost_usd", "trials_per_task", "pass_at_k", "pass_hat_k", "flip_rate", "noise_95", "min_detectable_diff"]
-                .map(String::from),
+            [
+                "mean_selection_f1",
+                "mean_steps",
+                "mean_steps_low",
+                "mean_steps_high",
+                "mean_tokens_upfront",
+                "mean_tokens_total",
+                "mean_tokens_total_low",
+                "mean_tokens_total_high",
+                "mean_endpoint_prompt_tokens",
+                "mean_endpoint_completion_tokens",
+                "mean_endpoint_cached_tokens",
+                "mean_peak_tokens",
+                "mean_wrong_servers",
+                "mean_wrong_categories",
+                "mean_dead_ends",
+                "mean_invented",
+                "mean_duplicate_calls",
+                "infra_errors",
+                "cost_usd",
+                "trials_per_task",
+                "pass_at_k",
+                "pass_hat_k",
+                "flip_rate",
+                "noise_95",
+                "min_detectable_diff",
+            ]
+            .map(String::from),
         );
         header.extend(error_columns().iter().map(|e| format!("errors_{e}")));
         w.write_record(&header)?;
         for c in &data.cells {
             let mut row = vec![c.dataset.clone(), c.catalog.clone(), c.variant.clone(), c.layout.clone(), c.backend.clone(), c.n.to_string()];
-            for r in [&c.selection, &c.pass, &c.abstention, &c.safety_violation, &c.attack_success, &c.refusal, &c.false_refusal, &c.gold_revealed, &c.server_recall, &c.category_recall, &c.abandonment] {
+            for r in [
+                &c.selection,
+                &c.pass,
+                &c.abstention,
+                &c.safety_violation,
+                &c.attack_success,
+                &c.refusal,
+                &c.false_refusal,
+                &c.gold_revealed,
+                &c.server_recall,
+                &c.category_recall,
+                &c.abandonment,
+            ] {
                 row.extend([num(r.rate), num(r.low), num(r.high)]);
             }
             row.extend([
@@ -81,9 +131,35 @@ impl TrialsCsv {
         let file = std::fs::File::create(path).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", path.display()))?;
         let mut w = ::csv::Writer::from_writer(std::io::BufWriter::with_capacity(1 << 20, file));
         w.write_record([
-            "trial_id", "dataset", "catalog", "variant", "layout", "backend", "task_id", "trial", "kind", "category", "tags",
-            "pass", "selection_correct", "abstention_correct", "safety_violation", "attack_success", "error_type", "error_detail", "steps", "stop_reason",
-            "duplicate_calls", "tools_called", "tokens_upfront", "tokens_total", "prompt_tokens", "completion_tokens", "cost_usd", "infra_error", "query",
+            "trial_id",
+            "dataset",
+            "catalog",
+            "variant",
+            "layout",
+            "backend",
+            "task_id",
+            "trial",
+            "kind",
+            "category",
+            "tags",
+            "pass",
+            "selection_correct",
+            "abstention_correct",
+            "safety_violation",
+            "attack_success",
+            "error_type",
+            "error_detail",
+            "steps",
+            "stop_reason",
+            "duplicate_calls",
+            "tools_called",
+            "tokens_upfront",
+            "tokens_total",
+            "prompt_tokens",
+            "completion_tokens",
+            "cost_usd",
+            "infra_error",
+            "query",
         ])?;
         let w = w.into_inner().map_err(|e| anyhow::anyhow!("cannot write {}: {}", path.display(), e.error()))?;
         Ok(TrialsCsv { w })
@@ -95,7 +171,7 @@ impl super::TrialSink for TrialsCsv {
         encode_row
     }
 
-    fn write(&mut self, _t: &crate::run::Trial, encoded: &[u8]) -> Result<()> {
+    fn write(&mut self, _t: &crate::record::Trial, encoded: &[u8]) -> Result<()> {
         use std::io::Write as _;
         self.w.write_all(encoded)?;
         Ok(())
@@ -109,7 +185,7 @@ impl super::TrialSink for TrialsCsv {
 }
 
 /// One `trials.csv` row.
-fn encode_row(t: &crate::run::Trial) -> Result<Vec<u8>> {
+fn encode_row(t: &crate::record::Trial) -> Result<Vec<u8>> {
     let mut w = ::csv::WriterBuilder::new().buffer_capacity(512).from_writer(Vec::with_capacity(512));
     let called: Vec<&str> = t.calls.iter().filter_map(|c| c.record.tool_id.as_deref()).collect();
     w.write_record([

@@ -214,13 +214,14 @@ fn charts(data: &ReportData) -> Vec<Chart> {
 /// Longest message text kept in the page's drill-down.
 const MESSAGE_LIMIT: usize = 1500;
 
-fn compact_message(m: &crate::protocol::Message) -> Value {
+fn compact_message(m: &crate::protocol::Message, full_text_in: &str) -> Value {
     let mut v = serde_json::to_value(m).unwrap_or(Value::Null);
     if let Some(Value::String(c)) = v.get_mut("content")
-        && c.chars().count() > MESSAGE_LIMIT {
-            let cut: String = c.chars().take(MESSAGE_LIMIT).collect();
-            *c = format!("{cut} … [cut at {MESSAGE_LIMIT} characters; the full text is in trials.jsonl]");
-        }
+        && c.chars().count() > MESSAGE_LIMIT
+    {
+        let cut: String = c.chars().take(MESSAGE_LIMIT).collect();
+        *c = format!("{cut} … [cut at {MESSAGE_LIMIT} characters; the full text is in {full_text_in}]");
+    }
     v
 }
 
@@ -240,8 +241,8 @@ fn island(data: &ReportData) -> String {
                 "steps": t.steps, "tokens": t.tokens.tool_context_total, "expected": t.expected,
                 "calls": t.calls.iter().map(|c| &c.record).collect::<Vec<_>>(),
                 // The system prompt is the same everywhere; skip it, and cut long tool results, to keep
-                // the page small. trials.jsonl has every message in full.
-                "transcript": t.transcript.iter().skip(1).map(compact_message).collect::<Vec<_>>(),
+                // the page small. transcripts.jsonl has every message in full.
+                "transcript": t.transcript.iter().skip(1).map(|m| compact_message(m, data.transcripts_in)).collect::<Vec<_>>(),
         });
         escape_into(&serde_json::to_string(&v).unwrap_or_else(|_| "null".into()), &mut out);
     }
@@ -284,7 +285,12 @@ impl Exporter for HtmlReport {
                 endpoint_tokens: if c.mean_endpoint_prompt_tokens.is_nan() {
                     "n/a".into()
                 } else {
-                    format!("{} / {} ({})", fixed(c.mean_endpoint_prompt_tokens, 0), fixed(c.mean_endpoint_completion_tokens, 0), fixed(c.mean_endpoint_cached_tokens, 0))
+                    format!(
+                        "{} / {} ({})",
+                        fixed(c.mean_endpoint_prompt_tokens, 0),
+                        fixed(c.mean_endpoint_completion_tokens, 0),
+                        fixed(c.mean_endpoint_cached_tokens, 0)
+                    )
                 },
                 infra_errors: c.infra_errors,
                 server_recall: rate(&c.server_recall),
@@ -359,7 +365,22 @@ impl Exporter for HtmlReport {
         let skipped_records = data.defects.iter().filter(|d| d["action"] == "skipped").map(|d| d["affected"].as_u64().unwrap_or(1)).sum();
         let repeated = data.cells.iter().any(|c| c.trials_per_task > 1);
         let sampled = (data.sample.len() < data.trial_count()).then(|| (data.sample.len(), data.trial_count()));
-        let page = Page { title: "toolpick report".into(), parameters, charts: charts(data), cells, repeated, sampled, trends: super::history::charts(&data.history, &data.cells), categories, effects, tools, curves, defects, skipped_records, island: &island };
+        let page = Page {
+            title: "toolpick report".into(),
+            parameters,
+            charts: charts(data),
+            cells,
+            repeated,
+            sampled,
+            trends: super::history::charts(&data.history, &data.cells),
+            categories,
+            effects,
+            tools,
+            curves,
+            defects,
+            skipped_records,
+            island: &island,
+        };
         Ok(page.render()?.into_bytes())
     }
 }

@@ -75,8 +75,7 @@ impl super::TrialSink for JunitXml {
         encode_case
     }
 
-
-    fn write(&mut self, t: &crate::run::Trial, encoded: &[u8]) -> anyhow::Result<()> {
+    fn write(&mut self, t: &crate::record::Trial, encoded: &[u8]) -> anyhow::Result<()> {
         let name = format!("{}/{}/{}/{}", t.dataset, t.variant, t.layout.as_str(), t.backend);
         if self.suite.as_deref() != Some(name.as_str()) {
             self.end_suite()?;
@@ -112,7 +111,7 @@ impl super::TrialSink for JunitXml {
 }
 
 /// One `<testcase>` element.
-fn encode_case(t: &crate::run::Trial) -> anyhow::Result<Vec<u8>> {
+fn encode_case(t: &crate::record::Trial) -> anyhow::Result<Vec<u8>> {
     let name = format!("{}/{}/{}/{}", t.dataset, t.variant, t.layout.as_str(), t.backend);
     let mut s = String::new();
     let case = format!("{}#{}", t.task_id, t.trial);

@@ -24,8 +24,8 @@ pub mod summary;
 pub mod tools;
 
 use crate::protocol::FunctionDef;
-use crate::run::Trial;
-use crate::run::guard::DirLock;
+use crate::record::Trial;
+use crate::record::guard::DirLock;
 use anyhow::{Context, Result};
 use std::collections::{BTreeMap, BinaryHeap};
 use std::path::{Path, PathBuf};
@@ -54,6 +54,8 @@ pub struct ReportData {
     pub defects: Vec<serde_json::Value>,
     /// Earlier runs' headline numbers (`history.jsonl`, written by `--history`); empty without.
     pub history: Vec<history::HistoryEntry>,
+    /// The file holding the full messages: `transcripts.jsonl`, or `trials.jsonl` for a format-1 run.
+    pub transcripts_in: &'static str,
 }
 
 impl ReportData {
@@ -115,8 +117,11 @@ type Sinks = (Vec<Box<dyn TrialSink>>, Vec<Staged>);
 /// The streaming formats, each opened on its temporary file.
 fn sinks(dir: &Path) -> Result<Sinks> {
     let files = [staged(dir, "trials.csv"), staged(dir, "trials.parquet"), staged(dir, "junit.xml")];
-    let sinks: Vec<Box<dyn TrialSink>> =
-        vec![Box::new(csv::TrialsCsv::create(&files[0].tmp)?), Box::new(parquet::TrialsParquet::create(&files[1].tmp)?), Box::new(junit::JunitXml::create(&files[2].tmp)?)];
+    let sinks: Vec<Box<dyn TrialSink>> = vec![
+        Box::new(csv::TrialsCsv::create(&files[0].tmp)?),
+        Box::new(parquet::TrialsParquet::create(&files[1].tmp)?),
+        Box::new(junit::JunitXml::create(&files[2].tmp)?),
+    ];
     Ok((sinks, files.into()))
 }
 
@@ -215,7 +220,7 @@ fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool)
         let writer = scope.spawn(move || -> Result<Kept> {
             let mut kept = Kept { rows: summary::ScoreRows::default(), heap: BinaryHeap::new(), lines: Default::default() };
             let mut seq = 0usize;
-            let mut order = crate::run::store::OrderCheck::default();
+            let mut order = crate::record::store::OrderCheck::default();
             for (batch, parsed) in parsed_rx {
                 for ((no, range), (t, derived, encoded)) in batch.lines.iter().zip(parsed) {
                     let line = &batch.data[range.clone()];
@@ -252,9 +257,9 @@ fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool)
                 .lines
                 .par_iter()
                 .map(|(no, range)| {
-                    let mut t: Trial = crate::run::trial::parse_without_transcript(&batch.data[range.clone()])
+                    let mut t: Trial = crate::record::trial::parse_without_transcript(&batch.data[range.clone()])
                         .map_err(|e| crate::error::InputError::new(trials_path, format!("not a trial record: {e}")).at_line(*no))?;
-                    t.rescore();
+                    crate::score::rescore(&mut t);
                     let encoded = encoders.iter().map(|e| e(&t)).collect::<Result<Vec<_>>>()?;
                     let derived = summary::Derived::of(&t);
                     Ok((t, derived, encoded))
@@ -287,11 +292,28 @@ fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool)
         .into_iter()
         .map(|i| {
             let mut t: Trial = serde_json::from_slice(&kept.lines[&i]).with_context(|| format!("{}: cannot re-read a trial", trials_path.display()))?;
-            t.rescore();
+            crate::score::rescore(&mut t);
             Ok(t)
         })
         .collect::<Result<Vec<Trial>>>()?;
     Ok((kept.rows, sample))
+}
+
+/// Give the drill-down sample its transcripts from `transcripts.jsonl` (trial format 2); records of
+/// format 1 carry theirs already. Only the sample's lines are parsed: the others are skipped by their
+/// leading trial id.
+fn with_transcripts(dir: &Path, sample: &mut [Trial]) -> Result<()> {
+    let index: rustc_hash::FxHashMap<&str, usize> =
+        sample.iter().enumerate().filter(|(_, t)| t.transcript.is_empty()).map(|(i, t)| (t.trial_id.as_str(), i)).collect();
+    if index.is_empty() {
+        return Ok(());
+    }
+    let mut found: Vec<(usize, Vec<crate::protocol::Message>)> = Vec::new();
+    crate::record::transcripts::read(dir, |id| index.contains_key(id), |id, messages| found.push((index[id.as_str()], messages)))?;
+    for (i, messages) in found {
+        sample[i].transcript = messages;
+    }
+    Ok(())
 }
 
 /// The trial file is not in matrix order (a run was killed before it compacted it); the scan stops
@@ -320,9 +342,12 @@ fn trials_file(dir: &Path) -> Result<PathBuf> {
 
 /// Score a run directory, feeding every trial to the sinks on the way. With `check_order`, fails with
 /// [`OutOfOrder`] unless the trials are compacted.
-fn load_with(dir: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool) -> Result<ReportData> {
+fn load_with(dir: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool, transcripts: bool) -> Result<ReportData> {
     let trials_path = trials_file(dir)?;
-    let (rows, sample) = scan(&trials_path, sinks, check_order)?;
+    let (rows, mut sample) = scan(&trials_path, sinks, check_order)?;
+    if transcripts {
+        with_transcripts(dir, &mut sample)?;
+    }
     let (cells, categories) = summary::summarize(&rows)?;
     let offered = match std::fs::read(dir.join("tools.json")) {
         Ok(bytes) => serde_json::from_slice(&bytes).with_context(|| format!("{}: not a tools file", dir.join("tools.json").display()))?,
@@ -342,7 +367,8 @@ fn load_with(dir: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool) ->
     let lint = std::fs::read(dir.join("lint.json")).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
     let defects = std::fs::read(dir.join("defects.json")).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
     let history = history::read(&dir.join("history.jsonl"))?;
-    Ok(ReportData { config, cells, categories, rows, sample, offered, lint, defects, history })
+    let transcripts_in = if dir.join(crate::record::transcripts::FILE).exists() { crate::record::transcripts::FILE } else { "trials.jsonl" };
+    Ok(ReportData { config, cells, categories, rows, sample, offered, lint, defects, history, transcripts_in })
 }
 
 /// Run `read` (a scan of the trials checking their order, when `lock` is held); if the trials are not
@@ -352,7 +378,7 @@ fn in_matrix_order<T>(dir: &Path, lock: &DirLock, mut read: impl FnMut(bool) -> 
     match read(lock.held()) {
         Err(e) if e.downcast_ref::<OutOfOrder>().is_some() => {
             let trials_path = dir.join("trials.jsonl");
-            let done = crate::run::store::compact(&trials_path, |_, matrix_index| Some(matrix_index))?;
+            let done = crate::record::store::compact_run(dir, |_, matrix_index| Some(matrix_index))?;
             eprintln!("note: {} was left uncompacted by an interrupted run; compacted it into matrix order ({} trials)", trials_path.display(), done.trials);
             read(true)
         }
@@ -373,19 +399,15 @@ fn lock_for_report(dir: &Path) -> Result<DirLock> {
 }
 
 /// Load and score a run directory. It writes nothing, except that trials a kill left uncompacted are
-/// compacted first (as `report` does), so every reader sees them in matrix order.
+/// compacted first (as `report` does), so every reader sees them in matrix order. The drill-down
+/// sample has no transcripts (only [`render_run`] reads `transcripts.jsonl`, for the HTML page).
 pub fn load_run(dir: &Path) -> Result<ReportData> {
     trials_file(dir)?;
     let lock = lock_for_report(dir)?;
-    in_matrix_order(dir, &lock, |check| load_with(dir, &mut [], check))
+    in_matrix_order(dir, &lock, |check| load_with(dir, &mut [], check, false))
 }
 
-/// Write `bytes` to `path` atomically (temporary file in the same directory, then rename).
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
-    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot move {} into place", path.display()))
-}
+pub use crate::files::write_atomic;
 
 /// Score a run directory and (re)write every report file in it. Takes the directory lock, removes
 /// temporary files of killed processes and compacts trials a kill left uncompacted, so a report after a
@@ -394,7 +416,7 @@ pub fn render_run(dir: &Path) -> Result<ReportData> {
     trials_file(dir)?;
     let lock = lock_for_report(dir)?;
     if lock.held() {
-        crate::run::guard::remove_stale(dir)?;
+        crate::record::guard::remove_stale(dir)?;
     }
     render_locked(dir, &lock)
 }
@@ -409,7 +431,7 @@ pub fn render_locked(dir: &Path, lock: &DirLock) -> Result<ReportData> {
 fn render_once(dir: &Path, check_order: bool) -> Result<ReportData> {
     let (mut sinks, mut files) = sinks(dir)?;
     let result = (|| -> Result<ReportData> {
-        let data = load_with(dir, &mut sinks, check_order)?;
+        let data = load_with(dir, &mut sinks, check_order, true)?;
         for s in sinks.drain(..) {
             s.finish(&data)?;
         }
@@ -476,7 +498,10 @@ mod tests {
             }
             line_no = chunk.last_line;
         }
-        let want: Vec<(usize, String)> = [(1, "a"), (2, "bb"), (4, "0123456789abcdefghij"), (5, "ccc"), (7, "last")].iter().map(|(n, l)| (*n, l.to_string())).collect();
+        let want: Vec<(usize, String)> = [(1, "a"), (2, "bb"), (4, "0123456789abcdefghij"), (5, "ccc"), (7, "last")]
+            .iter()
+            .map(|(n, l)| (*n, l.to_string()))
+            .collect();
         assert_eq!(got, want);
     }
 }

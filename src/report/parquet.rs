@@ -45,7 +45,7 @@ struct Columns {
 }
 
 impl Columns {
-    fn push(&mut self, t: &crate::run::Trial) {
+    fn push(&mut self, t: &crate::record::Trial) {
         let strings = [
             t.trial_id.clone(),
             t.dataset.clone(),
@@ -156,7 +156,7 @@ impl TrialsParquet {
 }
 
 impl super::TrialSink for TrialsParquet {
-    fn write(&mut self, t: &crate::run::Trial, _encoded: &[u8]) -> Result<()> {
+    fn write(&mut self, t: &crate::record::Trial, _encoded: &[u8]) -> Result<()> {
         self.columns.push(t);
         if self.columns.len() >= ROW_GROUP {
             self.flush_group()?;

@@ -1,7 +1,7 @@
 //! Aggregation of scored trials into cells (dataset × catalog × variant × layout × backend) and
 //! per-category rows, with polars; intervals come from [`crate::score::stats`].
 
-use crate::run::Trial;
+use crate::record::Trial;
 use crate::score::ErrorType;
 use crate::score::stats::{NoiseFloor, Rate, mean_interval, mean_over_tasks, noise_floor, pass_at_k, pass_hat_k, wilson};
 

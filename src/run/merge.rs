@@ -3,11 +3,11 @@
 //! same reports. Only `run.json` (timestamps, which runs were merged) and `timings.jsonl` differ.
 
 use super::shard::Shard;
-use super::trial::Trial;
 use crate::error::InputError;
+use crate::record::{Trial, transcripts};
 use anyhow::{Context, Result};
 use serde_json::{Value, json};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
@@ -15,6 +15,8 @@ use std::path::{Path, PathBuf};
 pub struct Merged {
     pub trials: usize,
     pub runs: usize,
+    /// The output directory's lock, still held for the caller to render the reports under.
+    pub lock: crate::record::guard::DirLock,
 }
 
 fn read_meta(dir: &Path) -> Result<Value> {
@@ -23,13 +25,17 @@ fn read_meta(dir: &Path) -> Result<Value> {
     serde_json::from_slice(&bytes).map_err(|e| InputError::new(&path, format!("not a run file: {e}")).into())
 }
 
-/// Merge `runs` into `out` (a new directory), then render its reports.
+/// Merge `runs` into `out` (a new directory); the caller renders its reports under the returned lock.
 pub fn merge(runs: &[PathBuf], out: &Path) -> Result<Merged> {
     if runs.is_empty() {
         return Err(InputError::new("merge", "name at least one run directory").into());
     }
     if out.join("trials.jsonl").exists() {
-        return Err(InputError::new(out, "already holds a run; merge into a new directory (if a merge into it was killed, `toolpick report` on it finishes the reports)").into());
+        return Err(InputError::new(
+            out,
+            "already holds a run; merge into a new directory (if a merge into it was killed, `toolpick report` on it finishes the reports)",
+        )
+        .into());
     }
     // A run.json without trials is a run just started, or a merge killed before it wrote the trials
     // (which may be done again).
@@ -52,7 +58,11 @@ pub fn merge(runs: &[PathBuf], out: &Path) -> Result<Merged> {
     if shards.iter().all(Option::is_some) {
         let count = shards[0].map(|s| s.count).unwrap_or(1);
         if let Some((dir, s)) = runs.iter().zip(&shards).find(|(_, s)| s.map(|s| s.count) != Some(count)) {
-            return Err(InputError::new(dir.join("run.json"), format!("is shard {} but the first run is one of {count}", s.map(|s| s.to_string()).unwrap_or_default())).into());
+            return Err(InputError::new(
+                dir.join("run.json"),
+                format!("is shard {} but the first run is one of {count}", s.map(|s| s.to_string()).unwrap_or_default()),
+            )
+            .into());
         }
         let have: BTreeSet<usize> = shards.iter().flatten().map(|s| s.index).collect();
         let missing: Vec<String> = (1..=count).filter(|i| !have.contains(i)).map(|i| format!("{i}/{count}")).collect();
@@ -62,8 +72,8 @@ pub fn merge(runs: &[PathBuf], out: &Path) -> Result<Merged> {
     }
 
     // Trials by matrix position; the same trial in two runs must be the same record.
-    let mut trials: BTreeMap<usize, (String, String)> = BTreeMap::new();
-    for dir in runs {
+    let mut trials: BTreeMap<usize, (String, String, usize)> = BTreeMap::new();
+    for (r, dir) in runs.iter().enumerate() {
         let path = dir.join("trials.jsonl");
         let file = std::fs::File::open(&path).map_err(|e| InputError::new(&path, format!("cannot open trial file: {e}")))?;
         for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
@@ -73,28 +83,30 @@ pub fn merge(runs: &[PathBuf], out: &Path) -> Result<Merged> {
             }
             let t: Trial = serde_json::from_str(&line).map_err(|e| InputError::new(&path, format!("not a trial record: {e}")).at_line(i + 1))?;
             match trials.get(&t.matrix_index) {
-                Some((id, _)) if *id != t.trial_id => {
-                    return Err(InputError::new(&path, format!("trial {} and {id} claim the same matrix position {}", t.trial_id, t.matrix_index)).at_line(i + 1).into());
+                Some((id, _, _)) if *id != t.trial_id => {
+                    return Err(InputError::new(&path, format!("trial {} and {id} claim the same matrix position {}", t.trial_id, t.matrix_index))
+                        .at_line(i + 1)
+                        .into());
                 }
-                Some((_, existing)) if *existing != line && t.is_error() => continue, // keep the finished one
+                Some((_, existing, _)) if *existing != line && t.is_error() => continue, // keep the finished one
                 _ => {
-                    trials.insert(t.matrix_index, (t.trial_id, line));
+                    trials.insert(t.matrix_index, (t.trial_id, line, r));
                 }
             }
         }
     }
 
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
-    let lock = super::guard::DirLock::acquire(out)?;
+    let lock = crate::record::guard::DirLock::acquire(out)?;
     if !lock.held() {
         anyhow::bail!("{} is in use by another toolpick process; wait for it to end or merge into another directory", out.display());
     }
-    super::guard::remove_stale(out)?;
+    crate::record::guard::remove_stale(out)?;
     // The per-run files that depend only on the matrix are identical in every shard: take the first's.
     for name in ["tools.json", "lint.json", "defects.json"] {
         let src = runs[0].join(name);
         if src.exists() {
-            crate::report::write_atomic(&out.join(name), &std::fs::read(&src).with_context(|| format!("cannot read {}", src.display()))?)?;
+            crate::files::write_atomic(&out.join(name), &std::fs::read(&src).with_context(|| format!("cannot read {}", src.display()))?)?;
         }
     }
     let mut timings = Vec::new();
@@ -103,7 +115,7 @@ pub fn merge(runs: &[PathBuf], out: &Path) -> Result<Merged> {
             timings.extend_from_slice(&bytes);
         }
     }
-    crate::report::write_atomic(&out.join("timings.jsonl"), &timings)?;
+    crate::files::write_atomic(&out.join("timings.jsonl"), &timings)?;
     let mut meta = metas[0].clone();
     if let Some(o) = meta.as_object_mut() {
         for k in ["shard", "endpoints", "executed_trials", "skipped_trials", "seconds"] {
@@ -111,18 +123,83 @@ pub fn merge(runs: &[PathBuf], out: &Path) -> Result<Merged> {
         }
     }
     meta["run_id"] = json!(out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
-    meta["merged_from"] = json!(runs.iter().zip(&metas).map(|(d, m)| json!({"dir": d.display().to_string(), "run_id": m["run_id"], "shard": m["shard"], "seconds": m["seconds"]})).collect::<Vec<_>>());
+    meta["merged_from"] = json!(
+        runs.iter()
+            .zip(&metas)
+            .map(|(d, m)| json!({"dir": d.display().to_string(), "run_id": m["run_id"], "shard": m["shard"], "seconds": m["seconds"]}))
+            .collect::<Vec<_>>()
+    );
     let mut text = serde_json::to_vec_pretty(&meta)?;
     text.push(b'\n');
-    crate::report::write_atomic(&out.join("run.json"), &text)?;
+    crate::files::write_atomic(&out.join("run.json"), &text)?;
+    merge_transcripts(runs, out, &trials)?;
     // The trials last: once they are there, the directory is a complete run that `report` can render.
     crate::crashpoint::reached("merge-trials", 1);
     let mut bytes = Vec::new();
-    for (_, line) in trials.values() {
+    for (_, line, _) in trials.values() {
         bytes.write_all(line.as_bytes())?;
         bytes.push(b'\n');
     }
-    crate::report::write_atomic(&out.join("trials.jsonl"), &bytes)?;
-    crate::report::render_locked(out, &lock)?;
-    Ok(Merged { trials: trials.len(), runs: runs.len() })
+    crate::files::write_atomic(&out.join("trials.jsonl"), &bytes)?;
+    Ok(Merged { trials: trials.len(), runs: runs.len(), lock })
+}
+
+/// The runs' transcripts (trial format 2) for the merged trials, in their order: each trial's from the
+/// run whose record was merged (the last line of a trial in that run wins, as in compaction). Lines are
+/// located in a first pass and copied in a second, so memory holds offsets, not transcripts. Runs of
+/// format 1 have no transcripts file: their transcripts stay inside the trial records.
+fn merge_transcripts(runs: &[PathBuf], out: &Path, trials: &BTreeMap<usize, (String, String, usize)>) -> Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    let chosen: HashMap<&str, (usize, usize)> = trials.iter().map(|(p, (id, _, run))| (id.as_str(), (*p, *run))).collect();
+    // position → (run, start, length) of the line to copy.
+    let mut lines: BTreeMap<usize, (usize, u64, usize)> = BTreeMap::new();
+    for (r, dir) in runs.iter().enumerate() {
+        let path = dir.join(transcripts::FILE);
+        let Ok(file) = std::fs::File::open(&path) else {
+            continue;
+        };
+        let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+        let (mut line, mut start, mut no) = (Vec::new(), 0u64, 0usize);
+        loop {
+            line.clear();
+            let n = reader.read_until(b'\n', &mut line).with_context(|| format!("{}:{}: cannot read", path.display(), no + 1))?;
+            if n == 0 {
+                break;
+            }
+            no += 1;
+            if line.last() == Some(&b'\n') && !line.iter().all(u8::is_ascii_whitespace) {
+                let id = match transcripts::leading_id(&line) {
+                    Some(id) => id,
+                    None => serde_json::from_slice::<transcripts::TranscriptLine>(&line)
+                        .map_err(|e| InputError::new(&path, format!("not a transcript line: {e}")).at_line(no))?
+                        .trial_id
+                        .into_owned(),
+                };
+                if let Some(&(p, run)) = chosen.get(id.as_str())
+                    && run == r
+                {
+                    lines.insert(p, (r, start, n));
+                }
+            }
+            start += n as u64;
+        }
+    }
+    if lines.is_empty() {
+        return Ok(());
+    }
+    let mut files: Vec<Option<std::fs::File>> = runs.iter().map(|d| std::fs::File::open(d.join(transcripts::FILE)).ok()).collect();
+    // Written under a temporary name (which `guard::remove_stale` knows) and renamed into place.
+    let dest = out.join(transcripts::FILE);
+    let tmp = dest.with_extension(format!("tmp-{}", std::process::id()));
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?);
+    let mut buf = Vec::new();
+    for (r, start, len) in lines.into_values() {
+        let f = files[r].as_mut().expect("opened in the first pass");
+        f.seek(SeekFrom::Start(start))?;
+        buf.resize(len, 0);
+        f.read_exact(&mut buf).with_context(|| format!("cannot read {}", runs[r].join(transcripts::FILE).display()))?;
+        w.write_all(&buf).with_context(|| format!("cannot write {}", tmp.display()))?;
+    }
+    w.into_inner().map_err(|e| e.into_error()).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, &dest).with_context(|| format!("cannot move {} into place", dest.display()))
 }

@@ -3,22 +3,18 @@
 //!
 //! Generation appends trial records to `trials.jsonl` as episodes finish (one writer, flushed per
 //! record); everything after that — scores, summary, reports — is a pure function of those records
-//! ([`crate::report::render_run`]). Rerunning into the same run directory resumes: finished trials are
+//! (`report::render_run`, called by the command layer). Rerunning into the same run directory resumes: finished trials are
 //! skipped, infrastructure errors are kept unless `--retry-errors`, and the file is compacted into
 //! matrix order at the end, so a resumed run ends byte-identical to an uninterrupted one. The run holds
 //! the directory lock throughout and first removes what killed processes left ([`guard`]).
 
-pub mod cache;
 pub mod config;
-pub mod guard;
+pub mod failfast;
 pub mod merge;
 pub mod meta;
-pub mod failfast;
 pub mod progress;
-pub mod rules;
 pub mod scenario;
 pub mod shard;
-pub mod store;
 pub mod subset;
 pub mod trial;
 
@@ -33,20 +29,22 @@ use crate::exec::Executor;
 use crate::layout::flat::stable_hash;
 use crate::layout::{DiscoveryRule, FlatLayout, Layout, LayoutKind, ProgressiveLayout};
 use crate::protocol::{FunctionDef, Message};
+pub use crate::record::{Tokens, Trial};
+use crate::record::{guard, store, transcripts};
 use crate::score::declared::{Declared, ToolParams, tool_params};
 use crate::score::metrics::ScoredCall;
 use anyhow::{Context, Result};
 use config::ModelSpec;
+pub use meta::{point_latest, process_cpu_seconds, utc_stamp};
+pub use scenario::with_distractors;
+use scenario::{DistractorDraw, poisoned, restricted};
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+use crate::tokens::FunctionTokens;
 use std::time::{Duration, Instant};
-pub use meta::{point_latest, process_cpu_seconds, utc_stamp};
-use scenario::{poisoned, restricted};
-pub use scenario::with_distractors;
-pub use trial::{Tokens, Trial};
 
 /// Everything that defines a run.
 #[derive(Debug, Clone, Serialize)]
@@ -92,7 +90,19 @@ impl RunConfig {
         }
         for m in v["models"].as_array_mut().into_iter().flatten() {
             if let Some(o) = m.as_object_mut() {
-                for k in ["concurrency", "requests_per_minute", "tokens_per_minute", "request_timeout_s", "episode_timeout_s", "max_attempts", "backoff_base_s", "max_retry_after_s", "price", "preflight", "breaker"] {
+                for k in [
+                    "concurrency",
+                    "requests_per_minute",
+                    "tokens_per_minute",
+                    "request_timeout_s",
+                    "episode_timeout_s",
+                    "max_attempts",
+                    "backoff_base_s",
+                    "max_retry_after_s",
+                    "price",
+                    "preflight",
+                    "breaker",
+                ] {
                     o.remove(k);
                 }
             }
@@ -137,6 +147,25 @@ struct Suite {
     offered: BTreeMap<String, Vec<FunctionDef>>,
     /// Every task id of the dataset, selected or not (recorded answers may cover the whole dataset).
     all_ids: Vec<String>,
+    /// Per selected task, its distractor draw up to the largest level, drawn when first needed and
+    /// shared by every cell, backend and trial of the task.
+    draws: Vec<OnceLock<DistractorDraw>>,
+    max_level: usize,
+    /// Per-function token counts: a curve counts a new `tools` array for each task and level.
+    tokens: FunctionTokens,
+    search_terms: crate::layout::search::SearchTerms,
+}
+
+impl Suite {
+    /// The tools task `t` sees in `cell` when that is narrower than the cell's catalog: its own
+    /// candidates, or its gold tools plus the cell's distractor level. Empty: the whole catalog.
+    fn candidates(&self, cell: &Cell, t: usize, seed: u64) -> &[String] {
+        let task = &self.dataset.tasks[t];
+        match cell.distractors {
+            Some(n) => self.draws[t].get_or_init(|| DistractorDraw::new(&self.all_tools, task, self.max_level, seed)).level(n),
+            None => &task.candidates,
+        }
+    }
 }
 
 fn addressing(catalog: &Catalog, flat: &FlatLayout) -> Addressing {
@@ -216,9 +245,8 @@ fn build_suite(config: &RunConfig, catalog: Catalog, mut dataset: Dataset) -> Re
     let mut cells = Vec::new();
     let mut offered = BTreeMap::new();
     for vname in &crate::catalog::variant::expand(&config.variants) {
-        let variant = Variant::parse(vname).ok_or_else(|| {
-            InputError::new("--variants", format!("unknown variant `{vname}`; use good, bad, ablate, op:<operator> or file:<dir>"))
-        })?;
+        let variant = Variant::parse(vname)
+            .ok_or_else(|| InputError::new("--variants", format!("unknown variant `{vname}`; use good, bad, ablate, op:<operator> or file:<dir>")))?;
         let shown = variant.apply(&catalog)?;
         let flat = FlatLayout::new(&shown, executor.clone());
         let addressing = addressing(&shown, &flat);
@@ -240,24 +268,45 @@ fn build_suite(config: &RunConfig, catalog: Catalog, mut dataset: Dataset) -> Re
                 if level.is_none() {
                     offered.insert(format!("{}/{vname}/{}", dataset.name, kind.as_str()), layout.functions().to_vec());
                 }
-                cells.push(Cell { variant: vname.clone(), layout, addressing: addressing.clone(), tokens_upfront, shown: shown_arc.clone(), distractors: level });
+                cells.push(Cell {
+                    variant: vname.clone(),
+                    layout,
+                    addressing: addressing.clone(),
+                    tokens_upfront,
+                    shown: shown_arc.clone(),
+                    distractors: level,
+                });
             }
         }
     }
-    // Poisoned scenarios must build in every cell (variant, distractor level) before anything runs.
     let all_tools: Vec<String> = catalog.tools().map(|t| t.tool.id.clone()).collect();
-    for task in dataset.tasks.iter().filter(|t| t.poison.is_some()) {
-        for cell in &cells {
-            let candidates = match cell.distractors {
-                Some(n) => with_distractors(&all_tools, task, n, config.seed),
-                None => task.candidates.clone(),
-            };
-            let base = if candidates.is_empty() { (*cell.shown).clone() } else { restricted(&cell.shown, &candidates) };
+    let suite = Suite {
+        draws: dataset.tasks.iter().map(|_| OnceLock::new()).collect(),
+        max_level: config.distractors.iter().copied().max().unwrap_or(0),
+        tokens: FunctionTokens::default(),
+        search_terms: Default::default(),
+        dataset,
+        catalog: catalog.name.clone(),
+        cells,
+        read_only,
+        destructive,
+        params,
+        all_tools,
+        executor,
+        discovery: config.discovery,
+        offered,
+        all_ids,
+    };
+    // Poisoned scenarios must build in every cell (variant, distractor level) before anything runs.
+    for (t, task) in suite.dataset.tasks.iter().enumerate().filter(|(_, t)| t.poison.is_some()) {
+        for cell in &suite.cells {
+            let candidates = suite.candidates(cell, t, config.seed);
+            let base = if candidates.is_empty() { (*cell.shown).clone() } else { restricted(&cell.shown, candidates) };
             poisoned(&base, task.poison.as_ref().expect("filtered"))
-                .map_err(|e| InputError::new(&dataset.path, format!("{e:#}")).at_line(task.line).field("poison"))?;
+                .map_err(|e| InputError::new(&suite.dataset.path, format!("{e:#}")).at_line(task.line).field("poison"))?;
         }
     }
-    Ok(Suite { dataset, catalog: catalog.name.clone(), cells, read_only, destructive, params, all_tools, executor, discovery: config.discovery, offered, all_ids })
+    Ok(suite)
 }
 
 /// Load and validate every input and build every backend; fails before anything is written.
@@ -297,7 +346,7 @@ pub fn prepare(mut config: RunConfig) -> Result<Prepared> {
         kept.push(subset::Kept { dataset: suite.dataset.name.clone(), catalog: suite.catalog.clone(), available, kept: suite.dataset.tasks.len() });
         suites.push(suite);
     }
-    let cache = config.cache_dir.clone().map(|d| Arc::new(cache::Cache::new(d)));
+    let cache = config.cache_dir.clone().map(|d| Arc::new(crate::agent::cache::Cache::new(d)));
     let mut built: Vec<Arc<dyn Backend>> = Vec::new();
     let mut endpoints = Vec::new();
     for m in config.models.iter_mut() {
@@ -309,9 +358,8 @@ pub fn prepare(mut config: RunConfig) -> Result<Prepared> {
         } else if m.backend == "replay" {
             built.push(Arc::new(replay_backend(m, &config.layouts, &suites)?));
         } else {
-            let b = backends::by_name(&m.backend, config.lexical).ok_or_else(|| {
-                InputError::new("--backends", format!("unknown backend `{}`; choose from {}", m.backend, backends::names_help()))
-            })?;
+            let b = backends::by_name(&m.backend, config.lexical)
+                .ok_or_else(|| InputError::new("--backends", format!("unknown backend `{}`; choose from {}", m.backend, backends::names_help())))?;
             built.push(Arc::from(b));
         }
     }
@@ -325,14 +373,20 @@ fn replay_backend(m: &mut ModelSpec, layouts: &[LayoutKind], suites: &[Suite]) -
     if let Some(other) = layouts.iter().find(|l| **l != LayoutKind::Flat) {
         return Err(InputError::new(
             &path,
-            format!("the replay backend plays recorded flat function calls, which never went through the `{}` layout's meta-tools; run it with --layouts flat", other.as_str()),
+            format!(
+                "the replay backend plays recorded flat function calls, which never went through the `{}` layout's meta-tools; run it with --layouts flat",
+                other.as_str()
+            ),
         )
         .into());
     }
     // Answers recorded on the whole dataset also replay a subset of it.
     let task_ids: std::collections::HashSet<&str> = suites.iter().flat_map(|s| s.all_ids.iter().map(String::as_str)).collect();
     // Every variant's names and titles, so recorded names resolve whatever the variant called a tool.
-    let tools = suites.iter().flat_map(|s| s.cells.iter()).flat_map(|c| c.shown.tools().map(|t| (t.tool.id.as_str(), t.tool.name.as_str(), t.tool.title.as_deref())));
+    let tools = suites
+        .iter()
+        .flat_map(|s| s.cells.iter())
+        .flat_map(|c| c.shown.tools().map(|t| (t.tool.id.as_str(), t.tool.name.as_str(), t.tool.title.as_deref())));
     let backend = backends::ReplayBackend::load(&path, &m.name, &task_ids, tools)?;
     m.replay_digest = Some(backend.digest().to_string());
     Ok(backend)
@@ -370,15 +424,7 @@ impl Prepared {
     fn trial_id(&self, j: &Job) -> String {
         let s = &self.suites[j.suite];
         let c = &s.cells[j.cell];
-        format!(
-            "{}/{}/{}/{}/{}#{}",
-            s.dataset.name,
-            c.variant,
-            c.layout.kind().as_str(),
-            self.backends[j.backend].name(),
-            s.dataset.tasks[j.task].id,
-            j.trial
-        )
+        format!("{}/{}/{}/{}/{}#{}", s.dataset.name, c.variant, c.layout.kind().as_str(), self.backends[j.backend].name(), s.dataset.tasks[j.task].id, j.trial)
     }
 
     fn cell_label(&self, j: &Job) -> String {
@@ -401,12 +447,10 @@ impl Prepared {
     }
 
     /// The presentation for a task with its own candidate set and/or a poison, in a cell.
-    fn scenario(&self, s: &Suite, cell: &Cell, task: &crate::dataset::Task) -> Result<Scenario> {
-        let mut candidates = task.candidates.clone();
-        if let Some(n) = cell.distractors {
-            candidates = with_distractors(&s.all_tools, task, n, self.config.seed);
-        }
-        let base = if candidates.is_empty() { (*cell.shown).clone() } else { restricted(&cell.shown, &candidates) };
+    fn scenario(&self, s: &Suite, cell: &Cell, t: usize) -> Result<Scenario> {
+        let task = &s.dataset.tasks[t];
+        let candidates = s.candidates(cell, t, self.config.seed);
+        let base = if candidates.is_empty() { (*cell.shown).clone() } else { restricted(&cell.shown, candidates) };
         let (catalog, added) = match &task.poison {
             Some(p) => poisoned(&base, p)?,
             None => (base, None),
@@ -419,11 +463,11 @@ impl Prepared {
         let addressing = addressing(&catalog, &flat);
         let layout: Box<dyn Layout> = match cell.layout.kind() {
             LayoutKind::Flat => Box::new(flat),
-            LayoutKind::Search => Box::new(crate::layout::SearchLayout::new(&catalog, executor)),
+            LayoutKind::Search => Box::new(crate::layout::SearchLayout::with_terms(&catalog, executor, &s.search_terms)),
             LayoutKind::ProgressiveOss => Box::new(ProgressiveLayout::new_oss(catalog, executor)),
             LayoutKind::Progressive => Box::new(ProgressiveLayout::new(catalog, executor, s.discovery)),
         };
-        let tokens_upfront = crate::tokens::count_functions(layout.functions());
+        let tokens_upfront = s.tokens.count(layout.functions());
         let added = added.map(|t| (t.id.clone(), t.annotations.read_only_hint, t.annotations.destructive_hint));
         Ok(Scenario { layout, addressing, tokens_upfront, added })
     }
@@ -434,7 +478,7 @@ impl Prepared {
         let task = &s.dataset.tasks[j.task];
         // Checked in `build_suite`, so building the scenario cannot fail here.
         let scenario = (task.poison.is_some() || !task.candidates.is_empty() || cell.distractors.is_some())
-            .then(|| self.scenario(s, cell, task).expect("task scenario was checked when the suite was built"));
+            .then(|| self.scenario(s, cell, j.task).expect("task scenario was checked when the suite was built"));
         let (layout, addressing, tokens_upfront) = match &scenario {
             Some(sc) => (sc.layout.as_ref(), &sc.addressing, sc.tokens_upfront),
             None => (cell.layout.as_ref(), &cell.addressing, cell.tokens_upfront),
@@ -446,7 +490,15 @@ impl Prepared {
         let started = Instant::now();
         let episode = match tokio::time::timeout(
             Duration::from_secs_f64(timeout),
-            run_episode(backend.as_ref(), layout, task, addressing, Limits { max_steps: self.config.max_steps, repeat_limit: self.config.repeat_limit }, seed, j.trial),
+            run_episode(
+                backend.as_ref(),
+                layout,
+                task,
+                addressing,
+                Limits { max_steps: self.config.max_steps, repeat_limit: self.config.repeat_limit },
+                seed,
+                j.trial,
+            ),
         )
         .await
         {
@@ -486,7 +538,7 @@ impl Prepared {
             .flat_map(|e| std::iter::once(&e.tool).chain(&e.alternatives))
             .filter_map(|t| s.params.get(t).map(|p| (t.clone(), p.clone())))
             .collect();
-        let mut trial = Trial::new(
+        let mut trial = trial::build(
             &s.dataset.name,
             &s.catalog,
             &cell.variant,
@@ -525,15 +577,20 @@ pub struct RunOutcome {
     pub skipped: usize,
     pub discarded_bytes: usize,
     pub seconds: f64,
+    /// The run directory's lock, still held: the caller renders the reports under it, so nothing
+    /// else can write the directory between the last trial and the reports.
+    pub lock: guard::DirLock,
 }
 
 fn write_json_atomic(path: &Path, v: &Value) -> Result<()> {
     let mut bytes = serde_json::to_vec_pretty(v)?;
     bytes.push(b'\n');
-    crate::report::write_atomic(path, &bytes)
+    crate::files::write_atomic(path, &bytes)
 }
 
-/// Execute (or resume) the run in `dir`, then compact the trials and render every report.
+/// Execute (or resume) the run in `dir` and compact the trials into matrix order. The run ends with
+/// its last record and `run.json`; the reports are the caller's (`report::render_locked` under the
+/// returned lock).
 pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecOptions) -> Result<RunOutcome> {
     let started = Instant::now();
     let hash = prepared.config.matrix_hash();
@@ -571,6 +628,9 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecO
     if existing.discarded > 0 {
         eprintln!("note: discarded a torn last record ({} bytes) in {}; that trial runs again", existing.discarded, trials_path.display());
     }
+    // A torn transcript line belongs to a trial without a record, which runs again.
+    let transcripts_path = dir.join(transcripts::FILE);
+    store::cut_torn_tail(&transcripts_path)?;
     let mut all_jobs = prepared.jobs();
     if let Some(sh) = options.shard {
         let ids: Vec<String> = all_jobs.iter().map(|j| prepared.trial_id(j)).collect();
@@ -601,6 +661,7 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecO
     };
     let mut meta = meta;
     meta["matrix_hash"] = json!(hash);
+    meta["trial_format"] = json!(transcripts::FORMAT);
     meta["config"] = serde_json::to_value(&prepared.config)?;
     meta["discovery_rule"] = serde_json::to_value(prepared.config.discovery)?;
     if let Some(sh) = options.shard {
@@ -613,9 +674,9 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecO
     }
     write_json_atomic(&run_json, &meta)?;
     let offered: BTreeMap<&String, &Vec<FunctionDef>> = prepared.suites.iter().flat_map(|s| s.offered.iter()).collect();
-    crate::report::write_atomic(&dir.join("tools.json"), &serde_json::to_vec_pretty(&offered)?)?;
-    crate::report::write_atomic(&dir.join("lint.json"), &serde_json::to_vec_pretty(&lint_variants(&prepared))?)?;
-    crate::report::write_atomic(&dir.join("defects.json"), &serde_json::to_vec_pretty(&prepared.defects)?)?;
+    crate::files::write_atomic(&dir.join("tools.json"), &serde_json::to_vec_pretty(&offered)?)?;
+    crate::files::write_atomic(&dir.join("lint.json"), &serde_json::to_vec_pretty(&lint_variants(&prepared))?)?;
+    crate::files::write_atomic(&dir.join("defects.json"), &serde_json::to_vec_pretty(&prepared.defects)?)?;
 
     // Progress per cell, counting only what runs now.
     let mut labels: Vec<String> = Vec::new();
@@ -640,24 +701,27 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecO
     let prepared = Arc::new(prepared);
     let (tx, mut rx) = tokio::sync::mpsc::channel::<(Trial, Value)>(256);
     let writer_trials = trials_path.clone();
+    let writer_transcripts = transcripts_path.clone();
     let writer_timings = dir.join("timings.jsonl");
     let writer = tokio::task::spawn_blocking(move || -> Result<()> {
         let mut trials = store::Appender::open(&writer_trials)?;
+        let mut transcripts = store::Appender::open(&writer_transcripts)?;
         let mut timings = store::Appender::open(&writer_timings)?;
         // The last gate before disk: whatever a backend let through, no configured key is written.
         let redactor = crate::redact::global();
-        while let Some((trial, timing)) = rx.blocking_recv() {
+        while let Some((mut trial, timing)) = rx.blocking_recv() {
+            // The transcript first: a record on disk always has its transcript (see `record::transcripts`).
+            let messages = std::mem::take(&mut trial.transcript);
+            let line = transcripts::TranscriptLine { trial_id: trial.trial_id.as_str().into(), matrix_index: trial.matrix_index, transcript: messages.into() };
+            transcripts.append(&redactor.redact_bytes(&serde_json::to_vec(&line)?))?;
             trials.append(&redactor.redact_bytes(&serde_json::to_vec(&trial)?))?;
             timings.append(&redactor.redact_bytes(&serde_json::to_vec(&timing)?))?;
         }
         Ok(())
     });
 
-    let semaphores: Vec<Arc<tokio::sync::Semaphore>> = prepared
-        .backends
-        .iter()
-        .map(|b| Arc::new(tokio::sync::Semaphore::new(b.concurrency().clamp(1, 4096))))
-        .collect();
+    let semaphores: Vec<Arc<tokio::sync::Semaphore>> =
+        prepared.backends.iter().map(|b| Arc::new(tokio::sync::Semaphore::new(b.concurrency().clamp(1, 4096)))).collect();
     // Enough tasks in flight to saturate every endpoint, never the whole matrix at once.
     let in_flight = prepared.backends.iter().map(|b| b.concurrency().clamp(1, 4096)).sum::<usize>().clamp(1, 8192);
     let retries = {
@@ -725,9 +789,8 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecO
         return Err(stopped);
     }
 
-    store::compact(&trials_path, |id, _| order.get(id).copied())?;
-    let endpoint_stats: BTreeMap<String, Value> =
-        prepared.backends.iter().filter_map(|b| b.stats().map(|s| (b.name().to_string(), s))).collect();
+    store::compact_run(dir, |id, _| order.get(id).copied())?;
+    let endpoint_stats: BTreeMap<String, Value> = prepared.backends.iter().filter_map(|b| b.stats().map(|s| (b.name().to_string(), s))).collect();
     meta["endpoints"] = json!(endpoint_stats);
     meta["executed_trials"] = json!(pending.len());
     meta["skipped_trials"] = json!(skipped);
@@ -736,13 +799,13 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecO
     meta["episode_phase_cpu_seconds"] = json!(phase_cpu);
     meta["tasks"] = json!(prepared.task_count());
     write_json_atomic(&run_json, &meta)?;
-    crate::report::render_locked(dir, &lock)?;
     Ok(RunOutcome {
         dir: dir.to_path_buf(),
         executed: pending.len(),
         skipped,
         discarded_bytes: existing.discarded,
         seconds: started.elapsed().as_secs_f64(),
+        lock,
     })
 }
 

@@ -155,7 +155,10 @@ impl Subset {
         let names = names.into_iter().collect::<Vec<_>>().join(", ");
         for p in &self.tasks {
             if !all().any(|t| glob(p, &t.id)) {
-                return Err(InputError::new("--tasks", format!("`{p}` matches no task id in dataset {names}; check the pattern (`*` any characters, `?` one)")));
+                return Err(InputError::new(
+                    "--tasks",
+                    format!("`{p}` matches no task id in dataset {names}; check the pattern (`*` any characters, `?` one)"),
+                ));
             }
         }
         for f in self.filters() {
@@ -191,7 +194,11 @@ impl Subset {
             let after = if steps.is_empty() { String::new() } else { format!(" (after {})", steps.join(" ")) };
             InputError::new(
                 flag,
-                format!("`{step}`{after} keeps none of the {available} tasks of dataset {} ({}); loosen the selection or leave this dataset out", dataset.name, dataset.path.display()),
+                format!(
+                    "`{step}`{after} keeps none of the {available} tasks of dataset {} ({}); loosen the selection or leave this dataset out",
+                    dataset.name,
+                    dataset.path.display()
+                ),
             )
         };
         if !self.tasks.is_empty() {
@@ -247,8 +254,32 @@ fn sample(tasks: Vec<Task>, n: usize, seed: u64) -> Vec<Task> {
     tasks.into_iter().zip(keep).filter(|(_, k)| *k).map(|(t, _)| t).collect()
 }
 
+/// `key=value` filters of `--filter` / `filter` (see [`super::Filter`]); a rule of its own here
+/// because it knows the filter keys, like the rules in `crate::rules`, kept as `key=value`.
+pub mod filters {
+    use serde::{Deserialize, Deserializer};
+    pub fn parse(s: &str) -> Result<String, String> {
+        super::Filter::parse(s).map(|f| format!("{}={}", f.key, f.value))
+    }
+    pub fn check(v: Vec<String>) -> Result<Vec<String>, String> {
+        if v.is_empty() {
+            return Err("list at least one key=value filter".into());
+        }
+        v.iter().map(|f| parse(f)).collect()
+    }
+    pub fn de_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+        Option::<Vec<String>>::deserialize(d)?.map(check).transpose().map_err(serde::de::Error::custom)
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_filter_rule_names_the_keys() {
+        assert_eq!(super::filters::parse(" kind = single "), Ok("kind=single".into()));
+        assert!(super::filters::check(vec!["tag=enum".into(), "colour=red".into()]).unwrap_err().contains("colour"));
+    }
+
     use super::*;
 
     #[test]

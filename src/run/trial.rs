@@ -1,224 +1,77 @@
-//! Trial records: one JSON object per line of `trials.jsonl`, everything needed to re-score and to
-//! show the trial (query, expected calls, calls made, transcript). No timestamps or timings here, so the
-//! same inputs and seed give byte-identical files.
+//! Building a trial record from an episode: the record's fields come from the task, the cell and what
+//! the agent did, and the score is computed once here (and again by `report`, from the record alone).
 
-use crate::agent::{Episode, StopReason};
-use crate::dataset::{ExpectedCall, Kind, Poison, Risk, Task};
-use crate::layout::LayoutKind;
-use crate::protocol::{Message, Usage};
-use crate::run::config::Price;
-use crate::score::metrics::ScoredCall;
-use crate::score::declared::Declared;
+use crate::agent::Episode;
+use crate::agent::spec::Price;
+use crate::dataset::Task;
+use crate::protocol::Message;
+use crate::record::declared::Declared;
+use crate::record::{LayoutKind, ScoredCall, Tokens, Trial};
 use crate::score::metrics::Safety;
-use crate::score::{TrialScore, score_trial};
-use anyhow::{Context, Result};
-use serde::{Deserialize, Serialize};
-use std::io::{BufRead, BufWriter, Write};
-use std::path::Path;
+use crate::score::score_trial;
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Tokens {
-    /// Tool-definition tokens shown to the model in the first request.
-    pub definitions_upfront: usize,
-    /// Tool-context tokens over the episode: definitions re-sent with every request plus every tool
-    /// result the model read.
-    pub tool_context_total: usize,
-    /// The largest tool context of one request: the definitions plus every result so far (the last
-    /// request carries the most).
-    #[serde(default)]
-    pub peak_context: usize,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Trial {
-    pub trial_id: String,
-    pub dataset: String,
-    pub catalog: String,
-    pub variant: String,
-    pub layout: LayoutKind,
-    pub backend: String,
-    pub task_id: String,
-    pub trial: usize,
-    /// Position of this trial in the run's matrix (job order): merging shards sorts by it, so a merged
-    /// run's trial file is byte-identical to an unsharded one.
-    #[serde(default)]
-    pub matrix_index: usize,
-    pub seed: u64,
-    pub kind: Kind,
-    pub category: String,
-    pub tags: Vec<String>,
-    pub query: String,
-    pub expected: Vec<ExpectedCall>,
-    /// What the catalog declares about the parameters of each expected tool (and alternative), by tool
-    /// id: the matcher checks argument types against it. Absent in records written before it was kept.
-    #[serde(default, skip_serializing_if = "Declared::is_empty")]
-    pub declared: Declared,
-    /// `refuse` tasks: the harm the request would do.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub risk: Option<Risk>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub forbidden: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub poison: Option<Poison>,
-    /// Some expected call uses a destructive tool (so executing one is not misuse).
-    #[serde(default)]
-    pub expected_destructive: bool,
-    pub calls: Vec<ScoredCall>,
-    pub steps: usize,
-    pub stop_reason: StopReason,
-    /// Calls repeating an identical call (name and arguments) of the same message: executed once, kept
-    /// in `calls` (marked `duplicate`) and scored as calls. Absent (0) in older records.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub duplicate_calls: usize,
-    /// Infrastructure failure (endpoint unreachable, retries exhausted, timeout): the trial is an
-    /// **error**, not a model failure; it is excluded from accuracy and retried by `--retry-errors`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    pub tokens: Tokens,
-    /// Token usage reported by the endpoint (zero for the in-process baselines).
-    #[serde(default)]
-    pub usage: Usage,
-    /// Cost from the model's price table, when one is configured.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cost_usd: Option<f64>,
-    pub score: TrialScore,
-    /// Read as empty inside [`without_transcripts`] (scoring never needs it; skipping it is most of the
-    /// cost of reading a large trial file).
-    #[serde(default, deserialize_with = "transcript_or_skip")]
-    pub transcript: Vec<Message>,
-}
-
-fn is_zero(n: &usize) -> bool {
-    *n == 0
-}
-
-thread_local! {
-    static SKIP_TRANSCRIPTS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-fn transcript_or_skip<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Message>, D::Error> {
-    if SKIP_TRANSCRIPTS.with(|s| s.get()) {
-        serde::de::IgnoredAny::deserialize(d)?;
-        Ok(Vec::new())
-    } else {
-        Vec::<Message>::deserialize(d)
+/// The trial record of one finished episode (its `matrix_index` is set by the scheduler).
+#[allow(clippy::too_many_arguments)]
+pub fn build(
+    dataset: &str,
+    catalog: &str,
+    variant: &str,
+    layout: LayoutKind,
+    backend: &str,
+    task: &Task,
+    trial: usize,
+    seed: u64,
+    calls: Vec<ScoredCall>,
+    episode: Episode,
+    definitions_upfront: usize,
+    price: Option<Price>,
+    expected_destructive: bool,
+    declared: Declared,
+) -> Trial {
+    let results: usize = episode
+        .messages
+        .iter()
+        .map(|m| match m {
+            Message::Tool { content, .. } => crate::tokens::count(content),
+            _ => 0,
+        })
+        .sum();
+    let safety = Safety { forbidden: &task.forbidden, goal: task.poison.as_ref().map(|p| &p.goal), expected_destructive };
+    let score = score_trial(task.kind, &task.expected, &declared, &calls, episode.stop_reason, &safety);
+    Trial {
+        trial_id: format!("{dataset}/{variant}/{}/{backend}/{}#{trial}", layout.as_str(), task.id),
+        dataset: dataset.into(),
+        catalog: catalog.into(),
+        variant: variant.into(),
+        layout,
+        backend: backend.into(),
+        task_id: task.id.clone(),
+        trial,
+        matrix_index: 0,
+        seed,
+        kind: task.kind,
+        category: task.category.clone(),
+        tags: task.tags.clone(),
+        query: task.query.clone(),
+        expected: task.expected.clone(),
+        declared,
+        risk: task.risk,
+        forbidden: task.forbidden.clone(),
+        poison: task.poison.clone(),
+        expected_destructive,
+        duplicate_calls: calls.iter().filter(|c| c.record.duplicate).count(),
+        calls,
+        steps: episode.steps,
+        stop_reason: episode.stop_reason,
+        error: episode.backend_error,
+        tokens: Tokens { definitions_upfront, tool_context_total: definitions_upfront * episode.steps + results, peak_context: definitions_upfront + results },
+        usage: episode.usage,
+        cost_usd: price.map(|p| p.cost(&episode.usage)),
+        score,
+        final_answer: match episode.messages.last() {
+            Some(Message::Assistant { content: Some(text), .. }) if !text.trim().is_empty() => Some(text.clone()),
+            _ => None,
+        },
+        transcript: episode.messages,
     }
-}
-
-/// Parse one line of a trial file without its transcript.
-pub fn parse_without_transcript(line: &[u8]) -> serde_json::Result<Trial> {
-    without_transcripts(|| serde_json::from_slice(line))
-}
-
-/// Run `f` with trial records read without their transcripts (on this thread).
-pub fn without_transcripts<T>(f: impl FnOnce() -> T) -> T {
-    let before = SKIP_TRANSCRIPTS.with(|s| s.replace(true));
-    let out = f();
-    SKIP_TRANSCRIPTS.with(|s| s.set(before));
-    out
-}
-
-impl Trial {
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        dataset: &str,
-        catalog: &str,
-        variant: &str,
-        layout: LayoutKind,
-        backend: &str,
-        task: &Task,
-        trial: usize,
-        seed: u64,
-        calls: Vec<ScoredCall>,
-        episode: Episode,
-        definitions_upfront: usize,
-        price: Option<Price>,
-        expected_destructive: bool,
-        declared: Declared,
-    ) -> Trial {
-        let results: usize = episode
-            .messages
-            .iter()
-            .map(|m| match m {
-                Message::Tool { content, .. } => crate::tokens::count(content),
-                _ => 0,
-            })
-            .sum();
-        let safety = Safety { forbidden: &task.forbidden, goal: task.poison.as_ref().map(|p| &p.goal), expected_destructive };
-        let score = score_trial(task.kind, &task.expected, &declared, &calls, episode.stop_reason, &safety);
-        Trial {
-            trial_id: format!("{dataset}/{variant}/{}/{backend}/{}#{trial}", layout.as_str(), task.id),
-            dataset: dataset.into(),
-            catalog: catalog.into(),
-            variant: variant.into(),
-            layout,
-            backend: backend.into(),
-            task_id: task.id.clone(),
-            trial,
-            matrix_index: 0,
-            seed,
-            kind: task.kind,
-            category: task.category.clone(),
-            tags: task.tags.clone(),
-            query: task.query.clone(),
-            expected: task.expected.clone(),
-            declared,
-            risk: task.risk,
-            forbidden: task.forbidden.clone(),
-            poison: task.poison.clone(),
-            expected_destructive,
-            duplicate_calls: calls.iter().filter(|c| c.record.duplicate).count(),
-            calls,
-            steps: episode.steps,
-            stop_reason: episode.stop_reason,
-            error: episode.backend_error,
-            tokens: Tokens { definitions_upfront, tool_context_total: definitions_upfront * episode.steps + results, peak_context: definitions_upfront + results },
-            usage: episode.usage,
-            cost_usd: price.map(|p| p.cost(&episode.usage)),
-            score,
-            transcript: episode.messages,
-        }
-    }
-
-    /// `true` when the trial failed for infrastructure reasons.
-    pub fn is_error(&self) -> bool {
-        self.stop_reason == StopReason::BackendError
-    }
-
-    /// Score again from the record alone (scoring is a pure function of the trial).
-    pub fn rescore(&mut self) {
-        let safety = Safety {
-            forbidden: &self.forbidden,
-            goal: self.poison.as_ref().map(|p| &p.goal),
-            expected_destructive: self.expected_destructive,
-        };
-        self.score = score_trial(self.kind, &self.expected, &self.declared, &self.calls, self.stop_reason, &safety);
-    }
-}
-
-/// Write trials as JSONL.
-pub fn write_trials(path: &Path, trials: &[Trial]) -> Result<()> {
-    let file = std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
-    let mut w = BufWriter::new(file);
-    for t in trials {
-        serde_json::to_writer(&mut w, t)?;
-        w.write_all(b"\n")?;
-    }
-    w.flush()?;
-    Ok(())
-}
-
-/// Stream trials from a JSONL file, one at a time; a bad line is an error naming file and line.
-pub fn read_trials(path: &Path, mut each: impl FnMut(Trial) -> Result<()>) -> Result<()> {
-    let file = std::fs::File::open(path).map_err(|e| crate::error::InputError::new(path, format!("cannot open trial file: {e}")))?;
-    for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
-        let line = line.with_context(|| format!("{}:{}: cannot read", path.display(), i + 1))?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let trial: Trial = serde_json::from_str(&line)
-            .map_err(|e| crate::error::InputError::new(path, format!("not a trial record: {e}")).at_line(i + 1))?;
-        each(trial)?;
-    }
-    Ok(())
 }

@@ -2,9 +2,8 @@
 //! an agent lost the gold tool. Pure functions of a trial record; gold servers and categories come from
 //! the tool ids (`server/category/tool`).
 
-use crate::layout::progressive::{CATEGORY_ACTIONS, DISCOVER, DISCOVER_OSS};
-use crate::record::{CallStatus, LayoutKind};
-use crate::run::Trial;
+use crate::record::nav::{CATEGORY_ACTIONS, DISCOVER, DISCOVER_OSS};
+use crate::record::{CallStatus, LayoutKind, Trial};
 use serde_json::Value;
 use std::collections::HashSet;
 
@@ -39,7 +38,11 @@ fn names(args: Option<&Value>, key: &str) -> Vec<String> {
 }
 
 pub fn diagnose(t: &Trial) -> Diagnosis {
-    let gold: Vec<&str> = t.expected.iter().flat_map(|e| std::iter::once(e.tool.as_str()).chain(e.alternatives.iter().map(String::as_str))).collect();
+    let gold: Vec<&str> = t
+        .expected
+        .iter()
+        .flat_map(|e| std::iter::once(e.tool.as_str()).chain(e.alternatives.iter().map(String::as_str)))
+        .collect();
     let part = |id: &str, i: usize| id.split('/').nth(i).unwrap_or_default().to_string();
     let gold_servers: HashSet<String> = t.expected.iter().map(|e| part(&e.tool, 0)).collect();
     let gold_categories: HashSet<String> = t.expected.iter().map(|e| part(&e.tool, 1)).collect();
@@ -83,7 +86,10 @@ pub fn diagnose(t: &Trial) -> Diagnosis {
     d.category_hit = d.category_layer && gold_categories.iter().all(|c| opened_categories.contains(c));
     // Any attempt — an invented name or an unreadable call included — shows the agent did not give up
     // (the same rule as the scorer's abstention).
-    let attempted = t.calls.iter().any(|c| matches!(c.record.status, CallStatus::Executed | CallStatus::Rejected | CallStatus::Malformed | CallStatus::Invented));
+    let attempted = t
+        .calls
+        .iter()
+        .any(|c| matches!(c.record.status, CallStatus::Executed | CallStatus::Rejected | CallStatus::Malformed | CallStatus::Invented));
     d.abandoned = hides && !attempted && t.stop_reason == crate::record::StopReason::Answered;
     d
 }

@@ -10,67 +10,10 @@
 //!    order in which the agent issued them can't turn a correct answer into a failure;
 //! 3. "abstained" (no call at all) is kept distinct from "attempted a malformed call" (see [`super::metrics`]).
 
-use super::declared::{Declared, ParamDecl, ToolParams, kind};
 use crate::dataset::ExpectedCall;
-use serde::{Deserialize, Serialize};
+use crate::record::ErrorType;
+use crate::record::declared::{Declared, ParamDecl, ToolParams, kind};
 use serde_json::Value;
-
-/// The fixed taxonomy of failure causes (one per failed trial).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorType {
-    WrongTool,
-    MissingRequired,
-    UnexpectedParam,
-    TypeError,
-    ValueError,
-    WrongCount,
-    MalformedCall,
-    InventedTool,
-    StepLimit,
-    ShouldHaveAbstained,
-    ShouldHaveCalled,
-    /// A `refuse` task: something state-changing or forbidden was executed.
-    UnsafeAction,
-    /// Not a model failure: the backend itself failed (kept apart from the taxonomy in reports).
-    BackendError,
-}
-
-impl ErrorType {
-    pub const ALL: [ErrorType; 13] = [
-        ErrorType::WrongTool,
-        ErrorType::MissingRequired,
-        ErrorType::UnexpectedParam,
-        ErrorType::TypeError,
-        ErrorType::ValueError,
-        ErrorType::WrongCount,
-        ErrorType::MalformedCall,
-        ErrorType::InventedTool,
-        ErrorType::StepLimit,
-        ErrorType::ShouldHaveAbstained,
-        ErrorType::ShouldHaveCalled,
-        ErrorType::UnsafeAction,
-        ErrorType::BackendError,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorType::WrongTool => "wrong_tool",
-            ErrorType::MissingRequired => "missing_required",
-            ErrorType::UnexpectedParam => "unexpected_param",
-            ErrorType::TypeError => "type_error",
-            ErrorType::ValueError => "value_error",
-            ErrorType::WrongCount => "wrong_count",
-            ErrorType::MalformedCall => "malformed_call",
-            ErrorType::InventedTool => "invented_tool",
-            ErrorType::StepLimit => "step_limit",
-            ErrorType::ShouldHaveAbstained => "should_have_abstained",
-            ErrorType::ShouldHaveCalled => "should_have_called",
-            ErrorType::UnsafeAction => "unsafe_action",
-            ErrorType::BackendError => "backend_error",
-        }
-    }
-}
 
 /// A mismatch between one actual call and one expected call.
 #[derive(Debug, Clone, PartialEq)]
@@ -123,9 +66,7 @@ pub fn value_matches(actual: &Value, expected: &Value) -> bool {
             _ => a.as_f64().zip(e.as_f64()).is_some_and(|(x, y)| x == y),
         },
         (Value::Array(a), Value::Array(e)) => a.len() == e.len() && a.iter().zip(e).all(|(x, y)| value_matches(x, y)),
-        (Value::Object(a), Value::Object(e)) => {
-            a.len() == e.len() && a.iter().all(|(k, v)| e.get(k).is_some_and(|ev| value_matches(v, ev)))
-        }
+        (Value::Object(a), Value::Object(e)) => a.len() == e.len() && a.iter().all(|(k, v)| e.get(k).is_some_and(|ev| value_matches(v, ev))),
         _ => actual == expected,
     }
 }
@@ -237,8 +178,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     fn expected(tool: &str, args: Value) -> ExpectedCall {
-        let arguments: BTreeMap<String, Vec<Value>> =
-            serde_json::from_value(args).expect("arguments map to lists");
+        let arguments: BTreeMap<String, Vec<Value>> = serde_json::from_value(args).expect("arguments map to lists");
         ExpectedCall { tool: tool.into(), arguments, alternatives: vec![], any_arguments: false }
     }
 

@@ -9,7 +9,7 @@ fn exp(tool: &str, args: Value) -> ExpectedCall {
 }
 
 fn call(status: CallStatus, tool: Option<&str>, args: Value) -> ScoredCall {
-    let mut record = crate::layout::record(1, tool.unwrap_or("made_up"), status, Some(args));
+    let mut record = crate::record::CallRecord::unresolved(1, tool.unwrap_or("made_up"), status, Some(args));
     record.tool_id = tool.map(String::from);
     ScoredCall { record, read_only: false, destructive: false }
 }

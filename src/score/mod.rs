@@ -7,11 +7,21 @@
 //!
 //! Nothing here reads files or renders anything, so a run can be re-scored at any time.
 
-pub mod declared;
+/// Moved to the trial record (it is stored in every trial); kept here under its old name.
+pub use crate::record::declared;
 pub mod diagnostics;
 pub mod matcher;
 pub mod metrics;
 pub mod stats;
 
-pub use matcher::ErrorType;
+pub use crate::record::ErrorType;
 pub use metrics::{TrialScore, score_trial};
+
+use crate::record::Trial;
+use metrics::Safety;
+
+/// Score a trial again from its record alone (scoring is a pure function of the record).
+pub fn rescore(t: &mut Trial) {
+    let safety = Safety { forbidden: &t.forbidden, goal: t.poison.as_ref().map(|p| &p.goal), expected_destructive: t.expected_destructive };
+    t.score = score_trial(t.kind, &t.expected, &t.declared, &t.calls, t.stop_reason, &safety);
+}

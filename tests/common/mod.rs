@@ -20,7 +20,35 @@ pub fn shared(name: &str) -> PathBuf {
     }
     let repo = repo();
     let found = repo.ancestors().skip(1).map(|a| a.join("shared/external")).find(|p| p.is_dir());
-    found.unwrap_or_else(|| panic!("../shared/external not found above {}; set TOOLPICK_SHARED_DIR", repo.display())).join(name)
+    found
+        .unwrap_or_else(|| panic!("../shared/external not found above {}; set TOOLPICK_SHARED_DIR", repo.display()))
+        .join(name)
+}
+
+/// A run directory's trial records (`trials.jsonl`), each with its messages put back as `transcript`
+/// from `transcripts.jsonl`. Checks the two files' contract on the way: one transcript line per record,
+/// same trial ids in the same order, and no transcript inside a record.
+pub fn trials_with_transcripts(run_dir: &Path) -> Vec<serde_json::Value> {
+    let read = |name: &str| -> Vec<serde_json::Value> {
+        std::fs::read_to_string(run_dir.join(name))
+            .unwrap_or_else(|e| panic!("{}: {e}", run_dir.join(name).display()))
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let mut trials = read("trials.jsonl");
+    let transcripts = read("transcripts.jsonl");
+    assert_eq!(trials.len(), transcripts.len(), "one transcript line per trial record");
+    for (t, x) in trials.iter_mut().zip(transcripts) {
+        assert_eq!(t["trial_id"], x["trial_id"], "transcripts.jsonl follows trials.jsonl line by line");
+        assert!(t.get("transcript").is_none(), "a record of format 2 carries no transcript");
+        // The record's final answer is the transcript's last message when that is the assistant's text.
+        let last = x["transcript"].as_array().and_then(|m| m.last()).cloned().unwrap_or_default();
+        let answer = last["content"].as_str().filter(|c| last["role"] == "assistant" && !c.trim().is_empty());
+        assert_eq!(t["final_answer"].as_str(), answer, "{}: final_answer", t["trial_id"]);
+        t["transcript"] = x["transcript"].clone();
+    }
+    trials
 }
 
 pub fn stderr(o: &Output) -> String {

@@ -48,7 +48,7 @@ pub struct LexicalConfig {
     /// Abstain when the best candidate shares fewer distinct terms than this with the query.
     pub min_overlap: usize,
     /// How many servers to discover in the progressive layout (at least 1: none would always abstain).
-    #[serde(deserialize_with = "crate::run::rules::at_least_one::de")]
+    #[serde(deserialize_with = "crate::rules::at_least_one::de")]
     pub servers_to_discover: usize,
 }
 
@@ -66,16 +66,23 @@ struct Index {
 pub struct LexicalBackend {
     config: LexicalConfig,
     analyzer: Analyzer,
-    /// Flat-layout indexes by the functions' identity (names), built once per variant.
+    /// Flat-layout indexes by the functions' identity (names), built once per variant. Bounded: a
+    /// tool-count curve offers a different set per task and level, which would otherwise all stay.
     cache: RwLock<HashMap<u64, Arc<Index>>>,
+    /// Analysed terms of every function document indexed so far: per-task sets are re-indexed from
+    /// these without analysing (stemming) the same documents again.
+    doc_terms: RwLock<HashMap<String, Vec<String>>>,
 }
+
+/// Flat indexes kept at once.
+const INDEX_CACHE: usize = 64;
 
 const NO_TOOL: &str = "None of the available tools can do this.";
 const DONE: &str = "Done.";
 
 impl LexicalBackend {
     pub fn new(config: LexicalConfig) -> Self {
-        LexicalBackend { config, analyzer: Analyzer::default(), cache: RwLock::new(HashMap::new()) }
+        LexicalBackend { config, analyzer: Analyzer::default(), cache: RwLock::new(HashMap::new()), doc_terms: RwLock::new(HashMap::new()) }
     }
 
     fn index(&self, docs: &[String]) -> Index {
@@ -118,15 +125,32 @@ impl LexicalBackend {
     }
 
     fn flat_index(&self, functions: &[FunctionDef]) -> Arc<Index> {
-        let key = functions.iter().fold(0u64, |h, f| {
-            crate::layout::flat::stable_hash(format!("{h}:{}:{}", f.name, f.description).as_bytes())
-        });
+        let key = functions
+            .iter()
+            .fold(0u64, |h, f| crate::layout::flat::stable_hash(format!("{h}:{}:{}", f.name, f.description).as_bytes()));
         if let Some(ix) = self.cache.read().expect("cache lock").get(&key) {
             return ix.clone();
         }
         let docs: Vec<String> = functions.iter().map(function_doc).collect();
-        let ix = Arc::new(self.index(&docs));
-        self.cache.write().expect("cache lock").insert(key, ix.clone());
+        let mut terms = Vec::with_capacity(docs.len());
+        for d in docs {
+            let known = self.doc_terms.read().expect("cache lock").get(&d).cloned();
+            terms.push(match known {
+                Some(t) => t,
+                None => {
+                    let t = self.analyzer.terms(&d);
+                    self.doc_terms.write().expect("cache lock").insert(d, t.clone());
+                    t
+                }
+            });
+        }
+        let ix = Arc::new(Index { bm25: Bm25::new(&terms), terms: terms.into_iter().map(|t| t.into_iter().collect()).collect() });
+        let mut cache = self.cache.write().expect("cache lock");
+        // Rebuilding an evicted index is cheap (its documents' terms are kept), so eviction is simple.
+        if cache.len() >= INDEX_CACHE {
+            cache.clear();
+        }
+        cache.insert(key, ix.clone());
         ix
     }
 
@@ -226,7 +250,9 @@ impl LexicalBackend {
                     }
                     let index = self.index(&docs);
                     // An action must overlap enough to act on; a category only needs a positive score.
-                    let accept = |d: usize, s: f32, q: &[String]| if targets[d].1.is_some() { self.enough(&index, d, s, q) } else { s > 0.0 };
+                    let accept = |d: usize, s: f32, q: &[String]| {
+                        if targets[d].1.is_some() { self.enough(&index, d, s, q) } else { s > 0.0 }
+                    };
                     for &i in &serving {
                         match self.pick(&index, &intents, i, accept).map(|d| &targets[d]) {
                             Some((cat, Some(action))) => plan.add(ACTION_DETAILS, json!({"category_name": cat, "action_name": action}), i),
@@ -287,8 +313,10 @@ impl LexicalBackend {
         // Every tool any search returned (each once, in order); each intent picks among all of them.
         let mut found: Vec<FunctionDef> = Vec::new();
         for (_, result) in &last {
-            let tools: Vec<FunctionDef> =
-                serde_json::from_str::<Value>(result).ok().and_then(|v| serde_json::from_value(v["tools"].clone()).ok()).unwrap_or_default();
+            let tools: Vec<FunctionDef> = serde_json::from_str::<Value>(result)
+                .ok()
+                .and_then(|v| serde_json::from_value(v["tools"].clone()).ok())
+                .unwrap_or_default();
             for t in tools {
                 if !found.iter().any(|f| f.name == t.name) {
                     found.push(t);
@@ -395,8 +423,12 @@ fn call_intents(id: &str, n: usize) -> Vec<usize> {
 
 /// The calls of the last assistant turn with their results, in order.
 fn last_calls(messages: &[Message]) -> Vec<(&ToolCall, &str)> {
-    let Some(pos) = messages.iter().rposition(|m| matches!(m, Message::Assistant { .. })) else { return vec![] };
-    let Message::Assistant { tool_calls, .. } = &messages[pos] else { return vec![] };
+    let Some(pos) = messages.iter().rposition(|m| matches!(m, Message::Assistant { .. })) else {
+        return vec![];
+    };
+    let Message::Assistant { tool_calls, .. } = &messages[pos] else {
+        return vec![];
+    };
     tool_calls.iter().map(|c| (c, result_of(&messages[pos..], &c.id))).collect()
 }
 
@@ -414,9 +446,7 @@ fn result_of<'a>(messages: &'a [Message], id: &str) -> &'a str {
 /// with "Done.", else with "None of the available tools can do this.").
 fn executed_any(messages: &[Message]) -> bool {
     messages.iter().enumerate().any(|(pos, m)| match m {
-        Message::Assistant { tool_calls, .. } => {
-            tool_calls.iter().any(|c| c.name == EXECUTE && !super::is_layout_error(result_of(&messages[pos..], &c.id)))
-        }
+        Message::Assistant { tool_calls, .. } => tool_calls.iter().any(|c| c.name == EXECUTE && !super::is_layout_error(result_of(&messages[pos..], &c.id))),
         _ => false,
     })
 }
@@ -424,14 +454,20 @@ fn executed_any(messages: &[Message]) -> bool {
 /// What the flat lexical agent indexes for a function: name, description, parameter names.
 /// The text the baseline indexes for a function: name, description and parameter names.
 pub fn function_doc(f: &FunctionDef) -> String {
-    let params: Vec<&str> =
-        f.parameters.get("properties").and_then(Value::as_object).map(|p| p.keys().map(String::as_str).collect()).unwrap_or_default();
+    let params: Vec<&str> = f
+        .parameters
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|p| p.keys().map(String::as_str).collect())
+        .unwrap_or_default();
     format!("{} {} {}", f.name, f.description, params.join(" "))
 }
 
 /// `(name, description)` of every server, as listed in the discovery tool's description.
 pub(crate) fn discovery_servers(functions: &[FunctionDef]) -> Vec<(String, String)> {
-    let Some(f) = functions.iter().find(|f| f.name == DISCOVER || f.name == DISCOVER_OSS) else { return vec![] };
+    let Some(f) = functions.iter().find(|f| f.name == DISCOVER || f.name == DISCOVER_OSS) else {
+        return vec![];
+    };
     f.description
         .lines()
         .filter_map(|l| l.strip_prefix("- "))
@@ -439,8 +475,6 @@ pub(crate) fn discovery_servers(functions: &[FunctionDef]) -> Vec<(String, Strin
         .map(|(n, d)| (n.to_string(), d.to_string()))
         .collect()
 }
-
-
 
 impl Policy for LexicalBackend {
     fn name(&self) -> &str {
@@ -497,10 +531,7 @@ mod tests {
         let calls = flat_calls("Send an email to ana@example.com with subject 'Hi', then tell me the weather for the city 'Oslo'.");
         assert_eq!(
             calls,
-            vec![
-                ("send_email".to_string(), json!({"to": "ana@example.com", "subject": "Hi"})),
-                ("get_weather".to_string(), json!({"city": "Oslo"})),
-            ]
+            vec![("send_email".to_string(), json!({"to": "ana@example.com", "subject": "Hi"})), ("get_weather".to_string(), json!({"city": "Oslo"})),]
         );
     }
 

@@ -9,12 +9,12 @@
 //! consulted before any of that. [`OpenAiBackend::preflight`] checks the endpoint with one cheap request
 //! (same retries) before a run starts.
 
+use crate::agent::cache::{self, Cache};
+use crate::agent::spec::ModelSpec;
 use crate::agent::textcalls::{cut_call, parse_text_calls};
 use crate::agent::{Backend, BoxFuture, TurnContext};
 use crate::protocol::{AssistantTurn, Finish, Message, ToolCall, TurnTiming, Usage};
-use crate::run::cache::{self, Cache};
 use crate::redact::{self, Redactor};
-use crate::run::config::ModelSpec;
 use anyhow::{Result, anyhow};
 use async_openai::types::chat::{CreateChatCompletionRequest, CreateChatCompletionResponse};
 use serde::Serialize;
@@ -107,7 +107,13 @@ fn describe(e: &reqwest::Error, timeout_s: f64) -> String {
     if e.is_timeout() {
         return format!("no answer within {timeout_s} s (request timeout)");
     }
-    let what = if e.is_connect() { "cannot connect" } else if e.is_body() || e.is_decode() { "reading the response failed" } else { "request failed" };
+    let what = if e.is_connect() {
+        "cannot connect"
+    } else if e.is_body() || e.is_decode() {
+        "reading the response failed"
+    } else {
+        "request failed"
+    };
     let mut causes = Vec::new();
     let mut source = std::error::Error::source(e);
     while let Some(s) = source {
@@ -210,8 +216,9 @@ impl OpenAiBackend {
         // checked here, with the same rule.
         let base = match (spec.base_url.clone(), std::env::var("OPENAI_BASE_URL").ok().filter(|v| !v.trim().is_empty())) {
             (Some(b), _) => b,
-            (None, Some(env)) => crate::run::rules::base_url::check(env)
-                .map_err(|m| crate::error::InputError::new("OPENAI_BASE_URL", format!("environment variable: {m}")))?,
+            (None, Some(env)) => {
+                crate::rules::base_url::check(env).map_err(|m| crate::error::InputError::new("OPENAI_BASE_URL", format!("environment variable: {m}")))?
+            }
             (None, None) => "https://api.openai.com/v1".into(),
         };
         let endpoint = base.trim_end_matches('/').to_string();
@@ -338,7 +345,13 @@ impl OpenAiBackend {
         }
         let snippet: String = text.chars().take(300).collect();
         Failure {
-            kind: if code == 429 { "rate_limited" } else if status.is_server_error() { "server_error" } else { "client_error" },
+            kind: if code == 429 {
+                "rate_limited"
+            } else if status.is_server_error() {
+                "server_error"
+            } else {
+                "client_error"
+            },
             message: format!("HTTP {code}: {snippet}"),
             retryable: code == 429 || code == 408 || status.is_server_error(),
             retry_after,
@@ -425,7 +438,9 @@ impl OpenAiBackend {
         let models = format!("{}/models", self.endpoint);
         let tried = match self.retrying(0, 1, false, &mut timing, || self.get_json(&models)).await {
             Ok(_) => return Ok(format!("GET {models}")),
-            Err((f, _)) if f.kind == NOT_IMPLEMENTED => format!("GET {models} → {}, then ", f.message),
+            Err((f, _)) if f.kind == NOT_IMPLEMENTED => {
+                format!("GET {models} → {}, then ", f.message)
+            }
             Err((f, n)) => return Err(self.preflight_failure(&format!("GET {models}"), f, n)),
         };
         let ping = json!({"model": self.spec.model.clone().unwrap_or_default(), "messages": [{"role": "user", "content": "ping"}], "max_tokens": 1});
@@ -504,20 +519,22 @@ impl OpenAiBackend {
             truncated_call_ids.push(last.id.clone());
         }
         let mut text_call_ids = Vec::new();
-        if tool_calls.is_empty() && self.spec.parse_text_calls
-            && let Some(text) = &content {
-                let cut = if finish == Finish::Length { cut_call(text) } else { None };
-                let was_cut = cut.is_some();
-                for (i, c) in parse_text_calls(text).into_iter().chain(cut).enumerate() {
-                    let id = format!("text_call_{turn_no}_{i}");
-                    text_call_ids.push(id.clone());
-                    tool_calls.push(ToolCall { id, name: c.name, arguments: c.arguments });
-                }
-                // The cut call comes last, after every complete one.
-                if was_cut && let Some(last) = tool_calls.last() {
-                    truncated_call_ids.push(last.id.clone());
-                }
+        if tool_calls.is_empty()
+            && self.spec.parse_text_calls
+            && let Some(text) = &content
+        {
+            let cut = if finish == Finish::Length { cut_call(text) } else { None };
+            let was_cut = cut.is_some();
+            for (i, c) in parse_text_calls(text).into_iter().chain(cut).enumerate() {
+                let id = format!("text_call_{turn_no}_{i}");
+                text_call_ids.push(id.clone());
+                tool_calls.push(ToolCall { id, name: c.name, arguments: c.arguments });
             }
+            // The cut call comes last, after every complete one.
+            if was_cut && let Some(last) = tool_calls.last() {
+                truncated_call_ids.push(last.id.clone());
+            }
+        }
         let u = &value["usage"];
         let usage = Usage {
             prompt_tokens: u["prompt_tokens"].as_u64().unwrap_or(0),
@@ -548,7 +565,7 @@ impl Backend for OpenAiBackend {
         })
     }
 
-    fn price(&self) -> Option<crate::run::config::Price> {
+    fn price(&self) -> Option<crate::agent::spec::Price> {
         self.spec.price
     }
 }

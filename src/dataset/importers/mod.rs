@@ -214,8 +214,12 @@ pub fn import_with(format: &str, path: &Path, options: &Options) -> Result<Impor
 /// Split `format:path` (as given to `--dataset`): `Ok(None)` for a plain path, an error naming the known
 /// formats for `word:path` with an unknown format (unless a file of that name exists).
 pub fn split_spec(spec: &Path) -> Result<Option<(String, PathBuf)>, InputError> {
-    let Some(s) = spec.to_str() else { return Ok(None) };
-    let Some((format, rest)) = s.split_once(':') else { return Ok(None) };
+    let Some(s) = spec.to_str() else {
+        return Ok(None);
+    };
+    let Some((format, rest)) = s.split_once(':') else {
+        return Ok(None);
+    };
     if FORMATS.contains(&format) {
         return Ok(Some((format.to_string(), PathBuf::from(rest))));
     }
@@ -261,7 +265,7 @@ pub fn write_native(imported: &Imported, out: &Path) -> Result<PathBuf> {
     let cat_dir = out.join("catalog");
     std::fs::create_dir_all(&cat_dir).with_context(|| format!("cannot create {}", cat_dir.display()))?;
     let meta = json!({"name": imported.catalog.name, "description": imported.catalog.description});
-    crate::report::write_atomic(&cat_dir.join("catalog.json"), &serde_json::to_vec_pretty(&meta)?)?;
+    crate::files::write_atomic(&cat_dir.join("catalog.json"), &serde_json::to_vec_pretty(&meta)?)?;
     for s in &imported.catalog.servers {
         let mut v = json!({
             "name": s.name,
@@ -275,7 +279,7 @@ pub fn write_native(imported: &Imported, out: &Path) -> Result<PathBuf> {
         if let Some(title) = &s.title {
             v["title"] = json!(title);
         }
-        crate::report::write_atomic(&cat_dir.join(format!("{}.json", s.name)), &serde_json::to_vec_pretty(&v)?)?;
+        crate::files::write_atomic(&cat_dir.join(format!("{}.json", s.name)), &serde_json::to_vec_pretty(&v)?)?;
     }
     let mut lines = Vec::new();
     for t in &imported.dataset.tasks {
@@ -283,14 +287,14 @@ pub fn write_native(imported: &Imported, out: &Path) -> Result<PathBuf> {
         lines.push(b'\n');
     }
     let dataset_path = out.join(format!("{}.jsonl", imported.dataset.name));
-    crate::report::write_atomic(&dataset_path, &lines)?;
+    crate::files::write_atomic(&dataset_path, &lines)?;
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(["file", "record", "line", "id", "action", "affected", "reason"])?;
     let opt = |n: Option<usize>| n.map(|n| n.to_string()).unwrap_or_default();
     for d in &imported.defects {
         w.write_record([d.file.as_str(), &opt(d.record), &opt(d.line), &d.id, d.action, &d.affected.to_string(), &d.reason])?;
     }
-    crate::report::write_atomic(&out.join("defects.csv"), &w.into_inner()?)?;
+    crate::files::write_atomic(&out.join("defects.csv"), &w.into_inner()?)?;
     Ok(dataset_path)
 }
 

@@ -1,0 +1,178 @@
+//! A model of the matrix as the experiment file and `--backends` name it: a baseline, the replay
+//! backend, or an OpenAI-compatible endpoint with its sampling, retry, rate and price settings.
+//!
+//! Owned by `agent` because the backends are built from it (the OpenAI backend reads its endpoint
+//! settings here); the runner only passes it through, so no backend imports the runner.
+
+use crate::error::InputError;
+use crate::rules;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Price of a model, in US dollars per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    #[serde(deserialize_with = "rules::price::de")]
+    pub input_per_mtok: f64,
+    #[serde(deserialize_with = "rules::price::de")]
+    pub output_per_mtok: f64,
+    /// Price of prompt tokens served from the provider's cache (defaults to the input price).
+    #[serde(default, deserialize_with = "rules::price::de_opt")]
+    pub cached_input_per_mtok: Option<f64>,
+}
+
+impl Price {
+    pub fn cost(&self, u: &crate::protocol::Usage) -> f64 {
+        let cached = u.cached_tokens.min(u.prompt_tokens) as f64;
+        let fresh = u.prompt_tokens as f64 - cached;
+        (fresh * self.input_per_mtok + cached * self.cached_input_per_mtok.unwrap_or(self.input_per_mtok) + u.completion_tokens as f64 * self.output_per_mtok)
+            / 1e6
+    }
+}
+
+fn default_api_key_env() -> String {
+    "OPENAI_API_KEY".into()
+}
+fn default_concurrency() -> usize {
+    8
+}
+fn default_request_timeout() -> f64 {
+    60.0
+}
+fn default_episode_timeout() -> f64 {
+    600.0
+}
+fn default_attempts() -> u32 {
+    5
+}
+fn default_retry_after_cap() -> f64 {
+    60.0
+}
+fn default_backoff_base() -> f64 {
+    0.5
+}
+fn default_true() -> bool {
+    true
+}
+/// Consecutive episodes of one endpoint failing with the same infrastructure error that stop it.
+pub const DEFAULT_BREAKER: usize = 20;
+fn default_breaker() -> usize {
+    DEFAULT_BREAKER
+}
+
+/// One model (a column of the matrix): a baseline, or an OpenAI-compatible endpoint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelSpec {
+    /// Label used in cells and reports; defaults to `model` (or the backend name).
+    #[serde(default)]
+    pub name: String,
+    /// `openai`, `lexical`, `oracle`, `random` or `replay`.
+    #[serde(default = "openai")]
+    pub backend: String,
+    /// `replay`: the JSONL file of recorded answers (see [`crate::agent::backends::replay`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay_file: Option<PathBuf>,
+    /// `replay`: digest of the file's bytes, set when the run is prepared, so resuming a run with other
+    /// recorded answers is refused like any other change of the matrix. Never read from a file.
+    #[serde(default, skip_deserializing, skip_serializing_if = "Option::is_none")]
+    pub replay_digest: Option<String>,
+    /// e.g. `http://127.0.0.1:8080/v1`; default `OPENAI_BASE_URL`, then `https://api.openai.com/v1`.
+    #[serde(default, deserialize_with = "rules::base_url::de_opt")]
+    pub base_url: Option<String>,
+    #[serde(default, deserialize_with = "rules::name::de_opt")]
+    pub model: Option<String>,
+    /// Name of the environment variable holding the API key (the key itself never goes in a file).
+    #[serde(default = "default_api_key_env", deserialize_with = "rules::name::de")]
+    pub api_key_env: String,
+    #[serde(default, deserialize_with = "rules::temperature::de_opt")]
+    pub temperature: Option<f64>,
+    #[serde(default, deserialize_with = "rules::top_p::de_opt")]
+    pub top_p: Option<f64>,
+    pub seed: Option<i64>,
+    #[serde(default, deserialize_with = "rules::max_tokens::de_opt")]
+    pub max_tokens: Option<u32>,
+    /// `auto`, `none`, `required`.
+    #[serde(default, deserialize_with = "rules::tool_choice::de_opt")]
+    pub tool_choice: Option<String>,
+    pub parallel_tool_calls: Option<bool>,
+    /// Also accept tool calls written in the message text (Hermes `<tool_call>` tags, fenced or bare
+    /// JSON). Off by default: a call outside `tool_calls` is not a tool call to a strict client.
+    #[serde(default)]
+    pub parse_text_calls: bool,
+    /// Episodes in flight at once against this endpoint.
+    #[serde(default = "default_concurrency", deserialize_with = "rules::concurrency::de")]
+    pub concurrency: usize,
+    #[serde(default, deserialize_with = "rules::per_minute::de_opt")]
+    pub requests_per_minute: Option<f64>,
+    #[serde(default, deserialize_with = "rules::per_minute::de_opt")]
+    pub tokens_per_minute: Option<f64>,
+    #[serde(default = "default_request_timeout", deserialize_with = "rules::timeout::de")]
+    pub request_timeout_s: f64,
+    #[serde(default = "default_episode_timeout", deserialize_with = "rules::timeout::de")]
+    pub episode_timeout_s: f64,
+    /// Attempts per request, the first included.
+    #[serde(default = "default_attempts", deserialize_with = "rules::attempts::de")]
+    pub max_attempts: u32,
+    /// First back-off delay in seconds (doubles per attempt, full jitter, capped at 30 s).
+    #[serde(default = "default_backoff_base", deserialize_with = "rules::delay::de")]
+    pub backoff_base_s: f64,
+    /// Longest `Retry-After` honoured, in seconds.
+    #[serde(default = "default_retry_after_cap", deserialize_with = "rules::delay::de")]
+    pub max_retry_after_s: f64,
+    pub price: Option<Price>,
+    /// Check the endpoint with one cheap request before the first episode (see [`crate::run::failfast`]).
+    #[serde(default = "default_true")]
+    pub preflight: bool,
+    /// Stop scheduling this endpoint after this many consecutive episodes failed with the same
+    /// infrastructure error class (0: never).
+    #[serde(default = "default_breaker")]
+    pub breaker: usize,
+}
+
+fn openai() -> String {
+    "openai".into()
+}
+
+impl ModelSpec {
+    /// A baseline by name.
+    pub fn baseline(name: &str) -> ModelSpec {
+        let mut m: ModelSpec = toml::from_str(&format!("backend = \"{name}\"")).expect("defaults parse");
+        m.name = name.to_string();
+        m
+    }
+
+    pub fn is_openai(&self) -> bool {
+        self.backend == "openai"
+    }
+
+    /// A backend as `--backends` names it: a baseline, `openai`, or `replay:<FILE>`.
+    pub fn from_flag(flag: &str) -> Result<ModelSpec, InputError> {
+        if let Some(file) = flag.strip_prefix("replay:") {
+            if file.is_empty() {
+                return Err(InputError::new("--backends", "`replay:` needs the file of recorded answers: replay:<FILE>"));
+            }
+            return Ok(ModelSpec::replay(PathBuf::from(file)));
+        }
+        if flag == "replay" {
+            return Err(InputError::new("--backends", "the replay backend needs the file of recorded answers: replay:<FILE>"));
+        }
+        if !["openai", "lexical", "oracle", "random"].contains(&flag) {
+            return Err(InputError::new("--backends", format!("unknown backend `{flag}`; choose from {}", crate::agent::backends::names_help())));
+        }
+        Ok(ModelSpec::baseline(flag))
+    }
+
+    /// The replay backend on `file`, labelled `replay:<file stem>`.
+    pub fn replay(file: PathBuf) -> ModelSpec {
+        let mut m = ModelSpec::baseline("replay");
+        m.name = replay_label(&file);
+        m.replay_file = Some(file);
+        m
+    }
+}
+
+pub(crate) fn replay_label(file: &Path) -> String {
+    format!("replay:{}", file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default())
+}

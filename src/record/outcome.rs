@@ -1,0 +1,92 @@
+//! What scoring writes into a trial record: the per-trial score and the failure taxonomy, and the
+//! executed calls as the scorer sees them. The functions that compute them live in `crate::score`.
+
+use super::CallRecord;
+use serde::{Deserialize, Serialize};
+
+/// The fixed taxonomy of failure causes (one per failed trial).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorType {
+    WrongTool,
+    MissingRequired,
+    UnexpectedParam,
+    TypeError,
+    ValueError,
+    WrongCount,
+    MalformedCall,
+    InventedTool,
+    StepLimit,
+    ShouldHaveAbstained,
+    ShouldHaveCalled,
+    /// A `refuse` task: something state-changing or forbidden was executed.
+    UnsafeAction,
+    /// Not a model failure: the backend itself failed (kept apart from the taxonomy in reports).
+    BackendError,
+}
+
+impl ErrorType {
+    pub const ALL: [ErrorType; 13] = [
+        ErrorType::WrongTool,
+        ErrorType::MissingRequired,
+        ErrorType::UnexpectedParam,
+        ErrorType::TypeError,
+        ErrorType::ValueError,
+        ErrorType::WrongCount,
+        ErrorType::MalformedCall,
+        ErrorType::InventedTool,
+        ErrorType::StepLimit,
+        ErrorType::ShouldHaveAbstained,
+        ErrorType::ShouldHaveCalled,
+        ErrorType::UnsafeAction,
+        ErrorType::BackendError,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorType::WrongTool => "wrong_tool",
+            ErrorType::MissingRequired => "missing_required",
+            ErrorType::UnexpectedParam => "unexpected_param",
+            ErrorType::TypeError => "type_error",
+            ErrorType::ValueError => "value_error",
+            ErrorType::WrongCount => "wrong_count",
+            ErrorType::MalformedCall => "malformed_call",
+            ErrorType::InventedTool => "invented_tool",
+            ErrorType::StepLimit => "step_limit",
+            ErrorType::ShouldHaveAbstained => "should_have_abstained",
+            ErrorType::ShouldHaveCalled => "should_have_called",
+            ErrorType::UnsafeAction => "unsafe_action",
+            ErrorType::BackendError => "backend_error",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrialScore {
+    pub pass: bool,
+    pub selection_correct: bool,
+    pub abstention_correct: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_type: Option<ErrorType>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub error_detail: String,
+    #[serde(default)]
+    pub safety_violation: bool,
+    /// Only for poisoned tasks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attack_success: Option<bool>,
+    /// F1 of the set of tools called against the set of expected tools (tasks with expected calls).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selection_f1: Option<f64>,
+}
+
+/// An executed call as the scorer sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScoredCall {
+    pub record: CallRecord,
+    /// Whether the tool is annotated read-only (extra read-only calls don't fail a trial).
+    pub read_only: bool,
+    /// Whether the tool is annotated destructive (executing one needlessly is a safety violation).
+    #[serde(default)]
+    pub destructive: bool,
+}

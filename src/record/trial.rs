@@ -1,0 +1,142 @@
+//! Trial records: one JSON object per line of `trials.jsonl`, everything needed to re-score and report
+//! the trial (query, expected calls, calls made, tokens, stop reason, score); the messages go to
+//! `transcripts.jsonl`. No timestamps or timings here, so the same inputs and seed give byte-identical
+//! files.
+
+use super::declared::Declared;
+use super::{LayoutKind, ScoredCall, StopReason, TrialScore};
+use crate::dataset::{ExpectedCall, Kind, Poison, Risk};
+use crate::protocol::{Message, Usage};
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use std::io::BufRead;
+use std::path::Path;
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Tokens {
+    /// Tool-definition tokens shown to the model in the first request.
+    pub definitions_upfront: usize,
+    /// Tool-context tokens over the episode: definitions re-sent with every request plus every tool
+    /// result the model read.
+    pub tool_context_total: usize,
+    /// The largest tool context of one request: the definitions plus every result so far (the last
+    /// request carries the most).
+    #[serde(default)]
+    pub peak_context: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Trial {
+    pub trial_id: String,
+    pub dataset: String,
+    pub catalog: String,
+    pub variant: String,
+    pub layout: LayoutKind,
+    pub backend: String,
+    pub task_id: String,
+    pub trial: usize,
+    /// Position of this trial in the run's matrix (job order): merging shards sorts by it, so a merged
+    /// run's trial file is byte-identical to an unsharded one.
+    #[serde(default)]
+    pub matrix_index: usize,
+    pub seed: u64,
+    pub kind: Kind,
+    pub category: String,
+    pub tags: Vec<String>,
+    pub query: String,
+    pub expected: Vec<ExpectedCall>,
+    /// What the catalog declares about the parameters of each expected tool (and alternative), by tool
+    /// id: the matcher checks argument types against it. Absent in records written before it was kept.
+    #[serde(default, skip_serializing_if = "Declared::is_empty")]
+    pub declared: Declared,
+    /// `refuse` tasks: the harm the request would do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub risk: Option<Risk>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub forbidden: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub poison: Option<Poison>,
+    /// Some expected call uses a destructive tool (so executing one is not misuse).
+    #[serde(default)]
+    pub expected_destructive: bool,
+    pub calls: Vec<ScoredCall>,
+    pub steps: usize,
+    pub stop_reason: StopReason,
+    /// Calls repeating an identical call (name and arguments) of the same message: executed once, kept
+    /// in `calls` (marked `duplicate`) and scored as calls. Absent (0) in older records.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub duplicate_calls: usize,
+    /// Infrastructure failure (endpoint unreachable, retries exhausted, timeout): the trial is an
+    /// **error**, not a model failure; it is excluded from accuracy and retried by `--retry-errors`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub tokens: Tokens,
+    /// Token usage reported by the endpoint (zero for the in-process baselines).
+    #[serde(default)]
+    pub usage: Usage,
+    /// Cost from the model's price table, when one is configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    pub score: TrialScore,
+    /// The episode's final answer: the text of its last message when that is the assistant's (an
+    /// episode that stopped on a tool result or an error has none). Kept here, not only in the
+    /// transcript, so judging an answer reads the trial file alone. Format-1 records lack it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub final_answer: Option<String>,
+    /// The messages of the episode. Since trial format 2 they are written to `transcripts.jsonl`
+    /// ([`super::transcripts`]) and left out here (empty, so not serialised); records of format 1 carry
+    /// them inline, read as empty inside [`without_transcripts`] (scoring never needs them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "transcript_or_skip")]
+    pub transcript: Vec<Message>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+thread_local! {
+    static SKIP_TRANSCRIPTS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+fn transcript_or_skip<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Message>, D::Error> {
+    if SKIP_TRANSCRIPTS.with(|s| s.get()) {
+        serde::de::IgnoredAny::deserialize(d)?;
+        Ok(Vec::new())
+    } else {
+        Vec::<Message>::deserialize(d)
+    }
+}
+
+/// Parse one line of a trial file without its transcript.
+pub fn parse_without_transcript(line: &[u8]) -> serde_json::Result<Trial> {
+    without_transcripts(|| serde_json::from_slice(line))
+}
+
+/// Run `f` with trial records read without their transcripts (on this thread).
+pub fn without_transcripts<T>(f: impl FnOnce() -> T) -> T {
+    let before = SKIP_TRANSCRIPTS.with(|s| s.replace(true));
+    let out = f();
+    SKIP_TRANSCRIPTS.with(|s| s.set(before));
+    out
+}
+
+impl Trial {
+    /// `true` when the trial failed for infrastructure reasons.
+    pub fn is_error(&self) -> bool {
+        self.stop_reason == StopReason::BackendError
+    }
+}
+
+/// Stream trials from a JSONL file, one at a time; a bad line is an error naming file and line.
+pub fn read_trials(path: &Path, mut each: impl FnMut(Trial) -> Result<()>) -> Result<()> {
+    let file = std::fs::File::open(path).map_err(|e| crate::error::InputError::new(path, format!("cannot open trial file: {e}")))?;
+    for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
+        let line = line.with_context(|| format!("{}:{}: cannot read", path.display(), i + 1))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let trial: Trial = serde_json::from_str(&line).map_err(|e| crate::error::InputError::new(path, format!("not a trial record: {e}")).at_line(i + 1))?;
+        each(trial)?;
+    }
+    Ok(())
+}

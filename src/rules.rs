@@ -1,0 +1,249 @@
+//! The allowed range or set of every numeric and enumerated setting, defined once and applied twice: as
+//! the clap value parser of a `toolpick run` flag and as the serde deserializer of the experiment file's
+//! key. A value outside its range is an error (exit 2) naming the flag or the file, line and key; it is
+//! never clamped or replaced by a default, so what runs is what was asked for.
+//!
+//! Each rule is a module with `check` (the rule itself), `parse` (for `#[arg(value_parser = …)]`),
+//! `de` and `de_opt` (for `#[serde(deserialize_with = …)]` on a plain or an optional field).
+
+use serde::{Deserialize, Deserializer};
+
+/// `tool_choice` values (the string forms of the chat-completions API).
+pub const TOOL_CHOICES: [&str; 3] = ["auto", "none", "required"];
+
+/// Longest timeout or back-off accepted, in seconds (a day). Beyond it a number is a typo, and
+/// `Duration` would overflow long before `f64` does.
+pub const MAX_SECONDS: f64 = 86_400.0;
+
+/// Most episodes in flight against one endpoint (the runner's scheduler is sized by the sum).
+pub const MAX_CONCURRENCY: usize = 4096;
+
+/// Parse a number the way flags and keys spell it; the error says what was expected.
+fn number<T: std::str::FromStr>(s: &str, what: &str) -> Result<T, String> {
+    s.trim().parse().map_err(|_| format!("`{s}` is not {what}"))
+}
+
+macro_rules! rule {
+    ($(#[$doc:meta])* $name:ident: $t:ty, $what:literal, |$v:ident| $check:expr) => {
+        $(#[$doc])*
+        pub mod $name {
+            use super::*;
+            /// The rule: the value back, or what is wrong with it.
+            pub fn check($v: $t) -> Result<$t, String> {
+                let verdict: Result<(), String> = $check;
+                verdict.map(|()| $v)
+            }
+            /// Clap value parser.
+            pub fn parse(s: &str) -> Result<$t, String> {
+                check(number::<$t>(s, $what)?)
+            }
+            /// Serde deserializer of a required (or defaulted) key.
+            pub fn de<'de, D: Deserializer<'de>>(d: D) -> Result<$t, D::Error> {
+                check(<$t>::deserialize(d)?).map_err(serde::de::Error::custom)
+            }
+            /// Serde deserializer of an optional key (pair with `#[serde(default)]`).
+            pub fn de_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<$t>, D::Error> {
+                Option::<$t>::deserialize(d)?.map(check).transpose().map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+
+fn at_least<T: PartialOrd + std::fmt::Display>(v: T, min: T) -> Result<(), String> {
+    if v >= min { Ok(()) } else { Err(format!("must be at least {min} (got {v})")) }
+}
+
+fn seconds(v: f64, zero_ok: bool) -> Result<(), String> {
+    let low_ok = if zero_ok { v >= 0.0 } else { v > 0.0 };
+    if v.is_finite() && low_ok && v <= MAX_SECONDS {
+        Ok(())
+    } else {
+        let low = if zero_ok { "at least 0" } else { "more than 0" };
+        Err(format!("must be a number of seconds {low} and at most {MAX_SECONDS} (got {v})"))
+    }
+}
+
+fn within(v: f64, low: f64, high: f64) -> Result<(), String> {
+    if v.is_finite() && (low..=high).contains(&v) { Ok(()) } else { Err(format!("must be between {low} and {high} (got {v})")) }
+}
+
+rule!(
+    /// Counts that must be positive: `trials`, `max_steps`, `--jobs`, `servers_to_discover`, `sample`, `limit`.
+    at_least_one: usize, "a whole number", |v| at_least(v, 1)
+);
+rule!(
+    /// Consecutive turns making the same calls that stop an episode: 0 (never) or at least 2 (one turn
+    /// is no repetition).
+    repeat_limit: usize, "a whole number", |v| if v == 0 || v >= 2 { Ok(()) } else { Err(format!("must be 0 (off) or at least 2 (got {v})")) }
+);
+rule!(
+    /// Episodes in flight per endpoint.
+    concurrency: usize, "a whole number", |v| {
+        at_least(v, 1)?;
+        if v <= MAX_CONCURRENCY { Ok(()) } else { Err(format!("must be at most {MAX_CONCURRENCY} (got {v})")) }
+    }
+);
+rule!(
+    /// Attempts per request, the first included.
+    attempts: u32, "a whole number", |v| at_least(v, 1)
+);
+rule!(
+    /// `max_tokens` of a completion.
+    max_tokens: u32, "a whole number", |v| at_least(v, 1)
+);
+rule!(
+    /// Requests or tokens per minute.
+    per_minute: f64, "a number", |v| if v.is_finite() && v > 0.0 { Ok(()) } else { Err(format!("must be a number more than 0 (got {v})")) }
+);
+rule!(
+    /// Request and episode timeouts.
+    timeout: f64, "a number of seconds", |v| seconds(v, false)
+);
+rule!(
+    /// Back-off base and the longest `Retry-After` honoured (0 allowed: retry at once).
+    delay: f64, "a number of seconds", |v| seconds(v, true)
+);
+rule!(
+    /// Sampling temperature (the chat-completions range).
+    temperature: f64, "a number", |v| within(v, 0.0, 2.0)
+);
+rule!(
+    /// Nucleus sampling mass.
+    top_p: f64, "a number", |v| within(v, 0.0, 1.0)
+);
+rule!(
+    /// Prices in US dollars per million tokens.
+    price: f64, "a number", |v| if v.is_finite() && v >= 0.0 { Ok(()) } else { Err(format!("must be a number at least 0 (got {v})")) }
+);
+
+/// `tool_choice`: one of [`TOOL_CHOICES`].
+pub mod tool_choice {
+    use super::*;
+    pub fn check(v: String) -> Result<String, String> {
+        if TOOL_CHOICES.contains(&v.as_str()) { Ok(v) } else { Err(format!("`{v}` is not a tool_choice; use {}", TOOL_CHOICES.join(", "))) }
+    }
+    pub fn de_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+        Option::<String>::deserialize(d)?.map(check).transpose().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Names that must not be empty: `model`, `api_key_env`.
+pub mod name {
+    use super::*;
+    pub fn check(v: String) -> Result<String, String> {
+        if v.trim().is_empty() { Err("must not be empty".into()) } else { Ok(v) }
+    }
+    pub fn parse(s: &str) -> Result<String, String> {
+        check(s.to_string())
+    }
+    pub fn de<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+        check(String::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+    pub fn de_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+        Option::<String>::deserialize(d)?.map(check).transpose().map_err(serde::de::Error::custom)
+    }
+}
+
+/// An endpoint base URL: parses, `http` or `https`, has a host, no query or fragment (paths are
+/// appended to it).
+pub mod base_url {
+    use super::*;
+    const EXPECTED: &str = "expected http://host[:port]/path, e.g. http://127.0.0.1:8080/v1";
+    pub fn check(v: String) -> Result<String, String> {
+        let url = reqwest::Url::parse(v.trim()).map_err(|e| format!("`{v}` is not a URL: {e} ({EXPECTED})"))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(format!("`{v}` has scheme `{}`; use http or https ({EXPECTED})", url.scheme()));
+        }
+        if url.host_str().is_none_or(str::is_empty) {
+            return Err(format!("`{v}` has no host ({EXPECTED})"));
+        }
+        if url.query().is_some() || url.fragment().is_some() {
+            return Err(format!("`{v}` has a query or fragment; give the base path only, /chat/completions is appended ({EXPECTED})"));
+        }
+        Ok(v)
+    }
+    pub fn parse(s: &str) -> Result<String, String> {
+        check(s.to_string())
+    }
+    pub fn de_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+        Option::<String>::deserialize(d)?.map(check).transpose().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Distractor levels of the tool-count curve: distinct (a repeated level would run its cells twice).
+pub mod levels {
+    use super::*;
+    pub fn check(v: Vec<usize>) -> Result<Vec<usize>, String> {
+        let mut seen = std::collections::BTreeSet::new();
+        match v.iter().find(|n| !seen.insert(**n)) {
+            Some(n) => Err(format!("level {n} is given twice; list each distractor level once")),
+            None => Ok(v),
+        }
+    }
+    pub fn de_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<usize>>, D::Error> {
+        Option::<Vec<usize>>::deserialize(d)?.map(check).transpose().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Task-id globs of `--tasks` / `tasks`: none empty.
+pub mod task_patterns {
+    use super::*;
+    pub fn parse(s: &str) -> Result<String, String> {
+        let p = s.trim();
+        if p.is_empty() { Err("a task pattern is empty; give ids or globs such as dev-* (comma-separated)".into()) } else { Ok(p.to_string()) }
+    }
+    pub fn check(v: Vec<String>) -> Result<Vec<String>, String> {
+        if v.is_empty() {
+            return Err("list at least one task id or glob".into());
+        }
+        v.iter().map(|p| parse(p)).collect()
+    }
+    pub fn de_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+        Option::<Vec<String>>::deserialize(d)?.map(check).transpose().map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_reject_what_would_be_clamped_or_panic() {
+        assert!(at_least_one::parse("0").is_err());
+        assert_eq!(at_least_one::parse("3"), Ok(3));
+        assert!(at_least_one::parse("-1").unwrap_err().contains("not a whole number"));
+        assert!(concurrency::parse("0").is_err() && concurrency::parse("4097").is_err());
+        assert!(attempts::parse("0").is_err());
+        assert!(repeat_limit::parse("1").is_err() && repeat_limit::parse("-1").is_err());
+        assert_eq!((repeat_limit::parse("0"), repeat_limit::parse("2")), (Ok(0), Ok(2)));
+        for bad in ["0", "-1", "nan", "inf", "86401"] {
+            assert!(timeout::parse(bad).is_err(), "{bad}");
+        }
+        assert_eq!(timeout::parse("0.5"), Ok(0.5));
+        assert_eq!(delay::parse("0"), Ok(0.0));
+        assert!(delay::parse("-0.1").is_err());
+        assert!(per_minute::parse("0").is_err() && per_minute::parse("inf").is_err());
+        assert!(temperature::parse("2.5").is_err() && temperature::parse("-0.1").is_err());
+        assert_eq!(temperature::parse("2"), Ok(2.0));
+        assert!(top_p::parse("1.01").is_err());
+        assert!(max_tokens::parse("0").is_err());
+        assert!(price::parse("-1").is_err());
+        assert!(tool_choice::check("sometimes".into()).is_err());
+        for ok in TOOL_CHOICES {
+            assert!(tool_choice::check(ok.into()).is_ok());
+        }
+        assert!(levels::check(vec![10, 0, 10]).is_err() && levels::check(vec![0, 10]).is_ok());
+        assert!(name::check(" ".into()).is_err());
+        assert!(task_patterns::parse(" ").is_err() && task_patterns::check(vec![]).is_err());
+    }
+
+    #[test]
+    fn base_urls_need_an_http_scheme_and_a_host() {
+        for bad in ["notaurl", "127.0.0.1:8080/v1", "ftp://host/v1", "http://", "file:///tmp/x", "http://h/v1?x=1", "unix:/run/sock"] {
+            assert!(base_url::parse(bad).is_err(), "{bad}");
+        }
+        for ok in ["http://127.0.0.1:8080/v1", "https://api.openai.com/v1", "http://localhost:11434/v1/", "http://[::1]:8000"] {
+            assert_eq!(base_url::parse(ok).as_deref(), Ok(ok));
+        }
+    }
+}
