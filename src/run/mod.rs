@@ -221,6 +221,16 @@ pub struct Prepared {
     pub imports: Vec<(String, crate::dataset::importers::Summary, usize)>,
     /// Per suite (dataset × catalog): its tasks and how many the subset kept.
     pub kept: Vec<subset::Kept>,
+    /// Per-task presentations being shared: every backend and trial of a (suite, cell, task) runs on one
+    /// built presentation, dropped after its last pending job took it.
+    scenarios: std::sync::Mutex<HashMap<(usize, usize, usize), SharedScenario>>,
+}
+
+/// A per-task presentation, built once by whichever of its jobs comes first.
+struct SharedScenario {
+    built: Arc<OnceLock<Scenario>>,
+    /// Pending jobs that have not taken it yet.
+    left: usize,
 }
 
 fn build_suite(config: &RunConfig, catalog: Catalog, mut dataset: Dataset) -> Result<Suite> {
@@ -363,7 +373,7 @@ pub fn prepare(mut config: RunConfig) -> Result<Prepared> {
             built.push(Arc::from(b));
         }
     }
-    Ok(Prepared { config, suites, backends: built, endpoints, defects, imports, kept })
+    Ok(Prepared { config, suites, backends: built, endpoints, defects, imports, kept, scenarios: Default::default() })
 }
 
 /// Build a replay backend: its file is checked against every task and tool of the run, and its digest
@@ -472,14 +482,55 @@ impl Prepared {
         Ok(Scenario { layout, addressing, tokens_upfront, added })
     }
 
+    /// Whether a task gets its own presentation in a cell (its candidates, a poison, a distractor level).
+    fn per_task(s: &Suite, cell: &Cell, t: usize) -> bool {
+        let task = &s.dataset.tasks[t];
+        task.poison.is_some() || !task.candidates.is_empty() || cell.distractors.is_some()
+    }
+
+    /// Count the pending jobs of each per-task presentation, so it is built once and dropped after its
+    /// last job.
+    fn plan_scenarios(&self, pending: &[Job]) {
+        let mut plan = self.scenarios.lock().expect("scenario lock");
+        for j in pending {
+            let s = &self.suites[j.suite];
+            if Self::per_task(s, &s.cells[j.cell], j.task) {
+                plan.entry((j.suite, j.cell, j.task)).or_insert_with(|| SharedScenario { built: Arc::new(OnceLock::new()), left: 0 }).left += 1;
+            }
+        }
+    }
+
+    /// A job's per-task presentation: built by the first of its jobs to ask (the others wait for it).
+    fn shared_scenario(&self, j: &Job) -> Arc<OnceLock<Scenario>> {
+        let key = (j.suite, j.cell, j.task);
+        let built = {
+            let mut plan = self.scenarios.lock().expect("scenario lock");
+            match plan.get_mut(&key) {
+                Some(shared) => {
+                    shared.left -= 1;
+                    let built = shared.built.clone();
+                    if shared.left == 0 {
+                        plan.remove(&key);
+                    }
+                    built
+                }
+                // Not planned (a job run outside `execute`): built for this job alone.
+                None => Arc::new(OnceLock::new()),
+            }
+        };
+        let s = &self.suites[j.suite];
+        // Checked in `build_suite`, so building the scenario cannot fail here.
+        built.get_or_init(|| self.scenario(s, &s.cells[j.cell], j.task).expect("task scenario was checked when the suite was built"));
+        built
+    }
+
     async fn run_job(self: Arc<Self>, j: Job) -> (Trial, Value) {
         let s = &self.suites[j.suite];
         let cell = &s.cells[j.cell];
         let task = &s.dataset.tasks[j.task];
-        // Checked in `build_suite`, so building the scenario cannot fail here.
-        let scenario = (task.poison.is_some() || !task.candidates.is_empty() || cell.distractors.is_some())
-            .then(|| self.scenario(s, cell, j.task).expect("task scenario was checked when the suite was built"));
-        let (layout, addressing, tokens_upfront) = match &scenario {
+        let scenario = Self::per_task(s, cell, j.task).then(|| self.shared_scenario(&j));
+        let scenario = scenario.as_ref().map(|sc| sc.get().expect("built by shared_scenario"));
+        let (layout, addressing, tokens_upfront) = match scenario {
             Some(sc) => (sc.layout.as_ref(), &sc.addressing, sc.tokens_upfront),
             None => (cell.layout.as_ref(), &cell.addressing, cell.tokens_upfront),
         };
@@ -638,7 +689,7 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecO
         all_jobs = all_jobs.into_iter().zip(mine).filter(|(_, m)| *m).map(|(j, _)| j).collect();
     }
     let order: HashMap<String, usize> = all_jobs.iter().map(|j| (prepared.trial_id(j), j.index)).collect();
-    let pending: Vec<Job> = all_jobs
+    let mut pending: Vec<Job> = all_jobs
         .iter()
         .filter(|j| match existing.done.get(&prepared.trial_id(j)) {
             None => true,
@@ -647,6 +698,11 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecO
         .copied()
         .collect();
     let skipped = all_jobs.len() - pending.len();
+    // Run a task's jobs in every backend and trial next to each other, so a per-task presentation (a
+    // tool-count curve's) is built once and freed soon. Only the execution order changes: records are
+    // compacted into matrix order.
+    pending.sort_by_key(|j| (j.suite, j.cell, j.task, j.backend, j.trial));
+    prepared.plan_scenarios(&pending);
     let mut pending_per_backend = vec![0usize; prepared.backends.len()];
     for j in &pending {
         pending_per_backend[j.backend] += 1;
