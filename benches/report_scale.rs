@@ -24,6 +24,7 @@ fn vm_hwm_kib() -> u64 {
 }
 
 fn main() {
+    toolpick::allocator::tune();
     let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
     let template = std::path::PathBuf::from(args.first().expect("usage: report_scale <template run dir> <work dir> [N]"));
     let work = std::path::PathBuf::from(args.get(1).expect("usage: report_scale <template run dir> <work dir> [N]"));
@@ -93,6 +94,8 @@ fn main() {
     println!("format {}", if v1 { 1 } else { 2 });
     println!("trials_file_mib {:.0}", bytes as f64 / 1048576.0);
     println!("transcripts_file_mib {:.0}", transcript_bytes as f64 / 1048576.0);
+    // As a run ends: compacted (already in order: one read) and the transcripts indexed.
+    toolpick::record::store::compact_run(&work, |_, matrix_index| Some(matrix_index)).expect("compact");
     println!("generate_s {:.1}", t.elapsed().as_secs_f64());
     let before = vm_hwm_kib();
     let t = Instant::now();

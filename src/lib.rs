@@ -5,6 +5,7 @@
 //! scoring/reporting ([`score`], [`report`]) are separate: reports are pure functions of trial files.
 
 pub mod agent;
+pub mod allocator;
 pub mod catalog;
 pub mod cli;
 pub mod compare;

@@ -5,5 +5,6 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
+    toolpick::allocator::tune();
     std::process::exit(toolpick::cli::main());
 }

@@ -253,3 +253,38 @@ fn large_runs_keep_every_trial_in_the_data_files_and_a_sample_in_the_drill_down(
     let n: usize = summary_rows(&dir).iter().map(|r| r["n"].parse::<usize>().unwrap()).sum();
     assert_eq!(n, total);
 }
+
+#[test]
+fn the_drill_down_reads_the_same_transcripts_with_the_index_without_it_and_with_a_stale_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let o = toolpick(args, &repo());
+        assert!(o.status.success(), "{}", stderr(&o));
+    };
+    run(&["run", "--out", tmp.path().to_str().unwrap(), "--run-id", "r", "--quiet", "--layouts", "flat,progressive", "--backends", "oracle,lexical"]);
+    let dir = tmp.path().join("r");
+    let index = dir.join("transcripts.idx");
+    let written = std::fs::read(&index).expect("a run indexes its transcripts");
+    let html = std::fs::read(dir.join("report.html")).unwrap();
+    let report = || {
+        run(&["report", dir.to_str().unwrap()]);
+        std::fs::read(dir.join("report.html")).unwrap()
+    };
+    // The index points at every line: the page is the run's, not one without transcripts.
+    assert!(String::from_utf8_lossy(&html).contains("\"transcript\":[{"));
+    std::fs::remove_file(&index).unwrap();
+    assert!(report() == html, "without the index the transcripts file is scanned, to the same page");
+    // Offsets swapped: the lines they point at carry other trial ids, so the index is not trusted.
+    let mut swapped = written.clone();
+    let (a, b) = (24, 32);
+    let first: Vec<u8> = swapped[a..a + 8].to_vec();
+    swapped.copy_within(b..b + 8, a);
+    swapped[b..b + 8].copy_from_slice(&first);
+    std::fs::write(&index, &swapped).unwrap();
+    assert!(report() == html, "a stale index falls back to the scan");
+    // An index of another length (the transcripts file grew since) is not trusted either.
+    std::fs::write(&index, &written[..written.len() - 8]).unwrap();
+    assert!(report() == html);
+    std::fs::write(&index, &written).unwrap();
+    assert!(report() == html);
+}

@@ -16,6 +16,7 @@ const PRODUCERS: &[&str] = &["run", "agent", "layout", "exec"];
 
 /// Each top-level module and the modules it may import, from the ground floor up.
 const LAYERS: &[(&str, &[&str])] = &[
+    ("allocator", &[]),
     ("error", &[]),
     ("text", &[]),
     ("crashpoint", &[]),
@@ -27,7 +28,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("catalog", &["error", "text", "protocol"]),
     ("dataset", &["catalog", "error", "files"]),
     ("lint", &["catalog", "text"]),
-    ("record", &["catalog", "dataset", "protocol", "error", "crashpoint"]),
+    ("record", &["catalog", "dataset", "protocol", "error", "crashpoint", "files"]),
     ("exec", &["catalog", "record"]),
     ("score", &["record", "dataset"]),
     ("layout", &["catalog", "record", "exec", "protocol", "text", "error"]),

@@ -118,6 +118,20 @@ pub enum StopReason {
     RepeatedCall,
 }
 
+impl StopReason {
+    /// The name the trial file writes (its serde name), without going through serde.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Answered => "answered",
+            StopReason::StepLimit => "step_limit",
+            StopReason::BackendError => "backend_error",
+            StopReason::Truncated => "truncated",
+            StopReason::ContentFilter => "content_filter",
+            StopReason::RepeatedCall => "repeated_call",
+        }
+    }
+}
+
 /// What happened to one tool call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -190,6 +204,19 @@ impl CallRecord {
             mock: None,
             truncated: false,
             duplicate: false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stop_reason_names_are_the_serde_names() {
+        use StopReason::*;
+        for r in [Answered, StepLimit, BackendError, Truncated, ContentFilter, RepeatedCall] {
+            assert_eq!(serde_json::to_value(r).unwrap(), r.as_str(), "{r:?}");
         }
     }
 }

@@ -86,18 +86,20 @@ pub fn cut_torn_tail(path: &Path) -> Result<usize> {
 /// is kept only for a trial that has a record (a kill between the two appends leaves one without). The
 /// transcripts go first: a kill between the two compactions leaves compacted transcripts and trials
 /// still out of order, which the next compaction (a resume, or `report`) finishes; so compacted trials
-/// always mean compacted transcripts.
+/// always mean compacted transcripts. The compacted transcripts are then indexed
+/// ([`super::transcripts::write_index`]) so a report reads only the transcripts it shows.
 pub fn compact_run(dir: &Path, position: impl Fn(&str, usize) -> Option<usize>) -> Result<Compacted> {
     let trials = dir.join("trials.jsonl");
     let transcripts = dir.join(super::transcripts::FILE);
     if transcripts.exists() {
         let recorded = trial_ids(&trials)?;
-        compact(
+        let (_, offsets) = compact_with_offsets(
             &transcripts,
             |id, matrix_index| {
                 if recorded.contains(&crate::record::stable_hash(id.as_bytes())) { position(id, matrix_index) } else { None }
             },
         )?;
+        super::transcripts::write_index(dir, &offsets)?;
     }
     compact(&trials, position)
 }
@@ -188,6 +190,12 @@ struct Place<'a> {
 /// removes later), a kill after it the compacted file: either way compacting again gives the same
 /// bytes.
 pub fn compact(path: &Path, position: impl Fn(&str, usize) -> Option<usize>) -> Result<Compacted> {
+    compact_with_offsets(path, position).map(|(done, _)| done)
+}
+
+/// [`compact`], also returning the byte offset of each line of the compacted file (for the
+/// transcripts index, [`super::transcripts::write_index`]).
+pub fn compact_with_offsets(path: &Path, position: impl Fn(&str, usize) -> Option<usize>) -> Result<(Compacted, Vec<u64>)> {
     let file = std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     let mut reader = BufReader::with_capacity(1 << 20, file);
     let (mut entries, mut in_order, mut check) = (Vec::new(), true, OrderCheck::default());
@@ -221,7 +229,8 @@ pub fn compact(path: &Path, position: impl Fn(&str, usize) -> Option<usize>) -> 
         start += n as u64;
     }
     if in_order {
-        return Ok(Compacted { trials: entries.len(), rewritten: false });
+        // In order means no blank line either: the entries are the file's lines.
+        return Ok((Compacted { trials: entries.len(), rewritten: false }, entries.iter().map(|e| e.start).collect()));
     }
     // One record per (position, id): the last written, placed where that trial first appeared.
     entries.sort_unstable_by_key(|e| (e.position, e.id, e.start));
@@ -239,7 +248,11 @@ pub fn compact(path: &Path, position: impl Fn(&str, usize) -> Option<usize>) -> 
     let mut source = BufReader::with_capacity(1 << 16, reader.into_inner());
     let mut out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?);
     let mut at = u64::MAX;
+    let mut offsets = Vec::with_capacity(kept.len());
+    let mut written = 0u64;
     for (n, (_, e)) in kept.iter().enumerate() {
+        offsets.push(written);
+        written += e.len;
         if e.start != at {
             source.seek(SeekFrom::Start(e.start))?;
         }
@@ -259,7 +272,7 @@ pub fn compact(path: &Path, position: impl Fn(&str, usize) -> Option<usize>) -> 
         // The rename itself, on disk (best effort: not every platform can sync a directory).
         let _ = std::fs::File::open(dir).and_then(|d| d.sync_all());
     }
-    Ok(Compacted { trials: kept.len(), rewritten: true })
+    Ok((Compacted { trials: kept.len(), rewritten: true }, offsets))
 }
 
 /// Checks, record by record, that a trial file is compacted: positions never decrease, and no trial

@@ -109,7 +109,13 @@ fn transcript_or_skip<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Mess
 
 /// Parse one line of a trial file without its transcript.
 pub fn parse_without_transcript(line: &[u8]) -> serde_json::Result<Trial> {
-    without_transcripts(|| serde_json::from_slice(line))
+    // Checked as UTF-8 once, as a whole: parsing from bytes checks every string on its own, which
+    // cost more than the check of the line (a line that is not UTF-8 is parsed from bytes, for the
+    // parser's error with its column).
+    without_transcripts(|| match std::str::from_utf8(line) {
+        Ok(text) => serde_json::from_str(text),
+        Err(_) => serde_json::from_slice(line),
+    })
 }
 
 /// Run `f` with trial records read without their transcripts (on this thread).

@@ -208,7 +208,7 @@ fn encode_row(t: &crate::record::Trial) -> Result<Vec<u8>> {
         t.score.error_type.map(|e| e.as_str()).unwrap_or(""),
         &t.score.error_detail,
         &t.steps.to_string(),
-        serde_json::to_value(t.stop_reason)?.as_str().unwrap_or_default(),
+        t.stop_reason.as_str(),
         &t.duplicate_calls.to_string(),
         &called.join(";"),
         &t.tokens.definitions_upfront.to_string(),

@@ -76,10 +76,10 @@ impl super::TrialSink for JunitXml {
     }
 
     fn write(&mut self, t: &crate::record::Trial, encoded: &[u8]) -> anyhow::Result<()> {
-        let name = format!("{}/{}/{}/{}", t.dataset, t.variant, t.layout.as_str(), t.backend);
-        if self.suite.as_deref() != Some(name.as_str()) {
+        let cell = [t.dataset.as_str(), &t.variant, t.layout.as_str(), &t.backend];
+        if !self.suite.as_deref().is_some_and(|s| joined_eq(s, cell, '/')) {
             self.end_suite()?;
-            self.suite = Some(name);
+            self.suite = Some(cell.join("/"));
         }
         self.cases.push_str(std::str::from_utf8(encoded)?);
         self.counts.0 += 1;
@@ -110,6 +110,24 @@ impl super::TrialSink for JunitXml {
     }
 }
 
+/// `s == parts.join(sep)`, without building the joined string (asked once per trial).
+fn joined_eq(s: &str, parts: [&str; 4], sep: char) -> bool {
+    let mut rest = s;
+    for (i, p) in parts.iter().enumerate() {
+        if i > 0 {
+            match rest.strip_prefix(sep) {
+                Some(r) => rest = r,
+                None => return false,
+            }
+        }
+        match rest.strip_prefix(p) {
+            Some(r) => rest = r,
+            None => return false,
+        }
+    }
+    rest.is_empty()
+}
+
 /// One `<testcase>` element.
 fn encode_case(t: &crate::record::Trial) -> anyhow::Result<Vec<u8>> {
     let name = format!("{}/{}/{}/{}", t.dataset, t.variant, t.layout.as_str(), t.backend);
@@ -135,6 +153,23 @@ fn encode_case(t: &crate::record::Trial) -> anyhow::Result<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cell_name_is_compared_piece_by_piece_as_its_joined_form() {
+        let cases = [
+            ("a/b/c/d", ["a", "b", "c", "d"]),
+            ("a/b/c/d", ["a", "b/c", "", "d"]),
+            ("a/b/c/d", ["a", "b", "c", "d/"]),
+            ("a/b/c/de", ["a", "b", "c", "d"]),
+            ("ab/c/d", ["a", "b", "c", "d"]),
+            ("x/file:v/1/flat/y", ["x", "file:v/1", "flat", "y"]),
+            ("", ["", "", "", ""]),
+            ("///", ["", "", "", ""]),
+        ];
+        for (s, parts) in cases {
+            assert_eq!(joined_eq(s, parts, '/'), s == parts.join("/"), "{s} vs {parts:?}");
+        }
+    }
 
     #[test]
     fn escapes_markup_quotes_and_control_characters() {

@@ -194,7 +194,7 @@ struct Kept {
 /// of lines; the calling thread parses and re-scores each batch (in parallel, without transcripts) and
 /// encodes each sink's entries; a writer thread takes the batches in file order, keeps the compact rows
 /// and the drill-down sample, and feeds the sinks. Returns the rows and the sample (in file order).
-fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool) -> Result<(summary::ScoreRows, Vec<Trial>)> {
+fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool) -> Result<(summary::ScoreRows, Sample)> {
     use rayon::prelude::*;
     use std::sync::mpsc::sync_channel;
     let file = std::fs::File::open(trials_path).map_err(|e| crate::error::InputError::new(trials_path, format!("cannot open trial file: {e}")))?;
@@ -222,6 +222,7 @@ fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool)
             let mut seq = 0usize;
             let mut order = crate::record::store::OrderCheck::default();
             for (batch, parsed) in parsed_rx {
+                let mut done = Vec::with_capacity(parsed.len());
                 for ((no, range), (t, derived, encoded)) in batch.lines.iter().zip(parsed) {
                     let line = &batch.data[range.clone()];
                     let h = crate::record::stable_hash(t.trial_id.as_bytes());
@@ -245,7 +246,11 @@ fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool)
                     }
                     seq += 1;
                     crate::crashpoint::reached("scan", seq as u64);
+                    done.push((t, encoded));
                 }
+                // Freed by the parsing threads that allocated them: this thread is the pipeline's
+                // narrowest stage, and a free from another thread costs mimalloc more than a local one.
+                rayon::spawn(move || drop(done));
                 // The buffer goes back to the reader (fails harmlessly once the reader is done).
                 let _ = spare_tx.send(batch.data);
             }
@@ -289,25 +294,43 @@ fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool)
     let mut order: Vec<usize> = kept.lines.keys().copied().collect();
     order.sort_unstable();
     let sample = order
-        .into_iter()
-        .map(|i| {
+        .iter()
+        .map(|&i| {
             let mut t: Trial = serde_json::from_slice(&kept.lines[&i]).with_context(|| format!("{}: cannot re-read a trial", trials_path.display()))?;
             crate::score::rescore(&mut t);
             Ok(t)
         })
         .collect::<Result<Vec<Trial>>>()?;
-    Ok((kept.rows, sample))
+    Ok((kept.rows, Sample { trials: sample, lines: order }))
+}
+
+/// The drill-down sample and, per trial, its line among the trial file's records (counted from 0).
+struct Sample {
+    trials: Vec<Trial>,
+    lines: Vec<usize>,
 }
 
 /// Give the drill-down sample its transcripts from `transcripts.jsonl` (trial format 2); records of
-/// format 1 carry theirs already. Only the sample's lines are parsed: the others are skipped by their
-/// leading trial id.
-fn with_transcripts(dir: &Path, sample: &mut [Trial]) -> Result<()> {
-    let index: rustc_hash::FxHashMap<&str, usize> =
-        sample.iter().enumerate().filter(|(_, t)| t.transcript.is_empty()).map(|(i, t)| (t.trial_id.as_str(), i)).collect();
-    if index.is_empty() {
+/// format 1 carry theirs already. With a compacted run's index (`transcripts.idx`) only the sample's
+/// lines are read; without one (or a stale one), the file is scanned and only the sample's lines are
+/// parsed: the others are skipped by their leading trial id.
+fn with_transcripts(dir: &Path, sample: &mut Sample, records: usize) -> Result<()> {
+    let sample_lines = &sample.lines;
+    let sample = &mut sample.trials;
+    let wanted: Vec<(usize, &str)> =
+        sample.iter().zip(sample_lines).filter(|(t, _)| t.transcript.is_empty()).map(|(t, &line)| (line, t.trial_id.as_str())).collect();
+    if wanted.is_empty() {
         return Ok(());
     }
+    if let Some(found) = crate::record::transcripts::read_indexed(dir, &wanted, records)? {
+        let mut found = found.into_iter();
+        for t in sample.iter_mut().filter(|t| t.transcript.is_empty()) {
+            t.transcript = found.next().unwrap_or_default();
+        }
+        return Ok(());
+    }
+    let index: rustc_hash::FxHashMap<&str, usize> =
+        sample.iter().enumerate().filter(|(_, t)| t.transcript.is_empty()).map(|(i, t)| (t.trial_id.as_str(), i)).collect();
     let mut found: Vec<(usize, Vec<crate::protocol::Message>)> = Vec::new();
     crate::record::transcripts::read(dir, |id| index.contains_key(id), |id, messages| found.push((index[id.as_str()], messages)))?;
     for (i, messages) in found {
@@ -346,8 +369,9 @@ fn load_with(dir: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool, tr
     let trials_path = trials_file(dir)?;
     let (rows, mut sample) = scan(&trials_path, sinks, check_order)?;
     if transcripts {
-        with_transcripts(dir, &mut sample)?;
+        with_transcripts(dir, &mut sample, rows.len())?;
     }
+    let sample = sample.trials;
     let (cells, categories) = summary::summarize(&rows)?;
     let offered = match std::fs::read(dir.join("tools.json")) {
         Ok(bytes) => serde_json::from_slice(&bytes).with_context(|| format!("{}: not a tools file", dir.join("tools.json").display()))?,

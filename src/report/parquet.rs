@@ -34,37 +34,77 @@ pub struct TrialsParquet {
 /// order [`Columns::take`] names them.
 #[derive(Default)]
 struct Columns {
-    s: [Vec<String>; 14],
+    s: [Strings; 14],
     u: [Vec<u64>; 8],
     b: [Vec<bool>; 4],
     attack_success: Vec<Option<bool>>,
-    error_type: Vec<Option<String>>,
+    error_type: Vec<Option<&'static str>>,
     selection_f1: Vec<Option<f64>>,
     cost_usd: Vec<Option<f64>>,
     infra_error: Vec<Option<String>>,
 }
 
+/// A text column of a row group: its values end to end in one buffer (one allocation per row group,
+/// not per value: the writer thread streams a million trials through these).
+#[derive(Default)]
+struct Strings {
+    bytes: String,
+    ends: Vec<usize>,
+}
+
+impl Strings {
+    fn push(&mut self, s: &str) {
+        self.bytes.push_str(s);
+        self.end();
+    }
+
+    /// The pieces joined by `sep`, as one value.
+    fn push_joined<'a>(&mut self, pieces: impl IntoIterator<Item = &'a str>, sep: &str) {
+        for (i, p) in pieces.into_iter().enumerate() {
+            if i > 0 {
+                self.bytes.push_str(sep);
+            }
+            self.bytes.push_str(p);
+        }
+        self.end();
+    }
+
+    fn end(&mut self) {
+        self.ends.push(self.bytes.len());
+    }
+
+    fn column(&self, name: &str) -> Column {
+        let mut start = 0;
+        let values: Vec<&str> = self
+            .ends
+            .iter()
+            .map(|&end| {
+                let v = &self.bytes[start..end];
+                start = end;
+                v
+            })
+            .collect();
+        Column::new(name.into(), values)
+    }
+}
+
 impl Columns {
     fn push(&mut self, t: &crate::record::Trial) {
-        let strings = [
-            t.trial_id.clone(),
-            t.dataset.clone(),
-            t.catalog.clone(),
-            t.variant.clone(),
-            t.layout.as_str().to_string(),
-            t.backend.clone(),
-            t.task_id.clone(),
-            t.kind.as_str().to_string(),
-            t.category.clone(),
-            t.tags.join(";"),
-            t.score.error_detail.clone(),
-            serde_json::to_value(t.stop_reason).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
-            t.calls.iter().filter_map(|c| c.record.tool_id.as_deref()).collect::<Vec<_>>().join(";"),
-            t.query.clone(),
-        ];
-        for (col, v) in self.s.iter_mut().zip(strings) {
-            col.push(v);
-        }
+        let [trial_id, dataset, catalog, variant, layout, backend, task_id, kind, category, tags, error_detail, stop_reason, tools_called, query] = &mut self.s;
+        trial_id.push(&t.trial_id);
+        dataset.push(&t.dataset);
+        catalog.push(&t.catalog);
+        variant.push(&t.variant);
+        layout.push(t.layout.as_str());
+        backend.push(&t.backend);
+        task_id.push(&t.task_id);
+        kind.push(t.kind.as_str());
+        category.push(&t.category);
+        tags.push_joined(t.tags.iter().map(String::as_str), ";");
+        error_detail.push(&t.score.error_detail);
+        stop_reason.push(t.stop_reason.as_str());
+        tools_called.push_joined(t.calls.iter().filter_map(|c| c.record.tool_id.as_deref()), ";");
+        query.push(&t.query);
         let numbers = [
             t.trial as u64,
             t.steps as u64,
@@ -82,7 +122,7 @@ impl Columns {
             col.push(v);
         }
         self.attack_success.push(t.score.attack_success);
-        self.error_type.push(t.score.error_type.map(|e| e.as_str().to_string()));
+        self.error_type.push(t.score.error_type.map(|e| e.as_str()));
         self.selection_f1.push(t.score.selection_f1);
         self.cost_usd.push(t.cost_usd);
         self.infra_error.push(t.error.clone());
@@ -96,33 +136,33 @@ impl Columns {
     fn take(&mut self) -> Result<DataFrame> {
         let c = std::mem::take(self);
         let height = c.len();
-        let [trial_id, dataset, catalog, variant, layout, backend, task_id, kind, category, tags, error_detail, stop_reason, tools_called, query] = c.s;
+        let [trial_id, dataset, catalog, variant, layout, backend, task_id, kind, category, tags, error_detail, stop_reason, tools_called, query] = &c.s;
         let [trial, steps, tokens_upfront, tokens_total, peak_tokens, prompt_tokens, completion_tokens, duplicate_calls] = c.u;
         let [pass, selection_correct, abstention_correct, safety_violation] = c.b;
         let columns = vec![
-            Column::new("trial_id".into(), trial_id),
-            Column::new("dataset".into(), dataset),
-            Column::new("catalog".into(), catalog),
-            Column::new("variant".into(), variant),
-            Column::new("layout".into(), layout),
-            Column::new("backend".into(), backend),
-            Column::new("task_id".into(), task_id),
+            trial_id.column("trial_id"),
+            dataset.column("dataset"),
+            catalog.column("catalog"),
+            variant.column("variant"),
+            layout.column("layout"),
+            backend.column("backend"),
+            task_id.column("task_id"),
             Column::new("trial".into(), trial),
-            Column::new("kind".into(), kind),
-            Column::new("category".into(), category),
-            Column::new("tags".into(), tags),
+            kind.column("kind"),
+            category.column("category"),
+            tags.column("tags"),
             Column::new("pass".into(), pass),
             Column::new("selection_correct".into(), selection_correct),
             Column::new("abstention_correct".into(), abstention_correct),
             Column::new("safety_violation".into(), safety_violation),
             Column::new("attack_success".into(), c.attack_success),
             Column::new("error_type".into(), c.error_type),
-            Column::new("error_detail".into(), error_detail),
+            error_detail.column("error_detail"),
             Column::new("selection_f1".into(), c.selection_f1),
             Column::new("steps".into(), steps),
-            Column::new("stop_reason".into(), stop_reason),
+            stop_reason.column("stop_reason"),
             Column::new("duplicate_calls".into(), duplicate_calls),
-            Column::new("tools_called".into(), tools_called),
+            tools_called.column("tools_called"),
             Column::new("tokens_upfront".into(), tokens_upfront),
             Column::new("tokens_total".into(), tokens_total),
             Column::new("peak_tokens".into(), peak_tokens),
@@ -130,7 +170,7 @@ impl Columns {
             Column::new("completion_tokens".into(), completion_tokens),
             Column::new("cost_usd".into(), c.cost_usd),
             Column::new("infra_error".into(), c.infra_error),
-            Column::new("query".into(), query),
+            query.column("query"),
         ];
         Ok(DataFrame::new(height, columns)?)
     }

@@ -20,11 +20,13 @@ pub const CELL_KEYS: [&str; 5] = ["dataset", "catalog", "variant", "layout", "ba
 pub struct Interner {
     ids: rustc_hash::FxHashMap<String, u32>,
     names: Vec<String>,
+    /// The id [`Interner::intern_in`] gave last, per slot.
+    last: [u32; 8],
 }
 
 impl Default for Interner {
     fn default() -> Self {
-        let mut i = Interner { ids: Default::default(), names: Vec::new() };
+        let mut i = Interner { ids: Default::default(), names: Vec::new(), last: [0; 8] };
         i.intern("");
         i
     }
@@ -38,6 +40,19 @@ impl Interner {
         let id = self.names.len() as u32;
         self.names.push(s.to_string());
         self.ids.insert(s.to_string(), id);
+        id
+    }
+
+    /// [`Interner::intern`] for a column whose consecutive values mostly repeat (the cell's parts, in
+    /// a trial file in matrix order): the value is compared with the slot's last one before it is
+    /// hashed.
+    pub fn intern_in(&mut self, slot: usize, s: &str) -> u32 {
+        let last = self.last[slot];
+        if self.names[last as usize] == s {
+            return last;
+        }
+        let id = self.intern(s);
+        self.last[slot] = id;
         id
     }
 
@@ -170,11 +185,11 @@ impl ScoreRows {
     /// can be made in parallel; pushing only interns and appends).
     pub fn push_with(&mut self, t: &Trial, d: &Derived) {
         let s = &mut self.strings;
-        self.dataset.push(s.intern(&t.dataset));
-        self.catalog.push(s.intern(&t.catalog));
-        self.variant.push(s.intern(&t.variant));
-        self.layout.push(s.intern(t.layout.as_str()));
-        self.backend.push(s.intern(&t.backend));
+        self.dataset.push(s.intern_in(0, &t.dataset));
+        self.catalog.push(s.intern_in(1, &t.catalog));
+        self.variant.push(s.intern_in(2, &t.variant));
+        self.layout.push(s.intern_in(3, t.layout.as_str()));
+        self.backend.push(s.intern_in(4, &t.backend));
         self.category.push(s.intern(&t.category));
         self.task_id.push(s.intern(&t.task_id));
         self.trial.push(t.trial as u32);
@@ -620,4 +635,22 @@ pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySumm
 /// Error types in taxonomy order, for stable column order.
 pub fn error_columns() -> Vec<&'static str> {
     ErrorType::ALL.iter().map(|e| e.as_str()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Interner;
+
+    #[test]
+    fn interning_through_a_slot_gives_the_ids_interning_gives() {
+        let values = ["a", "a", "b", "", "b", "a", "c", "c", "a"];
+        let (mut plain, mut slotted) = (Interner::default(), Interner::default());
+        for (n, v) in values.iter().enumerate() {
+            // Slots interleaved, values repeating and not: the ids must not depend on the route.
+            assert_eq!(slotted.intern_in(n % 2, v), plain.intern(v), "value {n}: {v:?}");
+        }
+        for id in 0..4 {
+            assert_eq!(slotted.get(id), plain.get(id));
+        }
+    }
 }

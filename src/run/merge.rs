@@ -193,7 +193,10 @@ fn merge_transcripts(runs: &[PathBuf], out: &Path, trials: &BTreeMap<usize, (Str
     let tmp = dest.with_extension(format!("tmp-{}", std::process::id()));
     let mut w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?);
     let mut buf = Vec::new();
+    let (mut offsets, mut written) = (Vec::with_capacity(lines.len()), 0u64);
     for (r, start, len) in lines.into_values() {
+        offsets.push(written);
+        written += len as u64;
         let f = files[r].as_mut().expect("opened in the first pass");
         f.seek(SeekFrom::Start(start))?;
         buf.resize(len, 0);
@@ -201,5 +204,6 @@ fn merge_transcripts(runs: &[PathBuf], out: &Path, trials: &BTreeMap<usize, (Str
         w.write_all(&buf).with_context(|| format!("cannot write {}", tmp.display()))?;
     }
     w.into_inner().map_err(|e| e.into_error()).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, &dest).with_context(|| format!("cannot move {} into place", dest.display()))
+    std::fs::rename(&tmp, &dest).with_context(|| format!("cannot move {} into place", dest.display()))?;
+    transcripts::write_index(out, &offsets)
 }
