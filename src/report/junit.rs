@@ -7,6 +7,11 @@ use std::fmt::Write;
 
 /// Escape text for XML attributes and content (and drop characters XML 1.0 cannot carry).
 pub fn xml_escape(s: &str) -> String {
+    // Most texts need nothing: one pass over the bytes finds out (0xEF leads U+FFFE and U+FFFF).
+    let plain = |b: u8| !matches!(b, b'&' | b'<' | b'>' | b'"' | b'\'' | 0xEF) && (b >= 0x20 || matches!(b, b'\t' | b'\n' | b'\r'));
+    if s.bytes().all(plain) {
+        return s.to_string();
+    }
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -174,5 +179,10 @@ mod tests {
     #[test]
     fn escapes_markup_quotes_and_control_characters() {
         assert_eq!(xml_escape("a<b>&\"c'\u{1}d\n"), "a&lt;b&gt;&amp;&quot;c&apos;d\n");
+        // Texts with nothing to escape come back as they are, and the characters XML cannot carry
+        // are dropped wherever they are.
+        assert_eq!(xml_escape("plain text\twith é, ✓ and \u{FFFD}"), "plain text\twith é, ✓ and \u{FFFD}");
+        assert_eq!(xml_escape("x\u{FFFE}y\u{FFFF}z\u{1F}"), "xyz");
+        assert_eq!(xml_escape("只\u{FFFF}"), "只");
     }
 }
