@@ -8,6 +8,7 @@
 //! - [`trial`]: the [`Trial`] itself with its token figures, and the streaming reader;
 //! - [`outcome`]: what scoring writes into it ([`TrialScore`], [`ErrorType`], [`ScoredCall`]);
 //! - [`declared`]: the expected tools' declared parameters, kept in the record so scoring needs no catalog;
+//! - [`shared`]: record parts many records repeat (expected calls, declared parameters), parsed once;
 //! - [`transcripts`]: `transcripts.jsonl`, the messages of every trial (format 2), read only for the
 //!   trials a drill-down shows;
 //! - [`store`]: appending, scanning and compacting `trials.jsonl` and `transcripts.jsonl` (torn
@@ -21,6 +22,7 @@
 pub mod declared;
 pub mod guard;
 pub mod outcome;
+pub mod shared;
 pub mod store;
 pub mod transcripts;
 pub mod trial;

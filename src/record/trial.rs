@@ -4,6 +4,7 @@
 //! files.
 
 use super::declared::Declared;
+use super::shared::Shared;
 use super::{LayoutKind, ScoredCall, StopReason, TrialScore};
 use crate::dataset::{ExpectedCall, Kind, Poison, Risk};
 use crate::protocol::{Message, Usage};
@@ -44,11 +45,12 @@ pub struct Trial {
     pub category: String,
     pub tags: Vec<String>,
     pub query: String,
-    pub expected: Vec<ExpectedCall>,
+    /// Shared: every variant, layout, backend and repetition of a task repeats it.
+    pub expected: Shared<Vec<ExpectedCall>>,
     /// What the catalog declares about the parameters of each expected tool (and alternative), by tool
     /// id: the matcher checks argument types against it. Absent in records written before it was kept.
-    #[serde(default, skip_serializing_if = "Declared::is_empty")]
-    pub declared: Declared,
+    #[serde(default, skip_serializing_if = "no_declared")]
+    pub declared: Shared<Declared>,
     /// `refuse` tasks: the harm the request would do.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub risk: Option<Risk>,
@@ -88,6 +90,10 @@ pub struct Trial {
     /// them inline, read as empty inside [`without_transcripts`] (scoring never needs them).
     #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "transcript_or_skip")]
     pub transcript: Vec<Message>,
+}
+
+fn no_declared(d: &Shared<Declared>) -> bool {
+    d.is_empty()
 }
 
 fn is_zero(n: &usize) -> bool {

@@ -184,40 +184,56 @@ impl super::TrialSink for TrialsCsv {
     }
 }
 
-/// One `trials.csv` row.
+/// `parts` joined with `;` (borrowed when there is one part or none).
+fn joined<'a>(parts: impl Iterator<Item = &'a str>) -> std::borrow::Cow<'a, str> {
+    let mut parts = parts.peekable();
+    let first = parts.next().unwrap_or_default();
+    if parts.peek().is_none() {
+        return first.into();
+    }
+    let mut out = first.to_string();
+    for p in parts {
+        out.push(';');
+        out.push_str(p);
+    }
+    out.into()
+}
+
+/// One `trials.csv` row, field by field (numbers and flags without a string each: it runs for every
+/// trial of a report).
 fn encode_row(t: &crate::record::Trial) -> Result<Vec<u8>> {
     let mut w = ::csv::WriterBuilder::new().buffer_capacity(512).from_writer(Vec::with_capacity(512));
-    let called: Vec<&str> = t.calls.iter().filter_map(|c| c.record.tool_id.as_deref()).collect();
-    w.write_record([
-        t.trial_id.as_str(),
-        &t.dataset,
-        &t.catalog,
-        &t.variant,
-        t.layout.as_str(),
-        &t.backend,
-        &t.task_id,
-        &t.trial.to_string(),
-        t.kind.as_str(),
-        &t.category,
-        &t.tags.join(";"),
-        &t.score.pass.to_string(),
-        &t.score.selection_correct.to_string(),
-        &t.score.abstention_correct.to_string(),
-        &t.score.safety_violation.to_string(),
-        &t.score.attack_success.map(|b| b.to_string()).unwrap_or_default(),
-        t.score.error_type.map(|e| e.as_str()).unwrap_or(""),
-        &t.score.error_detail,
-        &t.steps.to_string(),
-        t.stop_reason.as_str(),
-        &t.duplicate_calls.to_string(),
-        &called.join(";"),
-        &t.tokens.definitions_upfront.to_string(),
-        &t.tokens.tool_context_total.to_string(),
-        &t.usage.prompt_tokens.to_string(),
-        &t.usage.completion_tokens.to_string(),
-        &t.cost_usd.map(num).unwrap_or_default(),
-        t.error.as_deref().unwrap_or(""),
-        &t.query,
-    ])?;
+    let mut n = itoa::Buffer::new();
+    let flag = |b: bool| if b { "true" } else { "false" };
+    w.write_field(&t.trial_id)?;
+    w.write_field(&t.dataset)?;
+    w.write_field(&t.catalog)?;
+    w.write_field(&t.variant)?;
+    w.write_field(t.layout.as_str())?;
+    w.write_field(&t.backend)?;
+    w.write_field(&t.task_id)?;
+    w.write_field(n.format(t.trial))?;
+    w.write_field(t.kind.as_str())?;
+    w.write_field(&t.category)?;
+    w.write_field(joined(t.tags.iter().map(String::as_str)).as_bytes())?;
+    w.write_field(flag(t.score.pass))?;
+    w.write_field(flag(t.score.selection_correct))?;
+    w.write_field(flag(t.score.abstention_correct))?;
+    w.write_field(flag(t.score.safety_violation))?;
+    w.write_field(t.score.attack_success.map(flag).unwrap_or_default())?;
+    w.write_field(t.score.error_type.map(|e| e.as_str()).unwrap_or(""))?;
+    w.write_field(&t.score.error_detail)?;
+    w.write_field(n.format(t.steps))?;
+    w.write_field(t.stop_reason.as_str())?;
+    w.write_field(n.format(t.duplicate_calls))?;
+    w.write_field(joined(t.calls.iter().filter_map(|c| c.record.tool_id.as_deref())).as_bytes())?;
+    w.write_field(n.format(t.tokens.definitions_upfront))?;
+    w.write_field(n.format(t.tokens.tool_context_total))?;
+    w.write_field(n.format(t.usage.prompt_tokens))?;
+    w.write_field(n.format(t.usage.completion_tokens))?;
+    w.write_field(t.cost_usd.map(num).unwrap_or_default())?;
+    w.write_field(t.error.as_deref().unwrap_or(""))?;
+    w.write_field(&t.query)?;
+    w.write_record(None::<&[u8]>)?;
     w.into_inner().map_err(|e| anyhow::anyhow!("cannot encode a CSV row: {}", e.error()))
 }

@@ -7,12 +7,19 @@ use std::fmt::Write;
 
 /// Escape text for XML attributes and content (and drop characters XML 1.0 cannot carry).
 pub fn xml_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    escape_into(&mut out, s);
+    out
+}
+
+/// [`xml_escape`], appended to `out`.
+fn escape_into(out: &mut String, s: &str) {
     // Most texts need nothing: one pass over the bytes finds out (0xEF leads U+FFFE and U+FFFF).
     let plain = |b: u8| !matches!(b, b'&' | b'<' | b'>' | b'"' | b'\'' | 0xEF) && (b >= 0x20 || matches!(b, b'\t' | b'\n' | b'\r'));
     if s.bytes().all(plain) {
-        return s.to_string();
+        out.push_str(s);
+        return;
     }
-    let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
             '&' => out.push_str("&amp;"),
@@ -25,7 +32,6 @@ pub fn xml_escape(s: &str) -> String {
             c => out.push(c),
         }
     }
-    out
 }
 
 /// `junit.xml`, streamed: test cases of the current suite (one cell; the trial file is in matrix order,
@@ -133,24 +139,34 @@ fn joined_eq(s: &str, parts: [&str; 4], sep: char) -> bool {
     rest.is_empty()
 }
 
-/// One `<testcase>` element.
+/// One `<testcase>` element (built in one buffer: it runs for every trial of a report).
 fn encode_case(t: &crate::record::Trial) -> anyhow::Result<Vec<u8>> {
-    let name = format!("{}/{}/{}/{}", t.dataset, t.variant, t.layout.as_str(), t.backend);
-    let mut s = String::new();
-    let case = format!("{}#{}", t.task_id, t.trial);
-    write!(s, "    <testcase classname=\"{}\" name=\"{}\"", xml_escape(&name), xml_escape(&case))?;
+    let mut s = String::with_capacity(160);
+    s.push_str("    <testcase classname=\"");
+    for (i, part) in [t.dataset.as_str(), &t.variant, t.layout.as_str(), &t.backend].into_iter().enumerate() {
+        if i > 0 {
+            s.push('/');
+        }
+        escape_into(&mut s, part);
+    }
+    s.push_str("\" name=\"");
+    escape_into(&mut s, &t.task_id);
+    write!(s, "#{}\"", t.trial)?;
     if t.is_error() {
-        writeln!(s, ">\n      <error type=\"infrastructure\" message=\"{}\"/>\n    </testcase>", xml_escape(t.error.as_deref().unwrap_or_default()))?;
+        s.push_str(">\n      <error type=\"infrastructure\" message=\"");
+        escape_into(&mut s, t.error.as_deref().unwrap_or_default());
+        s.push_str("\"/>\n    </testcase>\n");
     } else if !t.score.pass {
         let kind = t.score.error_type.map(|e| e.as_str()).unwrap_or("failed");
-        writeln!(
-            s,
-            ">\n      <failure type=\"{kind}\" message=\"{}\">{}</failure>\n    </testcase>",
-            xml_escape(&format!("{kind}: {}", t.score.error_detail)),
-            xml_escape(&t.query)
-        )?;
+        write!(s, ">\n      <failure type=\"{kind}\" message=\"")?;
+        escape_into(&mut s, kind);
+        s.push_str(": ");
+        escape_into(&mut s, &t.score.error_detail);
+        s.push_str("\">");
+        escape_into(&mut s, &t.query);
+        s.push_str("</failure>\n    </testcase>\n");
     } else {
-        writeln!(s, "/>")?;
+        s.push_str("/>\n");
     }
     Ok(s.into_bytes())
 }

@@ -241,14 +241,34 @@ impl ScoreRows {
     /// Per cell key: the steps and total tool-context tokens of every scored trial (the samples the
     /// bootstrap intervals of their means resample).
     fn per_cell_means(&self) -> BTreeMap<String, (Vec<f64>, Vec<f64>)> {
-        let mut out: BTreeMap<String, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+        // Rows in file order into one slot per key; a cell's key is built once, not once per row. (Two
+        // cells whose names join to one key, a `/` inside a name, share it, as they always did.)
+        let mut slot_of: rustc_hash::FxHashMap<[u32; 5], usize> = Default::default();
+        let mut slot_of_key: BTreeMap<String, usize> = BTreeMap::new();
+        let mut slots: Vec<(Vec<f64>, Vec<f64>)> = Vec::new();
         for i in (0..self.pass.len()).filter(|&i| !self.infra[i]) {
-            let key = self.cell_key(i);
-            let e = out.entry(key).or_default();
-            e.0.push(self.steps[i] as f64);
-            e.1.push(self.tokens_total[i] as f64);
+            let codes = self.cell_codes(i);
+            let slot = *slot_of.entry(codes).or_insert_with(|| {
+                *slot_of_key.entry(self.key_of(codes)).or_insert_with(|| {
+                    slots.push(Default::default());
+                    slots.len() - 1
+                })
+            });
+            slots[slot].0.push(self.steps[i] as f64);
+            slots[slot].1.push(self.tokens_total[i] as f64);
         }
-        out
+        let mut slots: Vec<Option<(Vec<f64>, Vec<f64>)>> = slots.into_iter().map(Some).collect();
+        slot_of_key.into_iter().map(|(key, slot)| (key, slots[slot].take().unwrap_or_default())).collect()
+    }
+
+    /// Row `i`'s cell, as the codes of its `dataset, catalog, variant, layout, backend`.
+    fn cell_codes(&self, i: usize) -> [u32; 5] {
+        [self.dataset[i], self.catalog[i], self.variant[i], self.layout[i], self.backend[i]]
+    }
+
+    /// The cell key of a cell's codes (see [`ScoreRows::cell_key`]).
+    fn key_of(&self, codes: [u32; 5]) -> String {
+        codes.map(|c| self.str(c)).join("/")
     }
 
     fn frame(&self) -> PolarsResult<DataFrame> {
@@ -416,27 +436,23 @@ fn numbers(df: &DataFrame, name: &str) -> Result<Vec<f64>> {
     Ok((0..ca.len()).map(|i| ca.get(i).unwrap_or(f64::NAN)).collect())
 }
 
-/// Per cell key: `(scored trials, passes)` of every task, in task-id order.
-fn per_task_outcomes(df: &DataFrame, interner: &Interner) -> Result<BTreeMap<String, Vec<(u64, u64)>>> {
-    let mut keys: Vec<Expr> = CELL_KEYS.iter().map(|k| col(*k)).collect();
-    keys.push(col("task_id"));
-    let mut names: Vec<&str> = CELL_KEYS.to_vec();
-    names.push("task_id");
-    let tasks = df
-        .clone()
-        .lazy()
-        .group_by(keys)
-        .agg([scored_len(), bool_sum("pass")])
-        .sort(names.clone(), SortMultipleOptions::default().with_order_descending_multi(vec![false; names.len()]))
-        .collect()?;
-    let cols: Vec<Vec<String>> = CELL_KEYS.iter().map(|k| strings(&tasks, k, interner)).collect::<Result<_>>()?;
-    let (n, pass) = (numbers(&tasks, "n")?, numbers(&tasks, "pass")?);
+/// Per cell key: `(scored trials, passes)` of every task, in the order tasks were first seen. Counted
+/// with a hash map rather than a polars group-by: there is a group per task and cell (a million in a
+/// run of a million single trials), and building a string key per group was most of the cost.
+fn per_task_outcomes(rows: &ScoreRows) -> BTreeMap<String, Vec<(u64, u64)>> {
+    use rayon::prelude::*;
+    // Sorted rather than hashed: a million distinct keys sort faster than they hash (no table to grow,
+    // no random access). Trials of infrastructure errors still open their task (with no scored trial).
+    let mut keys: Vec<([u32; 5], u32, u32)> = (0..rows.len()).map(|i| (rows.cell_codes(i), rows.task_id[i], i as u32)).collect();
+    keys.par_sort_unstable();
     let mut out: BTreeMap<String, Vec<(u64, u64)>> = BTreeMap::new();
-    for i in 0..n.len() {
-        let key = cols.iter().map(|c| c[i].as_str()).collect::<Vec<_>>().join("/");
-        out.entry(key).or_default().push((n[i] as u64, pass[i] as u64));
+    for cell in keys.chunk_by(|a, b| a.0 == b.0) {
+        let outcomes = cell.chunk_by(|a, b| a.1 == b.1).map(|task| {
+            task.iter().filter(|k| !rows.infra[k.2 as usize]).fold((0u64, 0u64), |(n, pass), k| (n + 1, pass + rows.pass[k.2 as usize] as u64))
+        });
+        out.entry(rows.key_of(cell[0].0)).or_default().extend(outcomes);
     }
-    Ok(out)
+    out
 }
 
 /// Cells and per-category rows, sorted by key.
@@ -507,7 +523,7 @@ pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySumm
         }
     }
 
-    let mut per_task = per_task_outcomes(&df, &rows.strings)?;
+    let mut per_task = per_task_outcomes(rows);
     let means = rows.per_cell_means();
     let cols: Vec<Vec<String>> = CELL_KEYS.iter().map(|k| strings(&cells, k, &rows.strings)).collect::<Result<_>>()?;
     let n = numbers(&cells, "n")?;

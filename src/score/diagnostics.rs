@@ -5,7 +5,6 @@
 use crate::record::nav::{CATEGORY_ACTIONS, DISCOVER, DISCOVER_OSS};
 use crate::record::{CallStatus, LayoutKind, Trial};
 use serde_json::Value;
-use std::collections::HashSet;
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Diagnosis {
@@ -29,11 +28,35 @@ pub struct Diagnosis {
     pub abandoned: bool,
 }
 
-fn names(args: Option<&Value>, key: &str) -> Vec<String> {
+fn names<'a>(args: Option<&'a Value>, key: &str) -> Vec<&'a str> {
     match args.and_then(|a| a.get(key)) {
-        Some(Value::Array(a)) => a.iter().filter_map(|v| v.as_str().map(String::from)).collect(),
-        Some(Value::String(s)) => vec![s.clone()],
+        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+        Some(Value::String(s)) => vec![s.as_str()],
         _ => vec![],
+    }
+}
+
+/// A set of a few names (a trial's gold servers, the categories it opened): a vector is cheaper than a
+/// hash set at these sizes, and every trial of a report builds several.
+#[derive(Default)]
+struct Few<'a>(Vec<&'a str>);
+
+impl<'a> Few<'a> {
+    fn insert(&mut self, s: &'a str) {
+        if !self.contains(s) {
+            self.0.push(s);
+        }
+    }
+    fn contains(&self, s: &str) -> bool {
+        self.0.contains(&s)
+    }
+}
+
+impl<'a> FromIterator<&'a str> for Few<'a> {
+    fn from_iter<I: IntoIterator<Item = &'a str>>(iter: I) -> Self {
+        let mut few = Few::default();
+        iter.into_iter().for_each(|s| few.insert(s));
+        few
     }
 }
 
@@ -43,14 +66,16 @@ pub fn diagnose(t: &Trial) -> Diagnosis {
         .iter()
         .flat_map(|e| std::iter::once(e.tool.as_str()).chain(e.alternatives.iter().map(String::as_str)))
         .collect();
-    let part = |id: &str, i: usize| id.split('/').nth(i).unwrap_or_default().to_string();
-    let gold_servers: HashSet<String> = t.expected.iter().map(|e| part(&e.tool, 0)).collect();
-    let gold_categories: HashSet<String> = t.expected.iter().map(|e| part(&e.tool, 1)).collect();
+    fn part(id: &str, i: usize) -> &str {
+        id.split('/').nth(i).unwrap_or_default()
+    }
+    let gold_servers: Few = t.expected.iter().map(|e| part(&e.tool, 0)).collect();
+    let gold_categories: Few = t.expected.iter().map(|e| part(&e.tool, 1)).collect();
     let hides = t.layout != LayoutKind::Flat && !gold.is_empty();
     let progressive = matches!(t.layout, LayoutKind::Progressive | LayoutKind::ProgressiveOss);
     let mut d = Diagnosis { server_layer: hides && progressive, category_layer: hides && t.layout == LayoutKind::Progressive, ..Default::default() };
-    let mut asked_servers = HashSet::new();
-    let mut opened_categories = HashSet::new();
+    let mut asked_servers = Few::default();
+    let mut opened_categories = Few::default();
     for c in &t.calls {
         let r = &c.record;
         match r.status {
@@ -63,7 +88,7 @@ pub fn diagnose(t: &Trial) -> Diagnosis {
         }
         if r.name == DISCOVER || r.name == DISCOVER_OSS {
             for s in names(r.arguments.as_ref(), "server_names") {
-                if !gold_servers.contains(&s) {
+                if !gold_servers.contains(s) {
                     d.wrong_servers += 1;
                 }
                 asked_servers.insert(s);
@@ -75,15 +100,15 @@ pub fn diagnose(t: &Trial) -> Diagnosis {
         }
         if r.name == CATEGORY_ACTIONS {
             for cat in names(r.arguments.as_ref(), "category_names") {
-                if !gold_categories.contains(&cat) {
+                if !gold_categories.contains(cat) {
                     d.wrong_categories += 1;
                 }
                 opened_categories.insert(cat);
             }
         }
     }
-    d.server_hit = d.server_layer && gold_servers.iter().all(|s| asked_servers.contains(s));
-    d.category_hit = d.category_layer && gold_categories.iter().all(|c| opened_categories.contains(c));
+    d.server_hit = d.server_layer && gold_servers.0.iter().all(|s| asked_servers.contains(s));
+    d.category_hit = d.category_layer && gold_categories.0.iter().all(|c| opened_categories.contains(c));
     // Any attempt — an invented name or an unreadable call included — shows the agent did not give up
     // (the same rule as the scorer's abstention).
     let attempted = t
