@@ -17,6 +17,7 @@ pub mod files;
 pub mod gate;
 pub mod layout;
 pub mod lint;
+pub mod mcp;
 pub mod mock;
 pub mod protocol;
 pub mod record;

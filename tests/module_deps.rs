@@ -38,7 +38,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("gate", &["compare", "report"]),
     ("run", &["agent", "layout", "exec", "score", "record", "catalog", "dataset", "lint", "protocol", "tokens", "error", "redact", "rules", "crashpoint", "files"]),
     ("mock", &["agent", "layout", "dataset", "protocol", "redact"]),
-    ("cli", &["run", "report", "compare", "gate", "mock", "agent", "layout", "catalog", "dataset", "lint", "error", "redact", "rules", "files"]),
+    ("mcp", &["catalog", "error", "files"]),
+    ("cli", &["run", "report", "compare", "gate", "mock", "mcp", "agent", "layout", "catalog", "dataset", "lint", "error", "redact", "rules", "files"]),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {

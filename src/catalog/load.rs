@@ -16,6 +16,11 @@ struct RawCatalogMeta {
     name: Option<String>,
     #[serde(default)]
     description: String,
+    /// Where an imported catalog came from (`toolpick mcp import`): kept for people and for live
+    /// execution, not read when loading.
+    #[serde(default)]
+    #[allow(dead_code)]
+    mcp: Option<Value>,
 }
 
 #[derive(Deserialize)]

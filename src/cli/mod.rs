@@ -107,6 +107,11 @@ enum Command {
         #[arg(long, value_name = "N")]
         min_quality: Option<u32>,
     },
+    /// Live MCP servers: `mcp import` writes a server's tools as a native catalog.
+    Mcp {
+        #[command(subcommand)]
+        action: McpAction,
+    },
     /// Inspect or clear the on-disk response cache.
     Cache {
         #[command(subcommand)]
@@ -118,6 +123,43 @@ enum Command {
 }
 
 const DEFAULT_CACHE: &str = "reports/.cache";
+
+#[derive(Subcommand)]
+enum McpAction {
+    /// Start an MCP server (stdio), list its tools and write them as a native catalog: one server file
+    /// and catalog.json recording the server's info, the capabilities on both sides and each tool's
+    /// wire name and annotations as sent. The server gets a scrubbed environment (PATH, HOME, TZ, LANG
+    /// and --env only) and a temporary working directory. Example:
+    /// toolpick mcp import --out registries/memory --env MEMORY_FILE_PATH=/tmp/m.jsonl -- node server-memory/dist/index.js
+    Import {
+        /// Catalog directory to write (created if missing).
+        #[arg(long, short)]
+        out: PathBuf,
+        /// The server's name in the catalog. Default: its serverInfo.name, as a catalog name.
+        #[arg(long)]
+        name: Option<String>,
+        /// Client capabilities to declare: a comma-separated list of sampling, elicitation, roots
+        /// (some servers list more tools to clients that declare more). Default: none.
+        #[arg(long, default_value = "", value_parser = crate::mcp::client::Capabilities::parse)]
+        capabilities: crate::mcp::client::Capabilities,
+        /// A JSON object mapping wire tool names to category words, overriding the category rule.
+        #[arg(long, value_name = "FILE")]
+        categories: Option<PathBuf>,
+        /// An environment variable for the server (KEY=VALUE; repeatable). Nothing else is inherited.
+        #[arg(long = "env", value_name = "KEY=VALUE", value_parser = parse_env_pair)]
+        env: Vec<(String, String)>,
+        /// The server's command line, after `--`.
+        #[arg(last = true, required = true, value_name = "COMMAND")]
+        command: Vec<String>,
+    },
+}
+
+fn parse_env_pair(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+        _ => Err(format!("`{s}` is not KEY=VALUE")),
+    }
+}
 
 #[derive(Subcommand)]
 enum CacheAction {
@@ -261,6 +303,23 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Validate(args) => cmd_validate(args),
         Command::MockEndpoint(args) => cmd_mock(args),
         Command::Lint(args) => cmd_lint(args),
+        Command::Mcp { action: McpAction::Import { out, name, capabilities, categories, env, command } } => {
+            let mut server = crate::mcp::client::ServerCommand::from_words(&command)?;
+            server.env = env;
+            let options = crate::mcp::import::ImportOptions {
+                name,
+                capabilities,
+                categories: categories.as_deref().map(crate::mcp::import::read_mapping).transpose()?.unwrap_or_default(),
+                command: command.clone(),
+                env_names: server.env.iter().map(|(k, _)| k.clone()).collect(),
+            };
+            let imported = crate::mcp::import_server(&server, &options, &out)?;
+            outln!("imported {} tools in {} categories from `{}` into {}", imported.tools, imported.categories, imported.server, out.display());
+            for (wire, name) in &imported.renamed {
+                outln!("  renamed `{wire}` to `{name}` (not a valid function name)");
+            }
+            Ok(())
+        }
         Command::Import { format, path, output, min_quality } => {
             let mut options = crate::dataset::importers::Options::default();
             if let Some(q) = min_quality {
