@@ -119,3 +119,63 @@ fn a_server_that_does_not_start_is_an_error_naming_it_and_writes_nothing() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot start the MCP server `no-such-program-toolpick`"));
 }
+
+/// A session with a server started by the library, for the client-side checks below.
+fn session(server: &str, args: &[&str], capabilities: &str) -> (tokio::runtime::Runtime, toolpick::mcp::client::Session) {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let mut words = vec![entry(server)];
+    words.extend(args.iter().map(|a| a.to_string()));
+    let command = toolpick::mcp::client::ServerCommand { program: "node".into(), args: words, env: vec![] };
+    let caps = toolpick::mcp::client::Capabilities::parse(capabilities).unwrap();
+    let session = runtime.block_on(toolpick::mcp::client::Session::connect(&command, caps, None)).unwrap();
+    (runtime, session)
+}
+
+fn text_of(result: &serde_json::Value) -> String {
+    result["content"].as_array().map(|c| c.iter().filter_map(|b| b["text"].as_str()).collect::<Vec<_>>().join("\n")).unwrap_or_default()
+}
+
+#[test]
+fn declaring_roots_never_widens_what_a_filesystem_server_may_touch() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (sandbox, outside) = (tmp.path().join("sandbox"), tmp.path().join("outside"));
+    std::fs::create_dir_all(&sandbox).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("secret.txt"), "not for the server").unwrap();
+    std::fs::write(sandbox.join("note.txt"), "inside").unwrap();
+    // server-filesystem replaces its allowed directories with the roots a client names (mcp-live.md
+    // §4.2): toolpick declares roots and answers with none, so the command line's sandbox stays the limit.
+    let (rt, s) = session("filesystem", &[sandbox.to_str().unwrap()], "roots");
+    let timeout = std::time::Duration::from_secs(20);
+    let call = |name: &str, args: serde_json::Value| rt.block_on(s.call_tool(name, args.as_object().unwrap().clone(), timeout)).unwrap();
+    let allowed = text_of(&call("list_allowed_directories", serde_json::json!({})));
+    let sandbox_real = std::fs::canonicalize(&sandbox).unwrap();
+    assert!(allowed.contains(sandbox_real.to_str().unwrap()), "{allowed}");
+    assert!(!allowed.contains(outside.to_str().unwrap()), "{allowed}");
+    let inside = call("read_text_file", serde_json::json!({"path": sandbox.join("note.txt")}));
+    assert_eq!(text_of(&inside), "inside");
+    let escape = call("read_text_file", serde_json::json!({"path": outside.join("secret.txt")}));
+    assert_eq!(escape["isError"], true, "{escape}");
+    assert!(!text_of(&escape).contains("not for the server"));
+    rt.block_on(s.close()).unwrap();
+}
+
+#[test]
+fn progress_is_recorded_and_a_call_past_its_time_limit_is_an_error_not_a_hang() {
+    let (rt, s) = session("everything", &[], "");
+    let args = |d: u64, steps: u64| serde_json::json!({"duration": d, "steps": steps}).as_object().unwrap().clone();
+    let done = rt.block_on(s.call_tool("trigger-long-running-operation", args(1, 4), std::time::Duration::from_secs(20))).unwrap();
+    assert!(text_of(&done).contains("Steps: 4"), "{done}");
+    let progress = s.take_progress();
+    assert_eq!(progress.iter().map(|p| p.progress).collect::<Vec<_>>(), [1.0, 2.0, 3.0, 4.0]);
+    assert!(progress.iter().all(|p| p.total == Some(4.0)));
+    let started = std::time::Instant::now();
+    let slow = rt.block_on(s.call_tool("trigger-long-running-operation", args(30, 2), std::time::Duration::from_millis(1500)));
+    let err = slow.unwrap_err().to_string();
+    assert!(err.contains("did not finish within 1500 ms"), "{err}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    // The session still answers after a call it gave up on.
+    let echo = rt.block_on(s.call_tool("echo", serde_json::json!({"message": "still here"}).as_object().unwrap().clone(), std::time::Duration::from_secs(20))).unwrap();
+    assert!(text_of(&echo).contains("still here"), "{echo}");
+    rt.block_on(s.close()).unwrap();
+}

@@ -81,16 +81,30 @@ impl Capabilities {
     }
 }
 
-/// The client side of a session: declares the capabilities and counts list changes.
+/// One `notifications/progress` a server sent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    pub progress: f64,
+    pub total: Option<f64>,
+    pub message: Option<String>,
+}
+
+/// The client side of a session: declares the capabilities, counts list changes, records progress.
 #[derive(Clone)]
 struct Handler {
     capabilities: Capabilities,
     list_changes: Arc<AtomicU64>,
+    progress: Arc<std::sync::Mutex<Vec<Progress>>>,
 }
 
 impl ClientHandler for Handler {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.list_changes.fetch_add(1, Ordering::SeqCst);
+    }
+
+    async fn on_progress(&self, params: rmcp::model::ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
+        let p = Progress { progress: params.progress, total: params.total, message: params.message };
+        self.progress.lock().expect("progress log").push(p);
     }
 
     fn get_info(&self) -> InitializeRequestParams {
@@ -114,6 +128,7 @@ pub struct ServerFacts {
 pub struct Session {
     service: RunningService<RoleClient, Handler>,
     list_changes: Arc<AtomicU64>,
+    progress: Arc<std::sync::Mutex<Vec<Progress>>>,
     facts: ServerFacts,
     /// The home made for the server (and its stderr log), removed with the session.
     _home: tempfile::TempDir,
@@ -145,7 +160,8 @@ impl Session {
             .spawn()
             .with_context(|| format!("cannot start the MCP server `{}`; is it installed and on PATH?", command.program))?;
         let list_changes = Arc::new(AtomicU64::new(0));
-        let handler = Handler { capabilities, list_changes: list_changes.clone() };
+        let progress = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let handler = Handler { capabilities, list_changes: list_changes.clone(), progress: progress.clone() };
         let service = match tokio::time::timeout(HANDSHAKE, handler.serve(transport)).await {
             Ok(Ok(s)) => s,
             Ok(Err(e)) => return Err(anyhow!("the MCP server `{}` failed its handshake: {e}{}", command.program, stderr_tail(&stderr_path))),
@@ -158,7 +174,7 @@ impl Session {
             capabilities: serde_json::to_value(&info.capabilities).unwrap_or(Value::Null),
             instructions: info.instructions.clone(),
         };
-        Ok(Session { service, list_changes, facts, _home: temp, stderr_path })
+        Ok(Session { service, list_changes, progress, facts, _home: temp, stderr_path })
     }
 
     pub fn facts(&self) -> &ServerFacts {
@@ -188,6 +204,12 @@ impl Session {
             .map_err(|_| anyhow!("tools/call `{name}` did not finish within {} ms", timeout.as_millis()))?
             .map_err(|e| anyhow!("tools/call `{name}` failed: {e}{}", stderr_tail(&self.stderr_path)))?;
         serde_json::to_value(&result).context("cannot read a tools/call result")
+    }
+
+    /// The progress notifications received since the last call of this (rmcp puts a progress token on
+    /// every request, so a server that reports progress reports it for any call).
+    pub fn take_progress(&self) -> Vec<Progress> {
+        std::mem::take(&mut *self.progress.lock().expect("progress log"))
     }
 
     /// End the session and stop the server.
