@@ -179,3 +179,72 @@ fn progress_is_recorded_and_a_call_past_its_time_limit_is_an_error_not_a_hang() 
     assert!(text_of(&echo).contains("still here"), "{echo}");
     rt.block_on(s.close()).unwrap();
 }
+
+/// server-everything over streamable HTTP, bound to loopback only: it listens on every interface by
+/// itself (mcp-live.md §2.7), so a preloaded script pins its `listen` to 127.0.0.1. Killed on drop.
+struct HttpServer {
+    child: std::process::Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn everything_over_http() -> HttpServer {
+    let dir = tempfile::tempdir().unwrap();
+    let preload = dir.path().join("loopback.cjs");
+    std::fs::write(
+        &preload,
+        "const net = require('net');\nconst listen = net.Server.prototype.listen;\nnet.Server.prototype.listen = function (...args) {\n  if (typeof args[0] === 'number' || (typeof args[0] === 'string' && /^\\d+$/.test(args[0]))) args.splice(1, 0, '127.0.0.1');\n  return listen.apply(this, args);\n};\n",
+    )
+    .unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let child = Command::new("node")
+        .arg("--require")
+        .arg(&preload)
+        .arg(entry("everything"))
+        .arg("streamableHttp")
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let server = HttpServer { child, port, _dir: dir };
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return server;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    panic!("server-everything did not listen on 127.0.0.1:{port} within 10 s");
+}
+
+#[test]
+fn a_server_reached_by_url_imports_the_same_catalog_as_over_stdio() {
+    let server = everything_over_http();
+    let tmp = tempfile::tempdir().unwrap();
+    let (http, stdio) = (tmp.path().join("http"), tmp.path().join("stdio"));
+    let url = format!("http://127.0.0.1:{}/mcp", server.port);
+    let out = toolpick(&["mcp", "import", "--out", http.to_str().unwrap(), "--url", &url]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = import(&stdio, &[], &["node", &entry("everything")]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let server_file = "mcp_servers_everything.json";
+    assert_eq!(std::fs::read(http.join(server_file)).unwrap(), std::fs::read(stdio.join(server_file)).unwrap(), "the transports gave different catalogs");
+    let meta: serde_json::Value = serde_json::from_slice(&std::fs::read(http.join("catalog.json")).unwrap()).unwrap();
+    assert_eq!(meta["mcp"]["command"], serde_json::json!([url]));
+    // Nothing listens there any more: a clear error, no files.
+    drop(server);
+    let gone = tmp.path().join("gone");
+    let out = toolpick(&["mcp", "import", "--out", gone.to_str().unwrap(), "--url", &url]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("failed its handshake"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!gone.exists());
+}

@@ -126,7 +126,7 @@ const DEFAULT_CACHE: &str = "reports/.cache";
 
 #[derive(Subcommand)]
 enum McpAction {
-    /// Start an MCP server (stdio), list its tools and write them as a native catalog: one server file
+    /// Start an MCP server (stdio; or reach one by --url), list its tools and write them as a native catalog: one server file
     /// and catalog.json recording the server's info, the capabilities on both sides and each tool's
     /// wire name and annotations as sent. The server gets a scrubbed environment (PATH, HOME, TZ, LANG
     /// and --env only) and a temporary working directory. Example:
@@ -148,8 +148,12 @@ enum McpAction {
         /// An environment variable for the server (KEY=VALUE; repeatable). Nothing else is inherited.
         #[arg(long = "env", value_name = "KEY=VALUE", value_parser = parse_env_pair)]
         env: Vec<(String, String)>,
+        /// A server already listening for streamable HTTP, e.g. http://127.0.0.1:8080/mcp (instead of a
+        /// command line).
+        #[arg(long, conflicts_with = "command")]
+        url: Option<String>,
         /// The server's command line, after `--`.
-        #[arg(last = true, required = true, value_name = "COMMAND")]
+        #[arg(last = true, required_unless_present = "url", value_name = "COMMAND")]
         command: Vec<String>,
     },
 }
@@ -303,17 +307,31 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Validate(args) => cmd_validate(args),
         Command::MockEndpoint(args) => cmd_mock(args),
         Command::Lint(args) => cmd_lint(args),
-        Command::Mcp { action: McpAction::Import { out, name, capabilities, categories, env, command } } => {
-            let mut server = crate::mcp::client::ServerCommand::from_words(&command)?;
-            server.env = env;
+        Command::Mcp { action: McpAction::Import { out, name, capabilities, categories, env, url, command } } => {
+            let target = match url {
+                Some(url) => {
+                    if !env.is_empty() {
+                        return Err(crate::error::InputError::new("--env", "applies to a server toolpick starts (after `--`), not to one reached by --url").into());
+                    }
+                    crate::mcp::Target::Http(url)
+                }
+                None => {
+                    let mut server = crate::mcp::client::ServerCommand::from_words(&command)?;
+                    server.env = env.clone();
+                    crate::mcp::Target::Stdio(server)
+                }
+            };
             let options = crate::mcp::import::ImportOptions {
                 name,
                 capabilities,
                 categories: categories.as_deref().map(crate::mcp::import::read_mapping).transpose()?.unwrap_or_default(),
-                command: command.clone(),
-                env_names: server.env.iter().map(|(k, _)| k.clone()).collect(),
+                command: match &target {
+                    crate::mcp::Target::Http(url) => vec![url.clone()],
+                    crate::mcp::Target::Stdio(_) => command.clone(),
+                },
+                env_names: env.iter().map(|(k, _)| k.clone()).collect(),
             };
-            let imported = crate::mcp::import_server(&server, &options, &out)?;
+            let imported = crate::mcp::import_server(&target, &options, &out)?;
             outln!("imported {} tools in {} categories from `{}` into {}", imported.tools, imported.categories, imported.server, out.display());
             for (wire, name) in &imported.renamed {
                 outln!("  renamed `{wire}` to `{name}` (not a valid function name)");

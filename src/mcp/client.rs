@@ -1,4 +1,5 @@
-//! A client session with one live MCP server over stdio (rmcp), started the safe way.
+//! A client session with one live MCP server (rmcp): one toolpick starts over stdio, the safe way, or
+//! one already listening at a streamable-HTTP URL.
 //!
 //! The server is a child process toolpick starts itself, so the rules live here rather than with each
 //! caller:
@@ -130,8 +131,9 @@ pub struct Session {
     list_changes: Arc<AtomicU64>,
     progress: Arc<std::sync::Mutex<Vec<Progress>>>,
     facts: ServerFacts,
-    /// The home made for the server (and its stderr log), removed with the session.
-    _home: tempfile::TempDir,
+    /// The home made for a server toolpick started (and its stderr log), removed with the session.
+    _home: Option<tempfile::TempDir>,
+    /// The stderr log of a server toolpick started (none for a server reached by URL).
     stderr_path: PathBuf,
 }
 
@@ -167,14 +169,26 @@ impl Session {
             Ok(Err(e)) => return Err(anyhow!("the MCP server `{}` failed its handshake: {e}{}", command.program, stderr_tail(&stderr_path))),
             Err(_) => return Err(anyhow!("the MCP server `{}` did not answer `initialize` within {} s{}", command.program, HANDSHAKE.as_secs(), stderr_tail(&stderr_path))),
         };
-        let info = service.peer_info().ok_or_else(|| anyhow!("the MCP server `{}` sent no initialize result", command.program))?;
-        let facts = ServerFacts {
-            server_info: info.server_info.as_ref().map(|i| serde_json::to_value(i).unwrap_or(Value::Null)).unwrap_or(Value::Null),
-            protocol_version: info.protocol_version.to_string(),
-            capabilities: serde_json::to_value(&info.capabilities).unwrap_or(Value::Null),
-            instructions: info.instructions.clone(),
+        let facts = facts_of(&service, &command.program)?;
+        Ok(Session { service, list_changes, progress, facts, _home: Some(temp), stderr_path })
+    }
+
+    /// Connect to a server already listening at a streamable-HTTP `url` (`http://127.0.0.1:PORT/mcp`).
+    pub async fn connect_http(url: &str, capabilities: Capabilities) -> Result<Session> {
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(crate::error::InputError::new("--url", format!("`{url}` is not an http(s) URL; pass the server's endpoint, e.g. http://127.0.0.1:8080/mcp")).into());
+        }
+        let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.to_string());
+        let list_changes = Arc::new(AtomicU64::new(0));
+        let progress = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let handler = Handler { capabilities, list_changes: list_changes.clone(), progress: progress.clone() };
+        let service = match tokio::time::timeout(HANDSHAKE, handler.serve(transport)).await {
+            Ok(Ok(s)) => s,
+            Ok(Err(e)) => return Err(anyhow!("the MCP server at {url} failed its handshake: {e}; is it listening there, and is the path (often /mcp) right?")),
+            Err(_) => return Err(anyhow!("the MCP server at {url} did not answer `initialize` within {} s", HANDSHAKE.as_secs())),
         };
-        Ok(Session { service, list_changes, progress, facts, _home: temp, stderr_path })
+        let facts = facts_of(&service, url)?;
+        Ok(Session { service, list_changes, progress, facts, _home: None, stderr_path: PathBuf::new() })
     }
 
     pub fn facts(&self) -> &ServerFacts {
@@ -219,6 +233,17 @@ impl Session {
     }
 }
 
+/// What the handshake told about the server.
+fn facts_of(service: &RunningService<RoleClient, Handler>, which: &str) -> Result<ServerFacts> {
+    let info = service.peer_info().ok_or_else(|| anyhow!("the MCP server `{which}` sent no initialize result"))?;
+    Ok(ServerFacts {
+        server_info: info.server_info.as_ref().map(|i| serde_json::to_value(i).unwrap_or(Value::Null)).unwrap_or(Value::Null),
+        protocol_version: info.protocol_version.to_string(),
+        capabilities: serde_json::to_value(&info.capabilities).unwrap_or(Value::Null),
+        instructions: info.instructions.clone(),
+    })
+}
+
 /// The environment a server gets: the fixed variables and the ones named for it, nothing inherited
 /// (API keys and tokens in toolpick's own environment must never reach a tool server).
 pub fn scrubbed_env(home: &Path, extra: &[(String, String)]) -> Vec<(String, String)> {
@@ -237,6 +262,9 @@ pub fn scrubbed_env(home: &Path, extra: &[(String, String)]) -> Vec<(String, Str
 
 /// The last lines the server wrote to stderr, for an error message.
 fn stderr_tail(path: &Path) -> String {
+    if path.as_os_str().is_empty() {
+        return String::new();
+    }
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     if lines.is_empty() {
