@@ -248,3 +248,41 @@ fn a_server_reached_by_url_imports_the_same_catalog_as_over_stdio() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("failed its handshake"), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(!gone.exists());
 }
+
+/// A misbehaving stdio server written for the test: it completes the handshake, lists two tools, then
+/// on `crash` exits mid-call and on `garble` answers with a line that is not JSON-RPC.
+const MISBEHAVING: &str = r#"
+const rl = require('readline').createInterface({ input: process.stdin });
+const send = (m) => process.stdout.write(JSON.stringify(m) + '\n');
+rl.on('line', (line) => {
+  const m = JSON.parse(line);
+  if (m.method === 'initialize') send({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: '2025-11-25', capabilities: { tools: {} }, serverInfo: { name: 'misbehaving', version: '0.0.1' } } });
+  else if (m.method === 'tools/list') send({ jsonrpc: '2.0', id: m.id, result: { tools: [
+    { name: 'crash', description: 'Exits mid-call.', inputSchema: { type: 'object' } },
+    { name: 'garble', description: 'Answers with garbage.', inputSchema: { type: 'object' } } ] } });
+  else if (m.method === 'tools/call' && m.params.name === 'crash') { process.stderr.write('crashing on purpose\n'); process.exit(3); }
+  else if (m.method === 'tools/call' && m.params.name === 'garble') process.stdout.write('this is not JSON-RPC {\n');
+});
+"#;
+
+#[test]
+fn a_server_that_crashes_or_garbles_a_call_gives_an_error_for_that_call_and_no_hang() {
+    servers();
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("misbehaving.cjs");
+    std::fs::write(&script, MISBEHAVING).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let command = toolpick::mcp::client::ServerCommand { program: "node".into(), args: vec![script.display().to_string()], env: vec![] };
+    let limit = std::time::Duration::from_secs(5);
+    runtime.block_on(async {
+        let s = toolpick::mcp::client::Session::connect(&command, Default::default(), None).await.unwrap();
+        assert_eq!(s.list_tools().await.unwrap().len(), 2);
+        let started = std::time::Instant::now();
+        let garbled = s.call_tool("garble", Default::default(), limit).await;
+        assert!(garbled.is_err(), "a garbled answer passed as a result: {garbled:?}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(15));
+        let crashed = s.call_tool("crash", Default::default(), limit).await.unwrap_err().to_string();
+        assert!(crashed.contains("crashing on purpose"), "the server's last words are missing: {crashed}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(15));
+    });
+}
