@@ -217,14 +217,21 @@ fn pretty(v: &Value) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// Write the files into `dir` (created if missing), each atomically; then check that toolpick loads
-/// the result as a catalog.
+/// Write the files into `dir` (created if missing). They are first written to a staging directory beside
+/// it and loaded from there as a catalog, so an import toolpick could not load leaves `dir` untouched;
+/// then each file is moved into place.
 pub fn write(imported: &ImportedCatalog, dir: &Path) -> Result<()> {
+    let parent = dir.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
+    let staging = tempfile::Builder::new().prefix(".toolpick-import-").tempdir_in(parent).with_context(|| format!("cannot create a staging directory in {}", parent.display()))?;
+    for (name, bytes) in &imported.files {
+        std::fs::write(staging.path().join(name), bytes).with_context(|| format!("cannot write {name} in {}", staging.path().display()))?;
+    }
+    crate::catalog::load_catalog(staging.path()).map_err(|e| anyhow::anyhow!("the imported catalog does not load (please report this): {e}"))?;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     for (name, bytes) in &imported.files {
         crate::files::write_atomic(&dir.join(name), bytes)?;
     }
-    crate::catalog::load_catalog(dir).map_err(|e| anyhow::anyhow!("the imported catalog does not load (please report this): {e}"))?;
     Ok(())
 }
 

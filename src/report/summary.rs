@@ -167,14 +167,7 @@ impl ScoreRows {
 
     /// Row `i`'s cell key `dataset/catalog/variant/layout/backend`.
     pub fn cell_key(&self, i: usize) -> String {
-        format!(
-            "{}/{}/{}/{}/{}",
-            self.str(self.dataset[i]),
-            self.str(self.catalog[i]),
-            self.str(self.variant[i]),
-            self.str(self.layout[i]),
-            self.str(self.backend[i])
-        )
+        self.key_of(self.cell_codes(i))
     }
 
     pub fn push(&mut self, t: &Trial) {
