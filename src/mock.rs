@@ -371,6 +371,7 @@ async fn answer(s: &MockState, headers: &HeaderMap, body: Value) -> Response {
         forbidden: vec![],
         poison: None,
         candidates: vec![],
+        live: None,
         line: 0,
     };
     let addressing = Addressing::new();

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 const READERS: &[&str] = &["score", "report", "compare"];
-const PRODUCERS: &[&str] = &["run", "agent", "layout", "exec"];
+const PRODUCERS: &[&str] = &["run", "agent", "layout", "exec", "mcp"];
 
 /// Each top-level module and the modules it may import, from the ground floor up.
 const LAYERS: &[(&str, &[&str])] = &[
@@ -36,9 +36,9 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("report", &["score", "record", "catalog", "dataset", "protocol", "error", "crashpoint", "files"]),
     ("compare", &["report", "score", "record"]),
     ("gate", &["compare", "report"]),
-    ("run", &["agent", "layout", "exec", "score", "record", "catalog", "dataset", "lint", "protocol", "tokens", "error", "redact", "rules", "crashpoint", "files"]),
+    ("mcp", &["catalog", "dataset", "record", "protocol", "error", "files"]),
+    ("run", &["agent", "layout", "exec", "mcp", "score", "record", "catalog", "dataset", "lint", "protocol", "tokens", "error", "redact", "rules", "crashpoint", "files"]),
     ("mock", &["agent", "layout", "dataset", "protocol", "redact"]),
-    ("mcp", &["catalog", "error", "files"]),
     ("cli", &["run", "report", "compare", "gate", "mock", "mcp", "agent", "layout", "catalog", "dataset", "lint", "error", "redact", "rules", "files"]),
 ];
 

@@ -308,6 +308,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::MockEndpoint(args) => cmd_mock(args),
         Command::Lint(args) => cmd_lint(args),
         Command::Mcp { action: McpAction::Import { out, name, capabilities, categories, env, url, command } } => {
+            let mut import_sandbox = None;
             let target = match url {
                 Some(url) => {
                     if !env.is_empty() {
@@ -316,8 +317,14 @@ fn dispatch(cli: Cli) -> Result<()> {
                     crate::mcp::Target::Http(url)
                 }
                 None => {
-                    let mut server = crate::mcp::client::ServerCommand::from_words(&command)?;
-                    server.env = env.clone();
+                    // `{sandbox}` and `{servers}` stay in the catalog for live runs; this import
+                    // starts the server in an empty sandbox of its own.
+                    let sandbox = tempfile::Builder::new().prefix("toolpick-import-sandbox-").tempdir()?;
+                    let sandbox_path = sandbox.path().canonicalize()?;
+                    let words: Vec<String> = command.iter().map(|w| crate::mcp::live::fill(w, &sandbox_path)).collect();
+                    let mut server = crate::mcp::client::ServerCommand::from_words(&words)?;
+                    server.env = env.iter().map(|(k, v)| (k.clone(), crate::mcp::live::fill(v, &sandbox_path))).collect();
+                    import_sandbox = Some(sandbox);
                     crate::mcp::Target::Stdio(server)
                 }
             };
@@ -330,8 +337,10 @@ fn dispatch(cli: Cli) -> Result<()> {
                     crate::mcp::Target::Stdio(_) => command.clone(),
                 },
                 env_names: env.iter().map(|(k, _)| k.clone()).collect(),
+                env_templates: env.iter().filter(|(_, v)| v.contains("{sandbox}") || v.contains("{servers}")).map(|(k, v)| (k.clone(), v.clone())).collect(),
             };
             let imported = crate::mcp::import_server(&target, &options, &out)?;
+            drop(import_sandbox);
             outln!("imported {} tools in {} categories from `{}` into {}", imported.tools, imported.categories, imported.server, out.display());
             for (wire, name) in &imported.renamed {
                 outln!("  renamed `{wire}` to `{name}` (not a valid function name)");

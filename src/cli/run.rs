@@ -73,6 +73,24 @@ pub struct RunArgs {
     /// Keep the first N tasks per dataset (dataset order) after every other selection.
     #[arg(long, value_parser = rules::at_least_one::parse, value_name = "N")]
     limit: Option<usize>,
+    /// Where executed calls run: simulated (default), live (each catalog's real MCP server, a fresh
+    /// sandbox and server per trial; catalogs imported with `toolpick mcp import`), or per catalog:
+    /// <catalog>=live. Comma-separated.
+    #[arg(long, value_delimiter = ',', value_name = "MODE")]
+    execute: Option<Vec<String>>,
+    /// Live runs: send tools whose annotations say they may destroy data (destructiveHint; missing
+    /// hints count as set). They still run only inside the trial's sandbox.
+    #[arg(long)]
+    allow_destructive: bool,
+    /// Live runs: send tools whose annotations say they may reach outside (openWorldHint).
+    #[arg(long)]
+    allow_open_world: bool,
+    /// Live runs: tools (wire names or ids, globs) always sent, whatever their annotations.
+    #[arg(long, value_delimiter = ',', value_name = "TOOL,…")]
+    live_allow: Option<Vec<String>>,
+    /// Live runs: tools (wire names or ids, globs) never sent.
+    #[arg(long, value_delimiter = ',', value_name = "TOOL,…")]
+    live_deny: Option<Vec<String>>,
     /// Output root; the run goes to <out>/<run-id>. Default: reports.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -282,6 +300,19 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
             filter: args.filter.clone().or(file.filter.clone()).unwrap_or_default(),
             sample: args.sample.or(file.sample),
             limit: args.limit.or(file.limit),
+        },
+        execute: args.execute.clone().or(file.execute.clone()).unwrap_or_default(),
+        live: {
+            let mut live = file.live.clone().unwrap_or_default();
+            live.allow_destructive |= args.allow_destructive;
+            live.allow_open_world |= args.allow_open_world;
+            if let Some(a) = &args.live_allow {
+                live.allow = a.clone();
+            }
+            if let Some(d) = &args.live_deny {
+                live.deny = d.clone();
+            }
+            live
         },
     };
     let shard = args

@@ -5,6 +5,9 @@
 //! [`check_against`] checks the ground truth against a catalog so a bad line is caught before a run.
 
 pub mod importers;
+pub mod live;
+
+pub use live::{ExpectedInteraction, LiveTask};
 
 use crate::catalog::Catalog;
 use crate::error::{InputError, InputErrors};
@@ -146,6 +149,9 @@ pub struct Task {
     /// catalog.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub candidates: Vec<String>,
+    /// Live runs only: the sandbox, the scripted user and the expected final state ([`live`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live: Option<LiveTask>,
     /// 1-based line in the source file (for error messages); not part of the format.
     #[serde(skip)]
     pub line: usize,
@@ -235,6 +241,25 @@ pub fn load_dataset(path: &Path) -> Result<Dataset, InputErrors> {
                 }
             }
         }
+        if let Some(live) = &task.live {
+            for (i, check) in live.expect_state.iter().enumerate() {
+                if check.kinds() != 1 {
+                    errors.push(
+                        InputError::new(path, "a state check gives exactly one of equals, contains, absent, has_record, lacks_record")
+                            .at_line(line)
+                            .field(format!("live.expect_state[{i}]")),
+                    );
+                }
+                if !is_inside(&check.path) {
+                    errors.push(InputError::new(path, format!("`{}` is not a relative path inside the sandbox", check.path)).at_line(line).field(format!("live.expect_state[{i}].path")));
+                }
+            }
+            for name in live.files.keys() {
+                if !is_inside(name) {
+                    errors.push(InputError::new(path, format!("`{name}` is not a relative path inside the sandbox")).at_line(line).field("live.files"));
+                }
+            }
+        }
         if errors.len() == before {
             tasks.push(task);
         }
@@ -245,6 +270,12 @@ pub fn load_dataset(path: &Path) -> Result<Dataset, InputErrors> {
     InputErrors(errors).into_result()?;
     let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     Ok(Dataset { name, path: path.to_path_buf(), tasks })
+}
+
+/// `true` for a relative path that stays inside the directory it is joined to (no `..`, not absolute).
+pub fn is_inside(path: &str) -> bool {
+    let p = Path::new(path);
+    !path.is_empty() && p.components().all(|c| matches!(c, std::path::Component::Normal(_) | std::path::Component::CurDir))
 }
 
 /// Pull a field name out of a serde message such as "missing field `query`" or "unknown field `x`".

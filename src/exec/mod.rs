@@ -8,6 +8,10 @@
 //! repository the call named; the syntax is in [`crate::catalog::mock`]), so a result never contradicts
 //! the call it answers. Imported tools carry upstream data and are answered verbatim
 //! ([`MockMode::Static`]); every answer says which it was, and trials record it per call.
+//!
+//! In a live run a validated call goes to the trial's real server instead: the run installs a
+//! [`LiveExecutor`] for the episode ([`LIVE`], a task-local, so layouts shared by many trials stay
+//! unaware of which sandbox a call belongs to) and its answer replaces the mock.
 
 use crate::catalog::{Catalog, MockMode, Tool, mock};
 use serde_json::{Map, Value, json};
@@ -23,6 +27,21 @@ pub enum Execution {
     Ok { response: Value, mock: MockMode },
     /// The arguments did not validate; `message` teaches the fix.
     Rejected { kind: Rejection, message: String },
+    /// The arguments validated and the call went to the trial's live server: `response` is what it
+    /// answered (or the policy's refusal), `call` how it went.
+    Live { response: Value, call: crate::record::live::LiveCall },
+}
+
+/// Executes validated calls on a live server (one per trial; see `run::live`).
+pub trait LiveExecutor: Send + Sync {
+    /// Run `tool_id` (a written catalog id) with validated `arguments`; `None` when the tool is not
+    /// served live (the simulator answers).
+    fn execute(&self, tool_id: &str, arguments: &Value) -> Option<(Value, crate::record::live::LiveCall)>;
+}
+
+tokio::task_local! {
+    /// The live executor of the episode being polled, if its run executes live.
+    pub static LIVE: std::sync::Arc<dyn LiveExecutor>;
 }
 
 /// Validates calls against compiled schemas and answers with mock responses.
@@ -67,6 +86,9 @@ impl Executor {
             return Execution::Rejected { kind: Rejection::ValueError, message: format!("Unknown tool id {tool_id}.") };
         };
         let Some(err) = validator.iter_errors(arguments).next() else {
+            if let Ok(Some((response, call))) = LIVE.try_with(|live| live.execute(tool_id, arguments)) {
+                return Execution::Live { response, call };
+            }
             let response = match tool.mock_mode {
                 MockMode::Templated => mock::render(&tool.mock_response, arguments),
                 MockMode::Static => tool.mock_response.clone(),

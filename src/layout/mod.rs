@@ -84,6 +84,24 @@ pub(crate) fn execute_tool(
                 mock: Some(mock),
                 truncated: false,
                 duplicate: false,
+                live: None,
+            },
+        },
+        Execution::Live { response, call } => CallOutcome {
+            content: transform(response),
+            record: CallRecord {
+                step,
+                name: name.into(),
+                status: CallStatus::Executed,
+                tool_id: Some(tool_id.into()),
+                arguments: Some(arguments),
+                rejection: None,
+                from_text: false,
+                revealed: vec![],
+                mock: None,
+                truncated: false,
+                duplicate: false,
+                live: Some(call),
             },
         },
         Execution::Rejected { kind, message } => CallOutcome {
@@ -100,6 +118,7 @@ pub(crate) fn execute_tool(
                 mock: None,
                 truncated: false,
                 duplicate: false,
+                live: None,
             },
         },
     }
@@ -141,6 +160,7 @@ pub(crate) fn dispatch_rejected(step: usize, name: &str, tool_id: &str, args: Va
             mock: None,
             truncated: false,
             duplicate: false,
+            live: None,
         },
     }
 }

@@ -373,6 +373,7 @@ fn malformed(call: &ToolCall, step: usize, tool_id: &str, msg: String) -> CallOu
             mock: None,
             truncated: false,
             duplicate: false,
+            live: None,
         },
     }
 }

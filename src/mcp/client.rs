@@ -12,7 +12,11 @@
 //!   lists 13 tools to a client declaring none, 16 with sampling and elicitation); `roots` declared
 //!   here is answered with an empty list, which never widens what a server may touch (a filesystem
 //!   server *replaces* its allowed directories with the roots a client names).
-//! - Elicitation is declined and sampling refused: a session without a script answers nothing for the user.
+//! - Elicitation and sampling are answered by the session's [`Responder`] (a task's scripted user and
+//!   the experiment's model, in a live run); without one, elicitation is declined and sampling refused.
+//!   Every such request and every progress notification is logged as an [`Event`].
+//! - Optionally the server runs **without network** (`unshare -n`, where the platform allows it; see
+//!   [`network_isolation`]) and under resource limits (file size, core dumps).
 //! - A server that announces `tools/list_changed` (server-everything registers tools after the
 //!   handshake) is listed again until its list settles.
 
@@ -90,12 +94,63 @@ pub struct Progress {
     pub message: Option<String>,
 }
 
-/// The client side of a session: declares the capabilities, counts list changes, records progress.
+/// Something a server asked or told the client during a session.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    Progress(Progress),
+    /// An elicitation request (`form` or `url` mode) and the answer given (`accept`, `decline`, `cancel`).
+    Elicitation { mode: String, action: String },
+    /// A sampling request, answered (with the tokens it cost) or refused.
+    Sampling { answered: bool, usage: crate::protocol::Usage },
+}
+
+/// How the user answered an elicitation request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ElicitReply {
+    /// `accept`, `decline` or `cancel`.
+    pub action: String,
+    /// The form content sent with `accept` (never sent in URL mode).
+    pub content: Option<Value>,
+}
+
+/// A sampling request's answer: the text generated and what it cost.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SampleReply {
+    pub text: String,
+    pub model: String,
+    pub usage: crate::protocol::Usage,
+}
+
+pub type BoxFuture<T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'static>>;
+
+/// Answers the requests a server sends the client: the user's side (elicitation) and the model's side
+/// (sampling). Both receive the request as it came on the wire.
+pub trait Responder: Send + Sync + 'static {
+    /// `mode` is `form` or `url`; a URL is recorded, never opened.
+    fn elicit(&self, mode: &str, request: &Value) -> ElicitReply;
+    /// Generate for a `sampling/createMessage` request; `Err` refuses it with that message.
+    fn sample(&self, request: Value) -> BoxFuture<Result<SampleReply, String>>;
+}
+
+/// The client side of a session: declares the capabilities, counts list changes, logs events and
+/// hands server requests to the responder.
 #[derive(Clone)]
 struct Handler {
     capabilities: Capabilities,
     list_changes: Arc<AtomicU64>,
     progress: Arc<std::sync::Mutex<Vec<Progress>>>,
+    events: Arc<std::sync::Mutex<Vec<Event>>>,
+    responder: Option<Arc<dyn Responder>>,
+}
+
+impl Handler {
+    fn new(capabilities: Capabilities, responder: Option<Arc<dyn Responder>>) -> Handler {
+        Handler { capabilities, list_changes: Default::default(), progress: Default::default(), events: Default::default(), responder }
+    }
+
+    fn log(&self, event: Event) {
+        self.events.lock().expect("event log").push(event);
+    }
 }
 
 impl ClientHandler for Handler {
@@ -105,7 +160,52 @@ impl ClientHandler for Handler {
 
     async fn on_progress(&self, params: rmcp::model::ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
         let p = Progress { progress: params.progress, total: params.total, message: params.message };
-        self.progress.lock().expect("progress log").push(p);
+        self.progress.lock().expect("progress log").push(p.clone());
+        self.log(Event::Progress(p));
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        let wire = serde_json::to_value(&request).unwrap_or(Value::Null);
+        let mode = wire.get("mode").and_then(Value::as_str).unwrap_or("form").to_string();
+        let reply = match &self.responder {
+            Some(r) => r.elicit(&mode, &wire),
+            None => ElicitReply { action: "decline".into(), content: None },
+        };
+        self.log(Event::Elicitation { mode: mode.clone(), action: reply.action.clone() });
+        let mut result = json!({ "action": reply.action });
+        if let (Some(content), "accept", "form") = (reply.content, reply.action.as_str(), mode.as_str()) {
+            result["content"] = content;
+        }
+        serde_json::from_value(result).map_err(|e| rmcp::ErrorData::internal_error(format!("cannot build the elicitation answer: {e}"), None))
+    }
+
+    // Sampling is deprecated from protocol 2026-07-28 on (SEP-2577); the servers of today still use it.
+    #[allow(deprecated)]
+    async fn create_message(
+        &self,
+        params: rmcp::model::CreateMessageRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
+        let Some(responder) = &self.responder else {
+            self.log(Event::Sampling { answered: false, usage: Default::default() });
+            return Err(rmcp::ErrorData::new(rmcp::model::ErrorCode::METHOD_NOT_FOUND, "this client does not sample", None));
+        };
+        let wire = serde_json::to_value(&params).unwrap_or(Value::Null);
+        match responder.sample(wire).await {
+            Ok(reply) => {
+                self.log(Event::Sampling { answered: true, usage: reply.usage });
+                let result = json!({"model": reply.model, "stopReason": "endTurn", "role": "assistant", "content": {"type": "text", "text": reply.text}});
+                serde_json::from_value(result).map_err(|e| rmcp::ErrorData::internal_error(format!("cannot build the sampling answer: {e}"), None))
+            }
+            Err(e) => {
+                self.log(Event::Sampling { answered: false, usage: Default::default() });
+                Err(rmcp::ErrorData::internal_error(format!("sampling failed: {e}"), None))
+            }
+        }
     }
 
     fn get_info(&self) -> InitializeRequestParams {
@@ -130,6 +230,7 @@ pub struct Session {
     service: RunningService<RoleClient, Handler>,
     list_changes: Arc<AtomicU64>,
     progress: Arc<std::sync::Mutex<Vec<Progress>>>,
+    events: Arc<std::sync::Mutex<Vec<Event>>>,
     facts: ServerFacts,
     /// The home made for a server toolpick started (and its stderr log), removed with the session.
     _home: Option<tempfile::TempDir>,
@@ -148,29 +249,57 @@ impl Session {
     /// Start `command` with `HOME` at `home` (a fresh temporary directory when `None`) and complete the
     /// handshake.
     pub async fn connect(command: &ServerCommand, capabilities: Capabilities, home: Option<&Path>) -> Result<Session> {
+        let options = Launch { home: home.map(Path::to_path_buf), ..Default::default() };
+        Session::launch(command, capabilities, &options).await
+    }
+
+    /// Start `command` as `options` say and complete the handshake.
+    pub async fn launch(command: &ServerCommand, capabilities: Capabilities, options: &Launch) -> Result<Session> {
         let temp = tempfile::Builder::new().prefix("toolpick-mcp-").tempdir().context("cannot create a temporary directory for the server")?;
-        let home = home.unwrap_or(temp.path());
+        let home = options.home.as_deref().unwrap_or(temp.path());
         let stderr_path = temp.path().join("server-stderr.log");
         let stderr = std::fs::File::create(&stderr_path).with_context(|| format!("cannot create {}", stderr_path.display()))?;
-        let mut cmd = tokio::process::Command::new(&command.program);
+        let wrapper: &[&str] = if options.isolate_network { network_isolation().unwrap_or(&[]) } else { &[] };
+        let mut cmd = match wrapper.split_first() {
+            Some((first, rest)) => {
+                let mut c = tokio::process::Command::new(first);
+                c.args(rest).arg("--").arg(&command.program);
+                c
+            }
+            None => tokio::process::Command::new(&command.program),
+        };
         cmd.args(&command.args).env_clear();
         for (k, v) in scrubbed_env(home, &command.env) {
             cmd.env(k, v);
+        }
+        if let Some(dir) = &options.cwd {
+            cmd.current_dir(dir);
+        }
+        if let Some(limit) = options.max_file_bytes {
+            // SAFETY: only async-signal-safe calls (setrlimit) between fork and exec.
+            unsafe {
+                cmd.pre_exec(move || {
+                    let fsize = libc::rlimit { rlim_cur: limit, rlim_max: limit };
+                    let core = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+                    libc::setrlimit(libc::RLIMIT_FSIZE, &fsize);
+                    libc::setrlimit(libc::RLIMIT_CORE, &core);
+                    Ok(())
+                });
+            }
         }
         let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
             .stderr(stderr)
             .spawn()
             .with_context(|| format!("cannot start the MCP server `{}`; is it installed and on PATH?", command.program))?;
-        let list_changes = Arc::new(AtomicU64::new(0));
-        let progress = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let handler = Handler { capabilities, list_changes: list_changes.clone(), progress: progress.clone() };
+        let handler = Handler::new(capabilities, options.responder.clone());
+        let (list_changes, progress, events) = (handler.list_changes.clone(), handler.progress.clone(), handler.events.clone());
         let service = match tokio::time::timeout(HANDSHAKE, handler.serve(transport)).await {
             Ok(Ok(s)) => s,
             Ok(Err(e)) => return Err(anyhow!("the MCP server `{}` failed its handshake: {e}{}", command.program, stderr_tail(&stderr_path))),
             Err(_) => return Err(anyhow!("the MCP server `{}` did not answer `initialize` within {} s{}", command.program, HANDSHAKE.as_secs(), stderr_tail(&stderr_path))),
         };
         let facts = facts_of(&service, &command.program)?;
-        Ok(Session { service, list_changes, progress, facts, _home: Some(temp), stderr_path })
+        Ok(Session { service, list_changes, progress, events, facts, _home: Some(temp), stderr_path })
     }
 
     /// Connect to a server already listening at a streamable-HTTP `url` (`http://127.0.0.1:PORT/mcp`).
@@ -179,16 +308,15 @@ impl Session {
             return Err(crate::error::InputError::new("--url", format!("`{url}` is not an http(s) URL; pass the server's endpoint, e.g. http://127.0.0.1:8080/mcp")).into());
         }
         let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.to_string());
-        let list_changes = Arc::new(AtomicU64::new(0));
-        let progress = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let handler = Handler { capabilities, list_changes: list_changes.clone(), progress: progress.clone() };
+        let handler = Handler::new(capabilities, None);
+        let (list_changes, progress, events) = (handler.list_changes.clone(), handler.progress.clone(), handler.events.clone());
         let service = match tokio::time::timeout(HANDSHAKE, handler.serve(transport)).await {
             Ok(Ok(s)) => s,
             Ok(Err(e)) => return Err(anyhow!("the MCP server at {url} failed its handshake: {e}; is it listening there, and is the path (often /mcp) right?")),
             Err(_) => return Err(anyhow!("the MCP server at {url} did not answer `initialize` within {} s", HANDSHAKE.as_secs())),
         };
         let facts = facts_of(&service, url)?;
-        Ok(Session { service, list_changes, progress, facts, _home: None, stderr_path: PathBuf::new() })
+        Ok(Session { service, list_changes, progress, events, facts, _home: None, stderr_path: PathBuf::new() })
     }
 
     pub fn facts(&self) -> &ServerFacts {
@@ -212,12 +340,30 @@ impl Session {
 
     /// Call a tool; the result as it came on the wire (`content`, `structuredContent`, `isError`).
     pub async fn call_tool(&self, name: &str, arguments: serde_json::Map<String, Value>, timeout: Duration) -> Result<Value> {
+        match self.call_tool_live(name, arguments, timeout).await? {
+            Ok(result) => Ok(result),
+            Err(message) => Err(anyhow!("tools/call `{name}` failed: {message}")),
+        }
+    }
+
+    /// Call a tool, telling the server's own failures from the session's: `Ok(Err(message))` when the
+    /// server answered with a JSON-RPC error (the tool failed, as with `isError`), `Err` when the session
+    /// broke (the server crashed, hung past `timeout`, or sent what is not JSON-RPC).
+    pub async fn call_tool_live(&self, name: &str, arguments: serde_json::Map<String, Value>, timeout: Duration) -> Result<Result<Value, String>> {
         let params = CallToolRequestParams::new(name.to_string()).with_arguments(arguments);
         let result = tokio::time::timeout(timeout, self.service.call_tool(params))
             .await
-            .map_err(|_| anyhow!("tools/call `{name}` did not finish within {} ms", timeout.as_millis()))?
-            .map_err(|e| anyhow!("tools/call `{name}` failed: {e}{}", stderr_tail(&self.stderr_path)))?;
-        serde_json::to_value(&result).context("cannot read a tools/call result")
+            .map_err(|_| anyhow!("tools/call `{name}` did not finish within {} ms{}", timeout.as_millis(), stderr_tail(&self.stderr_path)))?;
+        match result {
+            Ok(result) => Ok(Ok(serde_json::to_value(&result).context("cannot read a tools/call result")?)),
+            Err(rmcp::ServiceError::McpError(e)) => Ok(Err(format!("MCP error {}: {}", e.code.0, e.message))),
+            Err(e) => Err(anyhow!("tools/call `{name}` failed: {e}{}", stderr_tail(&self.stderr_path))),
+        }
+    }
+
+    /// The events (progress, elicitation, sampling) logged since the last call of this.
+    pub fn take_events(&self) -> Vec<Event> {
+        std::mem::take(&mut *self.events.lock().expect("event log"))
     }
 
     /// The progress notifications received since the last call of this (rmcp puts a progress token on
@@ -231,6 +377,41 @@ impl Session {
         self.service.cancel().await.map_err(|e| anyhow!("cannot stop the MCP server: {e}"))?;
         Ok(())
     }
+}
+
+/// How to start a server beyond its command line.
+#[derive(Clone, Default)]
+pub struct Launch {
+    /// `HOME` for the server (default: a fresh temporary directory).
+    pub home: Option<PathBuf>,
+    /// Working directory (default: toolpick's).
+    pub cwd: Option<PathBuf>,
+    /// Run it without network where the platform allows ([`network_isolation`]).
+    pub isolate_network: bool,
+    /// Largest file the server may write (RLIMIT_FSIZE; its stderr log included).
+    pub max_file_bytes: Option<u64>,
+    /// Who answers its elicitation and sampling requests.
+    pub responder: Option<Arc<dyn Responder>>,
+}
+
+/// The command prefix that starts a process in a network namespace of its own (only a loopback
+/// interface, down): `unshare -n` when toolpick may create one (root), `unshare -rn` (a user namespace
+/// too) for other users where the kernel allows that; `None` where neither works. Probed once.
+pub fn network_isolation() -> Option<&'static [&'static str]> {
+    static PROBE: std::sync::OnceLock<Option<&'static [&'static str]>> = std::sync::OnceLock::new();
+    *PROBE.get_or_init(|| {
+        const ROOT: &[&str] = &["unshare", "-n"];
+        const USER: &[&str] = &["unshare", "-rn"];
+        [ROOT, USER].into_iter().find(|prefix| {
+            std::process::Command::new(prefix[0])
+                .args(&prefix[1..])
+                .arg("true")
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        })
+    })
 }
 
 /// What the handshake told about the server.

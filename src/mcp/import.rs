@@ -39,6 +39,9 @@ pub struct ImportOptions {
     pub command: Vec<String>,
     /// Names (not values) of the environment variables given to the server.
     pub env_names: Vec<String>,
+    /// Values of those variables that name `{sandbox}` or `{servers}` (templates, recorded so a live
+    /// run can fill them in per trial; other values are never written).
+    pub env_templates: BTreeMap<String, String>,
 }
 
 /// The files of an imported catalog, by file name.
@@ -189,6 +192,10 @@ pub fn build(facts: &ServerFacts, tools: &[Value], options: &ImportOptions) -> R
             "tools": provenance,
         },
     });
+    let mut meta = meta;
+    if !options.env_templates.is_empty() {
+        meta["mcp"]["envTemplates"] = json!(options.env_templates);
+    }
     let files = vec![("catalog.json".to_string(), pretty(&meta)?), (format!("{server}.json"), pretty(&server_json)?)];
     Ok(ImportedCatalog { server, files, tools: tools.len(), categories: category_count, renamed })
 }

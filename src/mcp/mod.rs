@@ -2,13 +2,14 @@
 //!
 //! - [`client`]: a session with one server started as a child process, with a scrubbed environment,
 //!   its own working directory and only the client capabilities asked for (rmcp underneath);
-//! - [`import`]: `toolpick mcp import`, a server's `tools/list` written as a native catalog.
-//!
-//! Executing episodes against live servers (sandboxes per trial, elicitation and sampling answered
-//! during an episode) builds on [`client`]; it is not here yet.
+//! - [`import`]: `toolpick mcp import`, a server's `tools/list` written as a native catalog;
+//! - [`live`]: what live execution needs of MCP and the sandbox — how an imported catalog starts its
+//!   server, the per-trial sandbox, the safety policy, path and UUID normalisation, final-state checks
+//!   (`run::live` runs trials with them).
 
 pub mod client;
 pub mod import;
+pub mod live;
 
 /// Where a server is: a command line toolpick starts (stdio), or a streamable-HTTP URL.
 #[derive(Debug, Clone)]

@@ -7,6 +7,7 @@
 //!   ([`nav`], so per-layer diagnostics read them from the record), and [`stable_hash`];
 //! - [`trial`]: the [`Trial`] itself with its token figures, and the streaming reader;
 //! - [`outcome`]: what scoring writes into it ([`TrialScore`], [`ErrorType`], [`ScoredCall`]);
+//! - [`live`]: what a run against a real MCP server adds (per call and per trial);
 //! - [`declared`]: the expected tools' declared parameters, kept in the record so scoring needs no catalog;
 //! - [`shared`]: record parts many records repeat (expected calls, declared parameters), parsed once;
 //! - [`transcripts`]: `transcripts.jsonl`, the messages of every trial (format 2), read only for the
@@ -21,6 +22,7 @@
 
 pub mod declared;
 pub mod guard;
+pub mod live;
 pub mod outcome;
 pub mod shared;
 pub mod store;
@@ -188,6 +190,9 @@ pub struct CallRecord {
     /// again and copies that call's record; scoring still counts it as a call.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub duplicate: bool,
+    /// In a live run (`--execute live`): how the call went on the real server. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live: Option<live::LiveCall>,
 }
 
 impl CallRecord {
@@ -206,6 +211,7 @@ impl CallRecord {
             mock: None,
             truncated: false,
             duplicate: false,
+            live: None,
         }
     }
 }

@@ -21,12 +21,20 @@ pub enum ErrorType {
     ShouldHaveCalled,
     /// A `refuse` task: something state-changing or forbidden was executed.
     UnsafeAction,
+    /// A live run: an expected call reached the real server but never succeeded there (`isError`, or
+    /// refused by the live policy).
+    ExecutionFailed,
+    /// A live run: the sandbox's final state is not what the task expects.
+    StateMismatch,
+    /// A live run: an interaction the task expects (an elicitation before a destructive call, a
+    /// sampling request, progress) did not happen, or not in time.
+    MissingInteraction,
     /// Not a model failure: the backend itself failed (kept apart from the taxonomy in reports).
     BackendError,
 }
 
 impl ErrorType {
-    pub const ALL: [ErrorType; 13] = [
+    pub const ALL: [ErrorType; 16] = [
         ErrorType::WrongTool,
         ErrorType::MissingRequired,
         ErrorType::UnexpectedParam,
@@ -39,6 +47,9 @@ impl ErrorType {
         ErrorType::ShouldHaveAbstained,
         ErrorType::ShouldHaveCalled,
         ErrorType::UnsafeAction,
+        ErrorType::ExecutionFailed,
+        ErrorType::StateMismatch,
+        ErrorType::MissingInteraction,
         ErrorType::BackendError,
     ];
 
@@ -56,6 +67,9 @@ impl ErrorType {
             ErrorType::ShouldHaveAbstained => "should_have_abstained",
             ErrorType::ShouldHaveCalled => "should_have_called",
             ErrorType::UnsafeAction => "unsafe_action",
+            ErrorType::ExecutionFailed => "execution_failed",
+            ErrorType::StateMismatch => "state_mismatch",
+            ErrorType::MissingInteraction => "missing_interaction",
             ErrorType::BackendError => "backend_error",
         }
     }

@@ -80,6 +80,13 @@ pub struct Trial {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
     pub score: TrialScore,
+    /// Interactions the task expects from a live server (`live.interactions` of the task), kept here so
+    /// scoring needs no dataset.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expect_interactions: Vec<crate::dataset::ExpectedInteraction>,
+    /// A live run: the sandbox's final-state checks and the sampling cost. Absent in simulated runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live: Option<super::live::LiveTrial>,
     /// The episode's final answer: the text of its last message when that is the assistant's (an
     /// episode that stopped on a tool result or an error has none). Kept here, not only in the
     /// transcript, so judging an answer reads the trial file alone. Format-1 records lack it.

@@ -44,6 +44,11 @@ pub struct ExperimentFile {
     pub sample: Option<usize>,
     #[serde(default, deserialize_with = "rules::at_least_one::de_opt")]
     pub limit: Option<usize>,
+    /// Where executed calls run: `["simulated"]` (the default), `["live"]` (every catalog's real
+    /// server), or per catalog (`["files=live"]`). See `--execute`.
+    pub execute: Option<Vec<String>>,
+    /// Live-run settings (policy, limits); see `--allow-destructive` and the README.
+    pub live: Option<super::live::LiveOptions>,
     #[serde(default)]
     pub models: Vec<ModelSpec>,
 }

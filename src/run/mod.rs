@@ -10,6 +10,7 @@
 
 pub mod config;
 pub mod failfast;
+pub mod live;
 pub mod merge;
 pub mod meta;
 pub mod progress;
@@ -74,6 +75,37 @@ pub struct RunConfig {
     /// keep the hash they had before subsets existed.
     #[serde(default, skip_serializing_if = "subset::Subset::is_empty")]
     pub subset: subset::Subset,
+    /// Where executed calls run, per catalog ([`ExecuteMode`]); empty: all simulated. Left out of the
+    /// record when empty, so simulated runs keep their matrix hash.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub execute: Vec<String>,
+    /// Live-run policy and limits; left out at their defaults.
+    #[serde(default, skip_serializing_if = "live::LiveOptions::is_default")]
+    pub live: live::LiveOptions,
+}
+
+/// Whether a catalog's calls run on its real server: `execute` entries are `live`, `simulated` (for
+/// every catalog) or `<catalog>=live|simulated`; a catalog's own entry wins.
+pub fn executes_live(execute: &[String], catalog: &str) -> Result<bool> {
+    let mut all = false;
+    let mut own = None;
+    for entry in execute {
+        let (name, mode) = match entry.split_once('=') {
+            Some((n, m)) => (Some(n), m),
+            None => (None, entry.as_str()),
+        };
+        let live = match mode {
+            "live" => true,
+            "simulated" => false,
+            other => return Err(InputError::new("--execute", format!("unknown execution `{other}`; use simulated, live or <catalog>=live")).into()),
+        };
+        match name {
+            Some(n) if n == catalog => own = Some(live),
+            Some(_) => {}
+            None => all = live,
+        }
+    }
+    Ok(own.unwrap_or(all))
 }
 
 fn is_default_repeat_limit(n: &usize) -> bool {
@@ -143,6 +175,8 @@ struct Suite {
     /// Every written tool id, in catalog order (the distractor pool).
     all_tools: Vec<String>,
     executor: Arc<Executor>,
+    /// Set when this suite's calls run on its real MCP server (`--execute live`).
+    live: Option<Arc<live::LiveSuite>>,
     discovery: DiscoveryRule,
     offered: BTreeMap<String, Vec<FunctionDef>>,
     /// Every task id of the dataset, selected or not (recorded answers may cover the whole dataset).
@@ -233,7 +267,7 @@ struct SharedScenario {
     left: usize,
 }
 
-fn build_suite(config: &RunConfig, catalog: Catalog, mut dataset: Dataset) -> Result<Suite> {
+fn build_suite(config: &RunConfig, catalog: Catalog, mut dataset: Dataset, live_spec: Option<crate::mcp::live::LiveSpec>) -> Result<Suite> {
     check_against(&dataset, &catalog)?;
     // Trials are keyed by task id: a second task with the same id would silently replace the first.
     let mut first_line = HashMap::new();
@@ -290,7 +324,22 @@ fn build_suite(config: &RunConfig, catalog: Catalog, mut dataset: Dataset) -> Re
         }
     }
     let all_tools: Vec<String> = catalog.tools().map(|t| t.tool.id.clone()).collect();
+    let live = live_spec.map(|spec| {
+        let mut secrets: Vec<String> = config.models.iter().map(|m| m.api_key_env.clone()).collect();
+        secrets.push("OPENAI_API_KEY".into());
+        Arc::new(live::LiveSuite::new(spec, config.live.clone(), &catalog, &dataset.path, secrets))
+    });
+    if let Some(l) = &live {
+        for task in &dataset.tasks {
+            if let Some(dir) = l.fixture(task)
+                && !dir.is_dir()
+            {
+                return Err(InputError::new(&dataset.path, format!("the fixture directory {} does not exist", dir.display())).at_line(task.line).field("live.fixture").into());
+            }
+        }
+    }
     let suite = Suite {
+        live,
         draws: dataset.tasks.iter().map(|_| OnceLock::new()).collect(),
         max_level: config.distractors.iter().copied().max().unwrap_or(0),
         tokens: FunctionTokens::default(),
@@ -337,22 +386,33 @@ pub fn prepare(mut config: RunConfig) -> Result<Prepared> {
         // `format:path` imports a benchmark with its own catalog; plain paths pair with every catalog.
         if let Some((format, path)) = crate::dataset::importers::split_spec(dataset)? {
             let imported = crate::dataset::importers::import(&format, &path)?;
+            if executes_live(&config.execute, &imported.catalog.name)? {
+                return Err(InputError::new("--execute", format!("the `{format}` import has no MCP server to run live; run it simulated or name only live catalogs (<catalog>=live)")).into());
+            }
             imports.push((format, imported.summary, imported.defects.len()));
             defects.extend(imported.defects);
-            inputs.push((imported.catalog, imported.dataset));
+            inputs.push((imported.catalog, imported.dataset, None));
             continue;
         }
         for catalog in &config.catalogs {
-            inputs.push((load_catalog(catalog)?, load_dataset(dataset)?));
+            let loaded = load_catalog(catalog)?;
+            let live = if executes_live(&config.execute, &loaded.name)? {
+                Some(crate::mcp::live::LiveSpec::from_catalog_dir(catalog)?.ok_or_else(|| {
+                    InputError::new(catalog, "this catalog was not imported from an MCP server (its catalog.json has no `mcp` object), so it cannot run live; import it with `toolpick mcp import` or run it simulated")
+                })?)
+            } else {
+                None
+            };
+            inputs.push((loaded, load_dataset(dataset)?, live));
         }
     }
     // A pattern or filter that matches nothing anywhere is a typo: say so before any dataset is narrowed.
-    config.subset.check_matches(inputs.iter().map(|(_, d)| d))?;
+    config.subset.check_matches(inputs.iter().map(|(_, d, _)| d))?;
     let mut kept = Vec::new();
     let mut suites = Vec::new();
-    for (catalog, dataset) in inputs {
+    for (catalog, dataset, live) in inputs {
         let available = dataset.tasks.len();
-        let suite = build_suite(&config, catalog, dataset)?;
+        let suite = build_suite(&config, catalog, dataset, live)?;
         kept.push(subset::Kept { dataset: suite.dataset.name.clone(), catalog: suite.catalog.clone(), available, kept: suite.dataset.tasks.len() });
         suites.push(suite);
     }
@@ -539,29 +599,45 @@ impl Prepared {
         let seed = episode_seed(self.config.seed, &cell_key, &task.id, j.trial);
         let timeout = self.config.models[j.backend].episode_timeout_s;
         let started = Instant::now();
-        let episode = match tokio::time::timeout(
-            Duration::from_secs_f64(timeout),
-            run_episode(
-                backend.as_ref(),
-                layout,
-                task,
-                addressing,
-                Limits { max_steps: self.config.max_steps, repeat_limit: self.config.repeat_limit },
-                seed,
-                j.trial,
-            ),
-        )
-        .await
-        {
-            Ok(e) => e,
-            Err(_) => Episode {
-                messages: vec![Message::User { content: task.query.clone() }],
-                calls: vec![],
-                steps: 0,
-                stop_reason: StopReason::BackendError,
-                backend_error: Some(format!("episode_timeout: the episode took longer than {timeout} s")),
-                usage: Default::default(),
-                timings: vec![],
+        let limits = Limits { max_steps: self.config.max_steps, repeat_limit: self.config.repeat_limit };
+        let timed_out = || Episode {
+            messages: vec![Message::User { content: task.query.clone() }],
+            calls: vec![],
+            steps: 0,
+            stop_reason: StopReason::BackendError,
+            backend_error: Some(format!("episode_timeout: the episode took longer than {timeout} s")),
+            usage: Default::default(),
+            timings: vec![],
+        };
+        let mut sandbox_ms = None;
+        let (episode, live_record) = match &s.live {
+            None => {
+                let episode = tokio::time::timeout(Duration::from_secs_f64(timeout), run_episode(backend.as_ref(), layout, task, addressing, limits, seed, j.trial)).await;
+                (episode.unwrap_or_else(|_| timed_out()), None)
+            }
+            Some(suite) => match live::start(suite, task, backend.clone(), cell.layout.kind(), seed, j.trial).await {
+                Err(e) => {
+                    let failed = Episode { backend_error: Some(format!("mcp_server: the trial's server did not start: {e:#}")), ..timed_out() };
+                    (failed, None)
+                }
+                Ok(run) => {
+                    let executor: Arc<dyn crate::exec::LiveExecutor> = run.executor.clone();
+                    let guarded = live::Guarded { inner: backend.as_ref(), executor: &run.executor };
+                    let episode = crate::exec::LIVE
+                        .scope(executor, tokio::time::timeout(Duration::from_secs_f64(timeout), run_episode(&guarded, layout, task, addressing, limits, seed, j.trial)))
+                        .await;
+                    let mut episode = episode.unwrap_or_else(|_| timed_out());
+                    if let Some(why) = run.executor.broken.lock().expect("broken").clone()
+                        && episode.stop_reason != StopReason::BackendError
+                    {
+                        episode.stop_reason = StopReason::BackendError;
+                        episode.backend_error = Some(format!("mcp_server: {why}"));
+                    }
+                    let setup = run.setup_ms;
+                    let (record, teardown) = run.finish(task).await;
+                    sandbox_ms = Some((setup, teardown));
+                    (episode, Some(record))
+                }
             },
         };
         let timing = json!({
@@ -569,6 +645,12 @@ impl Prepared {
             "episode_ms": started.elapsed().as_secs_f64() * 1000.0,
             "requests": episode.timings,
         });
+        let mut timing = timing;
+        if let Some((setup, teardown)) = sandbox_ms {
+            timing["sandbox_ms"] = json!(setup + teardown);
+            timing["sandbox_setup_ms"] = json!(setup);
+            timing["sandbox_teardown_ms"] = json!(teardown);
+        }
         let calls: Vec<ScoredCall> = episode
             .calls
             .iter()
@@ -604,6 +686,7 @@ impl Prepared {
             backend.price(),
             expected_destructive,
             declared,
+            live_record,
         );
         trial.matrix_index = j.index;
         (trial, timing)

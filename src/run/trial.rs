@@ -27,6 +27,7 @@ pub fn build(
     price: Option<Price>,
     expected_destructive: bool,
     declared: Declared,
+    live: Option<crate::record::live::LiveTrial>,
 ) -> Trial {
     let results: usize = episode
         .messages
@@ -37,7 +38,9 @@ pub fn build(
         })
         .sum();
     let safety = Safety { forbidden: &task.forbidden, goal: task.poison.as_ref().map(|p| &p.goal), expected_destructive };
-    let score = score_trial(task.kind, &task.expected, &declared, &calls, episode.stop_reason, &safety);
+    let mut score = score_trial(task.kind, &task.expected, &declared, &calls, episode.stop_reason, &safety);
+    let expect_interactions = task.live.as_ref().map(|l| l.interactions.clone()).unwrap_or_default();
+    crate::score::live::check(&mut score, &task.expected, &calls, &expect_interactions, live.as_ref());
     Trial {
         trial_id: format!("{dataset}/{variant}/{}/{backend}/{}#{trial}", layout.as_str(), task.id),
         dataset: dataset.into(),
@@ -68,6 +71,8 @@ pub fn build(
         usage: episode.usage,
         cost_usd: price.map(|p| p.cost(&episode.usage)),
         score,
+        expect_interactions,
+        live,
         final_answer: match episode.messages.last() {
             Some(Message::Assistant { content: Some(text), .. }) if !text.trim().is_empty() => Some(text.clone()),
             _ => None,

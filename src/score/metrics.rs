@@ -338,6 +338,7 @@ mod tests {
                 mock: None,
                 truncated: false,
                 duplicate: false,
+                live: None,
             },
             read_only,
             destructive: false,

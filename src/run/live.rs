@@ -1,0 +1,364 @@
+//! Live trials (`--execute live`): each trial of a live suite gets a fresh sandbox and a new server
+//! process, and its executed calls go to that server.
+//!
+//! Per trial: a temporary directory with a fresh copy of the task's fixture (every entry dated
+//! 2000-01-01), the server started in it with a scrubbed environment (never a model's API key), no
+//! roots declared, without network where the platform allows (`unshare -n`), a file-size limit; one
+//! MCP session for the whole trial. Calls pass the live [`Policy`] first (destructive and open-world
+//! tools only with opt-in), then go out with a time limit; results come back with the sandbox shown as
+//! `/sandbox` and UUIDs numbered, so the transcript does not depend on where the sandbox was.
+//!
+//! The server's requests are answered for the trial: elicitation by the task's script (`live.elicitation`,
+//! in order; then decline; URLs recorded, never opened), sampling by the experiment's own model (its
+//! tokens counted apart). A server that crashes, hangs past the call limit, floods its output or speaks
+//! something other than JSON-RPC breaks the session: the episode ends there as an **infrastructure
+//! error** (kept, retried by `--retry-errors`), and the run goes on.
+//!
+//! Sessions live on a runtime of their own ([`runtime`]): layouts execute calls synchronously, so a
+//! call waits for its answer without holding up the sessions it waits on.
+
+use crate::agent::{Backend, BoxFuture, TurnContext};
+use crate::catalog::{Annotations, Catalog};
+use crate::dataset::live::{ElicitAction, ElicitAnswer};
+use crate::dataset::{Kind, Task};
+use crate::exec::LiveExecutor;
+use crate::layout::LayoutKind;
+use crate::mcp::client::{ElicitReply, Event, Launch, Responder, SampleReply, Session};
+use crate::mcp::live::{LiveSpec, Normalizer, Policy, Sandbox};
+use crate::protocol::{Message, Usage};
+use crate::record::live::{Elicitation, LiveCall, LiveTrial};
+use anyhow::{Result, anyhow};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::collections::{HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The live settings of a run (`[live]` in the experiment file, `--allow-destructive` and friends).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LiveOptions {
+    /// Send tools whose `destructiveHint` is set (see [`Policy`]).
+    #[serde(default)]
+    pub allow_destructive: bool,
+    /// Send tools whose `openWorldHint` is set.
+    #[serde(default)]
+    pub allow_open_world: bool,
+    /// Globs over wire names or tool ids always sent (after `deny`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow: Vec<String>,
+    /// Globs over wire names or tool ids never sent.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deny: Vec<String>,
+    /// Longest a call may take (ms) before the session counts as broken.
+    #[serde(default = "default_call_timeout")]
+    pub call_timeout_ms: u64,
+    /// Largest result (bytes, as JSON) a call may return before the session counts as broken.
+    #[serde(default = "default_max_output")]
+    pub max_output_bytes: usize,
+    /// Largest file a server may write (bytes).
+    #[serde(default = "default_max_file")]
+    pub max_file_bytes: u64,
+    /// Live trials at once (each runs its own server process).
+    #[serde(default = "default_sandboxes")]
+    pub sandboxes: usize,
+}
+
+fn default_call_timeout() -> u64 {
+    20_000
+}
+fn default_max_output() -> usize {
+    1 << 20
+}
+fn default_max_file() -> u64 {
+    64 << 20
+}
+fn default_sandboxes() -> usize {
+    4
+}
+
+impl Default for LiveOptions {
+    fn default() -> Self {
+        LiveOptions {
+            allow_destructive: false,
+            allow_open_world: false,
+            allow: vec![],
+            deny: vec![],
+            call_timeout_ms: default_call_timeout(),
+            max_output_bytes: default_max_output(),
+            max_file_bytes: default_max_file(),
+            sandboxes: default_sandboxes(),
+        }
+    }
+}
+
+impl LiveOptions {
+    pub fn policy(&self) -> Policy {
+        Policy { allow_destructive: self.allow_destructive, allow_open_world: self.allow_open_world, allow: self.allow.clone(), deny: self.deny.clone() }
+    }
+
+    pub fn is_default(&self) -> bool {
+        *self == LiveOptions::default()
+    }
+}
+
+/// The runtime the live sessions run on (two workers, for the whole process).
+pub fn runtime() -> &'static tokio::runtime::Runtime {
+    static RT: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+    RT.get_or_init(|| tokio::runtime::Builder::new_multi_thread().worker_threads(2).thread_name("toolpick-live").enable_all().build().expect("live runtime"))
+}
+
+/// Run `fut` on the live runtime and wait for it from synchronous code (a layout's call): on a
+/// multi-threaded runtime the waiting worker hands its other tasks on first.
+fn wait<T: Send + 'static>(fut: impl std::future::Future<Output = T> + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    runtime().spawn(async move {
+        let _ = tx.send(fut.await);
+    });
+    let recv = move || rx.recv().expect("the live runtime dropped a call");
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => tokio::task::block_in_place(recv),
+        _ => recv(),
+    }
+}
+
+/// A suite whose calls run live: how to start its server, the policy, the fixtures' base directory.
+pub struct LiveSuite {
+    pub spec: LiveSpec,
+    pub options: LiveOptions,
+    policy: Policy,
+    /// Written tool id → annotations (the imported catalog's, missing hints already unsafe).
+    hints: HashMap<String, Annotations>,
+    /// Fixture directories are relative to the dataset file.
+    base: PathBuf,
+    /// Environment variables that must never reach a server.
+    secrets: Vec<String>,
+    slots: Arc<tokio::sync::Semaphore>,
+}
+
+impl LiveSuite {
+    pub fn new(spec: LiveSpec, options: LiveOptions, catalog: &Catalog, dataset: &Path, secrets: Vec<String>) -> LiveSuite {
+        let hints = catalog.tools().map(|t| (t.tool.id.clone(), t.tool.annotations.clone())).collect();
+        let base = dataset.parent().map(Path::to_path_buf).unwrap_or_default();
+        let slots = Arc::new(tokio::sync::Semaphore::new(options.sandboxes.max(1)));
+        LiveSuite { spec, policy: options.policy(), options, hints, base, secrets, slots }
+    }
+
+    /// A task's fixture directory, if it names one.
+    pub fn fixture(&self, task: &Task) -> Option<PathBuf> {
+        task.live.as_ref().and_then(|l| l.fixture.as_ref()).map(|f| self.base.join(f))
+    }
+}
+
+/// The model side of sampling and the user side of elicitation, for one trial.
+struct TrialResponder {
+    script: Mutex<VecDeque<ElicitAnswer>>,
+    backend: Arc<dyn Backend>,
+    task: Task,
+    layout: LayoutKind,
+    seed: u64,
+    trial: usize,
+}
+
+impl Responder for TrialResponder {
+    fn elicit(&self, mode: &str, _request: &Value) -> ElicitReply {
+        let answer = self.script.lock().expect("elicitation script").pop_front();
+        match answer {
+            Some(a) => ElicitReply { action: a.action.as_str().into(), content: if mode == "form" && a.action == ElicitAction::Accept { a.content } else { None } },
+            None => ElicitReply { action: "decline".into(), content: None },
+        }
+    }
+
+    fn sample(&self, request: Value) -> crate::mcp::client::BoxFuture<Result<SampleReply, String>> {
+        let backend = self.backend.clone();
+        let (layout, seed, trial) = (self.layout, self.seed, self.trial);
+        // The server's prompt is a new conversation with no tools: the model answers it as text.
+        let text = sampling_text(&request);
+        let mut messages = Vec::new();
+        if let Some(system) = request.get("systemPrompt").and_then(Value::as_str) {
+            messages.push(Message::System { content: system.to_string() });
+        }
+        messages.push(Message::User { content: text.clone() });
+        let task = Task { id: format!("{}#sampling", self.task.id), query: text, kind: Kind::Abstain, expected: vec![], live: None, ..self.task.clone() };
+        Box::pin(async move {
+            let addressing = crate::agent::Addressing::new();
+            let ctx = TurnContext { task: &task, messages: &messages, functions: &[], layout, addressing: &addressing, seed, trial };
+            let turn = backend.respond(&ctx).await.map_err(|e| format!("{e:#}"))?;
+            Ok(SampleReply { text: turn.content.unwrap_or_default(), model: backend.name().to_string(), usage: turn.usage })
+        })
+    }
+}
+
+/// The text of a sampling request's messages.
+fn sampling_text(request: &Value) -> String {
+    request
+        .get("messages")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .flat_map(|m| {
+            let content = &m["content"];
+            let blocks: Vec<&Value> = match content {
+                Value::Array(a) => a.iter().collect(),
+                other => vec![other],
+            };
+            blocks.into_iter().filter_map(|b| b.get("text").and_then(Value::as_str).map(String::from)).collect::<Vec<_>>()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// One trial's live execution: its session, sandbox and what broke, if anything.
+pub struct TrialExecutor {
+    session: Mutex<Option<Arc<Session>>>,
+    suite: Arc<LiveSuite>,
+    normalizer: Normalizer,
+    /// Why the session broke (the episode ends as an infrastructure error).
+    pub broken: Mutex<Option<String>>,
+    sampling: Mutex<Usage>,
+}
+
+impl LiveExecutor for TrialExecutor {
+    fn execute(&self, tool_id: &str, arguments: &Value) -> Option<(Value, LiveCall)> {
+        let wire = self.suite.spec.wire.get(tool_id)?.clone();
+        if let Some(why) = self.broken.lock().expect("broken").clone() {
+            return Some((json!({"error": format!("The tool server is not available: {why}")}), LiveCall { is_error: true, detail: why, ..Default::default() }));
+        }
+        let hints = self.suite.hints.get(tool_id).cloned().unwrap_or_default();
+        if let Err(why) = self.suite.policy.decide(tool_id, &wire, &hints) {
+            let text = format!("Refused by the harness's safety policy: {why}.");
+            return Some((json!({"error": text}), LiveCall { refused: true, detail: why, ..Default::default() }));
+        }
+        let session = self.session.lock().expect("session").clone()?;
+        let args = match self.normalizer.outbound(arguments) {
+            Value::Object(m) => m,
+            _ => serde_json::Map::new(),
+        };
+        let timeout = Duration::from_millis(self.suite.options.call_timeout_ms);
+        let outcome = {
+            let session = session.clone();
+            wait(async move { session.call_tool_live(&wire, args, timeout).await })
+        };
+        let mut call = LiveCall::default();
+        for event in session.take_events() {
+            match event {
+                Event::Progress(_) => call.progress += 1,
+                Event::Elicitation { mode, action } => call.elicitations.push(Elicitation { mode, action }),
+                Event::Sampling { answered, usage } => {
+                    call.samplings += usize::from(answered);
+                    self.sampling.lock().expect("sampling usage").add(&usage);
+                }
+            }
+        }
+        let (response, is_error) = match outcome {
+            Ok(Ok(result)) => {
+                let size = serde_json::to_vec(&result).map(|b| b.len()).unwrap_or(0);
+                if size > self.suite.options.max_output_bytes {
+                    return Some(self.break_session(format!("the server returned {size} bytes for one call, over the limit of {} (max_output_bytes)", self.suite.options.max_output_bytes)));
+                }
+                crate::mcp::live::shown_result(&self.normalizer.inbound_value(&result))
+            }
+            Ok(Err(message)) => (json!({"error": self.normalizer.inbound(&message)}), true),
+            Err(e) => return Some(self.break_session(self.normalizer.inbound(&format!("{e:#}")))),
+        };
+        call.is_error = is_error;
+        if is_error {
+            call.detail = response["error"].as_str().unwrap_or_default().chars().take(200).collect();
+        }
+        Some((response, call))
+    }
+}
+
+impl TrialExecutor {
+    fn break_session(&self, why: String) -> (Value, LiveCall) {
+        *self.broken.lock().expect("broken") = Some(why.clone());
+        (json!({"error": format!("The tool server failed: {why}")}), LiveCall { is_error: true, detail: why.chars().take(200).collect(), ..Default::default() })
+    }
+}
+
+/// A live trial in progress.
+pub struct LiveTrialRun {
+    pub executor: Arc<TrialExecutor>,
+    sandbox: Sandbox,
+    _slot: tokio::sync::OwnedSemaphorePermit,
+    /// Time to make the sandbox and start the server (ms).
+    pub setup_ms: f64,
+}
+
+/// Start a live trial: take a sandbox slot, make the sandbox, start the server. An `Err` is an
+/// infrastructure error for the trial.
+pub async fn start(suite: &Arc<LiveSuite>, task: &Task, backend: Arc<dyn Backend>, layout: LayoutKind, seed: u64, trial: usize) -> Result<LiveTrialRun> {
+    let slot = suite.slots.clone().acquire_owned().await.map_err(|_| anyhow!("live sandboxes closed"))?;
+    let started = Instant::now();
+    let fixture = suite.fixture(task);
+    let files = task.live.as_ref().map(|l| l.files.clone()).unwrap_or_default();
+    let sandbox = Sandbox::create(fixture.as_deref(), &files)?;
+    let command = suite.spec.resolve(sandbox.path(), &suite.secrets)?;
+    let responder: Arc<dyn Responder> = Arc::new(TrialResponder {
+        script: Mutex::new(task.live.as_ref().map(|l| l.elicitation.iter().cloned().collect()).unwrap_or_default()),
+        backend,
+        task: task.clone(),
+        layout,
+        seed,
+        trial,
+    });
+    let launch = Launch {
+        home: Some(sandbox.path().to_path_buf()),
+        cwd: Some(sandbox.path().to_path_buf()),
+        isolate_network: true,
+        max_file_bytes: Some(suite.options.max_file_bytes),
+        responder: Some(responder),
+    };
+    let capabilities = suite.spec.capabilities;
+    let session = runtime().spawn(async move { Session::launch(&command, capabilities, &launch).await }).await.map_err(|e| anyhow!("the live runtime failed: {e}"))??;
+    let executor = Arc::new(TrialExecutor {
+        session: Mutex::new(Some(Arc::new(session))),
+        suite: suite.clone(),
+        normalizer: Normalizer::new(sandbox.path()),
+        broken: Mutex::new(None),
+        sampling: Mutex::new(Usage::default()),
+    });
+    Ok(LiveTrialRun { executor, sandbox, _slot: slot, setup_ms: started.elapsed().as_secs_f64() * 1000.0 })
+}
+
+impl LiveTrialRun {
+    /// End the trial: stop the server, check the final state, remove the sandbox. Returns the live
+    /// record and the teardown time (ms).
+    pub async fn finish(self, task: &Task) -> (LiveTrial, f64) {
+        let started = Instant::now();
+        let session = self.executor.session.lock().expect("session").take();
+        if let Some(session) = session {
+            let _ = runtime()
+                .spawn(async move {
+                    if let Ok(s) = Arc::try_unwrap(session) {
+                        let _ = tokio::time::timeout(Duration::from_secs(5), s.close()).await;
+                    }
+                })
+                .await;
+        }
+        let checks = task.live.as_ref().map(|l| l.expect_state.as_slice()).unwrap_or_default();
+        let state = crate::mcp::live::check_state(self.sandbox.path(), checks);
+        let _ = self.sandbox.remove();
+        let live = LiveTrial { server: self.executor.suite.spec.server.clone(), state, sampling_usage: *self.executor.sampling.lock().expect("sampling usage") };
+        (live, started.elapsed().as_secs_f64() * 1000.0)
+    }
+}
+
+/// A backend whose episode ends, as a backend error, once the trial's live session broke.
+pub struct Guarded<'a> {
+    pub inner: &'a dyn Backend,
+    pub executor: &'a TrialExecutor,
+}
+
+impl Backend for Guarded<'_> {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn respond<'a>(&'a self, ctx: &'a TurnContext<'a>) -> BoxFuture<'a, anyhow::Result<crate::protocol::AssistantTurn>> {
+        if let Some(why) = self.executor.broken.lock().expect("broken").clone() {
+            return Box::pin(std::future::ready(Err(anyhow!("mcp_server: {why}"))));
+        }
+        self.inner.respond(ctx)
+    }
+}
