@@ -264,6 +264,7 @@ impl Normalizer {
     /// Text from the server as the model may see it.
     pub fn inbound(&self, text: &str) -> String {
         let text = text.replace(&self.real, VIRTUAL_ROOT);
+        let text = clock_readings_to_fixture_time(&text, today());
         let re = uuid_pattern();
         let mut seen = self.uuids.lock().expect("uuid map");
         re.replace_all(&text, |c: &regex::Captures<'_>| {
@@ -282,6 +283,70 @@ impl Normalizer {
             other => other.clone(),
         }
     }
+}
+
+/// Today's date (UTC) as (year, month, day).
+fn today() -> (i64, u32, u32) {
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    civil((secs / 86_400) as i64)
+}
+
+/// The civil date of a day count since 1970-01-01 (Howard Hinnant's algorithm).
+fn civil(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+
+/// Clock readings a server took during the trial (a file's creation time, "now"), in ISO 8601 or
+/// JavaScript's `Date.toString` form, dated today or the day before or after (UTC), become
+/// [`FIXTURE_TIME`] in the same form: the sandbox's files all read 2000-01-01, and so does any time
+/// the trial itself produced, whichever day it ran.
+fn clock_readings_to_fixture_time(text: &str, today: (i64, u32, u32)) -> String {
+    static ISO: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    static JS: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let iso = ISO.get_or_init(|| regex::Regex::new(r"\b(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-]\d{2}:?\d{2})?").expect("iso pattern"));
+    let js = JS.get_or_init(|| {
+        regex::Regex::new(r"\b(Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) (\d{2}) (\d{4}) \d{2}:\d{2}:\d{2} GMT([+-]\d{4})").expect("js date pattern")
+    });
+    let days = |y: i64, m: u32, d: u32| -> i64 {
+        // Days since 1970-01-01 of a civil date (the inverse of `civil`).
+        let y = if m <= 2 { y - 1 } else { y };
+        let era = y.div_euclid(400);
+        let yoe = y.rem_euclid(400);
+        let mp = i64::from(if m > 2 { m - 3 } else { m + 9 });
+        let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+        era * 146_097 + doe - 719_468
+    };
+    let now = days(today.0, today.1, today.2);
+    let near = |y: i64, m: u32, d: u32| (days(y, m, d) - now).abs() <= 1;
+    let text = iso.replace_all(text, |c: &regex::Captures<'_>| {
+        let (y, m, d) = (c[1].parse().unwrap_or(0), c[2].parse().unwrap_or(0), c[3].parse().unwrap_or(0));
+        if !near(y, m, d) {
+            return c[0].to_string();
+        }
+        let frac = c.get(7).map(|f| format!(".{}", "0".repeat(f.as_str().len() - 1))).unwrap_or_default();
+        let zone = c.get(8).map(|z| if z.as_str() == "Z" { "Z".to_string() } else { "+00:00".to_string() }).unwrap_or_default();
+        let sep = &c[0][10..11];
+        format!("2000-01-01{sep}00:00:00{frac}{zone}")
+    });
+    js.replace_all(&text, |c: &regex::Captures<'_>| {
+        let m = MONTHS.iter().position(|x| *x == &c[2]).map_or(0, |i| i as u32 + 1);
+        if !near(c[4].parse().unwrap_or(0), m, c[3].parse().unwrap_or(0)) {
+            return c[0].to_string();
+        }
+        "Sat Jan 01 2000 00:00:00 GMT+0000".to_string()
+    })
+    .into_owned()
 }
 
 fn uuid_pattern() -> &'static regex::Regex {
@@ -411,6 +476,20 @@ mod tests {
         assert_eq!(n.inbound("Wrote /tmp/toolpick-sandbox-ab12/a.txt"), "Wrote /sandbox/a.txt");
         let text = n.inbound("id DD9AB4A5-1111-4222-8333-123456789abc then 0f0f0f0f-1111-4222-8333-123456789abc then dd9ab4a5-1111-4222-8333-123456789abc");
         assert_eq!(text, "id 00000000-0000-4000-8000-000000000001 then 00000000-0000-4000-8000-000000000002 then 00000000-0000-4000-8000-000000000001");
+    }
+
+    #[test]
+    fn clock_readings_of_the_trial_read_as_the_fixture_time_and_other_dates_stay() {
+        let today = (2026, 12, 2);
+        assert_eq!(civil(20_423), (2025, 12, 1));
+        assert_eq!(civil(0), (1970, 1, 1));
+        let text = "created: Wed Dec 02 2026 18:52:28 GMT+0000 (Coordinated Universal Time)\nmodified: Sat Jan 01 2000 00:00:00 GMT+0000\nat 2026-12-03T01:02:03.456Z, born 1815-12-10T00:00:00Z, due 2026-12-25 09:00:00";
+        assert_eq!(
+            clock_readings_to_fixture_time(text, today),
+            "created: Sat Jan 01 2000 00:00:00 GMT+0000 (Coordinated Universal Time)\nmodified: Sat Jan 01 2000 00:00:00 GMT+0000\nat 2000-01-01T00:00:00.000Z, born 1815-12-10T00:00:00Z, due 2026-12-25 09:00:00"
+        );
+        // Across a month and a year boundary.
+        assert_eq!(clock_readings_to_fixture_time("2026-12-31T23:59:59Z", (2027, 1, 1)), "2000-01-01T00:00:00Z");
     }
 
     #[test]

@@ -284,7 +284,8 @@ fn build_suite(config: &RunConfig, catalog: Catalog, mut dataset: Dataset, live_
     config.subset.apply(&mut dataset, config.seed)?;
     let executor = Arc::new(Executor::new(&catalog)?);
     let read_only = catalog.tools().map(|t| (t.tool.id.clone(), t.tool.annotations.read_only_hint)).collect();
-    let destructive = catalog.tools().map(|t| (t.tool.id.clone(), t.tool.annotations.destructive_hint)).collect();
+    // A destructive hint means something only on a tool that is not read-only (the MCP specification).
+    let destructive = catalog.tools().map(|t| (t.tool.id.clone(), t.tool.annotations.destructive_hint && !t.tool.annotations.read_only_hint)).collect();
     let params = catalog.tools().map(|t| (t.tool.id.clone(), tool_params(&t.tool.input_schema))).collect();
     let mut cells = Vec::new();
     let mut offered = BTreeMap::new();
