@@ -334,7 +334,15 @@ fn dispatch(cli: Cli) -> Result<()> {
                 categories: categories.as_deref().map(crate::mcp::import::read_mapping).transpose()?.unwrap_or_default(),
                 command: match &target {
                     crate::mcp::Target::Http(url) => vec![url.clone()],
-                    crate::mcp::Target::Stdio(_) => command.clone(),
+                    // A live run starts the server in each trial's sandbox: relative paths that name
+                    // files here are recorded as absolute paths, so they still name them there.
+                    crate::mcp::Target::Stdio(_) => command
+                        .iter()
+                        .map(|w| match std::path::Path::new(w) {
+                            p if p.is_relative() && !w.contains('{') && w.contains('/') && p.exists() => std::path::absolute(p).map(|a| a.display().to_string()).unwrap_or_else(|_| w.clone()),
+                            _ => w.clone(),
+                        })
+                        .collect(),
                 },
                 env_names: env.iter().map(|(k, _)| k.clone()).collect(),
                 env_templates: env.iter().filter(|(_, v)| v.contains("{sandbox}") || v.contains("{servers}")).map(|(k, v)| (k.clone(), v.clone())).collect(),

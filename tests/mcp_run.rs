@@ -1,0 +1,251 @@
+//! Live runs (`--execute live`) against the real reference servers (pinned npm packages, installed by
+//! `scripts/install-mcp-servers.sh`) and against a server that misbehaves on purpose
+//! (`tests/fixtures/flaky_mcp_server.py`): a fresh sandbox and server per trial, the oracle at 100 % in
+//! every layout, elicitation, sampling and progress end to end, the safety policy, and broken servers
+//! kept as infrastructure errors of their own trials.
+
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+const REPO: &str = env!("CARGO_MANIFEST_DIR");
+
+fn servers() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let out = Command::new("bash").arg(format!("{REPO}/scripts/install-mcp-servers.sh")).output().expect("run the installer");
+        assert!(out.status.success(), "installing the MCP servers failed: {}", String::from_utf8_lossy(&out.stderr));
+        PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+    })
+}
+
+fn toolpick(args: &[&str], envs: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolpick"));
+    cmd.args(args).env("TOOLPICK_MCP_SERVERS", servers());
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("run toolpick")
+}
+
+fn ok(out: &Output) -> String {
+    assert!(out.status.success(), "toolpick failed ({:?}):\n{}\n{}", out.status.code(), String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Import one of the reference servers the way the README does, with the `{servers}` and `{sandbox}`
+/// placeholders kept in the catalog.
+fn import(dir: &Path, server: &str) -> PathBuf {
+    let out = dir.join("catalogs").join(server);
+    let entry = |s: &str| format!("{{servers}}/node_modules/@modelcontextprotocol/server-{s}/dist/index.js");
+    let o = out.to_str().unwrap();
+    let args: Vec<String> = match server {
+        "filesystem" => ["mcp", "import", "--out", o, "--name", "files", "--", "node", &entry("filesystem"), "{sandbox}"].map(String::from).to_vec(),
+        "memory" => ["mcp", "import", "--out", o, "--name", "memory", "--env", "MEMORY_FILE_PATH={sandbox}/memory.jsonl", "--", "node", &entry("memory")].map(String::from).to_vec(),
+        "everything" => ["mcp", "import", "--out", o, "--name", "everything", "--capabilities", "sampling,elicitation", "--", "node", &entry("everything")].map(String::from).to_vec(),
+        other => panic!("no such server {other}"),
+    };
+    ok(&toolpick(&args.iter().map(String::as_str).collect::<Vec<_>>(), &[]));
+    out
+}
+
+fn trials(run: &Path) -> Vec<Value> {
+    std::fs::read_to_string(run.join("trials.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+/// The text of every tool result in a run's transcripts (as the model read it, JSON strings unescaped).
+fn tool_results(run: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(run.join("transcripts.jsonl")).unwrap();
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        for m in v["transcript"].as_array().unwrap().iter().filter(|m| m["role"] == "tool") {
+            let content = m["content"].as_str().unwrap();
+            out.push(match serde_json::from_str::<Value>(content) {
+                Ok(Value::Object(o)) => o.values().map(|v| v.as_str().map(String::from).unwrap_or_else(|| v.to_string())).collect::<Vec<_>>().join("\n"),
+                _ => content.to_string(),
+            });
+        }
+    }
+    out
+}
+
+fn live_run(catalog: &Path, dataset: &str, out: &Path, id: &str, extra: &[&str]) -> PathBuf {
+    let mut args = vec!["run", "--catalog", catalog.to_str().unwrap(), "--dataset", dataset, "--execute", "live", "--out", out.to_str().unwrap(), "--run-id", id, "--quiet"];
+    args.extend_from_slice(extra);
+    ok(&toolpick(&args, &[]));
+    out.join(id)
+}
+
+const ALL_LAYOUTS: &str = "flat,progressive,progressive-oss,search";
+
+#[test]
+fn the_oracle_passes_every_live_task_in_every_layout_on_the_real_servers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let suites = [
+        ("filesystem", "datasets/live/filesystem.jsonl", vec!["--allow-destructive"]),
+        ("memory", "datasets/live/memory.jsonl", vec!["--allow-destructive"]),
+        ("everything", "datasets/live/everything.jsonl", vec!["--live-allow", "trigger-sampling-request,trigger-url-elicitation"]),
+    ];
+    for (server, dataset, policy) in suites {
+        let catalog = import(tmp.path(), server);
+        let mut extra = vec!["--backends", "oracle", "--layouts", ALL_LAYOUTS, "--variants", "good"];
+        extra.extend(policy);
+        let run = live_run(&catalog, &format!("{REPO}/{dataset}"), tmp.path(), server, &extra);
+        let trials = trials(&run);
+        let tasks = std::fs::read_to_string(format!("{REPO}/{dataset}")).unwrap().lines().count();
+        assert_eq!(trials.len(), tasks * 4, "{server}: one trial per task and layout");
+        for t in &trials {
+            assert_eq!(t["score"]["pass"], true, "{server}: {} failed: {}", t["trial_id"], t["score"]);
+            assert!(t["live"]["server"].as_str().is_some_and(|s| !s.is_empty()), "{server}: {} has no live record", t["trial_id"]);
+            for c in t["calls"].as_array().unwrap().iter().filter(|c| c["record"]["status"] == "executed") {
+                assert!(c["record"]["live"].is_object(), "{}: an executed call did not go to the server: {c}", t["trial_id"]);
+            }
+        }
+        // The state checks the tasks give ran on the sandboxes, and held.
+        let checked: usize = trials.iter().map(|t| t["live"]["state"].as_array().map_or(0, Vec::len)).sum();
+        assert!(server == "everything" || checked >= 4 * 4, "{server}: only {checked} state checks ran");
+    }
+    // server-everything's requests to the client, end to end, in every layout.
+    let everything = trials(&tmp.path().join("everything"));
+    let call_of = |task: &str, layout: &str| -> Vec<Value> {
+        let t = everything.iter().find(|t| t["task_id"] == task && t["layout"] == layout).unwrap();
+        t["calls"].as_array().unwrap().iter().filter_map(|c| c["record"].get("live").cloned()).collect()
+    };
+    for layout in ALL_LAYOUTS.split(',') {
+        assert!(call_of("ev-progress", layout)[0]["progress"].as_u64().unwrap() >= 1, "{layout}: no progress recorded");
+        assert_eq!(call_of("ev-form-accept", layout)[0]["elicitations"], json!([{"mode": "form", "action": "accept"}]));
+        assert_eq!(call_of("ev-form-decline", layout)[0]["elicitations"], json!([{"mode": "form", "action": "decline"}]));
+        assert_eq!(call_of("ev-url-consent", layout)[0]["elicitations"], json!([{"mode": "url", "action": "accept"}]));
+        assert_eq!(call_of("ev-sampling", layout)[0]["samplings"], 1);
+    }
+    // What the server did with the scripted answers reached the model, with the sandbox-independent text.
+    let results = tool_results(&tmp.path().join("everything"));
+    assert!(results.iter().any(|r| r.contains("Name: Ada Lovelace")) && results.iter().any(|r| r.contains("User declined")), "the elicitation answers did not reach the server");
+    assert!(results.iter().any(|r| r.contains("LLM sampling result") && r.contains("\"model\": \"oracle\"")), "the sampling request was not answered by the run's model");
+    let fs = std::fs::read_to_string(tmp.path().join("filesystem/transcripts.jsonl")).unwrap();
+    assert!(fs.contains("/sandbox/projects/atlas/plan.md") && !fs.contains("toolpick-sandbox-"), "sandbox paths are not shown as /sandbox");
+}
+
+#[test]
+fn a_wrong_expected_state_fails_the_oracle_with_state_mismatch() {
+    let tmp = tempfile::tempdir().unwrap();
+    let catalog = import(tmp.path(), "filesystem");
+    // The bundled edit task, expecting a port the edit never writes.
+    let line = std::fs::read_to_string(format!("{REPO}/datasets/live/filesystem.jsonl")).unwrap().lines().find(|l| l.contains("\"fs-edit-port\"")).unwrap().to_string();
+    let mut task: Value = serde_json::from_str(&line).unwrap();
+    let state = &mut task["live"]["expect_state"][0]["equals"];
+    *state = json!(state.as_str().unwrap().replace("port=9090", "port=7070"));
+    let dataset = tmp.path().join("wrong.jsonl");
+    std::fs::write(&dataset, format!("{task}\n")).unwrap();
+    let run = live_run(&catalog, dataset.to_str().unwrap(), tmp.path(), "wrong", &["--backends", "oracle", "--layouts", "flat", "--variants", "good", "--allow-destructive"]);
+    let t = &trials(&run)[0];
+    assert_eq!((t["score"]["pass"].as_bool(), t["score"]["error_type"].as_str()), (Some(false), Some("state_mismatch")), "{}", t["score"]);
+    assert!(t["score"]["error_detail"].as_str().unwrap().contains("port=9090"), "the detail shows what the file holds: {}", t["score"]);
+}
+
+#[test]
+fn destructive_tools_are_refused_without_opt_in_and_the_sandbox_stays_as_it_was() {
+    let tmp = tempfile::tempdir().unwrap();
+    let catalog = import(tmp.path(), "filesystem");
+    let dataset = format!("{REPO}/datasets/live/filesystem.jsonl");
+    let run = live_run(&catalog, &dataset, tmp.path(), "no-opt-in", &["--backends", "oracle", "--layouts", "flat", "--variants", "good", "--tasks", "fs-write-groceries,fs-edit-port,fs-read-todo"]);
+    for t in trials(&run) {
+        let call = &t["calls"][0]["record"];
+        if t["task_id"] == "fs-read-todo" {
+            assert_eq!(t["score"]["pass"], true, "a read-only tool needs no opt-in: {}", t["score"]);
+            continue;
+        }
+        assert_eq!(call["live"]["refused"], true, "{}: {call}", t["task_id"]);
+        assert!(call["live"]["detail"].as_str().unwrap().contains("destructiveHint"), "{call}");
+        assert_eq!(t["score"]["error_type"], "execution_failed", "{}", t["score"]);
+        // The final-state check of the write task saw the sandbox without the refused file.
+        if t["task_id"] == "fs-write-groceries" {
+            assert_eq!(t["live"]["state"][0]["ok"], false, "{}", t["live"]);
+        }
+    }
+    // A deny list wins over the opt-in.
+    let run = live_run(&catalog, &dataset, tmp.path(), "denied", &["--backends", "oracle", "--layouts", "flat", "--variants", "good", "--tasks", "fs-write-groceries", "--allow-destructive", "--live-deny", "write_*"]);
+    let t = &trials(&run)[0];
+    assert!(t["calls"][0]["record"]["live"]["detail"].as_str().unwrap().contains("deny list"), "{}", t["calls"][0]);
+}
+
+#[test]
+fn live_trials_are_byte_identical_across_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let catalog = import(tmp.path(), "filesystem");
+    let dataset = format!("{REPO}/datasets/live/filesystem.jsonl");
+    let args = ["--backends", "oracle,lexical", "--layouts", "flat,progressive", "--variants", "good,bad", "--allow-destructive"];
+    let a = live_run(&catalog, &dataset, tmp.path(), "a", &args);
+    let b = live_run(&catalog, &dataset, tmp.path(), "b", &args);
+    for file in ["trials.jsonl", "transcripts.jsonl", "summary.csv", "report.html"] {
+        assert!(std::fs::read(a.join(file)).unwrap() == std::fs::read(b.join(file)).unwrap(), "{file} differs between two live runs");
+    }
+    let timings = std::fs::read_to_string(a.join("timings.jsonl")).unwrap();
+    assert!(timings.lines().all(|l| serde_json::from_str::<Value>(l).unwrap()["sandbox_ms"].as_f64().is_some_and(|ms| ms > 0.0)), "every trial's sandbox cost is in timings.jsonl");
+}
+
+/// The flaky server imported as a catalog, and one task per tool.
+fn flaky(dir: &Path) -> (PathBuf, PathBuf) {
+    let catalog = dir.join("catalogs/flaky");
+    let script = format!("{REPO}/tests/fixtures/flaky_mcp_server.py");
+    ok(&toolpick(&["mcp", "import", "--out", catalog.to_str().unwrap(), "--", "python3", &script], &[]));
+    let tools: Vec<String> = toolpick::catalog::load_catalog(&catalog).unwrap().tools().map(|t| t.tool.id.clone()).collect();
+    let id = |name: &str| tools.iter().find(|t| t.ends_with(&format!("/{name}"))).unwrap().clone();
+    let dataset = dir.join("flaky.jsonl");
+    let lines: Vec<String> = ["say_ok", "say_error", "crash", "hang", "flood", "garbage", "show_env"]
+        .iter()
+        .map(|name| json!({"id": name, "query": format!("please run {name}"), "kind": "single", "expected": [{"tool": id(name)}]}).to_string())
+        .collect();
+    std::fs::write(&dataset, lines.join("\n") + "\n").unwrap();
+    (catalog, dataset)
+}
+
+#[test]
+fn a_server_that_crashes_hangs_floods_or_speaks_garbage_is_an_infrastructure_error_of_that_trial_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (catalog, dataset) = flaky(tmp.path());
+    let config = tmp.path().join("limits.toml");
+    std::fs::write(&config, "[live]\ncall_timeout_ms = 2000\n").unwrap();
+    let args = ["--config", config.to_str().unwrap(), "--backends", "oracle", "--layouts", "flat", "--variants", "good"];
+    let started = std::time::Instant::now();
+    let run = live_run(&catalog, dataset.to_str().unwrap(), tmp.path(), "flaky", &args);
+    assert!(started.elapsed() < std::time::Duration::from_secs(90), "a broken server held the run up");
+    let by_task = |trials: &[Value], id: &str| trials.iter().find(|t| t["task_id"] == id).unwrap().clone();
+    let trials_a = trials(&run);
+    assert_eq!(by_task(&trials_a, "say_ok")["score"]["pass"], true);
+    // A tool that answers isError is the tool failing (a model-visible failure), not the server breaking.
+    let err = by_task(&trials_a, "say_error");
+    assert_eq!((err["error"].is_null(), err["score"]["error_type"].as_str()), (true, Some("execution_failed")), "{err}");
+    for broken in ["crash", "hang", "flood", "garbage"] {
+        let t = by_task(&trials_a, broken);
+        assert_eq!(t["stop_reason"], "backend_error", "{broken}: {t}");
+        assert!(t["error"].as_str().unwrap().starts_with("mcp_server:"), "{broken}: {}", t["error"]);
+    }
+    assert!(by_task(&trials_a, "crash")["error"].as_str().unwrap().contains("crashing on purpose"), "the crash shows the server's stderr");
+    // Resuming re-runs exactly the errors when asked to.
+    let mut again = vec!["run", "--catalog", catalog.to_str().unwrap(), "--dataset", dataset.to_str().unwrap(), "--execute", "live", "--out", tmp.path().to_str().unwrap(), "--run-id", "flaky", "--retry-errors"];
+    again.extend_from_slice(&args);
+    let stdout = ok(&toolpick(&again, &[]));
+    assert!(stdout.contains("4 trials run, 3 already done"), "{stdout}");
+}
+
+#[test]
+fn the_models_api_key_never_reaches_a_live_server() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (catalog, dataset) = flaky(tmp.path());
+    let canary = "sk-canary-7f3a9c2e41d8";
+    let args = ["run", "--catalog", catalog.to_str().unwrap(), "--dataset", dataset.to_str().unwrap(), "--execute", "live", "--tasks", "show_env", "--backends", "oracle", "--layouts", "flat", "--variants", "good", "--out", tmp.path().to_str().unwrap(), "--run-id", "env", "--quiet"];
+    ok(&toolpick(&args, &[("OPENAI_API_KEY", canary), ("TOOLPICK_UNRELATED_SECRET", canary)]));
+    let transcripts = std::fs::read_to_string(tmp.path().join("env/transcripts.jsonl")).unwrap();
+    assert!(transcripts.contains("PATH=") && transcripts.contains("HOME=/sandbox"), "the server's environment was not shown: {transcripts}");
+    assert!(!transcripts.contains(canary) && !transcripts.contains("OPENAI_API_KEY"), "a variable of toolpick's environment reached the server");
+}
+
+#[test]
+fn a_catalog_not_imported_from_a_server_cannot_run_live() {
+    let out = toolpick(&["run", "--execute", "live", "--backends", "oracle", "--layouts", "flat", "--variants", "good", "--out", tempfile::tempdir().unwrap().path().to_str().unwrap()], &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("was not imported from an MCP server"));
+}
