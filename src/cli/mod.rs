@@ -106,6 +106,15 @@ enum Command {
         /// 0 keeps all).
         #[arg(long, value_name = "N")]
         min_quality: Option<u32>,
+        /// Move the tasks onto a live server's catalog (one written by `toolpick mcp import`): tools are
+        /// matched by name, renamed tools mapped (read_file → read_text_file) and reported as repairs.
+        /// The catalog is not copied: run the dataset with `--catalog <it> --execute live`.
+        #[arg(long, value_name = "CATALOG")]
+        onto: Option<PathBuf>,
+        /// With --onto: the fixture directory every task's sandbox starts from (written as the tasks'
+        /// `live.fixture`, relative to the output directory), e.g. a test_project_root for MCPToolBench++.
+        #[arg(long, value_name = "DIR", requires = "onto")]
+        fixture: Option<PathBuf>,
     },
     /// Live MCP servers: `mcp import` writes a server's tools as a native catalog.
     Mcp {
@@ -156,6 +165,15 @@ enum McpAction {
         #[arg(last = true, required_unless_present = "url", value_name = "COMMAND")]
         command: Vec<String>,
     },
+}
+
+/// `to` relative to the directory `from` (both absolute), with `..` where needed.
+fn relative_path(from: &std::path::Path, to: &std::path::Path) -> String {
+    let (a, b): (Vec<_>, Vec<_>) = (from.components().collect(), to.components().collect());
+    let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut parts: Vec<String> = std::iter::repeat_n("..".to_string(), a.len() - common).collect();
+    parts.extend(b[common..].iter().map(|c| c.as_os_str().to_string_lossy().into_owned()));
+    if parts.is_empty() { ".".into() } else { parts.join("/") }
 }
 
 fn parse_env_pair(s: &str) -> Result<(String, String), String> {
@@ -355,7 +373,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
-        Command::Import { format, path, output, min_quality } => {
+        Command::Import { format, path, output, min_quality, onto, fixture } => {
             let mut options = crate::dataset::importers::Options::default();
             if let Some(q) = min_quality {
                 if format != "safetoolbench" {
@@ -363,7 +381,37 @@ fn dispatch(cli: Cli) -> Result<()> {
                 }
                 options.min_quality = q;
             }
-            let imported = crate::dataset::importers::import_with(&format, &path, &options)?;
+            let mut imported = crate::dataset::importers::import_with(&format, &path, &options)?;
+            if let Some(onto) = &onto {
+                let catalog = crate::catalog::load_catalog(onto)?;
+                let fixture = match &fixture {
+                    Some(dir) => {
+                        if !dir.is_dir() {
+                            return Err(crate::error::InputError::new(dir, "the fixture is not a directory").field("--fixture").into());
+                        }
+                        // A dataset names its fixture relative to itself.
+                        let from = std::path::absolute(&output)?;
+                        let to = std::path::absolute(dir)?;
+                        Some(relative_path(&from, &to))
+                    }
+                    None => None,
+                };
+                crate::dataset::importers::retarget::retarget(&mut imported, catalog, &onto.display().to_string(), fixture.as_deref());
+                let dataset = crate::dataset::importers::write_native_with(&imported, &output, false)?;
+                let repaired = imported.defects.iter().filter(|d| d.action == "repaired").count();
+                outln!(
+                    "{}: {} tasks onto {} → {}; {} defect rows ({} repaired) in {}; run it with --catalog {} --execute live",
+                    format,
+                    imported.dataset.tasks.len(),
+                    onto.display(),
+                    dataset.display(),
+                    imported.defects.len(),
+                    repaired,
+                    output.join("defects.csv").display(),
+                    onto.display()
+                );
+                return Ok(());
+            }
             let dataset = crate::dataset::importers::write_native(&imported, &output)?;
             outln!(
                 "{}: {}; {} tools → {} (catalog in {}); {} defect rows in {}",

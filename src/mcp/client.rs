@@ -130,6 +130,8 @@ pub trait Responder: Send + Sync + 'static {
     fn elicit(&self, mode: &str, request: &Value) -> ElicitReply;
     /// Generate for a `sampling/createMessage` request; `Err` refuses it with that message.
     fn sample(&self, request: Value) -> BoxFuture<Result<SampleReply, String>>;
+    /// A progress notification arrived (it is logged as an [`Event`] as well).
+    fn on_progress(&self, _progress: &Progress) {}
 }
 
 /// The client side of a session: declares the capabilities, counts list changes, logs events and
@@ -160,6 +162,9 @@ impl ClientHandler for Handler {
 
     async fn on_progress(&self, params: rmcp::model::ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
         let p = Progress { progress: params.progress, total: params.total, message: params.message };
+        if let Some(r) = &self.responder {
+            r.on_progress(&p);
+        }
         self.progress.lock().expect("progress log").push(p.clone());
         self.log(Event::Progress(p));
     }

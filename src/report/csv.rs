@@ -157,6 +157,8 @@ impl TrialsCsv {
             "tokens_total",
             "prompt_tokens",
             "completion_tokens",
+            "sampling_prompt_tokens",
+            "sampling_completion_tokens",
             "cost_usd",
             "infra_error",
             "query",
@@ -231,6 +233,10 @@ fn encode_row(t: &crate::record::Trial) -> Result<Vec<u8>> {
     w.write_field(n.format(t.tokens.tool_context_total))?;
     w.write_field(n.format(t.usage.prompt_tokens))?;
     w.write_field(n.format(t.usage.completion_tokens))?;
+    // A live server's sampling requests, answered by the run's model: its own tokens, never the agent's.
+    let sampling = t.live.as_ref().map(|l| l.sampling_usage).unwrap_or_default();
+    w.write_field(n.format(sampling.prompt_tokens))?;
+    w.write_field(n.format(sampling.completion_tokens))?;
     w.write_field(t.cost_usd.map(num).unwrap_or_default())?;
     w.write_field(t.error.as_deref().unwrap_or(""))?;
     w.write_field(&t.query)?;

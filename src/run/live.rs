@@ -151,6 +151,11 @@ impl LiveSuite {
     }
 }
 
+/// Progress notifications received by every live session of this process, and the last one's text
+/// (the progress display shows them).
+pub static PROGRESS_SEEN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+pub static LAST_PROGRESS: Mutex<String> = Mutex::new(String::new());
+
 /// The model side of sampling and the user side of elicitation, for one trial.
 struct TrialResponder {
     script: Mutex<VecDeque<ElicitAnswer>>,
@@ -168,6 +173,12 @@ impl Responder for TrialResponder {
             Some(a) => ElicitReply { action: a.action.as_str().into(), content: if mode == "form" && a.action == ElicitAction::Accept { a.content } else { None } },
             None => ElicitReply { action: "decline".into(), content: None },
         }
+    }
+
+    fn on_progress(&self, p: &crate::mcp::client::Progress) {
+        PROGRESS_SEEN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let total = p.total.map(|t| format!("/{t}")).unwrap_or_default();
+        *LAST_PROGRESS.lock().expect("last progress") = format!("{} {}{total}", self.task.id, p.progress);
     }
 
     fn sample(&self, request: Value) -> crate::mcp::client::BoxFuture<Result<SampleReply, String>> {

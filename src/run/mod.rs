@@ -938,6 +938,20 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecO
     meta["episode_phase_seconds"] = json!(phase_seconds);
     meta["episode_phase_cpu_seconds"] = json!(phase_cpu);
     meta["tasks"] = json!(prepared.task_count());
+    let live: Vec<Value> = prepared
+        .suites
+        .iter()
+        .filter_map(|s| s.live.as_ref().map(|l| json!({"dataset": s.dataset.name, "catalog": s.catalog, "server": l.spec.server, "command": l.spec.command})))
+        .collect();
+    if !live.is_empty() {
+        // What the platform gave: a network namespace per server, or none (then servers share the
+        // machine's network; see the README's "Live MCP servers").
+        let isolation = match crate::mcp::client::network_isolation() {
+            Some(prefix) => format!("network namespace per server ({})", prefix.join(" ")),
+            None => "none: `unshare` is not available to this user, servers share the machine's network".to_string(),
+        };
+        meta["live"] = json!({"suites": live, "network_isolation": isolation, "options": prepared.config.live});
+    }
     write_json_atomic(&run_json, &meta)?;
     Ok(RunOutcome {
         dir: dir.to_path_buf(),

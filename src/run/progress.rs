@@ -20,7 +20,9 @@ pub struct Progress {
     last_line: Mutex<Instant>,
     total: u64,
     started: Instant,
-    _multi: MultiProgress,
+    /// A line for live servers' progress notifications, added when the first arrives.
+    live: Mutex<Option<ProgressBar>>,
+    multi: MultiProgress,
 }
 
 impl Progress {
@@ -48,7 +50,8 @@ impl Progress {
             last_line: Mutex::new(Instant::now()),
             total: cells.iter().map(|c| c.1).sum(),
             started: Instant::now(),
-            _multi: multi,
+            live: Mutex::new(None),
+            multi,
         }
     }
 
@@ -73,6 +76,16 @@ impl Progress {
     /// Called every second by the runner: without a terminal, a plain line every [`Progress::interval`]
     /// even while no trial finishes (a CPU model may take minutes per trial).
     pub fn tick(&self, retries: u64) {
+        if let Some(text) = live_progress() {
+            let mut live = self.live.lock().expect("progress lock");
+            let bar = live.get_or_insert_with(|| {
+                let b = self.multi.add(ProgressBar::new_spinner());
+                b.set_style(ProgressStyle::with_template("{prefix:<40} {msg}").expect("template"));
+                b.set_prefix("live servers");
+                b
+            });
+            bar.set_message(text);
+        }
         self.plain_line(false, retries);
     }
 
@@ -96,8 +109,9 @@ impl Progress {
         };
         let scored = done_all - errors_all;
         let rate = if scored == 0 { 0.0 } else { 100.0 * passed_all as f64 / scored as f64 };
+        let live = live_progress().map(|t| format!(", {t}")).unwrap_or_default();
         eprintln!(
-            "progress: {done_all}/{} trials, pass {rate:.1}%, errors {errors_all}, retries {retries}, {:.1}s",
+            "progress: {done_all}/{} trials, pass {rate:.1}%, errors {errors_all}, retries {retries}, {:.1}s{live}",
             self.total,
             self.started.elapsed().as_secs_f64()
         );
@@ -107,5 +121,14 @@ impl Progress {
         for b in &self.bars {
             b.finish();
         }
+        if let Some(b) = self.live.lock().expect("progress lock").as_ref() {
+            b.finish();
+        }
     }
+}
+
+/// The live servers' progress notifications so far, once there are any.
+fn live_progress() -> Option<String> {
+    let n = super::live::PROGRESS_SEEN.load(std::sync::atomic::Ordering::Relaxed);
+    (n > 0).then(|| format!("mcp progress notifications {n} (last: {})", super::live::LAST_PROGRESS.lock().expect("last progress")))
 }

@@ -17,6 +17,7 @@ pub mod bfcl;
 pub mod fields;
 pub mod mcptoolbench;
 pub mod read;
+pub mod retarget;
 pub mod safetoolbench;
 pub mod stabletoolbench;
 
@@ -262,6 +263,21 @@ pub fn finish(catalog: Catalog, mut dataset: Dataset, mut ledger: Ledger) -> Imp
 
 /// Write an import as native files: `<out>/catalog/*.json`, `<out>/<name>.jsonl`, `<out>/defects.csv`.
 pub fn write_native(imported: &Imported, out: &Path) -> Result<PathBuf> {
+    write_native_with(imported, out, true)
+}
+
+/// As [`write_native`]; without the catalog when `catalog` is false (an import retargeted onto a live
+/// server's catalog runs against that catalog, which stays where it is).
+pub fn write_native_with(imported: &Imported, out: &Path, catalog: bool) -> Result<PathBuf> {
+    if catalog {
+        write_catalog(imported, out)?;
+    } else {
+        std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    }
+    write_tasks(imported, out)
+}
+
+fn write_catalog(imported: &Imported, out: &Path) -> Result<()> {
     let cat_dir = out.join("catalog");
     std::fs::create_dir_all(&cat_dir).with_context(|| format!("cannot create {}", cat_dir.display()))?;
     let meta = json!({"name": imported.catalog.name, "description": imported.catalog.description});
@@ -281,6 +297,10 @@ pub fn write_native(imported: &Imported, out: &Path) -> Result<PathBuf> {
         }
         crate::files::write_atomic(&cat_dir.join(format!("{}.json", s.name)), &serde_json::to_vec_pretty(&v)?)?;
     }
+    Ok(())
+}
+
+fn write_tasks(imported: &Imported, out: &Path) -> Result<PathBuf> {
     let mut lines = Vec::new();
     for t in &imported.dataset.tasks {
         lines.extend(serde_json::to_vec(t)?);
