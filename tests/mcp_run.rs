@@ -249,3 +249,55 @@ fn a_catalog_not_imported_from_a_server_cannot_run_live() {
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("was not imported from an MCP server"));
 }
+
+#[test]
+fn a_servers_sampling_request_goes_to_the_runs_model_over_http_and_its_tokens_are_kept_apart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let mock = rt.block_on(toolpick::mock::spawn("127.0.0.1:0".parse().unwrap(), Default::default())).unwrap();
+    let catalog = tmp.path().join("catalogs/flaky");
+    let script = format!("{REPO}/tests/fixtures/flaky_mcp_server.py");
+    ok(&toolpick(&["mcp", "import", "--out", catalog.to_str().unwrap(), "--capabilities", "sampling", "--", "python3", &script], &[]));
+    let tool = toolpick::catalog::load_catalog(&catalog).unwrap().tools().find(|t| t.tool.name == "ask_model").unwrap().tool.id.clone();
+    let dataset = tmp.path().join("ask.jsonl");
+    std::fs::write(&dataset, json!({"id": "ask", "query": "please run ask_model", "kind": "single", "expected": [{"tool": tool}], "live": {"interactions": [{"kind": "sampling"}]}}).to_string() + "\n").unwrap();
+    let url = mock.base_url();
+    let run = live_run(&catalog, dataset.to_str().unwrap(), tmp.path(), "ask", &["--backends", "openai", "--model", "mock", "--base-url", &url, "--no-cache", "--layouts", "flat", "--variants", "good"]);
+    let t = &trials(&run)[0];
+    assert_eq!(t["score"]["pass"], true, "{}", t["score"]);
+    assert_eq!(t["calls"][0]["record"]["live"]["samplings"], 1);
+    // The model answered the server: its text came back through the tool's result.
+    assert!(tool_results(&run).iter().any(|r| r.starts_with("the model said: ")), "{:?}", tool_results(&run));
+    // Three requests reached the endpoint: the agent's two turns and the server's sampling request,
+    // whose tokens are the trial's sampling usage, not the agent's.
+    let stats: Value = rt.block_on(async { reqwest::get(format!("{}/stats", url.trim_end_matches("/v1"))).await.unwrap().json().await.unwrap() });
+    assert_eq!(stats["requests"], 3, "{stats}");
+    assert_eq!(t["steps"], 2);
+    let sampling = &t["live"]["sampling_usage"];
+    assert!(sampling["prompt_tokens"].as_u64().unwrap() > 0 && sampling["completion_tokens"].as_u64().unwrap() > 0, "{sampling}");
+    let csv = std::fs::read_to_string(run.join("trials.csv")).unwrap();
+    let (head, row) = (csv.lines().next().unwrap().split(',').collect::<Vec<_>>(), csv.lines().nth(1).unwrap().split(',').collect::<Vec<_>>());
+    let col = |name: &str| row[head.iter().position(|h| *h == name).unwrap()].to_string();
+    assert_eq!(col("sampling_prompt_tokens"), sampling["prompt_tokens"].to_string());
+    assert_eq!(col("prompt_tokens"), t["usage"]["prompt_tokens"].to_string());
+}
+
+#[test]
+fn mcptoolbench_filesystem_tasks_run_live_on_server_filesystem() {
+    let tmp = tempfile::tempdir().unwrap();
+    let catalog = import(tmp.path(), "filesystem");
+    let slice = format!("{REPO}/../shared/external/mcptoolbench/data/filesystem/filesystem_0723_single.slice.json");
+    let out = tmp.path().join("mtb-dataset");
+    let fixture = format!("{REPO}/datasets/live/fixtures/mcptoolbench");
+    let stdout = ok(&toolpick(&["import", "mcptoolbench", &slice, "--output", out.to_str().unwrap(), "--onto", catalog.to_str().unwrap(), "--fixture", &fixture], &[]));
+    assert!(stdout.contains("40 tasks onto"), "{stdout}");
+    let dataset = out.join("mcptoolbench.jsonl");
+    let run = live_run(&catalog, dataset.to_str().unwrap(), tmp.path(), "mtb", &["--backends", "oracle", "--layouts", ALL_LAYOUTS, "--variants", "good", "--allow-destructive"]);
+    let trials = trials(&run);
+    assert_eq!(trials.len(), 160);
+    for t in &trials {
+        assert_eq!(t["score"]["pass"], true, "{}: {}", t["trial_id"], t["score"]);
+    }
+    // The labels' relative ./test_project_root paths reached the real files of the fixture.
+    assert!(tool_results(&run).iter().any(|r| r.contains("version: 1.0")), "the fixture's files were not read");
+}

@@ -66,3 +66,67 @@ pub fn retarget(imported: &mut Imported, onto: Catalog, onto_label: &str, fixtur
     imported.dataset.tasks = kept;
     imported.catalog = onto;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::{Category, Server, Tool};
+    use crate::dataset::{Dataset, Task};
+    use serde_json::json;
+
+    fn catalog(server: &str, names: &[&str]) -> Catalog {
+        let tools = names
+            .iter()
+            .map(|n| Tool {
+                id: format!("{server}/{server}_c/{n}"),
+                name: n.to_string(),
+                title: None,
+                description: String::new(),
+                input_schema: json!({"type": "object"}),
+                output_schema: None,
+                annotations: Default::default(),
+                mock_response: json!({}),
+                mock_mode: Default::default(),
+                origin: Default::default(),
+                dispatch: None,
+            })
+            .collect();
+        Catalog::new(server, "", vec![Server { name: server.into(), title: None, description: String::new(), categories: vec![Category { name: format!("{server}_c"), description: String::new(), tools }] }])
+    }
+
+    fn task(id: &str, tool: &str, alternatives: &[&str]) -> Task {
+        serde_json::from_value(json!({"id": id, "query": "q", "kind": "single", "expected": [{"tool": tool, "alternatives": alternatives}], "candidates": [tool]})).unwrap()
+    }
+
+    #[test]
+    fn tools_move_by_name_renames_are_repaired_and_unknown_tools_skip_their_task() {
+        let bench = catalog("filesystem", &["read_file", "list_directory", "get_file_info", "zip_folder"]);
+        let tasks = vec![
+            task("a", "filesystem/filesystem_c/read_file", &[]),
+            task("b", "filesystem/filesystem_c/list_directory", &["filesystem/filesystem_c/get_file_info", "filesystem/filesystem_c/zip_folder"]),
+            task("c", "filesystem/filesystem_c/zip_folder", &[]),
+        ];
+        let mut imported = Imported {
+            catalog: bench,
+            dataset: Dataset { name: "fs".into(), path: "fs.json".into(), tasks },
+            defects: vec![],
+            summary: super::super::Summary { imported: 3, repaired: 0, skipped: 0 },
+        };
+        let live = catalog("files", &["read_file", "read_text_file", "list_directory", "get_file_info"]);
+        retarget(&mut imported, live, "live/files", Some("fixtures/root"));
+        let t = &imported.dataset.tasks;
+        assert_eq!(t.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(), ["a", "b"]);
+        // The deprecated name expects the new tool and still accepts the old one, which the server kept.
+        assert_eq!(t[0].expected[0].tool, "files/files_c/read_text_file");
+        assert_eq!(t[0].expected[0].alternatives, ["files/files_c/read_file"]);
+        // Alternatives the server lacks are dropped; candidate sets give way to the server's tools.
+        assert_eq!(t[1].expected[0].tool, "files/files_c/list_directory");
+        assert_eq!(t[1].expected[0].alternatives, ["files/files_c/get_file_info"]);
+        assert!(t.iter().all(|t| t.candidates.is_empty() && t.live.as_ref().unwrap().fixture.as_deref() == Some("fixtures/root")));
+        let actions: Vec<(&str, &str)> = imported.defects.iter().map(|d| (d.id.as_str(), d.action)).collect();
+        assert_eq!(actions, [("a", "repaired"), ("c", "skipped")]);
+        assert!(imported.defects[0].reason.contains("`read_file` is `read_text_file`"), "{}", imported.defects[0].reason);
+        assert!(imported.defects[1].reason.contains("no tool `zip_folder`"));
+        assert_eq!(imported.catalog.name, "files");
+    }
+}
