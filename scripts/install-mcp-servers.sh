@@ -3,17 +3,23 @@
 # folder (default: target/mcp-servers; or $TOOLPICK_MCP_SERVERS), and prints that folder.
 #
 #   scripts/install-mcp-servers.sh            install if missing, print the folder
+#   scripts/install-mcp-servers.sh --python   the PyPI servers too (a venv in <folder>/venv)
 #
 # Pinned: npm @modelcontextprotocol/server-{everything,filesystem,memory,sequential-thinking}@2026.8.31
-# (see ../shared/notes/mcp-live.md for what each lists and how it behaves). Needs node and npm, and the
-# npm registry once; after that everything runs offline. Never `npx -y` at run time: it resolves
+# and, with --python, PyPI mcp-server-time and mcp-server-git==2026.10.19 into <folder>/venv (their
+# commands are <folder>/venv/bin/mcp-server-time and …-git). See ../shared/notes/mcp-live.md for what
+# each lists and how it behaves. Needs node and npm (python3 with venv for --python), and the
+# registries once; after that everything runs offline. Never `npx -y` at run time: it resolves
 # "latest" then, which is neither reproducible nor offline.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dest=${TOOLPICK_MCP_SERVERS:-$PWD/target/mcp-servers}
 version=2026.8.31
 stamp="$dest/.installed-$version"
-if [[ -f "$stamp" ]]; then echo "$dest"; exit 0; fi
+python=${1:-}
+pypi_version=2026.10.19
+pypi_stamp="$dest/.installed-pypi-$pypi_version"
+if [[ -f "$stamp" && ( "$python" != "--python" || -f "$pypi_stamp" ) ]]; then echo "$dest"; exit 0; fi
 command -v npm > /dev/null || { echo "install-mcp-servers: npm not found; install Node.js 20+ and npm" >&2; exit 1; }
 mkdir -p "$dest"
 # One installer at a time (test binaries may ask together).
@@ -26,5 +32,12 @@ if [[ ! -f "$stamp" ]]; then
     "@modelcontextprotocol/server-memory@$version" \
     "@modelcontextprotocol/server-sequential-thinking@$version" >&2
   touch "$stamp"
+fi
+if [[ "$python" == "--python" && ! -f "$pypi_stamp" ]]; then
+  command -v python3 > /dev/null || { echo "install-mcp-servers: python3 not found" >&2; exit 1; }
+  python3 -m venv "$dest/venv" >&2
+  "$dest/venv/bin/pip" install --quiet --disable-pip-version-check \
+    "mcp-server-time==$pypi_version" "mcp-server-git==$pypi_version" >&2
+  touch "$pypi_stamp"
 fi
 echo "$dest"

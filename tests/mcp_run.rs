@@ -301,3 +301,26 @@ fn mcptoolbench_filesystem_tasks_run_live_on_server_filesystem() {
     // The labels' relative ./test_project_root paths reached the real files of the fixture.
     assert!(tool_results(&run).iter().any(|r| r.contains("version: 1.0")), "the fixture's files were not read");
 }
+
+#[test]
+fn a_pypi_server_imports_and_runs_live_too() {
+    let out = Command::new("bash").arg(format!("{REPO}/scripts/install-mcp-servers.sh")).arg("--python").output().expect("run the installer");
+    assert!(out.status.success(), "installing the PyPI servers failed: {}", String::from_utf8_lossy(&out.stderr));
+    let tmp = tempfile::tempdir().unwrap();
+    let catalog = tmp.path().join("catalogs/time");
+    ok(&toolpick(&["mcp", "import", "--out", catalog.to_str().unwrap(), "--name", "time", "--", "{servers}/venv/bin/mcp-server-time", "--local-timezone", "UTC"], &[]));
+    let loaded = toolpick::catalog::load_catalog(&catalog).unwrap();
+    let mut names: Vec<&str> = loaded.tools().map(|t| t.tool.name.as_str()).collect();
+    names.sort();
+    assert_eq!(names, ["convert_time", "get_current_time"], "mcp-server-time 2026.10.19 lists two tools (mcp-live.md §1.2)");
+    let id = loaded.tools().find(|t| t.tool.name == "convert_time").unwrap().tool.id.clone();
+    let task = json!({"id": "tz", "query": "It's 14:00 in Paris - what time is that in Tokyo?", "kind": "single",
+        "expected": [{"tool": id, "arguments": {"source_timezone": ["Europe/Paris"], "time": ["14:00"], "target_timezone": ["Asia/Tokyo"]}}]});
+    let dataset = tmp.path().join("tz.jsonl");
+    std::fs::write(&dataset, format!("{task}\n")).unwrap();
+    let run = live_run(&catalog, dataset.to_str().unwrap(), tmp.path(), "tz", &["--backends", "oracle", "--layouts", "flat,progressive", "--variants", "good"]);
+    for t in trials(&run) {
+        assert_eq!(t["score"]["pass"], true, "{}: {}", t["trial_id"], t["score"]);
+    }
+    assert!(tool_results(&run).iter().any(|r| r.contains("Asia/Tokyo") && r.contains("time_difference")), "{:?}", tool_results(&run));
+}
