@@ -6,7 +6,8 @@
 #   scripts/install-mcp-servers.sh --python   the PyPI servers too (a venv in <folder>/venv)
 #
 # Pinned: npm @modelcontextprotocol/server-{everything,filesystem,memory,sequential-thinking}@2026.8.31
-# and, with --python, PyPI mcp-server-time and mcp-server-git==2026.10.19 into <folder>/venv (their
+# and, with --python, PyPI mcp-server-time and mcp-server-git==2026.10.19 plus the Python MCP SDK
+# mcp==2.3.0 (for examples/mcp_agent.py) into <folder>/venv (their
 # commands are <folder>/venv/bin/mcp-server-time and …-git). See ../shared/notes/mcp-live.md for what
 # each lists and how it behaves. Needs node and npm (python3 with venv for --python), and the
 # registries once; after that everything runs offline. Never `npx -y` at run time: it resolves
@@ -18,7 +19,7 @@ version=2026.8.31
 stamp="$dest/.installed-$version"
 python=${1:-}
 pypi_version=2026.10.19
-pypi_stamp="$dest/.installed-pypi-$pypi_version"
+pypi_stamp="$dest/.installed-pypi-$pypi_version-mcp-2.3.0"
 if [[ -f "$stamp" && ( "$python" != "--python" || -f "$pypi_stamp" ) ]]; then echo "$dest"; exit 0; fi
 command -v npm > /dev/null || { echo "install-mcp-servers: npm not found; install Node.js 20+ and npm" >&2; exit 1; }
 mkdir -p "$dest"
@@ -37,7 +38,7 @@ if [[ "$python" == "--python" && ! -f "$pypi_stamp" ]]; then
   command -v python3 > /dev/null || { echo "install-mcp-servers: python3 not found" >&2; exit 1; }
   python3 -m venv "$dest/venv" >&2
   "$dest/venv/bin/pip" install --quiet --disable-pip-version-check \
-    "mcp-server-time==$pypi_version" "mcp-server-git==$pypi_version" >&2
+    "mcp-server-time==$pypi_version" "mcp-server-git==$pypi_version" "mcp==2.3.0" >&2
   touch "$pypi_stamp"
 fi
 echo "$dest"

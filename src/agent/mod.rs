@@ -102,6 +102,8 @@ pub trait Backend: Send + Sync {
     fn price(&self) -> Option<spec::Price> {
         None
     }
+    /// The episode with this seed is over (however it ended): release what it held.
+    fn end_episode(&self, _seed: u64) {}
 }
 
 impl<P: Policy> Backend for P {

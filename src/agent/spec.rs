@@ -68,9 +68,13 @@ pub struct ModelSpec {
     /// Label used in cells and reports; defaults to `model` (or the backend name).
     #[serde(default)]
     pub name: String,
-    /// `openai`, `lexical`, `oracle`, `random` or `replay`.
+    /// `openai`, `lexical`, `oracle`, `random`, `replay` or `mcp-agent`.
     #[serde(default = "openai")]
     pub backend: String,
+    /// `mcp-agent`: the agent's command line (words split at spaces), started per episode with the
+    /// served layout's URL in `TOOLPICK_MCP_URL` and the query on standard input.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_command: Option<String>,
     /// `replay`: the JSONL file of recorded answers (see [`crate::agent::backends::replay`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay_file: Option<PathBuf>,
@@ -154,6 +158,14 @@ impl ModelSpec {
                 return Err(InputError::new("--backends", "`replay:` needs the file of recorded answers: replay:<FILE>"));
             }
             return Ok(ModelSpec::replay(PathBuf::from(file)));
+        }
+        if let Some(command) = flag.strip_prefix("mcp-agent:") {
+            if command.trim().is_empty() {
+                return Err(InputError::new("--backends", "`mcp-agent:` needs the agent's command line: mcp-agent:<command>"));
+            }
+            let mut m = ModelSpec::baseline("mcp-agent");
+            m.agent_command = Some(command.to_string());
+            return Ok(m);
         }
         if flag == "replay" {
             return Err(InputError::new("--backends", "the replay backend needs the file of recorded answers: replay:<FILE>"));

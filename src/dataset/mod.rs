@@ -310,6 +310,13 @@ pub fn check_against(dataset: &Dataset, catalog: &Catalog) -> Result<(), InputEr
                 errors.push(at(&format!("forbidden[{i}]"), format!("tool id `{id}` is not in catalog `{}`", catalog.name)));
             }
         }
+        for (i, want) in task.live.iter().flat_map(|l| l.interactions.iter()).enumerate() {
+            if let Some(id) = &want.before
+                && catalog.get(id).is_none()
+            {
+                errors.push(at(&format!("live.interactions[{i}].before"), format!("tool id `{id}` is not in catalog `{}`", catalog.name)));
+            }
+        }
         if let Some(p) = &task.poison {
             if let Some(t) = &p.target
                 && catalog.get(t).is_none() {

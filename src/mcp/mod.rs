@@ -5,11 +5,14 @@
 //! - [`import`]: `toolpick mcp import`, a server's `tools/list` written as a native catalog;
 //! - [`live`]: what live execution needs of MCP and the sandbox — how an imported catalog starts its
 //!   server, the per-trial sandbox, the safety policy, path and UUID normalisation, final-state checks
-//!   (`run::live` runs trials with them).
+//!   (`run::live` runs trials with them);
+//! - [`serve`]: toolpick as an MCP server (stdio, streamable HTTP) over whatever a `Served` offers
+//!   (`run::bridge` serves a layout's functions for one episode).
 
 pub mod client;
 pub mod import;
 pub mod live;
+pub mod serve;
 
 /// Where a server is: a command line toolpick starts (stdio), or a streamable-HTTP URL.
 #[derive(Debug, Clone)]

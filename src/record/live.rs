@@ -74,6 +74,9 @@ pub struct LiveTrial {
     /// apart from the agent's own usage.
     #[serde(default, skip_serializing_if = "is_default_usage")]
     pub sampling_usage: Usage,
+    /// What those tokens cost, from the model's price table (apart from the trial's `cost_usd`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling_cost_usd: Option<f64>,
 }
 
 fn is_default_usage(u: &Usage) -> bool {

@@ -160,6 +160,7 @@ impl TrialsCsv {
             "sampling_prompt_tokens",
             "sampling_completion_tokens",
             "cost_usd",
+            "sampling_cost_usd",
             "infra_error",
             "query",
         ])?;
@@ -238,6 +239,7 @@ fn encode_row(t: &crate::record::Trial) -> Result<Vec<u8>> {
     w.write_field(n.format(sampling.prompt_tokens))?;
     w.write_field(n.format(sampling.completion_tokens))?;
     w.write_field(t.cost_usd.map(num).unwrap_or_default())?;
+    w.write_field(t.live.as_ref().and_then(|l| l.sampling_cost_usd).map(num).unwrap_or_default())?;
     w.write_field(t.error.as_deref().unwrap_or(""))?;
     w.write_field(&t.query)?;
     w.write_record(None::<&[u8]>)?;

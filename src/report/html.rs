@@ -233,7 +233,7 @@ fn island(data: &ReportData) -> String {
         if i > 0 {
             out.push(',');
         }
-        let v = json!({
+        let mut v = json!({
                 "id": t.trial_id, "dataset": t.dataset, "task": t.task_id, "variant": t.variant, "layout": t.layout.as_str(), "backend": t.backend,
                 "kind": t.kind.as_str(), "category": t.category, "tags": t.tags, "query": t.query,
                 "pass": t.score.pass, "selection": t.score.selection_correct,
@@ -244,6 +244,11 @@ fn island(data: &ReportData) -> String {
                 // the page small. transcripts.jsonl has every message in full.
                 "transcript": t.transcript.iter().skip(1).map(|m| compact_message(m, data.transcripts_in)).collect::<Vec<_>>(),
         });
+        // Live runs: the server, the sandbox's final-state checks and the sampling tokens (absent for
+        // simulated trials, whose pages stay as they were).
+        if let Some(live) = &t.live {
+            v["live"] = json!(live);
+        }
         escape_into(&serde_json::to_string(&v).unwrap_or_else(|_| "null".into()), &mut out);
     }
     out.push_str("],\"offered\":");

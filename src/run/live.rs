@@ -351,7 +351,7 @@ impl LiveTrialRun {
         let checks = task.live.as_ref().map(|l| l.expect_state.as_slice()).unwrap_or_default();
         let state = crate::mcp::live::check_state(self.sandbox.path(), checks);
         let _ = self.sandbox.remove();
-        let live = LiveTrial { server: self.executor.suite.spec.server.clone(), state, sampling_usage: *self.executor.sampling.lock().expect("sampling usage") };
+        let live = LiveTrial { server: self.executor.suite.spec.server.clone(), state, sampling_usage: *self.executor.sampling.lock().expect("sampling usage"), sampling_cost_usd: None };
         (live, started.elapsed().as_secs_f64() * 1000.0)
     }
 }

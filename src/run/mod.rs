@@ -8,6 +8,7 @@
 //! matrix order at the end, so a resumed run ends byte-identical to an uninterrupted one. The run holds
 //! the directory lock throughout and first removes what killed processes left ([`guard`]).
 
+pub mod bridge;
 pub mod config;
 pub mod failfast;
 pub mod live;
@@ -15,6 +16,7 @@ pub mod merge;
 pub mod meta;
 pub mod progress;
 pub mod scenario;
+pub mod serve;
 pub mod shard;
 pub mod subset;
 pub mod trial;
@@ -428,6 +430,9 @@ pub fn prepare(mut config: RunConfig) -> Result<Prepared> {
             built.push(endpoint);
         } else if m.backend == "replay" {
             built.push(Arc::new(replay_backend(m, &config.layouts, &suites)?));
+        } else if m.backend == "mcp-agent" {
+            let command = m.agent_command.clone().ok_or_else(|| InputError::new("--backends", "the mcp-agent backend needs its command: mcp-agent:<COMMAND> (or `agent_command` in the config file)"))?;
+            built.push(Arc::new(bridge::McpAgentBackend::new(&m.name, &command)?));
         } else {
             let b = backends::by_name(&m.backend, config.lexical)
                 .ok_or_else(|| InputError::new("--backends", format!("unknown backend `{}`; choose from {}", m.backend, backends::names_help())))?;
@@ -611,6 +616,14 @@ impl Prepared {
             timings: vec![],
         };
         let mut sandbox_ms = None;
+        // Whatever happens below, the backend may release what the episode held (an agent process).
+        struct EndEpisode<'a>(&'a dyn Backend, u64);
+        impl Drop for EndEpisode<'_> {
+            fn drop(&mut self) {
+                self.0.end_episode(self.1);
+            }
+        }
+        let _end = EndEpisode(backend.as_ref(), seed);
         let (episode, live_record) = match &s.live {
             None => {
                 let episode = tokio::time::timeout(Duration::from_secs_f64(timeout), run_episode(backend.as_ref(), layout, task, addressing, limits, seed, j.trial)).await;
@@ -635,7 +648,10 @@ impl Prepared {
                         episode.backend_error = Some(format!("mcp_server: {why}"));
                     }
                     let setup = run.setup_ms;
-                    let (record, teardown) = run.finish(task).await;
+                    let (mut record, teardown) = run.finish(task).await;
+                    if record.sampling_usage != Default::default() {
+                        record.sampling_cost_usd = backend.price().map(|p| p.cost(&record.sampling_usage));
+                    }
                     sandbox_ms = Some((setup, teardown));
                     (episode, Some(record))
                 }

@@ -33,11 +33,19 @@ pub fn by_name(name: &str, lexical: LexicalConfig) -> Option<Box<dyn Backend>> {
 }
 
 /// Every backend, as `--backends` and the experiment file's `backend` spell them.
-pub const NAMES: [&str; 5] = ["lexical", "oracle", "random", "openai", "replay"];
+pub const NAMES: [&str; 6] = ["lexical", "oracle", "random", "openai", "replay", "mcp-agent"];
 
 /// The backends for error messages: `replay` with the file it needs.
 pub fn names_help() -> String {
-    NAMES.iter().map(|n| if *n == "replay" { "replay:<FILE>".to_string() } else { n.to_string() }).collect::<Vec<_>>().join(", ")
+    NAMES
+        .iter()
+        .map(|n| match *n {
+            "replay" => "replay:<FILE>".to_string(),
+            "mcp-agent" => "mcp-agent:<COMMAND>".to_string(),
+            _ => n.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// `true` when a tool result is a layout's error answer (`{"error": "<message>"}`), not a tool's own

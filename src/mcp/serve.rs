@@ -1,0 +1,169 @@
+//! toolpick as an MCP server: whatever a [`Served`] offers (a layout's functions for one task, in
+//! `run::bridge`) served over stdio or streamable HTTP with rmcp.
+//!
+//! The server knows nothing of layouts or scoring: `tools/list` returns the functions on offer now,
+//! `tools/call` hands the call over and returns the answer as a text result (`isError` when the layout
+//! answered with an error). HTTP binds loopback unless the caller explicitly allows another address
+//! ([`check_bind`]); rmcp's DNS-rebinding protection (allowed `Host` headers: localhost, 127.0.0.1,
+//! ::1) stays on.
+
+use crate::protocol::FunctionDef;
+use anyhow::{Context, Result, anyhow};
+use rmcp::ServerHandler;
+use rmcp::model::{CallToolRequestParams, CallToolResponse, ListToolsResult, PaginatedRequestParams, ServerConfig};
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+pub type BoxFuture<T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'static>>;
+
+/// The answer to one served call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    pub text: String,
+    pub is_error: bool,
+}
+
+/// What one served session offers.
+pub trait Served: Send + Sync + 'static {
+    /// The functions on offer now (a layout that loads tools on demand grows them).
+    fn functions(&self) -> BoxFuture<Vec<FunctionDef>>;
+    /// Answer a call (`arguments` as JSON text, as a chat-completions call carries them).
+    fn call(&self, name: String, arguments: String) -> BoxFuture<Answer>;
+    /// The `instructions` of the initialize result (the task's query, in a task session).
+    fn instructions(&self) -> Option<String> {
+        None
+    }
+    /// The client introduced itself (`clientInfo` name and version).
+    fn client(&self, _name: &str, _version: &str) {}
+}
+
+/// The rmcp handler over a [`Served`].
+#[derive(Clone)]
+pub struct Server {
+    served: Arc<dyn Served>,
+}
+
+impl Server {
+    pub fn new(served: Arc<dyn Served>) -> Server {
+        Server { served }
+    }
+}
+
+fn internal(e: impl std::fmt::Display) -> rmcp::ErrorData {
+    rmcp::ErrorData::internal_error(e.to_string(), None)
+}
+
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        let mut info = json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {"listChanged": true}},
+            "serverInfo": {"name": "toolpick", "version": env!("CARGO_PKG_VERSION")},
+        });
+        if let Some(text) = self.served.instructions() {
+            info["instructions"] = json!(text);
+        }
+        serde_json::from_value(info).expect("a valid initialize result")
+    }
+
+    async fn initialize(&self, request: rmcp::model::InitializeRequestParams, context: RequestContext<RoleServer>) -> Result<ServerConfig, rmcp::ErrorData> {
+        let wire = serde_json::to_value(&request).unwrap_or(Value::Null);
+        self.served.client(wire.pointer("/clientInfo/name").and_then(Value::as_str).unwrap_or(""), wire.pointer("/clientInfo/version").and_then(Value::as_str).unwrap_or(""));
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
+    async fn list_tools(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListToolsResult, rmcp::ErrorData> {
+        let functions = self.served.functions().await;
+        let tools: Vec<Value> = functions.iter().map(|f| json!({"name": f.name, "description": f.description, "inputSchema": input_schema(&f.parameters)})).collect();
+        serde_json::from_value(json!({ "tools": tools })).map_err(internal)
+    }
+
+    async fn call_tool(&self, request: CallToolRequestParams, _context: RequestContext<RoleServer>) -> Result<CallToolResponse, rmcp::ErrorData> {
+        let arguments = request.arguments.map(|m| Value::Object(m).to_string()).unwrap_or_else(|| "{}".into());
+        let answer = self.served.call(request.name.to_string(), arguments).await;
+        let mut result = json!({"content": [{"type": "text", "text": answer.text}]});
+        if answer.is_error {
+            result["isError"] = json!(true);
+        }
+        let result: rmcp::model::CallToolResult = serde_json::from_value(result).map_err(internal)?;
+        Ok(result.into())
+    }
+}
+
+/// An input schema as MCP wants it: an object schema (a function without parameters gets `{}` ones).
+fn input_schema(parameters: &Value) -> Value {
+    match parameters {
+        Value::Object(o) if !o.is_empty() => parameters.clone(),
+        _ => json!({"type": "object", "properties": {}}),
+    }
+}
+
+/// Refuse to listen beyond this machine unless asked: a served catalog executes calls.
+pub fn check_bind(addr: &SocketAddr, allow_remote: bool) -> Result<()> {
+    if addr.ip().is_loopback() || allow_remote {
+        return Ok(());
+    }
+    Err(crate::error::InputError::new("--http", format!("{addr} is not a loopback address; serving beyond this machine needs --allow-remote (anyone who reaches it can run the catalog's tools)")).into())
+}
+
+/// Serve over stdin/stdout until the client closes the session.
+pub async fn serve_stdio(served: Arc<dyn Served>) -> Result<()> {
+    use rmcp::ServiceExt;
+    let running = Server::new(served).serve(rmcp::transport::stdio()).await.map_err(|e| anyhow!("the MCP session did not start: {e}"))?;
+    running.waiting().await.map_err(|e| anyhow!("the MCP session failed: {e}"))?;
+    Ok(())
+}
+
+/// A streamable-HTTP server at `/mcp` on `listener`, until `stop` is cancelled. Every session gets the
+/// same [`Served`].
+pub async fn serve_http(listener: tokio::net::TcpListener, served: Arc<dyn Served>, stop: tokio_util_token::Token) -> Result<()> {
+    use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager};
+    let server = Server::new(served);
+    let config = StreamableHttpServerConfig::default();
+    let service = StreamableHttpService::new(move || Ok(server.clone()), Arc::new(LocalSessionManager::default()), config);
+    let app = axum::Router::new().nest_service("/mcp", service);
+    axum::serve(listener, app).with_graceful_shutdown(async move { stop.cancelled().await }).await.context("the MCP HTTP server failed")
+}
+
+/// A cancellation token for [`serve_http`] (a oneshot: stop once).
+pub mod tokio_util_token {
+    use std::sync::Arc;
+    use tokio::sync::Notify;
+
+    #[derive(Clone, Default)]
+    pub struct Token(Arc<(Notify, std::sync::atomic::AtomicBool)>);
+
+    impl Token {
+        pub fn cancel(&self) {
+            self.0.1.store(true, std::sync::atomic::Ordering::SeqCst);
+            self.0.0.notify_waiters();
+        }
+        pub async fn cancelled(&self) {
+            loop {
+                let notified = self.0.0.notified();
+                if self.0.1.load(std::sync::atomic::Ordering::SeqCst) {
+                    return;
+                }
+                notified.await;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_loopback_binds_without_the_flag() {
+        assert!(check_bind(&"127.0.0.1:0".parse().unwrap(), false).is_ok());
+        assert!(check_bind(&"[::1]:0".parse().unwrap(), false).is_ok());
+        let err = check_bind(&"0.0.0.0:8080".parse().unwrap(), false).unwrap_err();
+        assert!(format!("{err:#}").contains("--allow-remote"));
+        assert!(check_bind(&"0.0.0.0:8080".parse().unwrap(), true).is_ok());
+        assert_eq!(input_schema(&json!({})), json!({"type": "object", "properties": {}}));
+    }
+}

@@ -1,0 +1,103 @@
+//! `toolpick mcp serve`: one presentation of a run — a catalog, a variant, a layout, and optionally one
+//! task's view of it (its candidates, distractors, poison) — served to any MCP client.
+//!
+//! The presentation is built by the run's own code ([`super::prepare`] on a one-cell matrix), so a
+//! served catalog is exactly what a built-in backend is shown. Calls run through the layout
+//! (simulated execution); each one can be appended to a JSON Lines file as its call record
+//! (`--record`), in the trial file's `calls` vocabulary.
+
+use super::{Prepared, RunConfig, prepare};
+use crate::layout::Layout;
+use crate::mcp::serve::{Answer, BoxFuture, Served};
+use crate::protocol::{FunctionDef, Message, ToolCall};
+use anyhow::Result;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+/// A served presentation and the conversation so far (layouts that load tools on demand read it).
+pub struct Presentation {
+    prepared: Arc<Prepared>,
+    task: usize,
+    per_task: Option<super::Scenario>,
+    state: Mutex<(Vec<Message>, usize)>,
+    record: Option<Mutex<std::fs::File>>,
+    client: Mutex<String>,
+}
+
+impl Presentation {
+    /// Build the presentation of `config`'s first cell for task `task` (an id of its dataset; `None`:
+    /// the whole catalog, no task).
+    pub fn new(config: RunConfig, task: Option<&str>, record: Option<PathBuf>) -> Result<Presentation> {
+        let prepared = prepare(config)?;
+        let s = &prepared.suites[0];
+        let t = match task {
+            Some(id) => s.dataset.tasks.iter().position(|t| t.id == id).ok_or_else(|| crate::error::InputError::new(&s.dataset.path, format!("no task `{id}` in this dataset")).field("--task"))?,
+            None => 0,
+        };
+        let per_task = if Prepared::per_task(s, &s.cells[0], t) { Some(prepared.scenario(s, &s.cells[0], t)?) } else { None };
+        let record = record.map(|p| std::fs::File::create(&p).map_err(|e| crate::error::InputError::new(&p, format!("cannot create the record file: {e}")))).transpose()?.map(Mutex::new);
+        let query = task.map(|_| s.dataset.tasks[t].query.clone());
+        let mut messages = vec![Message::System { content: crate::agent::SYSTEM_PROMPT.into() }];
+        if let Some(q) = query {
+            messages.push(Message::User { content: q });
+        }
+        Ok(Presentation { prepared: Arc::new(prepared), task: if task.is_some() { t } else { usize::MAX }, per_task, state: Mutex::new((messages, 0)), record, client: Mutex::new(String::new()) })
+    }
+
+    fn layout(&self) -> &dyn Layout {
+        match &self.per_task {
+            Some(sc) => sc.layout.as_ref(),
+            None => self.prepared.suites[0].cells[0].layout.as_ref(),
+        }
+    }
+
+    /// The functions offered now.
+    pub fn offered(&self) -> Vec<FunctionDef> {
+        let state = self.state.lock().expect("served state");
+        self.layout().offered(&state.0).into_owned()
+    }
+
+    /// Answer one call through the layout.
+    pub fn answer(&self, name: String, arguments: String) -> Answer {
+        let mut state = self.state.lock().expect("served state");
+        state.1 += 1;
+        let step = state.1;
+        let call = ToolCall { id: format!("mcp_{step}"), name: name.clone(), arguments };
+        let outcome = self.layout().call_in(&call, step, &state.0);
+        state.0.push(Message::Assistant { content: None, tool_calls: vec![call] });
+        state.0.push(Message::Tool { tool_call_id: format!("mcp_{step}"), name, content: outcome.content.clone() });
+        if let Some(file) = &self.record {
+            let mut line = serde_json::to_vec(&outcome.record).unwrap_or_default();
+            line.push(b'\n');
+            let _ = file.lock().expect("record file").write_all(&line);
+        }
+        let is_error = crate::agent::backends::is_layout_error(&outcome.content);
+        Answer { text: outcome.content, is_error }
+    }
+
+    /// The task's query, for the session's `instructions`.
+    pub fn query(&self) -> Option<String> {
+        (self.task != usize::MAX).then(|| self.prepared.suites[0].dataset.tasks[self.task].query.clone())
+    }
+}
+
+impl Served for Presentation {
+    fn functions(&self) -> BoxFuture<Vec<FunctionDef>> {
+        Box::pin(std::future::ready(self.offered()))
+    }
+
+    fn call(&self, name: String, arguments: String) -> BoxFuture<Answer> {
+        Box::pin(std::future::ready(self.answer(name, arguments)))
+    }
+
+    fn instructions(&self) -> Option<String> {
+        self.query()
+    }
+
+    fn client(&self, name: &str, version: &str) {
+        *self.client.lock().expect("client") = format!("{name} {version}").trim().to_string();
+        // Not eprintln!: a closed stderr must not take the session down.
+        let _ = writeln!(std::io::stderr(), "toolpick mcp serve: client {name} {version} connected");
+    }
+}

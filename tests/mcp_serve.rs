@@ -1,0 +1,165 @@
+//! toolpick as an MCP server: `toolpick mcp serve` seen by the official Python MCP client (PyPI `mcp`,
+//! pinned, installed by `scripts/install-mcp-servers.sh --python`), and `--backends mcp-agent:<command>`
+//! running the example agent (`examples/mcp_agent.py`) through the served layouts against the mock
+//! endpoint — trial for trial the same calls as the in-process loop on the same mock model.
+
+use serde_json::Value;
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+
+const REPO: &str = env!("CARGO_MANIFEST_DIR");
+const BIN: &str = env!("CARGO_BIN_EXE_toolpick");
+
+/// The venv's python, with the pinned `mcp` SDK.
+fn python() -> &'static Path {
+    static PY: OnceLock<PathBuf> = OnceLock::new();
+    PY.get_or_init(|| {
+        let out = Command::new("bash").arg(format!("{REPO}/scripts/install-mcp-servers.sh")).arg("--python").output().expect("run the installer");
+        assert!(out.status.success(), "installing the Python MCP SDK failed: {}", String::from_utf8_lossy(&out.stderr));
+        PathBuf::from(String::from_utf8(out.stdout).unwrap().trim()).join("venv/bin/python")
+    })
+}
+
+fn client(args: &[&str]) -> Value {
+    let out = Command::new(python()).arg(format!("{REPO}/tests/fixtures/mcp_client.py")).args(args).current_dir(REPO).output().expect("run the python client");
+    assert!(out.status.success(), "the MCP client failed: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+fn names(seen: &Value) -> Vec<String> {
+    let mut n: Vec<String> = seen["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect();
+    n.sort();
+    n
+}
+
+#[test]
+fn a_python_mcp_client_sees_exactly_the_strata_meta_tools_of_the_progressive_layout() {
+    let seen = client(&["stdio", "--", BIN, "mcp", "serve", "--layout", "progressive"]);
+    assert_eq!(seen["server"], "toolpick");
+    assert_eq!(
+        names(&seen),
+        ["discover_server_categories_or_actions", "execute_action", "get_action_details", "get_category_actions", "handle_auth_failure", "search_documentation"]
+    );
+    let discover = seen["tools"].as_array().unwrap().iter().find(|t| t["name"] == "discover_server_categories_or_actions").unwrap();
+    assert!(discover["inputSchema"]["properties"].as_object().is_some_and(|p| !p.is_empty()), "{discover}");
+}
+
+#[test]
+fn a_task_session_carries_the_query_and_a_served_call_runs_through_the_layout() {
+    let task = "dev-001";
+    let first = std::fs::read_to_string(format!("{REPO}/datasets/starter.jsonl")).unwrap();
+    let query = first.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()).find(|t| t["id"] == task).map(|t| t["query"].as_str().unwrap().to_string());
+    let Some(query) = query else { panic!("the starter suite has no task {task}") };
+    let record = tempfile::NamedTempFile::new().unwrap();
+    let seen = client(&["stdio", "--", BIN, "mcp", "serve", "--task", task, "--layout", "flat", "--record", record.path().to_str().unwrap(), "--call", "no_such_tool", "{}"]);
+    assert_eq!(seen["instructions"].as_str(), Some(query.as_str()));
+    assert_eq!(seen["call"]["isError"], true, "{}", seen["call"]);
+    assert!(seen["call"]["text"].as_str().unwrap().contains("Unknown tool 'no_such_tool'"));
+    let recorded: Value = serde_json::from_str(std::fs::read_to_string(record.path()).unwrap().lines().next().unwrap()).unwrap();
+    assert_eq!(recorded["status"], "invented");
+}
+
+/// `toolpick mcp serve --http` on a free loopback port; the URL from its first line on stderr.
+struct HttpServe {
+    child: std::process::Child,
+    url: String,
+}
+
+impl Drop for HttpServe {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve_http(args: &[&str]) -> HttpServe {
+    let mut child = Command::new(BIN).args(["mcp", "serve", "--http", "127.0.0.1:0"]).args(args).stderr(Stdio::piped()).spawn().unwrap();
+    let mut line = String::new();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    stderr.read_line(&mut line).unwrap();
+    // Keep reading what it says, so it never writes into a closed pipe.
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    let url = line.split_whitespace().find(|w| w.starts_with("http://")).unwrap_or_else(|| panic!("no URL in `{line}`")).to_string();
+    HttpServe { child, url }
+}
+
+#[test]
+fn over_http_the_flat_catalog_is_served_and_a_call_executes_on_the_simulator() {
+    let server = serve_http(&["--layout", "flat"]);
+    let catalog = toolpick::catalog::load_catalog(Path::new(&format!("{REPO}/registries/workspace"))).unwrap();
+    // The first single-call task of the starter suite, called the way the oracle would.
+    let task: Value = std::fs::read_to_string(format!("{REPO}/datasets/starter.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|t| t["kind"] == "single")
+        .unwrap();
+    let expected = &task["expected"][0];
+    let tool = catalog.get(expected["tool"].as_str().unwrap()).unwrap();
+    let args: serde_json::Map<String, Value> = expected["arguments"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter_map(|(k, v)| v.as_array().unwrap().iter().find(|x| x.as_str() != Some("")).map(|x| (k.clone(), x.clone())))
+        .collect();
+    let seen = client(&["http", &server.url, "--call", &tool.tool.name, &Value::Object(args).to_string()]);
+    assert_eq!(seen["tools"].as_array().unwrap().len(), catalog.tool_count());
+    assert_eq!(seen["call"]["isError"], false, "{}", seen["call"]);
+    assert!(!seen["call"]["text"].as_str().unwrap().is_empty());
+}
+
+#[test]
+fn binding_beyond_loopback_needs_the_flag() {
+    let out = Command::new(BIN).args(["mcp", "serve", "--http", "0.0.0.0:0"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--allow-remote"));
+}
+
+fn run(args: &[&str], envs: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args).current_dir(REPO);
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+fn trials(dir: &Path) -> Vec<Value> {
+    std::fs::read_to_string(dir.join("trials.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+#[test]
+fn the_example_agent_runs_through_every_served_layout_and_makes_the_calls_the_in_process_loop_makes() {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let mock = rt.block_on(toolpick::mock::spawn("127.0.0.1:0".parse().unwrap(), Default::default())).unwrap();
+    let url = mock.base_url();
+    let out = tempfile::tempdir().unwrap();
+    let o = out.path().to_str().unwrap();
+    let common = ["--layouts", "flat,progressive,progressive-oss,search", "--variants", "good", "--sample", "10", "--out", o, "-q", "--no-cache"];
+    let agent = format!("mcp-agent:{} {REPO}/examples/mcp_agent.py", python().display());
+    let mut served = vec!["run", "--backends", &agent, "--run-id", "served"];
+    served.extend_from_slice(&common);
+    let r = run(&served, &[("OPENAI_BASE_URL", &url), ("AGENT_MODEL", "mock")]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let mut in_process = vec!["run", "--backends", "openai", "--model", "mock", "--base-url", &url, "--run-id", "in-process"];
+    in_process.extend_from_slice(&common);
+    let r = run(&in_process, &[]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let (a, b) = (trials(&out.path().join("served")), trials(&out.path().join("in-process")));
+    assert_eq!(a.len(), 40);
+    assert_eq!(a.len(), b.len());
+    let calls = |t: &Value| -> Vec<(Value, Value, Value)> {
+        t["calls"].as_array().unwrap().iter().map(|c| (c["record"]["name"].clone(), c["record"]["arguments"].clone(), c["record"]["status"].clone())).collect()
+    };
+    for (x, y) in a.iter().zip(&b) {
+        assert_eq!((&x["task_id"], &x["layout"]), (&y["task_id"], &y["layout"]));
+        assert!(x["error"].is_null(), "{}: {}", x["trial_id"], x["error"]);
+        assert_eq!(calls(x), calls(y), "{} made other calls through MCP than in process", x["trial_id"]);
+        assert_eq!(x["score"], y["score"], "{}", x["trial_id"]);
+    }
+    assert!(a.iter().any(|t| !t["calls"].as_array().unwrap().is_empty()), "the agent called nothing");
+    let html = std::fs::read_to_string(out.path().join("served/report.html")).unwrap();
+    assert!(html.contains("mcp-agent"), "the agent's trials are not in report.html");
+}
