@@ -163,3 +163,46 @@ fn the_example_agent_runs_through_every_served_layout_and_makes_the_calls_the_in
     let html = std::fs::read_to_string(out.path().join("served/report.html")).unwrap();
     assert!(html.contains("mcp-agent"), "the agent's trials are not in report.html");
 }
+
+#[test]
+fn mcp_proxy_serves_server_filesystem_through_the_bad_variant_and_forwards_calls() {
+    python();
+    let entry = "{servers}/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js";
+    // The same import the proxy makes, to know what the bad variant calls each upstream tool.
+    let tmp = tempfile::tempdir().unwrap();
+    let catalog_dir = tmp.path().join("files");
+    let out = Command::new(BIN).args(["mcp", "import", "--out", catalog_dir.to_str().unwrap(), "--name", "files", "--", "node", entry, "{sandbox}"]).current_dir(REPO).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let catalog = toolpick::catalog::load_catalog(&catalog_dir).unwrap();
+    let bad = toolpick::catalog::variant::Variant::parse("bad").unwrap().apply(&catalog).unwrap();
+    // The bad variant merges sibling tools behind a dispatch parameter: the served name and the
+    // arguments that reach an upstream tool.
+    let address = |id: &str| -> (String, serde_json::Map<String, Value>) {
+        bad.tools()
+            .find_map(|t| match &t.tool.dispatch {
+                Some(d) => d.targets.iter().find(|(_, target)| *target == id).map(|(v, _)| (t.tool.name.clone(), [(d.param.clone(), Value::String(v.clone()))].into_iter().collect())),
+                None => (t.tool.id == id).then(|| (t.tool.name.clone(), serde_json::Map::new())),
+            })
+            .unwrap_or_else(|| panic!("{id} is not in the bad variant"))
+    };
+    let (list, args) = address("files/files_list/list_allowed_directories");
+    let proxy = |name: &str, args: &serde_json::Map<String, Value>| {
+        client(&["stdio", "--", BIN, "mcp", "proxy", "--name", "files", "--variant", "bad", "--call", name, &Value::Object(args.clone()).to_string(), "--", "node", entry, "{sandbox}"])
+    };
+    let seen = proxy(&list, &args);
+    let mut bad_names: Vec<String> = bad.tools().map(|t| t.tool.name.clone()).collect();
+    bad_names.sort();
+    assert_eq!(names(&seen), bad_names, "the proxy serves the variant's tools");
+    assert!(bad_names.iter().all(|n| catalog.tools().all(|t| t.tool.name != *n)), "the bad variant renames every tool");
+    // The call reached the real server, which answered with its sandbox (shown as /sandbox).
+    assert_eq!(seen["call"]["isError"], false, "{}", seen["call"]);
+    assert!(seen["call"]["text"].as_str().unwrap().contains("/sandbox"), "{}", seen["call"]);
+    // Without opt-in a destructive upstream tool is refused, not forwarded.
+    let (write, mut args) = address("files/files_write/write_file");
+    args.insert("path".into(), Value::String("x.txt".into()));
+    args.insert("content".into(), Value::String("hi".into()));
+    let seen = proxy(&write, &args);
+    assert_eq!(seen["call"]["isError"], true, "{}", seen["call"]);
+    assert!(seen["call"]["text"].as_str().unwrap().contains("destructiveHint"), "{}", seen["call"]);
+}
+

@@ -22,6 +22,7 @@ macro_rules! outln {
 }
 
 mod gates;
+mod mcp;
 mod run;
 
 use run::RunArgs;
@@ -138,35 +139,14 @@ enum McpAction {
     /// Serve a catalog to any MCP client, as a run would show it: one variant, one layout (flat, or the
     /// meta-tools of progressive, progressive-oss or search) and, with --dataset/--task, one task's view
     /// (its candidates, distractors, poison; its query as the session's instructions). Calls run on the
-    /// simulator. Over stdio by default; --http 127.0.0.1:PORT serves streamable HTTP at /mcp.
-    Serve {
-        #[command(flatten)]
-        input: InputArgs,
-        /// The task whose view is served (an id of --dataset). Default: the whole catalog, no task.
-        #[arg(long)]
-        task: Option<String>,
-        /// A description variant (good, bad, op:<operator>, file:<dir>).
-        #[arg(long, default_value = "good")]
-        variant: String,
-        /// flat, progressive, progressive-oss or search.
-        #[arg(long, default_value = "flat")]
-        layout: String,
-        /// Show the task its gold tools plus N seeded distractors (needs --task).
-        #[arg(long, requires = "task")]
-        distractors: Option<usize>,
-        /// Seed for the distractor draw.
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-        /// Serve streamable HTTP at this address (path /mcp) instead of stdio.
-        #[arg(long, value_name = "ADDR")]
-        http: Option<std::net::SocketAddr>,
-        /// Allow --http on an address other than loopback.
-        #[arg(long)]
-        allow_remote: bool,
-        /// Append each call's record (JSON Lines, the trial file's `calls` vocabulary) to this file.
-        #[arg(long, value_name = "FILE")]
-        record: Option<PathBuf>,
-    },
+    /// simulator, or on the catalog's real server with --execute live. Over stdio by default;
+    /// --http 127.0.0.1:PORT serves streamable HTTP at /mcp.
+    Serve(mcp::ServeArgs),
+    /// Put toolpick in front of a live server: import its tools (stdio, scrubbed environment), serve them
+    /// through a variant and a layout, and forward executed calls to it (a sandbox for the session, the
+    /// live safety policy). Example: toolpick mcp proxy --variant bad --allow-destructive -- node
+    /// '{servers}/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js' '{sandbox}'
+    Proxy(mcp::ProxyArgs),
     /// Start an MCP server (stdio; or reach one by --url), list its tools and write them as a native catalog: one server file
     /// and catalog.json recording the server's info, the capabilities on both sides and each tool's
     /// wire name and annotations as sent. The server gets a scrubbed environment (PATH, HOME, TZ, LANG
@@ -197,72 +177,6 @@ enum McpAction {
         #[arg(last = true, required_unless_present = "url", value_name = "COMMAND")]
         command: Vec<String>,
     },
-}
-
-#[allow(clippy::too_many_arguments)]
-fn cmd_mcp_serve(
-    input: InputArgs,
-    task: Option<String>,
-    variant: String,
-    layout: String,
-    distractors: Option<usize>,
-    seed: u64,
-    http: Option<std::net::SocketAddr>,
-    allow_remote: bool,
-    record: Option<PathBuf>,
-) -> Result<()> {
-    let kind = crate::layout::LayoutKind::parse(&layout)
-        .ok_or_else(|| crate::error::InputError::new("--layout", format!("unknown layout `{layout}`; use flat, progressive, progressive-oss or search")))?;
-    if let Some(addr) = &http {
-        crate::mcp::serve::check_bind(addr, allow_remote)?;
-    }
-    // Without a task the catalog is served whole: a one-task dataset of our own stands in.
-    let scratch = tempfile::tempdir()?;
-    let dataset = match (&input.dataset, &task) {
-        (Some(d), _) => d.clone(),
-        (None, Some(_)) => input.dataset(),
-        (None, None) => {
-            let p = scratch.path().join("serve.jsonl");
-            std::fs::write(&p, "{\"id\": \"serve\", \"query\": \"(no task)\", \"kind\": \"abstain\"}\n")?;
-            p
-        }
-    };
-    let config = crate::run::RunConfig {
-        catalogs: vec![input.catalog.clone().unwrap_or_else(|| input.catalog())],
-        datasets: vec![dataset],
-        variants: vec![variant],
-        layouts: vec![kind],
-        models: vec![crate::run::config::ModelSpec::baseline("oracle")],
-        trials: 1,
-        seed,
-        max_steps: 1,
-        repeat_limit: crate::agent::DEFAULT_REPEAT_LIMIT,
-        discovery: Default::default(),
-        lexical: Default::default(),
-        cache_dir: None,
-        distractors: distractors.into_iter().collect(),
-        subset: Default::default(),
-        execute: vec![],
-        live: Default::default(),
-    };
-    let presentation = std::sync::Arc::new(crate::run::serve::Presentation::new(config, task.as_deref(), record)?);
-    let rt = runtime(None)?;
-    rt.block_on(async move {
-        match http {
-            Some(addr) => {
-                let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?;
-                eprintln!("toolpick mcp serve: streamable HTTP at http://{}/mcp ({} tools offered)", listener.local_addr()?, presentation.offered().len());
-                let stop = crate::mcp::serve::tokio_util_token::Token::default();
-                let on_signal = stop.clone();
-                tokio::spawn(async move {
-                    let _ = tokio::signal::ctrl_c().await;
-                    on_signal.cancel();
-                });
-                crate::mcp::serve::serve_http(listener, presentation, stop).await
-            }
-            None => crate::mcp::serve::serve_stdio(presentation).await,
-        }
-    })
 }
 
 /// `to` relative to the directory `from` (both absolute), with `..` where needed.
@@ -423,9 +337,8 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Validate(args) => cmd_validate(args),
         Command::MockEndpoint(args) => cmd_mock(args),
         Command::Lint(args) => cmd_lint(args),
-        Command::Mcp { action: McpAction::Serve { input, task, variant, layout, distractors, seed, http, allow_remote, record } } => {
-            cmd_mcp_serve(input, task, variant, layout, distractors, seed, http, allow_remote, record)
-        }
+        Command::Mcp { action: McpAction::Serve(args) } => mcp::cmd_serve(args, None),
+        Command::Mcp { action: McpAction::Proxy(args) } => mcp::cmd_proxy(args),
         Command::Mcp { action: McpAction::Import { out, name, capabilities, categories, env, url, command } } => {
             let mut import_sandbox = None;
             let target = match url {

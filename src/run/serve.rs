@@ -23,6 +23,8 @@ pub struct Presentation {
     state: Mutex<(Vec<Message>, usize)>,
     record: Option<Mutex<std::fs::File>>,
     client: Mutex<String>,
+    /// Serving live (`--execute live`, `mcp proxy`): the session's sandbox and upstream server.
+    live: Option<super::live::LiveTrialRun>,
 }
 
 impl Presentation {
@@ -42,7 +44,37 @@ impl Presentation {
         if let Some(q) = query {
             messages.push(Message::User { content: q });
         }
-        Ok(Presentation { prepared: Arc::new(prepared), task: if task.is_some() { t } else { usize::MAX }, per_task, state: Mutex::new((messages, 0)), record, client: Mutex::new(String::new()) })
+        Ok(Presentation {
+            prepared: Arc::new(prepared),
+            task: if task.is_some() { t } else { usize::MAX },
+            per_task,
+            state: Mutex::new((messages, 0)),
+            record,
+            client: Mutex::new(String::new()),
+            live: None,
+        })
+    }
+
+    /// When the catalog runs live: start the session's sandbox and upstream server (one for the whole
+    /// served session). The upstream's sampling requests are answered by the oracle baseline's text
+    /// (there is no model of toolpick's own here), its elicitations by the task's script.
+    pub async fn start_live(&mut self) -> Result<()> {
+        let s = &self.prepared.suites[0];
+        let Some(suite) = s.live.clone() else { return Ok(()) };
+        let t = if self.task == usize::MAX { 0 } else { self.task };
+        let task = &s.dataset.tasks[t];
+        let kind = s.cells[0].layout.kind();
+        self.live = Some(super::live::start(&suite, task, self.prepared.backends[0].clone(), kind, 0, 0).await?);
+        Ok(())
+    }
+
+    /// Stop the upstream server and remove the sandbox.
+    pub async fn finish(mut self) {
+        if let Some(run) = self.live.take() {
+            let t = if self.task == usize::MAX { 0 } else { self.task };
+            let task = self.prepared.suites[0].dataset.tasks[t].clone();
+            run.finish(&task).await;
+        }
     }
 
     fn layout(&self) -> &dyn Layout {
@@ -64,7 +96,13 @@ impl Presentation {
         state.1 += 1;
         let step = state.1;
         let call = ToolCall { id: format!("mcp_{step}"), name: name.clone(), arguments };
-        let outcome = self.layout().call_in(&call, step, &state.0);
+        let outcome = match &self.live {
+            Some(run) => {
+                let executor: Arc<dyn crate::exec::LiveExecutor> = run.executor.clone();
+                crate::exec::LIVE.sync_scope(executor, || self.layout().call_in(&call, step, &state.0))
+            }
+            None => self.layout().call_in(&call, step, &state.0),
+        };
         state.0.push(Message::Assistant { content: None, tool_calls: vec![call] });
         state.0.push(Message::Tool { tool_call_id: format!("mcp_{step}"), name, content: outcome.content.clone() });
         if let Some(file) = &self.record {

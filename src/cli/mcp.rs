@@ -1,0 +1,164 @@
+//! `toolpick mcp serve` and `toolpick mcp proxy`: their flags and commands (`mcp import` stays with the
+//! other commands in `cli/mod.rs`).
+
+use super::{InputArgs, parse_env_pair, runtime};
+use anyhow::{Context, Result};
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// The task whose view is served (an id of --dataset). Default: the whole catalog, no task.
+    #[arg(long)]
+    task: Option<String>,
+    /// A description variant (good, bad, op:<operator>, file:<dir>).
+    #[arg(long, default_value = "good")]
+    variant: String,
+    /// flat, progressive, progressive-oss or search.
+    #[arg(long, default_value = "flat")]
+    layout: String,
+    /// Show the task its gold tools plus N seeded distractors (needs --task).
+    #[arg(long, requires = "task")]
+    distractors: Option<usize>,
+    /// Seed for the distractor draw.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Serve streamable HTTP at this address (path /mcp) instead of stdio.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<std::net::SocketAddr>,
+    /// Allow --http on an address other than loopback.
+    #[arg(long)]
+    allow_remote: bool,
+    /// Append each call's record (JSON Lines, the trial file's `calls` vocabulary) to this file.
+    #[arg(long, value_name = "FILE")]
+    record: Option<PathBuf>,
+    /// Run executed calls on the catalog's real server (a catalog from `mcp import`): one sandbox and
+    /// server for the session.
+    #[arg(long, value_name = "MODE", value_parser = ["simulated", "live"])]
+    execute: Option<String>,
+    /// Live: send tools marked destructive (see `run --allow-destructive`).
+    #[arg(long)]
+    allow_destructive: bool,
+    /// Live: send tools marked open-world.
+    #[arg(long)]
+    allow_open_world: bool,
+    /// Live: tools always sent (wire names or ids, globs).
+    #[arg(long, value_delimiter = ',', value_name = "TOOL,…")]
+    live_allow: Option<Vec<String>>,
+    /// Live: tools never sent.
+    #[arg(long, value_delimiter = ',', value_name = "TOOL,…")]
+    live_deny: Option<Vec<String>>,
+}
+
+#[derive(Args)]
+pub struct ProxyArgs {
+    #[command(flatten)]
+    serve: ServeArgs,
+    /// The upstream server's name in the served catalog. Default: its serverInfo.name.
+    #[arg(long)]
+    name: Option<String>,
+    /// Client capabilities declared to the upstream server (sampling, elicitation, roots).
+    #[arg(long, default_value = "", value_parser = crate::mcp::client::Capabilities::parse)]
+    capabilities: crate::mcp::client::Capabilities,
+    /// An environment variable for the upstream server (KEY=VALUE; `{sandbox}` allowed).
+    #[arg(long = "env", value_name = "KEY=VALUE", value_parser = parse_env_pair)]
+    env: Vec<(String, String)>,
+    /// The upstream server's command line, after `--` (`{sandbox}` is the session's sandbox).
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+/// Serve one presentation; `catalog` overrides --catalog (the proxy's imported one).
+pub fn cmd_serve(args: ServeArgs, catalog: Option<PathBuf>) -> Result<()> {
+    let kind = crate::layout::LayoutKind::parse(&args.layout)
+        .ok_or_else(|| crate::error::InputError::new("--layout", format!("unknown layout `{}`; use flat, progressive, progressive-oss or search", args.layout)))?;
+    if let Some(addr) = &args.http {
+        crate::mcp::serve::check_bind(addr, args.allow_remote)?;
+    }
+    // Without a task the catalog is served whole: a one-task dataset of our own stands in.
+    let scratch = tempfile::tempdir()?;
+    let dataset = match (&args.input.dataset, &args.task) {
+        (Some(d), _) => d.clone(),
+        (None, Some(_)) => args.input.dataset(),
+        (None, None) => {
+            let p = scratch.path().join("serve.jsonl");
+            std::fs::write(&p, "{\"id\": \"serve\", \"query\": \"(no task)\", \"kind\": \"abstain\"}\n")?;
+            p
+        }
+    };
+    let mut live = crate::run::live::LiveOptions { allow_destructive: args.allow_destructive, allow_open_world: args.allow_open_world, ..Default::default() };
+    live.allow = args.live_allow.clone().unwrap_or_default();
+    live.deny = args.live_deny.clone().unwrap_or_default();
+    let config = crate::run::RunConfig {
+        catalogs: vec![catalog.unwrap_or_else(|| args.input.catalog())],
+        datasets: vec![dataset],
+        variants: vec![args.variant.clone()],
+        layouts: vec![kind],
+        models: vec![crate::run::config::ModelSpec::baseline("oracle")],
+        trials: 1,
+        seed: args.seed,
+        max_steps: 1,
+        repeat_limit: crate::agent::DEFAULT_REPEAT_LIMIT,
+        discovery: Default::default(),
+        lexical: Default::default(),
+        cache_dir: None,
+        distractors: args.distractors.into_iter().collect(),
+        subset: Default::default(),
+        execute: args.execute.clone().into_iter().collect(),
+        live,
+    };
+    let mut presentation = crate::run::serve::Presentation::new(config, args.task.as_deref(), args.record.clone())?;
+    let rt = runtime(None)?;
+    let http = args.http;
+    rt.block_on(async move {
+        presentation.start_live().await?;
+        let presentation = std::sync::Arc::new(presentation);
+        let served: std::sync::Arc<dyn crate::mcp::serve::Served> = presentation.clone();
+        let outcome = match http {
+            Some(addr) => {
+                let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?;
+                eprintln!("toolpick mcp serve: streamable HTTP at http://{}/mcp ({} tools offered)", listener.local_addr()?, presentation.offered().len());
+                let stop = crate::mcp::serve::tokio_util_token::Token::default();
+                let on_signal = stop.clone();
+                tokio::spawn(async move {
+                    let _ = tokio::signal::ctrl_c().await;
+                    on_signal.cancel();
+                });
+                crate::mcp::serve::serve_http(listener, served, stop).await
+            }
+            None => crate::mcp::serve::serve_stdio(served).await,
+        };
+        // The upstream server stops and the sandbox goes, however the session ended.
+        if let Ok(p) = std::sync::Arc::try_unwrap(presentation) {
+            p.finish().await;
+        }
+        outcome
+    })
+}
+
+/// Import the upstream server into a temporary catalog, then serve it live.
+pub fn cmd_proxy(args: ProxyArgs) -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let catalog = dir.path().join("upstream");
+    let sandbox = tempfile::Builder::new().prefix("toolpick-import-sandbox-").tempdir()?;
+    let sandbox_path = sandbox.path().canonicalize()?;
+    let words: Vec<String> = args.command.iter().map(|w| crate::mcp::live::fill(w, &sandbox_path)).collect();
+    let mut server = crate::mcp::client::ServerCommand::from_words(&words)?;
+    server.env = args.env.iter().map(|(k, v)| (k.clone(), crate::mcp::live::fill(v, &sandbox_path))).collect();
+    let options = crate::mcp::import::ImportOptions {
+        name: args.name.clone(),
+        capabilities: args.capabilities,
+        categories: Default::default(),
+        command: args.command.clone(),
+        env_names: args.env.iter().map(|(k, _)| k.clone()).collect(),
+        env_templates: args.env.iter().filter(|(_, v)| v.contains("{sandbox}") || v.contains("{servers}")).map(|(k, v)| (k.clone(), v.clone())).collect(),
+    };
+    let imported = crate::mcp::import_server(&crate::mcp::Target::Stdio(server), &options, &catalog)?;
+    drop(sandbox);
+    eprintln!("toolpick mcp proxy: {} tools of `{}` behind variant `{}`, layout `{}`", imported.tools, imported.server, args.serve.variant, args.serve.layout);
+    let mut serve = args.serve;
+    serve.execute = Some("live".into());
+    cmd_serve(serve, Some(catalog))
+}
