@@ -206,3 +206,29 @@ fn mcp_proxy_serves_server_filesystem_through_the_bad_variant_and_forwards_calls
     assert!(seen["call"]["text"].as_str().unwrap().contains("destructiveHint"), "{}", seen["call"]);
 }
 
+
+#[test]
+fn a_task_session_becomes_a_scored_trial_of_a_run_when_the_client_leaves() {
+    let out = tempfile::tempdir().unwrap();
+    let o = out.path().to_str().unwrap();
+    // dev-001 asks for the Rust repositories: the client makes the expected call through the flat layout.
+    let seen = client(&["stdio", "--", BIN, "mcp", "serve", "--task", "dev-001", "--layout", "flat", "--out", o, "--run-id", "session", "--agent-name", "my-ide", "--call", "list_repositories", "{\"language\": \"Rust\"}"]);
+    assert_eq!(seen["call"]["isError"], false, "{}", seen["call"]);
+    let run = out.path().join("session");
+    let t = &trials(&run)[0];
+    assert_eq!((t["task_id"].as_str(), t["backend"].as_str(), t["layout"].as_str()), (Some("dev-001"), Some("my-ide"), Some("flat")));
+    assert_eq!(t["calls"][0]["record"]["tool_id"], "code_hosting/code_repositories/list_repositories");
+    assert_eq!(t["score"]["pass"], true, "{}", t["score"]);
+    // The run is a run: `toolpick report` re-scores it to the same result.
+    let report = run_in(&["report", run.to_str().unwrap()]);
+    assert!(report.status.success(), "{}", String::from_utf8_lossy(&report.stderr));
+    assert!(std::fs::read_to_string(run.join("report.html")).unwrap().contains("my-ide"));
+    // A wrong call scores as one.
+    let seen = client(&["stdio", "--", BIN, "mcp", "serve", "--task", "dev-001", "--out", o, "--run-id", "wrong", "--call", "list_repositories", "{\"language\": \"Go\"}"]);
+    assert_eq!(seen["call"]["isError"], false);
+    assert_eq!(trials(&out.path().join("wrong"))[0]["score"]["pass"], false);
+}
+
+fn run_in(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).current_dir(REPO).output().unwrap()
+}

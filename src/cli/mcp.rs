@@ -50,6 +50,16 @@ pub struct ServeArgs {
     /// Live: tools never sent.
     #[arg(long, value_delimiter = ',', value_name = "TOOL,…")]
     live_deny: Option<Vec<String>>,
+    /// Record the session as a trial of a run in <out>/<run-id> (needs --task): scored and reported
+    /// like any run when the client's session ends.
+    #[arg(long, requires = "task")]
+    out: Option<PathBuf>,
+    /// The run directory's name (with --out). Default: mcp-<task>-<UTC timestamp>.
+    #[arg(long, requires = "out")]
+    run_id: Option<String>,
+    /// The backend label of the recorded trial (with --out). Default: mcp-client.
+    #[arg(long, default_value = "mcp-client")]
+    agent_name: String,
 }
 
 #[derive(Args)]
@@ -109,6 +119,9 @@ pub fn cmd_serve(args: ServeArgs, catalog: Option<PathBuf>) -> Result<()> {
         execute: args.execute.clone().into_iter().collect(),
         live,
     };
+    if let Some(out) = args.out.clone() {
+        return record_session(args, config, out);
+    }
     let mut presentation = crate::run::serve::Presentation::new(config, args.task.as_deref(), args.record.clone())?;
     let rt = runtime(None)?;
     let http = args.http;
@@ -136,6 +149,66 @@ pub fn cmd_serve(args: ServeArgs, catalog: Option<PathBuf>) -> Result<()> {
         }
         outcome
     })
+}
+
+/// Serve one task's episode to a client that connects by itself, and write it as a run (one trial)
+/// when its session ends: stdio closed, or Ctrl-C for HTTP.
+fn record_session(args: ServeArgs, mut config: crate::run::RunConfig, out: PathBuf) -> Result<()> {
+    let task = args.task.clone().expect("--out requires --task");
+    config.subset.tasks = vec![task.clone()];
+    config.max_steps = 256;
+    config.repeat_limit = 0;
+    let mut model = crate::run::config::ModelSpec::baseline("mcp-client");
+    model.name = args.agent_name.clone();
+    // An interactive session may take a while: the client's session end closes the episode.
+    model.episode_timeout_s = 7.0 * 24.0 * 3600.0;
+    config.models = vec![model];
+    let mut prepared = crate::run::prepare(config)?;
+    let query = prepared.first_task_query().unwrap_or_default();
+    let (session, served) = crate::run::bridge::ClientSession::new(&args.agent_name, &query);
+    let close = session.closer();
+    prepared.set_backend(0, std::sync::Arc::new(session));
+    let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let run_id = args.run_id.clone().unwrap_or_else(|| format!("mcp-{task}-{}", crate::run::utc_stamp(unix)));
+    let meta = serde_json::json!({
+        "toolpick_version": env!("CARGO_PKG_VERSION"),
+        "started_unix": unix,
+        "started_utc": crate::run::utc_stamp(unix),
+        "run_id": run_id,
+        "tokenizer": "o200k_base",
+        "served": {"transport": if args.http.is_some() { "streamable-http" } else { "stdio" }},
+    });
+    let dir = out.join(&run_id);
+    let rt = runtime(None)?;
+    let http = args.http;
+    let outcome = rt.block_on(async move {
+        let server = tokio::spawn(async move {
+            let r = match http {
+                Some(addr) => {
+                    let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?;
+                    eprintln!("toolpick mcp serve: streamable HTTP at http://{}/mcp; Ctrl-C ends the session", listener.local_addr()?);
+                    let stop = crate::mcp::serve::tokio_util_token::Token::default();
+                    let on_signal = stop.clone();
+                    tokio::spawn(async move {
+                        let _ = tokio::signal::ctrl_c().await;
+                        on_signal.cancel();
+                    });
+                    crate::mcp::serve::serve_http(listener, served, stop).await
+                }
+                None => crate::mcp::serve::serve_stdio(served).await,
+            };
+            close();
+            r
+        });
+        let outcome = crate::run::execute(prepared, &dir, meta, crate::run::ExecOptions { quiet: true, ..Default::default() }).await;
+        server.abort();
+        outcome
+    })?;
+    let data = crate::report::render_locked(&outcome.dir, &outcome.lock)?;
+    drop(outcome.lock);
+    // stdout may be the MCP transport: the summary goes to stderr.
+    eprintln!("toolpick mcp serve: the session is recorded in {} ({} cells)", outcome.dir.display(), data.cells.len());
+    Ok(())
 }
 
 /// Import the upstream server into a temporary catalog, then serve it live.

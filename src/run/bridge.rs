@@ -27,9 +27,12 @@ struct Link {
     incoming: tokio::sync::Mutex<mpsc::Receiver<Call>>,
     /// The answer the agent waits for (sent when the loop asks for the next turn).
     pending: Mutex<Option<oneshot::Sender<Answer>>>,
-    agent: tokio::sync::Mutex<tokio::process::Child>,
+    /// The agent process (`mcp-agent`); none for a client that connected by itself (`mcp serve`).
+    agent: tokio::sync::Mutex<Option<tokio::process::Child>>,
     output: tokio::sync::Mutex<Option<tokio::task::JoinHandle<Vec<u8>>>>,
     stop: Token,
+    /// Cancelled when a connected client's session ends (`mcp serve`).
+    closed: Token,
     made: std::sync::atomic::AtomicUsize,
     query: String,
 }
@@ -112,9 +115,10 @@ impl McpAgentBackend {
             calls,
             incoming: tokio::sync::Mutex::new(incoming),
             pending: Mutex::new(None),
-            agent: tokio::sync::Mutex::new(agent),
+            agent: tokio::sync::Mutex::new(Some(agent)),
             output: tokio::sync::Mutex::new(Some(output)),
             stop: Token::default(),
+            closed: Token::default(),
             made: Default::default(),
             query: ctx.task.query.clone(),
         });
@@ -136,35 +140,48 @@ impl McpAgentBackend {
         } else {
             self.links.lock().expect("links").get(&ctx.seed).cloned().ok_or_else(|| anyhow!("mcp-agent: no session for this episode"))?
         };
-        // The agent waits for the answer to its last call: the layout's result of it.
-        if let Some(reply) = link.pending.lock().expect("pending").take() {
-            let text = ctx.last_results().last().map(|(_, _, r)| r.to_string()).unwrap_or_default();
-            let is_error = crate::agent::backends::is_layout_error(&text);
-            let _ = reply.send(Answer { text, is_error });
+        next_turn(&link, ctx).await
+    }
+}
+
+/// One turn of a served episode: answer the client's last call with the layout's result, offer the
+/// layout's functions, and wait for the next call — or for the agent to exit (its output is the final
+/// answer), or for the client's session to end (no final answer).
+async fn next_turn(link: &Link, ctx: &TurnContext<'_>) -> Result<AssistantTurn> {
+    if let Some(reply) = link.pending.lock().expect("pending").take() {
+        let text = ctx.last_results().last().map(|(_, _, r)| r.to_string()).unwrap_or_default();
+        let is_error = crate::agent::backends::is_layout_error(&text);
+        let _ = reply.send(Answer { text, is_error });
+    }
+    link.functions.send_replace(Some(ctx.functions.to_vec()));
+    let mut incoming = link.incoming.lock().await;
+    let mut agent = link.agent.lock().await;
+    let exited = async {
+        match agent.as_mut() {
+            Some(a) => a.wait().await,
+            None => std::future::pending().await,
         }
-        link.functions.send_replace(Some(ctx.functions.to_vec()));
-        let mut incoming = link.incoming.lock().await;
-        let mut agent = link.agent.lock().await;
-        tokio::select! {
-            call = incoming.recv() => {
-                let (name, arguments, reply) = call.ok_or_else(|| anyhow!("mcp-agent: the server stopped"))?;
-                *link.pending.lock().expect("pending") = Some(reply);
-                let n = link.made.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                Ok(AssistantTurn { tool_calls: vec![ToolCall { id: format!("mcp_{n}"), name, arguments }], ..Default::default() })
-            }
-            status = agent.wait() => {
-                let status = status.context("mcp-agent: cannot wait for the agent")?;
-                let output = match link.output.lock().await.take() {
-                    Some(h) => h.await.unwrap_or_default(),
-                    None => vec![],
-                };
-                if !status.success() {
-                    return Err(anyhow!("mcp-agent: the agent exited with {status}"));
-                }
-                let text = String::from_utf8_lossy(&output).trim().to_string();
-                Ok(AssistantTurn { content: Some(text), ..Default::default() })
-            }
+    };
+    tokio::select! {
+        call = incoming.recv() => {
+            let (name, arguments, reply) = call.ok_or_else(|| anyhow!("mcp: the server stopped"))?;
+            *link.pending.lock().expect("pending") = Some(reply);
+            let n = link.made.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Ok(AssistantTurn { tool_calls: vec![ToolCall { id: format!("mcp_{n}"), name, arguments }], ..Default::default() })
         }
+        status = exited => {
+            let status = status.context("mcp-agent: cannot wait for the agent")?;
+            let output = match link.output.lock().await.take() {
+                Some(h) => h.await.unwrap_or_default(),
+                None => vec![],
+            };
+            if !status.success() {
+                return Err(anyhow!("mcp-agent: the agent exited with {status}"));
+            }
+            let text = String::from_utf8_lossy(&output).trim().to_string();
+            Ok(AssistantTurn { content: Some(text), ..Default::default() })
+        }
+        _ = link.closed.cancelled() => Ok(AssistantTurn::default()),
     }
 }
 
@@ -186,9 +203,70 @@ impl Backend for McpAgentBackend {
         if let Some(link) = self.links.lock().expect("links").remove(&seed) {
             link.stop.cancel();
             // Dropping the last handle kills an agent still running (kill_on_drop).
-            if let Ok(mut agent) = link.agent.try_lock() {
+            if let Ok(mut agent) = link.agent.try_lock()
+                && let Some(agent) = agent.as_mut()
+            {
                 let _ = agent.start_kill();
             }
         }
+    }
+}
+
+/// A client that connects by itself (`toolpick mcp serve --out`): one episode, served on whatever
+/// transport the command chose, ending when the client's session ends.
+pub struct ClientSession {
+    name: String,
+    link: Arc<Link>,
+}
+
+impl ClientSession {
+    /// The backend (labelled `name`) and what the transport serves.
+    pub fn new(name: &str, query: &str) -> (ClientSession, Arc<dyn Served>) {
+        let (calls, incoming) = mpsc::channel(16);
+        let (functions, _) = tokio::sync::watch::channel(None);
+        let link = Arc::new(Link {
+            functions,
+            calls,
+            incoming: tokio::sync::Mutex::new(incoming),
+            pending: Mutex::new(None),
+            agent: tokio::sync::Mutex::new(None),
+            output: tokio::sync::Mutex::new(None),
+            stop: Token::default(),
+            closed: Token::default(),
+            made: Default::default(),
+            query: query.to_string(),
+        });
+        let served: Arc<dyn Served> = Arc::new(LinkServed(link.clone()));
+        (ClientSession { name: name.to_string(), link }, served)
+    }
+
+    /// Call when the client's session is over: the episode ends at its next turn.
+    pub fn closer(&self) -> impl Fn() + Send + Sync + 'static {
+        let closed = self.link.closed.clone();
+        move || closed.cancel()
+    }
+}
+
+impl Backend for ClientSession {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn concurrency(&self) -> usize {
+        1
+    }
+    fn respond<'a>(&'a self, ctx: &'a TurnContext<'a>) -> BoxFuture<'a, Result<AssistantTurn>> {
+        Box::pin(next_turn(&self.link, ctx))
+    }
+}
+
+/// Stands in for a client not connected yet (replaced by [`ClientSession`] before the run starts).
+pub struct Unconnected(pub String);
+
+impl Backend for Unconnected {
+    fn name(&self) -> &str {
+        &self.0
+    }
+    fn respond<'a>(&'a self, _ctx: &'a TurnContext<'a>) -> BoxFuture<'a, Result<AssistantTurn>> {
+        Box::pin(std::future::ready(Err(anyhow!("no MCP client is connected"))))
     }
 }

@@ -430,6 +430,9 @@ pub fn prepare(mut config: RunConfig) -> Result<Prepared> {
             built.push(endpoint);
         } else if m.backend == "replay" {
             built.push(Arc::new(replay_backend(m, &config.layouts, &suites)?));
+        } else if m.backend == "mcp-client" {
+            // `mcp serve --out`: the connected client takes its place (`Prepared::set_backend`).
+            built.push(Arc::new(bridge::Unconnected(m.name.clone())));
         } else if m.backend == "mcp-agent" {
             let command = m.agent_command.clone().ok_or_else(|| InputError::new("--backends", "the mcp-agent backend needs its command: mcp-agent:<COMMAND> (or `agent_command` in the config file)"))?;
             built.push(Arc::new(bridge::McpAgentBackend::new(&m.name, &command)?));
@@ -511,6 +514,16 @@ impl Prepared {
 
     pub fn task_count(&self) -> usize {
         self.suites.iter().map(|s| s.dataset.tasks.len()).sum()
+    }
+
+    /// The query of the first suite's first selected task.
+    pub fn first_task_query(&self) -> Option<String> {
+        self.suites.first().and_then(|s| s.dataset.tasks.first()).map(|t| t.query.clone())
+    }
+
+    /// Put `backend` in the place of backend `index` (same label): a client that connects by itself.
+    pub fn set_backend(&mut self, index: usize, backend: Arc<dyn Backend>) {
+        self.backends[index] = backend;
     }
 
     /// The run's task selection.
