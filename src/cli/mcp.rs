@@ -129,26 +129,30 @@ pub fn cmd_serve(args: ServeArgs, catalog: Option<PathBuf>) -> Result<()> {
         presentation.start_live().await?;
         let presentation = std::sync::Arc::new(presentation);
         let served: std::sync::Arc<dyn crate::mcp::serve::Served> = presentation.clone();
-        let outcome = match http {
-            Some(addr) => {
-                let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?;
-                eprintln!("toolpick mcp serve: streamable HTTP at http://{}/mcp ({} tools offered)", listener.local_addr()?, presentation.offered().len());
-                let stop = crate::mcp::serve::tokio_util_token::Token::default();
-                let on_signal = stop.clone();
-                tokio::spawn(async move {
-                    let _ = tokio::signal::ctrl_c().await;
-                    on_signal.cancel();
-                });
-                crate::mcp::serve::serve_http(listener, served, stop).await
-            }
-            None => crate::mcp::serve::serve_stdio(served).await,
-        };
+        let outcome = serve_on(http, served, &format!("{} tools offered", presentation.offered().len())).await;
         // The upstream server stops and the sandbox goes, however the session ended.
         if let Ok(p) = std::sync::Arc::try_unwrap(presentation) {
             p.finish().await;
         }
         outcome
     })
+}
+
+/// Serve `served` over streamable HTTP at `http` (until Ctrl-C; the address announced on stderr with
+/// `note`) or over stdio.
+async fn serve_on(http: Option<std::net::SocketAddr>, served: std::sync::Arc<dyn crate::mcp::serve::Served>, note: &str) -> Result<()> {
+    let Some(addr) = http else {
+        return crate::mcp::serve::serve_stdio(served).await;
+    };
+    let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?;
+    eprintln!("toolpick mcp serve: streamable HTTP at http://{}/mcp ({note})", listener.local_addr()?);
+    let stop = crate::mcp::serve::tokio_util_token::Token::default();
+    let on_signal = stop.clone();
+    tokio::spawn(async move {
+        let _ = tokio::signal::ctrl_c().await;
+        on_signal.cancel();
+    });
+    crate::mcp::serve::serve_http(listener, served, stop).await
 }
 
 /// Serve one task's episode to a client that connects by itself, and write it as a run (one trial)
@@ -183,20 +187,7 @@ fn record_session(args: ServeArgs, mut config: crate::run::RunConfig, out: PathB
     let http = args.http;
     let outcome = rt.block_on(async move {
         let server = tokio::spawn(async move {
-            let r = match http {
-                Some(addr) => {
-                    let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?;
-                    eprintln!("toolpick mcp serve: streamable HTTP at http://{}/mcp; Ctrl-C ends the session", listener.local_addr()?);
-                    let stop = crate::mcp::serve::tokio_util_token::Token::default();
-                    let on_signal = stop.clone();
-                    tokio::spawn(async move {
-                        let _ = tokio::signal::ctrl_c().await;
-                        on_signal.cancel();
-                    });
-                    crate::mcp::serve::serve_http(listener, served, stop).await
-                }
-                None => crate::mcp::serve::serve_stdio(served).await,
-            };
+            let r = serve_on(http, served, "Ctrl-C ends the session").await;
             close();
             r
         });

@@ -37,6 +37,25 @@ struct Link {
     query: String,
 }
 
+impl Link {
+    fn new(query: &str, agent: Option<tokio::process::Child>, output: Option<tokio::task::JoinHandle<Vec<u8>>>) -> Arc<Link> {
+        let (calls, incoming) = mpsc::channel(16);
+        let (functions, _) = tokio::sync::watch::channel(None);
+        Arc::new(Link {
+            functions,
+            calls,
+            incoming: tokio::sync::Mutex::new(incoming),
+            pending: Mutex::new(None),
+            agent: tokio::sync::Mutex::new(agent),
+            output: tokio::sync::Mutex::new(output),
+            stop: Token::default(),
+            closed: Token::default(),
+            made: Default::default(),
+            query: query.to_string(),
+        })
+    }
+}
+
 struct LinkServed(Arc<Link>);
 
 impl Served for LinkServed {
@@ -89,7 +108,6 @@ impl McpAgentBackend {
     async fn start(&self, ctx: &TurnContext<'_>) -> Result<Arc<Link>> {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.context("cannot listen on loopback for the agent")?;
         let url = format!("http://{}/mcp", listener.local_addr()?);
-        let (calls, incoming) = mpsc::channel(16);
         let mut cmd = tokio::process::Command::new(&self.command[0]);
         cmd.args(&self.command[1..])
             .env("TOOLPICK_MCP_URL", &url)
@@ -109,19 +127,7 @@ impl McpAgentBackend {
             let _ = stdout.read_to_end(&mut buf).await;
             buf
         });
-        let (functions, _) = tokio::sync::watch::channel(None);
-        let link = Arc::new(Link {
-            functions,
-            calls,
-            incoming: tokio::sync::Mutex::new(incoming),
-            pending: Mutex::new(None),
-            agent: tokio::sync::Mutex::new(Some(agent)),
-            output: tokio::sync::Mutex::new(Some(output)),
-            stop: Token::default(),
-            closed: Token::default(),
-            made: Default::default(),
-            query: ctx.task.query.clone(),
-        });
+        let link = Link::new(&ctx.task.query, Some(agent), Some(output));
         let served: Arc<dyn Served> = Arc::new(LinkServed(link.clone()));
         let stop = link.stop.clone();
         tokio::spawn(async move {
@@ -222,20 +228,7 @@ pub struct ClientSession {
 impl ClientSession {
     /// The backend (labelled `name`) and what the transport serves.
     pub fn new(name: &str, query: &str) -> (ClientSession, Arc<dyn Served>) {
-        let (calls, incoming) = mpsc::channel(16);
-        let (functions, _) = tokio::sync::watch::channel(None);
-        let link = Arc::new(Link {
-            functions,
-            calls,
-            incoming: tokio::sync::Mutex::new(incoming),
-            pending: Mutex::new(None),
-            agent: tokio::sync::Mutex::new(None),
-            output: tokio::sync::Mutex::new(None),
-            stop: Token::default(),
-            closed: Token::default(),
-            made: Default::default(),
-            query: query.to_string(),
-        });
+        let link = Link::new(query, None, None);
         let served: Arc<dyn Served> = Arc::new(LinkServed(link.clone()));
         (ClientSession { name: name.to_string(), link }, served)
     }
