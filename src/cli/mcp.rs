@@ -38,18 +38,8 @@ pub struct ServeArgs {
     /// server for the session.
     #[arg(long, value_name = "MODE", value_parser = ["simulated", "live"])]
     execute: Option<String>,
-    /// Live: send tools marked destructive (see `run --allow-destructive`).
-    #[arg(long)]
-    allow_destructive: bool,
-    /// Live: send tools marked open-world.
-    #[arg(long)]
-    allow_open_world: bool,
-    /// Live: tools always sent (wire names or ids, globs).
-    #[arg(long, value_delimiter = ',', value_name = "TOOL,…")]
-    live_allow: Option<Vec<String>>,
-    /// Live: tools never sent.
-    #[arg(long, value_delimiter = ',', value_name = "TOOL,…")]
-    live_deny: Option<Vec<String>>,
+    #[command(flatten)]
+    live_policy: super::run::LivePolicyArgs,
     /// Record the session as a trial of a run in <out>/<run-id> (needs --task): scored and reported
     /// like any run when the client's session ends.
     #[arg(long, requires = "task")]
@@ -98,9 +88,7 @@ pub fn cmd_serve(args: ServeArgs, catalog: Option<PathBuf>) -> Result<()> {
             p
         }
     };
-    let mut live = crate::run::live::LiveOptions { allow_destructive: args.allow_destructive, allow_open_world: args.allow_open_world, ..Default::default() };
-    live.allow = args.live_allow.clone().unwrap_or_default();
-    live.deny = args.live_deny.clone().unwrap_or_default();
+    let live = args.live_policy.over(Default::default());
     let config = crate::run::RunConfig {
         catalogs: vec![catalog.unwrap_or_else(|| args.input.catalog())],
         datasets: vec![dataset],

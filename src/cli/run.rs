@@ -78,19 +78,8 @@ pub struct RunArgs {
     /// <catalog>=live. Comma-separated.
     #[arg(long, value_delimiter = ',', value_name = "MODE")]
     execute: Option<Vec<String>>,
-    /// Live runs: send tools whose annotations say they may destroy data (destructiveHint; missing
-    /// hints count as set). They still run only inside the trial's sandbox.
-    #[arg(long)]
-    allow_destructive: bool,
-    /// Live runs: send tools whose annotations say they may reach outside (openWorldHint).
-    #[arg(long)]
-    allow_open_world: bool,
-    /// Live runs: tools (wire names or ids, globs) always sent, whatever their annotations.
-    #[arg(long, value_delimiter = ',', value_name = "TOOL,…")]
-    live_allow: Option<Vec<String>>,
-    /// Live runs: tools (wire names or ids, globs) never sent.
-    #[arg(long, value_delimiter = ',', value_name = "TOOL,…")]
-    live_deny: Option<Vec<String>>,
+    #[command(flatten)]
+    live_policy: LivePolicyArgs,
     /// Output root; the run goes to <out>/<run-id>. Default: reports.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -120,6 +109,39 @@ pub struct RunArgs {
     endpoint: EndpointArgs,
     #[command(flatten)]
     follow: gates::FollowUp,
+}
+
+/// The live policy's flags (`run`, `mcp serve`, `mcp proxy`): over the experiment file's `[live]`.
+#[derive(Args)]
+pub(super) struct LivePolicyArgs {
+    /// Live runs: send tools whose annotations say they may destroy data (destructiveHint; missing
+    /// hints count as set). They still run only inside the trial's sandbox.
+    #[arg(long)]
+    allow_destructive: bool,
+    /// Live runs: send tools whose annotations say they may reach outside (openWorldHint).
+    #[arg(long)]
+    allow_open_world: bool,
+    /// Live runs: tools (wire names or ids, globs) always sent, whatever their annotations.
+    #[arg(long, value_delimiter = ',', value_name = "TOOL,…")]
+    live_allow: Option<Vec<String>>,
+    /// Live runs: tools (wire names or ids, globs) never sent.
+    #[arg(long, value_delimiter = ',', value_name = "TOOL,…")]
+    live_deny: Option<Vec<String>>,
+}
+
+impl LivePolicyArgs {
+    /// `live` with these flags applied (a flag given wins; the opt-ins add to the file's).
+    pub(super) fn over(&self, mut live: crate::run::live::LiveOptions) -> crate::run::live::LiveOptions {
+        live.allow_destructive |= self.allow_destructive;
+        live.allow_open_world |= self.allow_open_world;
+        if let Some(a) = &self.live_allow {
+            live.allow = a.clone();
+        }
+        if let Some(d) = &self.live_deny {
+            live.deny = d.clone();
+        }
+        live
+    }
 }
 
 /// Overrides for OpenAI-compatible endpoints (apply to every openai model).
@@ -302,18 +324,7 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
             limit: args.limit.or(file.limit),
         },
         execute: args.execute.clone().or(file.execute.clone()).unwrap_or_default(),
-        live: {
-            let mut live = file.live.clone().unwrap_or_default();
-            live.allow_destructive |= args.allow_destructive;
-            live.allow_open_world |= args.allow_open_world;
-            if let Some(a) = &args.live_allow {
-                live.allow = a.clone();
-            }
-            if let Some(d) = &args.live_deny {
-                live.deny = d.clone();
-            }
-            live
-        },
+        live: args.live_policy.over(file.live.clone().unwrap_or_default()),
     };
     let shard = args
         .shard

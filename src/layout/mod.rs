@@ -69,58 +69,18 @@ pub(crate) fn execute_tool(
     step: usize,
     transform: impl FnOnce(Value) -> String,
 ) -> CallOutcome {
+    // Every outcome names the tool and keeps the arguments; the status and one field differ.
+    let resolved = |status, arguments| CallRecord { tool_id: Some(tool_id.into()), ..CallRecord::unresolved(step, name, status, Some(arguments)) };
     match executor.execute(tool_id, &arguments) {
-        Execution::Ok { response, mock } => CallOutcome {
-            content: transform(response),
-            record: CallRecord {
-                step,
-                name: name.into(),
-                status: CallStatus::Executed,
-                tool_id: Some(tool_id.into()),
-                arguments: Some(arguments),
-                rejection: None,
-                from_text: false,
-                revealed: vec![],
-                mock: Some(mock),
-                truncated: false,
-                duplicate: false,
-                live: None,
-            },
-        },
-        Execution::Live { response, call } => CallOutcome {
-            content: transform(response),
-            record: CallRecord {
-                step,
-                name: name.into(),
-                status: CallStatus::Executed,
-                tool_id: Some(tool_id.into()),
-                arguments: Some(arguments),
-                rejection: None,
-                from_text: false,
-                revealed: vec![],
-                mock: None,
-                truncated: false,
-                duplicate: false,
-                live: Some(call),
-            },
-        },
-        Execution::Rejected { kind, message } => CallOutcome {
-            content: error_json(&message),
-            record: CallRecord {
-                step,
-                name: name.into(),
-                status: CallStatus::Rejected,
-                tool_id: Some(tool_id.into()),
-                arguments: Some(arguments),
-                rejection: Some(kind),
-                from_text: false,
-                revealed: vec![],
-                mock: None,
-                truncated: false,
-                duplicate: false,
-                live: None,
-            },
-        },
+        Execution::Ok { response, mock } => {
+            CallOutcome { content: transform(response), record: CallRecord { mock: Some(mock), ..resolved(CallStatus::Executed, arguments) } }
+        }
+        Execution::Live { response, call } => {
+            CallOutcome { content: transform(response), record: CallRecord { live: Some(call), ..resolved(CallStatus::Executed, arguments) } }
+        }
+        Execution::Rejected { kind, message } => {
+            CallOutcome { content: error_json(&message), record: CallRecord { rejection: Some(kind), ..resolved(CallStatus::Rejected, arguments) } }
+        }
     }
 }
 
