@@ -68,7 +68,7 @@ pub struct ModelSpec {
     /// Label used in cells and reports; defaults to `model` (or the backend name).
     #[serde(default)]
     pub name: String,
-    /// `openai`, `lexical`, `oracle`, `random`, `replay` or `mcp-agent`.
+    /// `openai`, `lexical`, `oracle`, `random`, `replay`, `mcp-agent` or `mcp-oracle`.
     #[serde(default = "openai")]
     pub backend: String,
     /// `mcp-agent`: the agent's command line (words split at spaces), started per episode with the
@@ -170,7 +170,7 @@ impl ModelSpec {
         if flag == "replay" {
             return Err(InputError::new("--backends", "the replay backend needs the file of recorded answers: replay:<FILE>"));
         }
-        if !["openai", "lexical", "oracle", "random"].contains(&flag) {
+        if !["openai", "lexical", "oracle", "random", "mcp-oracle"].contains(&flag) {
             return Err(InputError::new("--backends", format!("unknown backend `{flag}`; choose from {}", crate::agent::backends::names_help())));
         }
         Ok(ModelSpec::baseline(flag))

@@ -343,6 +343,13 @@ impl Session {
         tools.iter().map(|t| serde_json::to_value(t).context("cannot read a tools/list entry")).collect()
     }
 
+    /// Every tool (all pages) as listed now, without waiting for the list to settle (a client that
+    /// lists before each turn, like an agent: toolpick's own served layouts announce no changes).
+    pub async fn list_tools_now(&self) -> Result<Vec<Value>> {
+        let tools = self.service.list_all_tools().await.map_err(|e| anyhow!("tools/list failed: {e}"))?;
+        tools.iter().map(|t| serde_json::to_value(t).context("cannot read a tools/list entry")).collect()
+    }
+
     /// Call a tool; the result as it came on the wire (`content`, `structuredContent`, `isError`).
     pub async fn call_tool(&self, name: &str, arguments: serde_json::Map<String, Value>, timeout: Duration) -> Result<Value> {
         match self.call_tool_live(name, arguments, timeout).await? {

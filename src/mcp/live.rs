@@ -359,6 +359,18 @@ fn uuid_pattern() -> &'static regex::Regex {
 /// the result is an error.
 pub fn shown_result(result: &Value) -> (Value, bool) {
     let is_error = result.get("isError").and_then(Value::as_bool).unwrap_or(false);
+    let text = content_text(result);
+    if is_error {
+        return (serde_json::json!({ "error": text }), true);
+    }
+    match result.get("structuredContent") {
+        Some(s) if !s.is_null() => (s.clone(), false),
+        _ => (serde_json::json!({ "content": text }), false),
+    }
+}
+
+/// The text of a `tools/call` result's content blocks, one per line (other blocks named by type).
+pub fn content_text(result: &Value) -> String {
     let text: Vec<String> = result
         .get("content")
         .and_then(Value::as_array)
@@ -370,14 +382,7 @@ pub fn shown_result(result: &Value) -> (Value, bool) {
             None => String::new(),
         })
         .collect();
-    let text = text.join("\n");
-    if is_error {
-        return (serde_json::json!({ "error": text }), true);
-    }
-    match result.get("structuredContent") {
-        Some(s) if !s.is_null() => (s.clone(), false),
-        _ => (serde_json::json!({ "content": text }), false),
-    }
+    text.join("\n")
 }
 
 /// Run the task's final-state checks on the sandbox.

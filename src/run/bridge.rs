@@ -7,7 +7,12 @@
 //! The agent gets the task's query on standard input and the server's URL in `TOOLPICK_MCP_URL` (the
 //! task id in `TOOLPICK_TASK_ID`); it inherits toolpick's environment (it is the user's own program and
 //! may need its model's key). `tools/list` answers what the layout offers at that point of the episode.
-//! Calls are taken one at a time, in the order they arrive.
+//! Calls are taken one at a time, in the order they arrive: MCP has no turns, so each call is one step
+//! of the episode (an in-process backend's turn of three calls is three steps here).
+//!
+//! `--backends mcp-oracle` plays the oracle the same way, as an MCP client over loopback HTTP: it shows
+//! that what the served interface carries (tool lists, arguments, results) is enough to score what the
+//! in-process loop scores.
 
 use crate::agent::{Backend, BoxFuture, TurnContext};
 use crate::mcp::serve::{Answer, Served, tokio_util_token::Token};
@@ -27,9 +32,9 @@ struct Link {
     incoming: tokio::sync::Mutex<mpsc::Receiver<Call>>,
     /// The answer the agent waits for (sent when the loop asks for the next turn).
     pending: Mutex<Option<oneshot::Sender<Answer>>>,
-    /// The agent process (`mcp-agent`); none for a client that connected by itself (`mcp serve`).
-    agent: tokio::sync::Mutex<Option<tokio::process::Child>>,
-    output: tokio::sync::Mutex<Option<tokio::task::JoinHandle<Vec<u8>>>>,
+    /// The agent (`mcp-agent`'s process, `mcp-oracle`'s client), ending with its final answer; none for
+    /// a client that connected by itself (`mcp serve`). Aborting it kills the process (kill_on_drop).
+    agent: tokio::sync::Mutex<Option<tokio::task::JoinHandle<Result<String>>>>,
     stop: Token,
     /// Cancelled when a connected client's session ends (`mcp serve`).
     closed: Token,
@@ -38,7 +43,7 @@ struct Link {
 }
 
 impl Link {
-    fn new(query: &str, agent: Option<tokio::process::Child>, output: Option<tokio::task::JoinHandle<Vec<u8>>>) -> Arc<Link> {
+    fn new(query: &str, agent: Option<tokio::task::JoinHandle<Result<String>>>) -> Arc<Link> {
         let (calls, incoming) = mpsc::channel(16);
         let (functions, _) = tokio::sync::watch::channel(None);
         Arc::new(Link {
@@ -47,7 +52,6 @@ impl Link {
             incoming: tokio::sync::Mutex::new(incoming),
             pending: Mutex::new(None),
             agent: tokio::sync::Mutex::new(agent),
-            output: tokio::sync::Mutex::new(output),
             stop: Token::default(),
             closed: Token::default(),
             made: Default::default(),
@@ -89,10 +93,20 @@ impl Served for LinkServed {
     }
 }
 
-/// The `mcp-agent` backend.
+/// What plays the served episode.
+enum Player {
+    /// `mcp-agent:<command>`: an external program.
+    Command(Vec<String>),
+    /// `mcp-oracle`: the oracle, as an MCP client of the served layout (over loopback HTTP, with the
+    /// same client toolpick uses for live servers). It sees the tools and results only as the wire
+    /// carries them, and is handed the answer key like the in-process oracle.
+    Oracle,
+}
+
+/// The `mcp-agent` and `mcp-oracle` backends.
 pub struct McpAgentBackend {
     name: String,
-    command: Vec<String>,
+    player: Player,
     links: Mutex<HashMap<u64, Arc<Link>>>,
 }
 
@@ -102,32 +116,51 @@ impl McpAgentBackend {
         if command.is_empty() {
             return Err(crate::error::InputError::new("--backends", "mcp-agent needs the agent's command line: mcp-agent:<command>").into());
         }
-        Ok(McpAgentBackend { name: name.to_string(), command, links: Mutex::new(HashMap::new()) })
+        Ok(McpAgentBackend { name: name.to_string(), player: Player::Command(command), links: Mutex::new(HashMap::new()) })
     }
 
-    async fn start(&self, ctx: &TurnContext<'_>) -> Result<Arc<Link>> {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.context("cannot listen on loopback for the agent")?;
-        let url = format!("http://{}/mcp", listener.local_addr()?);
-        let mut cmd = tokio::process::Command::new(&self.command[0]);
-        cmd.args(&self.command[1..])
-            .env("TOOLPICK_MCP_URL", &url)
+    /// The oracle playing through the served interface (`--backends mcp-oracle`).
+    pub fn oracle(name: &str) -> McpAgentBackend {
+        McpAgentBackend { name: name.to_string(), player: Player::Oracle, links: Mutex::new(HashMap::new()) }
+    }
+
+    fn spawn_command(command: &[String], url: &str, ctx: &TurnContext<'_>) -> Result<tokio::task::JoinHandle<Result<String>>> {
+        let mut cmd = tokio::process::Command::new(&command[0]);
+        cmd.args(&command[1..])
+            .env("TOOLPICK_MCP_URL", url)
             .env("TOOLPICK_TASK_ID", &ctx.task.id)
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .kill_on_drop(true);
-        let mut agent = cmd.spawn().with_context(|| format!("cannot start the agent `{}`", self.command[0]))?;
+        let mut agent = cmd.spawn().with_context(|| format!("cannot start the agent `{}`", command[0]))?;
         let mut stdin = agent.stdin.take().expect("piped");
         let query = ctx.task.query.clone();
         tokio::spawn(async move {
             let _ = stdin.write_all(query.as_bytes()).await;
         });
         let mut stdout = agent.stdout.take().expect("piped");
-        let output = tokio::spawn(async move {
+        Ok(tokio::spawn(async move {
             let mut buf = Vec::new();
             let _ = stdout.read_to_end(&mut buf).await;
-            buf
-        });
-        let link = Link::new(&ctx.task.query, Some(agent), Some(output));
+            let status = agent.wait().await.context("mcp-agent: cannot wait for the agent")?;
+            if !status.success() {
+                return Err(anyhow!("mcp-agent: the agent exited with {status}"));
+            }
+            Ok(String::from_utf8_lossy(&buf).trim().to_string())
+        }))
+    }
+
+    async fn start(&self, ctx: &TurnContext<'_>) -> Result<Arc<Link>> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.context("cannot listen on loopback for the agent")?;
+        let url = format!("http://{}/mcp", listener.local_addr()?);
+        let agent = match &self.player {
+            Player::Command(command) => Self::spawn_command(command, &url, ctx)?,
+            Player::Oracle => {
+                let game = OracleGame { task: ctx.task.clone(), addressing: ctx.addressing.clone(), layout: ctx.layout, seed: ctx.seed, trial: ctx.trial };
+                tokio::spawn(game.play(url))
+            }
+        };
+        let link = Link::new(&ctx.task.query, Some(agent));
         let served: Arc<dyn Served> = Arc::new(LinkServed(link.clone()));
         let stop = link.stop.clone();
         tokio::spawn(async move {
@@ -150,6 +183,54 @@ impl McpAgentBackend {
     }
 }
 
+/// What the MCP oracle knows: the answer key, and nothing of the layout but its kind.
+struct OracleGame {
+    task: crate::dataset::Task,
+    addressing: crate::agent::Addressing,
+    layout: crate::layout::LayoutKind,
+    seed: u64,
+    trial: usize,
+}
+
+impl OracleGame {
+    /// Connect, then turn by turn: list the tools, let the oracle decide from the conversation as the
+    /// wire showed it, make its calls one by one; its answer without a call is the final answer.
+    async fn play(self, url: String) -> Result<String> {
+        use crate::agent::Policy;
+        use crate::protocol::Message;
+        let session = crate::mcp::client::Session::connect_http(&url, Default::default()).await?;
+        let mut messages = vec![Message::System { content: crate::agent::SYSTEM_PROMPT.into() }, Message::User { content: self.task.query.clone() }];
+        loop {
+            let functions: Vec<FunctionDef> = session
+                .list_tools_now()
+                .await?
+                .into_iter()
+                .map(|t| FunctionDef {
+                    name: t["name"].as_str().unwrap_or_default().to_string(),
+                    description: t["description"].as_str().unwrap_or_default().to_string(),
+                    parameters: t["inputSchema"].clone(),
+                })
+                .collect();
+            let ctx = TurnContext { task: &self.task, messages: &messages, functions: &functions, layout: self.layout, addressing: &self.addressing, seed: self.seed, trial: self.trial };
+            let turn = crate::agent::backends::OracleBackend.decide(&ctx)?;
+            if turn.tool_calls.is_empty() {
+                let _ = session.close().await;
+                return Ok(turn.content.unwrap_or_default());
+            }
+            messages.push(Message::Assistant { content: turn.content.clone(), tool_calls: turn.tool_calls.clone() });
+            for call in turn.tool_calls {
+                let arguments = match serde_json::from_str(&call.arguments) {
+                    Ok(serde_json::Value::Object(m)) => m,
+                    _ => return Err(anyhow!("mcp-oracle: arguments of `{}` are not a JSON object: {}", call.name, call.arguments)),
+                };
+                let result = session.call_tool(&call.name, arguments, std::time::Duration::from_secs(60)).await?;
+                let content = crate::mcp::live::content_text(&result);
+                messages.push(Message::Tool { tool_call_id: call.id, name: call.name, content });
+            }
+        }
+    }
+}
+
 /// One turn of a served episode: answer the client's last call with the layout's result, offer the
 /// layout's functions, and wait for the next call — or for the agent to exit (its output is the final
 /// answer), or for the client's session to end (no final answer).
@@ -164,7 +245,7 @@ async fn next_turn(link: &Link, ctx: &TurnContext<'_>) -> Result<AssistantTurn> 
     let mut agent = link.agent.lock().await;
     let exited = async {
         match agent.as_mut() {
-            Some(a) => a.wait().await,
+            Some(a) => a.await,
             None => std::future::pending().await,
         }
     };
@@ -175,16 +256,8 @@ async fn next_turn(link: &Link, ctx: &TurnContext<'_>) -> Result<AssistantTurn> 
             let n = link.made.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             Ok(AssistantTurn { tool_calls: vec![ToolCall { id: format!("mcp_{n}"), name, arguments }], ..Default::default() })
         }
-        status = exited => {
-            let status = status.context("mcp-agent: cannot wait for the agent")?;
-            let output = match link.output.lock().await.take() {
-                Some(h) => h.await.unwrap_or_default(),
-                None => vec![],
-            };
-            if !status.success() {
-                return Err(anyhow!("mcp-agent: the agent exited with {status}"));
-            }
-            let text = String::from_utf8_lossy(&output).trim().to_string();
+        answer = exited => {
+            let text = answer.map_err(|e| anyhow!("mcp-agent: the agent's task failed: {e}"))??;
             Ok(AssistantTurn { content: Some(text), ..Default::default() })
         }
         _ = link.closed.cancelled() => Ok(AssistantTurn::default()),
@@ -196,9 +269,13 @@ impl Backend for McpAgentBackend {
         &self.name
     }
 
-    /// Each episode runs an agent process (and its own model calls): a few at a time.
+    /// Each episode runs an agent process (and its own model calls): a few at a time. The MCP oracle
+    /// is two tasks of this process and a loopback connection.
     fn concurrency(&self) -> usize {
-        4
+        match self.player {
+            Player::Command(_) => 4,
+            Player::Oracle => 16,
+        }
     }
 
     fn respond<'a>(&'a self, ctx: &'a TurnContext<'a>) -> BoxFuture<'a, Result<AssistantTurn>> {
@@ -208,11 +285,11 @@ impl Backend for McpAgentBackend {
     fn end_episode(&self, seed: u64) {
         if let Some(link) = self.links.lock().expect("links").remove(&seed) {
             link.stop.cancel();
-            // Dropping the last handle kills an agent still running (kill_on_drop).
-            if let Ok(mut agent) = link.agent.try_lock()
-                && let Some(agent) = agent.as_mut()
+            // Aborting the agent's task drops its process, which kills it (kill_on_drop).
+            if let Ok(agent) = link.agent.try_lock()
+                && let Some(agent) = agent.as_ref()
             {
-                let _ = agent.start_kill();
+                agent.abort();
             }
         }
     }
@@ -228,7 +305,7 @@ pub struct ClientSession {
 impl ClientSession {
     /// The backend (labelled `name`) and what the transport serves.
     pub fn new(name: &str, query: &str) -> (ClientSession, Arc<dyn Served>) {
-        let link = Link::new(query, None, None);
+        let link = Link::new(query, None);
         let served: Arc<dyn Served> = Arc::new(LinkServed(link.clone()));
         (ClientSession { name: name.to_string(), link }, served)
     }

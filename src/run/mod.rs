@@ -433,6 +433,8 @@ pub fn prepare(mut config: RunConfig) -> Result<Prepared> {
         } else if m.backend == "mcp-client" {
             // `mcp serve --out`: the connected client takes its place (`Prepared::set_backend`).
             built.push(Arc::new(bridge::Unconnected(m.name.clone())));
+        } else if m.backend == "mcp-oracle" {
+            built.push(Arc::new(bridge::McpAgentBackend::oracle(&m.name)));
         } else if m.backend == "mcp-agent" {
             let command = m.agent_command.clone().ok_or_else(|| InputError::new("--backends", "the mcp-agent backend needs its command: mcp-agent:<COMMAND> (or `agent_command` in the config file)"))?;
             built.push(Arc::new(bridge::McpAgentBackend::new(&m.name, &command)?));

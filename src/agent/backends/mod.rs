@@ -33,7 +33,7 @@ pub fn by_name(name: &str, lexical: LexicalConfig) -> Option<Box<dyn Backend>> {
 }
 
 /// Every backend, as `--backends` and the experiment file's `backend` spell them.
-pub const NAMES: [&str; 6] = ["lexical", "oracle", "random", "openai", "replay", "mcp-agent"];
+pub const NAMES: [&str; 7] = ["lexical", "oracle", "random", "openai", "replay", "mcp-agent", "mcp-oracle"];
 
 /// The backends for error messages: `replay` with the file it needs.
 pub fn names_help() -> String {
