@@ -232,3 +232,92 @@ fn a_task_session_becomes_a_scored_trial_of_a_run_when_the_client_leaves() {
 fn run_in(args: &[&str]) -> Output {
     Command::new(BIN).args(args).current_dir(REPO).output().unwrap()
 }
+
+/// Stop a server the way a user does (Ctrl-C), and wait for it to write what it writes on the way out.
+fn interrupt(mut server: HttpServe) -> std::process::ExitStatus {
+    let pid = server.child.id().to_string();
+    assert!(Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
+    let status = server.child.wait().unwrap();
+    std::mem::forget(server);
+    status
+}
+
+#[test]
+fn one_http_server_holds_a_session_per_task_and_becomes_a_run_labelled_with_the_client() {
+    let out = tempfile::tempdir().unwrap();
+    let sessions = out.path().join("sessions.jsonl");
+    let server = serve_http(&["--layout", "flat", "--sessions", sessions.to_str().unwrap(), "--out", out.path().to_str().unwrap(), "--run-id", "many"]);
+    let url = |task: &str| if task.is_empty() { server.url.clone() } else { format!("{}?task={task}", server.url) };
+    let ide = ["--client", "fixture-ide", "4.2"];
+    // dev-002 first, through its URL: the right call (public repositories), then a wrong one on dev-001.
+    let seen = client(&[&["http", &url("dev-002"), "--call", "list_repositories", "{\"visibility\": \"public\"}"][..], &ide].concat());
+    assert!(seen["instructions"].as_str().unwrap().contains("public"), "{}", seen["instructions"]);
+    let seen = client(&[&["http", &url("dev-001"), "--call", "list_repositories", "{\"language\": \"Go\"}"][..], &ide].concat());
+    assert_eq!(seen["call"]["isError"], false);
+    // No task in the URL: the first task in dataset order that had no session yet (dev-003).
+    let dataset: Vec<Value> = std::fs::read_to_string(format!("{REPO}/datasets/starter.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let third = dataset.iter().find(|t| t["id"] != "dev-001" && t["id"] != "dev-002").unwrap();
+    let seen = client(&[&["http", &url("")][..], &ide].concat());
+    assert_eq!(seen["instructions"], third["query"]);
+    // Every call is on disk before the server stops.
+    let written = std::fs::read_to_string(&sessions).unwrap();
+    assert_eq!(written.lines().filter(|l| l.contains("\"name\"")).count(), 2, "{written}");
+    assert!(interrupt(server).success());
+    let run = out.path().join("many");
+    let t = trials(&run);
+    let by_task: std::collections::HashMap<&str, &Value> = t.iter().map(|t| (t["task_id"].as_str().unwrap(), t)).collect();
+    assert_eq!(t.len(), 3);
+    assert!(t.iter().all(|t| t["backend"] == "fixture-ide 4.2"), "the client's clientInfo labels its trials");
+    assert_eq!(by_task["dev-002"]["score"]["pass"], true, "{}", by_task["dev-002"]["score"]);
+    assert_eq!(by_task["dev-001"]["score"]["pass"], false);
+    assert!(by_task[third["id"].as_str().unwrap()]["calls"].as_array().unwrap().is_empty());
+    assert!(run.join("sessions.jsonl").exists());
+    assert!(std::fs::read_to_string(run.join("report.html")).unwrap().contains("fixture-ide 4.2"));
+}
+
+#[test]
+fn mcp_collect_makes_a_run_of_a_killed_servers_sessions_and_refuses_a_damaged_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sessions = tmp.path().join("s.jsonl");
+    let mut server = serve_http(&["--layout", "progressive", "--sessions", sessions.to_str().unwrap()]);
+    let discover = "{\"user_query\": \"Rust repositories\", \"server_names\": [\"code_hosting\"]}";
+    let seen = client(&["http", &format!("{}?task=dev-001", server.url), "--call", "discover_server_categories_or_actions", discover]);
+    assert_eq!(seen["call"]["isError"], false, "{}", seen["call"]);
+    // Killed outright: nothing written on the way out.
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
+    let collect = |file: &Path, id: &str| run_in(&["mcp", "collect", file.to_str().unwrap(), "--out", tmp.path().to_str().unwrap(), "--run-id", id, "--agent-name", "killed"]);
+    let r = collect(&sessions, "collected");
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let t = &trials(&tmp.path().join("collected"))[0];
+    assert_eq!((t["task_id"].as_str(), t["backend"].as_str(), t["layout"].as_str()), (Some("dev-001"), Some("killed"), Some("progressive")));
+    assert_eq!(t["calls"][0]["record"]["name"], "discover_server_categories_or_actions");
+    assert!(t["error"].is_null(), "{}", t["error"]);
+    // A result the replay does not reproduce (the file was edited, or the catalog changed): an
+    // infrastructure error of that trial, not a silently different score.
+    let text = std::fs::read_to_string(&sessions).unwrap();
+    let edited: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            if v.get("result").is_some() {
+                v["result"] = Value::String("{\"servers\": []}".into());
+            }
+            v.to_string()
+        })
+        .collect();
+    let diverged = tmp.path().join("diverged.jsonl");
+    std::fs::write(&diverged, edited.join("\n")).unwrap();
+    let r = collect(&diverged, "diverged");
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let t = &trials(&tmp.path().join("diverged"))[0];
+    assert!(t["error"].as_str().unwrap_or_default().contains("diverged at call 1"), "{}", t["error"]);
+    // A damaged line: the error names the file, line and field; no run directory is left behind.
+    let broken = tmp.path().join("broken.jsonl");
+    std::fs::write(&broken, format!("{}\n{{\"session\": 1, \"name\": \"x\"}}\n", text.lines().next().unwrap())).unwrap();
+    let r = collect(&broken, "broken");
+    assert!(!r.status.success());
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(err.contains("broken.jsonl:2") && err.contains("`arguments`"), "{err}");
+    assert!(!tmp.path().join("broken").exists());
+}

@@ -40,16 +40,38 @@ pub struct ServeArgs {
     execute: Option<String>,
     #[command(flatten)]
     live_policy: super::run::LivePolicyArgs,
-    /// Record the session as a trial of a run in <out>/<run-id> (needs --task): scored and reported
-    /// like any run when the client's session ends.
-    #[arg(long, requires = "task")]
+    /// A session per task: every client session plays one task of --dataset (the `?task=<id>` of its
+    /// URL, else --task, else the next task no session has played), and every call is appended to
+    /// FILE as it is answered. `toolpick mcp collect FILE` turns the file into a run.
+    #[arg(long, value_name = "FILE")]
+    sessions: Option<PathBuf>,
+    /// Record what the clients did as a run in <out>/<run-id>, scored and reported like any run, when
+    /// serving ends (stdio closed; Ctrl-C for HTTP). Each task's latest session is its trial.
+    #[arg(long)]
     out: Option<PathBuf>,
-    /// The run directory's name (with --out). Default: mcp-<task>-<UTC timestamp>.
+    /// The run directory's name (with --out). Default: mcp-<task>-<UTC timestamp> with --task,
+    /// mcp-sessions-<UTC timestamp> without.
     #[arg(long, requires = "out")]
     run_id: Option<String>,
-    /// The backend label of the recorded trial (with --out). Default: mcp-client.
-    #[arg(long, default_value = "mcp-client")]
-    agent_name: String,
+    /// The backend label of the recorded trials (with --out). Default: the client's name and version
+    /// (its `clientInfo`); `mcp-client` if it sent none.
+    #[arg(long)]
+    agent_name: Option<String>,
+}
+
+#[derive(Args)]
+pub struct CollectArgs {
+    /// The sessions file (`toolpick mcp serve --sessions FILE`).
+    sessions: PathBuf,
+    /// Directory the run directory is written under.
+    #[arg(long, default_value = "reports")]
+    out: PathBuf,
+    /// The run directory's name. Default: mcp-sessions-<UTC timestamp>.
+    #[arg(long)]
+    run_id: Option<String>,
+    /// The backend label of the trials. Default: the sessions' client (`clientInfo` name and version).
+    #[arg(long)]
+    agent_name: Option<String>,
 }
 
 #[derive(Args)]
@@ -82,6 +104,8 @@ pub fn cmd_serve(args: ServeArgs, catalog: Option<PathBuf>) -> Result<()> {
     let dataset = match (&args.input.dataset, &args.task) {
         (Some(d), _) => d.clone(),
         (None, Some(_)) => args.input.dataset(),
+        // Task sessions play the tasks of the default dataset.
+        (None, None) if args.sessions.is_some() || args.out.is_some() => args.input.dataset(),
         (None, None) => {
             let p = scratch.path().join("serve.jsonl");
             std::fs::write(&p, "{\"id\": \"serve\", \"query\": \"(no task)\", \"kind\": \"abstain\"}\n")?;
@@ -89,24 +113,25 @@ pub fn cmd_serve(args: ServeArgs, catalog: Option<PathBuf>) -> Result<()> {
         }
     };
     let live = args.live_policy.over(Default::default());
-    let config = crate::run::RunConfig {
-        catalogs: vec![catalog.unwrap_or_else(|| args.input.catalog())],
-        datasets: vec![dataset],
-        variants: vec![args.variant.clone()],
-        layouts: vec![kind],
-        models: vec![crate::run::config::ModelSpec::baseline("oracle")],
-        trials: 1,
+    let spec = crate::run::sessions::ServedSpec {
+        catalog: catalog.unwrap_or_else(|| args.input.catalog()),
+        dataset,
+        variant: args.variant.clone(),
+        layout: kind,
+        distractors: args.distractors,
         seed: args.seed,
-        max_steps: 1,
-        repeat_limit: crate::agent::DEFAULT_REPEAT_LIMIT,
-        discovery: Default::default(),
-        lexical: Default::default(),
-        cache_dir: None,
-        distractors: args.distractors.into_iter().collect(),
-        subset: Default::default(),
-        execute: args.execute.clone().into_iter().collect(),
-        live,
     };
+    let is_live = args.execute.as_deref() == Some("live");
+    let config = spec.config(args.execute.clone().into_iter().collect(), live);
+    if is_live && args.out.is_some() && args.task.is_none() {
+        return Err(crate::error::InputError::new("--out", "serving live, --out records one task's session: name it with --task").into());
+    }
+    if is_live && args.sessions.is_some() {
+        return Err(crate::error::InputError::new("--sessions", "a session per task is served on the simulator; with --execute live serve one task (--task, --out)").into());
+    }
+    if !is_live && (args.sessions.is_some() || args.out.is_some()) {
+        return serve_sessions(args, spec, config);
+    }
     if let Some(out) = args.out.clone() {
         return record_session(args, config, out);
     }
@@ -143,6 +168,46 @@ async fn serve_on(http: Option<std::net::SocketAddr>, served: std::sync::Arc<dyn
     crate::mcp::serve::serve_http(listener, served, stop).await
 }
 
+/// A session per task (`--sessions`, or `--out` on the simulator): serve until stdio closes or Ctrl-C,
+/// then (with `--out`) collect the sessions file into a run.
+fn serve_sessions(args: ServeArgs, spec: crate::run::sessions::ServedSpec, config: crate::run::RunConfig) -> Result<()> {
+    let scratch = tempfile::tempdir()?;
+    let file = args.sessions.clone().unwrap_or_else(|| scratch.path().join("sessions.jsonl"));
+    let prepared = crate::run::prepare(config)?;
+    let pool = std::sync::Arc::new(crate::run::sessions::SessionPool::new(prepared, &spec, args.task.clone(), &file)?);
+    let rt = runtime(None)?;
+    let served: std::sync::Arc<dyn crate::mcp::serve::Served> = pool.clone();
+    rt.block_on(serve_on(args.http, served, "a session per task: ?task=<id> picks one"))?;
+    let Some(out) = args.out else {
+        eprintln!("toolpick mcp serve: {} sessions recorded in {}; `toolpick mcp collect {}` makes them a run", pool.sessions(), file.display(), file.display());
+        return Ok(());
+    };
+    let sessions = crate::run::sessions::Sessions::load(&file)?;
+    if sessions.is_empty() {
+        eprintln!("toolpick mcp serve: no client connected; no run written");
+        return Ok(());
+    }
+    let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let run_id = args.run_id.clone().or_else(|| args.task.as_ref().map(|t| format!("mcp-{t}-{}", crate::run::utc_stamp(unix))));
+    write_collected(rt.block_on(crate::run::sessions::collect(sessions, crate::run::sessions::CollectOptions { out, run_id, agent_name: args.agent_name, source: file })))
+}
+
+/// Report a collected run (on stderr: stdout may have been the MCP transport).
+fn write_collected(outcome: Result<crate::run::RunOutcome>) -> Result<()> {
+    let outcome = outcome?;
+    let data = crate::report::render_locked(&outcome.dir, &outcome.lock)?;
+    drop(outcome.lock);
+    eprintln!("toolpick mcp: the sessions are recorded in {} ({} cells)", outcome.dir.display(), data.cells.len());
+    Ok(())
+}
+
+/// `toolpick mcp collect`.
+pub fn cmd_collect(args: CollectArgs) -> Result<()> {
+    let sessions = crate::run::sessions::Sessions::load(&args.sessions)?;
+    let rt = runtime(None)?;
+    write_collected(rt.block_on(crate::run::sessions::collect(sessions, crate::run::sessions::CollectOptions { out: args.out, run_id: args.run_id, agent_name: args.agent_name, source: args.sessions })))
+}
+
 /// Serve one task's episode to a client that connects by itself, and write it as a run (one trial)
 /// when its session ends: stdio closed, or Ctrl-C for HTTP.
 fn record_session(args: ServeArgs, mut config: crate::run::RunConfig, out: PathBuf) -> Result<()> {
@@ -150,14 +215,15 @@ fn record_session(args: ServeArgs, mut config: crate::run::RunConfig, out: PathB
     config.subset.tasks = vec![task.clone()];
     config.max_steps = 256;
     config.repeat_limit = 0;
+    let agent_name = args.agent_name.clone().unwrap_or_else(|| "mcp-client".into());
     let mut model = crate::run::config::ModelSpec::baseline("mcp-client");
-    model.name = args.agent_name.clone();
+    model.name = agent_name.clone();
     // An interactive session may take a while: the client's session end closes the episode.
     model.episode_timeout_s = 7.0 * 24.0 * 3600.0;
     config.models = vec![model];
     let mut prepared = crate::run::prepare(config)?;
     let query = prepared.first_task_query().unwrap_or_default();
-    let (session, served) = crate::run::bridge::ClientSession::new(&args.agent_name, &query);
+    let (session, served) = crate::run::bridge::ClientSession::new(&agent_name, &query);
     let close = session.closer();
     prepared.set_backend(0, std::sync::Arc::new(session));
     let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
@@ -182,12 +248,8 @@ fn record_session(args: ServeArgs, mut config: crate::run::RunConfig, out: PathB
         let outcome = crate::run::execute(prepared, &dir, meta, crate::run::ExecOptions { quiet: true, ..Default::default() }).await;
         server.abort();
         outcome
-    })?;
-    let data = crate::report::render_locked(&outcome.dir, &outcome.lock)?;
-    drop(outcome.lock);
-    // stdout may be the MCP transport: the summary goes to stderr.
-    eprintln!("toolpick mcp serve: the session is recorded in {} ({} cells)", outcome.dir.display(), data.cells.len());
-    Ok(())
+    });
+    write_collected(outcome)
 }
 
 /// Import the upstream server into a temporary catalog, then serve it live.

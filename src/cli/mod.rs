@@ -147,6 +147,10 @@ enum McpAction {
     /// live safety policy). Example: toolpick mcp proxy --variant bad --allow-destructive -- node
     /// '{servers}/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js' '{sandbox}'
     Proxy(mcp::ProxyArgs),
+    /// Turn a sessions file of `toolpick mcp serve --sessions` into a run directory: each task's latest
+    /// session replayed through the same presentation, one call per step, scored and reported like any
+    /// run (backend: the client's name and version, or --agent-name).
+    Collect(mcp::CollectArgs),
     /// Start an MCP server (stdio; or reach one by --url), list its tools and write them as a native catalog: one server file
     /// and catalog.json recording the server's info, the capabilities on both sides and each tool's
     /// wire name and annotations as sent. The server gets a scrubbed environment (PATH, HOME, TZ, LANG
@@ -339,6 +343,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Lint(args) => cmd_lint(args),
         Command::Mcp { action: McpAction::Serve(args) } => mcp::cmd_serve(args, None),
         Command::Mcp { action: McpAction::Proxy(args) } => mcp::cmd_proxy(args),
+        Command::Mcp { action: McpAction::Collect(args) } => mcp::cmd_collect(args),
         Command::Mcp { action: McpAction::Import { out, name, capabilities, categories, env, url, command } } => {
             let mut import_sandbox = None;
             let target = match url {

@@ -37,18 +37,52 @@ pub trait Served: Send + Sync + 'static {
     }
     /// The client introduced itself (`clientInfo` name and version).
     fn client(&self, _name: &str, _version: &str) {}
+    /// A new session begins (`task`: the `?task=` of its HTTP URL; `client`: its `clientInfo` name and
+    /// version). What it returns serves that session alone; `None` keeps serving `self`. An error
+    /// refuses the session (the client's `initialize` fails with it).
+    fn session(&self, _task: Option<&str>, _client: &str) -> Result<Option<Arc<dyn Served>>, String> {
+        Ok(None)
+    }
 }
 
 /// The rmcp handler over a [`Served`].
 #[derive(Clone)]
 pub struct Server {
     served: Arc<dyn Served>,
+    /// What this session serves, once [`Served::session`] chose it at `initialize`.
+    session: Arc<std::sync::OnceLock<Arc<dyn Served>>>,
 }
 
 impl Server {
     pub fn new(served: Arc<dyn Served>) -> Server {
-        Server { served }
+        Server { served, session: Default::default() }
     }
+
+    fn current(&self) -> &Arc<dyn Served> {
+        self.session.get().unwrap_or(&self.served)
+    }
+}
+
+/// The `task` parameter of a URL's query (`/mcp?task=dev-001`), percent-decoded.
+fn task_parameter(query: &str) -> Option<String> {
+    let raw = query.split('&').find_map(|pair| pair.strip_prefix("task="))?;
+    let bytes = raw.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok()).and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+                continue;
+            }
+            (b'+', _) => out.push(b' '),
+            (b, _) => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8(out).ok().filter(|t| !t.is_empty())
 }
 
 fn internal(e: impl std::fmt::Display) -> rmcp::ErrorData {
@@ -62,7 +96,7 @@ impl ServerHandler for Server {
             "capabilities": {"tools": {"listChanged": true}},
             "serverInfo": {"name": "toolpick", "version": env!("CARGO_PKG_VERSION")},
         });
-        if let Some(text) = self.served.instructions() {
+        if let Some(text) = self.current().instructions() {
             info["instructions"] = json!(text);
         }
         serde_json::from_value(info).expect("a valid initialize result")
@@ -70,20 +104,26 @@ impl ServerHandler for Server {
 
     async fn initialize(&self, request: rmcp::model::InitializeRequestParams, context: RequestContext<RoleServer>) -> Result<ServerConfig, rmcp::ErrorData> {
         let wire = serde_json::to_value(&request).unwrap_or(Value::Null);
-        self.served.client(wire.pointer("/clientInfo/name").and_then(Value::as_str).unwrap_or(""), wire.pointer("/clientInfo/version").and_then(Value::as_str).unwrap_or(""));
+        let (name, version) = (wire.pointer("/clientInfo/name").and_then(Value::as_str).unwrap_or(""), wire.pointer("/clientInfo/version").and_then(Value::as_str).unwrap_or(""));
+        self.served.client(name, version);
+        let task = context.extensions.get::<axum::http::request::Parts>().and_then(|p| p.uri.query()).and_then(task_parameter);
+        let client = format!("{name} {version}").trim().to_string();
+        if let Some(session) = self.served.session(task.as_deref(), &client).map_err(|e| rmcp::ErrorData::invalid_params(e, None))? {
+            let _ = self.session.set(session);
+        }
         context.peer.set_peer_info(request.clone());
         self.negotiate_initialize(&request)
     }
 
     async fn list_tools(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListToolsResult, rmcp::ErrorData> {
-        let functions = self.served.functions().await;
+        let functions = self.current().functions().await;
         let tools: Vec<Value> = functions.iter().map(|f| json!({"name": f.name, "description": f.description, "inputSchema": input_schema(&f.parameters)})).collect();
         serde_json::from_value(json!({ "tools": tools })).map_err(internal)
     }
 
     async fn call_tool(&self, request: CallToolRequestParams, _context: RequestContext<RoleServer>) -> Result<CallToolResponse, rmcp::ErrorData> {
         let arguments = request.arguments.map(|m| Value::Object(m).to_string()).unwrap_or_else(|| "{}".into());
-        let answer = self.served.call(request.name.to_string(), arguments).await;
+        let answer = self.current().call(request.name.to_string(), arguments).await;
         let mut result = json!({"content": [{"type": "text", "text": answer.text}]});
         if answer.is_error {
             result["isError"] = json!(true);
@@ -121,9 +161,9 @@ pub async fn serve_stdio(served: Arc<dyn Served>) -> Result<()> {
 /// same [`Served`].
 pub async fn serve_http(listener: tokio::net::TcpListener, served: Arc<dyn Served>, stop: tokio_util_token::Token) -> Result<()> {
     use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager};
-    let server = Server::new(served);
     let config = StreamableHttpServerConfig::default();
-    let service = StreamableHttpService::new(move || Ok(server.clone()), Arc::new(LocalSessionManager::default()), config);
+    // A handler per session: each may be given its own [`Served`] at `initialize`.
+    let service = StreamableHttpService::new(move || Ok(Server::new(served.clone())), Arc::new(LocalSessionManager::default()), config);
     let app = axum::Router::new().nest_service("/mcp", service);
     axum::serve(listener, app).with_graceful_shutdown(async move { stop.cancelled().await }).await.context("the MCP HTTP server failed")
 }
@@ -165,5 +205,14 @@ mod tests {
         assert!(format!("{err:#}").contains("--allow-remote"));
         assert!(check_bind(&"0.0.0.0:8080".parse().unwrap(), true).is_ok());
         assert_eq!(input_schema(&json!({})), json!({"type": "object", "properties": {}}));
+    }
+
+    #[test]
+    fn the_task_parameter_is_read_from_the_query_and_decoded() {
+        assert_eq!(task_parameter("task=dev-001").as_deref(), Some("dev-001"));
+        assert_eq!(task_parameter("x=1&task=a%2Fb+c").as_deref(), Some("a/b c"));
+        assert_eq!(task_parameter("task=50%").as_deref(), Some("50%"));
+        assert_eq!(task_parameter("task=").as_deref(), None);
+        assert_eq!(task_parameter("tasks=x").as_deref(), None);
     }
 }

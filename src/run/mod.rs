@@ -17,6 +17,7 @@ pub mod meta;
 pub mod progress;
 pub mod scenario;
 pub mod serve;
+pub mod sessions;
 pub mod shard;
 pub mod subset;
 pub mod trial;
@@ -519,6 +520,12 @@ impl Prepared {
     }
 
     /// The query of the first suite's first selected task.
+    /// The index of task `id` in the first dataset (an error naming `--task` if it has none).
+    pub fn task_index(&self, id: &str) -> Result<usize> {
+        let s = &self.suites[0];
+        s.dataset.tasks.iter().position(|t| t.id == id).ok_or_else(|| InputError::new(&s.dataset.path, format!("no task `{id}` in this dataset")).field("--task").into())
+    }
+
     pub fn first_task_query(&self) -> Option<String> {
         self.suites.first().and_then(|s| s.dataset.tasks.first()).map(|t| t.query.clone())
     }

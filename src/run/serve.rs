@@ -32,21 +32,23 @@ impl Presentation {
     /// the whole catalog, no task).
     pub fn new(config: RunConfig, task: Option<&str>, record: Option<PathBuf>) -> Result<Presentation> {
         let prepared = prepare(config)?;
+        let t = task.map(|id| prepared.task_index(id)).transpose()?;
+        Presentation::of(Arc::new(prepared), t, record)
+    }
+
+    /// The presentation of a prepared one-cell run for its task `task` (an index into its dataset).
+    pub fn of(prepared: Arc<Prepared>, task: Option<usize>, record: Option<PathBuf>) -> Result<Presentation> {
         let s = &prepared.suites[0];
-        let t = match task {
-            Some(id) => s.dataset.tasks.iter().position(|t| t.id == id).ok_or_else(|| crate::error::InputError::new(&s.dataset.path, format!("no task `{id}` in this dataset")).field("--task"))?,
-            None => 0,
-        };
+        let t = task.unwrap_or(0);
         let per_task = if Prepared::per_task(s, &s.cells[0], t) { Some(prepared.scenario(s, &s.cells[0], t)?) } else { None };
         let record = record.map(|p| std::fs::File::create(&p).map_err(|e| crate::error::InputError::new(&p, format!("cannot create the record file: {e}")))).transpose()?.map(Mutex::new);
-        let query = task.map(|_| s.dataset.tasks[t].query.clone());
         let mut messages = vec![Message::System { content: crate::agent::SYSTEM_PROMPT.into() }];
-        if let Some(q) = query {
-            messages.push(Message::User { content: q });
+        if task.is_some() {
+            messages.push(Message::User { content: s.dataset.tasks[t].query.clone() });
         }
         Ok(Presentation {
-            prepared: Arc::new(prepared),
-            task: if task.is_some() { t } else { usize::MAX },
+            prepared,
+            task: task.unwrap_or(usize::MAX),
             per_task,
             state: Mutex::new((messages, 0)),
             record,
