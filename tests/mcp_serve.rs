@@ -106,6 +106,19 @@ fn over_http_the_flat_catalog_is_served_and_a_call_executes_on_the_simulator() {
         .collect();
     let seen = client(&["http", &server.url, "--call", &tool.tool.name, &Value::Object(args).to_string()]);
     assert_eq!(seen["tools"].as_array().unwrap().len(), catalog.tool_count());
+    // Annotations are served as the catalog has them.
+    let served: std::collections::HashMap<&str, &Value> = seen["tools"].as_array().unwrap().iter().map(|t| (t["name"].as_str().unwrap(), &t["annotations"])).collect();
+    for t in catalog.tools() {
+        let a = served[t.tool.name.as_str()];
+        if !t.tool.origin.annotations_given {
+            assert!(a.is_null(), "{}: {a}", t.tool.id);
+            continue;
+        }
+        let hints = (&a["readOnlyHint"], &a["destructiveHint"], &a["idempotentHint"], &a["openWorldHint"]);
+        let h = &t.tool.annotations;
+        assert_eq!(hints, (&Value::Bool(h.read_only_hint), &Value::Bool(h.destructive_hint), &Value::Bool(h.idempotent_hint), &Value::Bool(h.open_world_hint)), "{}", t.tool.id);
+    }
+    assert!(catalog.tools().any(|t| t.tool.origin.annotations_given), "the bundled catalog declares its hints");
     assert_eq!(seen["call"]["isError"], false, "{}", seen["call"]);
     assert!(!seen["call"]["text"].as_str().unwrap().is_empty());
 }
@@ -320,4 +333,62 @@ fn mcp_collect_makes_a_run_of_a_killed_servers_sessions_and_refuses_a_damaged_fi
     let err = String::from_utf8_lossy(&r.stderr);
     assert!(err.contains("broken.jsonl:2") && err.contains("`arguments`"), "{err}");
     assert!(!tmp.path().join("broken").exists());
+}
+
+#[test]
+fn mcp_proxy_reaches_an_upstream_by_url_and_serves_it_through_the_bad_variant() {
+    // The upstream: toolpick itself serving the bundled catalog over HTTP (simulated execution).
+    let upstream = serve_http(&["--layout", "flat"]);
+    let tmp = tempfile::tempdir().unwrap();
+    let catalog_dir = tmp.path().join("upstream");
+    let out = Command::new(BIN).args(["mcp", "import", "--out", catalog_dir.to_str().unwrap(), "--name", "upstream", "--url", &upstream.url]).current_dir(REPO).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let catalog = toolpick::catalog::load_catalog(&catalog_dir).unwrap();
+    let bad = toolpick::catalog::variant::Variant::parse("bad").unwrap().apply(&catalog).unwrap();
+    let id_of = |name: &str| catalog.tools().find(|t| t.tool.name == name).map(|t| t.tool.id.clone()).unwrap_or_else(|| panic!("no upstream tool {name}"));
+    let address = |id: &str| -> (String, serde_json::Map<String, Value>) {
+        bad.tools()
+            .find_map(|t| match &t.tool.dispatch {
+                Some(d) => d.targets.iter().find(|(_, target)| *target == id).map(|(v, _)| (t.tool.name.clone(), [(d.param.clone(), Value::String(v.clone()))].into_iter().collect())),
+                None => (t.tool.id == id).then(|| (t.tool.name.clone(), serde_json::Map::new())),
+            })
+            .unwrap_or_else(|| panic!("{id} is not in the bad variant"))
+    };
+    let proxy = |name: &str, args: &serde_json::Map<String, Value>| client(&["stdio", "--", BIN, "mcp", "proxy", "--name", "upstream", "--variant", "bad", "--url", &upstream.url, "--call", name, &Value::Object(args.clone()).to_string()]);
+    // A read-only upstream tool (its hints came over the wire with it), renamed by the variant.
+    let (name, mut args) = address(&id_of("list_repositories"));
+    assert_ne!(name, "list_repositories");
+    args.insert("language".into(), Value::String("Rust".into()));
+    let seen = proxy(&name, &args);
+    assert_eq!(seen["call"]["isError"], false, "{}", seen["call"]);
+    assert!(seen["call"]["text"].as_str().unwrap().contains("repositories"), "{}", seen["call"]);
+    // A destructive one is refused without opt-in, not forwarded.
+    // A valid call (arguments as the starter suite's answer key has them), so only the policy stops it.
+    let (tool, key) = std::fs::read_to_string(format!("{REPO}/datasets/starter.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter_map(|t| t["expected"].get(0).cloned())
+        .find_map(|e| {
+            let name = e["tool"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
+            let t = catalog.tools().find(|t| t.tool.name == name)?;
+            (t.tool.annotations.destructive_hint && !t.tool.annotations.read_only_hint).then(|| (t.tool.id.clone(), e["arguments"].clone()))
+        })
+        .unwrap();
+    let (name, mut args) = address(&tool);
+    for (k, values) in key.as_object().unwrap() {
+        if let Some(v) = values.as_array().unwrap().iter().find(|v| v.as_str() != Some("")) {
+            args.insert(k.clone(), v.clone());
+        }
+    }
+    let seen = proxy(&name, &args);
+    assert_eq!(seen["call"]["isError"], true, "{}", seen["call"]);
+    assert!(seen["call"]["text"].as_str().unwrap().contains("destructiveHint"), "{}", seen["call"]);
+    // A run cannot use a catalog reached by URL: it needs a fresh server per trial.
+    let dataset = tmp.path().join("one.jsonl");
+    let task = serde_json::json!({"id": "t1", "query": "Which Rust repositories do we have?", "kind": "single", "expected": [{"tool": id_of("list_repositories"), "arguments": {"language": ["Rust"]}}]});
+    std::fs::write(&dataset, format!("{task}\n")).unwrap();
+    let r = run_in(&["run", "--catalog", catalog_dir.to_str().unwrap(), "--dataset", dataset.to_str().unwrap(), "--execute", "live", "--out", tmp.path().to_str().unwrap(), "--run-id", "url", "--quiet"]);
+    assert!(!r.status.success());
+    assert!(String::from_utf8_lossy(&r.stderr).contains("reached by URL"), "{}", String::from_utf8_lossy(&r.stderr));
 }

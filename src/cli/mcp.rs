@@ -87,8 +87,12 @@ pub struct ProxyArgs {
     /// An environment variable for the upstream server (KEY=VALUE; `{sandbox}` allowed).
     #[arg(long = "env", value_name = "KEY=VALUE", value_parser = parse_env_pair)]
     env: Vec<(String, String)>,
+    /// An upstream server already running at this streamable-HTTP URL (instead of a command line). It
+    /// is not sandboxed by toolpick: its calls change whatever that server changes.
+    #[arg(long, conflicts_with_all = ["command", "env"])]
+    url: Option<String>,
     /// The upstream server's command line, after `--` (`{sandbox}` is the session's sandbox).
-    #[arg(last = true, required = true, value_name = "COMMAND")]
+    #[arg(last = true, required_unless_present = "url", value_name = "COMMAND")]
     command: Vec<String>,
 }
 
@@ -258,18 +262,25 @@ pub fn cmd_proxy(args: ProxyArgs) -> Result<()> {
     let catalog = dir.path().join("upstream");
     let sandbox = tempfile::Builder::new().prefix("toolpick-import-sandbox-").tempdir()?;
     let sandbox_path = sandbox.path().canonicalize()?;
-    let words: Vec<String> = args.command.iter().map(|w| crate::mcp::live::fill(w, &sandbox_path)).collect();
-    let mut server = crate::mcp::client::ServerCommand::from_words(&words)?;
-    server.env = args.env.iter().map(|(k, v)| (k.clone(), crate::mcp::live::fill(v, &sandbox_path))).collect();
+    let target = match &args.url {
+        Some(url) => crate::mcp::Target::Http(url.clone()),
+        None => {
+            let words: Vec<String> = args.command.iter().map(|w| crate::mcp::live::fill(w, &sandbox_path)).collect();
+            let mut server = crate::mcp::client::ServerCommand::from_words(&words)?;
+            server.env = args.env.iter().map(|(k, v)| (k.clone(), crate::mcp::live::fill(v, &sandbox_path))).collect();
+            crate::mcp::Target::Stdio(server)
+        }
+    };
     let options = crate::mcp::import::ImportOptions {
         name: args.name.clone(),
         capabilities: args.capabilities,
         categories: Default::default(),
-        command: args.command.clone(),
+        // What a live session reconnects to: the URL, or the command line with its placeholders.
+        command: args.url.clone().map(|u| vec![u]).unwrap_or_else(|| args.command.clone()),
         env_names: args.env.iter().map(|(k, _)| k.clone()).collect(),
         env_templates: args.env.iter().filter(|(_, v)| v.contains("{sandbox}") || v.contains("{servers}")).map(|(k, v)| (k.clone(), v.clone())).collect(),
     };
-    let imported = crate::mcp::import_server(&crate::mcp::Target::Stdio(server), &options, &catalog)?;
+    let imported = crate::mcp::import_server(&target, &options, &catalog)?;
     drop(sandbox);
     eprintln!("toolpick mcp proxy: {} tools of `{}` behind variant `{}`, layout `{}`", imported.tools, imported.server, args.serve.variant, args.serve.layout);
     let mut serve = args.serve;

@@ -309,11 +309,17 @@ impl Session {
 
     /// Connect to a server already listening at a streamable-HTTP `url` (`http://127.0.0.1:PORT/mcp`).
     pub async fn connect_http(url: &str, capabilities: Capabilities) -> Result<Session> {
+        Session::connect_http_answering(url, capabilities, None).await
+    }
+
+    /// [`Session::connect_http`], with `responder` answering the server's elicitation and sampling
+    /// requests (a live session's script and model).
+    pub async fn connect_http_answering(url: &str, capabilities: Capabilities, responder: Option<Arc<dyn Responder>>) -> Result<Session> {
         if !(url.starts_with("http://") || url.starts_with("https://")) {
             return Err(crate::error::InputError::new("--url", format!("`{url}` is not an http(s) URL; pass the server's endpoint, e.g. http://127.0.0.1:8080/mcp")).into());
         }
         let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.to_string());
-        let handler = Handler::new(capabilities, None);
+        let handler = Handler::new(capabilities, responder);
         let (list_changes, progress, events) = (handler.list_changes.clone(), handler.progress.clone(), handler.events.clone());
         let service = match tokio::time::timeout(HANDSHAKE, handler.serve(transport)).await {
             Ok(Ok(s)) => s,

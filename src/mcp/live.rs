@@ -38,7 +38,14 @@ pub struct LiveSpec {
     pub wire: HashMap<String, String>,
     /// `serverInfo` name and version, as imported.
     pub server: String,
+    /// A server imported by URL (`mcp import --url`): already running, shared by whoever reaches it.
+    /// Only a served session (`mcp proxy --url`, `mcp serve --execute live`) may use one; a run needs
+    /// a fresh server per trial and refuses it.
+    pub url: Option<String>,
 }
+
+/// Why a run refuses a catalog imported by URL.
+pub const URL_CATALOG_IN_RUN: &str = "this catalog was imported from a server reached by URL; a live run starts a fresh server per trial, so import it from its command line (after `--`) — or serve it to one client with `toolpick mcp proxy --url`";
 
 impl LiveSpec {
     /// Read the `mcp` object of `dir/catalog.json`; `Ok(None)` when the catalog was not imported from
@@ -50,11 +57,7 @@ impl LiveSpec {
         let Some(mcp) = meta.get("mcp") else { return Ok(None) };
         let words = |v: &Value| -> Vec<String> { v.as_array().into_iter().flatten().filter_map(Value::as_str).map(String::from).collect() };
         let command = words(&mcp["command"]);
-        if command.first().is_some_and(|c| c.starts_with("http://") || c.starts_with("https://")) {
-            return Err(InputError::new(&path, "this catalog was imported from a server reached by URL; a live run starts a fresh server per trial, so import it from its command line (after `--`)")
-                .field("mcp.command")
-                .into());
-        }
+        let url = command.first().filter(|c| c.starts_with("http://") || c.starts_with("https://")).cloned();
         if command.is_empty() {
             return Err(InputError::new(&path, "`mcp.command` is empty: toolpick does not know how to start this server").field("mcp.command").into());
         }
@@ -76,7 +79,7 @@ impl LiveSpec {
             .collect();
         let info = &mcp["serverInfo"];
         let server = format!("{} {}", info["name"].as_str().unwrap_or("server"), info["version"].as_str().unwrap_or("")).trim().to_string();
-        Ok(Some(LiveSpec { command, env, capabilities, wire, server }))
+        Ok(Some(LiveSpec { command, env, capabilities, wire, server, url }))
     }
 
     /// The command and environment for a trial whose sandbox is `sandbox`. `secrets` are variable

@@ -37,6 +37,10 @@ pub trait Served: Send + Sync + 'static {
     }
     /// The client introduced itself (`clientInfo` name and version).
     fn client(&self, _name: &str, _version: &str) {}
+    /// The MCP `annotations` of a served function (a catalog tool's hints, as the catalog has them).
+    fn annotations(&self, _function: &str) -> Option<Value> {
+        None
+    }
     /// A new session begins (`task`: the `?task=` of its HTTP URL; `client`: its `clientInfo` name and
     /// version). What it returns serves that session alone; `None` keeps serving `self`. An error
     /// refuses the session (the client's `initialize` fails with it).
@@ -116,8 +120,18 @@ impl ServerHandler for Server {
     }
 
     async fn list_tools(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListToolsResult, rmcp::ErrorData> {
-        let functions = self.current().functions().await;
-        let tools: Vec<Value> = functions.iter().map(|f| json!({"name": f.name, "description": f.description, "inputSchema": input_schema(&f.parameters)})).collect();
+        let served = self.current();
+        let functions = served.functions().await;
+        let tools: Vec<Value> = functions
+            .iter()
+            .map(|f| {
+                let mut tool = json!({"name": f.name, "description": f.description, "inputSchema": input_schema(&f.parameters)});
+                if let Some(a) = served.annotations(&f.name) {
+                    tool["annotations"] = a;
+                }
+                tool
+            })
+            .collect();
         serde_json::from_value(json!({ "tools": tools })).map_err(internal)
     }
 

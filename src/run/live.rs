@@ -305,7 +305,6 @@ pub async fn start(suite: &Arc<LiveSuite>, task: &Task, backend: Arc<dyn Backend
     let fixture = suite.fixture(task);
     let files = task.live.as_ref().map(|l| l.files.clone()).unwrap_or_default();
     let sandbox = Sandbox::create(fixture.as_deref(), &files)?;
-    let command = suite.spec.resolve(sandbox.path(), &suite.secrets)?;
     let responder: Arc<dyn Responder> = Arc::new(TrialResponder {
         script: Mutex::new(task.live.as_ref().map(|l| l.elicitation.iter().cloned().collect()).unwrap_or_default()),
         backend,
@@ -314,15 +313,26 @@ pub async fn start(suite: &Arc<LiveSuite>, task: &Task, backend: Arc<dyn Backend
         seed,
         trial,
     });
-    let launch = Launch {
-        home: Some(sandbox.path().to_path_buf()),
-        cwd: Some(sandbox.path().to_path_buf()),
-        isolate_network: true,
-        max_file_bytes: Some(suite.options.max_file_bytes),
-        responder: Some(responder),
-    };
     let capabilities = suite.spec.capabilities;
-    let session = runtime().spawn(async move { Session::launch(&command, capabilities, &launch).await }).await.map_err(|e| anyhow!("the live runtime failed: {e}"))??;
+    let session = match &suite.spec.url {
+        // A server reached by URL (served sessions only: see `LiveSpec::url`): no process to start.
+        Some(url) => {
+            let url = url.clone();
+            runtime().spawn(async move { Session::connect_http_answering(&url, capabilities, Some(responder)).await }).await
+        }
+        None => {
+            let command = suite.spec.resolve(sandbox.path(), &suite.secrets)?;
+            let launch = Launch {
+                home: Some(sandbox.path().to_path_buf()),
+                cwd: Some(sandbox.path().to_path_buf()),
+                isolate_network: true,
+                max_file_bytes: Some(suite.options.max_file_bytes),
+                responder: Some(responder),
+            };
+            runtime().spawn(async move { Session::launch(&command, capabilities, &launch).await }).await
+        }
+    }
+    .map_err(|e| anyhow!("the live runtime failed: {e}"))??;
     let executor = Arc::new(TrialExecutor {
         session: Mutex::new(Some(Arc::new(session))),
         suite: suite.clone(),

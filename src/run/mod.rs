@@ -765,6 +765,9 @@ fn write_json_atomic(path: &Path, v: &Value) -> Result<()> {
 /// its last record and `run.json`; the reports are the caller's (`report::render_locked` under the
 /// returned lock).
 pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecOptions) -> Result<RunOutcome> {
+    if let Some(s) = prepared.suites.iter().find(|s| s.live.as_ref().is_some_and(|l| l.spec.url.is_some())) {
+        return Err(InputError::new(format!("--catalog {}", s.catalog), crate::mcp::live::URL_CATALOG_IN_RUN).field("mcp.command").into());
+    }
     let started = Instant::now();
     let hash = prepared.config.matrix_hash();
     let run_json = dir.join("run.json");

@@ -25,6 +25,8 @@ pub struct Presentation {
     client: Mutex<String>,
     /// Serving live (`--execute live`, `mcp proxy`): the session's sandbox and upstream server.
     live: Option<super::live::LiveTrialRun>,
+    /// Function name → the MCP annotations of the catalog tool offered under it.
+    annotations: std::collections::HashMap<String, serde_json::Value>,
 }
 
 impl Presentation {
@@ -46,7 +48,23 @@ impl Presentation {
         if task.is_some() {
             messages.push(Message::User { content: s.dataset.tasks[t].query.clone() });
         }
+        let cell = &s.cells[0];
+        let addressing = per_task.as_ref().map(|sc| &sc.addressing).unwrap_or(&cell.addressing);
+        let annotations = cell
+            .shown
+            .tools()
+            // Hints a catalog leaves out are served left out (MCP's defaults), as the catalog has them.
+            .filter(|t| t.tool.origin.annotations_given)
+            .filter_map(|t| {
+                // A merged tool is addressed through the tools it dispatches to.
+                let id = t.tool.dispatch.as_ref().and_then(|d| d.targets.values().next()).unwrap_or(&t.tool.id);
+                let a = &t.tool.annotations;
+                let hints = serde_json::json!({"readOnlyHint": a.read_only_hint, "destructiveHint": a.destructive_hint, "idempotentHint": a.idempotent_hint, "openWorldHint": a.open_world_hint});
+                addressing.get(id).map(|address| (address.function.clone(), hints))
+            })
+            .collect();
         Ok(Presentation {
+            annotations,
             prepared,
             task: task.unwrap_or(usize::MAX),
             per_task,
@@ -133,6 +151,10 @@ impl Served for Presentation {
 
     fn instructions(&self) -> Option<String> {
         self.query()
+    }
+
+    fn annotations(&self, function: &str) -> Option<serde_json::Value> {
+        self.annotations.get(function).cloned()
     }
 
     fn client(&self, name: &str, version: &str) {

@@ -170,6 +170,9 @@ impl Served for LoggedSession {
     fn instructions(&self) -> Option<String> {
         self.presentation.query()
     }
+    fn annotations(&self, function: &str) -> Option<Value> {
+        self.presentation.annotations(function)
+    }
 }
 
 /// One recorded call and what the client was answered.
