@@ -141,12 +141,12 @@ enum McpAction {
     /// (its candidates, distractors, poison; its query as the session's instructions). Calls run on the
     /// simulator, or on the catalog's real server with --execute live. Over stdio by default;
     /// --http 127.0.0.1:PORT serves streamable HTTP at /mcp.
-    Serve(mcp::ServeArgs),
+    Serve(Box<mcp::ServeArgs>),
     /// Put toolpick in front of a live server: import its tools (stdio, scrubbed environment), serve them
     /// through a variant and a layout, and forward executed calls to it (a sandbox for the session, the
     /// live safety policy). Example: toolpick mcp proxy --variant bad --allow-destructive -- node
     /// '{servers}/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js' '{sandbox}'
-    Proxy(mcp::ProxyArgs),
+    Proxy(Box<mcp::ProxyArgs>),
     /// Turn a sessions file of `toolpick mcp serve --sessions` into a run directory: each task's latest
     /// session replayed through the same presentation, one call per step, scored and reported like any
     /// run (backend: the client's name and version, or --agent-name).
@@ -341,8 +341,8 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Validate(args) => cmd_validate(args),
         Command::MockEndpoint(args) => cmd_mock(args),
         Command::Lint(args) => cmd_lint(args),
-        Command::Mcp { action: McpAction::Serve(args) } => mcp::cmd_serve(args, None),
-        Command::Mcp { action: McpAction::Proxy(args) } => mcp::cmd_proxy(args),
+        Command::Mcp { action: McpAction::Serve(args) } => mcp::cmd_serve(*args, None),
+        Command::Mcp { action: McpAction::Proxy(args) } => mcp::cmd_proxy(*args),
         Command::Mcp { action: McpAction::Collect(args) } => mcp::cmd_collect(args),
         Command::Mcp { action: McpAction::Import { out, name, capabilities, categories, env, url, command } } => {
             let mut import_sandbox = None;
