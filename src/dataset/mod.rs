@@ -152,6 +152,13 @@ pub struct Task {
     /// Live runs only: the sandbox, the scripted user and the expected final state ([`live`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub live: Option<LiveTask>,
+    /// Short facts a final answer must state for the task to count as done (the `claims` judge method,
+    /// and context for the `pass-rate` judge). Empty: the task has none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub claims: Vec<String>,
+    /// A model answer the judge may compare against (optional).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_answer: Option<String>,
     /// 1-based line in the source file (for error messages); not part of the format.
     #[serde(skip)]
     pub line: usize,
@@ -240,6 +247,14 @@ pub fn load_dataset(path: &Path) -> Result<Dataset, InputErrors> {
                     );
                 }
             }
+        }
+        for (i, claim) in task.claims.iter().enumerate() {
+            if claim.trim().is_empty() {
+                errors.push(InputError::new(path, "a claim is empty; write the fact the answer must state, or remove it").at_line(line).field(format!("claims[{i}]")));
+            }
+        }
+        if task.reference_answer.as_deref().is_some_and(|r| r.trim().is_empty()) {
+            errors.push(InputError::new(path, "reference_answer is empty; give the answer or leave the field out").at_line(line).field("reference_answer"));
         }
         if let Some(live) = &task.live {
             for (i, check) in live.expect_state.iter().enumerate() {
@@ -412,5 +427,19 @@ mod tests {
     fn may_omit_means_empty_string_listed() {
         assert!(ExpectedCall::may_omit(&[Value::from("x"), Value::from("")]));
         assert!(!ExpectedCall::may_omit(&[Value::from("x")]));
+    }
+
+    #[test]
+    fn empty_claims_and_reference_answers_name_their_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("d.jsonl");
+        std::fs::write(
+            &path,
+            "{\"id\": \"a\", \"query\": \"q\", \"kind\": \"abstain\", \"claims\": [\"fine\", \" \"]}\n{\"id\": \"b\", \"query\": \"q\", \"kind\": \"abstain\", \"reference_answer\": \"\"}\n",
+        )
+        .unwrap();
+        let errors = load_dataset(&path).unwrap_err().0;
+        let fields: Vec<(Option<usize>, Option<String>)> = errors.iter().map(|e| (e.line, e.field.clone())).collect();
+        assert_eq!(fields, vec![(Some(1), Some("claims[1]".into())), (Some(2), Some("reference_answer".into()))]);
     }
 }

@@ -7,6 +7,7 @@
 //!   ([`nav`], so per-layer diagnostics read them from the record), and [`stable_hash`];
 //! - [`trial`]: the [`Trial`] itself with its token figures, and the streaming reader;
 //! - [`outcome`]: what scoring writes into it ([`TrialScore`], [`ErrorType`], [`ScoredCall`]);
+//! - [`judgement`]: `judgements.jsonl`, a judge's verdicts on the trials' final answers;
 //! - [`live`]: what a run against a real MCP server adds (per call and per trial);
 //! - [`declared`]: the expected tools' declared parameters, kept in the record so scoring needs no catalog;
 //! - [`shared`]: record parts many records repeat (expected calls, declared parameters), parsed once;
@@ -22,6 +23,7 @@
 
 pub mod declared;
 pub mod guard;
+pub mod judgement;
 pub mod live;
 pub mod outcome;
 pub mod shared;

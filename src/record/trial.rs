@@ -87,6 +87,12 @@ pub struct Trial {
     /// A live run: the sandbox's final-state checks and the sampling cost. Absent in simulated runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub live: Option<super::live::LiveTrial>,
+    /// The task's claims (facts a final answer must state), kept here so judging needs no dataset.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub claims: Vec<String>,
+    /// The task's reference answer, if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_answer: Option<String>,
     /// The episode's final answer: the text of its last message when that is the assistant's (an
     /// episode that stopped on a tool result or an error has none). Kept here, not only in the
     /// transcript, so judging an answer reads the trial file alone. Format-1 records lack it.
@@ -97,6 +103,10 @@ pub struct Trial {
     /// them inline, read as empty inside [`without_transcripts`] (scoring never needs them).
     #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "transcript_or_skip")]
     pub transcript: Vec<Message>,
+    /// The judge's verdict on this trial, joined from `judgements.jsonl` when a report reads the run
+    /// (never written into the trial file).
+    #[serde(skip)]
+    pub judgement: Option<std::sync::Arc<super::judgement::Judgement>>,
 }
 
 fn no_declared(d: &Shared<Declared>) -> bool {

@@ -73,10 +73,13 @@ pub fn build(
         score,
         expect_interactions,
         live,
+        claims: task.claims.clone(),
+        reference_answer: task.reference_answer.clone(),
         final_answer: match episode.messages.last() {
             Some(Message::Assistant { content: Some(text), .. }) if !text.trim().is_empty() => Some(text.clone()),
             _ => None,
         },
         transcript: episode.messages,
+        judgement: None,
     }
 }

@@ -78,7 +78,6 @@ pub struct LexicalBackend {
 const INDEX_CACHE: usize = 64;
 
 const NO_TOOL: &str = "None of the available tools can do this.";
-const DONE: &str = "Done.";
 
 impl LexicalBackend {
     pub fn new(config: LexicalConfig) -> Self {
@@ -157,7 +156,7 @@ impl LexicalBackend {
     /// Every intent picks a function; the calls go out together in the first turn.
     fn flat(&self, ctx: &TurnContext<'_>) -> AssistantTurn {
         if ctx.turn() > 0 {
-            return answer(DONE);
+            return answer(&super::done_answer(ctx.messages));
         }
         let index = self.flat_index(ctx.functions);
         let intents = Intents::new(&self.analyzer, &ctx.task.query);
@@ -292,7 +291,7 @@ impl LexicalBackend {
                 _ => {}
             }
         }
-        plan.into_turn(turn, &intents).unwrap_or_else(|| answer(if executed_any(ctx.messages) { DONE } else { NO_TOOL }))
+        plan.into_turn(turn, &intents).unwrap_or_else(|| if executed_any(ctx.messages) { answer(&super::done_answer(ctx.messages)) } else { answer(NO_TOOL) })
     }
 
     /// Search with the user's words (and each clause's), then call the tools the searches returned.
@@ -308,7 +307,7 @@ impl LexicalBackend {
             return plan.into_turn(turn, &intents).unwrap_or_else(|| answer(NO_TOOL));
         }
         if last.iter().any(|(c, _)| c.name != SEARCH_TOOLS) {
-            return answer(DONE);
+            return answer(&super::done_answer(ctx.messages));
         }
         // Every tool any search returned (each once, in order); each intent picks among all of them.
         let mut found: Vec<FunctionDef> = Vec::new();

@@ -62,6 +62,53 @@ pub(crate) fn answer(text: &str) -> crate::protocol::AssistantTurn {
     crate::protocol::AssistantTurn { content: Some(text.into()), ..Default::default() }
 }
 
+/// The baselines' final answer after they called tools: "Done." and what the tools returned, quoted
+/// (each result on one line, cut at [`QUOTED_RESULT_MAX`] characters), so a judge of final answers sees
+/// in the answer what the calls found — as a model's summary would — and an answer after the wrong
+/// call quotes the wrong data. Navigation meta-tools' answers and layout errors are not results.
+pub fn done_answer(messages: &[crate::protocol::Message]) -> String {
+    use crate::protocol::Message;
+    use crate::record::nav;
+    let mut names: std::collections::HashMap<&str, String> = std::collections::HashMap::new();
+    let mut lines = Vec::new();
+    for m in messages {
+        match m {
+            Message::Assistant { tool_calls, .. } => {
+                for c in tool_calls {
+                    let navigation = [nav::DISCOVER, nav::DISCOVER_OSS, nav::CATEGORY_ACTIONS, nav::ACTION_DETAILS, nav::SEARCH_DOCS, nav::AUTH_FAILURE, nav::SEARCH_TOOLS];
+                    if navigation.contains(&c.name.as_str()) {
+                        continue;
+                    }
+                    let shown = if c.name == nav::EXECUTE {
+                        serde_json::from_str::<serde_json::Value>(&c.arguments)
+                            .ok()
+                            .and_then(|a| a["action_name"].as_str().map(String::from))
+                            .unwrap_or_else(|| c.name.clone())
+                    } else {
+                        c.name.clone()
+                    };
+                    names.insert(c.id.as_str(), shown);
+                }
+            }
+            Message::Tool { tool_call_id, content, .. } => {
+                if let Some(name) = names.remove(tool_call_id.as_str())
+                    && !is_layout_error(content)
+                {
+                    let flat: String = content.split_whitespace().collect::<Vec<_>>().join(" ");
+                    let cut: String = flat.chars().take(QUOTED_RESULT_MAX).collect();
+                    let more = if cut.len() < flat.len() { " …" } else { "" };
+                    lines.push(format!("- {name}: {cut}{more}"));
+                }
+            }
+            _ => {}
+        }
+    }
+    if lines.is_empty() { "Done.".to_string() } else { format!("Done. What the tools returned:\n{}", lines.join("\n")) }
+}
+
+/// Longest quote of one tool result in [`done_answer`], in characters.
+pub const QUOTED_RESULT_MAX: usize = 600;
+
 /// One call in turn `turn`.
 pub(crate) fn one(turn: usize, name: &str, args: serde_json::Value) -> crate::protocol::AssistantTurn {
     crate::protocol::AssistantTurn { tool_calls: vec![call(turn, 0, name, args)], ..Default::default() }

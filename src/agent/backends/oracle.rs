@@ -73,7 +73,7 @@ impl Policy for OracleBackend {
 
     fn decide(&self, ctx: &TurnContext<'_>) -> anyhow::Result<AssistantTurn> {
         let turn = ctx.turn() + 1;
-        let done = AssistantTurn { content: Some("Done.".into()), ..Default::default() };
+        let done = AssistantTurn { content: Some(super::done_answer(ctx.messages)), ..Default::default() };
         if ctx.task.expected.is_empty() {
             return Ok(AssistantTurn { content: Some("None of the available tools can do this.".into()), ..Default::default() });
         }
