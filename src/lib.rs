@@ -1,7 +1,8 @@
 //! toolpick: a benchmark harness that measures how well LLM agents pick tools.
 //!
 //! Data flows one way: catalog + dataset → description variant → layout (flat | progressive) → agent
-//! episode (backend) → trial records (JSONL) → scores → summary → exporters. Generation ([`run`]) and
+//! episode (backend) → trial records (JSONL) → scores → summary → exporters; [`judge`] adds verdicts on
+//! final answers beside the trial records (`judgements.jsonl`). Generation ([`run`]) and
 //! scoring/reporting ([`score`], [`report`]) are separate: reports are pure functions of trial files.
 
 pub mod agent;
@@ -15,6 +16,7 @@ pub mod error;
 pub mod exec;
 pub mod files;
 pub mod gate;
+pub mod judge;
 pub mod layout;
 pub mod lint;
 pub mod mcp;

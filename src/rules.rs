@@ -108,6 +108,10 @@ rule!(
     temperature: f64, "a number", |v| within(v, 0.0, 2.0)
 );
 rule!(
+    /// The coverage of claims at which a judged task counts as done.
+    claim_threshold: f64, "a number", |v| if v.is_finite() && v > 0.0 && v <= 1.0 { Ok(()) } else { Err(format!("must be more than 0 and at most 1 (got {v})")) }
+);
+rule!(
     /// Nucleus sampling mass.
     top_p: f64, "a number", |v| within(v, 0.0, 1.0)
 );

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 const READERS: &[&str] = &["score", "report", "compare"];
-const PRODUCERS: &[&str] = &["run", "agent", "layout", "exec", "mcp"];
+const PRODUCERS: &[&str] = &["run", "agent", "layout", "exec", "mcp", "judge"];
 
 /// Each top-level module and the modules it may import, from the ground floor up.
 const LAYERS: &[(&str, &[&str])] = &[
@@ -33,13 +33,14 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("score", &["record", "dataset"]),
     ("layout", &["catalog", "record", "exec", "protocol", "text", "error"]),
     ("agent", &["layout", "record", "dataset", "protocol", "text", "error", "redact", "rules"]),
+    ("judge", &["agent", "score", "record", "dataset", "protocol", "error", "files", "redact", "rules"]),
     ("report", &["score", "record", "catalog", "dataset", "protocol", "error", "crashpoint", "files"]),
     ("compare", &["report", "score", "record"]),
     ("gate", &["compare", "report"]),
     ("mcp", &["catalog", "dataset", "record", "protocol", "error", "files"]),
-    ("run", &["agent", "layout", "exec", "mcp", "score", "record", "catalog", "dataset", "lint", "protocol", "tokens", "error", "redact", "rules", "crashpoint", "files"]),
+    ("run", &["agent", "judge", "layout", "exec", "mcp", "score", "record", "catalog", "dataset", "lint", "protocol", "tokens", "error", "redact", "rules", "crashpoint", "files"]),
     ("mock", &["agent", "layout", "dataset", "protocol", "redact"]),
-    ("cli", &["run", "report", "compare", "gate", "mock", "mcp", "agent", "layout", "catalog", "dataset", "lint", "error", "redact", "rules", "files"]),
+    ("cli", &["run", "report", "compare", "gate", "mock", "mcp", "judge", "agent", "layout", "catalog", "dataset", "lint", "error", "redact", "rules", "files"]),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {

@@ -22,6 +22,7 @@ macro_rules! outln {
 }
 
 mod gates;
+mod judge;
 mod mcp;
 mod run;
 
@@ -57,7 +58,23 @@ enum Command {
         run_dir: PathBuf,
         #[command(flatten)]
         follow: gates::FollowUp,
+        /// Judge the run's final answers first (the agent is not run again; judgements already made
+        /// with the same judge, method and prompts are kept).
+        #[command(flatten)]
+        judge: Box<judge::JudgeArgs>,
+        /// With --judge: judge again the trials whose judgement failed.
+        #[arg(long)]
+        retry_errors: bool,
+        /// With --judge: the response cache directory (default: the run's, else reports/.cache).
+        #[arg(long)]
+        cache_dir: Option<PathBuf>,
+        /// With --judge: do not read or write the response cache.
+        #[arg(long)]
+        no_cache: bool,
     },
+    /// Measure a judge against answers labelled by people: accuracy, Cohen's κ with its interval and
+    /// the confusion matrix (and, with --judge-b, two judges against each other).
+    JudgeCheck(Box<judge::JudgeCheckArgs>),
     /// Compare a run (B) with a baseline run (A) cell by cell and task by task: differences with paired
     /// intervals and McNemar p-values, flipped tasks linked to each run's drill-down. Writes
     /// compare.html, compare.csv, compare-flips.csv and compare.md. Exits 100 when a gate fails.
@@ -321,9 +338,16 @@ fn runtime(threads: Option<usize>) -> Result<tokio::runtime::Runtime> {
 fn dispatch(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Run(args) => run::cmd_run(*args),
-        Command::Report { run_dir, follow } => {
+        Command::Report { run_dir, follow, judge, retry_errors, cache_dir, no_cache } => {
             follow.precheck()?;
-            let data = crate::report::render_run(&run_dir)?;
+            let data = match judge.config(None, Path::new("."))? {
+                None => crate::report::render_run(&run_dir)?,
+                Some(config) => {
+                    let cache = if no_cache { None } else { Some(cache_dir.clone().or_else(|| run_cache_dir(&run_dir)).unwrap_or_else(|| PathBuf::from(DEFAULT_CACHE))) };
+                    let rt = runtime(None)?;
+                    crate::report::render_run_after(&run_dir, || judge::judge_run(&run_dir, &config, cache, retry_errors, &rt))?
+                }
+            };
             outln!("re-scored {} trials; reports rewritten in {}", data.trial_count(), run_dir.display());
             print_cells(&data.cells);
             gates::conclude(&follow, &run_dir, data)
@@ -338,6 +362,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             print_cells(&data.cells);
             gates::conclude(&follow, &out, data)
         }
+        Command::JudgeCheck(args) => judge::cmd_judge_check(*args),
         Command::Validate(args) => cmd_validate(args),
         Command::MockEndpoint(args) => cmd_mock(args),
         Command::Lint(args) => cmd_lint(args),
@@ -456,6 +481,12 @@ fn dispatch(cli: Cli) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// The response cache a run used (`cache_dir` in its `run.json`), when it names one that exists.
+fn run_cache_dir(run_dir: &Path) -> Option<PathBuf> {
+    let meta: serde_json::Value = serde_json::from_slice(&std::fs::read(run_dir.join("run.json")).ok()?).ok()?;
+    meta["config"]["cache_dir"].as_str().map(PathBuf::from).filter(|p| p.is_dir())
 }
 
 fn cmd_lint(args: LintArgs) -> Result<()> {
@@ -605,8 +636,11 @@ fn print_cells(cells: &[crate::report::CellSummary]) {
     let width = |head: &str, f: fn(&crate::report::CellSummary) -> &str| cells.iter().map(|c| f(c).chars().count()).chain([head.len()]).max().unwrap_or(0);
     let (wd, wv, wl, wb) =
         (width("dataset", |c| &c.dataset), width("variant", |c| &c.variant), width("layout", |c| &c.layout), width("backend", |c| &c.backend));
+    // Judged runs: the judged pass rate (SoPR) and claim coverage next to selection.
+    let judged = cells.iter().any(|c| c.judge.is_some());
+    let judge_head = if judged { format!(" {:>6} {:>9} {:>7}", "SoPR%", "coverage%", "judged") } else { String::new() };
     outln!(
-        "{:<wd$} {:<wv$} {:<wl$} {:<wb$} {:>5} {:>10} {:>8} {:>9} {:>6} {:>8} {:>7}",
+        "{:<wd$} {:<wv$} {:<wl$} {:<wb$} {:>5} {:>10} {:>8} {:>9} {:>6} {:>8} {:>7}{judge_head}",
         "dataset",
         "variant",
         "layout",
@@ -620,8 +654,16 @@ fn print_cells(cells: &[crate::report::CellSummary]) {
         "errors"
     );
     for c in cells {
+        let judge = match (&c.judge, judged) {
+            (Some(j), _) => {
+                let mean = |m: &Option<crate::report::judged::JudgedMean>| m.as_ref().map(|m| pct(m.mean)).unwrap_or_else(|| "n/a".into());
+                format!(" {:>6} {:>9} {:>7}", mean(&j.sopr), mean(&j.coverage), j.judged)
+            }
+            (None, true) => format!(" {:>6} {:>9} {:>7}", "n/a", "n/a", 0),
+            (None, false) => String::new(),
+        };
         outln!(
-            "{:<wd$} {:<wv$} {:<wl$} {:<wb$} {:>5} {:>10} {:>8} {:>9} {:>6} {:>8} {:>7}",
+            "{:<wd$} {:<wv$} {:<wl$} {:<wb$} {:>5} {:>10} {:>8} {:>9} {:>6} {:>8} {:>7}{judge}",
             c.dataset,
             c.variant,
             c.layout,

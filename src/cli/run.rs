@@ -108,6 +108,8 @@ pub struct RunArgs {
     #[command(flatten)]
     endpoint: EndpointArgs,
     #[command(flatten)]
+    judge: super::judge::JudgeArgs,
+    #[command(flatten)]
     follow: gates::FollowUp,
 }
 
@@ -249,6 +251,9 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
     let strings = |flag: &Option<Vec<String>>, file: &Option<Vec<String>>, default: &[&str]| -> Vec<String> {
         flag.clone().or_else(|| file.clone()).unwrap_or_else(|| default.iter().map(|s| s.to_string()).collect())
     };
+    // The judge is checked before any episode runs (a bad judge setting must not cost a run).
+    let judge_base = args.config.as_deref().and_then(std::path::Path::parent).unwrap_or(std::path::Path::new("."));
+    let judge = args.judge.config(file.judge.as_ref(), judge_base)?;
     let layouts = strings(&args.layouts, &file.layouts, &["flat", "progressive"])
         .iter()
         .map(|l| {
@@ -291,6 +296,7 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
     }
     let out = args.out.clone().or(file.out.clone()).unwrap_or_else(|| PathBuf::from("reports"));
     let cache_dir = if args.no_cache { None } else { Some(args.cache_dir.clone().or(file.cache_dir.clone()).unwrap_or_else(|| out.join(".cache"))) };
+    let judge_cache = cache_dir.clone();
     let config = RunConfig {
         catalogs: match (&args.input.catalog, &file.catalogs) {
             (Some(c), _) => vec![c.clone()],
@@ -356,6 +362,9 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
     let dir = out.join(&run_id);
     let rt = runtime(args.jobs)?;
     let outcome = rt.block_on(execute(prepared, &dir, meta, ExecOptions { retry_errors: args.retry_errors, quiet: args.quiet, shard }))?;
+    if let Some(judge) = &judge {
+        super::judge::judge_run(&dir, judge, judge_cache, args.retry_errors, &rt)?;
+    }
     let data = crate::report::render_locked(&dir, &outcome.lock)?;
     drop(outcome.lock);
     point_latest(&out, &run_id)?;

@@ -182,6 +182,21 @@ pub struct Comparison {
     /// Each run's task subset as flags (`all tasks` for a full run).
     pub subset_a: String,
     pub subset_b: String,
+    /// Each run's judges and prompt-set digests (`judge (prompts digest)`), empty when not judged.
+    pub judged_a: Vec<String>,
+    pub judged_b: Vec<String>,
+}
+
+/// The judges and prompt sets a run's cells were judged with, as `judge (prompts digest)`, sorted.
+fn judged_with(cells: &[crate::report::CellSummary]) -> Vec<String> {
+    let mut out: Vec<String> = cells
+        .iter()
+        .filter_map(|c| c.judge.as_ref())
+        .flat_map(|j| j.judges.iter().flat_map(move |judge| j.prompts.iter().map(move |p| format!("{judge} (prompts {p})"))))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 impl Comparison {
@@ -190,6 +205,13 @@ impl Comparison {
         let mut out = Vec::new();
         if self.subset_a != self.subset_b {
             out.push(format!("the runs ran different task subsets (A: {}; B: {}); only tasks run in both are paired", self.subset_a, self.subset_b));
+        }
+        if !self.judged_a.is_empty() && !self.judged_b.is_empty() && self.judged_a != self.judged_b {
+            out.push(format!(
+                "the runs' final answers were judged by different judges or prompt sets (A: {}; B: {}); their judged figures (SoPR, coverage) do not compare",
+                self.judged_a.join(", "),
+                self.judged_b.join(", ")
+            ));
         }
         let (a, b) = self.cells.iter().fold((0, 0), |(a, b), c| (a + c.only_a_tasks.len(), b + c.only_b_tasks.len()));
         if a + b > 0 {
@@ -322,7 +344,16 @@ pub fn compare(a: &ReportData, b: &ReportData, on: &MatchOn) -> Comparison {
         only_a_tasks: all_only_a,
         only_b_tasks: all_only_b,
     });
-    Comparison { cells, overall, only_a, only_b, subset_a: describe_subset(&a.config), subset_b: describe_subset(&b.config) }
+    Comparison {
+        cells,
+        overall,
+        only_a,
+        only_b,
+        subset_a: describe_subset(&a.config),
+        subset_b: describe_subset(&b.config),
+        judged_a: judged_with(&a.cells),
+        judged_b: judged_with(&b.cells),
+    }
 }
 
 #[cfg(test)]

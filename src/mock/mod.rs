@@ -18,6 +18,9 @@
 //! request after the N-th fail with 503 (an endpoint that goes down mid-run; `MockServer::set_down_after`
 //! brings it back). `GET /v1/models` answers the model list, and 401 without the required key.
 //!
+//! Judge requests (no tools offered, a prompt asking for `answer_status`, `task_status` or
+//! `claim_status`) are answered by a deterministic word rule instead ([`judge`]), after the same faults.
+//!
 //! `echo_key` (`--echo-key`) plays a careless endpoint: the key the request carried comes back in every
 //! response — in `x-echo-key` and a `Basic` credential header, in 401 bodies ("Incorrect API key
 //! provided: …", as OpenAI's says) and in the assistant's text — to test that no output stores it.
@@ -27,6 +30,8 @@
 //! absent, as in the OpenAI API), drawn from a generator seeded by `--seed` and the request number. It
 //! stands in for a sampled model when measuring the noise floor of repeated trials; with one request in
 //! flight at a time (`--concurrency 1`) the draws, and so the run, are reproducible.
+
+pub mod judge;
 
 use crate::agent::backends::{LexicalBackend, LexicalConfig};
 use crate::agent::{Addressing, Policy, TurnContext};
@@ -352,6 +357,11 @@ async fn answer(s: &MockState, headers: &HeaderMap, body: Value) -> Response {
     }
 
     let messages = messages_from(&body);
+    let offers_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
+    let last_user = messages.iter().rev().find_map(|m| if let Message::User { content } = m { Some(content.as_str()) } else { None });
+    if !offers_tools && let Some(verdict) = last_user.and_then(judge::reply) {
+        return completion(&body, n, json!({"role": "assistant", "content": verdict}), "stop", fault);
+    }
     let functions: Vec<FunctionDef> = body["tools"]
         .as_array()
         .into_iter()
@@ -372,6 +382,8 @@ async fn answer(s: &MockState, headers: &HeaderMap, body: Value) -> Response {
         poison: None,
         candidates: vec![],
         live: None,
+        claims: vec![],
+        reference_answer: None,
         line: 0,
     };
     let addressing = Addressing::new();
@@ -472,6 +484,18 @@ async fn answer(s: &MockState, headers: &HeaderMap, body: Value) -> Response {
         message["tool_calls"] = json!(calls);
     }
     let finish = finish.unwrap_or_else(|| if calls.is_empty() { "stop" } else { "tool_calls" }.to_string());
+    respond(&body, n, message, &finish, fault, prompt_tokens, completion_tokens)
+}
+
+/// A completion for a judge request (tokens estimated like the agent's).
+fn completion(body: &Value, n: u64, message: Value, finish: &str, fault: Option<Fault>) -> Response {
+    let prompt_tokens = body["messages"].to_string().len() as u64 / 4;
+    let completion_tokens = message["content"].as_str().unwrap_or_default().len() as u64 / 4 + 1;
+    respond(body, n, message, finish, fault, prompt_tokens, completion_tokens)
+}
+
+/// The response body around one message, with the response-level faults applied.
+fn respond(body: &Value, n: u64, message: Value, finish: &str, fault: Option<Fault>, prompt_tokens: u64, completion_tokens: u64) -> Response {
     let choices = if fault == Some(Fault::EmptyChoices) { json!([]) } else { json!([{"index": 0, "message": message, "finish_reason": finish, "logprobs": null}]) };
     let response = json!({
         "id": format!("chatcmpl-mock-{n}"), "object": "chat.completion", "created": 0,

@@ -69,6 +69,7 @@ impl Exporter for SummaryCsv {
             .map(String::from),
         );
         header.extend(error_columns().iter().map(|e| format!("errors_{e}")));
+        header.extend(JUDGE_COLUMNS.map(String::from));
         w.write_record(&header)?;
         for c in &data.cells {
             let mut row = vec![c.dataset.clone(), c.catalog.clone(), c.variant.clone(), c.layout.clone(), c.backend.clone(), c.n.to_string()];
@@ -115,10 +116,73 @@ impl Exporter for SummaryCsv {
                 opt(c.noise.map(|n| n.min_detectable)),
             ]);
             row.extend(error_columns().iter().map(|e| c.errors.get(*e).copied().unwrap_or(0).to_string()));
+            row.extend(judge_fields(c.judge.as_ref()));
             w.write_record(&row)?;
         }
         Ok(w.into_inner()?)
     }
+}
+
+/// The judge's columns of `summary.csv`, empty for a cell (or run) without judgements.
+const JUDGE_COLUMNS: [&str; 23] = [
+    "judge",
+    "judge_prompts",
+    "judged_n",
+    "judge_errors",
+    "judge_short_circuited",
+    "sopr",
+    "sopr_low",
+    "sopr_high",
+    "sopr_round_std",
+    "claim_coverage",
+    "claim_coverage_low",
+    "claim_coverage_high",
+    "claims_pass_rate",
+    "judged_done_rate",
+    "judged_done_rate_low",
+    "judged_done_rate_high",
+    "right_tools_done",
+    "right_tools_not_done",
+    "wrong_tools_done",
+    "wrong_tools_not_done",
+    "judge_prompt_tokens",
+    "judge_completion_tokens",
+    "judge_cost_usd",
+];
+
+fn judge_fields(j: Option<&super::judged::JudgeCell>) -> Vec<String> {
+    let Some(j) = j else { return vec![String::new(); JUDGE_COLUMNS.len()] };
+    let mean = |m: &Option<super::judged::JudgedMean>| match m {
+        Some(m) => [num(m.mean), num(m.low), num(m.high)],
+        None => Default::default(),
+    };
+    let [sopr, sopr_low, sopr_high] = mean(&j.sopr);
+    let [cov, cov_low, cov_high] = mean(&j.coverage);
+    vec![
+        j.judges.join(";"),
+        j.prompts.join(";"),
+        j.judged.to_string(),
+        j.errors.to_string(),
+        j.short_circuited.to_string(),
+        sopr,
+        sopr_low,
+        sopr_high,
+        opt(j.sopr.as_ref().and_then(|m| m.round_std)),
+        cov,
+        cov_low,
+        cov_high,
+        opt(j.claims_pass.map(|r| r.rate)),
+        num(j.done.rate),
+        num(j.done.low),
+        num(j.done.high),
+        j.joint.tools_done.to_string(),
+        j.joint.tools_not_done.to_string(),
+        j.joint.wrong_tools_done.to_string(),
+        j.joint.wrong_tools_not_done.to_string(),
+        j.prompt_tokens.to_string(),
+        j.completion_tokens.to_string(),
+        num(j.cost_usd),
+    ]
 }
 
 /// `trials.csv`, written row by row as the trials stream past.
@@ -162,6 +226,13 @@ impl TrialsCsv {
             "cost_usd",
             "sampling_cost_usd",
             "infra_error",
+            "judge_method",
+            "judge_score",
+            "judge_done",
+            "judge_error",
+            "judge_prompt_tokens",
+            "judge_completion_tokens",
+            "judge_cost_usd",
             "query",
         ])?;
         let w = w.into_inner().map_err(|e| anyhow::anyhow!("cannot write {}: {}", path.display(), e.error()))?;
@@ -241,6 +312,23 @@ fn encode_row(t: &crate::record::Trial) -> Result<Vec<u8>> {
     w.write_field(t.cost_usd.map(num).unwrap_or_default())?;
     w.write_field(t.live.as_ref().and_then(|l| l.sampling_cost_usd).map(num).unwrap_or_default())?;
     w.write_field(t.error.as_deref().unwrap_or(""))?;
+    // The judge's verdict and its own tokens and cost (never added to the agent's above).
+    match t.judgement.as_deref() {
+        Some(j) => {
+            w.write_field(j.method.as_str())?;
+            w.write_field(j.score.map(num).unwrap_or_default())?;
+            w.write_field(j.done.map(flag).unwrap_or_default())?;
+            w.write_field(j.error.as_deref().unwrap_or(""))?;
+            w.write_field(n.format(j.usage.prompt_tokens))?;
+            w.write_field(n.format(j.usage.completion_tokens))?;
+            w.write_field(j.cost_usd.map(num).unwrap_or_default())?;
+        }
+        None => {
+            for _ in 0..7 {
+                w.write_field("")?;
+            }
+        }
+    }
     w.write_field(&t.query)?;
     w.write_record(None::<&[u8]>)?;
     w.into_inner().map_err(|e| anyhow::anyhow!("cannot encode a CSV row: {}", e.error()))

@@ -77,6 +77,57 @@ pub struct CellRow {
     pub min_detectable: String,
 }
 
+/// One cell's judged outcomes, as the page shows them.
+pub struct JudgedRow {
+    pub dataset: String,
+    pub variant: String,
+    pub layout: String,
+    pub backend: String,
+    pub judged: u64,
+    pub sopr: String,
+    pub round_std: String,
+    pub coverage: String,
+    pub done: String,
+    pub tools_done: u64,
+    pub tools_not_done: u64,
+    pub wrong_tools_done: u64,
+    pub wrong_tools_not_done: u64,
+    pub errors: u64,
+    pub tokens: String,
+    pub judge: String,
+}
+
+fn judged_rows(data: &ReportData) -> Vec<JudgedRow> {
+    let mean = |m: &Option<super::judged::JudgedMean>| match m {
+        Some(m) => format!("{} [{}–{}] (n {})", pct(m.mean), pct(m.low), pct(m.high), m.n),
+        None => "n/a".into(),
+    };
+    data.cells
+        .iter()
+        .filter_map(|c| {
+            let j = c.judge.as_ref()?;
+            Some(JudgedRow {
+                dataset: c.dataset.clone(),
+                variant: c.variant.clone(),
+                layout: c.layout.clone(),
+                backend: c.backend.clone(),
+                judged: j.judged,
+                sopr: mean(&j.sopr),
+                round_std: j.sopr.as_ref().and_then(|m| m.round_std).map(pct).unwrap_or_else(|| "n/a".into()),
+                coverage: mean(&j.coverage),
+                done: rate(&j.done),
+                tools_done: j.joint.tools_done,
+                tools_not_done: j.joint.tools_not_done,
+                wrong_tools_done: j.joint.wrong_tools_done,
+                wrong_tools_not_done: j.joint.wrong_tools_not_done,
+                errors: j.errors,
+                tokens: format!("{} / {}", j.prompt_tokens, j.completion_tokens),
+                judge: format!("{} (prompts {})", j.judges.join(", "), j.prompts.join(", ")),
+            })
+        })
+        .collect()
+}
+
 pub struct CategoryRow {
     pub variant: String,
     pub layout: String,
@@ -116,6 +167,8 @@ struct Page<'a> {
     parameters: Vec<(String, String)>,
     charts: Vec<Chart>,
     cells: Vec<CellRow>,
+    /// Cells whose final answers were judged.
+    judged: Vec<JudgedRow>,
     /// Some cell ran more than one trial per task.
     repeated: bool,
     /// `(trials in the drill-down, trials in the run)` when the drill-down is a sample.
@@ -249,6 +302,11 @@ fn island(data: &ReportData) -> String {
         if let Some(live) = &t.live {
             v["live"] = json!(live);
         }
+        // Judged runs: the final answer and the judge's verdicts with their reasons.
+        if let Some(j) = &t.judgement {
+            v["final_answer"] = json!(t.final_answer);
+            v["judgement"] = json!(j);
+        }
         escape_into(&serde_json::to_string(&v).unwrap_or_else(|_| "null".into()), &mut out);
     }
     out.push_str("],\"offered\":");
@@ -375,6 +433,7 @@ impl Exporter for HtmlReport {
             parameters,
             charts: charts(data),
             cells,
+            judged: judged_rows(data),
             repeated,
             sampled,
             trends: super::history::charts(&data.history, &data.cells),

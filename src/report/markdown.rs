@@ -49,6 +49,35 @@ impl Exporter for MarkdownSummary {
                 cell(&top.join(", "))
             )?;
         }
+        if data.cells.iter().any(|c| c.judge.is_some()) {
+            writeln!(s, "\n## Judged final answers\n")?;
+            writeln!(s, "SoPR: solvable pass rate (Solved 1, Unsure 0.5, Unsolved 0; mean over rounds). Coverage: share of claims stated. Joint view over judged trials: right tools (selection) × task done (judge).\n")?;
+            writeln!(s, "| dataset | variant | layout | backend | judged | SoPR | coverage | done | right tools & done | right tools, not done | wrong tools, done anyway | judge errors |")?;
+            writeln!(s, "|---|---|---|---|---:|---|---|---|---:|---:|---:|---:|")?;
+            for c in &data.cells {
+                let Some(j) = &c.judge else { continue };
+                let mean = |m: &Option<super::judged::JudgedMean>| match m {
+                    Some(m) => format!("{} [{}–{}]", pct(m.mean), pct(m.low), pct(m.high)),
+                    None => "n/a".into(),
+                };
+                writeln!(
+                    s,
+                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                    cell(&c.dataset),
+                    cell(&c.variant),
+                    cell(&c.layout),
+                    cell(&c.backend),
+                    j.judged,
+                    mean(&j.sopr),
+                    mean(&j.coverage),
+                    rate(&j.done),
+                    j.joint.tools_done,
+                    j.joint.tools_not_done,
+                    j.joint.wrong_tools_done,
+                    j.errors
+                )?;
+            }
+        }
         if data.cells.iter().any(|c| c.trials_per_task > 1) {
             writeln!(s, "\n## Repeated trials\n")?;
             writeln!(s, "pass@k: some of k trials passes (unbiased estimator); pass^k: all k pass. Flip rate: share of tasks expected to flip between two identical runs. Noise: differences between two single runs smaller than this (95 %) are noise; MDD: the smallest difference a paired comparison detects with 80 % power.\n")?;

@@ -16,6 +16,7 @@ pub mod csv;
 pub mod curve;
 pub mod history;
 pub mod html;
+pub mod judged;
 pub mod json;
 pub mod junit;
 pub mod markdown;
@@ -194,7 +195,7 @@ struct Kept {
 /// of lines; the calling thread parses and re-scores each batch (in parallel, without transcripts) and
 /// encodes each sink's entries; a writer thread takes the batches in file order, keeps the compact rows
 /// and the drill-down sample, and feeds the sinks. Returns the rows and the sample (in file order).
-fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool) -> Result<(summary::ScoreRows, Sample)> {
+fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool, judgements: &Judgements) -> Result<(summary::ScoreRows, Sample)> {
     use rayon::prelude::*;
     use std::sync::mpsc::sync_channel;
     let file = std::fs::File::open(trials_path).map_err(|e| crate::error::InputError::new(trials_path, format!("cannot open trial file: {e}")))?;
@@ -265,6 +266,7 @@ fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool)
                     let mut t: Trial = crate::record::trial::parse_without_transcript(&batch.data[range.clone()])
                         .map_err(|e| crate::error::InputError::new(trials_path, format!("not a trial record: {e}")).at_line(*no))?;
                     crate::score::rescore(&mut t);
+                    t.judgement = judgements.of(&t);
                     let encoded = encoders.iter().map(|e| e(&t)).collect::<Result<Vec<_>>>()?;
                     let derived = summary::Derived::of(&t);
                     Ok((t, derived, encoded))
@@ -298,10 +300,29 @@ fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool)
         .map(|&i| {
             let mut t: Trial = serde_json::from_slice(&kept.lines[&i]).with_context(|| format!("{}: cannot re-read a trial", trials_path.display()))?;
             crate::score::rescore(&mut t);
+            t.judgement = judgements.of(&t);
             Ok(t)
         })
         .collect::<Result<Vec<Trial>>>()?;
     Ok((kept.rows, Sample { trials: sample, lines: order }))
+}
+
+/// The run's judgements (`judgements.jsonl`) by trial id, joined to each trial as it is read.
+struct Judgements(rustc_hash::FxHashMap<String, std::sync::Arc<crate::record::judgement::Judgement>>);
+
+impl Judgements {
+    fn read(dir: &Path) -> Result<Judgements> {
+        Ok(Judgements(crate::record::judgement::read(dir)?.into_iter().map(|j| (j.trial_id.clone(), std::sync::Arc::new(j))).collect()))
+    }
+
+    /// The trial's judgement, unless it judged another answer (the trial was re-run since: stale).
+    fn of(&self, t: &Trial) -> Option<std::sync::Arc<crate::record::judgement::Judgement>> {
+        if self.0.is_empty() {
+            return None;
+        }
+        let j = self.0.get(&t.trial_id)?;
+        (j.answer_digest == crate::record::judgement::answer_digest(t.final_answer.as_deref(), &t.claims)).then(|| j.clone())
+    }
 }
 
 /// The drill-down sample and, per trial, its line among the trial file's records (counted from 0).
@@ -367,7 +388,8 @@ fn trials_file(dir: &Path) -> Result<PathBuf> {
 /// [`OutOfOrder`] unless the trials are compacted.
 fn load_with(dir: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool, transcripts: bool) -> Result<ReportData> {
     let trials_path = trials_file(dir)?;
-    let (rows, mut sample) = scan(&trials_path, sinks, check_order)?;
+    let judgements = Judgements::read(dir)?;
+    let (rows, mut sample) = scan(&trials_path, sinks, check_order, &judgements)?;
     if transcripts {
         with_transcripts(dir, &mut sample, rows.len())?;
     }
@@ -442,6 +464,20 @@ pub fn render_run(dir: &Path) -> Result<ReportData> {
     if lock.held() {
         crate::record::guard::remove_stale(dir)?;
     }
+    render_locked(dir, &lock)
+}
+
+/// [`render_run`], with `first` run while the directory's lock is held and before the report is
+/// rendered (judging a finished run writes `judgements.jsonl` there). Refused while another process
+/// writes the run.
+pub fn render_run_after(dir: &Path, first: impl FnOnce() -> Result<()>) -> Result<ReportData> {
+    trials_file(dir)?;
+    let lock = DirLock::acquire(dir)?;
+    if !lock.held() {
+        return Err(crate::error::InputError::new(dir, "another toolpick process is writing this run; try again when it is done").into());
+    }
+    crate::record::guard::remove_stale(dir)?;
+    first()?;
     render_locked(dir, &lock)
 }
 

@@ -136,6 +136,8 @@ pub struct ScoreRows {
     pub duplicate_calls: Vec<u32>,
     /// Set F1 of tools called vs expected (null for tasks without expected calls).
     pub selection_f1: Vec<Option<f64>>,
+    /// The judge's verdict on the trial's final answer, when the run was judged.
+    pub judgement: Vec<Option<std::sync::Arc<crate::record::judgement::Judgement>>>,
 }
 
 impl ScoreRows {
@@ -229,6 +231,7 @@ impl ScoreRows {
         self.endpoint_cached.push(reported.then_some(u.cached_tokens as u32));
         self.duplicate_calls.push(t.duplicate_calls as u32);
         self.selection_f1.push(t.score.selection_f1);
+        self.judgement.push(t.judgement.clone());
     }
 
     /// Per cell key: the steps and total tool-context tokens of every scored trial (the samples the
@@ -380,6 +383,9 @@ pub struct CellSummary {
     /// Seeded percentile-bootstrap 95 % intervals of `mean_steps` and `mean_tokens_total`.
     pub mean_steps_ci: (f64, f64),
     pub mean_tokens_total_ci: (f64, f64),
+    /// The judge's aggregates, when the run's final answers were judged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judge: Option<super::judged::JudgeCell>,
 }
 
 impl CellSummary {
@@ -517,6 +523,7 @@ pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySumm
     }
 
     let mut per_task = per_task_outcomes(rows);
+    let mut judged = super::judged::summarize(rows);
     let means = rows.per_cell_means();
     let cols: Vec<Vec<String>> = CELL_KEYS.iter().map(|k| strings(&cells, k, &rows.strings)).collect::<Result<_>>()?;
     let n = numbers(&cells, "n")?;
@@ -587,6 +594,7 @@ pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySumm
             noise: None,
             mean_steps_ci: (f64::NAN, f64::NAN),
             mean_tokens_total_ci: (f64::NAN, f64::NAN),
+            judge: None,
         };
         if let Some((steps, tokens)) = means.get(&cell.key()) {
             let seed = crate::record::stable_hash(cell.key().as_bytes());
@@ -596,6 +604,7 @@ pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySumm
             cell.mean_tokens_total_ci = (lo, hi);
         }
         cell.errors = error_map.remove(&cell.key()).unwrap_or_default();
+        cell.judge = judged.remove(&cell.key());
         let tasks = per_task.remove(&cell.key()).unwrap_or_default();
         let k = tasks.iter().map(|t| t.0).max().unwrap_or(0);
         cell.trials_per_task = k;

@@ -49,6 +49,8 @@ pub struct ExperimentFile {
     pub execute: Option<Vec<String>>,
     /// Live-run settings (policy, limits); see `--allow-destructive` and the README.
     pub live: Option<super::live::LiveOptions>,
+    /// The judge of final answers (see `--judge` and the README's "Judged final answers").
+    pub judge: Option<crate::judge::config::JudgeFile>,
     #[serde(default)]
     pub models: Vec<ModelSpec>,
 }

@@ -1,0 +1,170 @@
+//! The judge's settings: the experiment file's `[judge]` table, overridden by the `--judge*` flags
+//! (a flag given wins, key by key), turned into a [`JudgeConfig`].
+
+use super::prompts::PromptSet;
+use super::{DEFAULT_CLAIM_THRESHOLD, DEFAULT_ROUNDS, JudgeConfig, MethodChoice};
+use crate::agent::spec::{ModelSpec, Price};
+use crate::error::InputError;
+use crate::rules;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// `[judge]` in the experiment file: the judge's endpoint (the keys of a model) and how it judges.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JudgeFile {
+    /// Label of the judge's verdicts (default: the model name).
+    pub name: Option<String>,
+    #[serde(default, deserialize_with = "rules::name::de_opt")]
+    pub model: Option<String>,
+    #[serde(default, deserialize_with = "rules::base_url::de_opt")]
+    pub base_url: Option<String>,
+    #[serde(default, deserialize_with = "rules::name::de_opt")]
+    pub api_key_env: Option<String>,
+    #[serde(default, deserialize_with = "rules::temperature::de_opt")]
+    pub temperature: Option<f64>,
+    #[serde(default, deserialize_with = "rules::max_tokens::de_opt")]
+    pub max_tokens: Option<u32>,
+    pub seed: Option<i64>,
+    #[serde(default, deserialize_with = "rules::concurrency::de_opt")]
+    pub concurrency: Option<usize>,
+    #[serde(default, deserialize_with = "rules::per_minute::de_opt")]
+    pub requests_per_minute: Option<f64>,
+    #[serde(default, deserialize_with = "rules::timeout::de_opt")]
+    pub request_timeout_s: Option<f64>,
+    #[serde(default, deserialize_with = "rules::attempts::de_opt")]
+    pub max_attempts: Option<u32>,
+    #[serde(default, deserialize_with = "rules::delay::de_opt")]
+    pub backoff_base_s: Option<f64>,
+    pub price: Option<Price>,
+    pub preflight: Option<bool>,
+    /// Pass-rate rounds (default 3).
+    #[serde(default, deserialize_with = "rules::at_least_one::de_opt")]
+    pub rounds: Option<usize>,
+    /// Coverage at which the claims method counts a task as done (default 0.75).
+    #[serde(default, deserialize_with = "rules::claim_threshold::de_opt")]
+    pub claim_threshold: Option<f64>,
+    /// A directory of prompt templates replacing the built-in ones file by file.
+    pub prompts: Option<PathBuf>,
+    /// The method for every dataset: auto, pass-rate or claims.
+    pub method: Option<String>,
+    /// The method per dataset name (over `method`).
+    #[serde(default)]
+    pub methods: BTreeMap<String, String>,
+}
+
+/// The `--judge*` flags, as given (`None`: not given).
+#[derive(Debug, Clone, Default)]
+pub struct JudgeFlags {
+    /// `MODEL` or `MODEL@BASE_URL`.
+    pub judge: Option<String>,
+    pub api_key_env: Option<String>,
+    pub methods: Vec<(String, MethodChoice)>,
+    pub rounds: Option<usize>,
+    pub claim_threshold: Option<f64>,
+    pub prompts: Option<PathBuf>,
+    pub concurrency: Option<usize>,
+    pub max_attempts: Option<u32>,
+    pub temperature: Option<f64>,
+    pub no_preflight: bool,
+}
+
+/// `MODEL[@BASE_URL]` split and checked.
+fn model_and_url(s: &str) -> Result<(String, Option<String>), InputError> {
+    let (model, url) = match s.split_once('@') {
+        Some((m, u)) => (m, Some(u)),
+        None => (s, None),
+    };
+    let model = rules::name::parse(model).map_err(|m| InputError::new("--judge", format!("model name: {m}")))?;
+    let url = url.map(|u| rules::base_url::parse(u).map_err(|m| InputError::new("--judge", format!("base URL: {m}")))).transpose()?;
+    Ok((model, url))
+}
+
+/// The judge the file and flags describe, or `None` when neither names one. `base` is the directory
+/// the file's relative paths are read from.
+pub fn resolve(file: Option<&JudgeFile>, flags: &JudgeFlags, base: &std::path::Path) -> Result<Option<JudgeConfig>, InputError> {
+    if file.is_none() && flags.judge.is_none() {
+        let given = flags.rounds.is_some() || flags.claim_threshold.is_some() || flags.prompts.is_some() || !flags.methods.is_empty();
+        if given {
+            return Err(InputError::new("--judge", "judge settings were given but no judge: add --judge MODEL[@BASE_URL] (or a [judge] table)"));
+        }
+        return Ok(None);
+    }
+    let f = file.cloned().unwrap_or_default();
+    let mut spec = ModelSpec::baseline("openai");
+    let (mut model, mut url) = (f.model.clone(), f.base_url.clone());
+    if let Some(s) = &flags.judge {
+        let (m, u) = model_and_url(s)?;
+        model = Some(m);
+        if u.is_some() {
+            url = u;
+        }
+    }
+    let model = model.ok_or_else(|| InputError::new("[judge]", "the judge needs a model: `model = \"…\"` or --judge MODEL[@BASE_URL]").field("judge.model"))?;
+    spec.name = f.name.clone().unwrap_or_else(|| model.clone());
+    spec.model = Some(model);
+    spec.base_url = url;
+    if let Some(k) = flags.api_key_env.clone().or(f.api_key_env.clone()) {
+        spec.api_key_env = k;
+    }
+    spec.temperature = flags.temperature.or(f.temperature);
+    spec.max_tokens = f.max_tokens;
+    spec.seed = f.seed;
+    if let Some(c) = flags.concurrency.or(f.concurrency) {
+        spec.concurrency = c;
+    }
+    spec.requests_per_minute = f.requests_per_minute;
+    if let Some(t) = f.request_timeout_s {
+        spec.request_timeout_s = t;
+    }
+    if let Some(a) = flags.max_attempts.or(f.max_attempts) {
+        spec.max_attempts = a;
+    }
+    if let Some(b) = f.backoff_base_s {
+        spec.backoff_base_s = b;
+    }
+    spec.price = f.price;
+    spec.preflight = !flags.no_preflight && f.preflight.unwrap_or(true);
+    let mut methods = BTreeMap::new();
+    if let Some(m) = &f.method {
+        methods.insert("*".to_string(), MethodChoice::parse(m).ok_or_else(|| InputError::new("[judge]", format!("unknown method `{m}`; use auto, pass-rate or claims")).field("judge.method"))?);
+    }
+    for (dataset, m) in &f.methods {
+        let choice = MethodChoice::parse(m).ok_or_else(|| InputError::new("[judge]", format!("unknown method `{m}`; use auto, pass-rate or claims")).field(format!("judge.methods.{dataset}")))?;
+        methods.insert(dataset.clone(), choice);
+    }
+    for (dataset, choice) in &flags.methods {
+        methods.insert(dataset.clone(), *choice);
+    }
+    let prompts_dir = flags.prompts.clone().or_else(|| f.prompts.as_ref().map(|p| if p.is_relative() { base.join(p) } else { p.clone() }));
+    Ok(Some(JudgeConfig {
+        spec,
+        rounds: flags.rounds.or(f.rounds).unwrap_or(DEFAULT_ROUNDS),
+        claim_threshold: flags.claim_threshold.or(f.claim_threshold).unwrap_or(DEFAULT_CLAIM_THRESHOLD),
+        prompts: PromptSet::load(prompts_dir.as_deref())?,
+        methods,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_win_over_the_file_and_the_model_spec_splits() {
+        let file: JudgeFile = toml::from_str("model = \"judge-a\"\nrounds = 5\nmethod = \"claims\"\n[methods]\nstb = \"pass-rate\"").unwrap();
+        let flags = JudgeFlags { judge: Some("judge-b@http://127.0.0.1:9/v1".into()), rounds: Some(2), ..Default::default() };
+        let c = resolve(Some(&file), &flags, std::path::Path::new(".")).unwrap().unwrap();
+        assert_eq!(c.spec.model.as_deref(), Some("judge-b"));
+        assert_eq!(c.spec.base_url.as_deref(), Some("http://127.0.0.1:9/v1"));
+        assert_eq!(c.rounds, 2);
+        assert_eq!(c.methods.get("*"), Some(&MethodChoice::Fixed(crate::record::judgement::Method::Claims)));
+        assert_eq!(c.methods.get("stb"), Some(&MethodChoice::Fixed(crate::record::judgement::Method::PassRate)));
+        assert!(resolve(None, &JudgeFlags::default(), std::path::Path::new(".")).unwrap().is_none());
+        let orphan = JudgeFlags { rounds: Some(2), ..Default::default() };
+        assert!(resolve(None, &orphan, std::path::Path::new(".")).is_err(), "settings without a judge are a mistake");
+        assert!(toml::from_str::<JudgeFile>("claim_threshold = 1.5").is_err());
+        assert!(toml::from_str::<JudgeFile>("modle = \"x\"").is_err(), "unknown keys are errors");
+    }
+}

@@ -1,0 +1,470 @@
+//! The judge of final answers: did the agent get the task done, not only call the right tools?
+//!
+//! Two methods (`--judge-method`, per dataset):
+//! - **pass-rate** (StableToolBench's solvable pass rate): each round asks whether the final answer
+//!   solves the request (Solved / Unsolved / Unsure); when unsure, a second question shows the process
+//!   (every call and result) and its verdict is the round's. Solved = 1, Unsure = 0.5, Unsolved = 0,
+//!   averaged over `rounds` (default 3). An empty answer or one that gives up is Unsolved without
+//!   asking. Judged: tasks that need a call (`single`, `multi`, `parallel`, `relevant`).
+//! - **claims** (as MCP-Atlas scores answers): one question per expected claim (fulfilled 1, partly
+//!   0.5, not 0); the coverage is their mean and the task is done when it reaches the claim threshold
+//!   (default 0.75). Judged: tasks with `claims`.
+//! - **auto** (the default): claims when the task has them, else pass-rate.
+//!
+//! The judge is any OpenAI-compatible endpoint behind the agent's own client ([`OpenAiBackend`]): the
+//! same retries, rate limits, redaction and response cache (keyed by the prompt and a salt per round
+//! and attempt, so rounds are distinct requests and a re-judging costs nothing). Verdicts go to
+//! `judgements.jsonl` ([`crate::record::judgement`]); reports read them from there, so judging is a
+//! pure function of the trial records and the judge's answers. A judgement whose requests failed
+//! after their retries, or whose replies held no readable verdict three times, is a judge error — kept,
+//! counted, retried by `--retry-errors` — never an "Unsolved".
+
+pub mod check;
+pub mod config;
+pub mod prompts;
+pub mod verdict;
+
+use crate::agent::backends::openai::OpenAiBackend;
+use crate::agent::cache::Cache;
+use crate::agent::spec::{ModelSpec, Price};
+use crate::agent::{Addressing, Backend, TurnContext};
+use crate::dataset::Kind;
+use crate::error::InputError;
+use crate::protocol::{Message, Usage};
+use crate::record::judgement::{self, ClaimStatus, ClaimVerdict, Judgement, Method, Round, Status};
+use crate::record::{LayoutKind, Trial};
+use anyhow::{Result, anyhow};
+use prompts::PromptSet;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Rounds of the pass-rate method by default (StableToolBench's).
+pub const DEFAULT_ROUNDS: usize = 3;
+/// Coverage at which the claims method counts a task as done by default.
+pub const DEFAULT_CLAIM_THRESHOLD: f64 = 0.75;
+/// Times a reply without a readable verdict is asked again (a new request, not a cached one).
+pub const READ_ATTEMPTS: usize = 3;
+/// Longest tool result shown to the judge in a process, in characters.
+const PROCESS_RESULT_MAX: usize = 1500;
+
+/// Which method judges a dataset's tasks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MethodChoice {
+    Auto,
+    Fixed(Method),
+}
+
+impl MethodChoice {
+    pub fn parse(s: &str) -> Option<MethodChoice> {
+        match s {
+            "auto" => Some(MethodChoice::Auto),
+            other => Method::parse(other).map(MethodChoice::Fixed),
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MethodChoice::Auto => "auto",
+            MethodChoice::Fixed(m) => m.as_str(),
+        }
+    }
+}
+
+/// `[DATASET=]METHOD` (`--judge-method`): the dataset's name (`*` or none: every dataset) and method.
+pub fn parse_method_flag(s: &str) -> Result<(String, MethodChoice), String> {
+    let (dataset, method) = s.split_once('=').unwrap_or(("*", s));
+    let choice = MethodChoice::parse(method.trim()).ok_or_else(|| format!("unknown judge method `{method}`; use auto, pass-rate or claims"))?;
+    Ok((dataset.trim().to_string(), choice))
+}
+
+/// Everything a judging needs.
+#[derive(Debug, Clone)]
+pub struct JudgeConfig {
+    /// The judge's endpoint (an `openai` model spec; `name` labels its verdicts).
+    pub spec: ModelSpec,
+    pub rounds: usize,
+    pub claim_threshold: f64,
+    pub prompts: PromptSet,
+    /// Per dataset name; `*` for every other dataset.
+    pub methods: BTreeMap<String, MethodChoice>,
+}
+
+impl JudgeConfig {
+    /// The method that judges a trial, or `None` when the trial is not judged (a task that needs no
+    /// call under pass-rate, a task without claims under claims).
+    pub fn method_for(&self, dataset: &str, kind: Kind, has_claims: bool) -> Option<Method> {
+        let choice = self.methods.get(dataset).or_else(|| self.methods.get("*")).copied().unwrap_or(MethodChoice::Auto);
+        let method = match choice {
+            MethodChoice::Auto if has_claims => Method::Claims,
+            MethodChoice::Auto => Method::PassRate,
+            MethodChoice::Fixed(m) => m,
+        };
+        match method {
+            Method::Claims => has_claims.then_some(Method::Claims),
+            Method::PassRate => matches!(kind, Kind::Single | Kind::Multi | Kind::Parallel | Kind::Relevant).then_some(Method::PassRate),
+        }
+    }
+
+    /// What `run.json` records of the judge (no key, only the variable's name).
+    pub fn describe(&self) -> Value {
+        json!({
+            "name": self.spec.name,
+            "model": self.spec.model,
+            "base_url": self.spec.base_url,
+            "api_key_env": self.spec.api_key_env,
+            "temperature": self.spec.temperature,
+            "rounds": self.rounds,
+            "claim_threshold": self.claim_threshold,
+            "methods": self.methods.iter().map(|(k, v)| (k.clone(), json!(v.as_str()))).collect::<serde_json::Map<_, _>>(),
+            "prompts": self.prompts.digest,
+            "prompt_files": self.prompts.sources.iter().map(|(n, s)| (n.clone(), json!(s))).collect::<serde_json::Map<_, _>>(),
+        })
+    }
+
+    /// Whether an earlier judgement answers this configuration for this trial.
+    fn still_valid(&self, j: &Judgement, method: Method, digest: &str) -> bool {
+        j.judge == self.spec.name
+            && j.method == method
+            && j.prompts == self.prompts.digest
+            && j.answer_digest == digest
+            && match method {
+                Method::PassRate => j.round_count == self.rounds,
+                Method::Claims => j.threshold == Some(self.claim_threshold),
+            }
+    }
+}
+
+/// The judge's endpoint: one prompt in, the reply's text and usage out.
+pub struct JudgeClient {
+    backend: OpenAiBackend,
+    price: Option<Price>,
+    /// A placeholder task for the turn context (the endpoint client reads only messages and salts).
+    task: crate::dataset::Task,
+}
+
+impl JudgeClient {
+    pub fn new(spec: &ModelSpec, cache: Option<Arc<Cache>>) -> Result<JudgeClient> {
+        let task = crate::dataset::importers::task("judge".into(), "judge".into(), Kind::Single, vec![], String::new(), 0);
+        Ok(JudgeClient { backend: OpenAiBackend::new(spec.clone(), cache)?, price: spec.price, task })
+    }
+
+    /// Check the endpoint before judging (one cheap request), as a run checks its models.
+    pub async fn preflight(&self) -> Result<(), String> {
+        self.backend.preflight().await.map(|_| ())
+    }
+
+    /// One request: the prompt as the user message. `salt` separates rounds and attempts (and their
+    /// cache entries).
+    pub async fn ask(&self, prompt: &str, salt: usize) -> Result<(String, Usage)> {
+        let messages = vec![Message::User { content: prompt.to_string() }];
+        let addressing = Addressing::new();
+        let ctx = TurnContext { task: &self.task, messages: &messages, functions: &[], layout: LayoutKind::Flat, addressing: &addressing, seed: salt as u64, trial: salt };
+        let turn = self.backend.respond(&ctx).await?;
+        Ok((turn.content.unwrap_or_default(), turn.usage))
+    }
+
+    /// Ask until `read` finds a verdict in the reply ([`READ_ATTEMPTS`] requests at most, each with its
+    /// own salt); the usage of every request is added to `usage`.
+    async fn ask_until<T>(&self, prompt: &str, salt: usize, usage: &mut Usage, read: impl Fn(&str) -> Option<T>) -> Result<T> {
+        let mut last = String::new();
+        for attempt in 0..READ_ATTEMPTS {
+            let (reply, u) = self.ask(prompt, salt * 8 + attempt).await?;
+            usage.add(&u);
+            if let Some(v) = read(&reply) {
+                return Ok(v);
+            }
+            last = reply;
+        }
+        let snippet: String = last.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(160).collect();
+        Err(anyhow!("judge_unreadable: no verdict in the judge's reply after {READ_ATTEMPTS} attempts (last: {snippet:?})"))
+    }
+
+    pub fn cost(&self, usage: &Usage) -> Option<f64> {
+        self.price.map(|p| p.cost(usage))
+    }
+}
+
+/// What one judgement needs of its trial.
+#[derive(Debug, Clone)]
+pub struct Pending {
+    pub trial_id: String,
+    pub matrix_index: usize,
+    pub method: Method,
+    pub query: String,
+    pub answer: Option<String>,
+    pub claims: Vec<String>,
+    pub reference: Option<String>,
+    /// Pass-rate: the calls and results, as shown to the judge when the answer alone is inconclusive.
+    pub process: String,
+    pub digest: String,
+}
+
+/// The `{{claims}}` text: the claims as a list, and the reference answer when there is one.
+fn facts(claims: &[String], reference: Option<&str>) -> String {
+    let mut out: Vec<String> = claims.iter().map(|c| format!("- {c}")).collect();
+    if let Some(r) = reference {
+        out.push(format!("Reference answer: {r}"));
+    }
+    if out.is_empty() { "(none given)".into() } else { out.join("\n") }
+}
+
+/// The process of an episode as the judge reads it: each call with its arguments and its result.
+pub fn process_text(messages: &[Message]) -> String {
+    let mut out = Vec::new();
+    for m in messages {
+        match m {
+            Message::Assistant { tool_calls, .. } => {
+                for c in tool_calls {
+                    out.push(format!("call {}({})", c.name, c.arguments));
+                }
+            }
+            Message::Tool { content, .. } => {
+                let flat: String = content.split_whitespace().collect::<Vec<_>>().join(" ");
+                let cut: String = flat.chars().take(PROCESS_RESULT_MAX).collect();
+                let more = if cut.len() < flat.len() { " …" } else { "" };
+                out.push(format!("result: {cut}{more}"));
+            }
+            _ => {}
+        }
+    }
+    if out.is_empty() { "(no tool calls)".into() } else { out.join("\n") }
+}
+
+/// Judge one trial. Never fails: a failure is the judgement's `error`.
+pub async fn judge_one(client: &JudgeClient, config: &JudgeConfig, p: &Pending, judge: &str) -> Judgement {
+    let mut j = Judgement {
+        trial_id: p.trial_id.clone(),
+        matrix_index: p.matrix_index,
+        judge: judge.to_string(),
+        method: p.method,
+        prompts: config.prompts.digest.clone(),
+        answer_digest: p.digest.clone(),
+        rounds: vec![],
+        claims: vec![],
+        score: None,
+        done: None,
+        round_count: if p.method == Method::PassRate { config.rounds } else { 0 },
+        threshold: (p.method == Method::Claims).then_some(config.claim_threshold),
+        short_circuit: None,
+        usage: Usage::default(),
+        cost_usd: None,
+        error: None,
+    };
+    let answer = p.answer.as_deref().map(str::trim).unwrap_or_default();
+    let short = if answer.is_empty() {
+        Some("no final answer")
+    } else if config.prompts.gives_up(answer) {
+        Some("the answer gives up")
+    } else {
+        None
+    };
+    let mut usage = Usage::default();
+    let outcome: Result<()> = async {
+        match p.method {
+            Method::PassRate => {
+                for r in 0..config.rounds {
+                    if let Some(why) = short {
+                        j.rounds.push(Round { status: Status::Unsolved, answer_status: Status::Unsolved, answer_reason: why.into(), process_status: None, process_reason: None });
+                        continue;
+                    }
+                    let claims = facts(&p.claims, p.reference.as_deref());
+                    let values = [("query", p.query.as_str()), ("answer", answer), ("claims", claims.as_str()), ("process", p.process.as_str())];
+                    let prompt = prompts::render(&config.prompts.answer_status, &values);
+                    let (status, reason) = client.ask_until(&prompt, r, &mut usage, |reply| verdict::status(reply, "answer_status")).await?;
+                    let mut round = Round { status, answer_status: status, answer_reason: reason, process_status: None, process_reason: None };
+                    if status == Status::Unsure {
+                        let prompt = prompts::render(&config.prompts.task_solved, &values);
+                        let (ps, why) = client.ask_until(&prompt, r, &mut usage, |reply| verdict::status(reply, "task_status")).await?;
+                        round.status = ps;
+                        round.process_status = Some(ps);
+                        round.process_reason = Some(why);
+                    }
+                    j.rounds.push(round);
+                }
+                let score = j.rounds.iter().map(|r| r.status.score()).sum::<f64>() / j.rounds.len().max(1) as f64;
+                j.score = Some(score);
+                j.done = Some(score > 0.5);
+            }
+            Method::Claims => {
+                for claim in &p.claims {
+                    if let Some(why) = short {
+                        j.claims.push(ClaimVerdict { claim: claim.clone(), status: ClaimStatus::Not, reason: why.into() });
+                        continue;
+                    }
+                    let values = [("query", p.query.as_str()), ("answer", answer), ("claim", claim.as_str())];
+                    let prompt = prompts::render(&config.prompts.claim, &values);
+                    let (status, reason) = client.ask_until(&prompt, 0, &mut usage, verdict::claim).await?;
+                    j.claims.push(ClaimVerdict { claim: claim.clone(), status, reason });
+                }
+                let coverage = j.claims.iter().map(|c| c.status.score()).sum::<f64>() / j.claims.len().max(1) as f64;
+                j.score = Some(coverage);
+                j.done = Some(coverage + 1e-9 >= config.claim_threshold);
+            }
+        }
+        Ok(())
+    }
+    .await;
+    if let Err(e) = outcome {
+        j.error = Some(crate::redact::global().redact(&e.to_string()).into_owned());
+        j.score = None;
+        j.done = None;
+    }
+    j.short_circuit = short.map(String::from);
+    j.cost_usd = client.cost(&usage).filter(|_| usage.prompt_tokens + usage.completion_tokens > 0);
+    j.usage = usage;
+    j
+}
+
+/// What a judging did.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct JudgeOutcome {
+    /// Trials judged now.
+    pub judged: usize,
+    /// Judgements kept from an earlier judging.
+    pub kept: usize,
+    /// Judgements (now or kept) that are errors.
+    pub errors: usize,
+    /// Judged now without asking (empty answers, give-ups).
+    pub short_circuited: usize,
+    pub usage: Usage,
+    pub cost_usd: f64,
+}
+
+/// Judge every trial of the run in `dir` that has no valid judgement yet (with `retry_errors`, also
+/// those whose judgement failed), write `judgements.jsonl` and record the judge in `run.json`. The
+/// caller holds the run directory's lock.
+pub async fn judge_run(dir: &Path, config: &JudgeConfig, cache: Option<Arc<Cache>>, retry_errors: bool) -> Result<JudgeOutcome> {
+    let trials_path = dir.join("trials.jsonl");
+    let mut trials: Vec<Trial> = Vec::new();
+    crate::record::trial::read_trials(&trials_path, |t| {
+        trials.push(t);
+        Ok(())
+    })?;
+    let earlier: BTreeMap<String, Judgement> = judgement::read(dir)?.into_iter().map(|j| (j.trial_id.clone(), j)).collect();
+    let mut outcome = JudgeOutcome::default();
+    let mut all: Vec<Judgement> = Vec::new();
+    let mut pending: Vec<Pending> = Vec::new();
+    for t in &trials {
+        if t.is_error() {
+            continue;
+        }
+        let Some(method) = config.method_for(&t.dataset, t.kind, !t.claims.is_empty()) else { continue };
+        let digest = judgement::answer_digest(t.final_answer.as_deref(), &t.claims);
+        if let Some(j) = earlier.get(&t.trial_id)
+            && config.still_valid(j, method, &digest)
+            && !(retry_errors && j.is_error())
+        {
+            let mut j = j.clone();
+            j.matrix_index = t.matrix_index;
+            all.push(j);
+            outcome.kept += 1;
+            continue;
+        }
+        pending.push(Pending {
+            trial_id: t.trial_id.clone(),
+            matrix_index: t.matrix_index,
+            method,
+            query: t.query.clone(),
+            answer: t.final_answer.clone(),
+            claims: t.claims.clone(),
+            reference: t.reference_answer.clone(),
+            process: if t.transcript.is_empty() { String::new() } else { process_text(&t.transcript) },
+            digest,
+        });
+    }
+    drop(trials);
+    // The processes of the pending pass-rate trials (format 2 keeps them in transcripts.jsonl).
+    let wanted: rustc_hash::FxHashMap<String, usize> =
+        pending.iter().enumerate().filter(|(_, p)| p.method == Method::PassRate && p.process.is_empty()).map(|(i, p)| (p.trial_id.clone(), i)).collect();
+    if !wanted.is_empty() {
+        let mut found: Vec<(usize, String)> = Vec::new();
+        crate::record::transcripts::read(dir, |id| wanted.contains_key(id), |id, messages| found.push((wanted[&id], process_text(&messages))))?;
+        for (i, text) in found {
+            pending[i].process = text;
+        }
+    }
+    if !pending.is_empty() {
+        let client = Arc::new(JudgeClient::new(&config.spec, cache)?);
+        if config.spec.preflight {
+            client.preflight().await.map_err(|e| InputError::new("--judge", format!("the judge's endpoint does not answer: {e}")))?;
+        }
+        let limit = Arc::new(tokio::sync::Semaphore::new(config.spec.concurrency.max(1)));
+        let config = Arc::new(config.clone());
+        let mut set = tokio::task::JoinSet::new();
+        for p in pending {
+            let (client, config, limit) = (client.clone(), config.clone(), limit.clone());
+            set.spawn(async move {
+                let _permit = limit.acquire_owned().await.expect("semaphore");
+                judge_one(&client, &config, &p, &config.spec.name).await
+            });
+        }
+        while let Some(done) = set.join_next().await {
+            let j = done.map_err(|e| anyhow!("a judging task failed: {e}"))?;
+            outcome.judged += 1;
+            outcome.short_circuited += j.short_circuit.is_some() as usize;
+            all.push(j);
+        }
+    }
+    for j in &all {
+        outcome.errors += j.is_error() as usize;
+        outcome.usage.add(&j.usage);
+        outcome.cost_usd += j.cost_usd.unwrap_or(0.0);
+    }
+    judgement::write(dir, &mut all)?;
+    record_in_run_json(dir, config)?;
+    Ok(outcome)
+}
+
+/// `run.json` gains (or has replaced) its `judge` entry.
+fn record_in_run_json(dir: &Path, config: &JudgeConfig) -> Result<()> {
+    let path = dir.join("run.json");
+    let mut meta: Value = match std::fs::read(&path) {
+        Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| InputError::new(&path, format!("not a run file: {e}")))?,
+        Err(_) => json!({}),
+    };
+    meta["judge"] = config.describe();
+    let mut bytes = serde_json::to_vec_pretty(&meta)?;
+    bytes.push(b'\n');
+    crate::files::write_atomic(&path, &bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(methods: &[(&str, MethodChoice)]) -> JudgeConfig {
+        JudgeConfig {
+            spec: ModelSpec::baseline("openai"),
+            rounds: 3,
+            claim_threshold: 0.75,
+            prompts: PromptSet::load(None).unwrap(),
+            methods: methods.iter().map(|(d, m)| (d.to_string(), *m)).collect(),
+        }
+    }
+
+    #[test]
+    fn methods_per_dataset_and_what_each_judges() {
+        let c = config(&[("stb", MethodChoice::Fixed(Method::PassRate)), ("*", MethodChoice::Auto)]);
+        assert_eq!(c.method_for("starter", Kind::Single, true), Some(Method::Claims));
+        assert_eq!(c.method_for("starter", Kind::Single, false), Some(Method::PassRate));
+        assert_eq!(c.method_for("starter", Kind::Abstain, false), None, "a task that needs no call is not judged for solvability");
+        assert_eq!(c.method_for("stb", Kind::Multi, true), Some(Method::PassRate));
+        let claims = config(&[("*", MethodChoice::Fixed(Method::Claims))]);
+        assert_eq!(claims.method_for("x", Kind::Single, false), None);
+        assert_eq!(parse_method_flag("stb=pass-rate"), Ok(("stb".into(), MethodChoice::Fixed(Method::PassRate))));
+        assert_eq!(parse_method_flag("claims"), Ok(("*".into(), MethodChoice::Fixed(Method::Claims))));
+        assert!(parse_method_flag("x=vibes").is_err());
+    }
+
+    #[test]
+    fn process_shows_calls_and_results() {
+        let messages = vec![
+            Message::User { content: "q".into() },
+            Message::Assistant { content: None, tool_calls: vec![crate::protocol::ToolCall { id: "1".into(), name: "get".into(), arguments: "{\"a\":1}".into() }] },
+            Message::Tool { tool_call_id: "1".into(), name: "get".into(), content: "{\n \"x\": 2\n}".into() },
+        ];
+        assert_eq!(process_text(&messages), "call get({\"a\":1})\nresult: { \"x\": 2 }");
+        assert_eq!(process_text(&[]), "(no tool calls)");
+    }
+}

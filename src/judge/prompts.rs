@@ -1,0 +1,138 @@
+//! The judge's prompt set: plain template files (`prompts/judge/` in the repository, compiled in as the
+//! defaults), any of which `--judge-prompts DIR` replaces by a file of the same name. The set's digest
+//! (over every file's name and text) goes into each judgement and into `run.json`, so verdicts asked
+//! with different prompts are never compared as if they were the same measurement.
+//!
+//! Templates hold `{{query}}`, `{{answer}}`, `{{claims}}`, `{{claim}}` and `{{process}}`; each is
+//! replaced by its text as is (the texts are untrusted, the templates fence them in tags and tell the
+//! judge to treat them as data).
+
+use crate::error::InputError;
+use sha2::{Digest, Sha256};
+use std::path::Path;
+
+/// The files of a prompt set, with the compiled-in defaults.
+pub const FILES: [(&str, &str); 4] = [
+    (ANSWER_STATUS, include_str!("../../prompts/judge/answer_status.txt")),
+    (TASK_SOLVED, include_str!("../../prompts/judge/task_solved.txt")),
+    (CLAIM, include_str!("../../prompts/judge/claim.txt")),
+    (GIVE_UP, include_str!("../../prompts/judge/give_up.txt")),
+];
+
+pub const ANSWER_STATUS: &str = "answer_status.txt";
+pub const TASK_SOLVED: &str = "task_solved.txt";
+pub const CLAIM: &str = "claim.txt";
+pub const GIVE_UP: &str = "give_up.txt";
+
+/// The placeholders each template must hold (a template without its answer would grade nothing).
+const NEEDS: [(&str, &[&str]); 3] =
+    [(ANSWER_STATUS, &["{{query}}", "{{answer}}"]), (TASK_SOLVED, &["{{query}}", "{{answer}}", "{{process}}"]), (CLAIM, &["{{claim}}", "{{answer}}"])];
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PromptSet {
+    pub answer_status: String,
+    pub task_solved: String,
+    pub claim: String,
+    /// Lower-case phrases: an answer starting with one gives up.
+    pub give_up: Vec<String>,
+    /// Hex digest of the set (16 hex digits of SHA-256).
+    pub digest: String,
+    /// Where each file came from: `built-in` or the path read.
+    pub sources: Vec<(String, String)>,
+}
+
+impl PromptSet {
+    /// The built-in set, with the files found in `dir` (when given) in place of the defaults.
+    pub fn load(dir: Option<&Path>) -> Result<PromptSet, InputError> {
+        if let Some(d) = dir
+            && !d.is_dir()
+        {
+            return Err(InputError::new(d, "the judge prompt directory does not exist").field("--judge-prompts"));
+        }
+        let mut texts = Vec::new();
+        let mut sources = Vec::new();
+        let mut h = Sha256::new();
+        for (name, default) in FILES {
+            let (text, source) = match dir.map(|d| d.join(name)).filter(|p| p.is_file()) {
+                Some(p) => (std::fs::read_to_string(&p).map_err(|e| InputError::new(&p, format!("cannot read: {e}")))?, p.display().to_string()),
+                None => (default.to_string(), "built-in".to_string()),
+            };
+            if let Some((_, needs)) = NEEDS.iter().find(|(n, _)| *n == name) {
+                for placeholder in needs.iter() {
+                    if !text.contains(placeholder) {
+                        return Err(InputError::new(&source, format!("the template lacks {placeholder}; the judge would not see it")).field(name));
+                    }
+                }
+            }
+            h.update(name.as_bytes());
+            h.update([0]);
+            h.update(text.as_bytes());
+            h.update([0]);
+            sources.push((name.to_string(), source));
+            texts.push(text);
+        }
+        let digest: String = h.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect();
+        let give_up = texts[3]
+            .lines()
+            .map(|l| l.trim().to_lowercase())
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .collect();
+        Ok(PromptSet { answer_status: texts[0].clone(), task_solved: texts[1].clone(), claim: texts[2].clone(), give_up, digest, sources })
+    }
+
+    /// `true` when `answer` gives up (starts with one of the give-up phrases, case and surrounding
+    /// space ignored).
+    pub fn gives_up(&self, answer: &str) -> bool {
+        let a = answer.trim().to_lowercase();
+        self.give_up.iter().any(|p| a.starts_with(p.as_str()))
+    }
+}
+
+/// `template` with each `{{name}}` of `values` replaced. One pass over the template, so a value that
+/// itself contains `{{answer}}` is not expanded again.
+pub fn render(template: &str, values: &[(&str, &str)]) -> String {
+    let mut out = String::with_capacity(template.len() + values.iter().map(|(_, v)| v.len()).sum::<usize>());
+    let mut rest = template;
+    while let Some(start) = rest.find("{{") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        match after.find("}}").map(|end| (&after[..end], end)) {
+            Some((name, end)) if values.iter().any(|(n, _)| *n == name) => {
+                out.push_str(values.iter().find(|(n, _)| *n == name).map(|(_, v)| *v).unwrap_or_default());
+                rest = &after[end + 2..];
+            }
+            _ => {
+                out.push_str("{{");
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_not_expanded_twice() {
+        let out = render("Q: {{query}} A: {{answer}} {{other}}", &[("query", "say {{answer}}"), ("answer", "42")]);
+        assert_eq!(out, "Q: say {{answer}} A: 42 {{other}}");
+    }
+
+    #[test]
+    fn built_in_set_loads_and_an_override_changes_the_digest() {
+        let built_in = PromptSet::load(None).unwrap();
+        assert!(built_in.gives_up("  None of the available tools can do this."));
+        assert!(!built_in.gives_up("The repository was created."));
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(CLAIM), "Does {{answer}} state {{claim}}? JSON with claim_status.").unwrap();
+        let custom = PromptSet::load(Some(dir.path())).unwrap();
+        assert_ne!(custom.digest, built_in.digest);
+        assert_eq!(custom.answer_status, built_in.answer_status);
+        std::fs::write(dir.path().join(ANSWER_STATUS), "no placeholders").unwrap();
+        let e = PromptSet::load(Some(dir.path())).unwrap_err();
+        assert!(e.to_string().contains("{{query}}"), "{e}");
+    }
+}
