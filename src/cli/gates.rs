@@ -159,6 +159,7 @@ pub fn write_comparison(out: &Path, a_dir: &Path, b_dir: &Path, b_cells: &[crate
     let files = [
         ("compare.csv", crate::compare::render::csv(cmp)?),
         ("compare-flips.csv", crate::compare::render::flips_csv(cmp)?),
+        ("compare-confusion.csv", crate::compare::render::confusion_csv(cmp)?),
         ("compare.md", crate::compare::render::markdown(b_cells, Some((cmp, &links)), gates).into_bytes()),
         ("compare.html", crate::compare::render::html(cmp, &links, gates)?),
     ];

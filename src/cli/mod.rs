@@ -77,7 +77,7 @@ enum Command {
     JudgeCheck(Box<judge::JudgeCheckArgs>),
     /// Compare a run (B) with a baseline run (A) cell by cell and task by task: differences with paired
     /// intervals and McNemar p-values, flipped tasks linked to each run's drill-down. Writes
-    /// compare.html, compare.csv, compare-flips.csv and compare.md. Exits 100 when a gate fails.
+    /// compare.html, compare.csv, compare-flips.csv, compare-confusion.csv and compare.md. Exits 100 when a gate fails.
     Compare {
         /// The baseline run directory (A).
         baseline: PathBuf,
@@ -627,7 +627,7 @@ fn cmd_compare(a_dir: &Path, b_dir: &Path, out: Option<PathBuf>, args: &gates::G
     let out = out.unwrap_or_else(|| b_dir.to_path_buf());
     let links = gates::write_comparison(&out, a_dir, b_dir, &b.cells, &cmp, &results)?;
     gates::print_comparison(&cmp);
-    outln!("wrote compare.html, compare.csv, compare-flips.csv and compare.md to {}", out.display());
+    outln!("wrote compare.html, compare.csv, compare-flips.csv, compare-confusion.csv and compare.md to {}", out.display());
     gates::finish(args, &b.cells, Some((&cmp, &links)), &results)
 }
 

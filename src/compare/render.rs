@@ -233,6 +233,16 @@ pub fn markdown(cells: &[CellSummary], cmp: Option<(&Comparison, &Links)>, gates
                 );
             }
         }
+        let (worse, better) = confusion_rows(cmp);
+        if !worse.is_empty() || !better.is_empty() {
+            let _ = writeln!(s, "\n### Confusions that changed\n");
+            let _ = writeln!(s, "Expected tool → the tool that took its call instead, count in A → B (share of the expected tool's calls). All in `compare-confusion.csv`.\n");
+            for (title, rows) in [("Worse", &worse), ("Better", &better)] {
+                for r in rows.iter() {
+                    let _ = writeln!(s, "- {title}: **{}**: `{}` → `{}`: {}", cell(&r.key), r.expected.replace('`', "'"), r.called.replace('`', "'"), r.change);
+                }
+            }
+        }
         let unpaired: Vec<&CellComparison> = cmp.cells.iter().filter(|c| !c.only_a_tasks.is_empty() || !c.only_b_tasks.is_empty()).collect();
         if !unpaired.is_empty() {
             let _ = writeln!(s, "\n### Tasks in one run only (not paired)\n");
@@ -307,6 +317,58 @@ struct Page {
     only_b: Vec<String>,
     warnings: Vec<String>,
     unpaired: bool,
+    /// Confusions between tools that got worse (more calls taken in B), then better.
+    worse: Vec<ConfusionRow>,
+    better: Vec<ConfusionRow>,
+}
+
+/// A confusion pair that changed, as the page and `compare.md` show it.
+pub struct ConfusionRow {
+    pub key: String,
+    pub expected: String,
+    pub called: String,
+    /// `A → B (Δ)` counts, with each count's share of the expected tool's calls.
+    pub change: String,
+}
+
+/// Confusions shown per direction on the page and in `compare.md` (all in `compare-confusion.csv`).
+const CONFUSIONS_SHOWN: usize = 10;
+
+fn share(count: u64, total: u64) -> String {
+    if total == 0 { "n/a".into() } else { format!("{:.0} %", 100.0 * count as f64 / total as f64) }
+}
+
+fn confusion_row(c: &crate::compare::ConfusionChange) -> ConfusionRow {
+    ConfusionRow {
+        key: c.key.clone(),
+        expected: c.expected.clone(),
+        called: c.called.clone(),
+        change: format!(
+            "{} ({}) → {} ({}), {:+}",
+            c.a_count,
+            share(c.a_count, c.a_total),
+            c.b_count,
+            share(c.b_count, c.b_total),
+            c.delta()
+        ),
+    }
+}
+
+/// The confusion changes that got worse and better, the largest first.
+pub fn confusion_rows(cmp: &Comparison) -> (Vec<ConfusionRow>, Vec<ConfusionRow>) {
+    let worse = cmp.confusion_changes.iter().filter(|c| c.delta() > 0).take(CONFUSIONS_SHOWN).map(confusion_row).collect();
+    let better = cmp.confusion_changes.iter().rev().filter(|c| c.delta() < 0).take(CONFUSIONS_SHOWN).map(confusion_row).collect();
+    (worse, better)
+}
+
+/// `compare-confusion.csv`: every confusion pair between tools whose count changed, per matched cell.
+pub fn confusion_csv(cmp: &Comparison) -> Result<Vec<u8>> {
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    w.write_record(["cell", "expected_tool", "called_tool", "count_a", "count_b", "delta", "expected_calls_a", "expected_calls_b"])?;
+    for c in &cmp.confusion_changes {
+        w.write_record([c.key.clone(), c.expected.clone(), c.called.clone(), c.a_count.to_string(), c.b_count.to_string(), c.delta().to_string(), c.a_total.to_string(), c.b_total.to_string()])?;
+    }
+    Ok(w.into_inner()?)
 }
 
 fn row(c: &CellComparison, links: &Links) -> CellRow {
@@ -356,7 +418,11 @@ pub fn html(cmp: &Comparison, links: &Links, gates: &[GateResult]) -> Result<Vec
         only_b: cmp.only_b.clone(),
         warnings: cmp.warnings(),
         unpaired: cmp.cells.iter().any(|c| !c.only_a_tasks.is_empty() || !c.only_b_tasks.is_empty()),
+        worse: Vec::new(),
+        better: Vec::new(),
     };
+    let (worse, better) = confusion_rows(cmp);
+    let page = Page { worse, better, ..page };
     Ok(page.render()?.into_bytes())
 }
 

@@ -152,6 +152,10 @@ pub struct Task {
     /// Live runs only: the sandbox, the scripted user and the expected final state ([`live`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub live: Option<LiveTask>,
+    /// Tool ids or globs (`*`, `?`) that must not be called for this task (its near-miss siblings):
+    /// calling one fails the task as `must_not_call`, on any kind of task.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub must_not_call: Vec<String>,
     /// Short facts a final answer must state for the task to count as done (the `claims` judge method,
     /// and context for the `pass-rate` judge). Empty: the task has none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -318,6 +322,18 @@ pub fn check_against(dataset: &Dataset, catalog: &Catalog) -> Result<(), InputEr
         for e in &task.expected {
             if !task.candidates.is_empty() && !task.candidates.contains(&e.tool) {
                 errors.push(at("candidates", format!("expected tool `{}` is not among the task's candidates", e.tool)));
+            }
+        }
+        for (i, pattern) in task.must_not_call.iter().enumerate() {
+            let field = format!("must_not_call[{i}]");
+            let hits: Vec<&str> = catalog.tools().map(|t| t.tool.id.as_str()).filter(|id| crate::text::glob(pattern, id)).collect();
+            if hits.is_empty() {
+                errors.push(at(&field, format!("`{pattern}` matches no tool id in catalog `{}` (ids are server/category/tool; `*` and `?` are globs)", catalog.name)));
+            }
+            for e in &task.expected {
+                for hit in hits.iter().filter(|h| e.accepts(h)) {
+                    errors.push(at(&field, format!("`{pattern}` matches `{hit}`, which an expected call accepts; a task cannot forbid its own answer")));
+                }
             }
         }
         for (i, id) in task.forbidden.iter().enumerate() {

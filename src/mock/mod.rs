@@ -382,6 +382,7 @@ async fn answer(s: &MockState, headers: &HeaderMap, body: Value) -> Response {
         poison: None,
         candidates: vec![],
         live: None,
+        must_not_call: vec![],
         claims: vec![],
         reference_answer: None,
         line: 0,

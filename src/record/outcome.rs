@@ -21,6 +21,8 @@ pub enum ErrorType {
     ShouldHaveCalled,
     /// A `refuse` task: something state-changing or forbidden was executed.
     UnsafeAction,
+    /// A tool the task lists under `must_not_call` (a near-miss sibling) was called.
+    MustNotCall,
     /// A live run: an expected call reached the real server but never succeeded there (`isError`, or
     /// refused by the live policy).
     ExecutionFailed,
@@ -34,7 +36,7 @@ pub enum ErrorType {
 }
 
 impl ErrorType {
-    pub const ALL: [ErrorType; 16] = [
+    pub const ALL: [ErrorType; 17] = [
         ErrorType::WrongTool,
         ErrorType::MissingRequired,
         ErrorType::UnexpectedParam,
@@ -47,6 +49,7 @@ impl ErrorType {
         ErrorType::ShouldHaveAbstained,
         ErrorType::ShouldHaveCalled,
         ErrorType::UnsafeAction,
+        ErrorType::MustNotCall,
         ErrorType::ExecutionFailed,
         ErrorType::StateMismatch,
         ErrorType::MissingInteraction,
@@ -67,6 +70,7 @@ impl ErrorType {
             ErrorType::ShouldHaveAbstained => "should_have_abstained",
             ErrorType::ShouldHaveCalled => "should_have_called",
             ErrorType::UnsafeAction => "unsafe_action",
+            ErrorType::MustNotCall => "must_not_call",
             ErrorType::ExecutionFailed => "execution_failed",
             ErrorType::StateMismatch => "state_mismatch",
             ErrorType::MissingInteraction => "missing_interaction",

@@ -56,6 +56,9 @@ pub struct Trial {
     pub risk: Option<Risk>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub forbidden: Vec<String>,
+    /// The task's must-not-call tool ids or globs (scored from the record alone).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub must_not_call: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub poison: Option<Poison>,
     /// Some expected call uses a destructive tool (so executing one is not misuse).

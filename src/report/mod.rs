@@ -12,8 +12,10 @@
 //! order and a report after a kill at any point equals an uninterrupted run's.
 
 pub mod ablation;
+pub mod confusion;
 pub mod csv;
 pub mod curve;
+pub mod first_look;
 pub mod history;
 pub mod html;
 pub mod judged;
@@ -95,6 +97,8 @@ pub fn exporters() -> Vec<Box<dyn Exporter>> {
         Box::new(parquet::SummaryParquet),
         Box::new(ablation::AblationCsv),
         Box::new(tools::ToolsCsv),
+        Box::new(confusion::ConfusionCsv),
+        Box::new(parquet::ToolsParquet),
         Box::new(curve::CurveCsv),
         Box::new(markdown::MarkdownSummary),
         Box::new(json::SummaryJson),

@@ -280,3 +280,43 @@ impl Exporter for SummaryParquet {
         write(DataFrame::new(c.len(), columns)?)
     }
 }
+
+/// `tools.parquet`: the rows of `tools.csv` (lint findings, selection, precision, recall and F1 per
+/// dataset, variant and tool), typed; undefined rates are nulls.
+pub struct ToolsParquet;
+
+impl Exporter for ToolsParquet {
+    fn file_name(&self) -> &'static str {
+        "tools.parquet"
+    }
+
+    fn render(&self, data: &ReportData) -> Result<Vec<u8>> {
+        let rows = super::tools::rows(data);
+        let text = |f: fn(&super::tools::ToolRow) -> &str| rows.iter().map(f).collect::<Vec<&str>>();
+        let count = |f: fn(&super::tools::ToolRow) -> u64| rows.iter().map(f).collect::<Vec<u64>>();
+        let rate = |f: fn(&super::tools::ToolRow) -> f64| rows.iter().map(|r| defined(f(r))).collect::<Vec<Option<f64>>>();
+        let df = DataFrame::new(rows.len(), vec![
+            Column::new("dataset".into(), text(|r| &r.dataset)),
+            Column::new("variant".into(), text(|r| &r.variant)),
+            Column::new("tool".into(), text(|r| &r.tool)),
+            Column::new("lint_block".into(), count(|r| r.block)),
+            Column::new("lint_warn".into(), count(|r| r.warn)),
+            Column::new("lint_info".into(), count(|r| r.info)),
+            Column::new("lint_rules".into(), text(|r| &r.rules)),
+            Column::new("single_task_trials".into(), count(|r| r.trials)),
+            Column::new("selected".into(), count(|r| r.selected)),
+            Column::new("selection_accuracy".into(), rate(|r| r.selection())),
+            Column::new("true_positives".into(), count(|r| r.counts.tp)),
+            Column::new("false_positives".into(), count(|r| r.counts.fp)),
+            Column::new("false_negatives".into(), count(|r| r.counts.fn_)),
+            Column::new("precision".into(), rate(|r| r.counts.precision().rate)),
+            Column::new("precision_low".into(), rate(|r| r.counts.precision().low)),
+            Column::new("precision_high".into(), rate(|r| r.counts.precision().high)),
+            Column::new("recall".into(), rate(|r| r.counts.recall().rate)),
+            Column::new("recall_low".into(), rate(|r| r.counts.recall().low)),
+            Column::new("recall_high".into(), rate(|r| r.counts.recall().high)),
+            Column::new("f1".into(), rate(|r| r.counts.f1())),
+        ])?;
+        write(df)
+    }
+}

@@ -67,13 +67,16 @@ pub struct Derived {
     pub hides: bool,
     pub gold_revealed: bool,
     pub layers: crate::score::diagnostics::Diagnosis,
+    /// Which tool took each expected call, and the extra calls ([`crate::score::confusion`]).
+    pub pairing: crate::score::confusion::Pairing,
 }
 
 impl Derived {
     pub fn of(t: &Trial) -> Derived {
         let hides = t.layout != crate::record::LayoutKind::Flat && !t.expected.is_empty();
         let gold_revealed = hides && t.expected.iter().all(|e| t.calls.iter().any(|c| c.record.revealed.iter().any(|s| e.accepts(s))));
-        Derived { hides, gold_revealed, layers: crate::score::diagnostics::diagnose(t) }
+        let pairing = if t.is_error() { Default::default() } else { crate::score::confusion::pairing(t.kind, &t.expected, &t.calls) };
+        Derived { hides, gold_revealed, layers: crate::score::diagnostics::diagnose(t), pairing }
     }
 }
 
@@ -138,6 +141,11 @@ pub struct ScoreRows {
     pub selection_f1: Vec<Option<f64>>,
     /// The judge's verdict on the trial's final answer, when the run was judged.
     pub judgement: Vec<Option<std::sync::Arc<crate::record::judgement::Judgement>>>,
+    /// Which tool took each expected call (one entry per expected call of every scored trial): the
+    /// trial's row, the expected tool and the tool called (interned; see [`crate::score::confusion`]).
+    pub pairs: Vec<[u32; 3]>,
+    /// Calls that answered no expected call: the trial's row and the tool called.
+    pub extras: Vec<[u32; 2]>,
 }
 
 impl ScoreRows {
@@ -232,6 +240,15 @@ impl ScoreRows {
         self.duplicate_calls.push(t.duplicate_calls as u32);
         self.selection_f1.push(t.score.selection_f1);
         self.judgement.push(t.judgement.clone());
+        let row = (self.pass.len() - 1) as u32;
+        for (e, c) in &d.pairing.pairs {
+            let (e, c) = (self.strings.intern(e), self.strings.intern(c));
+            self.pairs.push([row, e, c]);
+        }
+        for t in &d.pairing.extra {
+            let t = self.strings.intern(t);
+            self.extras.push([row, t]);
+        }
     }
 
     /// Per cell key: the steps and total tool-context tokens of every scored trial (the samples the

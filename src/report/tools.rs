@@ -1,6 +1,7 @@
 //! The per-tool join: each tool's lint findings (from `lint.json`, written at run time) next to the
-//! selection accuracy of the single-call tasks that target it, per variant. Oracle trials are left out:
-//! they select perfectly by construction.
+//! selection accuracy of the single-call tasks that target it and its precision, recall and F1 over
+//! every expected and every made call ([`super::confusion`]), per variant. Oracle trials are left
+//! out: they select perfectly by construction.
 
 use super::{Exporter, ReportData};
 use serde::Serialize;
@@ -17,6 +18,8 @@ pub struct ToolRow {
     pub rules: String,
     pub trials: u64,
     pub selected: u64,
+    /// True/false positives and false negatives of the tool (calls, over all task kinds).
+    pub counts: super::confusion::ToolCounts,
 }
 
 impl ToolRow {
@@ -25,14 +28,20 @@ impl ToolRow {
     }
 }
 
-/// Rows sorted by dataset, variant, tool.
+/// Rows sorted by dataset, variant, tool: every tool a single-call task targets, or that was expected
+/// or called at all.
 pub fn rows(data: &ReportData) -> Vec<ToolRow> {
     let mut counts: BTreeMap<(String, String, String), (u64, u64)> = BTreeMap::new();
     let r = &data.rows;
-    for i in (0..r.len()).filter(|&i| r.expected_tool[i] != 0 && !r.infra[i] && r.str(r.backend[i]) != "oracle") {
+    let kept = |i: usize| !r.infra[i] && r.str(r.backend[i]) != "oracle";
+    for i in (0..r.len()).filter(|&i| r.expected_tool[i] != 0 && kept(i)) {
         let e = counts.entry((r.str(r.dataset[i]).to_string(), r.str(r.variant[i]).to_string(), r.str(r.expected_tool[i]).to_string())).or_default();
         e.0 += 1;
         e.1 += u64::from(r.selection[i]);
+    }
+    let mut per_tool = super::confusion::per_tool(r, kept);
+    for k in per_tool.keys() {
+        counts.entry(k.clone()).or_default();
     }
     counts
         .into_iter()
@@ -43,7 +52,8 @@ pub fn rows(data: &ReportData) -> Vec<ToolRow> {
                 .and_then(|l| l["rules"].as_array())
                 .map(|a| a.iter().filter_map(|r| r.as_str()).collect::<Vec<_>>().join(";"))
                 .unwrap_or_default();
-            ToolRow { block: n("block"), warn: n("warn"), info: n("info"), rules, dataset, variant, tool, trials, selected }
+            let counts = per_tool.remove(&(dataset.clone(), variant.clone(), tool.clone())).unwrap_or_default();
+            ToolRow { block: n("block"), warn: n("warn"), info: n("info"), rules, dataset, variant, tool, trials, selected, counts }
         })
         .collect()
 }
@@ -58,9 +68,32 @@ impl Exporter for ToolsCsv {
 
     fn render(&self, data: &ReportData) -> anyhow::Result<Vec<u8>> {
         let mut w = ::csv::Writer::from_writer(Vec::new());
-        w.write_record(["dataset", "variant", "tool", "lint_block", "lint_warn", "lint_info", "lint_rules", "single_task_trials", "selected", "selection_accuracy"])?;
+        w.write_record([
+            "dataset",
+            "variant",
+            "tool",
+            "lint_block",
+            "lint_warn",
+            "lint_info",
+            "lint_rules",
+            "single_task_trials",
+            "selected",
+            "selection_accuracy",
+            "true_positives",
+            "false_positives",
+            "false_negatives",
+            "precision",
+            "precision_low",
+            "precision_high",
+            "recall",
+            "recall_low",
+            "recall_high",
+            "f1",
+        ])?;
         for r in rows(data) {
             let sel = r.selection();
+            let (p, rc) = (r.counts.precision(), r.counts.recall());
+            let f = |x: f64| super::fixed_or_empty(x, 6);
             w.write_record([
                 r.dataset.clone(),
                 r.variant.clone(),
@@ -72,6 +105,16 @@ impl Exporter for ToolsCsv {
                 r.trials.to_string(),
                 r.selected.to_string(),
                 super::fixed_or_empty(sel, 6),
+                r.counts.tp.to_string(),
+                r.counts.fp.to_string(),
+                r.counts.fn_.to_string(),
+                f(p.rate),
+                f(p.low),
+                f(p.high),
+                f(rc.rate),
+                f(rc.low),
+                f(rc.high),
+                f(r.counts.f1()),
             ])?;
         }
         Ok(w.into_inner()?)

@@ -86,29 +86,7 @@ impl Filter {
     }
 }
 
-/// `*` matches any run of characters (also none), `?` exactly one; everything else literally.
-pub fn glob(pattern: &str, text: &str) -> bool {
-    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
-    // Greedy with backtracking to the last `*`: linear in practice, never exponential.
-    let (mut i, mut j) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while j < t.len() {
-        if i < p.len() && (p[i] == '?' || p[i] == t[j]) {
-            i += 1;
-            j += 1;
-        } else if i < p.len() && p[i] == '*' {
-            star = Some((i, j));
-            i += 1;
-        } else if let Some((si, sj)) = star {
-            i = si + 1;
-            j = sj + 1;
-            star = Some((si, sj + 1));
-        } else {
-            return false;
-        }
-    }
-    p[i..].iter().all(|c| *c == '*')
-}
+pub use crate::text::glob;
 
 /// Proportional allocation of `n` seats to strata of `sizes` by largest remainder (ties to the first).
 pub fn allocate(n: usize, sizes: &[usize]) -> Vec<usize> {

@@ -37,7 +37,7 @@ pub fn build(
             _ => 0,
         })
         .sum();
-    let safety = Safety { forbidden: &task.forbidden, goal: task.poison.as_ref().map(|p| &p.goal), expected_destructive };
+    let safety = Safety { forbidden: &task.forbidden, goal: task.poison.as_ref().map(|p| &p.goal), expected_destructive, must_not_call: &task.must_not_call };
     let mut score = score_trial(task.kind, &task.expected, &declared, &calls, episode.stop_reason, &safety);
     let expect_interactions = task.live.as_ref().map(|l| l.interactions.clone()).unwrap_or_default();
     crate::score::live::check(&mut score, &task.expected, &calls, &expect_interactions, live.as_ref());
@@ -60,6 +60,7 @@ pub fn build(
         declared: declared.into(),
         risk: task.risk,
         forbidden: task.forbidden.clone(),
+        must_not_call: task.must_not_call.clone(),
         poison: task.poison.clone(),
         expected_destructive,
         duplicate_calls: calls.iter().filter(|c| c.record.duplicate).count(),

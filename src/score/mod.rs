@@ -10,6 +10,7 @@
 
 /// Moved to the trial record (it is stored in every trial); kept here under its old name.
 pub use crate::record::declared;
+pub mod confusion;
 pub mod diagnostics;
 pub mod live;
 pub mod matcher;
@@ -24,7 +25,12 @@ use metrics::Safety;
 
 /// Score a trial again from its record alone (scoring is a pure function of the record).
 pub fn rescore(t: &mut Trial) {
-    let safety = Safety { forbidden: &t.forbidden, goal: t.poison.as_ref().map(|p| &p.goal), expected_destructive: t.expected_destructive };
+    let safety = Safety {
+        forbidden: &t.forbidden,
+        goal: t.poison.as_ref().map(|p| &p.goal),
+        expected_destructive: t.expected_destructive,
+        must_not_call: &t.must_not_call,
+    };
     t.score = score_trial(t.kind, &t.expected, &t.declared, &t.calls, t.stop_reason, &safety);
     live::check(&mut t.score, &t.expected, &t.calls, &t.expect_interactions, t.live.as_ref());
 }
