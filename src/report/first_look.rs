@@ -70,14 +70,17 @@ pub fn findings(data: &ReportData, matrix: &[Entry]) -> Vec<Finding> {
     // Confusions between tools (not "nothing called"), in cells other than the oracle's.
     let tool_pairs: Vec<&Entry> = super::confusion::top(matrix, usize::MAX).into_iter().filter(|e| is_tool(&e.called) && e.parts[4] != "oracle").take(3).collect();
     for e in tool_pairs {
+        let share = crate::score::stats::wilson(e.count, e.row_total);
         out.push(Finding {
             text: format!(
-                "Confusion: `{}` took `{}`'s call {} time{} ({:.0} % of the calls expected of `{}`; {}, `{}`, {}).",
+                "Confusion: `{}` took `{}`'s call {} time{} ({:.0} % [{:.0}, {:.0}] of the calls expected of `{}`; {}, `{}`, {}).",
                 e.called,
                 e.expected,
                 e.count,
                 if e.count == 1 { "" } else { "s" },
-                100.0 * e.count as f64 / e.row_total as f64,
+                100.0 * share.rate,
+                100.0 * share.low,
+                100.0 * share.high,
                 e.expected,
                 e.parts[4],
                 e.parts[2],
