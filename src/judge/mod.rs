@@ -392,18 +392,26 @@ pub async fn judge_run(dir: &Path, config: &JudgeConfig, cache: Option<Arc<Cache
         let limit = Arc::new(tokio::sync::Semaphore::new(config.spec.concurrency.max(1)));
         let config = Arc::new(config.clone());
         let mut set = tokio::task::JoinSet::new();
-        for p in pending {
-            let (client, config, limit) = (client.clone(), config.clone(), limit.clone());
-            set.spawn(async move {
-                let _permit = limit.acquire_owned().await.expect("semaphore");
-                judge_one(&client, &config, &p, &config.spec.name).await
-            });
-        }
-        while let Some(done) = set.join_next().await {
-            let j = done.map_err(|e| anyhow!("a judging task failed: {e}"))?;
+        let mut finish = |j: Judgement, outcome: &mut JudgeOutcome| {
             outcome.judged += 1;
             outcome.short_circuited += j.short_circuit.is_some() as usize;
             all.push(j);
+        };
+        // A permit is taken before a judgement is started, so at most `concurrency` are in flight
+        // (not one task per trial of a large run).
+        for p in pending {
+            let permit = limit.clone().acquire_owned().await.expect("semaphore");
+            let (client, config) = (client.clone(), config.clone());
+            set.spawn(async move {
+                let _permit = permit;
+                judge_one(&client, &config, &p, &config.spec.name).await
+            });
+            while let Some(done) = set.try_join_next() {
+                finish(done.map_err(|e| anyhow!("a judging task failed: {e}"))?, &mut outcome);
+            }
+        }
+        while let Some(done) = set.join_next().await {
+            finish(done.map_err(|e| anyhow!("a judging task failed: {e}"))?, &mut outcome);
         }
     }
     for j in &all {
