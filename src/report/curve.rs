@@ -97,6 +97,41 @@ pub struct Chart {
 
 const COLORS: [&str; 4] = ["#6c8ebf", "#d6893b", "#82b366", "#b85450"];
 
+/// Upper bound of the width of one character of the 11 px tick labels (digits are 7 px), and the free
+/// space kept between two.
+const TICK_CHAR_W: f64 = 7.5;
+const TICK_GAP: f64 = 6.0;
+
+impl Chart {
+    /// The x-axis labels the page shows: `ticks` thinned so that no two touch (also for the history
+    /// trend, whose ticks are dates and commits).
+    pub fn tick_labels(&self) -> Vec<(f64, String)> {
+        thin_ticks(self.ticks.clone())
+    }
+}
+
+/// Ticks (x, label) sorted by x, without those whose labels would touch a kept neighbour's (many
+/// levels on 400 px): the first and the last tick are always kept.
+fn thin_ticks(ticks: Vec<(f64, String)>) -> Vec<(f64, String)> {
+    let half = |t: &(f64, String)| t.1.chars().count() as f64 * TICK_CHAR_W / 2.0;
+    let clear = |a: &(f64, String), b: &(f64, String)| (b.0 - a.0).abs() >= half(a) + half(b) + TICK_GAP;
+    let Some(last) = ticks.last().cloned() else { return ticks };
+    let mut kept: Vec<(f64, String)> = Vec::new();
+    for t in ticks {
+        if kept.last().is_none_or(|k| clear(k, &t)) {
+            kept.push(t);
+        }
+    }
+    // The last level is always labelled: drop kept ticks too close to it (never the first).
+    if kept.last() != Some(&last) {
+        while kept.len() > 1 && kept.last().is_some_and(|k| !clear(k, &last)) {
+            kept.pop();
+        }
+        kept.push(last);
+    }
+    kept
+}
+
 pub fn charts(data: &ReportData) -> Vec<Chart> {
     let all = lines(&data.cells);
     let mut groups: Vec<(String, String, String)> = all.iter().map(|l| (l.dataset.clone(), l.variant.clone(), l.backend.clone())).collect();
@@ -129,4 +164,23 @@ pub fn charts(data: &ReportData) -> Vec<Chart> {
         out.push(chart);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_too_close_to_label_are_dropped_but_the_first_and_last_stay() {
+        let ticks: Vec<(f64, String)> = (0..30).map(|i| (50.0 + 400.0 * i as f64 / 29.0, format!("12{i:02} abcdef1"))).collect();
+        let kept = thin_ticks(ticks.clone());
+        assert_eq!(kept.first(), ticks.first());
+        assert_eq!(kept.last(), ticks.last());
+        for w in kept.windows(2) {
+            assert!(w[1].0 - w[0].0 >= 12.0 * TICK_CHAR_W + TICK_GAP, "{w:?}");
+        }
+        // Short labels far apart are all kept.
+        let few: Vec<(f64, String)> = [0, 10, 50, 100].iter().enumerate().map(|(i, l)| (50.0 + 400.0 * i as f64 / 3.0, l.to_string())).collect();
+        assert_eq!(thin_ticks(few.clone()), few);
+    }
 }

@@ -25,19 +25,33 @@ pub struct Bar {
     pub whisker_high: f64,
     pub value: String,
     pub class: &'static str,
+    /// Centre line of the bar: the whisker and the value label (written vertically, upwards from
+    /// `value_y`, so labels of adjacent bars never touch whatever their values).
+    pub centre: f64,
+    pub value_y: f64,
 }
 
-/// The two-line label under a group of bars.
+/// The two-line label under a group of bars: `variant` and `layout` as shown (cut to
+/// [`GROUP_LABEL_MAX_CHARS`] with "…"), `title` the full text.
 pub struct GroupLabel {
     pub x: f64,
     pub variant: String,
     pub layout: String,
+    pub title: String,
 }
 
+/// One headline chart, in SVG coordinates: the plot spans `plot_top` (100 %) to `plot_bottom` (0 %)
+/// right of the axis at `axis_x`; the group labels sit on `label_y` and `label_y + LABEL_LINE`.
 pub struct Chart {
     pub backend: String,
     pub dataset: String,
     pub width: f64,
+    pub height: f64,
+    pub axis_x: f64,
+    pub plot_top: f64,
+    pub plot_bottom: f64,
+    pub label_y: f64,
+    pub label_line: f64,
     pub bars: Vec<Bar>,
     pub groups: Vec<GroupLabel>,
 }
@@ -176,6 +190,13 @@ struct Page<'a> {
     categories: Vec<CategoryRow>,
     effects: Vec<EffectRow>,
     tools: Vec<ToolLintRow>,
+    /// "What to look at first".
+    first_look: Vec<super::first_look::Finding>,
+    /// The most frequent confusions between tools (not the oracle's), and the whole matrix.
+    confusions: Vec<ConfusionRow>,
+    matrix: Vec<ConfusionRow>,
+    /// Entries of the whole matrix (more than `matrix` holds when it was cut).
+    matrix_total: usize,
     curves: Vec<super::curve::Chart>,
     /// Trend of the headline metrics over the run history (empty without `--history`).
     trends: Vec<super::curve::Chart>,
@@ -193,6 +214,35 @@ pub struct ToolLintRow {
     pub rules: String,
     pub trials: u64,
     pub selection: String,
+    pub precision: String,
+    pub recall: String,
+    pub f1: String,
+    pub tp_fp_fn: String,
+}
+
+/// One entry of a confusion matrix, as the page shows it.
+pub struct ConfusionRow {
+    pub cell: String,
+    pub expected: String,
+    pub called: String,
+    pub count: u64,
+    pub share: String,
+    /// `(trial id, link)` of the first trials with this pair.
+    pub examples: Vec<String>,
+}
+
+/// Rows of the full matrix shown on the page at most (all are in `confusion.csv`).
+const MATRIX_MAX: usize = 2000;
+
+fn confusion_row(data: &ReportData, e: &super::confusion::Entry) -> ConfusionRow {
+    ConfusionRow {
+        cell: format!("{} · {} · {} · {}", e.parts[4], e.parts[2], e.parts[3], e.parts[0]),
+        expected: e.expected.clone(),
+        called: e.called.clone(),
+        count: e.count,
+        share: pct(e.count as f64 / e.row_total as f64),
+        examples: e.examples.iter().map(|&r| data.rows.trial_id(r)).collect(),
+    }
 }
 
 /// `mean [low, high]`, or "n/a" when the mean is undefined.
@@ -227,8 +277,37 @@ fn escape_into(s: &str, out: &mut String) {
     }
 }
 
+/// Height of the 0–100 % plot area of a headline chart.
 const PLOT_H: f64 = 160.0;
-const TOP: f64 = 20.0;
+/// Space above the plot: a value label of a 100 % bar is written vertically above its whisker.
+const TOP: f64 = 40.0;
+/// x of the value axis; the axis labels (100, 50, 0) sit left of it.
+const AXIS_X: f64 = 34.0;
+/// Bars: width, and the step from one bar to the next in a group (two bars per group).
+const BAR_W: f64 = 22.0;
+const BAR_STEP: f64 = 26.0;
+/// Narrowest distance between the centres of two groups.
+const GROUP_PITCH_MIN: f64 = 96.0;
+/// Free space between the group labels of two neighbouring groups.
+const GROUP_LABEL_GAP: f64 = 6.0;
+/// Group labels longer than this are cut ("…") and carry their full text as a tooltip.
+const GROUP_LABEL_MAX_CHARS: usize = 20;
+/// Upper bound of the width of one character of the 11 px label font (most are ~6 px, digits 7 px), and
+/// of one wide (non-ASCII) character.
+const LABEL_CHAR_W: f64 = 7.5;
+const LABEL_WIDE_CHAR_W: f64 = 11.0;
+/// Baseline distance between the two lines of a group label (the font's boxes are 13 px high).
+const LABEL_LINE: f64 = 15.0;
+
+/// `s` cut to [`GROUP_LABEL_MAX_CHARS`] characters, the last one "…".
+fn short_label(s: &str) -> String {
+    if s.chars().count() <= GROUP_LABEL_MAX_CHARS { s.to_string() } else { format!("{}…", s.chars().take(GROUP_LABEL_MAX_CHARS - 1).collect::<String>()) }
+}
+
+/// A generous estimate of a label's rendered width in px.
+fn label_width(s: &str) -> f64 {
+    s.chars().map(|c| if c.is_ascii() { LABEL_CHAR_W } else { LABEL_WIDE_CHAR_W }).sum()
+}
 
 fn charts(data: &ReportData) -> Vec<Chart> {
     let groups: BTreeSet<(String, String)> = data.cells.iter().map(|c| (c.dataset.clone(), c.backend.clone())).collect();
@@ -237,13 +316,19 @@ fn charts(data: &ReportData) -> Vec<Chart> {
         let mut cells: Vec<_> = data.cells.iter().filter(|c| c.dataset == dataset && c.backend == backend).collect();
         // good before bad, flat before progressive: the 2×2 reads left to right.
         cells.sort_by_key(|c| (c.variant != "good", c.variant.clone(), c.layout != "flat", c.layout.clone()));
+        let labels: Vec<(String, String)> = cells.iter().map(|c| (short_label(&c.variant), short_label(&c.layout))).collect();
+        // One pitch for the whole chart, wide enough that no two group labels touch.
+        let widest = labels.iter().map(|(v, l)| label_width(v).max(label_width(l))).fold(0.0, f64::max);
+        let pitch = GROUP_PITCH_MIN.max(widest + GROUP_LABEL_GAP);
         let mut bars = Vec::new();
         let mut groups = Vec::new();
-        let mut x = 50.0;
-        for c in &cells {
-            groups.push(GroupLabel { x: x + 24.0, variant: c.variant.clone(), layout: c.layout.clone() });
+        for (i, (c, (variant, layout))) in cells.iter().zip(labels).enumerate() {
+            let centre = AXIS_X + pitch * (i as f64 + 0.5);
+            groups.push(GroupLabel { x: centre, variant, layout, title: format!("{} · {}", c.variant, c.layout) });
+            let mut x = centre - (BAR_STEP + BAR_W) / 2.0;
             for (metric, r, class) in [("selection", &c.selection, "sel"), ("pass@1", &c.pass, "pass")] {
                 let v = if r.rate.is_nan() { 0.0 } else { r.rate };
+                let whisker_high = TOP + PLOT_H * (1.0 - r.high);
                 bars.push(Bar {
                     label: format!("{} · {}", c.variant, c.layout),
                     metric,
@@ -251,15 +336,29 @@ fn charts(data: &ReportData) -> Vec<Chart> {
                     y: TOP + PLOT_H * (1.0 - v),
                     height: PLOT_H * v,
                     whisker_low: TOP + PLOT_H * (1.0 - r.low),
-                    whisker_high: TOP + PLOT_H * (1.0 - r.high),
+                    whisker_high,
                     value: pct(r.rate),
                     class,
+                    centre: x + BAR_W / 2.0,
+                    value_y: whisker_high - 4.0,
                 });
-                x += 26.0;
+                x += BAR_STEP;
             }
-            x += 44.0;
         }
-        out.push(Chart { backend, dataset, width: x, bars, groups });
+        let plot_bottom = TOP + PLOT_H;
+        out.push(Chart {
+            backend,
+            dataset,
+            width: AXIS_X + pitch * cells.len() as f64 + 6.0,
+            height: plot_bottom + 16.0 + LABEL_LINE + 9.0,
+            axis_x: AXIS_X,
+            plot_top: TOP,
+            plot_bottom,
+            label_y: plot_bottom + 16.0,
+            label_line: LABEL_LINE,
+            bars,
+            groups,
+        });
     }
     out
 }
@@ -406,12 +505,26 @@ impl Exporter for HtmlReport {
             .map(|r| ToolLintRow {
                 findings: format!("{} block, {} warn, {} info", r.block, r.warn, r.info),
                 selection: pct(r.selection()),
+                precision: rate(&r.counts.precision()),
+                recall: rate(&r.counts.recall()),
+                f1: pct(r.counts.f1()),
+                tp_fp_fn: format!("{} / {} / {}", r.counts.tp, r.counts.fp, r.counts.fn_),
                 variant: r.variant,
                 tool: r.tool,
                 rules: r.rules,
                 trials: r.trials,
             })
             .collect();
+        let matrix = super::confusion::matrix(&data.rows);
+        let first_look = super::first_look::findings(data, &matrix);
+        let confusions = super::confusion::top(&matrix, usize::MAX)
+            .into_iter()
+            .filter(|e| super::confusion::is_tool(&e.called) && e.parts[4] != "oracle")
+            .take(10)
+            .map(|e| confusion_row(data, e))
+            .collect();
+        let matrix_total = matrix.len();
+        let matrix = matrix.iter().take(MATRIX_MAX).map(|e| confusion_row(data, e)).collect();
         let island = island(data);
         let curves = super::curve::charts(data);
         let text = |v: &Value| match v {
@@ -440,6 +553,10 @@ impl Exporter for HtmlReport {
             categories,
             effects,
             tools,
+            first_look,
+            confusions,
+            matrix,
+            matrix_total,
             curves,
             defects,
             skipped_records,
