@@ -105,7 +105,12 @@ fn the_matrix_and_per_tool_precision_and_recall_match_hand_counts() {
     let html = std::fs::read_to_string(a.join("report.html")).unwrap();
     assert!(html.contains("Which tool took the call") && html.contains("What to look at first"));
     // 2 of 3: Wilson 95 % interval [20.8 %, 93.9 %].
-    assert!(html.contains(&format!("Confusion: `{F}` took `{W}`&#39;s call 2 times (67 % [21, 94] of the calls expected of `{W}`")), "the first look names the top confusion");
+    assert!(
+        html.contains(&format!("Confusion: <code>{F}</code> took <code>{W}</code>&#39;s call 2 times (67 % [21, 94] of the calls expected of <code>{W}</code>")),
+        "the first look names the top confusion"
+    );
+    let md = std::fs::read_to_string(a.join("summary.md")).unwrap();
+    assert!(md.contains(&format!("- Confusion: `{F}` took `{W}`'s call 2 times")), "summary.md opens with the same findings");
     // The confusion's first trials, linked into the drill-down (`#` of the trial id encoded).
     assert!(html.contains(r##"href="#trial=tasks/good/flat/replay:a/t1%230""##) || html.contains(r##"href="#trial=tasks/good/flat/replay%3Aa/t1%230""##), "confusions link to trials");
 }

@@ -7,11 +7,19 @@ use super::ReportData;
 use super::confusion::{Entry, is_tool};
 use crate::score::stats::{Diff, newcombe_diff};
 
-/// One sentence and the page section (`id`) it points to.
+/// One sentence and the page section (`id`) it points to. Names in the text are in backticks (as
+/// Markdown reads them; [`Finding::parts`] splits them out for the HTML page).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Finding {
     pub text: String,
     pub anchor: &'static str,
+}
+
+impl Finding {
+    /// The text as `(piece, is_a_name)`: the pieces between backticks are names.
+    pub fn parts(&self) -> Vec<(String, bool)> {
+        self.text.split('`').enumerate().filter(|(_, p)| !p.is_empty()).map(|(i, p)| (p.to_string(), i % 2 == 1)).collect()
+    }
 }
 
 fn points(d: &Diff) -> String {

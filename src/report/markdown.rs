@@ -24,6 +24,14 @@ impl Exporter for MarkdownSummary {
     fn render(&self, data: &ReportData) -> Result<Vec<u8>> {
         let mut s = String::new();
         writeln!(s, "# toolpick summary\n")?;
+        let findings = super::first_look::findings(data, &super::confusion::matrix(&data.rows));
+        if !findings.is_empty() {
+            writeln!(s, "## What to look at first\n")?;
+            for f in &findings {
+                writeln!(s, "- {}", cell(&f.text))?;
+            }
+            writeln!(s)?;
+        }
         writeln!(s, "Rates in %, with 95 % Wilson intervals. n = scored trials per cell; infrastructure errors are counted apart and excluded from every rate.\n")?;
         writeln!(s, "| dataset | variant | layout | backend | n | selection accuracy | pass@1 | abstention accuracy | mean steps | tokens upfront | tokens total | infra errors | top errors |")?;
         writeln!(s, "|---|---|---|---|---:|---|---|---|---:|---:|---:|---:|---|")?;
