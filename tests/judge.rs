@@ -137,6 +137,27 @@ fn judged_run_matches_hand_computed_verdicts() {
             assert_eq!(&r[col("judge_method")], "", "not judged");
         }
     }
+    // trials.parquet carries the same verdicts, typed (nulls for the trial not judged).
+    {
+        use polars_io::SerReader;
+        let df = polars_io::parquet::read::ParquetReader::new(std::fs::File::open(run.join("trials.parquet")).unwrap()).finish().unwrap();
+        let tasks = df.column("task_id").unwrap().str().unwrap().clone();
+        let score = df.column("judge_score").unwrap().f64().unwrap().clone();
+        let done = df.column("judge_done").unwrap().bool().unwrap().clone();
+        let method = df.column("judge_method").unwrap().str().unwrap().clone();
+        let judge_tokens = df.column("judge_prompt_tokens").unwrap().u64().unwrap().clone();
+        for i in 0..df.height() {
+            match tasks.get(i).unwrap() {
+                "w2" => assert_eq!((method.get(i), score.get(i), done.get(i)), (Some("claims"), Some(0.5), Some(false))),
+                "m1" => assert_eq!((method.get(i), score.get(i), done.get(i)), (Some("pass-rate"), Some(1.0), Some(true))),
+                "a1" => assert_eq!((method.get(i), score.get(i), judge_tokens.get(i)), (None, None, None), "not judged: nulls"),
+                _ => {}
+            }
+        }
+        let summary = polars_io::parquet::read::ParquetReader::new(std::fs::File::open(run.join("summary.parquet")).unwrap()).finish().unwrap();
+        assert_eq!(summary.column("sopr").unwrap().f64().unwrap().get(0), Some(0.5));
+        assert_eq!(summary.column("claim_coverage").unwrap().f64().unwrap().get(0), Some(0.75));
+    }
     let run_json: Value = serde_json::from_slice(&std::fs::read(run.join("run.json")).unwrap()).unwrap();
     assert_eq!(run_json["judge"]["prompts"], w1["prompts"], "run.json records the prompt set's digest");
     let html = std::fs::read_to_string(run.join("report.html")).unwrap();

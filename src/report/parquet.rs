@@ -42,6 +42,14 @@ struct Columns {
     selection_f1: Vec<Option<f64>>,
     cost_usd: Vec<Option<f64>>,
     infra_error: Vec<Option<String>>,
+    /// The judge's verdict and its own tokens and cost (nulls for a trial not judged).
+    judge_method: Vec<Option<&'static str>>,
+    judge_score: Vec<Option<f64>>,
+    judge_done: Vec<Option<bool>>,
+    judge_error: Vec<Option<String>>,
+    judge_prompt_tokens: Vec<Option<u64>>,
+    judge_completion_tokens: Vec<Option<u64>>,
+    judge_cost_usd: Vec<Option<f64>>,
 }
 
 /// A text column of a row group: its values end to end in one buffer (one allocation per row group,
@@ -126,6 +134,14 @@ impl Columns {
         self.selection_f1.push(t.score.selection_f1);
         self.cost_usd.push(t.cost_usd);
         self.infra_error.push(t.error.clone());
+        let j = t.judgement.as_deref();
+        self.judge_method.push(j.map(|j| j.method.as_str()));
+        self.judge_score.push(j.and_then(|j| j.score));
+        self.judge_done.push(j.and_then(|j| j.done));
+        self.judge_error.push(j.and_then(|j| j.error.clone()));
+        self.judge_prompt_tokens.push(j.map(|j| j.usage.prompt_tokens));
+        self.judge_completion_tokens.push(j.map(|j| j.usage.completion_tokens));
+        self.judge_cost_usd.push(j.and_then(|j| j.cost_usd));
     }
 
     fn len(&self) -> usize {
@@ -170,6 +186,13 @@ impl Columns {
             Column::new("completion_tokens".into(), completion_tokens),
             Column::new("cost_usd".into(), c.cost_usd),
             Column::new("infra_error".into(), c.infra_error),
+            Column::new("judge_method".into(), c.judge_method),
+            Column::new("judge_score".into(), c.judge_score),
+            Column::new("judge_done".into(), c.judge_done),
+            Column::new("judge_error".into(), c.judge_error),
+            Column::new("judge_prompt_tokens".into(), c.judge_prompt_tokens),
+            Column::new("judge_completion_tokens".into(), c.judge_completion_tokens),
+            Column::new("judge_cost_usd".into(), c.judge_cost_usd),
             query.column("query"),
         ];
         Ok(DataFrame::new(height, columns)?)
@@ -277,6 +300,25 @@ impl Exporter for SummaryParquet {
             Column::new("noise_95".into(), o(|x| x.noise.map(|n| n.noise_95))),
             Column::new("min_detectable_diff".into(), o(|x| x.noise.map(|n| n.min_detectable))),
         ]);
+        // The judge's figures (nulls for a cell, or a run, not judged).
+        type JudgedOf = fn(&super::judged::JudgeCell) -> Option<f64>;
+        let judged: [(&str, JudgedOf); 12] = [
+            ("judged_n", |j| Some(j.judged as f64)),
+            ("judge_errors", |j| Some(j.errors as f64)),
+            ("sopr", |j| j.sopr.as_ref().map(|m| m.mean)),
+            ("sopr_low", |j| j.sopr.as_ref().map(|m| m.low)),
+            ("sopr_high", |j| j.sopr.as_ref().map(|m| m.high)),
+            ("sopr_round_std", |j| j.sopr.as_ref().and_then(|m| m.round_std)),
+            ("claim_coverage", |j| j.coverage.as_ref().map(|m| m.mean)),
+            ("claim_coverage_low", |j| j.coverage.as_ref().map(|m| m.low)),
+            ("claim_coverage_high", |j| j.coverage.as_ref().map(|m| m.high)),
+            ("judged_done_rate", |j| defined(j.done.rate)),
+            ("judge_prompt_tokens", |j| Some(j.prompt_tokens as f64)),
+            ("judge_cost_usd", |j| Some(j.cost_usd)),
+        ];
+        for (name, get) in judged {
+            columns.push(Column::new(name.into(), c.iter().map(|x| x.judge.as_ref().and_then(get)).collect::<Vec<Option<f64>>>()));
+        }
         write(DataFrame::new(c.len(), columns)?)
     }
 }
