@@ -265,6 +265,14 @@ pub fn glob(pattern: &str, text: &str) -> bool {
     p[i..].iter().all(|c| *c == '*')
 }
 
+/// `text` on one line (every run of whitespace one space), cut at `max` characters with " …" when longer:
+/// how a tool result is quoted in a final answer or shown to a judge.
+pub fn one_line(text: &str, max: usize) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let cut: String = flat.chars().take(max).collect();
+    if cut.len() < flat.len() { format!("{cut} …") } else { cut }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -33,7 +33,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("score", &["record", "dataset", "text"]),
     ("layout", &["catalog", "record", "exec", "protocol", "text", "error"]),
     ("agent", &["layout", "record", "dataset", "protocol", "text", "error", "redact", "rules"]),
-    ("judge", &["agent", "score", "record", "dataset", "protocol", "error", "files", "redact", "rules"]),
+    ("judge", &["agent", "text", "score", "record", "dataset", "protocol", "error", "files", "redact", "rules"]),
     ("report", &["score", "record", "catalog", "dataset", "protocol", "error", "crashpoint", "files"]),
     ("compare", &["report", "score", "record"]),
     ("gate", &["compare", "report"]),

@@ -144,6 +144,8 @@ pub fn cmd_judge_check(args: JudgeCheckArgs) -> Result<()> {
         .judge
         .config(file.judge.as_ref(), base)?
         .ok_or_else(|| crate::error::InputError::new("--judge", "judge-check needs a judge: --judge MODEL[@BASE_URL] (or a [judge] table in --config)"))?;
+    // The second judge is checked before the first is asked anything.
+    let judge_b = args.judge_b.as_deref().map(|b| crate::judge::config::model_and_url(b, "--judge-b")).transpose()?;
     let dataset_path = args.dataset.clone().unwrap_or_else(|| super::bundled("datasets/starter.jsonl"));
     let dataset = crate::dataset::load_dataset(&dataset_path)?;
     let labels = crate::judge::check::load_labels(&args.labels, &dataset)?;
@@ -157,12 +159,8 @@ pub fn cmd_judge_check(args: JudgeCheckArgs) -> Result<()> {
         outln!("  {} judgements failed (left out of the figures)", a.errors);
     }
     let mut out = serde_json::json!({"labels": args.labels, "dataset": dataset_path, "judges": [&a]});
-    if let Some(b) = &args.judge_b {
+    if let Some((model, url)) = judge_b {
         let mut second = config.clone();
-        let (model, url) = match b.split_once('@') {
-            Some((m, u)) => (m.to_string(), Some(rules::base_url::parse(u).map_err(|m| crate::error::InputError::new("--judge-b", m))?)),
-            None => (b.clone(), None),
-        };
         second.spec.name = model.clone();
         second.spec.model = Some(model);
         if url.is_some() {

@@ -70,14 +70,14 @@ pub struct JudgeFlags {
     pub no_preflight: bool,
 }
 
-/// `MODEL[@BASE_URL]` split and checked.
-fn model_and_url(s: &str) -> Result<(String, Option<String>), InputError> {
+/// `MODEL[@BASE_URL]` split and checked (`flag` names the flag in errors).
+pub fn model_and_url(s: &str, flag: &str) -> Result<(String, Option<String>), InputError> {
     let (model, url) = match s.split_once('@') {
         Some((m, u)) => (m, Some(u)),
         None => (s, None),
     };
-    let model = rules::name::parse(model).map_err(|m| InputError::new("--judge", format!("model name: {m}")))?;
-    let url = url.map(|u| rules::base_url::parse(u).map_err(|m| InputError::new("--judge", format!("base URL: {m}")))).transpose()?;
+    let model = rules::name::parse(model).map_err(|m| InputError::new(flag, format!("model name: {m}")))?;
+    let url = url.map(|u| rules::base_url::parse(u).map_err(|m| InputError::new(flag, format!("base URL: {m}")))).transpose()?;
     Ok((model, url))
 }
 
@@ -95,7 +95,7 @@ pub fn resolve(file: Option<&JudgeFile>, flags: &JudgeFlags, base: &std::path::P
     let mut spec = ModelSpec::baseline("openai");
     let (mut model, mut url) = (f.model.clone(), f.base_url.clone());
     if let Some(s) = &flags.judge {
-        let (m, u) = model_and_url(s)?;
+        let (m, u) = model_and_url(s, "--judge")?;
         model = Some(m);
         if u.is_some() {
             url = u;

@@ -220,10 +220,7 @@ pub fn process_text(messages: &[Message]) -> String {
                 }
             }
             Message::Tool { content, .. } => {
-                let flat: String = content.split_whitespace().collect::<Vec<_>>().join(" ");
-                let cut: String = flat.chars().take(PROCESS_RESULT_MAX).collect();
-                let more = if cut.len() < flat.len() { " …" } else { "" };
-                out.push(format!("result: {cut}{more}"));
+                out.push(format!("result: {}", crate::text::one_line(content, PROCESS_RESULT_MAX)));
             }
             _ => {}
         }

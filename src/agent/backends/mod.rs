@@ -94,10 +94,7 @@ pub fn done_answer(messages: &[crate::protocol::Message]) -> String {
                 if let Some(name) = names.remove(tool_call_id.as_str())
                     && !is_layout_error(content)
                 {
-                    let flat: String = content.split_whitespace().collect::<Vec<_>>().join(" ");
-                    let cut: String = flat.chars().take(QUOTED_RESULT_MAX).collect();
-                    let more = if cut.len() < flat.len() { " …" } else { "" };
-                    lines.push(format!("- {name}: {cut}{more}"));
+                    lines.push(format!("- {name}: {}", crate::text::one_line(content, QUOTED_RESULT_MAX)));
                 }
             }
             _ => {}
