@@ -36,6 +36,16 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// Every kind, in the order reports list them.
+    pub const ALL: [Kind; 6] = [Kind::Single, Kind::Multi, Kind::Parallel, Kind::Abstain, Kind::Refuse, Kind::Relevant];
+
+    /// The kinds whose headline is "did it call the right tools": a task with expected calls
+    /// (`single`, `multi`, `parallel`). Selection accuracy and pass@1 are reported over these tasks;
+    /// abstain, refuse and relevant tasks have figures of their own.
+    pub fn needs_call(self) -> bool {
+        matches!(self, Kind::Single | Kind::Multi | Kind::Parallel)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::Single => "single",

@@ -98,6 +98,8 @@ pub struct ScoreRows {
     pub backend: Vec<u32>,
     pub category: Vec<u32>,
     pub task_id: Vec<u32>,
+    /// The task's kind (headline rates are over the kinds that need a call, [`crate::dataset::Kind::needs_call`]).
+    pub kind: Vec<crate::dataset::Kind>,
     pub abstain_task: Vec<bool>,
     pub pass: Vec<bool>,
     pub selection: Vec<bool>,
@@ -201,6 +203,7 @@ impl ScoreRows {
         self.expected_tool.push(if single { s.intern(&t.expected[0].tool) } else { 0 });
         self.error_type.push(s.intern(t.score.error_type.map(|e| e.as_str()).unwrap_or_default()));
         use crate::dataset::Kind;
+        self.kind.push(t.kind);
         self.abstain_task.push(t.kind == Kind::Abstain);
         self.pass.push(t.score.pass);
         self.selection.push(t.score.selection_correct);
