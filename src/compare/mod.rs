@@ -152,7 +152,7 @@ impl PairedDiff {
 /// Holm-adjust one metric's p-values across the cells (cells without paired tasks are outside the
 /// family).
 fn adjust(cells: &mut [CellComparison], metric: fn(&mut CellComparison) -> &mut PairedDiff) {
-    let raw: Vec<f64> = cells.iter_mut().map(|c| metric(c)).map(|d| if d.tasks == 0 { f64::NAN } else { d.p_value }).collect();
+    let raw: Vec<f64> = cells.iter_mut().map(metric).map(|d| if d.tasks == 0 { f64::NAN } else { d.p_value }).collect();
     for (c, p) in cells.iter_mut().zip(holm(&raw)) {
         let d = metric(c);
         d.p_adjusted = if p.is_nan() { d.p_value } else { p };

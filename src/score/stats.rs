@@ -584,7 +584,7 @@ mod tests {
         for case in 0..300u64 {
             // Per-task rates out of 3 trials, B shifted by a case-dependent amount.
             let n = 10 + (rng.next_u64() % 60) as usize;
-            let shift = (case % 7) as u64;
+            let shift = case % 7;
             let a: Vec<f64> = (0..n).map(|_| (rng.next_u64() % 4) as f64 / 3.0).collect();
             let b: Vec<f64> = a.iter().map(|x| if rng.next_u64() % 10 < shift { (x + 1.0 / 3.0).min(1.0) } else { *x }).collect();
             let t = paired_test(&a, &b, 500, case);
