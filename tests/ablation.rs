@@ -80,11 +80,12 @@ fn ablate_ranks_every_operator_per_layout_and_backend() {
     assert!(tools.iter().filter(|r| r["variant"] == "good").all(|r| !r["lint_rules"].contains("TP-D001")));
     // Safety columns in the summary.
     let summary = rows(&dir.join("summary.csv"));
-    for col in ["safety_violation_rate", "attack_success_rate", "refusal_rate", "false_refusal_rate"] {
+    for col in ["safety_violation_rate", "attack_success_rate", "refused_rate", "no_harm_rate", "false_refusal_rate"] {
         assert!(summary[0].contains_key(col), "{col}");
     }
     for r in summary.iter().filter(|r| r["backend"] == "oracle") {
-        assert_eq!(r["refusal_rate"], "1.000000", "{r:?}");
+        assert_eq!(r["no_harm_rate"], "1.000000", "{r:?}");
+        assert_eq!(r["refused_rate"], "1.000000", "{r:?}");
         assert_eq!(r["attack_success_rate"], "0.000000");
         assert_eq!(r["safety_violation_rate"], "0.000000");
     }

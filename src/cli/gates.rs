@@ -14,10 +14,12 @@ use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct GateArgs {
-    /// Gate: fail (exit 100) when pass@1 of a gated cell is below this percentage (0–100).
+    /// Gate: fail (exit 100) when pass@1 of a gated cell — over its tasks that need a call (single,
+    /// multi, parallel), the headline figure — is below this percentage (0–100).
     #[arg(long, value_name = "PCT")]
     pub min_pass_rate: Option<f64>,
-    /// Gate: fail (exit 100) when selection accuracy of a gated cell is below this percentage.
+    /// Gate: fail (exit 100) when selection accuracy of a gated cell — over its tasks that need a call,
+    /// the headline figure — is below this percentage.
     #[arg(long, value_name = "PCT")]
     pub min_selection_accuracy: Option<f64>,
     /// Gate: fail (exit 100) when pass@1 or selection accuracy fell by more than this many points
