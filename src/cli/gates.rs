@@ -26,7 +26,7 @@ pub struct GateArgs {
     /// against the baseline run.
     #[arg(long, value_name = "POINTS")]
     pub max_drop: Option<f64>,
-    /// With --max-drop: fail only when the drop is also significant (McNemar exact p < 0.05).
+    /// With --max-drop: fail only when the drop is also significant (p < 0.05, Holm-adjusted across the matched cells).
     #[arg(long)]
     pub significant_only: bool,
     /// Apply gates to each cell (`cell`) or to the gated cells pooled (`overall`).

@@ -173,13 +173,6 @@ pub struct EffectRow {
     pub pass_delta: String,
 }
 
-fn signed(d: &crate::score::stats::Diff) -> String {
-    if d.diff.is_nan() {
-        return "n/a".into();
-    }
-    format!("{:+.1} [{:+.1}, {:+.1}]", d.diff * 100.0, d.low * 100.0, d.high * 100.0)
-}
-
 /// A percentage, or "n/a" when undefined.
 fn opt_pct(x: Option<f64>) -> String {
     x.map(pct).unwrap_or_else(|| "n/a".into())
@@ -506,7 +499,7 @@ impl Exporter for HtmlReport {
                 pass: rate(&c.pass),
             })
             .collect();
-        let effects = super::ablation::effects(&data.cells)
+        let effects = super::ablation::effects(&data.cells, &data.rows)
             .iter()
             .map(|e| EffectRow {
                 group: format!("{} · {} · {}", e.dataset, e.layout, e.backend),
@@ -514,8 +507,8 @@ impl Exporter for HtmlReport {
                 variant: e.variant.clone(),
                 rule: e.rule.clone(),
                 selection: pct(e.selection),
-                selection_delta: signed(&e.selection_delta),
-                pass_delta: signed(&e.pass_delta),
+                selection_delta: e.selection_effect.text(),
+                pass_delta: e.pass_effect.text(),
             })
             .collect();
         let tools = super::tools::rows(data)
