@@ -202,7 +202,7 @@ pub fn markdown(cells: &[CellSummary], cmp: Option<(&Comparison, &Links)>, gates
     let _ = writeln!(s, "| cell | n | selection accuracy % | pass@1 % | infra errors |");
     let _ = writeln!(s, "|---|---:|---|---|---:|");
     for c in cells {
-        let _ = writeln!(s, "| {} | {} | {} | {} | {} |", cell(&c.key()), c.n, rate(&c.selection), rate(&c.pass), c.infra_errors);
+        let _ = writeln!(s, "| {} | {} | {} | {} | {} |", cell(&c.key()), c.pass.n, rate(&c.selection), rate(&c.pass), c.infra_errors);
     }
     if !gates.is_empty() {
         let _ = writeln!(s, "\n### Gates\n\n| gate | subject | result | detail |\n|---|---|---|---|");

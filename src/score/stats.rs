@@ -221,8 +221,16 @@ pub fn paired_test(a: &[f64], b: &[f64], resamples: usize, seed: u64) -> PairedT
     if binary {
         let changed = a_better + b_better;
         let (lo, hi) = clopper_pearson(b_better, changed);
-        let share = changed as f64 / n;
-        let (low, high) = if changed == 0 { (0.0, 0.0) } else { (share * (2.0 * lo - 1.0), share * (2.0 * hi - 1.0)) };
+        // The difference is (share of tasks that changed) × (2θ − 1), θ the share of changes in B's
+        // favour. McNemar's test is conditional on the changes, so θ's exact interval decides the sign
+        // of each end (the interval excludes 0 exactly when p < α). The share of tasks that changed is
+        // uncertain too: each end is scaled by the end of its own exact interval that moves it outward,
+        // which never changes its sign — so a one-directional change does not show an end equal to the
+        // estimate (−13.0 [−13.0, −10.6] becomes an interval around −13.0).
+        let (share_lo, share_hi) = clopper_pearson(changed, tasks as u64);
+        let outward_low = |x: f64| if x < 0.0 { x * share_hi } else { x * share_lo };
+        let outward_high = |x: f64| if x > 0.0 { x * share_hi } else { x * share_lo };
+        let (low, high) = if changed == 0 { (0.0, 0.0) } else { (outward_low(2.0 * lo - 1.0), outward_high(2.0 * hi - 1.0)) };
         return PairedTest { diff: (b_better as f64 - a_better as f64) / n, low, high, p_value: mcnemar_exact(a_better, b_better), ..base };
     }
     let diffs: Vec<f64> = a.iter().zip(b).map(|(x, y)| y - x).collect();
@@ -545,6 +553,11 @@ mod tests {
                 let excludes = t.low > 0.0 || t.high < 0.0;
                 assert_eq!(t.significant(), excludes, "{a_only} vs {b_only}: p {} [{}, {}]", t.p_value, t.low, t.high);
                 assert!(t.low <= t.diff && t.diff <= t.high, "{a_only} vs {b_only}: {} [{}, {}]", t.diff, t.low, t.high);
+                // Some tasks changed but not all: the share that changed is uncertain, so neither end
+                // sits on the estimate, even when every change went one way.
+                if a_only + b_only > 0 {
+                    assert!(t.low < t.diff && t.diff < t.high, "{a_only} vs {b_only}: {} [{}, {}]", t.diff, t.low, t.high);
+                }
                 checked += 1;
             }
         }
