@@ -3,7 +3,8 @@
 //! Minimum rates (`--min-pass-rate`, `--min-selection-accuracy`) apply to each gated cell, or to the
 //! gated cells pooled (`--gate-scope overall`). `--max-drop` applies to a comparison against a baseline
 //! run: a cell fails when its pass@1 or selection accuracy fell by more than the given points, and with
-//! `--significant-only` only when that fall is also significant (McNemar exact p < 0.05). Gates only
+//! `--significant-only` only when that fall is also significant (McNemar exact p < 0.05). Both rates are the
+//! headline figures: over the trials of tasks that need a call (single, multi, parallel). Gates only
 //! judge; the CLI turns a failed gate into the exit code.
 
 pub use crate::compare::{ALPHA, GateResult};
@@ -79,7 +80,7 @@ fn min_rate(gate: &str, metric: &str, subject: String, successes: u64, n: u64, t
     let value = if n == 0 { f64::NAN } else { 100.0 * successes as f64 / n as f64 };
     let passed = n > 0 && value >= threshold;
     let detail = if n == 0 {
-        format!("no scored trials, so {metric} cannot meet {threshold:.1} %")
+        format!("no scored trial of a task that needs a call, so {metric} cannot meet {threshold:.1} %")
     } else {
         format!("{metric} {value:.1} % ({successes}/{n}) {} {threshold:.1} %", if passed { "≥" } else { "<" })
     };
