@@ -7,7 +7,8 @@ Run it through scripts/parity-bfcl.sh (which makes the venv); by hand:
 For every record of the slice it generates the correct answer and seeded mutations
 (scripts/parity_bfcl_mutations.py), scores each output with BFCL's checker and with toolpick, writes
 DIR/parity.csv, prints the verdict disagreements grouped by cause and the agreement of error categories,
-and exits 1 if any disagreement is not one of toolpick's documented deliberate differences.
+and exits 1 if any disagreement is not one of toolpick's documented deliberate differences, a record is
+lost without a reason, or an imported task no longer carries its record's system message.
 
 How BFCL's checker is loaded (bfcl-eval==2026.3.23, installed with --no-deps): `ast_checker.py` imports
 `bfcl_eval.constants.model_config` only to read `MODEL_CONFIG_MAPPING[model].underscore_to_dot`, and that
@@ -161,6 +162,11 @@ def bfcl_category(rec, output, error_type, error, B=None):
     names = [n for n, _ in output.calls]
     if not error_type:
         return ""
+    # More calls than expected: BFCL's wrong_count, or a decoder failure when a stray call is malformed;
+    # toolpick names the attempt left over (`extra_call`).
+    if rec.ground_truth is not None and len(output.calls) > len(rec.ground_truth) \
+            and (error_type.endswith(":wrong_count") or error_type.startswith("ast_decoder:")):
+        return "extra_call"
     if error_type.startswith("ast_decoder:") or error_type == "relevance_error:decoder_failed":
         return "malformed_call" if output.calls else "should_have_called"
     if error_type == "irrelevance_error:decoder_success":
