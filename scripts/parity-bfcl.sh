@@ -11,7 +11,8 @@
 #   (scripts/parity_bfcl.py explains exactly how). Once the venv exists, everything runs offline.
 # - The binary: $TOOLPICK if set, else `cargo build` and target/debug/toolpick.
 # - Writes OUT_DIR/parity.csv (default target/parity) and prints the tables; exits 1 when a disagreement
-#   is not one of toolpick's documented deliberate differences (or a record was lost without a reason).
+#   is not one of toolpick's documented deliberate differences, a record was lost without a reason, or an
+#   imported task dropped its record's system message.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="${1:-$ROOT/target/parity}"

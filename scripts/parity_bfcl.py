@@ -7,7 +7,8 @@ Run it through scripts/parity-bfcl.sh (which makes the venv); by hand:
 For every record of the slice it generates the correct answer and seeded mutations
 (scripts/parity_bfcl_mutations.py), scores each output with BFCL's checker and with toolpick, writes
 DIR/parity.csv, prints the verdict disagreements grouped by cause and the agreement of error categories,
-and exits 1 if any disagreement is not one of toolpick's documented deliberate differences.
+and exits 1 if any disagreement is not one of toolpick's documented deliberate differences, a record is
+lost without a reason, or an imported task no longer carries its record's system message.
 
 How BFCL's checker is loaded (bfcl-eval==2026.3.23, installed with --no-deps): `ast_checker.py` imports
 `bfcl_eval.constants.model_config` only to read `MODEL_CONFIG_MAPPING[model].underscore_to_dot`, and that
@@ -161,6 +162,11 @@ def bfcl_category(rec, output, error_type, error, B=None):
     names = [n for n, _ in output.calls]
     if not error_type:
         return ""
+    # More calls than expected: BFCL's wrong_count, or a decoder failure when a stray call is malformed;
+    # toolpick names the attempt left over (`extra_call`).
+    if rec.ground_truth is not None and len(output.calls) > len(rec.ground_truth) \
+            and (error_type.endswith(":wrong_count") or error_type.startswith("ast_decoder:")):
+        return "extra_call"
     if error_type.startswith("ast_decoder:") or error_type == "relevance_error:decoder_failed":
         return "malformed_call" if output.calls else "should_have_called"
     if error_type == "irrelevance_error:decoder_success":
@@ -208,16 +214,50 @@ def run(cmd, what):
 
 
 def toolpick_import(toolpick, bfcl, work):
-    """Ids toolpick imports, and the importer's reasons for every record it skipped."""
+    """The tasks toolpick imports (by id), and the importer's reasons for every record it skipped."""
     out = work / "import"
     run([toolpick, "import", "bfcl", str(bfcl), "-o", str(out)], "toolpick import")
-    imported = {json.loads(l)["id"] for l in (out / "bfcl.jsonl").read_text(encoding="utf-8").splitlines() if l.strip()}
+    tasks = {}
+    for line in (out / "bfcl.jsonl").read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            t = json.loads(line)
+            tasks[t["id"]] = t
     reasons = defaultdict(list)
     with open(out / "defects.csv", newline="", encoding="utf-8") as f:
         for d in csv.DictReader(f):
             if d.get("action") == "skipped" and d.get("id"):
                 reasons[d["id"]].append(d["reason"])
-    return imported, reasons
+    return tasks, reasons
+
+
+def system_messages(rec):
+    """The text of every `system` message of the record's question."""
+    return [m.get("content", "") for turn in rec.entry.get("question", []) for m in turn
+            if isinstance(m, dict) and m.get("role") == "system"]
+
+
+def strings_in(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for x in value:
+            yield from strings_in(x)
+    elif isinstance(value, dict):
+        for x in value.values():
+            yield from strings_in(x)
+
+
+def system_prompts_kept(records, tasks):
+    """Per imported record with a system message: is every system text somewhere in the imported task
+    (whatever field carries it)? A replay cannot see whether the model was shown it; this checks that the
+    task still has it to show. {record id: kept?}"""
+    out = {}
+    for rec in records:
+        texts = system_messages(rec)
+        if texts and rec.id in tasks:
+            held = list(strings_in(tasks[rec.id]))
+            out[rec.id] = all(any(t in s for s in held) for t in texts)
+    return out
 
 
 def toolpick_score(toolpick, bfcl, rows, imported, work):
@@ -291,23 +331,49 @@ def perfect_matching_exists(B, rec, output):
     return len(output.calls) == len(rec.ground_truth) and pairwise_matching(B, rec, output)[0]
 
 
-def outside_schema(rec, output):
-    """Does an argument break its parameter's declared `enum` or `format: date` (which BFCL never reads)?"""
+def _breaks(value, schema):
+    """Does `value` break a declared `enum` or `format: date` in `schema`, at any depth (array items,
+    dict properties)? BFCL's checker reads neither."""
     import datetime
-    for name, args in output.calls:
-        if not isinstance(args, dict):
-            continue
-        props = mut.props_of(rec, name)
-        for p, v in args.items():
-            schema = props.get(p) or {}
-            if "enum" in schema and v not in schema["enum"]:
-                return True
-            if schema.get("format") == "date" and isinstance(v, str):
-                try:
-                    datetime.date.fromisoformat(v) if len(v) == 10 else datetime.date.fromisoformat("x")
-                except ValueError:
-                    return True
+    schema = schema or {}
+    if "enum" in schema and value not in schema["enum"]:
+        return True
+    if schema.get("format") == "date" and isinstance(value, str):
+        try:
+            datetime.date.fromisoformat(value) if len(value) == 10 else datetime.date.fromisoformat("x")
+        except ValueError:
+            return True
+    if isinstance(value, list) and schema.get("type") in ("array", "tuple"):
+        return any(_breaks(x, schema.get("items")) for x in value)
+    if isinstance(value, dict) and schema.get("type") == "dict":
+        props = schema.get("properties") or {}
+        return any(_breaks(x, props.get(k)) for k, x in value.items())
     return False
+
+
+def outside_schema(rec, output):
+    """Does an argument break its parameter's declared `enum` or `format: date`, at any depth?"""
+    return any(_breaks(v, mut.props_of(rec, name).get(p)) for name, args in output.calls if isinstance(args, dict)
+               for p, v in args.items())
+
+
+def _whole_float_for_nested_int(value, schema):
+    """A whole-number float inside `value` where `schema` declares an `integer` array item or dict property."""
+    schema = schema or {}
+    if isinstance(value, list) and schema.get("type") in ("array", "tuple"):
+        items = schema.get("items") or {}
+        return any((items.get("type") == "integer" and isinstance(x, float) and x.is_integer())
+                   or _whole_float_for_nested_int(x, items) for x in value)
+    if isinstance(value, dict) and schema.get("type") == "dict":
+        props = schema.get("properties") or {}
+        return any(((props.get(k) or {}).get("type") == "integer" and isinstance(x, float) and x.is_integer())
+                   or _whole_float_for_nested_int(x, props.get(k)) for k, x in value.items())
+    return False
+
+
+def nested_float_for_int(rec, output):
+    return any(_whole_float_for_nested_int(v, mut.props_of(rec, name).get(p)) for name, args in output.calls
+               if isinstance(args, dict) for p, v in args.items())
 
 
 DELIBERATE = {
@@ -315,6 +381,7 @@ DELIBERATE = {
     "matching": "optimal matching of parallel calls (BFCL pairs greedily, first fit)",
     "malformed": "an attempted malformed call is not an abstention (BFCL ignores undecodable output)",
     "schema": "a value outside the parameter's declared enum or format is rejected (BFCL's checker reads neither)",
+    "integer": "a whole-number float is no integer inside arrays and objects either (BFCL compares those by Python ==)",
     "invented": "on a relevance task, a call to a name no offered tool has calls nothing (BFCL passes any decodable call)",
 }
 
@@ -333,6 +400,8 @@ def cause(B, row):
         return "malformed"
     if b_pass and not t_pass and t_err == "value_error" and outside_schema(rec, o):
         return "schema"
+    if b_pass and not t_pass and t_err == "type_error" and nested_float_for_int(rec, o):
+        return "integer"
     offered = {f["name"] for f in rec.functions}
     if rec.category in mut.RELEVANCE and b_pass and not t_pass and t_err == "invented_tool" \
             and o.calls and all(name not in offered for name, _ in o.calls):
@@ -369,7 +438,8 @@ def main():
         import shutil
         shutil.rmtree(work)
     work.mkdir(parents=True)
-    imported, reasons = toolpick_import(args.toolpick, bfcl, work)
+    tasks, reasons = toolpick_import(args.toolpick, bfcl, work)
+    imported = set(tasks)
     verdicts = toolpick_score(args.toolpick, bfcl, rows, imported, work)
 
     for r in rows:
@@ -395,10 +465,10 @@ def main():
     tmp = args.out / "parity.csv.tmp"
     tmp.write_text(buf.getvalue(), encoding="utf-8")
     tmp.replace(args.out / "parity.csv")
-    return report(rows, records, imported, reasons)
+    return report(rows, records, imported, reasons, system_prompts_kept(records, tasks))
 
 
-def report(rows, records, imported, reasons):
+def report(rows, records, imported, reasons, system_kept):
     scored = [r for r in rows if r["toolpick_pass"] is not None]
     per = defaultdict(Counter)
     for r in rows:
@@ -447,6 +517,13 @@ def report(rows, records, imported, reasons):
         print(table(["BFCL error_type", "as taxonomy", "toolpick error_type", "count"],
                     [[a, b, c, n] for (a, b, c), n in sorted(pairs.items())]))
 
+    with_system = [rec for rec in records if system_messages(rec)]
+    dropped = sorted(i for i, kept in system_kept.items() if not kept)
+    print(f"\nRecords with a system message: {len(with_system)} ({len(system_kept)} imported; the task keeps "
+          f"every system text on {len(system_kept) - len(dropped)}, drops it on {len(dropped)})")
+    for i in dropped:
+        print(f"  system message dropped: {i}")
+
     bad = [r for r in dis if r["cause"] == "unclassified"]
     lost = [i for i in skipped if not reasons[i]]
     if bad:
@@ -456,7 +533,9 @@ def report(rows, records, imported, reasons):
              f"{verdict(r['toolpick_pass'])} {r['toolpick_error_type']}"] for r in bad]))
     if lost:
         print(f"\n{len(lost)} records were lost by the importer without a defect row")
-    return 1 if bad or lost else 0
+    if dropped:
+        print(f"\n{len(dropped)} imported records lost their system message (the model would not see it)")
+    return 1 if bad or lost or dropped else 0
 
 
 if __name__ == "__main__":

@@ -1,5 +1,11 @@
 """Model outputs for the BFCL parity run: the correct answer to each BFCL record and seeded mutations.
 
+Families: the correct answer; wrong/invented tools, parameters and values at the top level; types and
+enums inside arrays and nested objects, explicit nulls for optional parameters (NESTED_MUTATIONS); a
+stray call that does not run — rejected by the schema, malformed, invented, missing a required
+parameter — right before or after a correct call (EXTRA_MUTATIONS); and on records without ground truth,
+calls that should not be there.
+
 An output is `Output(calls, content)`: `calls` is a list of `(name, arguments)`, `arguments` a dict or,
 for malformed JSON, the raw argument text (a str). Every mutation is a function
 `(record, rng) -> Output | None`; `None` means it does not apply to that record (the applicability rules
@@ -372,6 +378,165 @@ M.update({
 })
 
 
+# --- extra calls that do not run, before or after the correct one ---------------------------------
+#
+# The stray call is derived from one expected call of the correct answer (chosen by the rng among the
+# calls the status applies to) and put right before it or right after it; the correct calls all stay.
+
+SCALARS = ("integer", "float", "string", "boolean")
+
+
+def _typed(schema):
+    """Does the schema declare a type a validator checks (not BFCL's `any`)?"""
+    return (schema or {}).get("type") not in (None, "any")
+
+
+def _stray(rec, rng, where, status):
+    """The correct calls plus one stray call of `status`, derived from calls[i] (the rng picks i among
+    the calls the status applies to), right before or right after it."""
+    candidates, make = EXTRA_STATUSES[status]
+    calls = correct_calls(rec)
+    options = [i for i, (name, args) in enumerate(calls) if candidates(rec, name, args)]
+    if not options:
+        return None
+    i = rng.choice(options)
+    name, args = calls[i]
+    stray = make(rec, name, args, candidates(rec, name, args), rng)
+    calls.insert(i if where == "before" else i + 1, stray)
+    return Output(calls)
+
+
+def _retype_one(rec, name, args, params, rng):
+    p = rng.choice(params)
+    return name, {**copy.deepcopy(args), p: _retype(args[p], props_of(rec, name)[p], rng)}
+
+
+def _drop_one(rec, name, args, params, rng):
+    p = rng.choice(params)
+    return name, {k: copy.deepcopy(v) for k, v in args.items() if k != p}
+
+
+# status -> (the parameters of a correct call it can work on (a call with none is not a candidate;
+# [True] = any call), how the stray call is made from the correct call).
+EXTRA_STATUSES = {
+    # one typed argument sent with the wrong type: the schema rejects the call
+    "rejected": (lambda rec, name, args: [p for p, v in args.items() if v is not None and _typed(props_of(rec, name).get(p))],
+                 _retype_one),
+    # the arguments cut short: not JSON
+    "malformed": (lambda rec, name, args: [True], lambda rec, name, args, _, rng: (name, malformed(args))),
+    # a name no offered function has
+    "invented": (lambda rec, name, args: [True], lambda rec, name, args, _, rng: (name + "_api", copy.deepcopy(args))),
+    # one required parameter the correct call gives left out
+    "missing_required": (lambda rec, name, args: [p for p in args if p in required_of(rec, name)], _drop_one),
+}
+EXTRA_MUTATIONS = [f"extra_{status}_{where}" for status in EXTRA_STATUSES for where in ("before", "after")]
+for _status in EXTRA_STATUSES:
+    for _where in ("before", "after"):
+        M[f"extra_{_status}_{_where}"] = (lambda st, wh: lambda rec, rng: _stray(rec, rng, wh, st))(_status, _where)
+
+
+# --- types and enums inside arrays and nested objects, explicit null for optional parameters -------
+
+
+def _retype_scalar(x):
+    """Another JSON type for a scalar: a number or bool as its text, a string as a number."""
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    if is_int(x) or isinstance(x, float):
+        return str(x)
+    if isinstance(x, str):
+        return int(x) if x.isdigit() else len(x)
+    return str(x)
+
+
+def _items(schema):
+    return (schema.get("items") or {}) if schema.get("type") in ("array", "tuple") else {}
+
+
+def _change_item(pred, change):
+    """Change one item (chosen by the rng among those `pred(item, item_schema)` accepts) of an array."""
+    def site(v, s, a):
+        return s.get("type") in ("array", "tuple") and isinstance(v, list) and any(pred(x, _items(s)) for x in v)
+
+    def edit(args, p, schema, rng):
+        v = copy.deepcopy(args[p])
+        j = rng.choice([j for j, x in enumerate(v) if pred(x, _items(schema))])
+        v[j] = change(v[j], rng)
+        args[p] = v
+    return site, edit
+
+
+def _change_key(pred, change):
+    """Change one key's value (chosen by the rng among those `pred(value, key_schema)` accepts) of a dict."""
+    def key_schemas(s):
+        return (s.get("properties") or {}) if s.get("type") == "dict" else {}
+
+    def site(v, s, a):
+        return s.get("type") == "dict" and isinstance(v, dict) and any(pred(x, key_schemas(s).get(k) or {}) for k, x in v.items())
+
+    def edit(args, p, schema, rng):
+        v = copy.deepcopy(args[p])
+        k = rng.choice([k for k, x in v.items() if pred(x, key_schemas(schema).get(k) or {})])
+        v[k] = change(v[k], rng)
+        args[p] = v
+    return site, edit
+
+
+def _scalar_of_declared_type(x, item_schema):
+    return x is not None and item_schema.get("type") in SCALARS
+
+
+def _int_declared_integer(x, item_schema):
+    return is_int(x) and item_schema.get("type") == "integer"
+
+
+def _int_not_declared_float(x, key_schema):
+    """An int under a key declared `integer`, or not declared at all (a dict's undeclared keys)."""
+    return is_int(x) and key_schema.get("type") in ("integer", None)
+
+
+def _letters_under_enum(x, item_schema):
+    return "enum" in item_schema and _has_letter(x)
+
+
+def _case_changed(x, rng):
+    changed = x.swapcase() if rng.random() < 0.5 else x.upper()
+    return changed if changed != x else x.swapcase()
+
+
+def m_null_optional(rec, rng):
+    """An explicit null for a parameter the doc does not require and the ground truth names (whether the
+    correct answer gives it or leaves it out)."""
+    calls = correct_calls(rec)
+    found = []
+    for i, (name, _) in enumerate(calls):
+        (_, gt_args), = rec.ground_truth[i].items()
+        props, req = props_of(rec, name), required_of(rec, name)
+        found += [(i, p) for p in gt_args if p in props and p not in req]
+    if not found:
+        return None
+    i, p = rng.choice(found)
+    calls[i][1][p] = None
+    return Output(calls)
+
+
+def _nested(finder):
+    site, edit = finder
+    return lambda rec, rng: _edit(rec, rng, site, edit)
+
+
+M.update({
+    "array_item_retyped": _nested(_change_item(_scalar_of_declared_type, lambda x, g: _retype_scalar(x))),
+    "array_item_float_for_int": _nested(_change_item(_int_declared_integer, lambda x, g: float(x))),
+    "array_item_enum_case": _nested(_change_item(_letters_under_enum, _case_changed)),
+    "dict_value_retyped": _nested(_change_key(_scalar_of_declared_type, lambda x, g: _retype_scalar(x))),
+    "dict_value_float_for_int": _nested(_change_key(_int_not_declared_float, lambda x, g: float(x))),
+    "null_optional": m_null_optional,
+})
+NESTED_MUTATIONS = ["array_item_retyped", "array_item_float_for_int", "array_item_enum_case", "dict_value_retyped",
+                    "dict_value_float_for_int", "null_optional"]
+
+
 # --- records without ground truth ------------------------------------------------------------------
 
 
@@ -416,7 +581,7 @@ AST_MUTATIONS = [
     "omit_optional", "renamed_param", "wrong_type", "wrong_value", "int_for_float", "float_for_int_literal",
     "float_for_int", "int_for_float_in_array", "string_case", "string_punct", "string_quote", "reordered_list",
     "extra_call", "fewer_calls", "no_call", "swapped_order", "malformed_json",
-]
+] + NESTED_MUTATIONS + EXTRA_MUTATIONS
 IRRELEVANCE_MUTATIONS = ["correct", "irrelevance_call", "irrelevance_malformed", "irrelevance_invented"]
 RELEVANCE_MUTATIONS = ["correct", "no_call", "relevance_malformed", "relevance_invented"]
 ALL_MUTATIONS = list(dict.fromkeys(AST_MUTATIONS + IRRELEVANCE_MUTATIONS + RELEVANCE_MUTATIONS))

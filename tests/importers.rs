@@ -25,10 +25,18 @@ fn bfcl_imports_every_file_with_the_documented_defects() {
     assert!(find(&imp.defects, "simple_python_17").iter().any(|d| d.action == "repaired" && d.reason.contains("`formatted`")));
     assert!(find(&imp.defects, "parallel_multiple_12").iter().any(|d| d.reason.contains("`permeability`")));
     assert!(find(&imp.defects, "parallel_multiple_26").iter().any(|d| d.reason.contains("`type`")));
-    // `null` acceptable for a string parameter (BFCL takes it for a variable): dropped, record kept.
+    // `null` acceptable for an optional parameter whose default is null: kept, as BFCL's checker passes
+    // an explicit null there; the schema admits null, so no repair is needed.
     for id in ["live_simple_30-8-0", "live_simple_31-8-1", "live_multiple_23-5-0", "live_multiple_24-5-1"] {
-        assert!(tasks.iter().any(|t| t.id == id), "{id} imported");
-        assert!(find(&imp.defects, id).iter().any(|d| d.action == "repaired" && d.reason.contains("null")), "{id}");
+        let t = tasks.iter().find(|t| t.id == id).unwrap_or_else(|| panic!("{id} imported"));
+        assert!(!find(&imp.defects, id).iter().any(|d| d.reason.contains("null")), "{id}");
+        let with_null: Vec<&String> = t.expected.iter().flat_map(|c| c.arguments.iter()).filter(|(_, v)| v.contains(&serde_json::Value::Null)).map(|(p, _)| p).collect();
+        assert!(!with_null.is_empty(), "{id} keeps its null acceptable values");
+        let tool = imp.catalog.tools().find(|x| x.tool.id == t.expected[0].tool).unwrap().tool;
+        for p in with_null {
+            let types = &tool.input_schema["properties"][p.as_str()]["type"];
+            assert!(types.as_array().is_some_and(|a| a.contains(&serde_json::json!("null"))), "{id} `{p}`: {types}");
+        }
     }
     assert_eq!(imp.defects.iter().filter(|d| d.file == "BFCL_v4_live_relevance.json" && d.action == "skipped").count(), 0);
     // Dotted names map reversibly and keep the original as the title.

@@ -2,7 +2,9 @@
 //!
 //! BFCL's AST rules — exact tool, the schema's required parameters present, nothing outside the ground
 //! truth, types checked against the tool's declared types ([`super::declared`]) with int accepted for
-//! float, numbers compared by value, strings compared after BFCL's normalisation, lists in order,
+//! float and the items of arrays checked against their declared type (BFCL's `type_error:nested`; toolpick
+//! checks nested objects' declared properties the same way, and a whole-number float is no integer at any
+//! depth), numbers compared by value, strings compared after BFCL's normalisation, lists in order,
 //! omission allowed only where `""` is acceptable (leaving out an optional parameter the ground truth
 //! wants is a value error) — with three of its known flaws fixed:
 //! 1. int → float widening applies inside arrays and objects too (BFCL only widened top-level values);
@@ -76,14 +78,30 @@ pub fn value_matches(actual: &Value, expected: &Value) -> bool {
     }
 }
 
-/// Is `value` of an acceptable type for `param`? Against the declared type when the tool declares one
-/// (a ground-truth literal of another type still counts, as BFCL's "variable" rule has it); otherwise
-/// against the ground-truth literals.
-fn type_ok(value: &Value, acceptable: &[Value], declared: Option<&ParamDecl>) -> bool {
+/// Is `value` of an acceptable type for `param`? Against the declared types when the tool declares
+/// them, at every depth (an array's items, a nested object's properties: BFCL's `type_error:nested`);
+/// a ground-truth literal that does not itself fit the declared type stands for "a variable", as in
+/// BFCL, and a value of that literal's type is accepted. Without declared types (older trial records),
+/// against the ground-truth literals. `Err` carries the mismatch's detail.
+fn type_check(param: &str, value: &Value, acceptable: &[Value], declared: Option<&ParamDecl>) -> Result<(), String> {
     let real: Vec<&Value> = acceptable.iter().filter(|v| v.as_str() != Some("")).collect();
     match declared {
-        Some(d) if !d.types.is_empty() => d.fits(value) || real.iter().any(|e| kind(e) == kind(value)),
-        _ => real.is_empty() || real.iter().any(|e| type_compatible(value, e)),
+        Some(d) if !d.types.is_empty() => {
+            let Some(m) = d.misfit(value) else { return Ok(()) };
+            if real.iter().any(|e| kind(e) == kind(value) && !d.fits(e)) {
+                return Ok(());
+            }
+            let like = m.expected.join(" or ");
+            if m.is_nested() {
+                return Err(format!("`{param}{}` = {} inside `{param}` has the wrong type (expected {like}; a nested type error)", m.path, m.found));
+            }
+            Err(format!("`{param}` = {value} has the wrong type (expected {like})"))
+        }
+        _ if real.is_empty() || real.iter().any(|e| type_compatible(value, e)) => Ok(()),
+        _ => {
+            let like = real.first().map(|v| v.to_string()).unwrap_or_default();
+            Err(format!("`{param}` = {value} has the wrong type (expected {like})"))
+        }
     }
 }
 
@@ -106,13 +124,8 @@ pub fn match_arguments(actual: &Value, expected: &ExpectedCall, declared: Option
         let Some(acceptable) = expected.arguments.get(param) else {
             return Err(mismatch(ErrorType::UnexpectedParam, format!("`{param}` is not expected")));
         };
-        let decl = declared.and_then(|d| d.get(param));
-        if !type_ok(value, acceptable, decl) {
-            let like = match decl.filter(|d| !d.types.is_empty()) {
-                Some(d) => d.types.join(" or "),
-                None => acceptable.iter().find(|v| v.as_str() != Some("")).map(Value::to_string).unwrap_or_default(),
-            };
-            return Err(mismatch(ErrorType::TypeError, format!("`{param}` = {value} has the wrong type (expected {like})")));
+        if let Err(detail) = type_check(param, value, acceptable, declared.and_then(|d| d.get(param))) {
+            return Err(mismatch(ErrorType::TypeError, detail));
         }
         if !acceptable.iter().any(|e| value_matches(value, e)) {
             let shown: Vec<String> = acceptable.iter().map(Value::to_string).collect();
@@ -309,6 +322,107 @@ mod tests {
         assert_eq!(check(json!({"city": "Paris"})), Some(ErrorType::ValueError));
         assert_eq!(check(json!({"units": "metric"})), Some(ErrorType::MissingRequired));
         assert_eq!(check(json!({"city": "Paris", "units": "metric"})), None);
+    }
+
+    /// For each declared scalar type: a value of that type, and values of other types.
+    fn typed_samples() -> Vec<(&'static str, Value, Vec<Value>)> {
+        vec![
+            ("integer", json!(4), vec![json!("4"), json!(4.0), json!(4.5), json!(true), json!([4]), json!({"v": 4})]),
+            ("number", json!(2.5), vec![json!("2.5"), json!(false), json!([2.5]), json!(null)]),
+            ("string", json!("Paris"), vec![json!(4), json!(2.5), json!(true), json!(["Paris"]), json!(null)]),
+            ("boolean", json!(true), vec![json!("true"), json!(1), json!(0.0), json!([true])]),
+        ]
+    }
+
+    #[test]
+    fn a_wrong_type_inside_an_array_is_a_nested_type_error_for_every_item_type() {
+        for (t, good, wrongs) in typed_samples() {
+            let p = params(json!({"properties": {"xs": {"type": "array", "items": {"type": t}}}}));
+            for wrong in wrongs {
+                for at in 0..3 {
+                    let mut xs = vec![good.clone(); 3];
+                    xs[at] = wrong.clone();
+                    let e = expected("t", json!({"xs": [[good, good, good]]}));
+                    let m = match_arguments(&json!({"xs": xs}), &e, Some(&p)).expect_err("a wrong item type fails");
+                    assert_eq!(m.error, ErrorType::TypeError, "{wrong} at [{at}] of an array of {t}: {}", m.detail);
+                    assert!(m.detail.contains(&format!("`xs[{at}]`")) && m.detail.contains("nested"), "{}", m.detail);
+                }
+            }
+            // The right types at every position pass (and a wrong value is a value error, not a type error).
+            let e = expected("t", json!({"xs": [[good, good]]}));
+            assert_eq!(match_arguments(&json!({"xs": [good, good]}), &e, Some(&p)), Ok(()));
+            assert_eq!(match_arguments(&json!({"xs": [good]}), &e, Some(&p)).unwrap_err().error, ErrorType::ValueError);
+        }
+    }
+
+    #[test]
+    fn a_wrong_type_inside_a_nested_object_is_a_nested_type_error_for_every_property_type() {
+        for (t, good, wrongs) in typed_samples() {
+            let p = params(json!({"properties": {
+                "o": {"type": "object", "properties": {"k": {"type": t}, "name": {"type": "string"}}},
+                "rows": {"type": "array", "items": {"type": "object", "properties": {"k": {"type": t}}}}
+            }}));
+            let e = expected("t", json!({"o": [{"k": good, "name": "x"}], "rows": [[{"k": good}]]}));
+            assert_eq!(match_arguments(&json!({"o": {"k": good, "name": "x"}, "rows": [{"k": good}]}), &e, Some(&p)), Ok(()));
+            for wrong in wrongs {
+                let m = match_arguments(&json!({"o": {"k": wrong, "name": "x"}}), &e, Some(&p)).unwrap_err();
+                assert_eq!((m.error, m.detail.contains("`o.k`")), (ErrorType::TypeError, true), "{t}: {}", m.detail);
+                let m = match_arguments(&json!({"o": {"k": good, "name": "x"}, "rows": [{"k": wrong}]}), &e, Some(&p)).unwrap_err();
+                assert_eq!((m.error, m.detail.contains("`rows[0].k`")), (ErrorType::TypeError, true), "{t}: {}", m.detail);
+            }
+        }
+    }
+
+    #[test]
+    fn whole_number_floats_fail_as_integers_at_the_top_in_arrays_and_in_objects() {
+        let p = params(json!({"properties": {
+            "n": {"type": "integer"},
+            "ns": {"type": "array", "items": {"type": "integer"}},
+            "o": {"type": "object", "properties": {"n": {"type": "integer"}}}
+        }}));
+        let e = expected("t", json!({"n": [3], "ns": [[1, 2, 3]], "o": [{"n": 3}]}));
+        let check = |v: Value| match_arguments(&v, &e, Some(&p)).err().map(|m| m.error);
+        assert_eq!(check(json!({"n": 3, "ns": [1, 2, 3], "o": {"n": 3}})), None);
+        for at in 0..3 {
+            let mut ns = vec![json!(1), json!(2), json!(3)];
+            ns[at] = json!(ns[at].as_i64().unwrap() as f64);
+            assert_eq!(check(json!({"n": 3, "ns": ns, "o": {"n": 3}})), Some(ErrorType::TypeError), "{ns:?}");
+        }
+        assert_eq!(check(json!({"n": 3.0, "ns": [1, 2, 3], "o": {"n": 3}})), Some(ErrorType::TypeError));
+        assert_eq!(check(json!({"n": 3, "ns": [1, 2, 3], "o": {"n": 3.0}})), Some(ErrorType::TypeError));
+        // while an integer is a number everywhere
+        let p = params(json!({"properties": {"xs": {"type": "array", "items": {"type": "number"}}, "o": {"type": "object", "properties": {"x": {"type": "number"}}}}}));
+        let e = expected("t", json!({"xs": [[1.0, 2.5]], "o": [{"x": 2.0}]}));
+        assert_eq!(match_arguments(&json!({"xs": [1, 2.5], "o": {"x": 2}}), &e, Some(&p)), Ok(()));
+    }
+
+    #[test]
+    fn the_variable_rule_still_applies_to_literals_that_do_not_fit_the_declared_type() {
+        // BFCL reads a ground-truth literal of another type than the declared one as "a variable"; a
+        // value of the literal's type is accepted, at the top and for whole arrays.
+        let p = params(json!({"properties": {"when": {"type": "integer"}, "ids": {"type": "array", "items": {"type": "integer"}}}}));
+        let e = expected("t", json!({"when": ["today"], "ids": [["a", "b"]]}));
+        assert_eq!(match_arguments(&json!({"when": "today", "ids": ["a", "b"]}), &e, Some(&p)), Ok(()));
+        // but a literal that fits does not excuse a value that does not
+        let e = expected("t", json!({"ids": [[1, 2]]}));
+        assert_eq!(match_arguments(&json!({"ids": ["1", 2]}), &e, Some(&p)).unwrap_err().error, ErrorType::TypeError);
+    }
+
+    #[test]
+    fn explicit_null_passes_where_the_schema_admits_null_and_the_ground_truth_lists_it() {
+        // How the BFCL importer declares an optional parameter whose default is null: its type or null.
+        for t in ["string", "integer", "number", "boolean", "array", "object"] {
+            let p = params(json!({"properties": {"q": {"type": "string"}, "opt": {"type": [t, "null"]}}, "required": ["q"]}));
+            let with_null = expected("t", json!({"q": ["x"], "opt": ["", null]}));
+            assert_eq!(match_arguments(&json!({"q": "x", "opt": null}), &with_null, Some(&p)), Ok(()), "{t}");
+            assert_eq!(match_arguments(&json!({"q": "x"}), &with_null, Some(&p)), Ok(()), "{t}");
+            // null is a fine type there, but not an acceptable value when the ground truth does not list it
+            let without = expected("t", json!({"q": ["x"], "opt": [""]}));
+            assert_eq!(match_arguments(&json!({"q": "x", "opt": null}), &without, Some(&p)).unwrap_err().error, ErrorType::ValueError, "{t}");
+            // and where the schema does not admit null, null is a type error
+            let strict = params(json!({"properties": {"q": {"type": "string"}, "opt": {"type": t}}, "required": ["q"]}));
+            assert_eq!(match_arguments(&json!({"q": "x", "opt": null}), &without, Some(&strict)).unwrap_err().error, ErrorType::TypeError, "{t}");
+        }
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //!   (deduplicated by name and schema) and the record's **candidate set**, so a task sees only its own
 //!   functions, as in BFCL.
 //! - BFCL's schema dialect is converted to JSON Schema: `dict`→`object`, `float`→`number`,
-//!   `tuple`→`array`, `any`→no type; the non-standard `optional` key is dropped.
+//!   `tuple`→`array`, `any`→no type; the non-standard `optional` key is dropped; an optional parameter
+//!   whose `default` is `null` admits null (`[type, "null"]`), since BFCL's checker passes it there.
 //! - Dotted names are mapped reversibly: `.` → `__` (`math.factorial` → `math__factorial`); the original
 //!   name is kept as the tool's title.
 //! - Ground truth is already our convention (lists of acceptable values, `""` = may be omitted).
@@ -78,7 +79,22 @@ pub fn convert_schema(schema: &Value, repairs: &mut Vec<String>) -> Value {
             out.insert("required".into(), Value::Array(kept));
         }
     }
+    admit_null_defaults(&mut out);
     Value::Object(out)
+}
+
+/// An optional property whose `default` is `null` takes an explicit `null`: its type becomes `[type,
+/// "null"]`. BFCL's checker passes `null` there when the ground truth lists it (as `["", null]`), and a
+/// schema that rejected it would fail a call BFCL counts as correct.
+fn admit_null_defaults(schema: &mut Map<String, Value>) {
+    let required: Vec<String> = schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).map(String::from).collect();
+    let Some(Value::Object(props)) = schema.get_mut("properties") else { return };
+    for (_, prop) in props.iter_mut().filter(|(name, _)| !required.contains(name)) {
+        let Some(prop) = prop.as_object_mut().filter(|p| p.get("default") == Some(&Value::Null)) else { continue };
+        if let Some(Value::String(t)) = prop.get("type").cloned().filter(|t| t != "null") {
+            prop.insert("type".into(), json!([t, "null"]));
+        }
+    }
 }
 
 struct Registry {
@@ -482,5 +498,36 @@ mod tests {
         assert_eq!(s, json!({"type": "object", "properties": {"x": {"type": "number"}, "t": {"type": "array", "items": {}}, "o": {"type": "string"}}, "required": ["x"]}));
         assert_eq!(r.len(), 1);
         assert!(jsonschema::draft202012::meta::is_valid(&s));
+    }
+
+    #[test]
+    fn optional_parameters_defaulting_to_null_admit_null_at_every_level() {
+        for (bfcl, json_type) in [("string", "string"), ("integer", "integer"), ("float", "number"), ("boolean", "boolean"), ("array", "array"), ("dict", "object")] {
+            let p = |default: Value| json!({"type": bfcl, "default": default});
+            let nested = json!({"type": "dict", "properties": {"inner": p(Value::Null)}});
+            let s = convert_schema(
+                &json!({"type": "dict", "properties": {"opt": p(Value::Null), "req": p(Value::Null), "other": p(json!("x")), "d": nested}, "required": ["req"]}),
+                &mut vec![],
+            );
+            let props = &s["properties"];
+            assert_eq!(props["opt"]["type"], json!([json_type, "null"]), "{bfcl}");
+            assert_eq!(props["req"]["type"], json!(json_type), "a required parameter does not take null ({bfcl})");
+            assert_eq!(props["other"]["type"], json!(json_type), "a non-null default changes nothing ({bfcl})");
+            assert_eq!(props["d"]["properties"]["inner"]["type"], json!([json_type, "null"]), "nested ({bfcl})");
+            let v = jsonschema::draft202012::new(&s).unwrap();
+            assert!(v.is_valid(&json!({"req": example(json_type), "opt": null, "d": {"inner": null}})), "{bfcl}");
+            assert!(!v.is_valid(&json!({"req": null})), "{bfcl}");
+        }
+    }
+
+    fn example(json_type: &str) -> Value {
+        match json_type {
+            "string" => json!("x"),
+            "integer" => json!(1),
+            "number" => json!(1.5),
+            "boolean" => json!(true),
+            "array" => json!([]),
+            _ => json!({}),
+        }
     }
 }
