@@ -75,9 +75,9 @@ pub struct Effect {
 }
 
 /// Per cell key, per task: (trials, passes, selections), over scored trials of tasks that need a call.
-type Outcomes<'a> = BTreeMap<String, BTreeMap<&'a str, (u64, u64, u64)>>;
+pub(crate) type Outcomes<'a> = BTreeMap<String, BTreeMap<&'a str, (u64, u64, u64)>>;
 
-fn outcomes(rows: &ScoreRows) -> Outcomes<'_> {
+pub(crate) fn outcomes(rows: &ScoreRows) -> Outcomes<'_> {
     let mut out: Outcomes = BTreeMap::new();
     for i in (0..rows.len()).filter(|&i| !rows.infra[i] && rows.kind[i].needs_call()) {
         let key = [rows.dataset[i], rows.catalog[i], rows.variant[i], rows.layout[i], rows.backend[i]].map(|s| rows.str(s)).join("/");
@@ -90,7 +90,7 @@ fn outcomes(rows: &ScoreRows) -> Outcomes<'_> {
 }
 
 /// Paired per-task (pass, selection) rates of `variant` and `good` over the tasks both scored.
-fn pairs(variant: &BTreeMap<&str, (u64, u64, u64)>, good: &BTreeMap<&str, (u64, u64, u64)>) -> [(Vec<f64>, Vec<f64>); 2] {
+pub(crate) fn pairs(variant: &BTreeMap<&str, (u64, u64, u64)>, good: &BTreeMap<&str, (u64, u64, u64)>) -> [(Vec<f64>, Vec<f64>); 2] {
     let (mut pass, mut selection) = ((vec![], vec![]), (vec![], vec![]));
     for (task, v) in variant {
         let Some(g) = good.get(task) else { continue };
@@ -103,7 +103,7 @@ fn pairs(variant: &BTreeMap<&str, (u64, u64, u64)>, good: &BTreeMap<&str, (u64, 
     [pass, selection]
 }
 
-fn effect_of(good: &[f64], variant: &[f64], seed: u64) -> PairedEffect {
+pub(crate) fn effect_of(good: &[f64], variant: &[f64], seed: u64) -> PairedEffect {
     let t = paired_test(good, variant, RESAMPLES, seed);
     PairedEffect {
         delta: Diff { diff: t.diff, low: t.low, high: t.high },

@@ -5,7 +5,7 @@
 
 use super::ReportData;
 use super::confusion::{Entry, is_tool};
-use crate::score::stats::{Diff, newcombe_diff};
+use crate::score::stats::Diff;
 
 /// One sentence and the page section (`id`) it points to. Names in the text are in backticks (as
 /// Markdown reads them; [`Finding::parts`] splits them out for the HTML page).
@@ -48,7 +48,10 @@ pub fn findings(data: &ReportData, matrix: &[Entry]) -> Vec<Finding> {
             anchor: "all-cells",
         });
     }
-    // Layouts: every layout against flat, same dataset, variant and backend.
+    // Layouts: every layout against flat, same dataset, variant and backend — paired task by task over
+    // the tasks that need a call, as the ablation's effects are (the layouts run the same tasks).
+    let per_cell = super::ablation::outcomes(&data.rows);
+    let empty = Default::default();
     let mut best: Option<(Diff, &super::CellSummary, &super::CellSummary)> = None;
     for c in &cells {
         if c.layout == "flat" {
@@ -57,7 +60,8 @@ pub fn findings(data: &ReportData, matrix: &[Entry]) -> Vec<Finding> {
         let Some(flat) = cells.iter().find(|f| f.layout == "flat" && f.dataset == c.dataset && f.variant == c.variant && f.backend == c.backend && f.catalog == c.catalog) else {
             continue;
         };
-        let d = newcombe_diff(&c.selection, &flat.selection);
+        let [_, selection] = super::ablation::pairs(per_cell.get(&c.key()).unwrap_or(&empty), per_cell.get(&flat.key()).unwrap_or(&empty));
+        let d = super::ablation::effect_of(&selection.0, &selection.1, crate::record::stable_hash(c.key().as_bytes())).delta;
         if !d.diff.is_nan() && best.as_ref().is_none_or(|(b, _, _)| d.diff.abs() > b.diff.abs()) {
             best = Some((d, c, flat));
         }

@@ -38,19 +38,6 @@ pub struct Diff {
     pub high: f64,
 }
 
-/// `a − b` with Newcombe's hybrid score interval (method 10, from the two Wilson intervals). It treats
-/// the samples as independent; for the same tasks under two variants (positively correlated) it is
-/// conservative — wider than a paired interval.
-pub fn newcombe_diff(a: &Rate, b: &Rate) -> Diff {
-    if a.n == 0 || b.n == 0 {
-        return Diff { diff: f64::NAN, low: -1.0, high: 1.0 };
-    }
-    let d = a.rate - b.rate;
-    let low = d - ((a.rate - a.low).powi(2) + (b.high - b.rate).powi(2)).sqrt();
-    let high = d + ((a.high - a.rate).powi(2) + (b.rate - b.low).powi(2)).sqrt();
-    Diff { diff: d, low: low.max(-1.0), high: high.min(1.0) }
-}
-
 /// Unbiased pass@k for one task with `c` successes in `n` trials: `1 − C(n−c, k) / C(n, k)`, in the
 /// numerically stable product form `1 − Π_{i=n−c+1}^{n} (1 − k/i)`. `None` (undefined, not zero) when
 /// `n < k`.
@@ -461,16 +448,6 @@ mod tests {
         let r = wilson(20, 20);
         assert!(close(r.low, 1.0 - 0.16113));
         assert_eq!(r.high, 1.0);
-    }
-
-    #[test]
-    fn newcombe_matches_hand_computed_values() {
-        // Newcombe (1998), example (a): 56/70 vs 48/80 → d = 0.2000, 95 % CI [0.0524, 0.3339].
-        let d = newcombe_diff(&wilson(56, 70), &wilson(48, 80));
-        assert!(close(d.diff, 0.2));
-        assert!((d.low - 0.0524).abs() < 5e-4, "{}", d.low);
-        assert!((d.high - 0.3339).abs() < 5e-4, "{}", d.high);
-        assert!(newcombe_diff(&wilson(1, 0), &wilson(1, 2)).diff.is_nan());
     }
 
     #[test]
