@@ -34,7 +34,7 @@ fn bfcl_records() -> Vec<(String, Vec<Value>, String)> {
     out
 }
 
-/// The records with a system prompt, and as many without one (the control group).
+/// The records with a system prompt, and every 37th record without one (the control group).
 fn chosen() -> Vec<(String, Vec<Value>, String)> {
     let records = bfcl_records();
     let with: Vec<_> = records.iter().filter(|(_, lead, _)| lead.iter().any(|m| m["role"] == "system")).cloned().collect();
