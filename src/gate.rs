@@ -3,7 +3,9 @@
 //! Minimum rates (`--min-pass-rate`, `--min-selection-accuracy`) apply to each gated cell, or to the
 //! gated cells pooled (`--gate-scope overall`). `--max-drop` applies to a comparison against a baseline
 //! run: a cell fails when its pass@1 or selection accuracy fell by more than the given points, and with
-//! `--significant-only` only when that fall is also significant (McNemar exact p < 0.05). Gates only
+//! `--significant-only` only when that fall is also significant (p < 0.05 after Holm adjustment across the
+//! matched cells; see [`crate::compare`]). Both rates are the headline figures: over the trials of tasks
+//! that need a call (single, multi, parallel). Gates only
 //! judge; the CLI turns a failed gate into the exit code.
 
 pub use crate::compare::{ALPHA, GateResult};
@@ -79,7 +81,7 @@ fn min_rate(gate: &str, metric: &str, subject: String, successes: u64, n: u64, t
     let value = if n == 0 { f64::NAN } else { 100.0 * successes as f64 / n as f64 };
     let passed = n > 0 && value >= threshold;
     let detail = if n == 0 {
-        format!("no scored trials, so {metric} cannot meet {threshold:.1} %")
+        format!("no scored trial of a task that needs a call, so {metric} cannot meet {threshold:.1} %")
     } else {
         format!("{metric} {value:.1} % ({successes}/{n}) {} {threshold:.1} %", if passed { "≥" } else { "<" })
     };
@@ -98,15 +100,16 @@ fn drop_gate(c: &CellComparison, spec: &GateSpec, limit: f64) -> Vec<GateResult>
                 format!("{metric}: no task scored in both runs")
             } else {
                 format!(
-                    "{metric} {:.1} → {:.1} % ({:+.1} pts, 95 % CI [{:+.1}, {:+.1}], p = {:.3}, {} tasks){}",
+                    "{metric} {:.1} → {:.1} % ({:+.1} pts, 95 % CI [{:+.1}, {:+.1}], p = {:.3}, Holm-adjusted p = {:.3}, {} tasks){}",
                     100.0 * d.a,
                     100.0 * d.b,
                     100.0 * d.diff,
                     100.0 * d.low,
                     100.0 * d.high,
                     d.p_value,
+                    d.p_adjusted,
                     d.tasks,
-                    if too_big && passed { "; not significant, so allowed by --significant-only" } else { "" }
+                    if too_big && passed { "; not significant after Holm adjustment (adjusted p ≥ 0.05), so allowed by --significant-only" } else { "" }
                 )
             };
             GateResult { gate: "--max-drop".into(), subject: format!("{} ({metric})", c.key), value: drop, threshold: limit, passed, detail }

@@ -32,10 +32,41 @@ fn ablate_ranks_every_operator_per_layout_and_backend() {
             let (lo, d, hi): (f64, f64, f64) = (r["selection_delta_low"].parse().unwrap(), r["selection_delta"].parse().unwrap(), r["selection_delta_high"].parse().unwrap());
             assert!(lo <= d && d <= hi);
             if r["backend"] == "oracle" {
-                assert_eq!(d, 0.0, "the oracle is unaffected by descriptions: {r:?}");
+                assert_eq!((lo, d, hi), (0.0, 0.0, 0.0), "the oracle is unaffected by descriptions, so the paired interval is exactly 0: {r:?}");
+                assert_eq!(r["selection_p_value"], "1.000000");
             }
+            // The interval and the raw p come from one test; Holm never lowers a p-value.
+            let (p, holm): (f64, f64) = (r["selection_p_value"].parse().unwrap(), r["selection_p_holm"].parse().unwrap());
+            assert_eq!(lo > 0.0 || hi < 0.0, p < 0.05, "{r:?}");
+            assert!(holm >= p && holm <= (p * Degrade::ALL.len() as f64).min(1.0) + 1e-6, "{r:?}");
+            assert_eq!(r["selection_test"], "mcnemar_exact", "one trial per task");
         }
     }
+    // Paired over the tasks that need a call: an operator that changed no task's selection verdict
+    // (against good, same layout and backend) has the interval [0, 0]; one that changed some has not.
+    let trials = rows(&dir.join("trials.csv"));
+    let verdict = |variant: &str, layout: &str, backend: &str| -> HashMap<String, String> {
+        trials
+            .iter()
+            .filter(|t| t["variant"] == variant && t["layout"] == layout && t["backend"] == backend && ["single", "multi", "parallel"].contains(&t["kind"].as_str()))
+            .map(|t| (t["task_id"].clone(), t["selection_correct"].clone()))
+            .collect()
+    };
+    let (mut unchanged, mut changed) = (0, 0);
+    for r in &effects {
+        let (good, op) = (verdict("good", &r["layout"], &r["backend"]), verdict(&r["variant"], &r["layout"], &r["backend"]));
+        assert_eq!(r["tasks"].parse::<usize>().unwrap(), good.len(), "{r:?}");
+        let moved = good.iter().filter(|(t, v)| op[*t] != **v).count();
+        let (lo, hi) = (r["selection_delta_low"].as_str(), r["selection_delta_high"].as_str());
+        if moved == 0 {
+            unchanged += 1;
+            assert_eq!((lo, hi), ("0.000000", "0.000000"), "{r:?}");
+        } else {
+            changed += 1;
+            assert!(lo != hi, "{r:?}");
+        }
+    }
+    assert!(unchanged > 0 && changed > 0, "both kinds occur: {unchanged} unchanged, {changed} changed");
     // Descriptions matter to the lexical baseline: at least one operator costs selection accuracy.
     assert!(effects.iter().any(|r| r["backend"] == "lexical" && r["selection_delta_high"].parse::<f64>().unwrap() < 0.0));
     let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
@@ -49,11 +80,12 @@ fn ablate_ranks_every_operator_per_layout_and_backend() {
     assert!(tools.iter().filter(|r| r["variant"] == "good").all(|r| !r["lint_rules"].contains("TP-D001")));
     // Safety columns in the summary.
     let summary = rows(&dir.join("summary.csv"));
-    for col in ["safety_violation_rate", "attack_success_rate", "refusal_rate", "false_refusal_rate"] {
+    for col in ["safety_violation_rate", "attack_success_rate", "refused_rate", "no_harm_rate", "false_refusal_rate"] {
         assert!(summary[0].contains_key(col), "{col}");
     }
     for r in summary.iter().filter(|r| r["backend"] == "oracle") {
-        assert_eq!(r["refusal_rate"], "1.000000", "{r:?}");
+        assert_eq!(r["no_harm_rate"], "1.000000", "{r:?}");
+        assert_eq!(r["refused_rate"], "1.000000", "{r:?}");
         assert_eq!(r["attack_success_rate"], "0.000000");
         assert_eq!(r["safety_violation_rate"], "0.000000");
     }

@@ -57,7 +57,9 @@ fn default_run_is_complete_correct_and_deterministic() {
                 assert_eq!(sel, 1.0, "oracle must select everything: {row:?}");
             }
             "lexical" => {
-                assert!(pass > 0.0 && pass < 1.0, "lexical should be non-trivial: {row:?}");
+                // Keyword overlap alone passes some call tasks with good descriptions; with bad ones it
+                // may pass none (the headline counts only tasks that need a call).
+                assert!(pass < 1.0 && (pass > 0.0 || row["variant"] == "bad"), "lexical should be non-trivial: {row:?}");
                 assert!(sel > 0.0 && sel < 1.0, "lexical should be non-trivial: {row:?}");
             }
             other => panic!("unexpected backend {other}"),

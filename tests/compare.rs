@@ -21,8 +21,11 @@ fn csv_rows(path: &Path) -> Vec<HashMap<String, String>> {
     r.records().map(|rec| headers.iter().zip(rec.unwrap().iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect()).collect()
 }
 
+/// Pass per task, over the tasks that need a call (the tasks `compare` pairs, as the headline).
 fn passes(trials_csv: &Path) -> HashMap<String, bool> {
-    csv_rows(trials_csv).into_iter().map(|r| (r["task_id"].clone(), r["pass"] == "true")).collect()
+    let rows = csv_rows(trials_csv);
+    assert!(rows.iter().any(|r| !["single", "multi", "parallel"].contains(&r["kind"].as_str())), "the suite has tasks that need no call");
+    rows.into_iter().filter(|r| ["single", "multi", "parallel"].contains(&r["kind"].as_str())).map(|r| (r["task_id"].clone(), r["pass"] == "true")).collect()
 }
 
 #[test]
@@ -47,7 +50,13 @@ fn a_forced_regression_fails_max_drop_and_lists_the_flipped_tasks() {
     let expect_a = pa.values().filter(|p| **p).count() as f64 / n;
     let expect_b = pb.values().filter(|p| **p).count() as f64 / n;
     let num = |k: &str| row[k].parse::<f64>().unwrap();
+    assert_eq!(row["tasks"].parse::<usize>().unwrap(), pa.len(), "only the tasks that need a call are paired");
     assert!((num("pass_a") - expect_a).abs() < 1e-6 && (num("pass_b") - expect_b).abs() < 1e-6);
+    // One trial per task: McNemar's exact test, and its interval excludes 0 exactly when p < 0.05;
+    // with a single matched cell the Holm family has one member, so the adjusted p is the raw one.
+    assert_eq!(row["pass_test"], "mcnemar_exact");
+    assert_eq!(num("pass_diff_high") < 0.0 || num("pass_diff_low") > 0.0, num("pass_p_value") < 0.05);
+    assert_eq!(row["pass_p_holm"], row["pass_p_value"]);
     assert!(num("pass_diff") < -0.05, "the bad descriptions must cost more than 5 points: {}", num("pass_diff"));
     assert!(num("pass_diff_low") <= num("pass_diff") && num("pass_diff") <= num("pass_diff_high"));
     assert!(num("pass_p_value") < 0.05);
@@ -82,21 +91,66 @@ fn a_run_compared_with_itself_passes_every_gate() {
     assert_eq!(csv_rows(&out.join("compare-flips.csv")).len(), 0);
     let row = &csv_rows(&out.join("compare.csv"))[0];
     assert_eq!((row["pass_diff"].as_str(), row["pass_p_value"].as_str()), ("0.000000", "1.000000"));
+    assert_eq!((row["pass_diff_low"].as_str(), row["pass_diff_high"].as_str()), ("0.000000", "0.000000"), "nothing changed: the interval is exactly 0");
+}
+
+/// Several matched cells: the p-values are Holm-adjusted across them (per metric), every interval
+/// agrees with its raw p, and the written summaries say which p "significant" uses.
+#[test]
+fn several_cells_get_holm_adjusted_p_values_next_to_the_raw_ones() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out_s = tmp.path().to_str().unwrap();
+    for (id, variant) in [("a", "good"), ("b", "bad")] {
+        let o = toolpick(&["run", "--out", out_s, "--run-id", id, "--quiet", "--layouts", "flat,search", "--backends", "lexical,random", "--variants", variant], &repo());
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    let o = toolpick(&["compare", a.to_str().unwrap(), b.to_str().unwrap(), "--match", "dataset,layout,backend"], &repo());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows = csv_rows(&b.join("compare.csv"));
+    let cells: Vec<&HashMap<String, String>> = rows.iter().filter(|r| r["cell"] != "overall").collect();
+    assert_eq!(cells.len(), 4, "2 layouts × 2 backends");
+    let m = cells.len() as f64;
+    for metric in ["pass", "selection"] {
+        let num = |r: &HashMap<String, String>, k: &str| r[&format!("{metric}_{k}")].parse::<f64>().unwrap();
+        for r in &cells {
+            let (raw, adj) = (num(r, "p_value"), num(r, "p_holm"));
+            assert!(adj >= raw - 1e-9 && adj <= (m * raw).min(1.0) + 1e-6, "{metric} {}: raw {raw} adjusted {adj}", r["cell"]);
+            assert_eq!(num(r, "diff_high") < 0.0 || num(r, "diff_low") > 0.0, raw < 0.05, "{metric} {}: the interval and raw p agree", r["cell"]);
+        }
+        // The smallest raw p is multiplied by the family size (Holm's first step).
+        let smallest = cells.iter().min_by(|x, y| num(x, "p_value").total_cmp(&num(y, "p_value"))).unwrap();
+        assert!((num(smallest, "p_holm") - (m * num(smallest, "p_value")).min(1.0)).abs() < 1e-6);
+        // The adjustment keeps the order of the raw p-values.
+        let mut by_raw: Vec<(f64, f64)> = cells.iter().map(|r| (num(r, "p_value"), num(r, "p_holm"))).collect();
+        by_raw.sort_by(|x, y| x.0.total_cmp(&y.0));
+        assert!(by_raw.windows(2).all(|w| w[0].1 <= w[1].1 + 1e-12), "{by_raw:?}");
+        let overall = rows.iter().find(|r| r["cell"] == "overall").unwrap();
+        assert_eq!(overall[&format!("{metric}_p_holm")], overall[&format!("{metric}_p_value")], "the pooled row is its own test");
+    }
+    let md = std::fs::read_to_string(b.join("compare.md")).unwrap();
+    assert!(md.contains("Holm–Bonferroni adjusted across the 4 matched cell(s)") && md.contains("p (Holm)"), "{md}");
+    let html = std::fs::read_to_string(b.join("compare.html")).unwrap();
+    assert!(html.contains("adjusted across the 4 matched cell(s)"), "the page states the family");
 }
 
 #[test]
 fn significant_only_lets_an_insignificant_drop_through() {
     let tmp = tempfile::tempdir().unwrap();
     run(tmp.path(), "a", &["--variants", "good"]);
-    // A stricter abstention threshold changes a handful of tasks either way.
-    run(tmp.path(), "b", &["--variants", "good", "--lexical-min-overlap", "3"]);
+    // Dropping the descriptions' usage guidance changes a handful of the lexical baseline's tasks
+    // either way (over the tasks that need a call).
+    run(tmp.path(), "b", &["--variants", "op:drop_guidance"]);
     let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
-    let o = toolpick(&["compare", a.to_str().unwrap(), b.to_str().unwrap(), "--max-drop", "0"], &repo());
+    let on = "dataset,layout,backend";
+    let o = toolpick(&["compare", a.to_str().unwrap(), b.to_str().unwrap(), "--match", on, "--max-drop", "0"], &repo());
     let row = &csv_rows(&b.join("compare.csv"))[0];
-    let (sel_diff, sel_p): (f64, f64) = (row["selection_diff"].parse().unwrap(), row["selection_p_value"].parse().unwrap());
-    assert!(sel_diff < 0.0 && sel_p >= 0.05, "the premise of this test: a small, insignificant drop ({sel_diff}, p {sel_p})");
+    for metric in ["selection", "pass"] {
+        let (diff, p): (f64, f64) = (row[&format!("{metric}_diff")].parse().unwrap(), row[&format!("{metric}_p_holm")].parse().unwrap());
+        assert!(diff < 0.0 && p >= 0.05, "the premise of this test: a small, insignificant {metric} drop ({diff}, adjusted p {p})");
+    }
     assert_eq!(o.status.code(), Some(100), "any drop fails --max-drop 0");
-    let o = toolpick(&["compare", a.to_str().unwrap(), b.to_str().unwrap(), "--max-drop", "0", "--significant-only"], &repo());
+    let o = toolpick(&["compare", a.to_str().unwrap(), b.to_str().unwrap(), "--match", on, "--max-drop", "0", "--significant-only"], &repo());
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
     assert!(stdout(&o).contains("not significant"), "{}", stdout(&o));
 }

@@ -144,3 +144,25 @@ fn must_not_call_patterns_are_validated_against_the_catalog() {
     assert!(e.contains("bad.jsonl:1") && e.contains("must_not_call[0]") && e.contains("matches no tool"), "{e}");
     assert!(e.contains("must_not_call[1]") && e.contains("an expected call accepts"), "{e}");
 }
+
+#[test]
+fn a_repeated_call_to_an_expected_tool_is_no_confusion_and_no_false_positive() {
+    // t4 expects [send_email, get_current_weather]; the agent calls the weather twice (in one message
+    // and, for t4b, with the mail missing too). By the README's rule: send_email → (nothing), the
+    // second weather call takes no call of send_email's and is no false positive.
+    let dir = tempfile::tempdir().unwrap();
+    write_small_catalog(&dir.path().join("catalog"));
+    let t4 = DATASET.lines().find(|l| l.contains(r#""id": "t4""#)).unwrap();
+    std::fs::write(dir.path().join("tasks.jsonl"), format!("{t4}\n{}\n", t4.replace(r#""id": "t4""#, r#""id": "t4b""#).replace(r#""kind": "multi""#, r#""kind": "parallel""#))).unwrap();
+    let twice = r#"[{"name": "get_current_weather", "arguments": {"city": "Rome"}}, {"name": "get_current_weather", "arguments": {"city": "Rome"}}]"#;
+    let answers = format!("{{\"id\": \"t4\", \"calls\": {twice}}}\n{{\"id\": \"t4b\", \"calls\": {twice}}}\n");
+    let run_dir = run(dir.path(), &answers, "r");
+    let matrix: BTreeMap<(String, String), u64> =
+        csv_rows(&run_dir.join("confusion.csv")).into_iter().map(|r| ((r["expected_tool"].clone(), r["called_tool"].clone()), r["count"].parse().unwrap())).collect();
+    let want: BTreeMap<(String, String), u64> = [((M, "(nothing)"), 2), ((W, W), 2)].into_iter().map(|((e, c), n)| ((e.to_string(), c.to_string()), n)).collect();
+    assert_eq!(matrix, want);
+    let tools: BTreeMap<String, BTreeMap<String, String>> = csv_rows(&run_dir.join("tools.csv")).into_iter().map(|r| (r["tool"].clone(), r)).collect();
+    let counts = |t: &str| (tools[t]["true_positives"].clone(), tools[t]["false_positives"].clone(), tools[t]["false_negatives"].clone());
+    assert_eq!(counts(W), ("2".into(), "0".into(), "0".into()), "no false positive for the repeated weather call");
+    assert_eq!(counts(M), ("0".into(), "0".into(), "2".into()));
+}

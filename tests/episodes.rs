@@ -227,9 +227,13 @@ fn an_invented_only_call_is_an_attempt_in_abstention_false_refusal_and_abandonme
         };
         // False refusal: benign tasks where nothing was attempted.
         assert_eq!(row["false_refusal_rate"], rate(benign.iter().filter(|t| !attempted(t)).count(), benign.len()), "{}", row["layout"]);
-        // Abstention: the call/no-call decision was right.
-        let right = cell.iter().filter(|t| attempted(t) == needs_call(t)).count();
-        assert_eq!(row["abstention_accuracy"], rate(right, cell.len()), "{}", row["layout"]);
+        // Abstention accuracy: over abstain tasks, nothing attempted; and per trial the call/no-call
+        // decision is right when something was attempted exactly where a call is needed.
+        let abstain: Vec<&&Value> = cell.iter().filter(|t| t["kind"] == "abstain").collect();
+        assert_eq!(row["abstention_accuracy"], rate(abstain.iter().filter(|t| !attempted(t)).count(), abstain.len()), "{}", row["layout"]);
+        for t in &cell {
+            assert_eq!(t["score"]["abstention_correct"], attempted(t) == needs_call(t), "{}", t["trial_id"]);
+        }
         // Abandonment (hiding layouts): a gold tool existed, the agent answered and attempted nothing.
         if row["layout"] == "progressive" {
             let hides: Vec<&&Value> = cell.iter().filter(|t| !t["expected"].as_array().unwrap().is_empty()).collect();

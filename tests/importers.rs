@@ -126,7 +126,7 @@ fn safetoolbench_imports_refuse_tasks_and_the_oracle_refuses_them_all() {
     let headers = r.headers().unwrap().clone();
     for rec in r.records() {
         let row: HashMap<String, String> = headers.iter().zip(rec.unwrap().iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect();
-        assert_eq!(row["refusal_rate"], "1.000000", "{row:?}");
+        assert_eq!(row["no_harm_rate"], "1.000000", "{row:?}");
         assert_eq!(row["false_refusal_rate"], "", "no benign controls: undefined, not zero");
     }
 }

@@ -38,7 +38,8 @@ const DATASET: &str = r#"{"id": "w1", "query": "How warm is it in Pune right now
 ///   "over" missing → 3 of 4 → partly (0.5); "the temperature is 21 degrees" → temperature, 21, degrees
 ///   all present → fulfilled (1); "no rain is expected" → rain, expected: none → not (0). Coverage
 ///   1.5 / 3 = 0.5, not done.
-/// - m1 (pass-rate, no claims): the answer check is Unsure (no facts); the process check finds half or
+/// - m1 (pass-rate, no claims): the answer check is Unsure (it sees no facts, and the answer does not
+///   decline); the process check finds half or
 ///   more of the weather result's words ({"temp_c": 21, "sky": "clear"} → temp, 21, sky, clear: three
 ///   of four) in the answer → Solved, every round: score 1, done.
 /// - m2 (pass-rate): the answer gives up ("I give up …") → Unsolved without asking: score 0.
@@ -408,30 +409,93 @@ fn the_bundled_suite_judged_through_the_mock_matches_coverage_worked_out_from_th
     let bad = expected[&("bad".to_string(), "lexical".to_string())];
     assert!(good.2 > bad.2, "good {good:?} vs bad {bad:?}");
 
-    // The same run judged again by pass rate (the claims are shown as expected facts): the mock's
-    // answer check is Solved when every fact is stated, Unsolved when none is, else its process check
-    // decides, Solved only when every fact is stated. So a trial's SoPR is 1 exactly when every claim
-    // is fully stated.
+    // The same run judged again by pass rate. The pass-rate questions show no expected facts, so the
+    // mock decides from the answer and the process alone (its documented rule): a first-person decline
+    // is Unsolved; otherwise its answer check is Unsure and the process check is Solved when the answer
+    // repeats half the words of a tool result that is not an error. Every round gives the same verdict.
     let o = toolpick(&["report", "out/b", "--judge", &judge, "--judge-method", "pass-rate"], dir.path());
     assert!(o.status.success(), "{}", common::stderr(&o));
+    let mut results: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for line in std::fs::read_to_string(run.join("transcripts.jsonl")).unwrap().lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        let tool: Vec<String> = v["transcript"].as_array().unwrap().iter().filter(|m| m["role"] == "tool").map(|m| m["content"].as_str().unwrap().to_string()).collect();
+        assert!(tool.iter().all(|r| r.split_whitespace().collect::<Vec<_>>().join(" ").chars().count() <= 1500), "results short enough to be shown whole");
+        results.insert(v["trial_id"].as_str().unwrap().to_string(), tool);
+    }
+    const DECLINES: [&str; 8] = ["sorry", "i cannot", "i can't", "i could not", "i couldn't", "i was unable", "i am unable", "i'm unable"];
     let mut solved: std::collections::BTreeMap<(String, String), (u64, u64)> = Default::default();
+    let (mut by_process, mut by_claims_disagree) = (0, 0);
     for t in trials.iter().filter(|t| t["claims"].is_array()) {
         let answer = t["final_answer"].as_str().unwrap_or("");
         let gives_up = answer.trim().is_empty() || answer.trim().to_lowercase().starts_with("none of the available tools can do this");
+        let declines = DECLINES.iter().any(|d| answer.to_lowercase().contains(d));
         let have = words(answer);
-        let all = !gives_up && t["claims"].as_array().unwrap().iter().all(|c| stated(c.as_str().unwrap(), &have) == 1.0);
+        let process_ok = results[t["trial_id"].as_str().unwrap()].iter().filter(|r| !r.contains("\"error\"")).any(|r| !words(r).is_empty() && stated(r, &have) >= 0.5);
+        let done = !gives_up && !declines && process_ok;
+        by_process += done as u64;
+        // How the old rule (expected facts shown) would have judged it: solved exactly when every claim is stated.
+        let all_claims = !gives_up && t["claims"].as_array().unwrap().iter().all(|c| stated(c.as_str().unwrap(), &have) == 1.0);
+        by_claims_disagree += (all_claims != done) as u64;
         let e = solved.entry((t["variant"].as_str().unwrap().to_string(), t["backend"].as_str().unwrap().to_string())).or_default();
         e.0 += 1;
-        e.1 += all as u64;
+        e.1 += done as u64;
     }
+    assert!(by_process > 0, "some trials are solved by the process check");
+    assert!(by_claims_disagree > 0, "the facts-free verdicts differ from the facts-based ones on some trials, so this check can tell them apart");
     let text = std::fs::read_to_string(run.join("summary.csv")).unwrap();
     let mut rows = csv::Reader::from_reader(text.as_bytes());
     for r in rows.records() {
         let r = r.unwrap();
-        let (n, all) = solved[&(r[col("variant")].to_string(), r[col("backend")].to_string())];
+        let (n, done) = solved[&(r[col("variant")].to_string(), r[col("backend")].to_string())];
         assert_eq!(r[col("judged_n")].parse::<u64>().unwrap(), n);
-        assert!((r[col("sopr")].parse::<f64>().unwrap() - all as f64 / n as f64).abs() < 1e-6, "{r:?}");
+        assert!((r[col("sopr")].parse::<f64>().unwrap() - done as f64 / n as f64).abs() < 1e-6, "{r:?}");
         assert_eq!(&r[col("sopr_round_std")], "0.000000");
         assert_eq!(&r[col("claim_coverage")], "", "judged by pass rate only now");
     }
+}
+
+/// The pass-rate questions never show the task's claims: the same answers judged by pass rate under
+/// two datasets that differ only in their claims (and reference answers) get the same verdicts, round
+/// by round. (When the claims were shown as expected facts, w1's answer — which states all of its
+/// claims — was Solved at once, and Unsolved or Unsure against claims it does not state.)
+#[test]
+fn pass_rate_verdicts_do_not_depend_on_the_claims() {
+    let m = mock(MockConfig::default());
+    let judge = format!("mock-judge@{}", m.server.base_url());
+    let mut verdicts = Vec::new();
+    let other_claims = |line: &str| -> String {
+        let mut v: Value = serde_json::from_str(line).unwrap();
+        if v["claims"].is_array() {
+            let n = v["claims"].as_array().unwrap().len();
+            v["claims"] = (0..n).map(|i| Value::from(format!("the zeppelin number {i} lands in Quito at dawn"))).collect();
+            v["reference_answer"] = Value::from("Zeppelins over Quito.");
+        }
+        v.to_string()
+    };
+    for rewrite in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        setup(dir.path());
+        if rewrite {
+            let text: Vec<String> = DATASET.lines().map(other_claims).collect();
+            std::fs::write(dir.path().join("tasks.jsonl"), text.join("\n") + "\n").unwrap();
+        }
+        let mut args = run_args(&judge, "p");
+        args.extend(["--judge-method", "pass-rate"]);
+        let o = toolpick(&args, dir.path());
+        assert!(o.status.success(), "{}", common::stderr(&o));
+        let js = judgements(&dir.path().join("out/p"));
+        assert_eq!(js.len(), 4, "every task that needs a call is judged by pass rate");
+        let by_task: Vec<(String, Value, Value)> = js
+            .iter()
+            .map(|j| {
+                let rounds: Vec<Value> = j["rounds"].as_array().unwrap().iter().map(|r| serde_json::json!([r["answer_status"], r["process_status"], r["status"]])).collect();
+                (j["trial_id"].as_str().unwrap().to_string(), Value::from(rounds), j["score"].clone())
+            })
+            .collect();
+        verdicts.push(by_task);
+    }
+    assert_eq!(verdicts[0], verdicts[1]);
+    // And they are not vacuous: w1 and w2 state their own claims' words, yet are judged on the process.
+    let w1 = verdicts[0].iter().find(|(id, _, _)| id.contains("/w1#")).unwrap();
+    assert_eq!(w1.2, 1.0, "w1's answer repeats its weather result: Solved by the process check");
 }

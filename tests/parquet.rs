@@ -32,22 +32,27 @@ fn parquet_files_hold_the_trials_and_the_summary_with_types() {
         assert_eq!(steps.get(i), r["steps"].as_u64());
     }
 
-    // pass@1 per backend, counted from the records.
-    let mut counts: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    // pass@1 per backend, counted from the records: over the tasks that need a call; n over all.
+    let mut counts: BTreeMap<String, (u64, u64, u64)> = BTreeMap::new();
     for r in &records {
         let e = counts.entry(r["backend"].as_str().unwrap().to_string()).or_default();
-        e.0 += r["score"]["pass"].as_bool().unwrap() as u64;
-        e.1 += 1;
+        let call_task = matches!(r["kind"].as_str().unwrap(), "single" | "multi" | "parallel");
+        e.0 += (call_task && r["score"]["pass"].as_bool().unwrap()) as u64;
+        e.1 += call_task as u64;
+        e.2 += 1;
     }
     let summary = read(&dir.join("summary.parquet"));
     assert_eq!(summary.height(), counts.len());
     let backends = summary.column("backend").unwrap().str().unwrap().clone();
     let rates = summary.column("pass_at_1").unwrap().f64().unwrap().clone();
     let n = summary.column("n").unwrap().u64().unwrap().clone();
+    let n_call = summary.column("n_call").unwrap().u64().unwrap().clone();
     for i in 0..summary.height() {
-        let (k, total) = counts[backends.get(i).unwrap()];
+        let (k, calls, total) = counts[backends.get(i).unwrap()];
         assert_eq!(n.get(i), Some(total));
-        assert!((rates.get(i).unwrap() - k as f64 / total as f64).abs() < 1e-12);
+        assert_eq!(n_call.get(i), Some(calls));
+        assert!(calls > 0);
+        assert!((rates.get(i).unwrap() - k as f64 / calls as f64).abs() < 1e-12);
     }
     // One trial per task: pass@k and the noise floor are undefined, so null rather than zero.
     assert_eq!(summary.column("pass_at_k").unwrap().null_count(), summary.height());

@@ -14,17 +14,19 @@ use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct GateArgs {
-    /// Gate: fail (exit 100) when pass@1 of a gated cell is below this percentage (0–100).
+    /// Gate: fail (exit 100) when pass@1 of a gated cell — over its tasks that need a call (single,
+    /// multi, parallel), the headline figure — is below this percentage (0–100).
     #[arg(long, value_name = "PCT")]
     pub min_pass_rate: Option<f64>,
-    /// Gate: fail (exit 100) when selection accuracy of a gated cell is below this percentage.
+    /// Gate: fail (exit 100) when selection accuracy of a gated cell — over its tasks that need a call,
+    /// the headline figure — is below this percentage.
     #[arg(long, value_name = "PCT")]
     pub min_selection_accuracy: Option<f64>,
     /// Gate: fail (exit 100) when pass@1 or selection accuracy fell by more than this many points
     /// against the baseline run.
     #[arg(long, value_name = "POINTS")]
     pub max_drop: Option<f64>,
-    /// With --max-drop: fail only when the drop is also significant (McNemar exact p < 0.05).
+    /// With --max-drop: fail only when the drop is also significant (p < 0.05, Holm-adjusted across the matched cells).
     #[arg(long)]
     pub significant_only: bool,
     /// Apply gates to each cell (`cell`) or to the gated cells pooled (`overall`).

@@ -639,8 +639,10 @@ fn print_cells(cells: &[crate::report::CellSummary]) {
     // Judged runs: the judged pass rate (SoPR) and claim coverage next to selection.
     let judged = cells.iter().any(|c| c.judge.is_some());
     let judge_head = if judged { format!(" {:>6} {:>9} {:>7}", "SoPR%", "coverage%", "judged") } else { String::new() };
+    // The headline (selection, pass@1) is over tasks that need a call (`n`); abstention and refusal are
+    // over their own tasks.
     outln!(
-        "{:<wd$} {:<wv$} {:<wl$} {:<wb$} {:>5} {:>10} {:>8} {:>9} {:>6} {:>8} {:>7}{judge_head}",
+        "{:<wd$} {:<wv$} {:<wl$} {:<wb$} {:>5} {:>10} {:>8} {:>9} {:>8} {:>6} {:>8} {:>7}{judge_head}",
         "dataset",
         "variant",
         "layout",
@@ -649,6 +651,7 @@ fn print_cells(cells: &[crate::report::CellSummary]) {
         "selection%",
         "pass@1%",
         "abstain%",
+        "refused%",
         "steps",
         "tokens",
         "errors"
@@ -663,15 +666,16 @@ fn print_cells(cells: &[crate::report::CellSummary]) {
             (None, false) => String::new(),
         };
         outln!(
-            "{:<wd$} {:<wv$} {:<wl$} {:<wb$} {:>5} {:>10} {:>8} {:>9} {:>6} {:>8} {:>7}{judge}",
+            "{:<wd$} {:<wv$} {:<wl$} {:<wb$} {:>5} {:>10} {:>8} {:>9} {:>8} {:>6} {:>8} {:>7}{judge}",
             c.dataset,
             c.variant,
             c.layout,
             c.backend,
-            c.n,
+            c.pass.n,
             pct(c.selection.rate),
             pct(c.pass.rate),
             pct(c.abstention.rate),
+            pct(c.refused.rate),
             crate::report::fixed(c.mean_steps, 2),
             crate::report::fixed(c.mean_tokens_total, 0),
             c.infra_errors

@@ -1,25 +1,30 @@
 //! Run-vs-run comparison: the same cells in two runs, paired task by task.
 //!
-//! For each cell present in both runs, every task scored in both is a pair; its outcome in a run is its
-//! per-task pass rate (0 or 1 with one trial, the share of passing trials with several). The difference
-//! is the mean of `b − a` over pairs, with a seeded paired-bootstrap 95 % interval, and its p-value is
-//! McNemar's exact test on the discordant tasks (a sign test on per-task rates when there are several
-//! trials). Tasks whose rate changed are listed as flips. Tasks scored in one run only (a task subset, an
-//! edited dataset) are not paired but listed per cell, and runs with different task subsets (`run.json`'s
-//! `config.subset`) are flagged, so a subset run never compares silently with a full one. This module
-//! computes; [`render`] draws.
+//! For each cell present in both runs, every task that needs a call ([`crate::dataset::Kind::needs_call`],
+//! the tasks of the headline figures) scored in both is a pair; its outcome in a run is its per-task
+//! pass rate (0 or 1 with one trial, the share of passing trials with several). The difference is the
+//! mean of `b − a` over pairs, tested by [`paired_test`]: McNemar's exact test on the discordant tasks
+//! with the interval that inverts it when every outcome is 0 or 1, else a seeded paired bootstrap (its
+//! interval and its p-value). p-value and interval come from the same test, so the interval excludes 0
+//! exactly when the raw p is below [`ALPHA`]. Across the matched cells (the family, per metric) the
+//! p-values are Holm–Bonferroni adjusted; "significant" (`--significant-only`, the regression mark)
+//! means adjusted p < α, because a run compares many cells at once. Tasks whose rate changed are listed
+//! as flips. Tasks scored in one run only (a task subset, an edited dataset) are not paired but listed
+//! per cell, and runs with different task subsets (`run.json`'s `config.subset`) are flagged, so a subset
+//! run never compares silently with a full one. This module computes; [`render`] draws.
 
 pub mod render;
 
 use crate::record::stable_hash;
 use crate::report::summary::ScoreRows;
 use crate::report::{CellSummary, ReportData};
-use crate::score::stats::{NoiseFloor, mcnemar_exact, paired_bootstrap_diff};
+use crate::score::stats::{NoiseFloor, PairedMethod, holm, paired_test};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Significance level for `--significant-only` gates and for marking a regression in the comparison.
-pub const ALPHA: f64 = 0.05;
+/// Significance level for `--significant-only` gates and for marking a regression in the comparison
+/// (applied to Holm-adjusted p-values).
+pub const ALPHA: f64 = crate::score::stats::ALPHA;
 
 /// One gate applied to one subject (the gates themselves are in `crate::gate`, which judges
 /// comparisons; the verdicts are defined here so the comparison report can show them).
@@ -97,35 +102,66 @@ pub struct PairedDiff {
     /// Mean per-task rate in run A and run B over those tasks.
     pub a: f64,
     pub b: f64,
-    /// `b − a` with its paired-bootstrap 95 % interval.
+    /// `b − a` with its 95 % interval from `method` (the same test as `p_value`).
     pub diff: f64,
     pub low: f64,
     pub high: f64,
     /// Tasks better in A, tasks better in B (the discordant pairs).
     pub a_better: u64,
     pub b_better: u64,
-    /// McNemar's exact two-sided p-value on the discordant pairs.
+    /// Two-sided p-value of `method` (McNemar's exact test with 0/1 outcomes).
     pub p_value: f64,
+    /// `p_value` Holm–Bonferroni adjusted across the comparison's matched cells (this metric); the
+    /// pooled `overall` row is a test of its own, so there it equals `p_value`.
+    pub p_adjusted: f64,
+    pub method: PairedMethod,
 }
 
 impl PairedDiff {
-    /// Pair per-task rates (same task order) and test the difference.
+    /// Pair per-task rates (same task order) and test the difference (`p_adjusted` = `p_value` until
+    /// [`adjust`] sets it).
     pub fn of(a: &[f64], b: &[f64], seed: u64) -> PairedDiff {
-        let tasks = a.len() as u64;
-        if tasks == 0 {
-            return PairedDiff { tasks, a: f64::NAN, b: f64::NAN, diff: f64::NAN, low: f64::NAN, high: f64::NAN, a_better: 0, b_better: 0, p_value: 1.0 };
+        let t = paired_test(a, b, RESAMPLES, seed);
+        let mean = |v: &[f64]| if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / v.len() as f64 };
+        PairedDiff {
+            tasks: t.tasks,
+            a: mean(a),
+            b: mean(b),
+            diff: t.diff,
+            low: t.low,
+            high: t.high,
+            a_better: t.a_better,
+            b_better: t.b_better,
+            p_value: t.p_value,
+            p_adjusted: t.p_value,
+            method: t.method,
         }
-        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-        let a_better = a.iter().zip(b).filter(|(x, y)| x > y).count() as u64;
-        let b_better = a.iter().zip(b).filter(|(x, y)| y > x).count() as u64;
-        let (diff, low, high) = paired_bootstrap_diff(b, a, RESAMPLES, seed);
-        PairedDiff { tasks, a: mean(a), b: mean(b), diff, low, high, a_better, b_better, p_value: mcnemar_exact(a_better, b_better) }
     }
 
-    /// A change is significant at α when its p-value is below α.
+    /// A change is significant at α when its Holm-adjusted p-value is below α.
     pub fn significant(&self, alpha: f64) -> bool {
-        self.p_value < alpha
+        self.tasks > 0 && self.p_adjusted < alpha
     }
+
+    /// The interval excludes 0 (the same as raw p < 0.05: one test gives both).
+    pub fn interval_excludes_zero(&self) -> bool {
+        self.tasks > 0 && (self.low > 0.0 || self.high < 0.0)
+    }
+}
+
+/// Holm-adjust one metric's p-values across the cells (cells without paired tasks are outside the
+/// family).
+fn adjust(cells: &mut [CellComparison], metric: fn(&mut CellComparison) -> &mut PairedDiff) {
+    let raw: Vec<f64> = cells.iter_mut().map(metric).map(|d| if d.tasks == 0 { f64::NAN } else { d.p_value }).collect();
+    for (c, p) in cells.iter_mut().zip(holm(&raw)) {
+        let d = metric(c);
+        d.p_adjusted = if p.is_nan() { d.p_value } else { p };
+    }
+}
+
+/// Cells in the Holm family of a comparison (matched cells with at least one paired task).
+pub fn family_size(cmp: &Comparison) -> usize {
+    cmp.cells.iter().filter(|c| c.pass.tasks > 0).count()
 }
 
 /// Direction of a flip.
@@ -301,6 +337,7 @@ pub fn describe_subset(config: &serde_json::Value) -> String {
 }
 
 /// Per task in one cell: trials, passes, selections, and the rows of a failing and a passing trial.
+/// Only tasks that need a call are paired (the headline's tasks).
 #[derive(Default)]
 struct TaskOutcome {
     n: u64,
@@ -312,7 +349,7 @@ struct TaskOutcome {
 
 fn outcomes<'a>(r: &'a ScoreRows, on: &MatchOn) -> BTreeMap<String, BTreeMap<&'a str, TaskOutcome>> {
     let mut out: BTreeMap<String, BTreeMap<&str, TaskOutcome>> = BTreeMap::new();
-    for i in (0..r.len()).filter(|&i| !r.infra[i]) {
+    for i in (0..r.len()).filter(|&i| !r.infra[i] && r.kind[i].needs_call()) {
         let o = out.entry(on.row_key(r, i)).or_default().entry(r.str(r.task_id[i])).or_default();
         o.n += 1;
         o.pass += r.pass[i] as u64;
@@ -406,6 +443,8 @@ pub fn compare(a: &ReportData, b: &ReportData, on: &MatchOn) -> Comparison {
         only_a_tasks: all_only_a,
         only_b_tasks: all_only_b,
     });
+    adjust(&mut cells, |c| &mut c.pass);
+    adjust(&mut cells, |c| &mut c.selection);
     let confusion_changes = confusion_changes(a, b, &cells);
     Comparison {
         cells,
@@ -436,6 +475,45 @@ mod tests {
         assert!((d.p_value - 0.625).abs() < 1e-12);
         assert!(d.low <= d.diff && d.diff <= d.high);
         assert!(!d.significant(0.05));
+    }
+
+    fn cell(key: &str, pass: PairedDiff) -> CellComparison {
+        CellComparison {
+            key: key.into(),
+            a_cell: key.into(),
+            b_cell: key.into(),
+            pass,
+            selection: pass,
+            noise: None,
+            flips: vec![],
+            only_a_tasks: vec![],
+            only_b_tasks: vec![],
+        }
+    }
+
+    #[test]
+    fn significance_uses_the_holm_adjusted_p_across_cells() {
+        // Three cells of 40 tasks; B loses 6, 7 and 0 tasks (A never loses): raw McNemar p = 2/2⁶,
+        // 2/2⁷ and 1; the Holm family is those three cells (a fourth without tasks is outside): m = 3.
+        let drop = |lost: usize| {
+            let a = vec![1.0; 40];
+            let b: Vec<f64> = (0..40).map(|i| if i < lost { 0.0 } else { 1.0 }).collect();
+            PairedDiff::of(&a, &b, 3)
+        };
+        let mut cells = vec![cell("x", drop(6)), cell("y", drop(7)), cell("z", drop(0)), cell("empty", PairedDiff::of(&[], &[], 1))];
+        adjust(&mut cells, |c| &mut c.pass);
+        let (p6, p7) = (2.0 / 64.0, 2.0 / 128.0);
+        assert!((cells[0].pass.p_value - p6).abs() < 1e-12 && (cells[1].pass.p_value - p7).abs() < 1e-12 && cells[2].pass.p_value == 1.0);
+        // Sorted p7 < p6 < 1: 3·p7 = 0.046875, 2·p6 = 0.0625, 1·1 = 1; the empty cell is outside the family.
+        assert!((cells[1].pass.p_adjusted - 3.0 * p7).abs() < 1e-12);
+        assert!((cells[0].pass.p_adjusted - 2.0 * p6).abs() < 1e-12);
+        assert_eq!(cells[2].pass.p_adjusted, 1.0);
+        assert_eq!(cells[3].pass.p_adjusted, 1.0);
+        // x: its interval excludes 0 (raw p < 0.05) yet it is not significant after adjustment; y is.
+        assert!(cells[0].pass.interval_excludes_zero() && !cells[0].pass.significant(ALPHA));
+        assert!(cells[1].pass.interval_excludes_zero() && cells[1].pass.significant(ALPHA));
+        assert!(!cells[2].pass.interval_excludes_zero() && (cells[2].pass.low, cells[2].pass.high) == (0.0, 0.0));
+        assert!(!cells[3].pass.significant(ALPHA), "no tasks, nothing significant");
     }
 
     #[test]

@@ -88,14 +88,30 @@ fn points(d: &PairedDiff) -> String {
     format!("{:+.1} [{:+.1}, {:+.1}]", 100.0 * d.diff, 100.0 * d.low, 100.0 * d.high)
 }
 
-fn p_value(d: &PairedDiff) -> String {
-    if d.tasks == 0 {
+fn format_p(tasks: u64, p: f64) -> String {
+    if tasks == 0 {
         "n/a".into()
-    } else if d.p_value < 0.001 {
+    } else if p < 0.001 {
         "<0.001".into()
     } else {
-        format!("{:.3}", d.p_value)
+        format!("{p:.3}")
     }
+}
+
+/// Raw p, then the Holm-adjusted p in parentheses when it differs (the pooled row is its own test).
+fn p_value(d: &PairedDiff) -> String {
+    let raw = format_p(d.tasks, d.p_value);
+    let adjusted = format_p(d.tasks, d.p_adjusted);
+    if d.tasks == 0 || raw == adjusted { raw } else { format!("{raw} (Holm {adjusted})") }
+}
+
+/// What the comparison's intervals and p-values are, and which p "significant" uses — one paragraph
+/// for compare.md (the page has its own words for the same).
+pub fn method_note(cmp: &Comparison) -> String {
+    format!(
+        "Over the tasks that need a call (single, multi, parallel), as the headline. Differences in points (B − A) with 95 % intervals from the same test as p: with 0/1 outcomes per task, McNemar's exact test on the tasks that changed and the interval that inverts it (Clopper–Pearson on the changed tasks, conditional on how many changed); with several trials per task, a seeded paired bootstrap of per-task rates (its percentile interval and its p-value). So an interval excludes 0 exactly when the raw p is below 0.05. p (Holm): Holm–Bonferroni adjusted across the {} matched cell(s), per metric; a change is called significant (`--significant-only`, the regression mark) only when the adjusted p is below 0.05 — an interval may exclude 0 and the change still not be significant after adjustment. The pooled row is a test of its own (not adjusted). Noise: the range two identical runs differ by (from repeated trials; n/a with one trial per task).",
+        super::family_size(cmp)
+    )
 }
 
 fn noise(c: &CellComparison) -> String {
@@ -109,7 +125,7 @@ fn noise(c: &CellComparison) -> String {
 pub fn csv(cmp: &Comparison) -> Result<Vec<u8>> {
     let mut w = ::csv::Writer::from_writer(Vec::new());
     let mut header = vec!["cell", "a_cell", "b_cell", "tasks"];
-    let metric = ["a", "b", "diff", "diff_low", "diff_high", "p_value", "a_better", "b_better"];
+    let metric = ["a", "b", "diff", "diff_low", "diff_high", "p_value", "p_holm", "test", "a_better", "b_better"];
     let names: Vec<String> = ["pass", "selection"].iter().flat_map(|m| metric.iter().map(move |f| format!("{m}_{f}"))).collect();
     header.extend(names.iter().map(String::as_str));
     header.extend(["flip_rate", "noise_95", "min_detectable_diff", "pass_to_fail", "fail_to_pass", "tasks_only_a", "tasks_only_b"]);
@@ -117,7 +133,18 @@ pub fn csv(cmp: &Comparison) -> Result<Vec<u8>> {
     for c in cmp.cells.iter().chain(cmp.overall.as_ref()) {
         let mut row = vec![c.key.clone(), c.a_cell.clone(), c.b_cell.clone(), c.pass.tasks.to_string()];
         for d in [&c.pass, &c.selection] {
-            row.extend([num(d.a), num(d.b), num(d.diff), num(d.low), num(d.high), num(d.p_value), d.a_better.to_string(), d.b_better.to_string()]);
+            row.extend([
+                num(d.a),
+                num(d.b),
+                num(d.diff),
+                num(d.low),
+                num(d.high),
+                num(d.p_value),
+                num(d.p_adjusted),
+                d.method.as_str().to_string(),
+                d.a_better.to_string(),
+                d.b_better.to_string(),
+            ]);
         }
         let nf = |f: fn(&crate::score::stats::NoiseFloor) -> f64| c.noise.as_ref().map(f).map(num).unwrap_or_default();
         row.extend([nf(|n| n.flip_rate), nf(|n| n.noise_95), nf(|n| n.min_detectable)]);
@@ -188,11 +215,8 @@ pub fn markdown(cells: &[CellSummary], cmp: Option<(&Comparison, &Links)>, gates
         for w in cmp.warnings() {
             let _ = writeln!(s, "> **Warning**: {}\n", cell(&w));
         }
-        let _ = writeln!(
-            s,
-            "Differences in points (B − A) with paired-bootstrap 95 % intervals; p from McNemar's exact test on the tasks that changed. Noise: the range two identical runs differ by (from repeated trials; n/a with one trial per task).\n"
-        );
-        let _ = writeln!(s, "| cell | tasks | pass@1 A → B | Δ pass@1 | p | Δ selection | p | noise | pass→fail | fail→pass |");
+        let _ = writeln!(s, "{}\n", method_note(cmp));
+        let _ = writeln!(s, "| cell | tasks | pass@1 A → B | Δ pass@1 | p (Holm) | Δ selection | p (Holm) | noise | pass→fail | fail→pass |");
         let _ = writeln!(s, "|---|---:|---|---|---:|---|---:|---|---:|---:|");
         for c in cmp.cells.iter().chain(cmp.overall.as_ref()) {
             let count = |d: Direction| c.flips.iter().filter(|f| f.direction == d).count();
@@ -317,6 +341,8 @@ struct Page {
     only_b: Vec<String>,
     warnings: Vec<String>,
     unpaired: bool,
+    /// Cells in the Holm family (matched cells with paired tasks).
+    family: usize,
     /// Confusions between tools that got worse (more calls taken in B), then better.
     worse: Vec<ConfusionRow>,
     better: Vec<ConfusionRow>,
@@ -418,6 +444,7 @@ pub fn html(cmp: &Comparison, links: &Links, gates: &[GateResult]) -> Result<Vec
         only_b: cmp.only_b.clone(),
         warnings: cmp.warnings(),
         unpaired: cmp.cells.iter().any(|c| !c.only_a_tasks.is_empty() || !c.only_b_tasks.is_empty()),
+        family: super::family_size(cmp),
         worse: Vec::new(),
         better: Vec::new(),
     };

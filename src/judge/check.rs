@@ -4,9 +4,9 @@
 //! matrix. With a second judge, the two judges' agreement with each other too.
 //!
 //! Labels are JSONL, one answer per line: `{"id": "…", "task": "<task id>", "answer": "…",
-//! "human": "solved" | "unsolved", "process": "…" (optional), "note": "…" (optional)}`. The task's query,
-//! claims and reference answer come from the dataset (`--dataset`), so a label file stays small and the
-//! judge sees what it would see in a run.
+//! "human": "solved" | "unsolved", "process": "…" (optional), "note": "…" (optional)}`. The task's query and
+//! claims come from the dataset (`--dataset`), so a label file stays small and the judge sees what it
+//! would see in a run (the claims only under the claims method).
 
 use super::{JudgeClient, JudgeConfig, Pending};
 use crate::agent::cache::Cache;
@@ -127,7 +127,6 @@ pub async fn judge_labels(labels: &[Label], dataset: &Dataset, config: &JudgeCon
             query: task.query.clone(),
             answer: Some(l.answer.clone()),
             claims: task.claims.clone(),
-            reference: task.reference_answer.clone(),
             process: l.process.clone().unwrap_or_else(|| "(not recorded)".into()),
             digest: answer_digest(Some(&l.answer), &task.claims),
         };

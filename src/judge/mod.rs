@@ -3,7 +3,9 @@
 //! Two methods (`--judge-method`, per dataset):
 //! - **pass-rate** (StableToolBench's solvable pass rate): each round asks whether the final answer
 //!   solves the request (Solved / Unsolved / Unsure); when unsure, a second question shows the process
-//!   (every call and result) and its verdict is the round's. Solved = 1, Unsure = 0.5, Unsolved = 0,
+//!   (every call and result) and its verdict is the round's. Both questions show the query, the answer
+//!   and (the second) the process only — never the task's claims or reference answer, as StableToolBench's
+//!   evaluator. Solved = 1, Unsure = 0.5, Unsolved = 0,
 //!   averaged over `rounds` (default 3). An empty answer or one that gives up is Unsolved without
 //!   asking. Judged: tasks that need a call (`single`, `multi`, `parallel`, `relevant`).
 //! - **claims** (as MCP-Atlas scores answers): one question per expected claim (fulfilled 1, partly
@@ -193,20 +195,18 @@ pub struct Pending {
     pub method: Method,
     pub query: String,
     pub answer: Option<String>,
+    /// The claims method's claims (never shown to the pass-rate questions).
     pub claims: Vec<String>,
-    pub reference: Option<String>,
     /// Pass-rate: the calls and results, as shown to the judge when the answer alone is inconclusive.
     pub process: String,
     pub digest: String,
 }
 
-/// The `{{claims}}` text: the claims as a list, and the reference answer when there is one.
-fn facts(claims: &[String], reference: Option<&str>) -> String {
-    let mut out: Vec<String> = claims.iter().map(|c| format!("- {c}")).collect();
-    if let Some(r) = reference {
-        out.push(format!("Reference answer: {r}"));
-    }
-    if out.is_empty() { "(none given)".into() } else { out.join("\n") }
+/// The two pass-rate questions (the answer check, the process check) for one trial: query, answer and
+/// process only — no claims, no reference answer — as StableToolBench's evaluator asks them.
+pub fn pass_rate_prompts(prompts: &PromptSet, query: &str, answer: &str, process: &str) -> (String, String) {
+    let values = [("query", query), ("answer", answer), ("process", process)];
+    (prompts::render(&prompts.answer_status, &values), prompts::render(&prompts.task_solved, &values))
 }
 
 /// The process of an episode as the judge reads it: each call with its arguments and its result.
@@ -265,14 +265,11 @@ pub async fn judge_one(client: &JudgeClient, config: &JudgeConfig, p: &Pending, 
                         j.rounds.push(Round { status: Status::Unsolved, answer_status: Status::Unsolved, answer_reason: why.into(), process_status: None, process_reason: None });
                         continue;
                     }
-                    let claims = facts(&p.claims, p.reference.as_deref());
-                    let values = [("query", p.query.as_str()), ("answer", answer), ("claims", claims.as_str()), ("process", p.process.as_str())];
-                    let prompt = prompts::render(&config.prompts.answer_status, &values);
-                    let (status, reason) = client.ask_until(&prompt, r, &mut usage, |reply| verdict::status(reply, "answer_status")).await?;
+                    let (answer_prompt, process_prompt) = pass_rate_prompts(&config.prompts, &p.query, answer, &p.process);
+                    let (status, reason) = client.ask_until(&answer_prompt, r, &mut usage, |reply| verdict::status(reply, "answer_status")).await?;
                     let mut round = Round { status, answer_status: status, answer_reason: reason, process_status: None, process_reason: None };
                     if status == Status::Unsure {
-                        let prompt = prompts::render(&config.prompts.task_solved, &values);
-                        let (ps, why) = client.ask_until(&prompt, r, &mut usage, |reply| verdict::status(reply, "task_status")).await?;
+                        let (ps, why) = client.ask_until(&process_prompt, r, &mut usage, |reply| verdict::status(reply, "task_status")).await?;
                         round.status = ps;
                         round.process_status = Some(ps);
                         round.process_reason = Some(why);
@@ -365,7 +362,6 @@ pub async fn judge_run(dir: &Path, config: &JudgeConfig, cache: Option<Arc<Cache
             query: t.query.clone(),
             answer: t.final_answer.clone(),
             claims: t.claims.clone(),
-            reference: t.reference_answer.clone(),
             process: if t.transcript.is_empty() { String::new() } else { process_text(&t.transcript) },
             digest,
         });
@@ -460,6 +456,18 @@ mod tests {
         assert_eq!(parse_method_flag("stb=pass-rate"), Ok(("stb".into(), MethodChoice::Fixed(Method::PassRate))));
         assert_eq!(parse_method_flag("claims"), Ok(("*".into(), MethodChoice::Fixed(Method::Claims))));
         assert!(parse_method_flag("x=vibes").is_err());
+    }
+
+    #[test]
+    fn pass_rate_prompts_show_query_answer_and_process_only() {
+        let set = PromptSet::load(None).unwrap();
+        let (answer_prompt, process_prompt) = pass_rate_prompts(&set, "QUERY-7f3", "ANSWER-19c", "call x({})\nresult: PROCESS-a42");
+        for p in [&answer_prompt, &process_prompt] {
+            assert!(p.contains("QUERY-7f3") && p.contains("ANSWER-19c"), "{p}");
+            assert!(!p.contains("{{") && !p.contains("expected_facts") && !p.to_lowercase().contains("reference answer"), "{p}");
+        }
+        assert!(!answer_prompt.contains("PROCESS-a42"), "the answer check sees the answer alone");
+        assert!(process_prompt.contains("PROCESS-a42"));
     }
 
     #[test]

@@ -3,9 +3,11 @@
 //! (over every file's name and text) goes into each judgement and into `run.json`, so verdicts asked
 //! with different prompts are never compared as if they were the same measurement.
 //!
-//! Templates hold `{{query}}`, `{{answer}}`, `{{claims}}`, `{{claim}}` and `{{process}}`; each is
+//! Templates hold `{{query}}`, `{{answer}}`, `{{process}}` (pass-rate) and `{{claim}}` (claims); each is
 //! replaced by its text as is (the texts are untrusted, the templates fence them in tags and tell the
-//! judge to treat them as data).
+//! judge to treat them as data). The pass-rate templates get no expected facts: StableToolBench's
+//! evaluator judges from the query, the answer and the process only, so a template asking for
+//! `{{claims}}` or `{{claim}}` there is refused rather than sent with the placeholder unfilled.
 
 use crate::error::InputError;
 use sha2::{Digest, Sha256};
@@ -27,6 +29,9 @@ pub const GIVE_UP: &str = "give_up.txt";
 /// The placeholders each template must hold (a template without its answer would grade nothing).
 const NEEDS: [(&str, &[&str]); 3] =
     [(ANSWER_STATUS, &["{{query}}", "{{answer}}"]), (TASK_SOLVED, &["{{query}}", "{{answer}}", "{{process}}"]), (CLAIM, &["{{claim}}", "{{answer}}"])];
+
+/// Placeholders a template may not hold: the pass-rate questions are asked without expected facts.
+const FORBIDS: [(&str, &[&str]); 2] = [(ANSWER_STATUS, &["{{claims}}", "{{claim}}"]), (TASK_SOLVED, &["{{claims}}", "{{claim}}"])];
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct PromptSet {
@@ -61,6 +66,17 @@ impl PromptSet {
                 for placeholder in needs.iter() {
                     if !text.contains(placeholder) {
                         return Err(InputError::new(&source, format!("the template lacks {placeholder}; the judge would not see it")).field(name));
+                    }
+                }
+            }
+            if let Some((_, forbids)) = FORBIDS.iter().find(|(n, _)| *n == name) {
+                for placeholder in forbids.iter() {
+                    if text.contains(placeholder) {
+                        return Err(InputError::new(
+                            &source,
+                            format!("the template holds {placeholder}, but the pass-rate questions show no expected facts (as StableToolBench's evaluator: query, answer and process only); remove it"),
+                        )
+                        .field(name));
                     }
                 }
             }
@@ -134,5 +150,12 @@ mod tests {
         std::fs::write(dir.path().join(ANSWER_STATUS), "no placeholders").unwrap();
         let e = PromptSet::load(Some(dir.path())).unwrap_err();
         assert!(e.to_string().contains("{{query}}"), "{e}");
+        // Pass-rate templates that ask for expected facts are refused, in either file, for either name.
+        for (file, extra) in [(ANSWER_STATUS, "{{claims}}"), (TASK_SOLVED, "{{claims}}"), (ANSWER_STATUS, "{{claim}}"), (TASK_SOLVED, "{{claim}}")] {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::write(dir.path().join(file), format!("{{{{query}}}} {{{{answer}}}} {{{{process}}}} facts: {extra}")).unwrap();
+            let e = PromptSet::load(Some(dir.path())).unwrap_err().to_string();
+            assert!(e.contains(extra) && e.contains(file), "{file} {extra}: {e}");
+        }
     }
 }

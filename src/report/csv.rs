@@ -22,14 +22,15 @@ impl Exporter for SummaryCsv {
 
     fn render(&self, data: &ReportData) -> Result<Vec<u8>> {
         let mut w = ::csv::Writer::from_writer(Vec::new());
-        let mut header: Vec<String> = ["dataset", "catalog", "variant", "layout", "backend", "n"].map(String::from).to_vec();
+        let mut header: Vec<String> = ["dataset", "catalog", "variant", "layout", "backend", "n", "n_call"].map(String::from).to_vec();
         for m in [
             "selection_accuracy",
             "pass_at_1",
             "abstention_accuracy",
             "safety_violation_rate",
             "attack_success_rate",
-            "refusal_rate",
+            "refused_rate",
+            "no_harm_rate",
             "false_refusal_rate",
             "gold_revealed_rate",
             "server_recall",
@@ -68,18 +69,25 @@ impl Exporter for SummaryCsv {
             ]
             .map(String::from),
         );
+        for k in crate::dataset::Kind::ALL.map(|k| k.as_str()) {
+            header.push(format!("n_{k}"));
+            for m in ["selection_accuracy", "pass_at_1"] {
+                header.extend([format!("{m}_{k}"), format!("{m}_{k}_low"), format!("{m}_{k}_high")]);
+            }
+        }
         header.extend(error_columns().iter().map(|e| format!("errors_{e}")));
         header.extend(JUDGE_COLUMNS.map(String::from));
         w.write_record(&header)?;
         for c in &data.cells {
-            let mut row = vec![c.dataset.clone(), c.catalog.clone(), c.variant.clone(), c.layout.clone(), c.backend.clone(), c.n.to_string()];
+            let mut row = vec![c.dataset.clone(), c.catalog.clone(), c.variant.clone(), c.layout.clone(), c.backend.clone(), c.n.to_string(), c.pass.n.to_string()];
             for r in [
                 &c.selection,
                 &c.pass,
                 &c.abstention,
                 &c.safety_violation,
                 &c.attack_success,
-                &c.refusal,
+                &c.refused,
+                &c.no_harm,
                 &c.false_refusal,
                 &c.gold_revealed,
                 &c.server_recall,
@@ -115,6 +123,12 @@ impl Exporter for SummaryCsv {
                 opt(c.noise.map(|n| n.noise_95)),
                 opt(c.noise.map(|n| n.min_detectable)),
             ]);
+            for k in &c.kinds {
+                row.push(k.pass.n.to_string());
+                for r in [&k.selection, &k.pass] {
+                    row.extend([num(r.rate), num(r.low), num(r.high)]);
+                }
+            }
             row.extend(error_columns().iter().map(|e| c.errors.get(*e).copied().unwrap_or(0).to_string()));
             row.extend(judge_fields(c.judge.as_ref()));
             w.write_record(&row)?;

@@ -35,7 +35,7 @@ pub fn lines(cells: &[CellSummary]) -> Vec<Line> {
     let mut out: Vec<Line> = Vec::new();
     for c in cells {
         let Some((base, level)) = split_level(&c.variant) else { continue };
-        let point = Point { distractors: level, n: c.n, selection: c.selection, pass: c.pass, tokens_upfront: c.mean_tokens_upfront };
+        let point = Point { distractors: level, n: c.pass.n, selection: c.selection, pass: c.pass, tokens_upfront: c.mean_tokens_upfront };
         match out.iter_mut().find(|l| l.dataset == c.dataset && l.variant == base && l.layout == c.layout && l.backend == c.backend) {
             Some(l) => l.points.push(point),
             None => out.push(Line { dataset: c.dataset.clone(), variant: base.into(), layout: c.layout.clone(), backend: c.backend.clone(), points: vec![point] }),

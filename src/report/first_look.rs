@@ -31,7 +31,7 @@ pub fn findings(data: &ReportData, matrix: &[Entry]) -> Vec<Finding> {
     let mut out = Vec::new();
     let cells: Vec<&super::CellSummary> = data.cells.iter().filter(|c| c.backend != "oracle" && c.n > 0).collect();
     // Variants: every non-good variant against good, same dataset, layout and backend.
-    let variant = super::ablation::effects(&data.cells)
+    let variant = super::ablation::effects(&data.cells, &data.rows)
         .into_iter()
         .filter(|e| e.backend != "oracle" && !e.selection_delta.diff.is_nan())
         .max_by(|a, b| a.selection_delta.diff.abs().total_cmp(&b.selection_delta.diff.abs()).then_with(|| (&b.dataset, &b.layout, &b.backend, &b.variant).cmp(&(&a.dataset, &a.layout, &a.backend, &a.variant))));

@@ -64,7 +64,7 @@ impl HistoryEntry {
                 .iter()
                 .map(|c| HistoryCell {
                     key: c.key(),
-                    n: c.n,
+                    n: c.pass.n,
                     pass: finite(c.pass.rate),
                     pass_low: finite(c.pass.low),
                     pass_high: finite(c.pass.high),

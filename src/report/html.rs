@@ -81,14 +81,25 @@ pub struct CellRow {
     pub peak_tokens: String,
     pub violation: String,
     pub attack: String,
-    pub refusal: String,
+    pub refused: String,
+    pub no_harm: String,
     pub false_refusal: String,
+    /// Selection and pass@1 of each task kind the cell has trials of.
+    pub kinds: Vec<KindCell>,
     pub k: u64,
     pub pass_at_k: String,
     pub pass_hat_k: String,
     pub flip_rate: String,
     pub noise: String,
     pub min_detectable: String,
+}
+
+/// One task kind of one cell, as the page shows it.
+pub struct KindCell {
+    pub kind: &'static str,
+    pub n: u64,
+    pub selection: String,
+    pub pass: String,
 }
 
 /// One cell's judged outcomes, as the page shows them.
@@ -160,13 +171,6 @@ pub struct EffectRow {
     pub selection: String,
     pub selection_delta: String,
     pub pass_delta: String,
-}
-
-fn signed(d: &crate::score::stats::Diff) -> String {
-    if d.diff.is_nan() {
-        return "n/a".into();
-    }
-    format!("{:+.1} [{:+.1}, {:+.1}]", d.diff * 100.0, d.low * 100.0, d.high * 100.0)
 }
 
 /// A percentage, or "n/a" when undefined.
@@ -437,7 +441,7 @@ impl Exporter for HtmlReport {
                 variant: c.variant.clone(),
                 layout: c.layout.clone(),
                 backend: c.backend.clone(),
-                n: c.n,
+                n: c.pass.n,
                 selection: rate(&c.selection),
                 pass: rate(&c.pass),
                 abstention: rate(&c.abstention),
@@ -464,7 +468,14 @@ impl Exporter for HtmlReport {
                 peak_tokens: fixed(c.mean_peak_tokens, 0),
                 violation: rate(&c.safety_violation),
                 attack: rate(&c.attack_success),
-                refusal: rate(&c.refusal),
+                refused: rate(&c.refused),
+                no_harm: rate(&c.no_harm),
+                kinds: c
+                    .kinds
+                    .iter()
+                    .filter(|k| k.pass.n > 0)
+                    .map(|k| KindCell { kind: k.kind.as_str(), n: k.pass.n, selection: rate(&k.selection), pass: rate(&k.pass) })
+                    .collect(),
                 false_refusal: rate(&c.false_refusal),
                 errors: c.errors.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join(", "),
                 k: c.trials_per_task,
@@ -488,7 +499,7 @@ impl Exporter for HtmlReport {
                 pass: rate(&c.pass),
             })
             .collect();
-        let effects = super::ablation::effects(&data.cells)
+        let effects = super::ablation::effects(&data.cells, &data.rows)
             .iter()
             .map(|e| EffectRow {
                 group: format!("{} · {} · {}", e.dataset, e.layout, e.backend),
@@ -496,8 +507,8 @@ impl Exporter for HtmlReport {
                 variant: e.variant.clone(),
                 rule: e.rule.clone(),
                 selection: pct(e.selection),
-                selection_delta: signed(&e.selection_delta),
-                pass_delta: signed(&e.pass_delta),
+                selection_delta: e.selection_effect.text(),
+                pass_delta: e.pass_effect.text(),
             })
             .collect();
         let tools = super::tools::rows(data)

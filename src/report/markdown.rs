@@ -32,8 +32,8 @@ impl Exporter for MarkdownSummary {
             }
             writeln!(s)?;
         }
-        writeln!(s, "Rates in %, with 95 % Wilson intervals. n = scored trials per cell; infrastructure errors are counted apart and excluded from every rate.\n")?;
-        writeln!(s, "| dataset | variant | layout | backend | n | selection accuracy | pass@1 | abstention accuracy | mean steps | tokens upfront | tokens total | infra errors | top errors |")?;
+        writeln!(s, "Rates in %, with 95 % Wilson intervals. Selection accuracy and pass@1 are over the tasks that need a call (single, multi, parallel; n = their scored trials), abstention over abstain tasks; the per-kind table below has every kind. Infrastructure errors are counted apart and excluded from every rate.\n")?;
+        writeln!(s, "| dataset | variant | layout | backend | n | selection accuracy | pass@1 | abstention accuracy (abstain tasks) | mean steps | tokens upfront | tokens total | infra errors | top errors |")?;
         writeln!(s, "|---|---|---|---|---:|---|---|---|---:|---:|---:|---:|---|")?;
         for c in &data.cells {
             let mut errors: Vec<(&String, &u64)> = c.errors.iter().collect();
@@ -46,7 +46,7 @@ impl Exporter for MarkdownSummary {
                 cell(&c.variant),
                 cell(&c.layout),
                 cell(&c.backend),
-                c.n,
+                c.pass.n,
                 rate(&c.selection),
                 rate(&c.pass),
                 rate(&c.abstention),
@@ -109,20 +109,41 @@ impl Exporter for MarkdownSummary {
                 )?;
             }
         }
+        writeln!(s, "\n## By task kind\n")?;
+        writeln!(s, "Selection accuracy / pass@1 per kind (n = scored trials of the kind); a kind the cell has no task of is left out.\n")?;
+        writeln!(s, "| dataset | variant | layout | backend | kind | n | selection accuracy | pass@1 |")?;
+        writeln!(s, "|---|---|---|---|---|---:|---|---|")?;
+        for c in &data.cells {
+            for k in c.kinds.iter().filter(|k| k.pass.n > 0) {
+                writeln!(
+                    s,
+                    "| {} | {} | {} | {} | {} | {} | {} | {} |",
+                    cell(&c.dataset),
+                    cell(&c.variant),
+                    cell(&c.layout),
+                    cell(&c.backend),
+                    k.kind.as_str(),
+                    k.pass.n,
+                    rate(&k.selection),
+                    rate(&k.pass)
+                )?;
+            }
+        }
         writeln!(s, "\n## Safety\n")?;
-        writeln!(s, "| dataset | variant | layout | backend | safety violations | attack success (poisoned) | refusal (risky) | false refusal (benign) |")?;
-        writeln!(s, "|---|---|---|---|---|---|---|---|")?;
+        writeln!(s, "| dataset | variant | layout | backend | safety violations | attack success (poisoned) | refused (risky) | no harm done (risky) | false refusal (benign) |")?;
+        writeln!(s, "|---|---|---|---|---|---|---|---|---|")?;
         for c in &data.cells {
             writeln!(
                 s,
-                "| {} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 cell(&c.dataset),
                 cell(&c.variant),
                 cell(&c.layout),
                 cell(&c.backend),
                 rate(&c.safety_violation),
                 rate(&c.attack_success),
-                rate(&c.refusal),
+                rate(&c.refused),
+                rate(&c.no_harm),
                 rate(&c.false_refusal)
             )?;
         }

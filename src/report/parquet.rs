@@ -258,24 +258,34 @@ impl Exporter for SummaryParquet {
             Column::new("layout".into(), s(|x| &x.layout)),
             Column::new("backend".into(), s(|x| &x.backend)),
             Column::new("n".into(), c.iter().map(|x| x.n).collect::<Vec<u64>>()),
+            Column::new("n_call".into(), c.iter().map(|x| x.pass.n).collect::<Vec<u64>>()),
         ];
-        let rates: [(&str, RateOf); 11] = [
+        let rates: [(&str, RateOf); 12] = [
             ("selection_accuracy", |x| x.selection),
             ("pass_at_1", |x| x.pass),
             ("abstention_accuracy", |x| x.abstention),
             ("safety_violation_rate", |x| x.safety_violation),
             ("attack_success_rate", |x| x.attack_success),
-            ("refusal_rate", |x| x.refusal),
+            ("refused_rate", |x| x.refused),
+            ("no_harm_rate", |x| x.no_harm),
             ("false_refusal_rate", |x| x.false_refusal),
             ("gold_revealed_rate", |x| x.gold_revealed),
             ("server_recall", |x| x.server_recall),
             ("category_recall", |x| x.category_recall),
             ("abandonment_rate", |x| x.abandonment),
         ];
+        // A rate over no trial is undefined, and so are its bounds: nulls, not [0, 1].
+        let rate_columns = |name: &str, of: &dyn Fn(&super::CellSummary) -> crate::score::stats::Rate| {
+            let part = |p: fn(&crate::score::stats::Rate) -> f64| c.iter().map(|x| Some(of(x)).filter(|r| r.n > 0).and_then(|r| defined(p(&r)))).collect::<Vec<_>>();
+            [Column::new(name.into(), part(|r| r.rate)), Column::new(format!("{name}_low").into(), part(|r| r.low)), Column::new(format!("{name}_high").into(), part(|r| r.high))]
+        };
         for (name, get) in rates {
-            columns.push(Column::new(name.into(), c.iter().map(|x| defined(get(x).rate)).collect::<Vec<_>>()));
-            columns.push(Column::new(format!("{name}_low").into(), c.iter().map(|x| defined(get(x).low)).collect::<Vec<_>>()));
-            columns.push(Column::new(format!("{name}_high").into(), c.iter().map(|x| defined(get(x).high)).collect::<Vec<_>>()));
+            columns.extend(rate_columns(name, &get));
+        }
+        for (i, k) in crate::dataset::Kind::ALL.iter().enumerate() {
+            columns.push(Column::new(format!("n_{}", k.as_str()).into(), c.iter().map(|x| x.kinds[i].pass.n).collect::<Vec<u64>>()));
+            columns.extend(rate_columns(&format!("selection_accuracy_{}", k.as_str()), &|x| x.kinds[i].selection));
+            columns.extend(rate_columns(&format!("pass_at_1_{}", k.as_str()), &|x| x.kinds[i].pass));
         }
         columns.extend([
             Column::new("mean_selection_f1".into(), f(|x| x.mean_selection_f1)),

@@ -8,8 +8,9 @@
 //!   Later attempts are extra calls.
 //! - `multi` / `parallel`: each expected call is paired with an attempt to a tool it accepts by an
 //!   optimal (maximum) matching on tools; an expected call left over takes the next attempt left over
-//!   (in call order) — the call made in its place — or [`NOTHING`]. The attempts still left over are
-//!   extra calls.
+//!   (in call order) to a tool the task does not expect — the call made in its place — or [`NOTHING`]
+//!   (expected `[a, b]`, called `[a, a]`: `b` → nothing; the second `a` took no call of `b`'s). The
+//!   attempts still left over are extra calls.
 //! - `abstain` / `refuse`: no expected call; every attempt is an extra call.
 //! - `relevant`: no ground truth of which tool: nothing is counted.
 //!
@@ -57,6 +58,7 @@ pub fn pairing(kind: Kind, expected: &[ExpectedCall], calls: &[ScoredCall]) -> P
         let t = called(c);
         if e.accepts(&t) { e.tool.clone() } else { t }
     };
+    let expects = |t: &str| expected.iter().any(|e| e.accepts(t));
     let mut used = vec![false; attempts.len()];
     match kind {
         Kind::Relevant => return out,
@@ -81,7 +83,9 @@ pub fn pairing(kind: Kind, expected: &[ExpectedCall], calls: &[ScoredCall]) -> P
             for (e, a) in assignment.iter().enumerate() {
                 let taken = match a {
                     Some(a) => name(&expected[e], attempts[*a]),
-                    None => match (0..attempts.len()).find(|&u| !used[u]) {
+                    // The call made in its place: the next attempt left over that is not one more call
+                    // to a tool the task expects (a repeat or a retry takes no other tool's call).
+                    None => match (0..attempts.len()).find(|&u| !used[u] && !expects(&called(attempts[u]))) {
                         Some(u) => {
                             used[u] = true;
                             name(&expected[e], attempts[u])
@@ -95,7 +99,7 @@ pub fn pairing(kind: Kind, expected: &[ExpectedCall], calls: &[ScoredCall]) -> P
     }
     for (a, c) in attempts.iter().enumerate() {
         let t = called(c);
-        if !used[a] && !expected.iter().any(|e| e.accepts(&t)) {
+        if !used[a] && !expects(&t) {
             out.extra.push(t);
         }
     }
@@ -147,6 +151,33 @@ mod tests {
         let p = pairing(Kind::Parallel, &e, &calls);
         assert_eq!(pairs(&p), [("s/c/a", "s/c/a"), ("s/c/b", "s/c/b"), ("s/c/c", "s/c/c")]);
         assert_eq!(p.extra, ["s/c/y"]);
+    }
+
+    #[test]
+    fn a_repeated_call_to_an_expected_tool_takes_no_other_tools_call() {
+        // Every arrangement of expected tools {a, b} (and {a, a, b}) against calls that repeat expected
+        // tools: no expected call is "taken by" a tool the task expects elsewhere, and nothing is extra.
+        let expected_sets: [&[&str]; 3] = [&["s/c/a", "s/c/b"], &["s/c/a", "s/c/a", "s/c/b"], &["s/c/b", "s/c/a"]];
+        for want in expected_sets {
+            let e: Vec<ExpectedCall> = want.iter().map(|t| exp(t)).collect();
+            for calls in [vec!["s/c/a", "s/c/a"], vec!["s/c/a", "s/c/a", "s/c/a"], vec!["s/c/b", "s/c/b"], vec!["s/c/a", "s/c/b", "s/c/b", "s/c/a"]] {
+                let calls: Vec<ScoredCall> = calls.iter().map(|t| call(CallStatus::Executed, Some(t))).collect();
+                for kind in [Kind::Multi, Kind::Parallel] {
+                    let p = pairing(kind, &e, &calls);
+                    for (expected, took) in &p.pairs {
+                        assert!(took == expected || took == NOTHING, "{want:?} {kind:?}: {expected} taken by {took}");
+                    }
+                    assert!(p.extra.is_empty(), "{want:?} {kind:?}: extra {:?}", p.extra);
+                }
+            }
+        }
+        // The example, spelled out: expected [rerun_ci_run, add_pull_request_comment].
+        let e = [exp("g/ci/rerun_ci_run"), exp("g/pr/add_pull_request_comment")];
+        let p = pairing(Kind::Multi, &e, &[call(CallStatus::Executed, Some("g/ci/rerun_ci_run")), call(CallStatus::Executed, Some("g/ci/rerun_ci_run"))]);
+        assert_eq!(pairs(&p), [("g/ci/rerun_ci_run", "g/ci/rerun_ci_run"), ("g/pr/add_pull_request_comment", NOTHING)]);
+        // A call to an unexpected tool still takes the call it was made in place of.
+        let p = pairing(Kind::Multi, &e, &[call(CallStatus::Executed, Some("g/ci/rerun_ci_run")), call(CallStatus::Executed, Some("g/ci/rerun_ci_run")), call(CallStatus::Executed, Some("g/pr/list"))]);
+        assert_eq!(pairs(&p), [("g/ci/rerun_ci_run", "g/ci/rerun_ci_run"), ("g/pr/add_pull_request_comment", "g/pr/list")]);
     }
 
     #[test]

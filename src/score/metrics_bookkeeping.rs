@@ -78,7 +78,7 @@ fn duplicates_in_one_message_still_count_as_calls() {
     let mut copy = send.clone();
     copy.record.duplicate = true;
     let s = score_trial(Kind::Single, &e, &[send, copy.clone(), copy], StopReason::Answered);
-    assert_eq!(s.error_type, Some(ErrorType::WrongCount));
+    assert_eq!(s.error_type, Some(ErrorType::ExtraCall));
 }
 
 #[test]
