@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """A minimal MCP agent, for `toolpick run --backends mcp-agent:<this script>`.
 
-toolpick starts it once per episode: the task's query comes on standard input, the MCP server that
-serves the cell's layout (flat, progressive, progressive-oss or search) is at $TOOLPICK_MCP_URL. The
+toolpick starts it once per episode: the task's query comes on standard input (and the messages the
+episode opens with, system prompt first, in $TOOLPICK_MESSAGES), the MCP server that serves the cell's
+layout (flat, progressive, progressive-oss or search) is at $TOOLPICK_MCP_URL. The
 agent lists the tools, asks an OpenAI-compatible chat-completions endpoint ($OPENAI_BASE_URL, model
 $AGENT_MODEL, key $OPENAI_API_KEY) what to do, calls the tools it chooses through MCP, and repeats until
 the model answers without a call; that answer, printed on standard output, is the episode's final
@@ -47,7 +48,10 @@ async def main():
     async with streamable_http_client(os.environ["TOOLPICK_MCP_URL"]) as streams:
         async with ClientSession(streams[0], streams[1]) as session:
             await session.initialize()
-            messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": query}]
+            # toolpick passes the messages its own loop opens with (a benchmark's system prompt, if the
+            # task has one, in place of SYSTEM); without them, start from SYSTEM and the query.
+            opening = os.environ.get("TOOLPICK_MESSAGES")
+            messages = json.loads(opening) if opening else [{"role": "system", "content": SYSTEM}, {"role": "user", "content": query}]
             for _ in range(int(os.environ.get("AGENT_MAX_STEPS", "8"))):
                 # Listed again every turn: a layout that loads tools on demand offers more as it goes.
                 listed = await session.list_tools()

@@ -164,3 +164,56 @@ fn stabletoolbench_imports_per_query_and_merged_and_the_oracle_selects_everythin
         assert_eq!(row["infra_errors"], "0");
     }
 }
+
+/// Every single-turn BFCL record's messages before its last user message, read from the raw files
+/// with serde_json alone: (record id → [(role, content)]), for the records that have any.
+fn bfcl_leading_messages() -> HashMap<String, Vec<(String, String)>> {
+    let mut out = HashMap::new();
+    let dir = shared("bfcl");
+    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.file_name().unwrap().to_str().unwrap().starts_with("BFCL_")).collect();
+    files.sort();
+    for file in files {
+        for line in std::fs::read_to_string(&file).unwrap().lines().filter(|l| !l.trim().is_empty()) {
+            let record: serde_json::Value = serde_json::from_str(line).unwrap();
+            let turns = record["question"].as_array().unwrap();
+            if turns.len() != 1 {
+                continue;
+            }
+            let messages: Vec<(String, String)> =
+                turns[0].as_array().unwrap().iter().map(|m| (m["role"].as_str().unwrap().to_string(), m["content"].as_str().unwrap().to_string())).collect();
+            let last_user = messages.iter().rposition(|(r, _)| r == "user").unwrap();
+            if last_user > 0 {
+                out.insert(record["id"].as_str().unwrap().to_string(), messages[..last_user].to_vec());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn bfcl_system_prompts_are_kept_verbatim_on_every_record_that_has_one() {
+    let raw = bfcl_leading_messages();
+    let with_system = raw.values().filter(|m| m.iter().any(|(r, _)| r == "system")).count();
+    assert!(with_system > 0, "the slice has records with a system prompt");
+    let imp = import("bfcl", &shared("bfcl")).expect("BFCL imports");
+    let by_id: HashMap<&str, &toolpick::dataset::Task> = imp.dataset.tasks.iter().map(|t| (t.id.as_str(), t)).collect();
+    for (id, leading) in &raw {
+        let task = by_id.get(id.as_str()).unwrap_or_else(|| panic!("{id} (with a system prompt) is imported"));
+        let kept: Vec<(String, String)> = task.history.iter().map(|m| (m.role.as_str().to_string(), m.content.clone())).collect();
+        assert_eq!(&kept, leading, "{id}: the messages before the query, verbatim and in order");
+        assert!(imp.defects.iter().filter(|d| d.id == *id).all(|d| !d.reason.contains("system")), "{id}: no defect row for a kept system prompt");
+    }
+    // No other task has a history, and the count of system prompts kept is the raw count.
+    assert_eq!(imp.dataset.tasks.iter().filter(|t| !t.history.is_empty()).count(), raw.len());
+    let kept_system = imp.dataset.tasks.iter().filter(|t| t.history.iter().any(|m| m.role == toolpick::dataset::Role::System)).count();
+    assert_eq!(kept_system, with_system);
+    // and `import -o` writes them into the native dataset, which loads back the same.
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("native");
+    let o = toolpick(&["import", "bfcl", shared("bfcl").to_str().unwrap(), "-o", out.to_str().unwrap()], &repo());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let native = toolpick::dataset::load_dataset(&out.join("bfcl.jsonl")).unwrap();
+    for t in &native.tasks {
+        assert_eq!(t.history, by_id[t.id.as_str()].history, "{}", t.id);
+    }
+}

@@ -187,3 +187,48 @@ fn finish_reasons_of_every_provider_are_read() {
         assert_eq!(Finish::from_wire(r), Finish::Complete, "{r}");
     }
 }
+
+#[test]
+fn a_tasks_history_opens_the_episode_verbatim_and_its_assistant_messages_are_not_the_agents_turns() {
+    let say = |role: &str, content: &str| serde_json::json!({"role": role, "content": content});
+    // Every mix of roles a history can hold, with and without a system message, in several positions.
+    let histories = [
+        vec![say("system", "\nDefault the date to 2024-01-01.  ")],
+        vec![say("system", "A"), say("system", "B")],
+        vec![say("user", "hi"), say("assistant", "hello, what do you need?")],
+        vec![say("system", "S"), say("user", "earlier"), say("assistant", "noted")],
+        vec![say("user", "u"), say("system", "late system"), say("assistant", "a")],
+    ];
+    for history in histories {
+        let task: Task = serde_json::from_value(serde_json::json!({"id": "t", "query": "the query", "kind": "single", "history": history})).unwrap();
+        let first = AssistantTurn { tool_calls: vec![call("1", "a", "{}")], ..Default::default() };
+        let e = run_task(&Script(vec![first]), &task);
+        let has_system = history.iter().any(|m| m["role"] == "system");
+        let mut want: Vec<serde_json::Value> = Vec::new();
+        if !has_system {
+            want.push(serde_json::json!({"role": "system", "content": SYSTEM_PROMPT}));
+        }
+        want.extend(history.iter().cloned());
+        want.push(say("user", "the query"));
+        let got: Vec<serde_json::Value> = e.messages[..want.len()].iter().map(|m| serde_json::to_value(m).unwrap()).collect();
+        assert_eq!(got, want, "{history:?}");
+        // The script's first turn (a call) was played first: history assistant messages are not turns.
+        assert_eq!((e.calls.len(), e.steps, e.stop_reason), (1, 2, StopReason::Answered), "{history:?}");
+    }
+}
+
+fn run_task(backend: &dyn Backend, task: &Task) -> Episode {
+    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    rt.block_on(run_episode(backend, &Counting::default(), task, &Addressing::new(), Limits { max_steps: 8, repeat_limit: 3 }, 0, 0))
+}
+
+#[test]
+fn instructions_text_is_the_query_alone_without_history_and_carries_every_history_message_with_it() {
+    let task = |history: serde_json::Value| -> Task { serde_json::from_value(serde_json::json!({"id": "t", "query": "Q?", "kind": "abstain", "history": history})).unwrap() };
+    assert_eq!(instructions_text(&task(serde_json::json!([]))), "Q?");
+    assert_eq!(instructions_text(&task(serde_json::json!([{"role": "system", "content": " sys\n"}]))), " sys\n\n\nQ?");
+    assert_eq!(
+        instructions_text(&task(serde_json::json!([{"role": "system", "content": "S"}, {"role": "user", "content": "u"}, {"role": "assistant", "content": "a"}]))),
+        "S\n\nUser: u\n\nAssistant: a\n\nUser: Q?"
+    );
+}

@@ -50,9 +50,11 @@ pub struct TurnContext<'a> {
 }
 
 impl TurnContext<'_> {
-    /// Number of assistant turns so far.
+    /// Number of assistant turns so far: the assistant messages after the query (the last user
+    /// message), so that assistant messages of a task's history are not counted as the agent's turns.
     pub fn turn(&self) -> usize {
-        self.messages.iter().filter(|m| matches!(m, Message::Assistant { .. })).count()
+        let after_query = self.messages.iter().rposition(|m| matches!(m, Message::User { .. })).map_or(0, |p| p + 1);
+        self.messages[after_query..].iter().filter(|m| matches!(m, Message::Assistant { .. })).count()
     }
 
     /// The calls of the last assistant turn with their results, in order.
@@ -146,8 +148,54 @@ pub struct Episode {
     pub timings: Vec<TurnTiming>,
 }
 
+/// toolpick's own system prompt, for a task that brings none.
 pub const SYSTEM_PROMPT: &str = "You are an assistant that can use tools. Use the tools to do what the user asks. \
 If none of the tools can do it, say so and do not call any tool.";
+
+/// The messages an episode opens with: the task's [`Task::history`] verbatim, in order, then its query.
+///
+/// [`SYSTEM_PROMPT`] goes first only when the history has no `system` message. A benchmark's own system
+/// prompt takes its place rather than joining it: BFCL sends a record's messages as given (in
+/// function-calling mode it adds nothing of its own), facts in that prompt are part of the task, and
+/// several chat templates accept only one system message, at the start. toolpick's prompt says nothing a
+/// layout needs (every layout explains itself in its functions), so no layout loses anything by it.
+pub fn opening_messages(task: &Task) -> Vec<Message> {
+    let mut messages = Vec::with_capacity(task.history.len() + 2);
+    if !task.history.iter().any(|m| m.role == crate::dataset::Role::System) {
+        messages.push(Message::System { content: SYSTEM_PROMPT.into() });
+    }
+    for m in &task.history {
+        let content = m.content.clone();
+        messages.push(match m.role {
+            crate::dataset::Role::System => Message::System { content },
+            crate::dataset::Role::User => Message::User { content },
+            crate::dataset::Role::Assistant => Message::Assistant { content: Some(content), tool_calls: vec![] },
+        });
+    }
+    messages.push(Message::User { content: task.query.clone() });
+    messages
+}
+
+/// The task as one text, for channels that carry a single string (an MCP server's `instructions`): the
+/// query alone when the task has no history; otherwise every history message (system text verbatim,
+/// earlier turns labelled `User:` / `Assistant:`) and then the query, separated by blank lines.
+pub fn instructions_text(task: &Task) -> String {
+    if task.history.is_empty() {
+        return task.query.clone();
+    }
+    let mut parts: Vec<String> = task
+        .history
+        .iter()
+        .map(|m| match m.role {
+            crate::dataset::Role::System => m.content.clone(),
+            crate::dataset::Role::User => format!("User: {}", m.content),
+            crate::dataset::Role::Assistant => format!("Assistant: {}", m.content),
+        })
+        .collect();
+    let labelled = task.history.iter().any(|m| m.role != crate::dataset::Role::System);
+    parts.push(if labelled { format!("User: {}", task.query) } else { task.query.clone() });
+    parts.join("\n\n")
+}
 
 /// What a call is, for telling repeats apart: its name and its arguments as parsed JSON (key order
 /// and spacing do not matter), or as trimmed text when they do not parse.
@@ -174,7 +222,7 @@ Write a shorter call.";
 
 /// Run one episode.
 pub async fn run_episode(backend: &dyn Backend, layout: &dyn Layout, task: &Task, addressing: &Addressing, limits: Limits, seed: u64, trial: usize) -> Episode {
-    let mut messages = vec![Message::System { content: SYSTEM_PROMPT.into() }, Message::User { content: task.query.clone() }];
+    let mut messages = opening_messages(task);
     let mut calls: Vec<CallRecord> = Vec::new();
     let mut steps = 0;
     let mut stop_reason = StopReason::StepLimit;

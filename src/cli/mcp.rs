@@ -226,8 +226,8 @@ fn record_session(args: ServeArgs, mut config: crate::run::RunConfig, out: PathB
     model.episode_timeout_s = 7.0 * 24.0 * 3600.0;
     config.models = vec![model];
     let mut prepared = crate::run::prepare(config)?;
-    let query = prepared.first_task_query().unwrap_or_default();
-    let (session, served) = crate::run::bridge::ClientSession::new(&agent_name, &query);
+    let instructions = prepared.first_task_instructions().unwrap_or_default();
+    let (session, served) = crate::run::bridge::ClientSession::new(&agent_name, &instructions);
     let close = session.closer();
     prepared.set_backend(0, std::sync::Arc::new(session));
     let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);

@@ -135,11 +135,45 @@ pub struct Poison {
     pub goal: Goal,
 }
 
+/// Who says a message of a task's [`Task::history`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        }
+    }
+}
+
+/// One message said before a task's query: a benchmark's system prompt or an earlier turn, sent to the
+/// model verbatim.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryMessage {
+    pub role: Role,
+    pub content: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Task {
     pub id: String,
     pub query: String,
+    /// The conversation before `query`, sent ahead of it in this order: a benchmark's own system prompt
+    /// (BFCL's leading `system` messages) and earlier user/assistant messages of the turn. A `system`
+    /// message here takes the place of toolpick's own system prompt ([`crate::agent::opening_messages`]).
+    /// Empty (and left out of the file): the query opens the conversation.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub history: Vec<HistoryMessage>,
     pub kind: Kind,
     #[serde(default)]
     pub expected: Vec<ExpectedCall>,
@@ -198,6 +232,13 @@ pub fn load_dataset(path: &Path) -> Result<Dataset, InputErrors> {
         let line = i + 1;
         let trimmed = raw.trim();
         if trimmed.is_empty() || trimmed.starts_with("//") {
+            continue;
+        }
+        // `history` is checked on the raw value first, so a bad message is named by its index and key
+        // (serde's own message for an enum or a nested struct names neither).
+        let history = history_errors(trimmed);
+        if !history.is_empty() {
+            errors.extend(history.into_iter().map(|(field, msg)| InputError::new(path, msg).at_line(line).field(field)));
             continue;
         }
         let mut task: Task = match serde_json::from_str(trimmed) {
@@ -299,6 +340,48 @@ pub fn load_dataset(path: &Path) -> Result<Dataset, InputErrors> {
     InputErrors(errors).into_result()?;
     let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     Ok(Dataset { name, path: path.to_path_buf(), tasks })
+}
+
+/// What is wrong with a dataset line's `history` field, as (field, message) pairs; empty when the
+/// field is absent, well-formed, or the line is not a JSON object (the task parser reports that).
+fn history_errors(line: &str) -> Vec<(String, String)> {
+    if !line.contains("\"history\"") {
+        return vec![];
+    }
+    let Ok(Value::Object(task)) = serde_json::from_str::<Value>(line) else { return vec![] };
+    let Some(history) = task.get("history") else { return vec![] };
+    let Some(messages) = history.as_array() else {
+        return vec![("history".into(), format!("history is {}; give an array of {{\"role\", \"content\"}} messages", crate::error::json_kind(history)))];
+    };
+    let mut out = Vec::new();
+    for (i, m) in messages.iter().enumerate() {
+        let at = format!("history[{i}]");
+        let Some(m) = m.as_object() else {
+            out.push((at, format!("a history message is an object {{\"role\", \"content\"}}, got {}", crate::error::json_kind(m))));
+            continue;
+        };
+        match m.get("role") {
+            None => out.push((format!("{at}.role"), "missing; give system, user or assistant".into())),
+            Some(Value::String(r)) if ["system", "user", "assistant"].contains(&r.as_str()) => {}
+            Some(Value::String(r)) => out.push((
+                format!("{at}.role"),
+                format!("`{r}` is not a history role; use system, user or assistant (a tool result needs the call it answers, which a history cannot carry)"),
+            )),
+            Some(other) => out.push((format!("{at}.role"), format!("role is {}; give the string system, user or assistant", crate::error::json_kind(other)))),
+        }
+        match m.get("content") {
+            None => out.push((format!("{at}.content"), "missing; give the message's text".into())),
+            Some(Value::String(c)) if c.trim().is_empty() => {
+                out.push((format!("{at}.content"), "is empty; give the message's text or leave the message out".into()))
+            }
+            Some(Value::String(_)) => {}
+            Some(other) => out.push((format!("{at}.content"), format!("content is {}; give the message's text as a string", crate::error::json_kind(other)))),
+        }
+        for key in m.keys().filter(|k| *k != "role" && *k != "content") {
+            out.push((format!("{at}.{key}"), format!("unknown field `{key}`; a history message has only role and content")));
+        }
+    }
+    out
 }
 
 /// `true` for a relative path that stays inside the directory it is joined to (no `..`, not absolute).
@@ -453,6 +536,63 @@ mod tests {
     fn may_omit_means_empty_string_listed() {
         assert!(ExpectedCall::may_omit(&[Value::from("x"), Value::from("")]));
         assert!(!ExpectedCall::may_omit(&[Value::from("x")]));
+    }
+
+    #[test]
+    fn every_bad_history_is_refused_naming_its_line_and_field_and_a_good_one_loads() {
+        // (history value, the field each error must name), one case per line.
+        let bad: Vec<(&str, Vec<&str>)> = vec![
+            (r#""You are helpful""#, vec!["history"]),
+            (r#"{"role": "system", "content": "x"}"#, vec!["history"]),
+            ("3", vec!["history"]),
+            ("null", vec!["history"]),
+            (r#"["You are helpful"]"#, vec!["history[0]"]),
+            (r#"[{"role": "system", "content": "ok"}, 7]"#, vec!["history[1]"]),
+            (r#"[{"content": "x"}]"#, vec!["history[0].role"]),
+            (r#"[{"role": "tool", "content": "x"}]"#, vec!["history[0].role"]),
+            (r#"[{"role": "developer", "content": "x"}]"#, vec!["history[0].role"]),
+            (r#"[{"role": 1, "content": "x"}]"#, vec!["history[0].role"]),
+            (r#"[{"role": "user"}]"#, vec!["history[0].content"]),
+            (r#"[{"role": "user", "content": ["a"]}]"#, vec!["history[0].content"]),
+            (r#"[{"role": "assistant", "content": " \n\t "}]"#, vec!["history[0].content"]),
+            (r#"[{"role": "system", "content": "x", "name": "bfcl"}]"#, vec!["history[0].name"]),
+            (r#"[{"role": "system", "content": "x"}, {"role": "nobody", "content": ""}]"#, vec!["history[1].role", "history[1].content"]),
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("d.jsonl");
+        let mut text = String::new();
+        for (i, (history, _)) in bad.iter().enumerate() {
+            text.push_str(&format!("{{\"id\": \"t{i}\", \"query\": \"q\", \"kind\": \"abstain\", \"history\": {history}}}\n"));
+        }
+        std::fs::write(&path, &text).unwrap();
+        let errors = load_dataset(&path).unwrap_err().0;
+        let got: Vec<(Option<usize>, Option<String>)> = errors.iter().map(|e| (e.line, e.field.clone())).collect();
+        let want: Vec<(Option<usize>, Option<String>)> =
+            bad.iter().enumerate().flat_map(|(i, (_, fields))| fields.iter().map(move |f| (Some(i + 1), Some(f.to_string())))).collect();
+        assert_eq!(got, want);
+        assert!(errors.iter().all(|e| e.file == path && !e.message.is_empty()));
+
+        // Well-formed histories load as written, in order, content verbatim; an absent or empty one is
+        // left out when the task is written back, so older datasets stay byte-identical.
+        std::fs::write(
+            &path,
+            concat!(
+                r#"{"id": "a", "query": "q", "kind": "abstain", "history": [{"role": "system", "content": "\nS  "}, {"role": "user", "content": "u"}, {"role": "assistant", "content": "a"}]}"#,
+                "\n",
+                r#"{"id": "b", "query": "q", "kind": "abstain", "history": []}"#,
+                "\n",
+                r#"{"id": "c", "query": "the \"history\" word", "kind": "abstain"}"#,
+                "\n"
+            ),
+        )
+        .unwrap();
+        let d = load_dataset(&path).unwrap();
+        let roles: Vec<(Role, &str)> = d.tasks[0].history.iter().map(|m| (m.role, m.content.as_str())).collect();
+        assert_eq!(roles, [(Role::System, "\nS  "), (Role::User, "u"), (Role::Assistant, "a")]);
+        assert!(d.tasks[1].history.is_empty() && d.tasks[2].history.is_empty());
+        assert!(!serde_json::to_string(&d.tasks[1]).unwrap().contains("history"));
+        let back: Task = serde_json::from_str(&serde_json::to_string(&d.tasks[0]).unwrap()).unwrap();
+        assert_eq!(back.history, d.tasks[0].history);
     }
 
     #[test]

@@ -373,6 +373,7 @@ async fn answer(s: &MockState, headers: &HeaderMap, body: Value) -> Response {
     let task = Task {
         id: "mock".into(),
         query,
+        history: vec![],
         kind: Kind::Single,
         expected: vec![],
         category: String::new(),

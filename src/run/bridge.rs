@@ -4,8 +4,11 @@
 //! episode. The call runs through the layout like any backend's; its result goes back to the agent as
 //! the call's answer. When the agent exits, its standard output is the episode's final answer.
 //!
-//! The agent gets the task's query on standard input and the server's URL in `TOOLPICK_MCP_URL` (the
-//! task id in `TOOLPICK_TASK_ID`); it inherits toolpick's environment (it is the user's own program and
+//! The agent gets the task's query on standard input, the server's URL in `TOOLPICK_MCP_URL`, the task
+//! id in `TOOLPICK_TASK_ID`, and in `TOOLPICK_MESSAGES` the chat messages the in-process loop opens
+//! with (a JSON array of `{"role", "content"}`: toolpick's system prompt or the benchmark's own, any
+//! earlier turns of the task, then the query), so an agent can send the model exactly what a built-in
+//! backend sends. The server's `instructions` carry the same task as one text. It inherits toolpick's environment (it is the user's own program and
 //! may need its model's key). `tools/list` answers what the layout offers at that point of the episode.
 //! Calls are taken one at a time, in the order they arrive: MCP has no turns, so each call is one step
 //! of the episode (an in-process backend's turn of three calls is three steps here).
@@ -39,11 +42,12 @@ struct Link {
     /// Cancelled when a connected client's session ends (`mcp serve`).
     closed: Token,
     made: std::sync::atomic::AtomicUsize,
-    query: String,
+    /// The task as one text, for the session's `instructions` ([`crate::agent::instructions_text`]).
+    instructions: String,
 }
 
 impl Link {
-    fn new(query: &str, agent: Option<tokio::task::JoinHandle<Result<String>>>) -> Arc<Link> {
+    fn new(instructions: &str, agent: Option<tokio::task::JoinHandle<Result<String>>>) -> Arc<Link> {
         let (calls, incoming) = mpsc::channel(16);
         let (functions, _) = tokio::sync::watch::channel(None);
         Arc::new(Link {
@@ -55,7 +59,7 @@ impl Link {
             stop: Token::default(),
             closed: Token::default(),
             made: Default::default(),
-            query: query.to_string(),
+            instructions: instructions.to_string(),
         })
     }
 }
@@ -89,7 +93,7 @@ impl Served for LinkServed {
     }
 
     fn instructions(&self) -> Option<String> {
-        Some(self.0.query.clone())
+        Some(self.0.instructions.clone())
     }
 }
 
@@ -125,10 +129,12 @@ impl McpAgentBackend {
     }
 
     fn spawn_command(command: &[String], url: &str, ctx: &TurnContext<'_>) -> Result<tokio::task::JoinHandle<Result<String>>> {
+        let opening = serde_json::to_string(&crate::agent::opening_messages(ctx.task)).context("cannot write the opening messages")?;
         let mut cmd = tokio::process::Command::new(&command[0]);
         cmd.args(&command[1..])
             .env("TOOLPICK_MCP_URL", url)
             .env("TOOLPICK_TASK_ID", &ctx.task.id)
+            .env("TOOLPICK_MESSAGES", opening)
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .kill_on_drop(true);
@@ -160,7 +166,7 @@ impl McpAgentBackend {
                 tokio::spawn(game.play(url))
             }
         };
-        let link = Link::new(&ctx.task.query, Some(agent));
+        let link = Link::new(&crate::agent::instructions_text(ctx.task), Some(agent));
         let served: Arc<dyn Served> = Arc::new(LinkServed(link.clone()));
         let stop = link.stop.clone();
         tokio::spawn(async move {
@@ -199,7 +205,7 @@ impl OracleGame {
         use crate::agent::Policy;
         use crate::protocol::Message;
         let session = crate::mcp::client::Session::connect_http(&url, Default::default()).await?;
-        let mut messages = vec![Message::System { content: crate::agent::SYSTEM_PROMPT.into() }, Message::User { content: self.task.query.clone() }];
+        let mut messages = crate::agent::opening_messages(&self.task);
         loop {
             let functions: Vec<FunctionDef> = session
                 .list_tools_now()
@@ -303,9 +309,10 @@ pub struct ClientSession {
 }
 
 impl ClientSession {
-    /// The backend (labelled `name`) and what the transport serves.
-    pub fn new(name: &str, query: &str) -> (ClientSession, Arc<dyn Served>) {
-        let link = Link::new(query, None);
+    /// The backend (labelled `name`) and what the transport serves (`instructions`: the task as one
+    /// text, [`crate::agent::instructions_text`]).
+    pub fn new(name: &str, instructions: &str) -> (ClientSession, Arc<dyn Served>) {
+        let link = Link::new(instructions, None);
         let served: Arc<dyn Served> = Arc::new(LinkServed(link.clone()));
         (ClientSession { name: name.to_string(), link }, served)
     }

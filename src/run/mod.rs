@@ -32,7 +32,7 @@ use crate::error::InputError;
 use crate::exec::Executor;
 use crate::layout::flat::stable_hash;
 use crate::layout::{DiscoveryRule, FlatLayout, Layout, LayoutKind, ProgressiveLayout};
-use crate::protocol::{FunctionDef, Message};
+use crate::protocol::FunctionDef;
 pub use crate::record::{Tokens, Trial};
 use crate::record::{guard, store, transcripts};
 use crate::score::declared::{Declared, ToolParams, tool_params};
@@ -519,15 +519,16 @@ impl Prepared {
         self.suites.iter().map(|s| s.dataset.tasks.len()).sum()
     }
 
-    /// The query of the first suite's first selected task.
     /// The index of task `id` in the first dataset (an error naming `--task` if it has none).
     pub fn task_index(&self, id: &str) -> Result<usize> {
         let s = &self.suites[0];
         s.dataset.tasks.iter().position(|t| t.id == id).ok_or_else(|| InputError::new(&s.dataset.path, format!("no task `{id}` in this dataset")).field("--task").into())
     }
 
-    pub fn first_task_query(&self) -> Option<String> {
-        self.suites.first().and_then(|s| s.dataset.tasks.first()).map(|t| t.query.clone())
+    /// The first suite's first selected task as one text (its history, then its query), for an MCP
+    /// session's `instructions`.
+    pub fn first_task_instructions(&self) -> Option<String> {
+        self.suites.first().and_then(|s| s.dataset.tasks.first()).map(crate::agent::instructions_text)
     }
 
     /// Put `backend` in the place of backend `index` (same label): a client that connects by itself.
@@ -629,7 +630,7 @@ impl Prepared {
         let started = Instant::now();
         let limits = Limits { max_steps: self.config.max_steps, repeat_limit: self.config.repeat_limit };
         let timed_out = || Episode {
-            messages: vec![Message::User { content: task.query.clone() }],
+            messages: crate::agent::opening_messages(task),
             calls: vec![],
             steps: 0,
             stop_reason: StopReason::BackendError,

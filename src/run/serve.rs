@@ -44,10 +44,11 @@ impl Presentation {
         let t = task.unwrap_or(0);
         let per_task = if Prepared::per_task(s, &s.cells[0], t) { Some(prepared.scenario(s, &s.cells[0], t)?) } else { None };
         let record = record.map(|p| std::fs::File::create(&p).map_err(|e| crate::error::InputError::new(&p, format!("cannot create the record file: {e}")))).transpose()?.map(Mutex::new);
-        let mut messages = vec![Message::System { content: crate::agent::SYSTEM_PROMPT.into() }];
-        if task.is_some() {
-            messages.push(Message::User { content: s.dataset.tasks[t].query.clone() });
-        }
+        // With a task, the conversation opens as an episode's does (its history, then its query).
+        let messages = match task {
+            Some(_) => crate::agent::opening_messages(&s.dataset.tasks[t]),
+            None => vec![Message::System { content: crate::agent::SYSTEM_PROMPT.into() }],
+        };
         let cell = &s.cells[0];
         let addressing = per_task.as_ref().map(|sc| &sc.addressing).unwrap_or(&cell.addressing);
         let annotations = cell
@@ -134,9 +135,10 @@ impl Presentation {
         Answer { text: outcome.content, is_error }
     }
 
-    /// The task's query, for the session's `instructions`.
-    pub fn query(&self) -> Option<String> {
-        (self.task != usize::MAX).then(|| self.prepared.suites[0].dataset.tasks[self.task].query.clone())
+    /// The task as one text (its history, e.g. a benchmark's system prompt, then its query), for the
+    /// session's `instructions`.
+    pub fn task_instructions(&self) -> Option<String> {
+        (self.task != usize::MAX).then(|| crate::agent::instructions_text(&self.prepared.suites[0].dataset.tasks[self.task]))
     }
 }
 
@@ -150,7 +152,7 @@ impl Served for Presentation {
     }
 
     fn instructions(&self) -> Option<String> {
-        self.query()
+        self.task_instructions()
     }
 
     fn annotations(&self, function: &str) -> Option<serde_json::Value> {

@@ -168,7 +168,7 @@ impl Served for LoggedSession {
         Box::pin(std::future::ready(answer))
     }
     fn instructions(&self) -> Option<String> {
-        self.presentation.query()
+        self.presentation.task_instructions()
     }
     fn annotations(&self, function: &str) -> Option<Value> {
         self.presentation.annotations(function)

@@ -9,6 +9,9 @@
 //!   whose `default` is `null` admits null (`[type, "null"]`), since BFCL's checker passes it there.
 //! - Dotted names are mapped reversibly: `.` → `__` (`math.factorial` → `math__factorial`); the original
 //!   name is kept as the tool's title.
+//! - A record's turn becomes the task's query (its last user message) and `history` (every message
+//!   before it, verbatim: the leading `system` prompt of many live records, earlier user/assistant
+//!   messages), sent ahead of the query as BFCL sends them ([`crate::agent::opening_messages`]).
 //! - Ground truth is already our convention (lists of acceptable values, `""` = may be omitted).
 //!   Repairs: a `""` on a parameter the function requires is dropped (the upstream checker requires it
 //!   anyway), a ground-truth parameter the function doc does not define is dropped (upstream, a model
@@ -25,7 +28,7 @@
 use super::read::Reader;
 use super::{At, Imported, Ledger, fields, finish, task};
 use crate::catalog::{Catalog, Category, Origin, Server, Tool};
-use crate::dataset::{Dataset, ExpectedCall, Kind};
+use crate::dataset::{Dataset, ExpectedCall, HistoryMessage, Kind, Role};
 use crate::error::InputError;
 use anyhow::Result;
 use serde_json::{Map, Value, json};
@@ -286,22 +289,7 @@ fn record_task(
     if turns.len() != 1 {
         return Err(format!("{} turns; only single-turn records are imported", turns.len()));
     }
-    let messages = fields::objects(fields::as_array(&turns[0], "question[0]", "an array of messages")?, "question[0]")?;
-    let mut users = Vec::new();
-    for (i, m) in messages.iter().enumerate() {
-        let path = format!("question[0][{i}]");
-        let role = fields::req_str(m, &path, "role")?;
-        let content = fields::req_str(m, &path, "content")?;
-        if role == "user" {
-            users.push(content);
-        }
-    }
-    if users.is_empty() {
-        return Err("no user message".into());
-    }
-    if messages.iter().any(|m| m["role"] != "user") {
-        repairs.push("system/assistant messages in the turn dropped; the query is the user text".to_string());
-    }
+    let (query, history) = turn_messages(&turns[0], repairs)?;
     let functions = fields::objects(fields::req_array(rec, "", "function", "an array of objects")?, "function")?;
     let mut names: HashMap<String, String> = HashMap::new();
     let mut candidates = Vec::new();
@@ -335,10 +323,48 @@ fn record_task(
             (if calls.len() > 1 { Kind::Parallel } else { Kind::Single }, calls)
         }
     };
-    let mut t = task(String::new(), users.join("\n"), kind, expected, category.to_string(), 0);
+    let mut t = task(String::new(), query, kind, expected, category.to_string(), 0);
+    t.history = history;
     t.candidates = candidates;
     t.tags = vec![format!("bfcl:{category}")];
     Ok(t)
+}
+
+/// A turn's messages as the task's query (the last user message) and its history (every message before
+/// it, verbatim and in order: BFCL's leading `system` prompt, earlier user and assistant messages), which
+/// the episode sends as BFCL does. What a history cannot carry is dropped with a repair note: a message
+/// after the last user message, a role other than system/user/assistant, an empty message.
+fn turn_messages(turn: &Value, repairs: &mut Vec<String>) -> Result<(String, Vec<HistoryMessage>), String> {
+    let messages = fields::objects(fields::as_array(turn, "question[0]", "an array of messages")?, "question[0]")?;
+    let mut said = Vec::with_capacity(messages.len());
+    for (i, m) in messages.iter().enumerate() {
+        let path = format!("question[0][{i}]");
+        said.push((fields::req_str(m, &path, "role")?, fields::req_str(m, &path, "content")?));
+    }
+    let Some(last_user) = said.iter().rposition(|(role, _)| *role == "user") else {
+        return Err("no user message".into());
+    };
+    let mut history = Vec::with_capacity(last_user);
+    for (i, (role, content)) in said[..last_user].iter().enumerate() {
+        let role = match *role {
+            "system" => Role::System,
+            "user" => Role::User,
+            "assistant" => Role::Assistant,
+            other => {
+                repairs.push(format!("`question[0][{i}]` has role `{other}`, which a task's history cannot carry: dropped"));
+                continue;
+            }
+        };
+        if content.trim().is_empty() {
+            repairs.push(format!("`question[0][{i}]` ({}) is empty: dropped", role.as_str()));
+            continue;
+        }
+        history.push(HistoryMessage { role, content: content.to_string() });
+    }
+    for (i, (role, _)) in said.iter().enumerate().skip(last_user + 1) {
+        repairs.push(format!("`question[0][{i}]` ({role}) comes after the last user message, which is the query: dropped"));
+    }
+    Ok((said[last_user].1.to_string(), history))
 }
 
 fn expected_calls(

@@ -338,7 +338,7 @@ fn tool_json(t: &crate::catalog::Tool) -> Value {
 
 /// A task skeleton for importers.
 pub fn task(id: String, query: String, kind: super::Kind, expected: Vec<super::ExpectedCall>, category: String, line: usize) -> Task {
-    Task { id, query, kind, expected, category, tags: vec![], risk: None, forbidden: vec![], poison: None, candidates: vec![], live: None, must_not_call: vec![], claims: vec![], reference_answer: None, line }
+    Task { id, query, history: vec![], kind, expected, category, tags: vec![], risk: None, forbidden: vec![], poison: None, candidates: vec![], live: None, must_not_call: vec![], claims: vec![], reference_answer: None, line }
 }
 
 #[cfg(test)]
