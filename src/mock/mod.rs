@@ -368,7 +368,8 @@ async fn answer(s: &MockState, headers: &HeaderMap, body: Value) -> Response {
         .flatten()
         .filter_map(|t| serde_json::from_value(t["function"].clone()).ok())
         .collect();
-    let query = messages.iter().find_map(|m| if let Message::User { content } = m { Some(content.clone()) } else { None }).unwrap_or_default();
+    // The query is the last user message: a task's history may hold earlier user turns before it.
+    let query = last_user.unwrap_or_default().to_string();
     let layout = if functions.iter().any(|f| f.name == DISCOVER) { LayoutKind::Progressive } else { LayoutKind::Flat };
     let task = Task {
         id: "mock".into(),
