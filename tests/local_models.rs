@@ -90,7 +90,7 @@ fn the_printed_table_stays_aligned_with_a_long_model_name() {
     let o = run(&env, &["--backends", "lexical,openai", "--model", name, "--no-cache", "-q"], &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
-    let table: Vec<&str> = out.lines().skip_while(|l| !l.starts_with("dataset")).take_while(|l| l.split_whitespace().count() == 11).collect();
+    let table: Vec<&str> = out.lines().skip_while(|l| !l.starts_with("dataset")).take_while(|l| l.split_whitespace().count() == 12).collect();
     assert!(table.len() >= 3 && table.iter().any(|l| l.contains(name)), "{out}");
     // Every column ends where the header's does: the `n` column's right edge is the same on every line.
     let edges: Vec<usize> = table.iter().map(|l| token_end(l, 4)).collect();

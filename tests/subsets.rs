@@ -311,19 +311,26 @@ fn compare_says_when_a_subset_run_meets_a_full_one() {
     let o = toolpick(&["compare", full.to_str().unwrap(), sub.to_str().unwrap()], &repo());
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("warning: the runs ran different task subsets (A: all tasks; B: --sample 24)"), "{}", stderr(&o));
-    assert!(stderr(&o).contains("351 task(s) scored only in A and 0 only in B"), "{}", stderr(&o));
+    // compare pairs the tasks that need a call (the headline's): those the sample kept, and the rest of
+    // the starter suite's only in A — counted from the dataset and the sample run's trials.
+    let kept: BTreeSet<String> = selected(&sub).into_iter().collect();
+    let needs_call = |t: &&T| matches!(t.kind.as_str(), "single" | "multi" | "parallel");
+    let all = starter();
+    let call_tasks: Vec<&T> = all.iter().filter(needs_call).collect();
+    let paired = call_tasks.iter().filter(|t| kept.contains(&t.id)).count();
+    let unpaired: BTreeSet<String> = call_tasks.iter().filter(|t| !kept.contains(&t.id)).map(|t| t.id.clone()).collect();
+    assert!(paired > 0 && paired < 24, "the sample keeps some call tasks and some others: {paired}");
+    assert!(stderr(&o).contains(&format!("{} task(s) scored only in A and 0 only in B", unpaired.len())), "{}", stderr(&o));
     let mut r = csv::Reader::from_path(sub.join("compare.csv")).unwrap();
     let h = r.headers().unwrap().clone();
     let row: BTreeMap<String, String> = h.iter().zip(r.records().next().unwrap().unwrap().iter()).map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    assert_eq!((row["tasks"].as_str(), row["tasks_only_a"].as_str(), row["tasks_only_b"].as_str()), ("24", "351", "0"));
+    assert_eq!((row["tasks"].clone(), row["tasks_only_a"].clone(), row["tasks_only_b"].as_str()), (paired.to_string(), unpaired.len().to_string(), "0"));
     let md = std::fs::read_to_string(sub.join("compare.md")).unwrap();
     assert!(md.contains("**Warning**: the runs ran different task subsets"), "{md}");
-    let kept = selected(&sub);
-    let unpaired: BTreeSet<String> = ids(starter().iter()).into_iter().filter(|t| !kept.contains(t)).collect();
     let first = unpaired.iter().next().unwrap();
-    assert!(md.contains(&format!("only in A (351): `{first}`")), "{md}");
+    assert!(md.contains(&format!("only in A ({}): `{first}`", unpaired.len())), "{md}");
     let html = std::fs::read_to_string(sub.join("compare.html")).unwrap();
-    assert!(html.contains("Warning:") && html.contains("351 task(s) only in A"), "the page says it too");
+    assert!(html.contains("Warning:") && html.contains(&format!("{} task(s) only in A", unpaired.len())), "the page says it too");
 
     // The same subset on both sides: nothing to warn about.
     let o = toolpick(&["compare", sub.to_str().unwrap(), sub2.to_str().unwrap()], &repo());

@@ -78,13 +78,30 @@ pub struct Effect {
 pub(crate) type Outcomes<'a> = BTreeMap<String, BTreeMap<&'a str, (u64, u64, u64)>>;
 
 pub(crate) fn outcomes(rows: &ScoreRows) -> Outcomes<'_> {
-    let mut out: Outcomes = BTreeMap::new();
+    // Counted by the rows' codes (no string built per row: a run may have a million trials), then keyed
+    // by the cell key and the task id.
+    let mut by_codes: rustc_hash::FxHashMap<([u32; 5], u32), (u64, u64, u64)> = Default::default();
     for i in (0..rows.len()).filter(|&i| !rows.infra[i] && rows.kind[i].needs_call()) {
-        let key = [rows.dataset[i], rows.catalog[i], rows.variant[i], rows.layout[i], rows.backend[i]].map(|s| rows.str(s)).join("/");
-        let o = out.entry(key).or_default().entry(rows.str(rows.task_id[i])).or_default();
+        let codes = [rows.dataset[i], rows.catalog[i], rows.variant[i], rows.layout[i], rows.backend[i]];
+        let o = by_codes.entry((codes, rows.task_id[i])).or_default();
         o.0 += 1;
         o.1 += rows.pass[i] as u64;
         o.2 += rows.selection[i] as u64;
+    }
+    let mut per_cell: rustc_hash::FxHashMap<[u32; 5], Vec<(u32, (u64, u64, u64))>> = Default::default();
+    for ((codes, task), counts) in by_codes {
+        per_cell.entry(codes).or_default().push((task, counts));
+    }
+    let mut out: Outcomes = BTreeMap::new();
+    for (codes, tasks) in per_cell {
+        // Two cells whose names join to one key share it (see `summary::per_cell_means`).
+        let cell = out.entry(codes.map(|s| rows.str(s)).join("/")).or_default();
+        for (task, (n, pass, selection)) in tasks {
+            let o = cell.entry(rows.str(task)).or_default();
+            o.0 += n;
+            o.1 += pass;
+            o.2 += selection;
+        }
     }
     out
 }
