@@ -75,12 +75,15 @@ pub struct Effect {
 }
 
 /// Per cell key, per task: (trials, passes, selections), over scored trials of tasks that need a call.
+/// A task's scored trials, passes and correct selections.
+type Counts = (u64, u64, u64);
+
 pub(crate) type Outcomes<'a> = BTreeMap<String, BTreeMap<&'a str, (u64, u64, u64)>>;
 
 pub(crate) fn outcomes(rows: &ScoreRows) -> Outcomes<'_> {
     // Counted by the rows' codes (no string built per row: a run may have a million trials), then keyed
     // by the cell key and the task id.
-    let mut by_codes: rustc_hash::FxHashMap<([u32; 5], u32), (u64, u64, u64)> = Default::default();
+    let mut by_codes: rustc_hash::FxHashMap<([u32; 5], u32), Counts> = Default::default();
     for i in (0..rows.len()).filter(|&i| !rows.infra[i] && rows.kind[i].needs_call()) {
         let codes = [rows.dataset[i], rows.catalog[i], rows.variant[i], rows.layout[i], rows.backend[i]];
         let o = by_codes.entry((codes, rows.task_id[i])).or_default();
@@ -88,7 +91,7 @@ pub(crate) fn outcomes(rows: &ScoreRows) -> Outcomes<'_> {
         o.1 += rows.pass[i] as u64;
         o.2 += rows.selection[i] as u64;
     }
-    let mut per_cell: rustc_hash::FxHashMap<[u32; 5], Vec<(u32, (u64, u64, u64))>> = Default::default();
+    let mut per_cell: rustc_hash::FxHashMap<[u32; 5], Vec<(u32, Counts)>> = Default::default();
     for ((codes, task), counts) in by_codes {
         per_cell.entry(codes).or_default().push((task, counts));
     }
