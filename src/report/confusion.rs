@@ -64,11 +64,17 @@ pub fn matrix(rows: &ScoreRows) -> Vec<Entry> {
         .collect()
 }
 
-/// The off-diagonal entries (a tool that took another's call), most frequent first (ties by cell,
-/// expected, called).
+/// The off-diagonal entries (a tool that took another's call): the models' before the baselines', the
+/// user's own variants before derived ones (`bad`, `op:`), then most frequent first, ties by the
+/// expected tool's calls (fewer first: the larger share), then by cell, expected, called.
 pub fn top(entries: &[Entry], n: usize) -> Vec<&Entry> {
+    use super::first_look::{is_baseline, is_derived_variant};
     let mut off: Vec<&Entry> = entries.iter().filter(|e| !e.correct()).collect();
-    off.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| (&a.cell, &a.expected, &a.called).cmp(&(&b.cell, &b.expected, &b.called))));
+    // The models' confusions before the baselines', the user's own variants before the derived ones
+    // (a `bad` variant's merged tools confuse by construction); then by count, ties by how many calls
+    // the expected tool had, fewer first — the larger share (2 of 2 before 2 of 40) — then by name.
+    let rank = |e: &Entry| (is_baseline(&e.parts[4]), is_derived_variant(&e.parts[2]), std::cmp::Reverse(e.count), e.row_total);
+    off.sort_by(|a, b| rank(a).cmp(&rank(b)).then_with(|| (&a.cell, &a.expected, &a.called).cmp(&(&b.cell, &b.expected, &b.called))));
     off.truncate(n);
     off
 }
@@ -100,10 +106,14 @@ pub fn is_tool(name: &str) -> bool {
     !name.starts_with('(')
 }
 
+/// A tool in one cell: `[dataset, variant, layout, backend, tool]` (per-tool figures are per cell, so
+/// a model's are never pooled with a baseline's or another layout's).
+pub type ToolKey = [String; 5];
+
 /// Per `(dataset, variant, tool)`: the counts over the rows `keep` accepts.
-pub fn per_tool(rows: &ScoreRows, keep: impl Fn(usize) -> bool) -> BTreeMap<(String, String, String), ToolCounts> {
-    let mut out: BTreeMap<(String, String, String), ToolCounts> = BTreeMap::new();
-    let key = |row: usize, tool: u32| (rows.str(rows.dataset[row]).to_string(), rows.str(rows.variant[row]).to_string(), rows.str(tool).to_string());
+pub fn per_tool(rows: &ScoreRows, keep: impl Fn(usize) -> bool) -> BTreeMap<ToolKey, ToolCounts> {
+    let mut out: BTreeMap<ToolKey, ToolCounts> = BTreeMap::new();
+    let key = |row: usize, tool: u32| [rows.dataset[row], rows.variant[row], rows.layout[row], rows.backend[row], tool].map(|c| rows.str(c).to_string());
     for &[row, e, c] in &rows.pairs {
         let row = row as usize;
         if !keep(row) {
@@ -152,5 +162,33 @@ impl Exporter for ConfusionCsv {
             w.write_record(&record)?;
         }
         Ok(w.into_inner()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(variant: &str, backend: &str, expected: &str, called: &str, count: u64, row_total: u64) -> Entry {
+        let parts = ["d", "c", variant, "flat", backend].map(String::from);
+        Entry { cell: parts.join("/"), parts, expected: expected.into(), called: called.into(), count, row_total, examples: vec![0] }
+    }
+
+    #[test]
+    fn the_top_confusions_put_models_and_the_users_own_variants_first_then_count_then_the_expected_tools_calls() {
+        // Every combination of (baseline?, derived variant?) with counts that would put it first by
+        // count alone: the order is models before baselines, own variants before derived ones.
+        let mut entries = vec![];
+        for (backend, variant, count) in [("lexical", "bad", 9), ("lexical", "good", 8), ("gpt-x", "op:merge_siblings", 7), ("gpt-x", "good", 1), ("gpt-x", "file:mine", 1), ("replay:r", "bad@20", 5)] {
+            entries.push(entry(variant, backend, "s/c/a", "s/c/b", count, 10));
+        }
+        entries.push(entry("good", "gpt-x", "s/c/a", "s/c/a", 50, 60)); // a correct pair is never a confusion
+        let order: Vec<(String, String)> = top(&entries, usize::MAX).iter().map(|e| (e.parts[4].clone(), e.parts[2].clone())).collect();
+        let want = [("gpt-x", "file:mine"), ("gpt-x", "good"), ("gpt-x", "op:merge_siblings"), ("replay:r", "bad@20"), ("lexical", "good"), ("lexical", "bad")];
+        assert_eq!(order, want.map(|(b, v)| (b.to_string(), v.to_string())));
+        // Ties on count: the expected tool with fewer calls (a larger share) first, then by name.
+        let tied = [entry("good", "gpt-x", "s/c/z", "s/c/y", 2, 40), entry("good", "gpt-x", "s/c/a", "s/c/y", 2, 40), entry("good", "gpt-x", "s/c/m", "s/c/y", 2, 2)];
+        let order: Vec<&str> = top(&tied, 2).iter().map(|e| e.expected.as_str()).collect();
+        assert_eq!(order, ["s/c/m", "s/c/a"]);
     }
 }

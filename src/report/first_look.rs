@@ -1,7 +1,9 @@
 //! "What to look at first": the few sentences a schema designer reads before any table — the biggest
 //! effect of a description variant and of a layout on selection accuracy (with the difference's 95 %
 //! interval), the top confusions between tools, and any safety violation. Each names its number and
-//! the section that shows it. The oracle is left out: it selects perfectly by construction.
+//! the section that shows it. When a model ran beside the baselines (lexical, random, oracle), the
+//! findings are about the model — one set per model, the lexical baseline's figure beside; otherwise
+//! about the baselines, the oracle left out (it selects perfectly by construction).
 
 use super::ReportData;
 use super::confusion::{Entry, is_tool};
@@ -26,61 +28,107 @@ fn points(d: &Diff) -> String {
     format!("{:+.1} points [{:+.1}, {:+.1}]", d.diff * 100.0, d.low * 100.0, d.high * 100.0)
 }
 
-/// The findings, in reading order (an empty run gives none).
+/// Backends that are references rather than the model under test: the keyword baseline, chance and
+/// the oracle (in process or served over MCP).
+pub fn is_baseline(backend: &str) -> bool {
+    matches!(backend, "lexical" | "random" | "oracle" | "mcp-oracle")
+}
+
+/// Variants toolpick derives by degrading descriptions (`bad`, `op:<operator>`, at any distractor
+/// level), as opposed to the ones a user wrote (`good`, `file:<dir>`).
+pub fn is_derived_variant(variant: &str) -> bool {
+    let base = variant.split_once('@').map_or(variant, |(v, _)| v);
+    base == "bad" || base.starts_with("op:")
+}
+
+/// Whose results the findings are about: every backend that is not a baseline when any ran (each on
+/// its own), else the baselines but the oracle (together).
+fn subjects(data: &ReportData) -> Vec<Option<String>> {
+    let mut models: Vec<String> = data.cells.iter().filter(|c| c.n > 0 && !is_baseline(&c.backend)).map(|c| c.backend.clone()).collect();
+    models.sort();
+    models.dedup();
+    if models.is_empty() { vec![None] } else { models.into_iter().map(Some).collect() }
+}
+
+/// The findings, in reading order (an empty run gives none). When a model ran beside the baselines,
+/// the findings are about the model (per model), with the lexical baseline's figure for the same
+/// comparison beside it.
 pub fn findings(data: &ReportData, matrix: &[Entry]) -> Vec<Finding> {
     let mut out = Vec::new();
-    let cells: Vec<&super::CellSummary> = data.cells.iter().filter(|c| c.backend != "oracle" && c.n > 0).collect();
-    // Variants: every non-good variant against good, same dataset, layout and backend.
-    let variant = super::ablation::effects(&data.cells, &data.rows)
-        .into_iter()
-        .filter(|e| e.backend != "oracle" && !e.selection_delta.diff.is_nan())
-        .max_by(|a, b| a.selection_delta.diff.abs().total_cmp(&b.selection_delta.diff.abs()).then_with(|| (&b.dataset, &b.layout, &b.backend, &b.variant).cmp(&(&a.dataset, &a.layout, &a.backend, &a.variant))));
-    if let Some(e) = variant {
-        out.push(Finding {
-            text: format!(
-                "Descriptions: the `{}` variant changes selection accuracy by {} against `good` ({}, {} layout, {}).",
-                e.variant,
-                points(&e.selection_delta),
-                e.backend,
-                e.layout,
-                e.dataset
-            ),
-            anchor: "all-cells",
-        });
-    }
-    // Layouts: every layout against flat, same dataset, variant and backend — paired task by task over
-    // the tasks that need a call, as the ablation's effects are (the layouts run the same tasks).
+    let subjects = subjects(data);
+    let about = |backend: &str, subject: &Option<String>| match subject {
+        Some(m) => backend == m,
+        None => backend != "oracle" && backend != "mcp-oracle",
+    };
+    let effects = super::ablation::effects(&data.cells, &data.rows);
+    // Layouts: every layout against flat, same dataset, catalog, variant and backend — paired task by
+    // task over the tasks that need a call, as the ablation's effects are (the layouts run the same
+    // tasks).
     let per_cell = super::ablation::outcomes(&data.rows);
     let empty = Default::default();
-    let mut best: Option<(Diff, &super::CellSummary, &super::CellSummary)> = None;
-    for c in &cells {
-        if c.layout == "flat" {
-            continue;
+    let layout_effects: Vec<(Diff, &super::CellSummary)> = data
+        .cells
+        .iter()
+        .filter(|c| c.layout != "flat" && c.n > 0)
+        .filter_map(|c| {
+            let flat = data.cells.iter().find(|f| f.layout == "flat" && f.dataset == c.dataset && f.variant == c.variant && f.backend == c.backend && f.catalog == c.catalog)?;
+            let [_, selection] = super::ablation::pairs(per_cell.get(&c.key()).unwrap_or(&empty), per_cell.get(&flat.key()).unwrap_or(&empty));
+            let d = super::ablation::effect_of(&selection.0, &selection.1, crate::record::stable_hash(c.key().as_bytes())).delta;
+            (!d.diff.is_nan()).then_some((d, c))
+        })
+        .collect();
+    for subject in &subjects {
+        let label = subject.as_ref().map(|m| format!(" for `{m}`")).unwrap_or_default();
+        // Variants: every non-good variant against good, same dataset, layout and backend.
+        let variant = effects
+            .iter()
+            .filter(|e| about(&e.backend, subject) && !e.selection_delta.diff.is_nan())
+            .max_by(|a, b| a.selection_delta.diff.abs().total_cmp(&b.selection_delta.diff.abs()).then_with(|| (&b.dataset, &b.layout, &b.backend, &b.variant).cmp(&(&a.dataset, &a.layout, &a.backend, &a.variant))));
+        if let Some(e) = variant {
+            let baseline = subject
+                .as_ref()
+                .and_then(|_| effects.iter().find(|b| b.backend == "lexical" && b.dataset == e.dataset && b.layout == e.layout && b.variant == e.variant))
+                .map(|b| format!("; the lexical baseline: {}", points(&b.selection_delta)))
+                .unwrap_or_default();
+            out.push(Finding {
+                text: format!(
+                    "Descriptions{label}: the `{}` variant changes selection accuracy by {} against `good` ({}, {} layout, {}{baseline}).",
+                    e.variant,
+                    points(&e.selection_delta),
+                    e.backend,
+                    e.layout,
+                    e.dataset
+                ),
+                anchor: "all-cells",
+            });
         }
-        let Some(flat) = cells.iter().find(|f| f.layout == "flat" && f.dataset == c.dataset && f.variant == c.variant && f.backend == c.backend && f.catalog == c.catalog) else {
-            continue;
-        };
-        let [_, selection] = super::ablation::pairs(per_cell.get(&c.key()).unwrap_or(&empty), per_cell.get(&flat.key()).unwrap_or(&empty));
-        let d = super::ablation::effect_of(&selection.0, &selection.1, crate::record::stable_hash(c.key().as_bytes())).delta;
-        if !d.diff.is_nan() && best.as_ref().is_none_or(|(b, _, _)| d.diff.abs() > b.diff.abs()) {
-            best = Some((d, c, flat));
+        let layout = layout_effects
+            .iter()
+            .filter(|(_, c)| about(&c.backend, subject))
+            .fold(None::<&(Diff, &super::CellSummary)>, |best, x| if best.is_none_or(|b| x.0.diff.abs() > b.0.diff.abs()) { Some(x) } else { best });
+        if let Some((d, c)) = layout {
+            let baseline = subject
+                .as_ref()
+                .and_then(|_| layout_effects.iter().find(|(_, b)| b.backend == "lexical" && b.dataset == c.dataset && b.layout == c.layout && b.variant == c.variant && b.catalog == c.catalog))
+                .map(|(b, _)| format!("; the lexical baseline: {}", points(b)))
+                .unwrap_or_default();
+            out.push(Finding {
+                text: format!(
+                    "Layouts{label}: `{}` changes selection accuracy by {} against `flat` ({}, `{}` descriptions, {}{baseline}).",
+                    c.layout,
+                    points(d),
+                    c.backend,
+                    c.variant,
+                    c.dataset
+                ),
+                anchor: "all-cells",
+            });
         }
     }
-    if let Some((d, c, _)) = best {
-        out.push(Finding {
-            text: format!(
-                "Layouts: `{}` changes selection accuracy by {} against `flat` ({}, `{}` descriptions, {}).",
-                c.layout,
-                points(&d),
-                c.backend,
-                c.variant,
-                c.dataset
-            ),
-            anchor: "all-cells",
-        });
-    }
-    // Confusions between tools (not "nothing called"), in cells other than the oracle's.
-    let tool_pairs: Vec<&Entry> = super::confusion::top(matrix, usize::MAX).into_iter().filter(|e| is_tool(&e.called) && e.parts[4] != "oracle").take(3).collect();
+    // Confusions between tools (not "nothing called"), about the models when any ran (else the
+    // baselines but the oracle); the user's own variants first (see `confusion::top`).
+    let tool_pairs: Vec<&Entry> =
+        super::confusion::top(matrix, usize::MAX).into_iter().filter(|e| is_tool(&e.called) && subjects.iter().any(|s| about(&e.parts[4], s))).take(3).collect();
     for e in tool_pairs {
         let share = crate::score::stats::wilson(e.count, e.row_total);
         out.push(Finding {

@@ -213,6 +213,8 @@ struct Page<'a> {
 
 pub struct ToolLintRow {
     pub variant: String,
+    pub layout: String,
+    pub backend: String,
     pub tool: String,
     pub findings: String,
     pub rules: String,
@@ -314,9 +316,11 @@ fn label_width(s: &str) -> f64 {
 }
 
 fn charts(data: &ReportData) -> Vec<Chart> {
-    let groups: BTreeSet<(String, String)> = data.cells.iter().map(|c| (c.dataset.clone(), c.backend.clone())).collect();
+    // The models under test first, the baselines (references) after them; then by dataset and name.
+    let groups: BTreeSet<(bool, String, String)> =
+        data.cells.iter().map(|c| (super::first_look::is_baseline(&c.backend), c.dataset.clone(), c.backend.clone())).collect();
     let mut out = Vec::new();
-    for (dataset, backend) in groups {
+    for (_, dataset, backend) in groups {
         let mut cells: Vec<_> = data.cells.iter().filter(|c| c.dataset == dataset && c.backend == backend).collect();
         // good before bad, flat before progressive: the 2×2 reads left to right.
         cells.sort_by_key(|c| (c.variant != "good", c.variant.clone(), c.layout != "flat", c.layout.clone()));
@@ -521,6 +525,8 @@ impl Exporter for HtmlReport {
                 f1: pct(r.counts.f1()),
                 tp_fp_fn: format!("{} / {} / {}", r.counts.tp, r.counts.fp, r.counts.fn_),
                 variant: r.variant,
+                layout: r.layout,
+                backend: r.backend,
                 tool: r.tool,
                 rules: r.rules,
                 trials: r.trials,

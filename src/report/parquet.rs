@@ -334,7 +334,7 @@ impl Exporter for SummaryParquet {
 }
 
 /// `tools.parquet`: the rows of `tools.csv` (lint findings, selection, precision, recall and F1 per
-/// dataset, variant and tool), typed; undefined rates are nulls.
+/// cell and tool), typed; undefined rates are nulls.
 pub struct ToolsParquet;
 
 impl Exporter for ToolsParquet {
@@ -350,6 +350,8 @@ impl Exporter for ToolsParquet {
         let df = DataFrame::new(rows.len(), vec![
             Column::new("dataset".into(), text(|r| &r.dataset)),
             Column::new("variant".into(), text(|r| &r.variant)),
+            Column::new("layout".into(), text(|r| &r.layout)),
+            Column::new("backend".into(), text(|r| &r.backend)),
             Column::new("tool".into(), text(|r| &r.tool)),
             Column::new("lint_block".into(), count(|r| r.block)),
             Column::new("lint_warn".into(), count(|r| r.warn)),

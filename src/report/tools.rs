@@ -1,7 +1,8 @@
 //! The per-tool join: each tool's lint findings (from `lint.json`, written at run time) next to the
 //! selection accuracy of the single-call tasks that target it and its precision, recall and F1 over
-//! every expected and every made call ([`super::confusion`]), per variant. Oracle trials are left
-//! out: they select perfectly by construction.
+//! every expected and every made call ([`super::confusion`]), per cell (dataset, variant, layout,
+//! backend: a model's figures are never pooled with a baseline's). Oracle trials are left out: they
+//! select perfectly by construction.
 
 use super::{Exporter, ReportData};
 use serde::Serialize;
@@ -11,6 +12,8 @@ use std::collections::BTreeMap;
 pub struct ToolRow {
     pub dataset: String,
     pub variant: String,
+    pub layout: String,
+    pub backend: String,
     pub tool: String,
     pub block: u64,
     pub warn: u64,
@@ -28,14 +31,14 @@ impl ToolRow {
     }
 }
 
-/// Rows sorted by dataset, variant, tool: every tool a single-call task targets, or that was expected
-/// or called at all.
+/// Rows sorted by dataset, variant, layout, backend, tool: every tool a single-call task targets, or
+/// that was expected or called at all, in each cell.
 pub fn rows(data: &ReportData) -> Vec<ToolRow> {
-    let mut counts: BTreeMap<(String, String, String), (u64, u64)> = BTreeMap::new();
+    let mut counts: BTreeMap<super::confusion::ToolKey, (u64, u64)> = BTreeMap::new();
     let r = &data.rows;
     let kept = |i: usize| !r.infra[i] && r.str(r.backend[i]) != "oracle";
     for i in (0..r.len()).filter(|&i| r.expected_tool[i] != 0 && kept(i)) {
-        let e = counts.entry((r.str(r.dataset[i]).to_string(), r.str(r.variant[i]).to_string(), r.str(r.expected_tool[i]).to_string())).or_default();
+        let e = counts.entry([r.dataset[i], r.variant[i], r.layout[i], r.backend[i], r.expected_tool[i]].map(|c| r.str(c).to_string())).or_default();
         e.0 += 1;
         e.1 += u64::from(r.selection[i]);
     }
@@ -45,15 +48,16 @@ pub fn rows(data: &ReportData) -> Vec<ToolRow> {
     }
     counts
         .into_iter()
-        .map(|((dataset, variant, tool), (trials, selected))| {
+        .map(|(key, (trials, selected))| {
+            let counts = per_tool.remove(&key).unwrap_or_default();
+            let [dataset, variant, layout, backend, tool] = key;
             let lint = data.lint.get(&format!("{dataset}/{variant}")).and_then(|m| m.get(&tool));
             let n = |k: &str| lint.and_then(|l| l[k].as_u64()).unwrap_or(0);
             let rules = lint
                 .and_then(|l| l["rules"].as_array())
                 .map(|a| a.iter().filter_map(|r| r.as_str()).collect::<Vec<_>>().join(";"))
                 .unwrap_or_default();
-            let counts = per_tool.remove(&(dataset.clone(), variant.clone(), tool.clone())).unwrap_or_default();
-            ToolRow { block: n("block"), warn: n("warn"), info: n("info"), rules, dataset, variant, tool, trials, selected, counts }
+            ToolRow { block: n("block"), warn: n("warn"), info: n("info"), rules, dataset, variant, layout, backend, tool, trials, selected, counts }
         })
         .collect()
 }
@@ -71,6 +75,8 @@ impl Exporter for ToolsCsv {
         w.write_record([
             "dataset",
             "variant",
+            "layout",
+            "backend",
             "tool",
             "lint_block",
             "lint_warn",
@@ -97,6 +103,8 @@ impl Exporter for ToolsCsv {
             w.write_record([
                 r.dataset.clone(),
                 r.variant.clone(),
+                r.layout.clone(),
+                r.backend.clone(),
                 r.tool.clone(),
                 r.block.to_string(),
                 r.warn.to_string(),
