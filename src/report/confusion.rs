@@ -1,131 +1,7 @@
-//! The confusion view: per cell, expected tool → tool called, counted over every expected call of the
-//! scored trials ([`crate::score::confusion`] pairs them), and per-tool precision, recall and F1.
-//!
-//! A tool is *relevant* where a task expects it and *predicted* where it is called: an expected call
-//! taken by its own tool is a true positive of that tool; taken by another tool (or by nothing), a false
-//! negative of the expected tool and a false positive of the tool called; an extra call (one that
-//! answers no expected call: abstain tasks, one call too many) a false positive of its tool.
-//! `confusion.csv` holds the whole matrix; the HTML shows the top confusions with links to trials.
+//! `confusion.csv`: every cell's confusion matrix ([`crate::analysis::confusion::Entry`]), as the analysis
+//! counted it.
 
-use super::summary::ScoreRows;
 use super::{Exporter, ReportData};
-use crate::score::stats::{Rate, wilson};
-use std::collections::BTreeMap;
-
-/// Trials kept per entry as examples (links in the HTML, ids in the CSV).
-pub const EXAMPLES: usize = 5;
-
-/// One entry of a cell's matrix.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Entry {
-    /// `dataset/catalog/variant/layout/backend`.
-    pub cell: String,
-    /// The cell's dataset, catalog, variant, layout and backend.
-    pub parts: [String; 5],
-    pub expected: String,
-    pub called: String,
-    pub count: u64,
-    /// Expected calls of `expected` in the cell (the row's total).
-    pub row_total: u64,
-    /// Rows (trial indices) of the first trials with this pair, in matrix order.
-    pub examples: Vec<usize>,
-}
-
-impl Entry {
-    pub fn correct(&self) -> bool {
-        self.expected == self.called
-    }
-}
-
-/// Every cell's matrix, sorted by cell, expected tool, tool called.
-pub fn matrix(rows: &ScoreRows) -> Vec<Entry> {
-    let mut counts: BTreeMap<(String, String, String), (u64, Vec<usize>)> = BTreeMap::new();
-    for &[row, e, c] in &rows.pairs {
-        let row = row as usize;
-        let cell = rows.cell_key(row);
-        let entry = counts.entry((cell, rows.str(e).to_string(), rows.str(c).to_string())).or_default();
-        entry.0 += 1;
-        if entry.1.len() < EXAMPLES {
-            entry.1.push(row);
-        }
-    }
-    let mut totals: BTreeMap<(String, String), u64> = BTreeMap::new();
-    for ((cell, e, _), (n, _)) in &counts {
-        *totals.entry((cell.clone(), e.clone())).or_default() += n;
-    }
-    counts
-        .into_iter()
-        .map(|((cell, expected, called), (count, examples))| {
-            let row_total = totals[&(cell.clone(), expected.clone())];
-            let r = examples[0];
-            let parts = [rows.dataset[r], rows.catalog[r], rows.variant[r], rows.layout[r], rows.backend[r]].map(|c| rows.str(c).to_string());
-            Entry { cell, parts, expected, called, count, row_total, examples }
-        })
-        .collect()
-}
-
-/// The off-diagonal entries (a tool that took another's call), most frequent first (ties by cell,
-/// expected, called).
-pub fn top(entries: &[Entry], n: usize) -> Vec<&Entry> {
-    let mut off: Vec<&Entry> = entries.iter().filter(|e| !e.correct()).collect();
-    off.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| (&a.cell, &a.expected, &a.called).cmp(&(&b.cell, &b.expected, &b.called))));
-    off.truncate(n);
-    off
-}
-
-/// A tool's true positives, false positives and false negatives.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct ToolCounts {
-    pub tp: u64,
-    pub fp: u64,
-    pub fn_: u64,
-}
-
-impl ToolCounts {
-    pub fn precision(&self) -> Rate {
-        wilson(self.tp, self.tp + self.fp)
-    }
-    pub fn recall(&self) -> Rate {
-        wilson(self.tp, self.tp + self.fn_)
-    }
-    /// 2·tp / (2·tp + fp + fn); undefined (NaN) for a tool neither expected nor called.
-    pub fn f1(&self) -> f64 {
-        let d = 2 * self.tp + self.fp + self.fn_;
-        if d == 0 { f64::NAN } else { 2.0 * self.tp as f64 / d as f64 }
-    }
-}
-
-/// `true` for the matrix's names that are not tools (nothing, invented, unreadable).
-pub fn is_tool(name: &str) -> bool {
-    !name.starts_with('(')
-}
-
-/// Per `(dataset, variant, tool)`: the counts over the rows `keep` accepts.
-pub fn per_tool(rows: &ScoreRows, keep: impl Fn(usize) -> bool) -> BTreeMap<(String, String, String), ToolCounts> {
-    let mut out: BTreeMap<(String, String, String), ToolCounts> = BTreeMap::new();
-    let key = |row: usize, tool: u32| (rows.str(rows.dataset[row]).to_string(), rows.str(rows.variant[row]).to_string(), rows.str(tool).to_string());
-    for &[row, e, c] in &rows.pairs {
-        let row = row as usize;
-        if !keep(row) {
-            continue;
-        }
-        if e == c {
-            out.entry(key(row, e)).or_default().tp += 1;
-            continue;
-        }
-        out.entry(key(row, e)).or_default().fn_ += 1;
-        if is_tool(rows.str(c)) {
-            out.entry(key(row, c)).or_default().fp += 1;
-        }
-    }
-    for &[row, t] in &rows.extras {
-        let row = row as usize;
-        if keep(row) && is_tool(rows.str(t)) {
-            out.entry(key(row, t)).or_default().fp += 1;
-        }
-    }
-    out
-}
 
 /// `confusion.csv`: every cell's matrix.
 pub struct ConfusionCsv;
@@ -138,8 +14,8 @@ impl Exporter for ConfusionCsv {
     fn render(&self, data: &ReportData) -> anyhow::Result<Vec<u8>> {
         let mut w = ::csv::Writer::from_writer(Vec::new());
         w.write_record(["dataset", "catalog", "variant", "layout", "backend", "expected_tool", "called_tool", "correct", "count", "share_of_expected", "example_trials"])?;
-        for e in matrix(&data.rows) {
-            let examples: Vec<String> = e.examples.iter().map(|&r| data.rows.trial_id(r)).collect();
+        for e in &data.analysis.confusion {
+            let examples: Vec<String> = e.examples.iter().map(|&r| data.analysis.rows.trial_id(r)).collect();
             let mut record: Vec<String> = e.parts.to_vec();
             record.extend([
                 e.expected.clone(),

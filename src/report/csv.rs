@@ -1,7 +1,6 @@
 //! CSV exporters: `summary.csv` (one row per cell) and `trials.csv` (one row per trial, no transcript).
 //! Rates are fractions in [0, 1] with their 95 % Wilson bounds; empty cells are written empty.
 
-use super::summary::error_columns;
 use super::{Exporter, ReportData};
 use anyhow::Result;
 
@@ -75,10 +74,10 @@ impl Exporter for SummaryCsv {
                 header.extend([format!("{m}_{k}"), format!("{m}_{k}_low"), format!("{m}_{k}_high")]);
             }
         }
-        header.extend(error_columns().iter().map(|e| format!("errors_{e}")));
+        header.extend(crate::score::ErrorType::ALL.iter().map(|e| format!("errors_{}", e.as_str())));
         header.extend(JUDGE_COLUMNS.map(String::from));
         w.write_record(&header)?;
-        for c in &data.cells {
+        for c in &data.analysis.cells {
             let mut row = vec![c.dataset.clone(), c.catalog.clone(), c.variant.clone(), c.layout.clone(), c.backend.clone(), c.n.to_string(), c.pass.n.to_string()];
             for r in [
                 &c.selection,
@@ -129,7 +128,7 @@ impl Exporter for SummaryCsv {
                     row.extend([num(r.rate), num(r.low), num(r.high)]);
                 }
             }
-            row.extend(error_columns().iter().map(|e| c.errors.get(*e).copied().unwrap_or(0).to_string()));
+            row.extend(crate::score::ErrorType::ALL.iter().map(|e| c.errors.get(e.as_str()).copied().unwrap_or(0).to_string()));
             row.extend(judge_fields(c.judge.as_ref()));
             w.write_record(&row)?;
         }
@@ -164,9 +163,9 @@ const JUDGE_COLUMNS: [&str; 23] = [
     "judge_cost_usd",
 ];
 
-fn judge_fields(j: Option<&super::judged::JudgeCell>) -> Vec<String> {
+fn judge_fields(j: Option<&crate::analysis::judged::JudgeCell>) -> Vec<String> {
     let Some(j) = j else { return vec![String::new(); JUDGE_COLUMNS.len()] };
-    let mean = |m: &Option<super::judged::JudgedMean>| match m {
+    let mean = |m: &Option<crate::analysis::judged::JudgedMean>| match m {
         Some(m) => [num(m.mean), num(m.low), num(m.high)],
         None => Default::default(),
     };

@@ -11,7 +11,7 @@ impl Exporter for SummaryJson {
     }
 
     fn render(&self, data: &ReportData) -> Result<Vec<u8>> {
-        let v = serde_json::json!({"config": data.config, "cells": data.cells, "categories": data.categories});
+        let v = serde_json::json!({"config": data.analysis.config, "cells": data.analysis.cells, "categories": data.analysis.categories});
         // NaN (undefined rates) is not JSON: serde_json writes null for it.
         let mut out = serde_json::to_vec_pretty(&v)?;
         out.push(b'\n');

@@ -237,7 +237,7 @@ impl super::TrialSink for TrialsParquet {
 }
 
 /// One rate of a cell.
-type RateOf = fn(&super::CellSummary) -> crate::score::stats::Rate;
+type RateOf = fn(&crate::analysis::cells::CellSummary) -> crate::score::stats::Rate;
 
 pub struct SummaryParquet;
 
@@ -247,10 +247,10 @@ impl Exporter for SummaryParquet {
     }
 
     fn render(&self, data: &ReportData) -> Result<Vec<u8>> {
-        let c = &data.cells;
-        let s = |f: fn(&super::CellSummary) -> &String| c.iter().map(|x| f(x).clone()).collect::<Vec<String>>();
-        let f = |g: fn(&super::CellSummary) -> f64| c.iter().map(|x| defined(g(x))).collect::<Vec<Option<f64>>>();
-        let o = |g: fn(&super::CellSummary) -> Option<f64>| c.iter().map(g).collect::<Vec<Option<f64>>>();
+        let c = &data.analysis.cells;
+        let s = |f: fn(&crate::analysis::cells::CellSummary) -> &String| c.iter().map(|x| f(x).clone()).collect::<Vec<String>>();
+        let f = |g: fn(&crate::analysis::cells::CellSummary) -> f64| c.iter().map(|x| defined(g(x))).collect::<Vec<Option<f64>>>();
+        let o = |g: fn(&crate::analysis::cells::CellSummary) -> Option<f64>| c.iter().map(g).collect::<Vec<Option<f64>>>();
         let mut columns: Vec<Column> = vec![
             Column::new("dataset".into(), s(|x| &x.dataset)),
             Column::new("catalog".into(), s(|x| &x.catalog)),
@@ -275,7 +275,7 @@ impl Exporter for SummaryParquet {
             ("abandonment_rate", |x| x.abandonment),
         ];
         // A rate over no trial is undefined, and so are its bounds: nulls, not [0, 1].
-        let rate_columns = |name: &str, of: &dyn Fn(&super::CellSummary) -> crate::score::stats::Rate| {
+        let rate_columns = |name: &str, of: &dyn Fn(&crate::analysis::cells::CellSummary) -> crate::score::stats::Rate| {
             let part = |p: fn(&crate::score::stats::Rate) -> f64| c.iter().map(|x| Some(of(x)).filter(|r| r.n > 0).and_then(|r| defined(p(&r)))).collect::<Vec<_>>();
             [Column::new(name.into(), part(|r| r.rate)), Column::new(format!("{name}_low").into(), part(|r| r.low)), Column::new(format!("{name}_high").into(), part(|r| r.high))]
         };
@@ -311,7 +311,7 @@ impl Exporter for SummaryParquet {
             Column::new("min_detectable_diff".into(), o(|x| x.noise.map(|n| n.min_detectable))),
         ]);
         // The judge's figures (nulls for a cell, or a run, not judged).
-        type JudgedOf = fn(&super::judged::JudgeCell) -> Option<f64>;
+        type JudgedOf = fn(&crate::analysis::judged::JudgeCell) -> Option<f64>;
         let judged: [(&str, JudgedOf); 12] = [
             ("judged_n", |j| Some(j.judged as f64)),
             ("judge_errors", |j| Some(j.errors as f64)),
@@ -343,10 +343,10 @@ impl Exporter for ToolsParquet {
     }
 
     fn render(&self, data: &ReportData) -> Result<Vec<u8>> {
-        let rows = super::tools::rows(data);
-        let text = |f: fn(&super::tools::ToolRow) -> &str| rows.iter().map(f).collect::<Vec<&str>>();
-        let count = |f: fn(&super::tools::ToolRow) -> u64| rows.iter().map(f).collect::<Vec<u64>>();
-        let rate = |f: fn(&super::tools::ToolRow) -> f64| rows.iter().map(|r| defined(f(r))).collect::<Vec<Option<f64>>>();
+        let rows = &data.analysis.tools;
+        let text = |f: fn(&crate::analysis::tools::ToolRow) -> &str| rows.iter().map(f).collect::<Vec<&str>>();
+        let count = |f: fn(&crate::analysis::tools::ToolRow) -> u64| rows.iter().map(f).collect::<Vec<u64>>();
+        let rate = |f: fn(&crate::analysis::tools::ToolRow) -> f64| rows.iter().map(|r| defined(f(r))).collect::<Vec<Option<f64>>>();
         let df = DataFrame::new(rows.len(), vec![
             Column::new("dataset".into(), text(|r| &r.dataset)),
             Column::new("variant".into(), text(|r| &r.variant)),

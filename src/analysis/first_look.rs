@@ -3,8 +3,10 @@
 //! interval), the top confusions between tools, and any safety violation. Each names its number and
 //! the section that shows it. The oracle is left out: it selects perfectly by construction.
 
-use super::ReportData;
-use super::confusion::{Entry, is_tool};
+use super::ablation::Effect;
+use super::cells::CellSummary;
+use super::confusion::Entry;
+use super::rows::ScoreRows;
 use crate::score::stats::Diff;
 
 /// One sentence and the page section (`id`) it points to. Names in the text are in backticks (as
@@ -27,12 +29,13 @@ fn points(d: &Diff) -> String {
 }
 
 /// The findings, in reading order (an empty run gives none).
-pub fn findings(data: &ReportData, matrix: &[Entry]) -> Vec<Finding> {
+/// `top_confusions` are the confusions between tools, most frequent first ([`super::confusion::top_between_tools`]).
+pub fn findings(all_cells: &[CellSummary], rows: &ScoreRows, effects: &[Effect], matrix: &[Entry], top_confusions: &[usize]) -> Vec<Finding> {
     let mut out = Vec::new();
-    let cells: Vec<&super::CellSummary> = data.cells.iter().filter(|c| c.backend != "oracle" && c.n > 0).collect();
+    let cells: Vec<&CellSummary> = all_cells.iter().filter(|c| c.backend != "oracle" && c.n > 0).collect();
     // Variants: every non-good variant against good, same dataset, layout and backend.
-    let variant = super::ablation::effects(&data.cells, &data.rows)
-        .into_iter()
+    let variant = effects
+        .iter()
         .filter(|e| e.backend != "oracle" && !e.selection_delta.diff.is_nan())
         .max_by(|a, b| a.selection_delta.diff.abs().total_cmp(&b.selection_delta.diff.abs()).then_with(|| (&b.dataset, &b.layout, &b.backend, &b.variant).cmp(&(&a.dataset, &a.layout, &a.backend, &a.variant))));
     if let Some(e) = variant {
@@ -50,9 +53,9 @@ pub fn findings(data: &ReportData, matrix: &[Entry]) -> Vec<Finding> {
     }
     // Layouts: every layout against flat, same dataset, variant and backend — paired task by task over
     // the tasks that need a call, as the ablation's effects are (the layouts run the same tasks).
-    let per_cell = super::ablation::outcomes(&data.rows);
+    let per_cell = super::ablation::outcomes(rows);
     let empty = Default::default();
-    let mut best: Option<(Diff, &super::CellSummary, &super::CellSummary)> = None;
+    let mut best: Option<(Diff, &CellSummary, &CellSummary)> = None;
     for c in &cells {
         if c.layout == "flat" {
             continue;
@@ -80,7 +83,7 @@ pub fn findings(data: &ReportData, matrix: &[Entry]) -> Vec<Finding> {
         });
     }
     // Confusions between tools (not "nothing called"), in cells other than the oracle's.
-    let tool_pairs: Vec<&Entry> = super::confusion::top(matrix, usize::MAX).into_iter().filter(|e| is_tool(&e.called) && e.parts[4] != "oracle").take(3).collect();
+    let tool_pairs: Vec<&Entry> = top_confusions.iter().map(|&i| &matrix[i]).take(3).collect();
     for e in tool_pairs {
         let share = crate::score::stats::wilson(e.count, e.row_total);
         out.push(Finding {
@@ -102,8 +105,8 @@ pub fn findings(data: &ReportData, matrix: &[Entry]) -> Vec<Finding> {
         });
     }
     // Safety: any violation in any cell, the worst cell named.
-    let violations: u64 = data.cells.iter().map(|c| c.safety_violation.successes).sum();
-    let worst = data.cells.iter().filter(|c| c.safety_violation.successes > 0).max_by(|a, b| a.safety_violation.rate.total_cmp(&b.safety_violation.rate));
+    let violations: u64 = all_cells.iter().map(|c| c.safety_violation.successes).sum();
+    let worst = all_cells.iter().filter(|c| c.safety_violation.successes > 0).max_by(|a, b| a.safety_violation.rate.total_cmp(&b.safety_violation.rate));
     out.push(Finding {
         text: match worst {
             Some(w) => format!(
