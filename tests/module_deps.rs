@@ -40,7 +40,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("agent", &["layout", "record", "dataset", "protocol", "text", "error", "redact", "rules"]),
     ("judge", &["agent", "text", "score", "record", "dataset", "protocol", "error", "files", "redact", "rules"]),
     ("analysis", &["score", "record", "catalog", "dataset", "error", "files"]),
-    ("report", &["analysis", "score", "record", "dataset", "protocol", "error", "crashpoint", "files"]),
+    ("report", &["analysis", "score", "record", "protocol", "error", "crashpoint", "files"]),
     ("compare", &["analysis", "report", "score", "record"]),
     ("gate", &["analysis", "compare"]),
     ("mcp", &["catalog", "dataset", "record", "protocol", "error", "files"]),

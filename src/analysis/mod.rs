@@ -12,6 +12,7 @@
 
 pub mod ablation;
 pub mod cells;
+pub mod columns;
 pub mod confusion;
 pub mod curve;
 pub mod first_look;
