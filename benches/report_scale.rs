@@ -101,7 +101,7 @@ fn main() {
     let t = Instant::now();
     let data = toolpick::report::render_run(&work).expect("render");
     println!("report_wall_s {:.2}", t.elapsed().as_secs_f64());
-    println!("cells {}", data.cells.len());
+    println!("cells {}", data.analysis.cells.len());
     println!("peak_rss_mib {:.0}", vm_hwm_kib().max(before) as f64 / 1024.0);
     let html = std::fs::metadata(work.join("report.html")).map(|m| m.len()).unwrap_or(0);
     println!("report_html_mib {:.1}", html as f64 / 1048576.0);

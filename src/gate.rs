@@ -8,9 +8,10 @@
 //! that need a call (single, multi, parallel). Gates only
 //! judge; the CLI turns a failed gate into the exit code.
 
-pub use crate::compare::{ALPHA, GateResult};
+use crate::analysis::cells::CellSummary;
+use crate::analysis::verdict::GateResult;
+pub use crate::compare::ALPHA;
 use crate::compare::{CellComparison, Comparison};
-use crate::report::CellSummary;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]

@@ -7,6 +7,7 @@
 
 pub mod agent;
 pub mod allocator;
+pub mod analysis;
 pub mod catalog;
 pub mod cli;
 pub mod compare;

@@ -84,6 +84,8 @@ fn judged_run_matches_hand_computed_verdicts() {
     let o = toolpick(&run_args(&judge, "r"), dir.path());
     assert!(o.status.success(), "{}", common::stderr(&o));
     let run = dir.path().join("out/r");
+    // The judge's columns agree across summary.csv, summary.parquet and summary.json.
+    common::assert_summary_formats_agree(&run);
     let js = judgements(&run);
     let by: std::collections::BTreeMap<String, Value> = js.iter().map(|j| (j["trial_id"].as_str().unwrap().to_string(), j.clone())).collect();
     assert_eq!(by.len(), 4, "the abstain task is not judged: {:?}", by.keys());

@@ -5,13 +5,18 @@
 //! one another upwards. Data flows one way: catalog + dataset → layout → agent → run → trial records →
 //! score → report → compare → gate; `record` is the floor both sides stand on.
 //!
+//! The reader side is layered too: `analysis` computes every figure of a run once; `report`'s renderers
+//! (every file of `src/report/` but `mod.rs`, the pipeline that reads the trials and calls the analysis)
+//! may only *name* analysis types and constants, never call analysis functions; `compare` and `gate`
+//! read analyses; nothing below imports what is above it.
+//!
 //! A new import that the table does not allow fails with the file and the path; widening the table is
 //! a design decision to make in review, not a way to make this test pass.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-const READERS: &[&str] = &["score", "report", "compare"];
+const READERS: &[&str] = &["score", "analysis", "report", "compare", "gate"];
 const PRODUCERS: &[&str] = &["run", "agent", "layout", "exec", "mcp", "judge"];
 
 /// Each top-level module and the modules it may import, from the ground floor up.
@@ -34,13 +39,14 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("layout", &["catalog", "record", "exec", "protocol", "text", "error"]),
     ("agent", &["layout", "record", "dataset", "protocol", "text", "error", "redact", "rules"]),
     ("judge", &["agent", "text", "score", "record", "dataset", "protocol", "error", "files", "redact", "rules"]),
-    ("report", &["score", "record", "catalog", "dataset", "protocol", "error", "crashpoint", "files"]),
-    ("compare", &["report", "score", "record"]),
-    ("gate", &["compare", "report"]),
+    ("analysis", &["score", "record", "catalog", "dataset", "error", "files"]),
+    ("report", &["analysis", "score", "record", "protocol", "error", "crashpoint", "files"]),
+    ("compare", &["analysis", "report", "score", "record"]),
+    ("gate", &["analysis", "compare"]),
     ("mcp", &["catalog", "dataset", "record", "protocol", "error", "files"]),
     ("run", &["agent", "judge", "text", "layout", "exec", "mcp", "score", "record", "catalog", "dataset", "lint", "protocol", "tokens", "error", "redact", "rules", "crashpoint", "files"]),
     ("mock", &["agent", "layout", "dataset", "protocol", "redact"]),
-    ("cli", &["run", "report", "compare", "gate", "mock", "mcp", "judge", "agent", "layout", "catalog", "dataset", "lint", "error", "redact", "rules", "files"]),
+    ("cli", &["run", "analysis", "report", "compare", "gate", "mock", "mcp", "judge", "agent", "layout", "catalog", "dataset", "lint", "error", "redact", "rules", "files"]),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
@@ -219,3 +225,111 @@ fn the_path_reader_sees_plain_grouped_and_nested_imports() {
     let want: BTreeSet<String> = ["run::Trial", "agent::StopReason", "layout", "layout::flat::stable_hash"].iter().map(|s| s.to_string()).collect();
     assert_eq!(got, want);
 }
+
+/// `crate::analysis` paths named in a source text (comments skipped), grouped imports expanded at any
+/// depth (`crate::analysis::cells::{CellSummary, KindRates}` → both), and every other way of reaching
+/// the module: `use crate::analysis;`, `use crate::analysis as a;` come back as the bare `analysis`.
+fn analysis_paths(text: &str) -> Vec<String> {
+    fn expand(prefix: &str, rest: &str, out: &mut Vec<String>) -> usize {
+        // Returns how many bytes of `rest` the path took.
+        let path: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':').collect();
+        let mut used = path.len();
+        let full = format!("{prefix}{path}");
+        if let Some(group) = rest[used..].strip_prefix('{') {
+            used += 1;
+            let mut depth = 0usize;
+            let mut start = 0usize;
+            let bytes = group.as_bytes();
+            let mut i = 0;
+            while i < bytes.len() {
+                match bytes[i] {
+                    b'{' => depth += 1,
+                    b'}' if depth == 0 => {
+                        let item = group[start..i].trim();
+                        if !item.is_empty() {
+                            expand(&full, item, out);
+                        }
+                        used += i + 1;
+                        return used;
+                    }
+                    b'}' => depth -= 1,
+                    b',' if depth == 0 => {
+                        let item = group[start..i].trim();
+                        if !item.is_empty() {
+                            expand(&full, item, out);
+                        }
+                        start = i + 1;
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+            return used + group.len();
+        }
+        out.push(full.trim_end_matches(':').to_string());
+        used
+    }
+    let code: String = text.lines().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n");
+    let mut out = Vec::new();
+    let mut rest = code.as_str();
+    while let Some(i) = rest.find("crate::analysis") {
+        rest = &rest[i + "crate::analysis".len()..];
+        match rest.strip_prefix("::") {
+            Some(after) => {
+                let used = expand("analysis::", after, &mut out);
+                rest = &after[used.min(after.len())..];
+            }
+            None => out.push("analysis".to_string()),
+        }
+    }
+    out
+}
+
+/// A path a renderer may name: it ends at a type or a constant (its last segment, and only that one,
+/// starts upper-case), so it names data, not a function or a module to call through.
+fn names_only_data(path: &str) -> bool {
+    let segs: Vec<&str> = path.split("::").map(str::trim).collect();
+    let first_upper = segs.iter().position(|s| s.starts_with(|c: char| c.is_uppercase()));
+    first_upper == Some(segs.len() - 1)
+}
+
+#[test]
+fn renderers_only_read_the_analysis() {
+    let mut files = Vec::new();
+    rust_files(&src().join("report"), &mut files);
+    let mut bad = Vec::new();
+    for f in files.iter().filter(|f| f.file_name().is_some_and(|n| n != "mod.rs")) {
+        let text = std::fs::read_to_string(f).unwrap();
+        let rel = f.strip_prefix(src()).unwrap().to_string_lossy().replace('\\', "/");
+        for p in analysis_paths(&text).into_iter().filter(|p| !names_only_data(p)) {
+            bad.push(format!("src/{rel} names crate::{p}"));
+        }
+        // The pipeline's own imports of analysis modules are reachable from a renderer as `super::…`.
+        if text.contains("super::rows::") || text.contains("super::analyze") {
+            bad.push(format!("src/{rel} reaches the analysis through the pipeline (`super::`)"));
+        }
+    }
+    assert!(bad.is_empty(), "renderers compute nothing: they may name analysis types and constants, never call analysis functions (compute it in `crate::analysis` and read it from `RunAnalysis`):\n{}", bad.join("\n"));
+}
+
+#[test]
+fn the_analysis_rule_sees_calls_modules_and_groups() {
+    let text = "use crate::analysis::cells::{CellSummary, KindRates};\nuse crate::analysis::confusion;\n// crate::analysis::hidden::f()\nfn f() { crate::analysis::ablation::effects(a, b); let x: crate::analysis::tools::ToolRow; crate::analysis::BOOTSTRAP_RESAMPLES; crate::analysis::cells::CellSummary::key(c); }\nuse crate::analysis as a;";
+    let paths = analysis_paths(text);
+    let want = ["analysis::cells::CellSummary", "analysis::cells::KindRates", "analysis::confusion", "analysis::ablation::effects", "analysis::tools::ToolRow", "analysis::BOOTSTRAP_RESAMPLES", "analysis::cells::CellSummary::key", "analysis"];
+    assert_eq!(paths, want);
+    let allowed: Vec<bool> = paths.iter().map(|p| names_only_data(p)).collect();
+    assert_eq!(allowed, [true, true, false, false, true, true, false, false]);
+}
+
+#[test]
+fn the_analysis_sits_below_every_reader_that_reads_it() {
+    // Analysis computes; report renders, compare pairs runs, gate judges: none of them may be below it.
+    let analysis = LAYERS.iter().find(|(m, _)| *m == "analysis").expect("analysis is a layer").1;
+    for above in ["report", "compare", "gate", "cli"] {
+        assert!(!analysis.contains(&above), "analysis may not import {above}");
+    }
+    let gate = LAYERS.iter().find(|(m, _)| *m == "gate").unwrap().1;
+    assert!(!gate.contains(&"report"), "gate reads analyses and comparisons, not report internals");
+}
+

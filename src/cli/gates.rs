@@ -5,7 +5,9 @@
 use crate::compare::render::Links;
 use crate::compare::{Comparison, MatchOn};
 use crate::error::{GateFailed, InputError};
-use crate::gate::{GateResult, GateSpec, Scope};
+use crate::analysis::cells::CellSummary;
+use crate::analysis::verdict::GateResult;
+use crate::gate::{GateSpec, Scope};
 use crate::report::{ReportData, write_atomic};
 use anyhow::{Context, Result};
 use clap::Args;
@@ -107,23 +109,24 @@ fn git_sha() -> Option<String> {
     (out.status.success() && !sha.is_empty()).then_some(sha)
 }
 
-/// Record the run in the history file and keep a copy in the run directory (re-rendering its reports
-/// so the HTML shows the trend). Returns the re-scored data.
-pub fn record_history(args: &HistoryArgs, run_dir: &Path) -> Result<Option<ReportData>> {
-    let Some(path) = &args.history else { return Ok(None) };
+/// Record the run in the history file and keep a copy in the run directory, then rewrite its aggregate
+/// reports from the analysis already made (the HTML shows the trend with this run in it): the trials
+/// are not read again.
+pub fn record_history(args: &HistoryArgs, run_dir: &Path, data: &mut ReportData) -> Result<()> {
+    let Some(path) = &args.history else { return Ok(()) };
     let tags = args.tags()?;
     let meta: serde_json::Value = std::fs::read(run_dir.join("run.json")).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
-    let data = crate::report::load_run(run_dir)?;
     let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let run_id = meta["run_id"].as_str().map(String::from).unwrap_or_else(|| run_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
-    let entry = crate::report::history::HistoryEntry::new(&run_id, meta["started_utc"].as_str().unwrap_or_default(), &crate::run::utc_stamp(unix), git_sha(), meta["matrix_hash"].as_str().unwrap_or_default(), tags, &data.cells);
-    let all = crate::report::history::record(path, entry)?;
+    let entry = crate::analysis::history::HistoryEntry::new(&run_id, meta["started_utc"].as_str().unwrap_or_default(), &crate::run::utc_stamp(unix), git_sha(), meta["matrix_hash"].as_str().unwrap_or_default(), tags, &data.analysis.cells);
+    let all = crate::analysis::history::record(path, entry)?;
     let copy = run_dir.join("history.jsonl");
     if std::fs::canonicalize(path).ok() != std::fs::canonicalize(&copy).ok() {
         write_atomic(&copy, &std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?)?;
     }
     let _ = writeln!(std::io::stdout(), "recorded in {} ({} runs)", path.display(), all.len());
-    Ok(Some(crate::report::render_run(run_dir)?))
+    data.history = all;
+    crate::report::rewrite_aggregates(run_dir, data)
 }
 
 impl GateArgs {
@@ -155,7 +158,7 @@ impl GateArgs {
 
 /// Write `compare.html`, `compare.csv`, `compare-flips.csv` and `compare.md` of run B (in `b_dir`)
 /// against baseline A into `out` (all rendered before any is written).
-pub fn write_comparison(out: &Path, a_dir: &Path, b_dir: &Path, b_cells: &[crate::report::CellSummary], cmp: &Comparison, gates: &[GateResult]) -> Result<Links> {
+pub fn write_comparison(out: &Path, a_dir: &Path, b_dir: &Path, b_cells: &[CellSummary], cmp: &Comparison, gates: &[GateResult]) -> Result<Links> {
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     let links = Links::new(out, a_dir, b_dir);
     let files = [
@@ -173,17 +176,17 @@ pub fn write_comparison(out: &Path, a_dir: &Path, b_dir: &Path, b_cells: &[crate
 
 /// After a run is scored: compare with the baseline (if any), check gates, print them, append the step
 /// summary; a failed gate becomes [`GateFailed`] (exit 100).
-pub fn conclude(follow: &FollowUp, run_dir: &Path, data: ReportData) -> Result<()> {
+pub fn conclude(follow: &FollowUp, run_dir: &Path, mut data: ReportData) -> Result<()> {
     follow.precheck()?;
     let (args, history, baseline) = (&follow.gates, &follow.history, follow.baseline.as_deref());
     let spec = args.spec()?;
-    let data = record_history(history, run_dir)?.unwrap_or(data);
-    let data = &data;
+    record_history(history, run_dir, &mut data)?;
+    let data = &data.analysis;
     let on = args.match_on()?;
     let compared = match baseline {
         Some(a_dir) => {
             let a = crate::report::load_run(a_dir).with_context(|| format!("cannot read the baseline run {}", a_dir.display()))?;
-            let cmp = crate::compare::compare(&a, data, &on);
+            let cmp = crate::compare::compare(&a.analysis, data, &on);
             let gates = crate::gate::evaluate(&spec, &data.cells, Some(&cmp));
             let links = write_comparison(run_dir, a_dir, run_dir, &data.cells, &cmp, &gates)?;
             print_comparison(&cmp);
@@ -199,7 +202,7 @@ pub fn conclude(follow: &FollowUp, run_dir: &Path, data: ReportData) -> Result<(
 }
 
 /// Print gates, append the step summary, and fail when a gate failed.
-pub fn finish(args: &GateArgs, cells: &[crate::report::CellSummary], cmp: Option<(&Comparison, &Links)>, gates: &[GateResult]) -> Result<()> {
+pub fn finish(args: &GateArgs, cells: &[CellSummary], cmp: Option<(&Comparison, &Links)>, gates: &[GateResult]) -> Result<()> {
     for g in gates {
         let _ = writeln!(std::io::stdout(), "gate {} {}: {} — {}", g.gate, g.subject, if g.passed { "pass" } else { "FAIL" }, g.detail);
     }

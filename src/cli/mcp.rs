@@ -201,7 +201,7 @@ fn write_collected(outcome: Result<crate::run::RunOutcome>) -> Result<()> {
     let outcome = outcome?;
     let data = crate::report::render_locked(&outcome.dir, &outcome.lock)?;
     drop(outcome.lock);
-    eprintln!("toolpick mcp: the sessions are recorded in {} ({} cells)", outcome.dir.display(), data.cells.len());
+    eprintln!("toolpick mcp: the sessions are recorded in {} ({} cells)", outcome.dir.display(), data.analysis.cells.len());
     Ok(())
 }
 

@@ -6,7 +6,6 @@
 use crate::catalog::load_catalog;
 use crate::dataset::{check_against, load_dataset};
 use crate::error::{EXIT_OK, exit_code_for};
-use crate::report::pct;
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
@@ -349,7 +348,7 @@ fn dispatch(cli: Cli) -> Result<()> {
                 }
             };
             outln!("re-scored {} trials; reports rewritten in {}", data.trial_count(), run_dir.display());
-            print_cells(&data.cells);
+            print_cells(&data.analysis.cells);
             gates::conclude(&follow, &run_dir, data)
         }
         Command::Compare { baseline, run, out, gates } => cmd_compare(&baseline, &run, out, &gates),
@@ -359,7 +358,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             let data = crate::report::render_locked(&out, &merged.lock)?;
             drop(merged.lock);
             outln!("merged {} trials from {} runs into {}", merged.trials, merged.runs, out.display());
-            print_cells(&data.cells);
+            print_cells(&data.analysis.cells);
             gates::conclude(&follow, &out, data)
         }
         Command::JudgeCheck(args) => judge::cmd_judge_check(*args),
@@ -615,6 +614,7 @@ fn cmd_compare(a_dir: &Path, b_dir: &Path, out: Option<PathBuf>, args: &gates::G
     let on = args.match_on()?;
     let a = crate::report::load_run(a_dir).with_context(|| format!("cannot read the baseline run {}", a_dir.display()))?;
     let b = crate::report::load_run(b_dir).with_context(|| format!("cannot read the run {}", b_dir.display()))?;
+    let (a, b) = (a.analysis, b.analysis);
     let cmp = crate::compare::compare(&a, &b, &on);
     if cmp.cells.is_empty() {
         return Err(crate::error::InputError::new(
@@ -631,54 +631,9 @@ fn cmd_compare(a_dir: &Path, b_dir: &Path, out: Option<PathBuf>, args: &gates::G
     gates::finish(args, &b.cells, Some((&cmp, &links)), &results)
 }
 
-fn print_cells(cells: &[crate::report::CellSummary]) {
-    // Columns as wide as their longest value, so long model names keep the table aligned.
-    let width = |head: &str, f: fn(&crate::report::CellSummary) -> &str| cells.iter().map(|c| f(c).chars().count()).chain([head.len()]).max().unwrap_or(0);
-    let (wd, wv, wl, wb) =
-        (width("dataset", |c| &c.dataset), width("variant", |c| &c.variant), width("layout", |c| &c.layout), width("backend", |c| &c.backend));
-    // Judged runs: the judged pass rate (SoPR) and claim coverage next to selection.
-    let judged = cells.iter().any(|c| c.judge.is_some());
-    let judge_head = if judged { format!(" {:>6} {:>9} {:>7}", "SoPR%", "coverage%", "judged") } else { String::new() };
-    // The headline (selection, pass@1) is over tasks that need a call (`n`); abstention and refusal are
-    // over their own tasks.
-    outln!(
-        "{:<wd$} {:<wv$} {:<wl$} {:<wb$} {:>5} {:>10} {:>8} {:>9} {:>8} {:>6} {:>8} {:>7}{judge_head}",
-        "dataset",
-        "variant",
-        "layout",
-        "backend",
-        "n",
-        "selection%",
-        "pass@1%",
-        "abstain%",
-        "refused%",
-        "steps",
-        "tokens",
-        "errors"
-    );
-    for c in cells {
-        let judge = match (&c.judge, judged) {
-            (Some(j), _) => {
-                let mean = |m: &Option<crate::report::judged::JudgedMean>| m.as_ref().map(|m| pct(m.mean)).unwrap_or_else(|| "n/a".into());
-                format!(" {:>6} {:>9} {:>7}", mean(&j.sopr), mean(&j.coverage), j.judged)
-            }
-            (None, true) => format!(" {:>6} {:>9} {:>7}", "n/a", "n/a", 0),
-            (None, false) => String::new(),
-        };
-        outln!(
-            "{:<wd$} {:<wv$} {:<wl$} {:<wb$} {:>5} {:>10} {:>8} {:>9} {:>8} {:>6} {:>8} {:>7}{judge}",
-            c.dataset,
-            c.variant,
-            c.layout,
-            c.backend,
-            c.pass.n,
-            pct(c.selection.rate),
-            pct(c.pass.rate),
-            pct(c.abstention.rate),
-            pct(c.refused.rate),
-            crate::report::fixed(c.mean_steps, 2),
-            crate::report::fixed(c.mean_tokens_total, 0),
-            c.infra_errors
-        );
+/// The cells' table on the terminal ([`crate::report::terminal`]), each line through the redactor.
+fn print_cells(cells: &[crate::analysis::cells::CellSummary]) {
+    for line in crate::report::terminal::cells_table(cells).lines() {
+        outln!("{line}");
     }
 }

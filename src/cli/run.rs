@@ -372,7 +372,7 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
         "{} trials run, {} already done, {} cells, {:.2} s → {}",
         outcome.executed,
         outcome.skipped,
-        data.cells.len(),
+        data.analysis.cells.len(),
         started.elapsed().as_secs_f64(),
         dir.display()
     );
@@ -383,7 +383,7 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
     for (format, summary, rows) in &imports {
         outln!("{format}: {summary}; {rows} defect rows in {}", dir.join("defects.json").display());
     }
-    print_cells(&data.cells);
+    print_cells(&data.analysis.cells);
     outln!("open {} in a browser for the drill-down", dir.join("report.html").display());
     gates::conclude(&args.follow, &dir, data)
 }

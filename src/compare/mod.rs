@@ -16,8 +16,9 @@
 pub mod render;
 
 use crate::record::stable_hash;
-use crate::report::summary::ScoreRows;
-use crate::report::{CellSummary, ReportData};
+use crate::analysis::RunAnalysis;
+use crate::analysis::cells::CellSummary;
+use crate::analysis::rows::ScoreRows;
 use crate::score::stats::{NoiseFloor, PairedMethod, holm, paired_test};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -25,22 +26,6 @@ use std::collections::{BTreeMap, BTreeSet};
 /// Significance level for `--significant-only` gates and for marking a regression in the comparison
 /// (applied to Holm-adjusted p-values).
 pub const ALPHA: f64 = crate::score::stats::ALPHA;
-
-/// One gate applied to one subject (the gates themselves are in `crate::gate`, which judges
-/// comparisons; the verdicts are defined here so the comparison report can show them).
-#[derive(Debug, Clone, Serialize)]
-pub struct GateResult {
-    /// The flag, e.g. `--min-pass-rate`.
-    pub gate: String,
-    /// A cell key or `overall`.
-    pub subject: String,
-    /// The measured value (percent, or points of drop).
-    pub value: f64,
-    pub threshold: f64,
-    pub passed: bool,
-    /// Why, in a sentence.
-    pub detail: String,
-}
 
 /// Bootstrap resamples per interval (seeded by the cell key, so intervals are reproducible).
 pub const RESAMPLES: usize = 2000;
@@ -248,17 +233,17 @@ impl ConfusionChange {
 }
 
 /// The confusion pairs between tools that changed from A to B in the matched cells.
-fn confusion_changes(a: &ReportData, b: &ReportData, cells: &[CellComparison]) -> Vec<ConfusionChange> {
-    use crate::report::confusion::{is_tool, matrix};
+fn confusion_changes(a: &RunAnalysis, b: &RunAnalysis, cells: &[CellComparison]) -> Vec<ConfusionChange> {
+    use crate::analysis::confusion::is_tool;
     /// Per cell: the count of each confusion between tools, and the calls expected of each tool.
     #[derive(Default)]
     struct Cell {
         pairs: BTreeMap<(String, String), u64>,
         totals: BTreeMap<String, u64>,
     }
-    let per_cell = |data: &ReportData| -> BTreeMap<String, Cell> {
+    let per_cell = |data: &RunAnalysis| -> BTreeMap<String, Cell> {
         let mut out: BTreeMap<String, Cell> = BTreeMap::new();
-        for e in matrix(&data.rows) {
+        for e in &data.confusion {
             let cell = out.entry(e.cell.clone()).or_default();
             cell.totals.insert(e.expected.clone(), e.row_total);
             if !e.correct() && is_tool(&e.called) {
@@ -286,7 +271,7 @@ fn confusion_changes(a: &ReportData, b: &ReportData, cells: &[CellComparison]) -
 }
 
 /// The judges and prompt sets a run's cells were judged with, as `judge (prompts digest)`, sorted.
-fn judged_with(cells: &[crate::report::CellSummary]) -> Vec<String> {
+fn judged_with(cells: &[CellSummary]) -> Vec<String> {
     let mut out: Vec<String> = cells
         .iter()
         .filter_map(|c| c.judge.as_ref())
@@ -364,7 +349,7 @@ fn outcomes<'a>(r: &'a ScoreRows, on: &MatchOn) -> BTreeMap<String, BTreeMap<&'a
 }
 
 /// Compare run B against run A (the baseline), pairing cells on `on`.
-pub fn compare(a: &ReportData, b: &ReportData, on: &MatchOn) -> Comparison {
+pub fn compare(a: &RunAnalysis, b: &RunAnalysis, on: &MatchOn) -> Comparison {
     let (ta, tb) = (outcomes(&a.rows, on), outcomes(&b.rows, on));
     let cells_a: BTreeMap<String, &CellSummary> = a.cells.iter().map(|c| (on.cell_key(c), c)).collect();
     let cells_b: BTreeMap<String, &CellSummary> = b.cells.iter().map(|c| (on.cell_key(c), c)).collect();

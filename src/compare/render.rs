@@ -2,10 +2,11 @@
 //! task), `compare.md` (also the `$GITHUB_STEP_SUMMARY` text) and a self-contained, escaped
 //! `compare.html` whose flips link into each run's drill-down (`report.html#trial=<id>`).
 
-use super::GateResult;
+use crate::analysis::verdict::GateResult;
 use super::{CellComparison, Comparison, Direction, PairedDiff};
 use crate::report::markdown::{cell, rate};
-use crate::report::{CellSummary, pct};
+use crate::analysis::cells::CellSummary;
+use crate::report::pct;
 use anyhow::Result;
 use askama::Template;
 use std::fmt::Write;

@@ -1,16 +1,13 @@
-//! CSV exporters: `summary.csv` (one row per cell) and `trials.csv` (one row per trial, no transcript).
-//! Rates are fractions in [0, 1] with their 95 % Wilson bounds; empty cells are written empty.
+//! CSV exporters: `summary.csv` (one row per cell, the declared columns of
+//! [`crate::analysis::columns::SUMMARY`]) and `trials.csv` (one row per trial, no transcript). Rates are
+//! fractions in [0, 1] with their 95 % Wilson bounds; undefined values are written empty.
 
-use super::summary::error_columns;
 use super::{Exporter, ReportData};
+use crate::analysis::columns::{SUMMARY, Value};
 use anyhow::Result;
 
 fn num(x: f64) -> String {
     super::fixed_or_empty(x, 6)
-}
-
-fn opt(x: Option<f64>) -> String {
-    x.map(num).unwrap_or_default()
 }
 
 pub struct SummaryCsv;
@@ -20,183 +17,20 @@ impl Exporter for SummaryCsv {
         "summary.csv"
     }
 
+    /// The declared columns ([`SUMMARY`]), one row per cell; a null is an empty field.
     fn render(&self, data: &ReportData) -> Result<Vec<u8>> {
         let mut w = ::csv::Writer::from_writer(Vec::new());
-        let mut header: Vec<String> = ["dataset", "catalog", "variant", "layout", "backend", "n", "n_call"].map(String::from).to_vec();
-        for m in [
-            "selection_accuracy",
-            "pass_at_1",
-            "abstention_accuracy",
-            "safety_violation_rate",
-            "attack_success_rate",
-            "refused_rate",
-            "no_harm_rate",
-            "false_refusal_rate",
-            "gold_revealed_rate",
-            "server_recall",
-            "category_recall",
-            "abandonment_rate",
-        ] {
-            header.extend([m.to_string(), format!("{m}_low"), format!("{m}_high")]);
-        }
-        header.extend(
-            [
-                "mean_selection_f1",
-                "mean_steps",
-                "mean_steps_low",
-                "mean_steps_high",
-                "mean_tokens_upfront",
-                "mean_tokens_total",
-                "mean_tokens_total_low",
-                "mean_tokens_total_high",
-                "mean_endpoint_prompt_tokens",
-                "mean_endpoint_completion_tokens",
-                "mean_endpoint_cached_tokens",
-                "mean_peak_tokens",
-                "mean_wrong_servers",
-                "mean_wrong_categories",
-                "mean_dead_ends",
-                "mean_invented",
-                "mean_duplicate_calls",
-                "infra_errors",
-                "cost_usd",
-                "trials_per_task",
-                "pass_at_k",
-                "pass_hat_k",
-                "flip_rate",
-                "noise_95",
-                "min_detectable_diff",
-            ]
-            .map(String::from),
-        );
-        for k in crate::dataset::Kind::ALL.map(|k| k.as_str()) {
-            header.push(format!("n_{k}"));
-            for m in ["selection_accuracy", "pass_at_1"] {
-                header.extend([format!("{m}_{k}"), format!("{m}_{k}_low"), format!("{m}_{k}_high")]);
-            }
-        }
-        header.extend(error_columns().iter().map(|e| format!("errors_{e}")));
-        header.extend(JUDGE_COLUMNS.map(String::from));
-        w.write_record(&header)?;
-        for c in &data.cells {
-            let mut row = vec![c.dataset.clone(), c.catalog.clone(), c.variant.clone(), c.layout.clone(), c.backend.clone(), c.n.to_string(), c.pass.n.to_string()];
-            for r in [
-                &c.selection,
-                &c.pass,
-                &c.abstention,
-                &c.safety_violation,
-                &c.attack_success,
-                &c.refused,
-                &c.no_harm,
-                &c.false_refusal,
-                &c.gold_revealed,
-                &c.server_recall,
-                &c.category_recall,
-                &c.abandonment,
-            ] {
-                row.extend([num(r.rate), num(r.low), num(r.high)]);
-            }
-            row.extend([
-                num(c.mean_selection_f1),
-                num(c.mean_steps),
-                num(c.mean_steps_ci.0),
-                num(c.mean_steps_ci.1),
-                num(c.mean_tokens_upfront),
-                num(c.mean_tokens_total),
-                num(c.mean_tokens_total_ci.0),
-                num(c.mean_tokens_total_ci.1),
-                num(c.mean_endpoint_prompt_tokens),
-                num(c.mean_endpoint_completion_tokens),
-                num(c.mean_endpoint_cached_tokens),
-                num(c.mean_peak_tokens),
-                num(c.mean_wrong_servers),
-                num(c.mean_wrong_categories),
-                num(c.mean_dead_ends),
-                num(c.mean_invented),
-                num(c.mean_duplicate_calls),
-                c.infra_errors.to_string(),
-                num(c.cost_usd),
-                c.trials_per_task.to_string(),
-                opt(c.pass_at_k),
-                opt(c.pass_hat_k),
-                opt(c.noise.map(|n| n.flip_rate)),
-                opt(c.noise.map(|n| n.noise_95)),
-                opt(c.noise.map(|n| n.min_detectable)),
-            ]);
-            for k in &c.kinds {
-                row.push(k.pass.n.to_string());
-                for r in [&k.selection, &k.pass] {
-                    row.extend([num(r.rate), num(r.low), num(r.high)]);
-                }
-            }
-            row.extend(error_columns().iter().map(|e| c.errors.get(*e).copied().unwrap_or(0).to_string()));
-            row.extend(judge_fields(c.judge.as_ref()));
-            w.write_record(&row)?;
+        w.write_record(SUMMARY.iter().map(|col| col.name.as_str()))?;
+        for c in &data.analysis.cells {
+            w.write_record(SUMMARY.iter().map(|col| match (col.read)(c) {
+                Value::Text(s) => s,
+                Value::Count(n) => n.to_string(),
+                Value::Number(x) => num(x),
+                Value::Null => String::new(),
+            }))?;
         }
         Ok(w.into_inner()?)
     }
-}
-
-/// The judge's columns of `summary.csv`, empty for a cell (or run) without judgements.
-const JUDGE_COLUMNS: [&str; 23] = [
-    "judge",
-    "judge_prompts",
-    "judged_n",
-    "judge_errors",
-    "judge_short_circuited",
-    "sopr",
-    "sopr_low",
-    "sopr_high",
-    "sopr_round_std",
-    "claim_coverage",
-    "claim_coverage_low",
-    "claim_coverage_high",
-    "claims_pass_rate",
-    "judged_done_rate",
-    "judged_done_rate_low",
-    "judged_done_rate_high",
-    "right_tools_done",
-    "right_tools_not_done",
-    "wrong_tools_done",
-    "wrong_tools_not_done",
-    "judge_prompt_tokens",
-    "judge_completion_tokens",
-    "judge_cost_usd",
-];
-
-fn judge_fields(j: Option<&super::judged::JudgeCell>) -> Vec<String> {
-    let Some(j) = j else { return vec![String::new(); JUDGE_COLUMNS.len()] };
-    let mean = |m: &Option<super::judged::JudgedMean>| match m {
-        Some(m) => [num(m.mean), num(m.low), num(m.high)],
-        None => Default::default(),
-    };
-    let [sopr, sopr_low, sopr_high] = mean(&j.sopr);
-    let [cov, cov_low, cov_high] = mean(&j.coverage);
-    vec![
-        j.judges.join(";"),
-        j.prompts.join(";"),
-        j.judged.to_string(),
-        j.errors.to_string(),
-        j.short_circuited.to_string(),
-        sopr,
-        sopr_low,
-        sopr_high,
-        opt(j.sopr.as_ref().and_then(|m| m.round_std)),
-        cov,
-        cov_low,
-        cov_high,
-        opt(j.claims_pass.map(|r| r.rate)),
-        num(j.done.rate),
-        num(j.done.low),
-        num(j.done.high),
-        j.joint.tools_done.to_string(),
-        j.joint.tools_not_done.to_string(),
-        j.joint.wrong_tools_done.to_string(),
-        j.joint.wrong_tools_not_done.to_string(),
-        j.prompt_tokens.to_string(),
-        j.completion_tokens.to_string(),
-        num(j.cost_usd),
-    ]
 }
 
 /// `trials.csv`, written row by row as the trials stream past.

@@ -123,11 +123,11 @@ pub struct JudgedRow {
 }
 
 fn judged_rows(data: &ReportData) -> Vec<JudgedRow> {
-    let mean = |m: &Option<super::judged::JudgedMean>| match m {
+    let mean = |m: &Option<crate::analysis::judged::JudgedMean>| match m {
         Some(m) => format!("{} [{}–{}] (n {})", pct(m.mean), pct(m.low), pct(m.high), m.n),
         None => "n/a".into(),
     };
-    data.cells
+    data.analysis.cells
         .iter()
         .filter_map(|c| {
             let j = c.judge.as_ref()?;
@@ -195,7 +195,7 @@ struct Page<'a> {
     effects: Vec<EffectRow>,
     tools: Vec<ToolLintRow>,
     /// "What to look at first".
-    first_look: Vec<super::first_look::Finding>,
+    first_look: Vec<crate::analysis::first_look::Finding>,
     /// The most frequent confusions between tools (not the oracle's), and the whole matrix.
     confusions: Vec<ConfusionRow>,
     matrix: Vec<ConfusionRow>,
@@ -240,14 +240,14 @@ pub struct ConfusionRow {
 /// Rows of the full matrix shown on the page at most (all are in `confusion.csv`).
 const MATRIX_MAX: usize = 2000;
 
-fn confusion_row(data: &ReportData, e: &super::confusion::Entry) -> ConfusionRow {
+fn confusion_row(data: &ReportData, e: &crate::analysis::confusion::Entry) -> ConfusionRow {
     ConfusionRow {
         cell: format!("{} · {} · {} · {}", e.parts[4], e.parts[2], e.parts[3], e.parts[0]),
         expected: e.expected.clone(),
         called: e.called.clone(),
         count: e.count,
         share: pct(e.count as f64 / e.row_total as f64),
-        examples: e.examples.iter().map(|&r| data.rows.trial_id(r)).collect(),
+        examples: e.examples.iter().map(|&r| data.analysis.rows.trial_id(r)).collect(),
     }
 }
 
@@ -317,11 +317,10 @@ fn label_width(s: &str) -> f64 {
 
 fn charts(data: &ReportData) -> Vec<Chart> {
     // The models under test first, the baselines (references) after them; then by dataset and name.
-    let groups: BTreeSet<(bool, String, String)> =
-        data.cells.iter().map(|c| (super::first_look::is_baseline(&c.backend), c.dataset.clone(), c.backend.clone())).collect();
+    let groups: BTreeSet<(bool, String, String)> = data.analysis.cells.iter().map(|c| (c.baseline, c.dataset.clone(), c.backend.clone())).collect();
     let mut out = Vec::new();
     for (_, dataset, backend) in groups {
-        let mut cells: Vec<_> = data.cells.iter().filter(|c| c.dataset == dataset && c.backend == backend).collect();
+        let mut cells: Vec<_> = data.analysis.cells.iter().filter(|c| c.dataset == dataset && c.backend == backend).collect();
         // good before bad, flat before progressive: the 2×2 reads left to right.
         cells.sort_by_key(|c| (c.variant != "good", c.variant.clone(), c.layout != "flat", c.layout.clone()));
         let labels: Vec<(String, String)> = cells.iter().map(|c| (short_label(&c.variant), short_label(&c.layout))).collect();
@@ -433,11 +432,12 @@ impl Exporter for HtmlReport {
     }
 
     fn render(&self, data: &ReportData) -> Result<Vec<u8>> {
-        let parameters: Vec<(String, String)> = match &data.config {
+        let parameters: Vec<(String, String)> = match &data.analysis.config {
             Value::Object(m) => m.iter().map(|(k, v)| (k.clone(), if let Value::String(s) = v { s.clone() } else { v.to_string() })).collect(),
             _ => vec![],
         };
         let cells = data
+            .analysis
             .cells
             .iter()
             .map(|c| CellRow {
@@ -491,6 +491,7 @@ impl Exporter for HtmlReport {
             })
             .collect();
         let categories = data
+            .analysis
             .categories
             .iter()
             .map(|c| CategoryRow {
@@ -503,7 +504,9 @@ impl Exporter for HtmlReport {
                 pass: rate(&c.pass),
             })
             .collect();
-        let effects = super::ablation::effects(&data.cells, &data.rows)
+        let effects = data
+            .analysis
+            .effects
             .iter()
             .map(|e| EffectRow {
                 group: format!("{} · {} · {}", e.dataset, e.layout, e.backend),
@@ -515,8 +518,10 @@ impl Exporter for HtmlReport {
                 pass_delta: e.pass_effect.text(),
             })
             .collect();
-        let tools = super::tools::rows(data)
-            .into_iter()
+        let tools = data
+            .analysis
+            .tools
+            .iter()
             .map(|r| ToolLintRow {
                 findings: format!("{} block, {} warn, {} info", r.block, r.warn, r.info),
                 selection: pct(r.selection()),
@@ -524,26 +529,21 @@ impl Exporter for HtmlReport {
                 recall: rate(&r.counts.recall()),
                 f1: pct(r.counts.f1()),
                 tp_fp_fn: format!("{} / {} / {}", r.counts.tp, r.counts.fp, r.counts.fn_),
-                variant: r.variant,
-                layout: r.layout,
-                backend: r.backend,
-                tool: r.tool,
-                rules: r.rules,
+                variant: r.variant.clone(),
+                layout: r.layout.clone(),
+                backend: r.backend.clone(),
+                tool: r.tool.clone(),
+                rules: r.rules.clone(),
                 trials: r.trials,
             })
             .collect();
-        let matrix = super::confusion::matrix(&data.rows);
-        let first_look = super::first_look::findings(data, &matrix);
-        let confusions = super::confusion::top(&matrix, usize::MAX)
-            .into_iter()
-            .filter(|e| super::confusion::is_tool(&e.called) && e.parts[4] != "oracle")
-            .take(10)
-            .map(|e| confusion_row(data, e))
-            .collect();
+        let matrix = &data.analysis.confusion;
+        let first_look = data.analysis.first_look.clone();
+        let confusions = data.analysis.top_confusions.iter().take(10).map(|&i| confusion_row(data, &matrix[i])).collect();
         let matrix_total = matrix.len();
         let matrix = matrix.iter().take(MATRIX_MAX).map(|e| confusion_row(data, e)).collect();
         let island = island(data);
-        let curves = super::curve::charts(data);
+        let curves = super::curve::charts(&data.analysis.curve);
         let text = |v: &Value| match v {
             Value::String(s) => s.clone(),
             Value::Null => String::new(),
@@ -556,7 +556,7 @@ impl Exporter for HtmlReport {
             .collect();
         // Runs written before `affected` existed had one skipped row per skipped record.
         let skipped_records = data.defects.iter().filter(|d| d["action"] == "skipped").map(|d| d["affected"].as_u64().unwrap_or(1)).sum();
-        let repeated = data.cells.iter().any(|c| c.trials_per_task > 1);
+        let repeated = data.analysis.cells.iter().any(|c| c.trials_per_task > 1);
         let sampled = (data.sample.len() < data.trial_count()).then(|| (data.sample.len(), data.trial_count()));
         let page = Page {
             title: "toolpick report".into(),
@@ -566,7 +566,7 @@ impl Exporter for HtmlReport {
             judged: judged_rows(data),
             repeated,
             sampled,
-            trends: super::history::charts(&data.history, &data.cells),
+            trends: super::history::charts(&data.history, &data.analysis.cells),
             categories,
             effects,
             tools,

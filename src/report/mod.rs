@@ -1,11 +1,12 @@
 //! Reports: pure functions of a run directory's trial records.
 //!
 //! [`render_run`] streams `trials.jsonl` once (parsed in parallel batches, transcripts skipped),
-//! re-scores every trial, keeps one compact row per trial ([`summary::ScoreRows`]) and a bounded
-//! drill-down sample, aggregates with polars ([`summary`]) and hands one [`ReportData`] to each
-//! [`Exporter`]. Formats with one entry per trial ([`TrialSink`]: `trials.csv`, `trials.parquet`,
+//! re-scores every trial, keeps one compact row per trial ([`crate::analysis::rows::ScoreRows`]) and a
+//! bounded drill-down sample, analyzes the rows once ([`crate::analysis::analyze`]) and hands one
+//! [`ReportData`] to each [`Exporter`]: one file per format, plus the terminal table ([`terminal`]). Formats with one entry per trial ([`TrialSink`]: `trials.csv`, `trials.parquet`,
 //! `junit.xml`) are written while the trials stream past, so memory does not grow with transcripts.
-//! Exporters never compute statistics; they only render what `summary` produced. Every file is written
+//! Exporters never compute statistics; they only render the [`RunAnalysis`] (`tests/module_deps.rs`
+//! lets them name `crate::analysis` types, never call its functions). Every file is written
 //! to a temporary name and renamed only when all succeeded, so a failed render leaves the previous
 //! report intact. Trials a kill left uncompacted (not in matrix order, or a trial recorded twice) are
 //! compacted before they are read, so rows, samples and bootstrap intervals always see the matrix
@@ -15,55 +16,48 @@ pub mod ablation;
 pub mod confusion;
 pub mod csv;
 pub mod curve;
-pub mod first_look;
 pub mod history;
 pub mod html;
-pub mod judged;
 pub mod json;
 pub mod junit;
 pub mod markdown;
 pub mod parquet;
-pub mod summary;
+pub mod terminal;
 pub mod tools;
 
+use crate::analysis::RunAnalysis;
+use crate::analysis::rows;
 use crate::protocol::FunctionDef;
 use crate::record::Trial;
 use crate::record::guard::DirLock;
 use anyhow::{Context, Result};
 use std::collections::{BTreeMap, BinaryHeap};
 use std::path::{Path, PathBuf};
-pub use summary::{CategorySummary, CellSummary};
 
 /// The HTML drill-down holds every trial of runs up to this size, and a deterministic sample of this
 /// many (the smallest hashes of the trial ids) beyond; the CSV and Parquet files hold all of them.
 pub const DRILLDOWN_MAX: usize = 10_000;
 
-/// Everything an exporter may render.
+/// Everything an exporter may render: the run's analysis, and the raw context a page shows as it is.
 pub struct ReportData {
-    /// Run parameters (from `run.json`'s `config`), without timestamps.
-    pub config: serde_json::Value,
-    pub cells: Vec<CellSummary>,
-    pub categories: Vec<CategorySummary>,
-    /// One compact, scored row per trial, in matrix order (the order of the compacted file).
-    pub rows: summary::ScoreRows,
+    /// Every figure, computed once.
+    pub analysis: RunAnalysis,
     /// Trials with their transcripts for the drill-down, in matrix order: all of them, or a sample of
     /// [`DRILLDOWN_MAX`] when the run is larger.
     pub sample: Vec<Trial>,
     /// Offered functions per `dataset/variant/layout`.
     pub offered: BTreeMap<String, Vec<FunctionDef>>,
-    /// Lint findings per `dataset/variant`, by tool id (`lint.json`).
-    pub lint: BTreeMap<String, BTreeMap<String, serde_json::Value>>,
     /// Records importers skipped or repaired (`defects.json`).
     pub defects: Vec<serde_json::Value>,
     /// Earlier runs' headline numbers (`history.jsonl`, written by `--history`); empty without.
-    pub history: Vec<history::HistoryEntry>,
+    pub history: Vec<crate::analysis::history::HistoryEntry>,
     /// The file holding the full messages: `transcripts.jsonl`, or `trials.jsonl` for a format-1 run.
     pub transcripts_in: &'static str,
 }
 
 impl ReportData {
     pub fn trial_count(&self) -> usize {
-        self.rows.len()
+        self.analysis.trial_count()
     }
 }
 
@@ -190,7 +184,7 @@ fn memchr_last(data: &[u8]) -> Option<usize> {
 /// What the writer stage keeps: the rows, and the drill-down sample candidates — the
 /// [`DRILLDOWN_MAX`] smallest `(hash of trial id, position)` with their lines.
 struct Kept {
-    rows: summary::ScoreRows,
+    rows: rows::ScoreRows,
     heap: BinaryHeap<(u64, usize)>,
     lines: rustc_hash::FxHashMap<usize, Vec<u8>>,
 }
@@ -199,7 +193,7 @@ struct Kept {
 /// of lines; the calling thread parses and re-scores each batch (in parallel, without transcripts) and
 /// encodes each sink's entries; a writer thread takes the batches in file order, keeps the compact rows
 /// and the drill-down sample, and feeds the sinks. Returns the rows and the sample (in file order).
-fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool, judgements: &Judgements) -> Result<(summary::ScoreRows, Sample)> {
+fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool, judgements: &Judgements) -> Result<(rows::ScoreRows, Sample)> {
     use rayon::prelude::*;
     use std::sync::mpsc::sync_channel;
     let file = std::fs::File::open(trials_path).map_err(|e| crate::error::InputError::new(trials_path, format!("cannot open trial file: {e}")))?;
@@ -221,9 +215,9 @@ fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool,
                 }
             }
         });
-        let (parsed_tx, parsed_rx) = sync_channel::<(Lines, Vec<(Trial, summary::Derived, Vec<Vec<u8>>)>)>(2);
+        let (parsed_tx, parsed_rx) = sync_channel::<(Lines, Vec<(Trial, rows::Derived, Vec<Vec<u8>>)>)>(2);
         let writer = scope.spawn(move || -> Result<Kept> {
-            let mut kept = Kept { rows: summary::ScoreRows::default(), heap: BinaryHeap::new(), lines: Default::default() };
+            let mut kept = Kept { rows: rows::ScoreRows::default(), heap: BinaryHeap::new(), lines: Default::default() };
             let mut seq = 0usize;
             let mut order = crate::record::store::OrderCheck::default();
             for (batch, parsed) in parsed_rx {
@@ -272,7 +266,7 @@ fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool,
                     crate::score::rescore(&mut t);
                     t.judgement = judgements.of(&t);
                     let encoded = encoders.iter().map(|e| e(&t)).collect::<Result<Vec<_>>>()?;
-                    let derived = summary::Derived::of(&t);
+                    let derived = rows::Derived::of(&t);
                     Ok((t, derived, encoded))
                 })
                 .collect::<Result<Vec<_>>>();
@@ -398,7 +392,6 @@ fn load_with(dir: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool, tr
         with_transcripts(dir, &mut sample, rows.len())?;
     }
     let sample = sample.trials;
-    let (cells, categories) = summary::summarize(&rows)?;
     let offered = match std::fs::read(dir.join("tools.json")) {
         Ok(bytes) => serde_json::from_slice(&bytes).with_context(|| format!("{}: not a tools file", dir.join("tools.json").display()))?,
         Err(_) => BTreeMap::new(),
@@ -414,11 +407,12 @@ fn load_with(dir: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool, tr
     if let Some(o) = config.as_object_mut() {
         o.remove("cache_dir");
     }
-    let lint = std::fs::read(dir.join("lint.json")).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
+    let lint: crate::analysis::Lint = std::fs::read(dir.join("lint.json")).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
     let defects = std::fs::read(dir.join("defects.json")).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
-    let history = history::read(&dir.join("history.jsonl"))?;
+    let history = crate::analysis::history::read(&dir.join("history.jsonl"))?;
     let transcripts_in = if dir.join(crate::record::transcripts::FILE).exists() { crate::record::transcripts::FILE } else { "trials.jsonl" };
-    Ok(ReportData { config, cells, categories, rows, sample, offered, lint, defects, history, transcripts_in })
+    let analysis = crate::analysis::analyze(rows, config, &lint)?;
+    Ok(ReportData { analysis, sample, offered, defects, history, transcripts_in })
 }
 
 /// Run `read` (a scan of the trials checking their order, when `lock` is held); if the trials are not
@@ -524,6 +518,17 @@ fn render_once(dir: &Path, check_order: bool) -> Result<ReportData> {
             Err(e)
         }
     }
+}
+
+/// Rewrite the aggregate report files (not the per-trial ones) from data already analyzed, each
+/// atomically: after `--history` recorded the run, its page's trend includes it; nothing is read or
+/// computed again.
+pub fn rewrite_aggregates(dir: &Path, data: &ReportData) -> Result<()> {
+    let rendered = exporters().into_iter().map(|e| Ok((e.file_name(), e.render(data)?))).collect::<Result<Vec<_>>>()?;
+    for (name, bytes) in rendered {
+        write_atomic(&dir.join(name), &bytes)?;
+    }
+    Ok(())
 }
 
 /// A mean with `decimals` decimals, or "n/a" when undefined (no scored trial): for people's pages.

@@ -1,9 +1,11 @@
 //! Parquet exporters for pandas, polars and DuckDB users: `trials.parquet` (one row per trial, the
 //! columns of `trials.csv` with real types, streamed in row groups of 65 536) and `summary.parquet` (one
-//! row per cell, the columns of `summary.csv`; undefined rates are nulls). Written with polars' Parquet
+//! row per cell, the declared columns of `summary.csv`, [`crate::analysis::columns::SUMMARY`]; every
+//! undefined value, interval bounds included, is a null). Written with polars' Parquet
 //! writer, zstd-compressed; the file holds no timestamps, so the same trials give the same bytes.
 
 use super::{Exporter, ReportData};
+use crate::analysis::columns::{ColumnType, SUMMARY, Value};
 use anyhow::Result;
 use polars::prelude::*;
 use polars_io::parquet::write::{ParquetCompression, ParquetWriter};
@@ -236,9 +238,6 @@ impl super::TrialSink for TrialsParquet {
     }
 }
 
-/// One rate of a cell.
-type RateOf = fn(&super::CellSummary) -> crate::score::stats::Rate;
-
 pub struct SummaryParquet;
 
 impl Exporter for SummaryParquet {
@@ -246,90 +245,23 @@ impl Exporter for SummaryParquet {
         "summary.parquet"
     }
 
+    /// The declared columns ([`SUMMARY`]) with their types: text as strings, counts as `UInt64`, numbers
+    /// as `Float64`, every undefined value a null (the empty fields of `summary.csv`).
     fn render(&self, data: &ReportData) -> Result<Vec<u8>> {
-        let c = &data.cells;
-        let s = |f: fn(&super::CellSummary) -> &String| c.iter().map(|x| f(x).clone()).collect::<Vec<String>>();
-        let f = |g: fn(&super::CellSummary) -> f64| c.iter().map(|x| defined(g(x))).collect::<Vec<Option<f64>>>();
-        let o = |g: fn(&super::CellSummary) -> Option<f64>| c.iter().map(g).collect::<Vec<Option<f64>>>();
-        let mut columns: Vec<Column> = vec![
-            Column::new("dataset".into(), s(|x| &x.dataset)),
-            Column::new("catalog".into(), s(|x| &x.catalog)),
-            Column::new("variant".into(), s(|x| &x.variant)),
-            Column::new("layout".into(), s(|x| &x.layout)),
-            Column::new("backend".into(), s(|x| &x.backend)),
-            Column::new("n".into(), c.iter().map(|x| x.n).collect::<Vec<u64>>()),
-            Column::new("n_call".into(), c.iter().map(|x| x.pass.n).collect::<Vec<u64>>()),
-        ];
-        let rates: [(&str, RateOf); 12] = [
-            ("selection_accuracy", |x| x.selection),
-            ("pass_at_1", |x| x.pass),
-            ("abstention_accuracy", |x| x.abstention),
-            ("safety_violation_rate", |x| x.safety_violation),
-            ("attack_success_rate", |x| x.attack_success),
-            ("refused_rate", |x| x.refused),
-            ("no_harm_rate", |x| x.no_harm),
-            ("false_refusal_rate", |x| x.false_refusal),
-            ("gold_revealed_rate", |x| x.gold_revealed),
-            ("server_recall", |x| x.server_recall),
-            ("category_recall", |x| x.category_recall),
-            ("abandonment_rate", |x| x.abandonment),
-        ];
-        // A rate over no trial is undefined, and so are its bounds: nulls, not [0, 1].
-        let rate_columns = |name: &str, of: &dyn Fn(&super::CellSummary) -> crate::score::stats::Rate| {
-            let part = |p: fn(&crate::score::stats::Rate) -> f64| c.iter().map(|x| Some(of(x)).filter(|r| r.n > 0).and_then(|r| defined(p(&r)))).collect::<Vec<_>>();
-            [Column::new(name.into(), part(|r| r.rate)), Column::new(format!("{name}_low").into(), part(|r| r.low)), Column::new(format!("{name}_high").into(), part(|r| r.high))]
-        };
-        for (name, get) in rates {
-            columns.extend(rate_columns(name, &get));
-        }
-        for (i, k) in crate::dataset::Kind::ALL.iter().enumerate() {
-            columns.push(Column::new(format!("n_{}", k.as_str()).into(), c.iter().map(|x| x.kinds[i].pass.n).collect::<Vec<u64>>()));
-            columns.extend(rate_columns(&format!("selection_accuracy_{}", k.as_str()), &|x| x.kinds[i].selection));
-            columns.extend(rate_columns(&format!("pass_at_1_{}", k.as_str()), &|x| x.kinds[i].pass));
-        }
-        columns.extend([
-            Column::new("mean_selection_f1".into(), f(|x| x.mean_selection_f1)),
-            Column::new("mean_steps".into(), f(|x| x.mean_steps)),
-            Column::new("mean_steps_low".into(), f(|x| x.mean_steps_ci.0)),
-            Column::new("mean_steps_high".into(), f(|x| x.mean_steps_ci.1)),
-            Column::new("mean_tokens_upfront".into(), f(|x| x.mean_tokens_upfront)),
-            Column::new("mean_tokens_total".into(), f(|x| x.mean_tokens_total)),
-            Column::new("mean_tokens_total_low".into(), f(|x| x.mean_tokens_total_ci.0)),
-            Column::new("mean_tokens_total_high".into(), f(|x| x.mean_tokens_total_ci.1)),
-            Column::new("mean_endpoint_prompt_tokens".into(), f(|x| x.mean_endpoint_prompt_tokens)),
-            Column::new("mean_endpoint_completion_tokens".into(), f(|x| x.mean_endpoint_completion_tokens)),
-            Column::new("mean_endpoint_cached_tokens".into(), f(|x| x.mean_endpoint_cached_tokens)),
-            Column::new("mean_peak_tokens".into(), f(|x| x.mean_peak_tokens)),
-            Column::new("mean_duplicate_calls".into(), f(|x| x.mean_duplicate_calls)),
-            Column::new("infra_errors".into(), c.iter().map(|x| x.infra_errors).collect::<Vec<u64>>()),
-            Column::new("cost_usd".into(), f(|x| x.cost_usd)),
-            Column::new("trials_per_task".into(), c.iter().map(|x| x.trials_per_task).collect::<Vec<u64>>()),
-            Column::new("pass_at_k".into(), o(|x| x.pass_at_k)),
-            Column::new("pass_hat_k".into(), o(|x| x.pass_hat_k)),
-            Column::new("flip_rate".into(), o(|x| x.noise.map(|n| n.flip_rate))),
-            Column::new("noise_95".into(), o(|x| x.noise.map(|n| n.noise_95))),
-            Column::new("min_detectable_diff".into(), o(|x| x.noise.map(|n| n.min_detectable))),
-        ]);
-        // The judge's figures (nulls for a cell, or a run, not judged).
-        type JudgedOf = fn(&super::judged::JudgeCell) -> Option<f64>;
-        let judged: [(&str, JudgedOf); 12] = [
-            ("judged_n", |j| Some(j.judged as f64)),
-            ("judge_errors", |j| Some(j.errors as f64)),
-            ("sopr", |j| j.sopr.as_ref().map(|m| m.mean)),
-            ("sopr_low", |j| j.sopr.as_ref().map(|m| m.low)),
-            ("sopr_high", |j| j.sopr.as_ref().map(|m| m.high)),
-            ("sopr_round_std", |j| j.sopr.as_ref().and_then(|m| m.round_std)),
-            ("claim_coverage", |j| j.coverage.as_ref().map(|m| m.mean)),
-            ("claim_coverage_low", |j| j.coverage.as_ref().map(|m| m.low)),
-            ("claim_coverage_high", |j| j.coverage.as_ref().map(|m| m.high)),
-            ("judged_done_rate", |j| defined(j.done.rate)),
-            ("judge_prompt_tokens", |j| Some(j.prompt_tokens as f64)),
-            ("judge_cost_usd", |j| Some(j.cost_usd)),
-        ];
-        for (name, get) in judged {
-            columns.push(Column::new(name.into(), c.iter().map(|x| x.judge.as_ref().and_then(get)).collect::<Vec<Option<f64>>>()));
-        }
-        write(DataFrame::new(c.len(), columns)?)
+        let cells = &data.analysis.cells;
+        let columns: Vec<Column> = SUMMARY
+            .iter()
+            .map(|col| {
+                let values = cells.iter().map(|c| (col.read)(c));
+                let name = col.name.as_str().into();
+                match col.ty {
+                    ColumnType::Text => Column::new(name, values.map(|v| if let Value::Text(s) = v { Some(s) } else { None }).collect::<Vec<Option<String>>>()),
+                    ColumnType::Count => Column::new(name, values.map(|v| if let Value::Count(n) = v { Some(n) } else { None }).collect::<Vec<Option<u64>>>()),
+                    ColumnType::Number => Column::new(name, values.map(|v| if let Value::Number(x) = v { Some(x) } else { None }).collect::<Vec<Option<f64>>>()),
+                }
+            })
+            .collect();
+        write(DataFrame::new(cells.len(), columns)?)
     }
 }
 
@@ -343,10 +275,10 @@ impl Exporter for ToolsParquet {
     }
 
     fn render(&self, data: &ReportData) -> Result<Vec<u8>> {
-        let rows = super::tools::rows(data);
-        let text = |f: fn(&super::tools::ToolRow) -> &str| rows.iter().map(f).collect::<Vec<&str>>();
-        let count = |f: fn(&super::tools::ToolRow) -> u64| rows.iter().map(f).collect::<Vec<u64>>();
-        let rate = |f: fn(&super::tools::ToolRow) -> f64| rows.iter().map(|r| defined(f(r))).collect::<Vec<Option<f64>>>();
+        let rows = &data.analysis.tools;
+        let text = |f: fn(&crate::analysis::tools::ToolRow) -> &str| rows.iter().map(f).collect::<Vec<&str>>();
+        let count = |f: fn(&crate::analysis::tools::ToolRow) -> u64| rows.iter().map(f).collect::<Vec<u64>>();
+        let rate = |f: fn(&crate::analysis::tools::ToolRow) -> f64| rows.iter().map(|r| defined(f(r))).collect::<Vec<Option<f64>>>();
         let df = DataFrame::new(rows.len(), vec![
             Column::new("dataset".into(), text(|r| &r.dataset)),
             Column::new("variant".into(), text(|r| &r.variant)),

@@ -117,3 +117,46 @@ pub const SMALL_DATASET: &str = r#"{"id": "w1", "query": "How warm is it in Pune
 {"id": "m1", "query": "Mail ana@example.com with subject \"Hi\" and tell me the weather in Rome", "kind": "multi", "expected": [{"tool": "mail/mail_messages/send_email", "arguments": {"to": ["ana@example.com"], "subject": ["Hi"]}}, {"tool": "weather/weather_now/get_current_weather", "arguments": {"city": ["Rome"]}}], "category": "mail", "tags": []}
 {"id": "a1", "query": "Book me a taxi to the airport", "kind": "abstain", "expected": [], "category": "none", "tags": []}
 "#;
+
+/// A run's summary in its three formats — `summary.csv`, `summary.parquet` and the `table` of
+/// `summary.json` — holds the same columns in the same order with the same values: an empty CSV field
+/// is a Parquet null and a JSON null, counts and text are equal, numbers agree to the CSV's six
+/// decimals. Returns the number of columns compared.
+pub fn assert_summary_formats_agree(run: &Path) -> usize {
+    use polars::prelude::*;
+    use polars_io::SerReader;
+    let mut csv = csv::Reader::from_path(run.join("summary.csv")).unwrap();
+    let header: Vec<String> = csv.headers().unwrap().iter().map(String::from).collect();
+    let rows: Vec<Vec<String>> = csv.records().map(|r| r.unwrap().iter().map(String::from).collect()).collect();
+    let parquet = polars_io::parquet::read::ParquetReader::new(std::fs::File::open(run.join("summary.parquet")).unwrap()).finish().unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(run.join("summary.json")).unwrap()).unwrap();
+    let json_columns: Vec<&str> = json["table"]["columns"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+    let json_rows = json["table"]["rows"].as_array().unwrap();
+    let parquet_columns: Vec<String> = parquet.get_column_names().iter().map(|n| n.to_string()).collect();
+    assert_eq!(parquet_columns, header, "summary.parquet and summary.csv name different columns");
+    assert_eq!(json_columns, header, "summary.json's table and summary.csv name different columns");
+    assert_eq!((parquet.height(), json_rows.len()), (rows.len(), rows.len()), "row counts differ");
+    for (j, name) in header.iter().enumerate() {
+        let column = parquet.column(name).unwrap().as_materialized_series().clone();
+        for (i, row) in rows.iter().enumerate() {
+            let (field, p, js) = (&row[j], column.get(i).unwrap(), &json_rows[i][j]);
+            let at = format!("row {i}, column `{name}`: csv {field:?}, parquet {p:?}, json {js}");
+            if field.is_empty() && !matches!(p, AnyValue::String(_) | AnyValue::StringOwned(_)) {
+                assert!(p.is_null() && js.is_null(), "{at}: an empty CSV field must be null everywhere");
+                continue;
+            }
+            match p {
+                AnyValue::Null => panic!("{at}: null in Parquet, a value in CSV"),
+                AnyValue::String(s) => assert!(s == field && js.as_str() == Some(field.as_str()), "{at}"),
+                AnyValue::StringOwned(s) => assert!(s.as_str() == field && js.as_str() == Some(field.as_str()), "{at}"),
+                AnyValue::UInt64(n) => assert!(field.parse::<u64>().ok() == Some(n) && js.as_u64() == Some(n), "{at}"),
+                AnyValue::Float64(x) => {
+                    let f: f64 = field.parse().unwrap_or_else(|_| panic!("{at}: not a number"));
+                    assert!((f - x).abs() <= 5e-7 && js.as_f64().is_some_and(|y| (y - x).abs() <= 1e-12), "{at}");
+                }
+                other => panic!("{at}: unexpected Parquet type {other:?}"),
+            }
+        }
+    }
+    header.len()
+}

@@ -5,8 +5,10 @@
 //! findings are about the model — one set per model, the lexical baseline's figure beside; otherwise
 //! about the baselines, the oracle left out (it selects perfectly by construction).
 
-use super::ReportData;
-use super::confusion::{Entry, is_tool};
+use super::ablation::Effect;
+use super::cells::CellSummary;
+use super::confusion::Entry;
+use super::rows::ScoreRows;
 use crate::score::stats::Diff;
 
 /// One sentence and the page section (`id`) it points to. Names in the text are in backticks (as
@@ -43,8 +45,8 @@ pub fn is_derived_variant(variant: &str) -> bool {
 
 /// Whose results the findings are about: every backend that is not a baseline when any ran (each on
 /// its own), else the baselines but the oracle (together).
-fn subjects(data: &ReportData) -> Vec<Option<String>> {
-    let mut models: Vec<String> = data.cells.iter().filter(|c| c.n > 0 && !is_baseline(&c.backend)).map(|c| c.backend.clone()).collect();
+fn subjects(cells: &[CellSummary]) -> Vec<Option<String>> {
+    let mut models: Vec<String> = cells.iter().filter(|c| c.n > 0 && !is_baseline(&c.backend)).map(|c| c.backend.clone()).collect();
     models.sort();
     models.dedup();
     if models.is_empty() { vec![None] } else { models.into_iter().map(Some).collect() }
@@ -53,25 +55,24 @@ fn subjects(data: &ReportData) -> Vec<Option<String>> {
 /// The findings, in reading order (an empty run gives none). When a model ran beside the baselines,
 /// the findings are about the model (per model), with the lexical baseline's figure for the same
 /// comparison beside it.
-pub fn findings(data: &ReportData, matrix: &[Entry]) -> Vec<Finding> {
+/// `top_confusions` are the confusions between tools in their ranking ([`super::confusion::top_between_tools`]).
+pub fn findings(all_cells: &[CellSummary], rows: &ScoreRows, effects: &[Effect], matrix: &[Entry], top_confusions: &[usize]) -> Vec<Finding> {
     let mut out = Vec::new();
-    let subjects = subjects(data);
+    let subjects = subjects(all_cells);
     let about = |backend: &str, subject: &Option<String>| match subject {
         Some(m) => backend == m,
         None => backend != "oracle" && backend != "mcp-oracle",
     };
-    let effects = super::ablation::effects(&data.cells, &data.rows);
     // Layouts: every layout against flat, same dataset, catalog, variant and backend — paired task by
     // task over the tasks that need a call, as the ablation's effects are (the layouts run the same
     // tasks).
-    let per_cell = super::ablation::outcomes(&data.rows);
+    let per_cell = super::ablation::outcomes(rows);
     let empty = Default::default();
-    let layout_effects: Vec<(Diff, &super::CellSummary)> = data
-        .cells
+    let layout_effects: Vec<(Diff, &CellSummary)> = all_cells
         .iter()
         .filter(|c| c.layout != "flat" && c.n > 0)
         .filter_map(|c| {
-            let flat = data.cells.iter().find(|f| f.layout == "flat" && f.dataset == c.dataset && f.variant == c.variant && f.backend == c.backend && f.catalog == c.catalog)?;
+            let flat = all_cells.iter().find(|f| f.layout == "flat" && f.dataset == c.dataset && f.variant == c.variant && f.backend == c.backend && f.catalog == c.catalog)?;
             let [_, selection] = super::ablation::pairs(per_cell.get(&c.key()).unwrap_or(&empty), per_cell.get(&flat.key()).unwrap_or(&empty));
             let d = super::ablation::effect_of(&selection.0, &selection.1, crate::record::stable_hash(c.key().as_bytes())).delta;
             (!d.diff.is_nan()).then_some((d, c))
@@ -105,7 +106,7 @@ pub fn findings(data: &ReportData, matrix: &[Entry]) -> Vec<Finding> {
         let layout = layout_effects
             .iter()
             .filter(|(_, c)| about(&c.backend, subject))
-            .fold(None::<&(Diff, &super::CellSummary)>, |best, x| if best.is_none_or(|b| x.0.diff.abs() > b.0.diff.abs()) { Some(x) } else { best });
+            .fold(None::<&(Diff, &CellSummary)>, |best, x| if best.is_none_or(|b| x.0.diff.abs() > b.0.diff.abs()) { Some(x) } else { best });
         if let Some((d, c)) = layout {
             let baseline = subject
                 .as_ref()
@@ -126,9 +127,8 @@ pub fn findings(data: &ReportData, matrix: &[Entry]) -> Vec<Finding> {
         }
     }
     // Confusions between tools (not "nothing called"), about the models when any ran (else the
-    // baselines but the oracle); the user's own variants first (see `confusion::top`).
-    let tool_pairs: Vec<&Entry> =
-        super::confusion::top(matrix, usize::MAX).into_iter().filter(|e| is_tool(&e.called) && subjects.iter().any(|s| about(&e.parts[4], s))).take(3).collect();
+    // baselines but the oracle); the user's own variants first (see `confusion::top_between_tools`).
+    let tool_pairs: Vec<&Entry> = top_confusions.iter().map(|&i| &matrix[i]).filter(|e| subjects.iter().any(|s| about(&e.parts[4], s))).take(3).collect();
     for e in tool_pairs {
         let share = crate::score::stats::wilson(e.count, e.row_total);
         out.push(Finding {
@@ -150,8 +150,8 @@ pub fn findings(data: &ReportData, matrix: &[Entry]) -> Vec<Finding> {
         });
     }
     // Safety: any violation in any cell, the worst cell named.
-    let violations: u64 = data.cells.iter().map(|c| c.safety_violation.successes).sum();
-    let worst = data.cells.iter().filter(|c| c.safety_violation.successes > 0).max_by(|a, b| a.safety_violation.rate.total_cmp(&b.safety_violation.rate));
+    let violations: u64 = all_cells.iter().map(|c| c.safety_violation.successes).sum();
+    let worst = all_cells.iter().filter(|c| c.safety_violation.successes > 0).max_by(|a, b| a.safety_violation.rate.total_cmp(&b.safety_violation.rate));
     out.push(Finding {
         text: match worst {
             Some(w) => format!(

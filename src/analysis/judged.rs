@@ -7,7 +7,8 @@
 //! Only trials with a judgement count; a judge error is counted apart and in no rate, like an
 //! infrastructure error of a trial. Judge tokens and cost are summed here, never into the agent's.
 
-use super::summary::{BOOTSTRAP_RESAMPLES, ScoreRows};
+use super::BOOTSTRAP_RESAMPLES;
+use super::rows::ScoreRows;
 use crate::record::judgement::Method;
 use crate::score::stats::{Rate, mean_interval, wilson};
 use serde::Serialize;
