@@ -69,3 +69,40 @@ fn with_a_model_beside_the_baseline_the_first_look_is_about_the_model_and_tools_
         }
     }
 }
+
+#[test]
+fn a_layout_loss_the_catalog_explains_is_said_with_the_lint_rule() {
+    // Both servers described with stop words only: progressive discovery ranks servers by those
+    // descriptions, so the lexical baseline cannot find its way, and the first look says why.
+    let tmp = tempfile::tempdir().unwrap();
+    let cat = tmp.path().join("cat");
+    write_small_catalog(&cat);
+    for (file, old) in [("weather.json", "Weather conditions and forecasts for cities."), ("mail.json", "E-mail.")] {
+        let text = std::fs::read_to_string(cat.join(file)).unwrap();
+        assert!(text.contains(old));
+        std::fs::write(cat.join(file), text.replacen(old, "It is what it is.", 1)).unwrap();
+    }
+    std::fs::write(tmp.path().join("ds.jsonl"), SMALL_DATASET).unwrap();
+    let o = toolpick(&["run", "--catalog", "cat", "--dataset", "ds.jsonl", "--variants", "good", "--layouts", "flat,progressive", "--backends", "lexical", "--out", "out", "--run-id", "r", "-q"], tmp.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = tmp.path().join("out/r");
+    // The run's lint names the servers (what the report reads).
+    let lint: serde_json::Value = serde_json::from_slice(&std::fs::read(run.join("lint.json")).unwrap()).unwrap();
+    for server in ["server:weather", "server:mail"] {
+        assert!(lint["ds/good"][server]["rules"].as_array().unwrap().iter().any(|r| r == "TP-D006"), "{server}: {}", lint["ds/good"]);
+    }
+    let summary = csv_rows(&run.join("summary.csv"));
+    let sel = |layout: &str| summary.iter().find(|r| r["layout"] == layout).unwrap()["selection_accuracy"].parse::<f64>().unwrap();
+    assert!(sel("progressive") < sel("flat"), "the case under test: progressive loses ({} vs {})", sel("progressive"), sel("flat"));
+    let md = std::fs::read_to_string(run.join("summary.md")).unwrap();
+    let structure = md.lines().find(|l| l.starts_with("- Structure")).unwrap_or_else(|| panic!("a structural finding: {md}"));
+    assert!(structure.contains("`progressive`") && structure.contains("TP-D006") && structure.contains("`weather`") && structure.contains("`mail`"), "{structure}");
+    // A catalog whose servers are described says nothing of the kind.
+    let o = toolpick(&["run", "--catalog", "cat2", "--dataset", "ds.jsonl", "--variants", "good", "--layouts", "flat,progressive", "--backends", "lexical", "--out", "out", "--run-id", "r2", "-q"], &{
+        write_small_catalog(&tmp.path().join("cat2"));
+        tmp.path().to_path_buf()
+    });
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = std::fs::read_to_string(tmp.path().join("out/r2/summary.md")).unwrap();
+    assert!(!md.contains("- Structure"), "{md}");
+}

@@ -101,3 +101,36 @@ fn sarif_output_validates_against_the_sarif_2_1_0_schema() {
     broken["runs"][0]["results"][0]["level"] = Value::from("fatal");
     assert!(!validator.is_valid(&broken));
 }
+
+#[test]
+fn servers_and_categories_without_content_words_and_single_server_catalogs_are_flagged() {
+    // Each server and category description replaced in turn by text without content words (blank, stop
+    // words only): exactly that one is flagged TP-D006 under its `server:` / `category:` name.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("cat");
+    write_small_catalog(&dir);
+    let base = load_catalog(&dir).unwrap();
+    let structural = |f: &[toolpick::lint::Finding]| f.iter().filter(|f| f.rule == "TP-D006" && f.tool.contains(':')).map(|f| f.tool.clone()).collect::<Vec<_>>();
+    assert!(structural(&lint(&base)).is_empty());
+    assert_eq!(count(&lint(&base), "TP-C001"), 0, "two servers");
+    for blank in ["", "   ", "It is what it is.", "Of the, by the and for the."] {
+        for (file, old, name) in [
+            ("weather.json", "Weather conditions and forecasts for cities.", "server:weather"),
+            ("mail.json", "\"E-mail.\"", "server:mail"),
+            ("weather.json", "Current conditions.", "category:weather/weather_now"),
+            ("mail.json", "Sending mail.", "category:mail/mail_messages"),
+        ] {
+            write_small_catalog(&dir);
+            let text = std::fs::read_to_string(dir.join(file)).unwrap();
+            let new = if old.starts_with('"') { format!("\"{blank}\"") } else { blank.to_string() };
+            std::fs::write(dir.join(file), text.replacen(old, &new, 1)).unwrap();
+            let f = lint(&load_catalog(&dir).unwrap());
+            assert_eq!(structural(&f), vec![name.to_string()], "{name} described as {blank:?}");
+        }
+    }
+    // One server left: TP-C001 names it.
+    write_small_catalog(&dir);
+    std::fs::remove_file(dir.join("mail.json")).unwrap();
+    let f = lint(&load_catalog(&dir).unwrap());
+    assert_eq!(f.iter().filter(|f| f.rule == "TP-C001").map(|f| f.tool.as_str()).collect::<Vec<_>>(), ["server:weather"]);
+}

@@ -43,6 +43,42 @@ pub fn is_derived_variant(variant: &str) -> bool {
     base == "bad" || base.starts_with("op:")
 }
 
+/// The lint rules `lint.json` names for structural causes (ids are data there; the analysis does not
+/// run the linter): a description without content words, a one-server catalog.
+const NO_CONTENT_WORDS: &str = "TP-D006";
+const SINGLE_SERVER: &str = "TP-C001";
+
+/// What in the catalog a hiding layout's loss may come from, as the run's lint found it (`lint.json`):
+/// servers and categories whose descriptions have no content words (TP-D006) — progressive discovery
+/// and its categories are matched on those descriptions — and, for progressive layouts, a catalog of
+/// one server (TP-C001). `None` when the lint found neither.
+fn structural_cause(lint: &super::Lint, c: &CellSummary) -> Option<String> {
+    let findings = lint.get(&format!("{}/{}", c.dataset, c.variant))?;
+    let has = |v: &serde_json::Value, rule: &str| v["rules"].as_array().is_some_and(|r| r.iter().any(|x| x.as_str() == Some(rule)));
+    let named = |prefix: &str, rule: &str| -> Vec<String> {
+        findings.iter().filter(|(k, v)| k.starts_with(prefix) && has(v, rule)).map(|(k, _)| format!("`{}`", &k[prefix.len()..])).collect()
+    };
+    let list = |names: &[String]| {
+        let shown: Vec<&str> = names.iter().take(3).map(String::as_str).collect();
+        if names.len() > 3 { format!("{} and {} more", shown.join(", "), names.len() - 3) } else { shown.join(", ") }
+    };
+    let mut causes = Vec::new();
+    let (servers, categories) = (named("server:", NO_CONTENT_WORDS), named("category:", NO_CONTENT_WORDS));
+    if !servers.is_empty() {
+        causes.push(format!("the description of server {} has no content words ({})", list(&servers), NO_CONTENT_WORDS));
+    }
+    if !categories.is_empty() {
+        causes.push(format!("the description of category {} has no content words ({})", list(&categories), NO_CONTENT_WORDS));
+    }
+    if c.layout.starts_with("progressive") {
+        let single = named("server:", SINGLE_SERVER);
+        if !single.is_empty() {
+            causes.push(format!("{} is the catalog's only server ({SINGLE_SERVER})", list(&single)));
+        }
+    }
+    (!causes.is_empty()).then(|| causes.join("; "))
+}
+
 /// Whose results the findings are about: every backend that is not a baseline when any ran (each on
 /// its own), else the baselines but the oracle (together).
 fn subjects(cells: &[CellSummary]) -> Vec<Option<String>> {
@@ -56,7 +92,7 @@ fn subjects(cells: &[CellSummary]) -> Vec<Option<String>> {
 /// the findings are about the model (per model), with the lexical baseline's figure for the same
 /// comparison beside it.
 /// `top_confusions` are the confusions between tools in their ranking ([`super::confusion::top_between_tools`]).
-pub fn findings(all_cells: &[CellSummary], rows: &ScoreRows, effects: &[Effect], matrix: &[Entry], top_confusions: &[usize]) -> Vec<Finding> {
+pub fn findings(all_cells: &[CellSummary], rows: &ScoreRows, effects: &[Effect], matrix: &[Entry], top_confusions: &[usize], lint: &super::Lint) -> Vec<Finding> {
     let mut out = Vec::new();
     let subjects = subjects(all_cells);
     let about = |backend: &str, subject: &Option<String>| match subject {
@@ -124,6 +160,11 @@ pub fn findings(all_cells: &[CellSummary], rows: &ScoreRows, effects: &[Effect],
                 ),
                 anchor: "all-cells",
             });
+            if d.diff < 0.0
+                && let Some(cause) = structural_cause(lint, c)
+            {
+                out.push(Finding { text: format!("Structure: `{}` on `{}` descriptions ({}) may be the catalog's result, not the model's: {cause}.", c.layout, c.variant, c.dataset), anchor: "all-cells" });
+            }
         }
     }
     // Confusions between tools (not "nothing called"), about the models when any ran (else the

@@ -68,6 +68,6 @@ pub fn analyze(rows: rows::ScoreRows, config: serde_json::Value, lint: &Lint) ->
     let top_confusions = confusion::top_between_tools(&confusion);
     let tools = tools::rows(&rows, lint);
     let curve = curve::lines(&cells);
-    let first_look = first_look::findings(&cells, &rows, &effects, &confusion, &top_confusions);
+    let first_look = first_look::findings(&cells, &rows, &effects, &confusion, &top_confusions, lint);
     Ok(RunAnalysis { config, cells, categories, rows, effects, confusion, top_confusions, tools, curve, first_look })
 }

@@ -10,7 +10,7 @@ pub mod output;
 pub mod poison;
 
 use crate::catalog::variant::name_words;
-use crate::catalog::{Catalog, ToolRef};
+use crate::catalog::{Catalog, Tool, ToolRef};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -73,6 +73,12 @@ pub const RULES: &[RuleInfo] = &[
     RuleInfo { id: "TP-A002", name: "destructive-without-hint", severity: Severity::Warn, summary: "Destructive tools set destructiveHint: true." },
     RuleInfo { id: "TP-A003", name: "read-only-without-hint", severity: Severity::Warn, summary: "Read-only tools set readOnlyHint: true." },
     RuleInfo { id: "TP-A004", name: "contradictory-annotations", severity: Severity::Block, summary: "A tool is not both read-only and destructive." },
+    RuleInfo {
+        id: "TP-C001",
+        name: "single-server-catalog",
+        severity: Severity::Info,
+        summary: "A catalog of one server gives progressive discovery's first step nothing to choose between: its result rests on the server's description.",
+    },
 ];
 
 /// The rule `validate` also reports: a description without content words leaves tool search nothing
@@ -100,7 +106,7 @@ pub struct Finding {
     pub rule: &'static str,
     pub name: &'static str,
     pub severity: Severity,
-    /// Tool id (or server name for server-level findings).
+    /// Tool id; for a finding about a server or a category, `server:<name>` or `category:<server>/<name>`.
     pub tool: String,
     /// Field within the tool, e.g. `inputSchema.properties.city`.
     pub field: String,
@@ -157,7 +163,45 @@ pub fn lint(catalog: &Catalog) -> Vec<Finding> {
         lint_tool(&t, catalog, &name_count, &all_names, &mut out);
     }
     lint_namespaces(catalog, &mut out);
+    lint_structure(catalog, &mut out);
     out
+}
+
+/// Servers and categories: a description without content words leaves progressive discovery (which
+/// ranks servers and categories by their descriptions) nothing to match (TP-D006); a catalog of one
+/// server makes discovery's first step a formality (TP-C001). Reported at the server's file, at its
+/// first tool's line for a category.
+fn lint_structure(catalog: &Catalog, out: &mut Vec<Finding>) {
+    let structural = |r: RuleInfo, tool: String, field: &str, message: String, at: Option<&Tool>| Finding {
+        rule: r.id,
+        name: r.name,
+        severity: r.severity,
+        tool,
+        field: field.into(),
+        message,
+        suggestion: None,
+        file: at.map(|t| t.origin.file.clone()).unwrap_or_default(),
+        line: at.map(|t| t.origin.line).unwrap_or(0),
+    };
+    let no_words = |d: &str| if crate::text::words(d).is_empty() { "has no words" } else { "has only stop words" };
+    for server in &catalog.servers {
+        let first = server.categories.iter().flat_map(|c| c.tools.first()).next();
+        if !crate::text::has_content_word(&server.description) {
+            let message = format!("the description of server `{}` {}: progressive discovery ranks servers by it and has nothing to match; say what the server is for", server.name, no_words(&server.description));
+            out.push(Finding { line: first.map_or(0, |_| 1), ..structural(rule(NO_CONTENT_WORDS), format!("server:{}", server.name), "description", message, first) });
+        }
+        for category in &server.categories {
+            if !crate::text::has_content_word(&category.description) {
+                let message = format!("the description of category `{}` {}: discovery lists categories by it and has nothing to match; say what its tools do", category.name, no_words(&category.description));
+                out.push(structural(rule(NO_CONTENT_WORDS), format!("category:{}/{}", server.name, category.name), "description", message, category.tools.first()));
+            }
+        }
+    }
+    if let [server] = catalog.servers.as_slice() {
+        let first = server.categories.iter().flat_map(|c| c.tools.first()).next();
+        let message = format!("`{}` is the catalog's only server: progressive discovery's first step has nothing to choose between, and the layout's result rests on how the server is described", server.name);
+        out.push(Finding { line: first.map_or(0, |_| 1), ..structural(rule("TP-C001"), format!("server:{}", server.name), "", message, first) });
+    }
 }
 
 fn lint_tool(t: &ToolRef<'_>, catalog: &Catalog, name_count: &HashMap<&str, usize>, all_names: &[&str], out: &mut Vec<Finding>) {
