@@ -45,8 +45,9 @@ pub struct RunAnalysis {
     pub confusion: Vec<confusion::Entry>,
     /// The per-tool join of lint findings, selection, precision and recall.
     pub tools: Vec<tools::ToolRow>,
-    /// The confusions between tools outside the oracle's cells, most frequent first (positions in
-    /// `confusion`).
+    /// The confusions between tools outside the oracle's cells, in [`confusion::top_between_tools`]'s
+    /// order — models before baselines, the user's own variants before derived ones, then by count
+    /// (positions in `confusion`).
     pub top_confusions: Vec<usize>,
     /// The tool-count curve's lines (runs with `--distractors`).
     pub curve: Vec<curve::Line>,
