@@ -1,7 +1,8 @@
 //! Reports: pure functions of a run directory's trial records.
 //!
 //! [`render_run`] streams `trials.jsonl` once (parsed in parallel batches, transcripts skipped),
-//! re-scores every trial, keeps one compact row per trial ([`summary::ScoreRows`]) and a bounded
+//! scores every trial whose recorded score is not of the current scorer version
+//! ([`crate::score::score_if_stale`]; a run's own trials are scored once, by the run), keeps one compact row per trial ([`summary::ScoreRows`]) and a bounded
 //! drill-down sample, aggregates with polars ([`summary`]) and hands one [`ReportData`] to each
 //! [`Exporter`]. Formats with one entry per trial ([`TrialSink`]: `trials.csv`, `trials.parquet`,
 //! `junit.xml`) are written while the trials stream past, so memory does not grow with transcripts.
@@ -159,16 +160,11 @@ fn read_chunk(file: &mut impl std::io::Read, mut data: Vec<u8>, carry: &mut Vec<
     data.append(carry);
     loop {
         let start = data.len();
-        data.resize(start.max(size).max(start + size / 8 + 1), 0);
-        let mut filled = start;
-        while filled < data.len() {
-            match file.read(&mut data[filled..])? {
-                0 => break,
-                n => filled += n,
-            }
-        }
-        let eof = filled < data.len();
-        data.truncate(filled);
+        let want = start.max(size).max(start + size / 8 + 1) - start;
+        // Read into the spare capacity: not zeroing the buffer first saves a pass over every byte.
+        data.reserve(want);
+        let got = std::io::Read::read_to_end(&mut std::io::Read::take(&mut *file, want as u64), &mut data)?;
+        let eof = got < want;
         // Cut after the last newline; keep reading if the chunk holds no whole line yet.
         match memchr_last(&data) {
             Some(cut) if !eof => {
@@ -282,7 +278,7 @@ fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool,
                     let mut t: Trial = timed
                         .time("scan: parse", || crate::record::trial::parse_without_transcript(&batch.data[range.clone()]))
                         .map_err(|e| crate::error::InputError::new(trials_path, format!("not a trial record: {e}")).at_line(*no))?;
-                    timed.time("scan: score", || crate::score::rescore(&mut t));
+                    timed.time("scan: score", || crate::score::score_if_stale(&mut t));
                     t.judgement = judgements.of(&t);
                     let encoded = encoders.iter().zip(SINK_ENCODE).map(|(e, name)| timed.time(name, || e(&t))).collect::<Result<Vec<_>>>()?;
                     let derived = timed.time("scan: derive (pairing, diagnostics)", || summary::Derived::of(&t));
@@ -317,7 +313,7 @@ fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool,
         .iter()
         .map(|&i| {
             let mut t: Trial = serde_json::from_slice(&kept.lines[&i]).with_context(|| format!("{}: cannot re-read a trial", trials_path.display()))?;
-            crate::score::rescore(&mut t);
+            crate::score::score_if_stale(&mut t);
             t.judgement = judgements.of(&t);
             Ok(t)
         })
