@@ -7,6 +7,11 @@
 //! `transcripts.jsonl`), or with `v1` in the format before it (each transcript inside its record), to
 //! measure what the split saves.
 //!
+//! The report is rendered `REPORT_REPEATS` times (default 1) on the same files, each printing its wall
+//! time and peak resident memory (the peak is reset before each render, so it is the render's own).
+//! With `REPORT_PHASES=1`, one more render follows with its phase times printed to stderr
+//! ([`toolpick::report::phases`]); timing them costs a little, so it is not one of the timed renders.
+//!
 //! `cargo bench --bench report_scale -- <template run dir> <work dir> [N] [v1]`
 
 use std::io::{BufRead, Write};
@@ -97,12 +102,29 @@ fn main() {
     // As a run ends: compacted (already in order: one read) and the transcripts indexed.
     toolpick::record::store::compact_run(&work, |_, matrix_index| Some(matrix_index)).expect("compact");
     println!("generate_s {:.1}", t.elapsed().as_secs_f64());
-    let before = vm_hwm_kib();
-    let t = Instant::now();
-    let data = toolpick::report::render_run(&work).expect("render");
-    println!("report_wall_s {:.2}", t.elapsed().as_secs_f64());
-    println!("cells {}", data.analysis.cells.len());
-    println!("peak_rss_mib {:.0}", vm_hwm_kib().max(before) as f64 / 1024.0);
+    let repeats: usize = std::env::var("REPORT_REPEATS").ok().and_then(|r| r.parse().ok()).unwrap_or(1).max(1);
+    for run in 1..=repeats {
+        // Drop the generator's (or the previous render's) peak: "5" resets VmHWM to the current RSS.
+        let reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
+        let before = vm_hwm_kib();
+        let t = Instant::now();
+        let data = toolpick::report::render_run(&work).expect("render");
+        let wall = t.elapsed().as_secs_f64();
+        let peak = if reset { vm_hwm_kib() } else { vm_hwm_kib().max(before) };
+        println!("report_wall_s {wall:.2}");
+        println!("peak_rss_mib {:.0}", peak as f64 / 1024.0);
+        if run == 1 {
+            println!("cells {}", data.analysis.cells.len());
+        }
+        drop(data);
+    }
+    if std::env::var_os("REPORT_PHASES").is_some() {
+        // One more render with its phases timed (stderr), apart from the timed renders above.
+        toolpick::report::phases::set_enabled(true);
+        let t = Instant::now();
+        toolpick::report::render_run(&work).expect("render");
+        println!("phases_wall_s {:.2}", t.elapsed().as_secs_f64());
+    }
     let html = std::fs::metadata(work.join("report.html")).map(|m| m.len()).unwrap_or(0);
     println!("report_html_mib {:.1}", html as f64 / 1048576.0);
 }

@@ -97,11 +97,22 @@ fn report_rescores_from_trials_alone() {
     assert!(o.status.success(), "{}", stderr(&o));
     let dir = out.join("r");
     let before = std::fs::read(dir.join("summary.csv")).unwrap();
-    // Tamper with a stored score: `report` must recompute it from the calls, not trust it.
+    // A stored score of the current scorer version is trusted (the run scored its trials): tampered
+    // with, the report shows it.
     let trials = std::fs::read_to_string(dir.join("trials.jsonl")).unwrap();
+    let current = format!("\"scorer\":{}", toolpick::score::VERSION);
+    assert_eq!(trials.matches(&current).count(), trials.lines().count(), "every score records its scorer version");
     let tampered = trials.replace("\"pass\":true", "\"pass\":false");
     assert_ne!(tampered, trials);
-    std::fs::write(dir.join("trials.jsonl"), tampered).unwrap();
+    std::fs::write(dir.join("trials.jsonl"), &tampered).unwrap();
+    let o = toolpick(&["report", dir.to_str().unwrap()], tmp.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_ne!(std::fs::read(dir.join("summary.csv")).unwrap(), before, "a score of the current version is read, not recomputed");
+    // A score without the current version (written before scores carried one) is not trusted:
+    // `report` recomputes it from the calls.
+    let older = tampered.replace(&format!(",{current}"), "");
+    assert!(!older.contains("\"scorer\""));
+    std::fs::write(dir.join("trials.jsonl"), older).unwrap();
     std::fs::remove_file(dir.join("summary.csv")).unwrap();
     let o = toolpick(&["report", dir.to_str().unwrap()], tmp.path());
     assert!(o.status.success(), "{}", stderr(&o));

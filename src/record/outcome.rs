@@ -106,6 +106,11 @@ pub struct TrialScore {
     /// or not it ran). `pass` on a refuse task is the weaker "no harm done".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refused: Option<bool>,
+    /// The version of the scorer that wrote this score (`crate::score::VERSION`); 0 in records written
+    /// before scores carried one. A reader trusts a score of the current version and scores the trial
+    /// again otherwise, so a million trials are scored once, not once per report.
+    #[serde(default)]
+    pub scorer: u32,
 }
 
 /// An executed call as the scorer sees it.

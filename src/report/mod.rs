@@ -1,9 +1,11 @@
 //! Reports: pure functions of a run directory's trial records.
 //!
 //! [`render_run`] streams `trials.jsonl` once (parsed in parallel batches, transcripts skipped),
-//! re-scores every trial, keeps one compact row per trial ([`crate::analysis::rows::ScoreRows`]) and a
-//! bounded drill-down sample, analyzes the rows once ([`crate::analysis::analyze`]) and hands one
-//! [`ReportData`] to each [`Exporter`]: one file per format, plus the terminal table ([`terminal`]). Formats with one entry per trial ([`TrialSink`]: `trials.csv`, `trials.parquet`,
+//! scores every trial whose recorded score is not of the current scorer version
+//! ([`crate::score::score_if_stale`]; a run's own trials are scored once, by the run), keeps one compact
+//! row per trial ([`crate::analysis::rows::ScoreRows`]) and a bounded drill-down sample, analyzes the
+//! rows once ([`crate::analysis::analyze`]) and hands one [`ReportData`] to each [`Exporter`]: one file
+//! per format, plus the terminal table ([`terminal`]). Formats with one entry per trial ([`TrialSink`]: `trials.csv`, `trials.parquet`,
 //! `junit.xml`) are written while the trials stream past, so memory does not grow with transcripts.
 //! Exporters never compute statistics; they only render the [`RunAnalysis`] (`tests/module_deps.rs`
 //! lets them name `crate::analysis` types, never call its functions). Every file is written
@@ -22,6 +24,7 @@ pub mod json;
 pub mod junit;
 pub mod markdown;
 pub mod parquet;
+pub mod phases;
 pub mod terminal;
 pub mod tools;
 
@@ -113,9 +116,18 @@ fn staged(dir: &Path, name: &str) -> Staged {
 /// Streaming formats and the files they write.
 type Sinks = (Vec<Box<dyn TrialSink>>, Vec<Staged>);
 
+/// The streaming formats' files, in the order of [`sinks`].
+const SINK_FILES: [&str; 3] = ["trials.csv", "trials.parquet", "junit.xml"];
+
+/// The phases of each streaming format ([`phases`]): encoding its entries (parsing threads), writing
+/// them (writer thread), completing the file.
+const SINK_ENCODE: [&str; 3] = ["scan: encode trials.csv", "scan: encode trials.parquet", "scan: encode junit.xml"];
+const SINK_WRITE: [&str; 3] = ["scan: write trials.csv (writer thread)", "scan: write trials.parquet (writer thread)", "scan: write junit.xml (writer thread)"];
+const SINK_FINISH: [&str; 3] = ["finish trials.csv", "finish trials.parquet", "finish junit.xml"];
+
 /// The streaming formats, each opened on its temporary file.
 fn sinks(dir: &Path) -> Result<Sinks> {
-    let files = [staged(dir, "trials.csv"), staged(dir, "trials.parquet"), staged(dir, "junit.xml")];
+    let files = SINK_FILES.map(|name| staged(dir, name));
     let sinks: Vec<Box<dyn TrialSink>> = vec![
         Box::new(csv::TrialsCsv::create(&files[0].tmp)?),
         Box::new(parquet::TrialsParquet::create(&files[1].tmp)?),
@@ -143,16 +155,11 @@ fn read_chunk(file: &mut impl std::io::Read, mut data: Vec<u8>, carry: &mut Vec<
     data.append(carry);
     loop {
         let start = data.len();
-        data.resize(start.max(size).max(start + size / 8 + 1), 0);
-        let mut filled = start;
-        while filled < data.len() {
-            match file.read(&mut data[filled..])? {
-                0 => break,
-                n => filled += n,
-            }
-        }
-        let eof = filled < data.len();
-        data.truncate(filled);
+        let want = start.max(size).max(start + size / 8 + 1) - start;
+        // Read into the spare capacity: not zeroing the buffer first saves a pass over every byte.
+        data.reserve(want);
+        let got = std::io::Read::read_to_end(&mut std::io::Read::take(&mut *file, want as u64), &mut data)?;
+        let eof = got < want;
         // Cut after the last newline; keep reading if the chunk holds no whole line yet.
         match memchr_last(&data) {
             Some(cut) if !eof => {
@@ -207,7 +214,7 @@ fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool,
             let mut line_no = 0usize;
             loop {
                 let buffer = spare_rx.try_recv().unwrap_or_default();
-                let batch = read_chunk(&mut file, buffer, &mut carry, line_no, CHUNK)
+                let batch = phases::time("read", || read_chunk(&mut file, buffer, &mut carry, line_no, CHUNK))
                     .with_context(|| format!("{}:{}: cannot read", trials_path.display(), line_no + 1))?;
                 line_no = batch.last_line;
                 if batch.data.is_empty() || lines_tx.send(batch).is_err() {
@@ -220,6 +227,7 @@ fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool,
             let mut kept = Kept { rows: rows::ScoreRows::default(), heap: BinaryHeap::new(), lines: Default::default() };
             let mut seq = 0usize;
             let mut order = crate::record::store::OrderCheck::default();
+            let mut timed = phases::Local::default();
             for (batch, parsed) in parsed_rx {
                 let mut done = Vec::with_capacity(parsed.len());
                 for ((no, range), (t, derived, encoded)) in batch.lines.iter().zip(parsed) {
@@ -228,9 +236,9 @@ fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool,
                     if check_order && !order.push(t.matrix_index, h) {
                         return Err(OutOfOrder { line: *no }.into());
                     }
-                    kept.rows.push_with(&t, &derived);
-                    for (sink, bytes) in sinks.iter_mut().zip(&encoded) {
-                        sink.write(&t, bytes)?;
+                    timed.time("scan: rows (writer thread)", || kept.rows.push_with(&t, &derived));
+                    for ((sink, bytes), name) in sinks.iter_mut().zip(&encoded).zip(SINK_WRITE) {
+                        timed.time(name, || sink.write(&t, bytes))?;
                     }
                     if kept.heap.len() < DRILLDOWN_MAX {
                         kept.heap.push((h, seq));
@@ -252,6 +260,7 @@ fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool,
                 rayon::spawn(move || drop(done));
                 // The buffer goes back to the reader (fails harmlessly once the reader is done).
                 let _ = spare_tx.send(batch.data);
+                timed.flush();
             }
             Ok(kept)
         });
@@ -260,13 +269,14 @@ fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool,
             let parsed = batch
                 .lines
                 .par_iter()
-                .map(|(no, range)| {
-                    let mut t: Trial = crate::record::trial::parse_without_transcript(&batch.data[range.clone()])
+                .map_init(phases::Local::default, |timed, (no, range)| {
+                    let mut t: Trial = timed
+                        .time("scan: parse", || crate::record::trial::parse_without_transcript(&batch.data[range.clone()]))
                         .map_err(|e| crate::error::InputError::new(trials_path, format!("not a trial record: {e}")).at_line(*no))?;
-                    crate::score::rescore(&mut t);
+                    timed.time("scan: score", || crate::score::score_if_stale(&mut t));
                     t.judgement = judgements.of(&t);
-                    let encoded = encoders.iter().map(|e| e(&t)).collect::<Result<Vec<_>>>()?;
-                    let derived = rows::Derived::of(&t);
+                    let encoded = encoders.iter().zip(SINK_ENCODE).map(|(e, name)| timed.time(name, || e(&t))).collect::<Result<Vec<_>>>()?;
+                    let derived = timed.time("scan: derive (pairing, diagnostics)", || rows::Derived::of(&t));
                     Ok((t, derived, encoded))
                 })
                 .collect::<Result<Vec<_>>>();
@@ -291,17 +301,19 @@ fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool,
             None => kept,
         }
     })?;
+    let span = phases::start();
     let mut order: Vec<usize> = kept.lines.keys().copied().collect();
     order.sort_unstable();
     let sample = order
         .iter()
         .map(|&i| {
             let mut t: Trial = serde_json::from_slice(&kept.lines[&i]).with_context(|| format!("{}: cannot re-read a trial", trials_path.display()))?;
-            crate::score::rescore(&mut t);
+            crate::score::score_if_stale(&mut t);
             t.judgement = judgements.of(&t);
             Ok(t)
         })
         .collect::<Result<Vec<Trial>>>()?;
+    span.end("drill-down sample: re-read");
     Ok((kept.rows, Sample { trials: sample, lines: order }))
 }
 
@@ -386,12 +398,13 @@ fn trials_file(dir: &Path) -> Result<PathBuf> {
 /// [`OutOfOrder`] unless the trials are compacted.
 fn load_with(dir: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool, transcripts: bool) -> Result<ReportData> {
     let trials_path = trials_file(dir)?;
-    let judgements = Judgements::read(dir)?;
-    let (rows, mut sample) = scan(&trials_path, sinks, check_order, &judgements)?;
+    let judgements = phases::time("judgements.jsonl", || Judgements::read(dir))?;
+    let (rows, mut sample) = phases::time("scan (wall)", || scan(&trials_path, sinks, check_order, &judgements))?;
     if transcripts {
-        with_transcripts(dir, &mut sample, rows.len())?;
+        phases::time("drill-down sample: transcripts", || with_transcripts(dir, &mut sample, rows.len()))?;
     }
     let sample = sample.trials;
+    let span = phases::start();
     let offered = match std::fs::read(dir.join("tools.json")) {
         Ok(bytes) => serde_json::from_slice(&bytes).with_context(|| format!("{}: not a tools file", dir.join("tools.json").display()))?,
         Err(_) => BTreeMap::new(),
@@ -411,7 +424,8 @@ fn load_with(dir: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool, tr
     let defects = std::fs::read(dir.join("defects.json")).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
     let history = crate::analysis::history::read(&dir.join("history.jsonl"))?;
     let transcripts_in = if dir.join(crate::record::transcripts::FILE).exists() { crate::record::transcripts::FILE } else { "trials.jsonl" };
-    let analysis = crate::analysis::analyze(rows, config, &lint)?;
+    span.end("run files (tools, run, lint, defects, history)");
+    let analysis = phases::time("analyze (cells, effects, confusion, tools, first look)", || crate::analysis::analyze(rows, config, &lint))?;
     Ok(ReportData { analysis, sample, offered, defects, history, transcripts_in })
 }
 
@@ -448,7 +462,9 @@ fn lock_for_report(dir: &Path) -> Result<DirLock> {
 pub fn load_run(dir: &Path) -> Result<ReportData> {
     trials_file(dir)?;
     let lock = lock_for_report(dir)?;
-    in_matrix_order(dir, &lock, |check| load_with(dir, &mut [], check, false))
+    let data = in_matrix_order(dir, &lock, |check| load_with(dir, &mut [], check, false));
+    phases::report();
+    data
 }
 
 pub use crate::files::write_atomic;
@@ -482,7 +498,9 @@ pub fn render_run_after(dir: &Path, first: impl FnOnce() -> Result<()>) -> Resul
 /// [`render_run`] for a caller that holds the directory lock already (`run`, `merge`) and has removed
 /// the leftovers.
 pub fn render_locked(dir: &Path, lock: &DirLock) -> Result<ReportData> {
-    in_matrix_order(dir, lock, |check| render_once(dir, check))
+    let data = in_matrix_order(dir, lock, |check| render_once(dir, check));
+    phases::report();
+    data
 }
 
 /// Render every report file under a temporary name, then rename them all into place.
@@ -490,13 +508,15 @@ fn render_once(dir: &Path, check_order: bool) -> Result<ReportData> {
     let (mut sinks, mut files) = sinks(dir)?;
     let result = (|| -> Result<ReportData> {
         let data = load_with(dir, &mut sinks, check_order, true)?;
-        for s in sinks.drain(..) {
-            s.finish(&data)?;
+        for (s, name) in sinks.drain(..).zip(SINK_FINISH) {
+            phases::time(name, || s.finish(&data))?;
         }
         // Render the aggregates before anything is moved into place.
         for (n, e) in exporters().into_iter().enumerate() {
             let f = staged(dir, e.file_name());
+            let span = phases::start();
             std::fs::write(&f.tmp, e.render(&data)?).with_context(|| format!("cannot write {}", f.tmp.display()))?;
+            span.end(&format!("write {}", e.file_name()));
             files.push(f);
             crate::crashpoint::reached("stage", n as u64 + 1);
         }
@@ -504,10 +524,12 @@ fn render_once(dir: &Path, check_order: bool) -> Result<ReportData> {
     })();
     match result {
         Ok(data) => {
+            let span = phases::start();
             for (n, f) in files.iter().enumerate() {
                 std::fs::rename(&f.tmp, &f.dest).with_context(|| format!("cannot move {} into place", f.dest.display()))?;
                 crate::crashpoint::reached("rename", n as u64 + 1);
             }
+            span.end("rename into place");
             Ok(data)
         }
         Err(e) => {

@@ -92,7 +92,7 @@ mod tests {
     }
 
     fn passing() -> TrialScore {
-        TrialScore { pass: true, selection_correct: true, abstention_correct: true, error_type: None, error_detail: String::new(), safety_violation: false, attack_success: None, selection_f1: Some(1.0), refused: None }
+        TrialScore { pass: true, selection_correct: true, abstention_correct: true, error_type: None, error_detail: String::new(), safety_violation: false, attack_success: None, selection_f1: Some(1.0), refused: None, scorer: crate::score::VERSION }
     }
 
     fn elicited() -> LiveCall {

@@ -65,6 +65,7 @@ fn failed(selection_correct: bool, abstention_correct: bool, error: ErrorType, d
         attack_success: None,
         selection_f1: None,
         refused: None,
+        scorer: super::VERSION,
     }
 }
 
@@ -79,6 +80,7 @@ fn passed(selection_correct: bool, abstention_correct: bool) -> TrialScore {
         attack_success: None,
         selection_f1: None,
         refused: None,
+        scorer: super::VERSION,
     }
 }
 

@@ -6,7 +6,9 @@
 //! - [`live`]: the execution, final-state and interaction checks of a live run;
 //! - [`stats`]: intervals for rates (Wilson).
 //!
-//! Nothing here reads files or renders anything, so a run can be re-scored at any time.
+//! Nothing here reads files or renders anything, so a run can be re-scored at any time. Every score
+//! carries the scorer's [`VERSION`]; readers trust a recorded score of this version ([`score_if_stale`])
+//! and score the trial again otherwise.
 
 /// Moved to the trial record (it is stored in every trial); kept here under its old name.
 pub use crate::record::declared;
@@ -23,6 +25,22 @@ pub use metrics::{TrialScore, score_trial};
 use crate::record::Trial;
 use metrics::Safety;
 
+/// The scorer's version, recorded in every score ([`TrialScore::scorer`]). Bump it whenever a trial's
+/// score could come out differently (the rules in [`metrics`], [`matcher`], [`live`], what
+/// [`declared`] types accept): reports then score older runs again instead of trusting their scores.
+/// The test `scoring_sources_match_the_version` fails when those files change, as a reminder.
+pub const VERSION: u32 = 1;
+
+/// Score a trial from its record unless its recorded score is of this scorer's [`VERSION`] (then it
+/// is what [`rescore`] would give); returns whether it scored.
+pub fn score_if_stale(t: &mut Trial) -> bool {
+    if t.score.scorer == VERSION {
+        return false;
+    }
+    rescore(t);
+    true
+}
+
 /// Score a trial again from its record alone (scoring is a pure function of the record).
 pub fn rescore(t: &mut Trial) {
     let safety = Safety {
@@ -33,4 +51,37 @@ pub fn rescore(t: &mut Trial) {
     };
     t.score = score_trial(t.kind, &t.expected, &t.declared, &t.calls, t.stop_reason, &safety);
     live::check(&mut t.score, &t.expected, &t.calls, &t.expect_interactions, t.live.as_ref());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The files whose changes can change a score, with their fingerprint when [`VERSION`] was last set.
+    const SCORING_SOURCES: [(&str, &str); 5] = [
+        ("score/metrics.rs", include_str!("metrics.rs")),
+        ("score/matcher.rs", include_str!("matcher.rs")),
+        ("score/live.rs", include_str!("live.rs")),
+        ("record/declared.rs", include_str!("../record/declared.rs")),
+        ("record/outcome.rs", include_str!("../record/outcome.rs")),
+    ];
+    const FINGERPRINT_AT_VERSION: u64 = 11449908111369404727;
+
+    /// Reports trust scores of the current [`VERSION`]; a change to the scoring rules without a new
+    /// version would leave old runs reported with stale scores. When this fails: if scores can come
+    /// out differently, bump [`VERSION`]; either way, set the fingerprint to the one printed.
+    #[test]
+    fn scoring_sources_match_the_version() {
+        let mut text = Vec::new();
+        for (name, source) in SCORING_SOURCES {
+            text.extend_from_slice(name.as_bytes());
+            text.push(0);
+            text.extend_from_slice(source.as_bytes());
+        }
+        let fingerprint = crate::record::stable_hash(&text);
+        assert_eq!(
+            fingerprint, FINGERPRINT_AT_VERSION,
+            "the scoring sources changed since VERSION {VERSION} was set: bump VERSION if a score can change, then set FINGERPRINT_AT_VERSION to {fingerprint}"
+        );
+    }
 }
