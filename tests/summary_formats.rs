@@ -1,6 +1,8 @@
-//! The summary's formats agree column by column (`summary.csv`, `summary.parquet`, `summary.json`'s
-//! table), the declared columns read the figures the cells hold, and `docs/formats.md` documents every
-//! declared column with its description.
+//! Every table's formats agree column by column with its declaration — the summary (`summary.csv`,
+//! `summary.parquet`, `summary.json`'s table), the trials (`trials.csv`, `trials.parquet`), the tools
+//! (`tools.csv`, `tools.parquet`) and `confusion.csv` — the declared columns read the figures the cells
+//! and the trial records hold, and `docs/formats.md` documents every declared column with its
+//! description.
 
 mod common;
 use common::*;
@@ -50,25 +52,121 @@ fn csv_parquet_and_json_hold_the_same_summary() {
     assert!(saw_undefined, "the flat cells have an undefined gold-revealed rate");
 }
 
-const BEGIN: &str = "<!-- summary columns: generated from src/analysis/columns.rs -->\n";
-const END: &str = "<!-- end of summary columns -->";
-
+/// A run with a model over HTTP (the mock endpoint, which reports usage) beside an in-process baseline
+/// (which reports none), both layouts kinds, two variants, judged by the mock judge (the abstain task is
+/// not judged): every declared column of trials, tools and confusion is in each format with the same
+/// values and nulls.
 #[test]
-fn formats_md_documents_every_summary_column() {
+fn trials_tools_and_confusion_agree_in_every_format() {
+    use toolpick::analysis::columns::{CONFUSION, TOOLS, TRIALS};
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let server = rt.block_on(toolpick::mock::spawn("127.0.0.1:0".parse().unwrap(), toolpick::mock::MockConfig::default())).unwrap();
+    let url = server.base_url();
+    let dir = tempfile::tempdir().unwrap();
+    write_small_catalog(&dir.path().join("cat"));
+    std::fs::write(dir.path().join("ds.jsonl"), SMALL_DATASET).unwrap();
+    let judge = format!("mock-judge@{url}");
+    let args = [
+        "run", "--catalog", "cat", "--dataset", "ds.jsonl", "--base-url", &url, "--model", "mock", "--backends", "lexical,openai", "--variants", "good,bad", "--layouts",
+        "flat,progressive", "--out", "out", "--run-id", "r", "--no-cache", "-q", "--judge", &judge,
+    ];
+    let o = toolpick(&args, dir.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = dir.path().join("out/r");
+    assert_summary_formats_agree(&run);
+
+    let nulls = assert_csv_and_parquet_agree(&run.join("trials.csv"), Some(&run.join("trials.parquet")), &TRIALS);
+    let tool_nulls = assert_csv_and_parquet_agree(&run.join("tools.csv"), Some(&run.join("tools.parquet")), &TOOLS);
+    assert_csv_and_parquet_agree(&run.join("confusion.csv"), None, &CONFUSION);
+    let null_count = |names: &[&str], counts: &[usize], name: &str| counts[names.iter().position(|n| *n == name).unwrap()];
+    // A tool never called has no precision, one never expected no recall: null with both bounds (not
+    // 0 and 1), and only then.
+    let mut tools = csv::Reader::from_path(run.join("tools.csv")).unwrap();
+    let th = tools.headers().unwrap().clone();
+    let tc = |name: &str| th.iter().position(|h| h == name).unwrap();
+    let tool_rows: Vec<csv::StringRecord> = tools.records().map(Result::unwrap).collect();
+    assert!(!tool_rows.is_empty());
+    let n = |r: &csv::StringRecord, c: &str| r[tc(c)].parse::<u64>().unwrap();
+    for r in &tool_rows {
+        let (called, expected) = (n(r, "true_positives") + n(r, "false_positives"), n(r, "true_positives") + n(r, "false_negatives"));
+        for (rate, defined) in [("precision", called > 0), ("recall", expected > 0)] {
+            for c in [rate.to_string(), format!("{rate}_low"), format!("{rate}_high")] {
+                assert_eq!(!r[tc(&c)].is_empty(), defined, "{c} of {:?}", r);
+            }
+        }
+    }
+    let tool_names: Vec<&str> = TOOLS.iter().map(|c| c.name.as_str()).collect();
+    let undefined_recall = tool_rows.iter().filter(|r| n(r, "true_positives") + n(r, "false_negatives") == 0).count();
+    assert_eq!(null_count(&tool_names, &tool_nulls, "recall_low"), undefined_recall, "tools.parquet: the same nulls");
+
+    // Read against the trial records, parsed here: the endpoint's tokens are null exactly where it
+    // reported none (the lexical baseline), a passing trial's error detail is null, the abstain task
+    // is not judged.
+    let records: Vec<Value> = std::fs::read_to_string(run.join("trials.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let mut csv = csv::Reader::from_path(run.join("trials.csv")).unwrap();
+    let header = csv.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap_or_else(|| panic!("no column {name}"));
+    let rows: Vec<csv::StringRecord> = csv.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), records.len());
+    let (mut baseline, mut model, mut passed) = (0, 0, 0);
+    for (row, r) in rows.iter().zip(&records) {
+        assert_eq!(&row[col("trial_id")], r["trial_id"].as_str().unwrap());
+        let prompt = r["usage"]["prompt_tokens"].as_u64().unwrap_or(0);
+        if r["backend"] == "lexical" {
+            baseline += 1;
+            assert_eq!((&row[col("prompt_tokens")], &row[col("completion_tokens")]), ("", ""), "{}: the baseline reports no tokens", r["trial_id"]);
+        } else {
+            model += 1;
+            assert!(prompt > 0, "the mock endpoint reports usage");
+            assert_eq!(row[col("prompt_tokens")], prompt.to_string());
+        }
+        if r["score"]["error_detail"].as_str().unwrap_or("").is_empty() {
+            passed += 1;
+            assert_eq!(&row[col("error_detail")], "");
+        } else {
+            assert_eq!(&row[col("error_detail")], r["score"]["error_detail"].as_str().unwrap());
+        }
+        if r["task_id"] == "a1" {
+            assert_eq!((&row[col("judge_method")], &row[col("judge_prompt_tokens")]), ("", ""), "the abstain task is not judged");
+        } else {
+            assert!(!row[col("judge_method")].is_empty(), "{} is judged", r["trial_id"]);
+        }
+    }
+    assert!(baseline > 0 && model > 0 && passed > 0, "both backends ran and some trial passed");
+    let names: Vec<&str> = TRIALS.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(null_count(&names, &nulls, "prompt_tokens"), baseline, "trials.parquet: the baseline's tokens are null");
+    assert_eq!(null_count(&names, &nulls, "error_detail"), passed, "trials.parquet: no detail is a null, not \"\"");
+    assert_eq!(null_count(&names, &nulls, "sampling_prompt_tokens"), records.len(), "not a live run");
+    drop(server);
+}
+
+/// `docs/formats.md` holds each table's generated column list between `<!-- {table} columns: … -->`
+/// and `<!-- end of {table} columns -->`.
+fn check_docs(table: &str, source: &str, generated: &str, names_and_descriptions: Vec<(&str, &str)>) {
     let path = repo().join("docs/formats.md");
     let text = std::fs::read_to_string(&path).unwrap();
-    let table = toolpick::analysis::columns::summary_docs();
-    let (Some(a), Some(b)) = (text.find(BEGIN), text.find(END)) else { panic!("docs/formats.md has no generated summary column list ({BEGIN:?} … {END:?})") };
-    let documented = &text[a + BEGIN.len()..b];
-    if documented != table && std::env::var_os("TOOLPICK_BLESS").is_some() {
-        std::fs::write(&path, format!("{}{table}{}", &text[..a + BEGIN.len()], &text[b..])).unwrap();
+    let begin = format!("<!-- {table} columns: generated from {source} -->\n");
+    let end = format!("<!-- end of {table} columns -->");
+    let (Some(a), Some(b)) = (text.find(&begin), text.find(&end)) else { panic!("docs/formats.md has no generated {table} column list ({begin:?} … {end:?})") };
+    let documented = &text[a + begin.len()..b];
+    if documented != generated && std::env::var_os("TOOLPICK_BLESS").is_some() {
+        std::fs::write(&path, format!("{}{generated}{}", &text[..a + begin.len()], &text[b..])).unwrap();
         return;
     }
     // Each declared column is listed with its description (the list is generated; rerun with
     // TOOLPICK_BLESS=1 to write it after changing a declaration).
-    for c in toolpick::analysis::columns::SUMMARY.iter() {
-        assert!(documented.contains(&format!("| `{}` |", c.name)), "docs/formats.md does not list `{}`", c.name);
-        assert!(documented.contains(&c.description.replace('|', "\\|")), "docs/formats.md has another description of `{}`", c.name);
+    for (name, description) in names_and_descriptions {
+        assert!(documented.contains(&format!("| `{name}` |")), "docs/formats.md does not list {table} column `{name}`");
+        assert!(documented.contains(&description.replace('|', "\\|")), "docs/formats.md has another description of {table} column `{name}`");
     }
-    assert_eq!(documented, table, "docs/formats.md's summary columns are out of date: run TOOLPICK_BLESS=1 cargo test --test summary_formats");
+    assert_eq!(documented, generated, "docs/formats.md's {table} columns are out of date: run TOOLPICK_BLESS=1 cargo test --test summary_formats");
+}
+
+#[test]
+fn formats_md_documents_every_declared_column() {
+    use toolpick::analysis::columns::{CONFUSION, SUMMARY, TOOLS, TRIALS, docs};
+    check_docs("summary", "src/analysis/columns.rs", &docs(&SUMMARY), SUMMARY.iter().map(|c| (c.name.as_str(), c.description.as_str())).collect());
+    check_docs("trials", "src/analysis/columns/trials.rs", &docs(&TRIALS), TRIALS.iter().map(|c| (c.name.as_str(), c.description.as_str())).collect());
+    check_docs("tools", "src/analysis/columns/tools.rs", &docs(&TOOLS), TOOLS.iter().map(|c| (c.name.as_str(), c.description.as_str())).collect());
+    check_docs("confusion", "src/analysis/columns/tools.rs", &docs(&CONFUSION), CONFUSION.iter().map(|c| (c.name.as_str(), c.description.as_str())).collect());
 }

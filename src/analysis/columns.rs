@@ -1,16 +1,29 @@
-//! The summary's columns, each declared once: name, type, unit, when it is null, what it means, and how
-//! to read it off a [`CellSummary`]. The declaration drives `summary.csv`, `summary.parquet`, the table
-//! of `summary.json` and the column list in `docs/formats.md` (generated from it, checked by a test),
-//! so every format has the same columns with the same nulls: a new summary metric is its computation
-//! (a field of [`CellSummary`]) plus one entry here.
+//! The columns of every tabular output, each declared once: name, type, unit, when it is null, what it
+//! means, and how to read it off a row. The declarations drive the writers of every format of a table
+//! and the column lists in `docs/formats.md` (generated from them, checked by a test), so the formats
+//! have the same columns with the same nulls:
+//!
+//! - [`SUMMARY`] (here): `summary.csv`, `summary.parquet`, the table of `summary.json`, read off a
+//!   [`CellSummary`]; a new summary metric is its computation (a field of [`CellSummary`]) plus one
+//!   entry here;
+//! - [`TRIALS`] ([`trials`]): `trials.csv` and `trials.parquet`, read off a trial record;
+//! - [`TOOLS`] and [`CONFUSION`] ([`tools`]): `tools.csv`/`tools.parquet` and `confusion.csv`.
 //!
 //! Null rules: a rate over no trial is undefined, and so are its interval bounds; a mean over no trial
 //! (or over trials that reported nothing, such as an in-process backend's endpoint tokens) is
 //! undefined; the judge's columns are null for a cell without judgements. CSV writes null as an empty
-//! field, Parquet and JSON as null.
+//! field, Parquet and JSON as null. A text column that can be null is never the empty string (so an
+//! empty CSV field reads back as the same null).
+
+mod tools;
+mod trials;
+
+pub use tools::{CONFUSION, TOOLS};
+pub use trials::TRIALS;
 
 use super::cells::CellSummary;
 use crate::score::stats::Rate;
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
 /// A column's type in every format.
@@ -22,6 +35,8 @@ pub enum ColumnType {
     Count,
     /// A real number (Parquet `Float64`; CSV with six decimals).
     Number,
+    /// `true` or `false` (Parquet `Boolean`).
+    Flag,
 }
 
 impl ColumnType {
@@ -30,31 +45,41 @@ impl ColumnType {
             ColumnType::Text => "text",
             ColumnType::Count => "count",
             ColumnType::Number => "number",
+            ColumnType::Flag => "flag",
         }
     }
 }
 
-/// One value of a cell's row; [`Value::Null`] (and a NaN number) is undefined.
+/// One value of a row, borrowed from it where it can be (a million trials pass through these);
+/// [`Value::Null`] is undefined (a reader never gives a NaN number: [`Value::number`] makes it null).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Value {
-    Text(String),
+pub enum Value<'a> {
+    Text(Cow<'a, str>),
     Count(u64),
     Number(f64),
+    Flag(bool),
     Null,
 }
 
-impl Value {
+impl<'a> Value<'a> {
     /// NaN (undefined) as null, so a writer sees one kind of missing value.
-    fn number(x: f64) -> Value {
+    fn number(x: f64) -> Value<'a> {
         if x.is_nan() { Value::Null } else { Value::Number(x) }
+    }
+
+    /// Text that is null when empty (for the text columns that can be null).
+    fn text_or_null(s: impl Into<Cow<'a, str>>) -> Value<'a> {
+        let s = s.into();
+        if s.is_empty() { Value::Null } else { Value::Text(s) }
     }
 }
 
-/// How a column reads a cell.
-pub type Read = Box<dyn Fn(&CellSummary) -> Value + Send + Sync>;
+/// How a column reads a row `R`, with the table's context `C` (what a row refers to, such as the trial
+/// ids behind a confusion entry's example rows; `()` for most tables).
+pub type Read<R, C = ()> = Box<dyn for<'a> Fn(&'a R, &'a C) -> Value<'a> + Send + Sync>;
 
-/// One declared column.
-pub struct Column {
+/// One declared column of a table of `R` rows.
+pub struct Column<R, C = ()> {
     pub name: String,
     pub ty: ColumnType,
     /// `fraction` (in [0, 1]), `trials`, `tasks`, `calls`, `steps`, `tokens`, `USD`, `points` or empty.
@@ -62,61 +87,95 @@ pub struct Column {
     /// When the value is null (empty: never).
     pub null_when: &'static str,
     pub description: String,
-    pub read: Read,
+    pub read: Read<R, C>,
 }
 
+/// A reader of the row alone (the context unused), boxed with the signature every column has.
+fn of<R: 'static, C: 'static>(read: impl for<'a> Fn(&'a R) -> Value<'a> + Send + Sync + 'static) -> Read<R, C> {
+    Box::new(move |r, _| read(r))
+}
+
+/// A reader of the row with the table's context.
+fn with_context<R: 'static, C: 'static>(read: impl for<'a> Fn(&'a R, &'a C) -> Value<'a> + Send + Sync + 'static) -> Read<R, C> {
+    Box::new(read)
+}
+
+/// A column declaration.
+fn declare<R, C>(name: impl Into<String>, ty: ColumnType, unit: &'static str, null_when: &'static str, description: impl Into<String>, read: Read<R, C>) -> Column<R, C> {
+    Column { name: name.into(), ty, unit, null_when, description: description.into(), read }
+}
+
+/// A rate and its 95 % Wilson bounds: three columns, all null when the rate is over no trial.
+fn rate_columns<R: 'static, C: 'static>(name: &str, null_when: &'static str, description: &str, read: impl Fn(&R) -> Rate + Clone + Send + Sync + 'static) -> [Column<R, C>; 3] {
+    let part = |part: fn(&Rate) -> f64| {
+        let read = read.clone();
+        of(move |r: &R| {
+            let r = read(r);
+            if r.n == 0 { Value::Null } else { Value::number(part(&r)) }
+        })
+    };
+    [
+        declare(name, ColumnType::Number, "fraction", null_when, description, part(|r| r.rate)),
+        declare(format!("{name}_low"), ColumnType::Number, "fraction", null_when, format!("Lower bound of the 95 % Wilson interval of `{name}`."), part(|r| r.low)),
+        declare(format!("{name}_high"), ColumnType::Number, "fraction", null_when, format!("Upper bound of the 95 % Wilson interval of `{name}`."), part(|r| r.high)),
+    ]
+}
+
+/// The Markdown table of `columns` that `docs/formats.md` holds (generated from the declarations; a
+/// test keeps the file in step).
+pub fn docs<R, C>(columns: &[Column<R, C>]) -> String {
+    let mut out = String::from("| column | type | unit | null when | meaning |\n|---|---|---|---|---|\n");
+    for c in columns {
+        let null = if c.null_when.is_empty() { "never" } else { c.null_when };
+        out.push_str(&format!("| `{}` | {} | {} | {} | {} |\n", c.name, c.ty.as_str(), c.unit, null, c.description.replace('|', "\\|")));
+    }
+    out
+}
+
+/// A summary column.
+type SummaryColumn = Column<CellSummary>;
+
 /// The columns of `summary.csv`, `summary.parquet` and `summary.json`'s table, in file order.
-pub static SUMMARY: LazyLock<Vec<Column>> = LazyLock::new(summary_columns);
+pub static SUMMARY: LazyLock<Vec<SummaryColumn>> = LazyLock::new(summary_columns);
 
 const RATE_NULL: &str = "no trial in its denominator";
 const MEAN_NULL: &str = "no scored trial (or none reporting it)";
 const JUDGE_NULL: &str = "the cell was not judged";
 
-fn column(name: impl Into<String>, ty: ColumnType, unit: &'static str, null_when: &'static str, description: impl Into<String>, read: Read) -> Column {
-    Column { name: name.into(), ty, unit, null_when, description: description.into(), read }
+fn column(name: impl Into<String>, ty: ColumnType, unit: &'static str, null_when: &'static str, description: impl Into<String>, read: Read<CellSummary>) -> SummaryColumn {
+    declare(name, ty, unit, null_when, description, read)
 }
 
-fn text(name: &str, description: &str, read: fn(&CellSummary) -> &str) -> Column {
-    column(name, ColumnType::Text, "", "", description, Box::new(move |c| Value::Text(read(c).to_string())))
+fn text(name: &str, description: &str, read: fn(&CellSummary) -> &str) -> SummaryColumn {
+    column(name, ColumnType::Text, "", "", description, of(move |c| Value::Text(read(c).into())))
 }
 
-fn count(name: &str, unit: &'static str, description: &str, read: fn(&CellSummary) -> u64) -> Column {
-    column(name, ColumnType::Count, unit, "", description, Box::new(move |c| Value::Count(read(c))))
+fn count(name: &str, unit: &'static str, description: &str, read: fn(&CellSummary) -> u64) -> SummaryColumn {
+    column(name, ColumnType::Count, unit, "", description, of(move |c| Value::Count(read(c))))
 }
 
-fn mean(name: &str, unit: &'static str, description: &str, read: fn(&CellSummary) -> f64) -> Column {
-    column(name, ColumnType::Number, unit, MEAN_NULL, description, Box::new(move |c| Value::number(read(c))))
+fn mean(name: &str, unit: &'static str, description: &str, read: fn(&CellSummary) -> f64) -> SummaryColumn {
+    column(name, ColumnType::Number, unit, MEAN_NULL, description, of(move |c| Value::number(read(c))))
 }
 
-fn optional(name: &str, unit: &'static str, null_when: &'static str, description: &str, read: fn(&CellSummary) -> Option<f64>) -> Column {
-    column(name, ColumnType::Number, unit, null_when, description, Box::new(move |c| read(c).map_or(Value::Null, Value::number)))
+fn optional(name: &str, unit: &'static str, null_when: &'static str, description: &str, read: fn(&CellSummary) -> Option<f64>) -> SummaryColumn {
+    column(name, ColumnType::Number, unit, null_when, description, of(move |c| read(c).map_or(Value::Null, Value::number)))
 }
 
-/// A rate and its 95 % Wilson bounds: three columns, all null when the rate is over no trial.
-fn rate(name: &str, description: &str, read: impl Fn(&CellSummary) -> Rate + Clone + Send + Sync + 'static) -> [Column; 3] {
-    let part = |part: fn(&Rate) -> f64| {
-        let read = read.clone();
-        Box::new(move |c: &CellSummary| {
-            let r = read(c);
-            if r.n == 0 { Value::Null } else { Value::number(part(&r)) }
-        }) as Read
-    };
-    [
-        column(name, ColumnType::Number, "fraction", RATE_NULL, description, part(|r| r.rate)),
-        column(format!("{name}_low"), ColumnType::Number, "fraction", RATE_NULL, format!("Lower bound of the 95 % Wilson interval of `{name}`."), part(|r| r.low)),
-        column(format!("{name}_high"), ColumnType::Number, "fraction", RATE_NULL, format!("Upper bound of the 95 % Wilson interval of `{name}`."), part(|r| r.high)),
-    ]
+/// A summary rate and its bounds.
+fn rate(name: &str, description: &str, read: impl Fn(&CellSummary) -> Rate + Clone + Send + Sync + 'static) -> [SummaryColumn; 3] {
+    rate_columns(name, RATE_NULL, description, read)
 }
 
 /// How a rate column reads a cell's rate.
 type RateOf = fn(&CellSummary) -> Rate;
 
 /// A judge column: null for a cell without judgements, else what `read` gives.
-fn judged(name: &str, ty: ColumnType, unit: &'static str, description: &str, read: fn(&super::judged::JudgeCell) -> Value) -> Column {
-    column(name, ty, unit, JUDGE_NULL, description, Box::new(move |c| c.judge.as_ref().map_or(Value::Null, read)))
+fn judged(name: &str, ty: ColumnType, unit: &'static str, description: &str, read: for<'a> fn(&'a super::judged::JudgeCell) -> Value<'a>) -> SummaryColumn {
+    column(name, ty, unit, JUDGE_NULL, description, of(move |c: &CellSummary| c.judge.as_ref().map_or(Value::Null, read)))
 }
 
-fn summary_columns() -> Vec<Column> {
+fn summary_columns() -> Vec<SummaryColumn> {
     use ColumnType::{Count, Number, Text};
     let mut out = vec![
         text("dataset", "Dataset name.", |c| &c.dataset),
@@ -163,7 +222,7 @@ fn summary_columns() -> Vec<Column> {
         mean("mean_invented", "calls", "Mean calls of tool names that do not exist.", |c| c.mean_invented),
         mean("mean_duplicate_calls", "calls", "Mean calls repeating an identical call of the same message (executed once).", |c| c.mean_duplicate_calls),
         count("infra_errors", "trials", "Trials that failed for infrastructure reasons (in no rate, no mean and not in `n`).", |c| c.infra_errors),
-        column("cost_usd", Number, "USD", "", "Total cost of the cell's trials (0 without a price table).", Box::new(|c| Value::number(c.cost_usd))),
+        column("cost_usd", Number, "USD", "", "Total cost of the cell's trials (0 without a price table).", of(|c: &CellSummary| Value::number(c.cost_usd))),
         count("trials_per_task", "trials", "k: the most scored trials any task of the cell has.", |c| c.trials_per_task),
         optional("pass_at_k", "fraction", "one trial per task", "Unbiased pass@k at k = `trials_per_task`, averaged over tasks with k scored trials.", |c| c.pass_at_k),
         optional("pass_hat_k", "fraction", "one trial per task", "pass^k (all k trials pass) at the same k.", |c| c.pass_hat_k),
@@ -173,7 +232,7 @@ fn summary_columns() -> Vec<Column> {
     ]);
     for (i, kind) in crate::dataset::Kind::ALL.iter().enumerate() {
         let k = kind.as_str();
-        out.push(column(format!("n_{k}"), Count, "trials", "", format!("Scored trials of `{k}` tasks."), Box::new(move |c| Value::Count(c.kinds[i].pass.n))));
+        out.push(column(format!("n_{k}"), Count, "trials", "", format!("Scored trials of `{k}` tasks."), of(move |c: &CellSummary| Value::Count(c.kinds[i].pass.n))));
         out.extend(rate(&format!("selection_accuracy_{k}"), &format!("Selection accuracy over `{k}` tasks."), move |c: &CellSummary| c.kinds[i].selection));
         out.extend(rate(&format!("pass_at_1_{k}"), &format!("pass@1 over `{k}` tasks."), move |c: &CellSummary| c.kinds[i].pass));
     }
@@ -185,12 +244,12 @@ fn summary_columns() -> Vec<Column> {
             "trials",
             "",
             format!("Scored trials that failed as `{name}`."),
-            Box::new(move |c| Value::Count(c.errors.get(name).copied().unwrap_or(0))),
+            of(move |c: &CellSummary| Value::Count(c.errors.get(name).copied().unwrap_or(0))),
         ));
     }
     out.extend([
-        judged("judge", Text, "", "The judges' labels seen in the cell, `;`-separated.", |j| Value::Text(j.judges.join(";"))),
-        judged("judge_prompts", Text, "", "Digests of the judge prompt sets seen in the cell, `;`-separated.", |j| Value::Text(j.prompts.join(";"))),
+        judged("judge", Text, "", "The judges' labels seen in the cell, `;`-separated.", |j| Value::Text(j.judges.join(";").into())),
+        judged("judge_prompts", Text, "", "Digests of the judge prompt sets seen in the cell, `;`-separated.", |j| Value::Text(j.prompts.join(";").into())),
         judged("judged_n", Count, "trials", "Trials with a verdict.", |j| Value::Count(j.judged)),
         judged("judge_errors", Count, "trials", "Judgements that failed (no verdict; in no rate).", |j| Value::Count(j.errors)),
         judged("judge_short_circuited", Count, "trials", "Verdicts reached without asking (empty answers, give-ups).", |j| Value::Count(j.short_circuited)),
@@ -213,16 +272,5 @@ fn summary_columns() -> Vec<Column> {
         judged("judge_completion_tokens", Count, "tokens", "The judge's own completion tokens.", |j| Value::Count(j.completion_tokens)),
         judged("judge_cost_usd", Number, "USD", "The judge's own cost.", |j| Value::number(j.cost_usd)),
     ]);
-    out
-}
-
-/// The Markdown table of the summary columns that `docs/formats.md` holds (generated from [`SUMMARY`];
-/// a test keeps the file in step).
-pub fn summary_docs() -> String {
-    let mut out = String::from("| column | type | unit | null when | meaning |\n|---|---|---|---|---|\n");
-    for c in SUMMARY.iter() {
-        let null = if c.null_when.is_empty() { "never" } else { c.null_when };
-        out.push_str(&format!("| `{}` | {} | {} | {} | {} |\n", c.name, c.ty.as_str(), c.unit, null, c.description.replace('|', "\\|")));
-    }
     out
 }

@@ -22,10 +22,11 @@ impl Exporter for SummaryJson {
             .map(|c| {
                 SUMMARY
                     .iter()
-                    .map(|col| match (col.read)(c) {
-                        Value::Text(s) => s.into(),
+                    .map(|col| match (col.read)(c, &()) {
+                        Value::Text(s) => s.into_owned().into(),
                         Value::Count(n) => n.into(),
                         Value::Number(x) => x.into(),
+                        Value::Flag(b) => b.into(),
                         Value::Null => serde_json::Value::Null,
                     })
                     .collect()

@@ -160,3 +160,77 @@ pub fn assert_summary_formats_agree(run: &Path) -> usize {
     }
     header.len()
 }
+
+/// A table's CSV file and (when it has one) its Parquet twin hold exactly the `declared` columns, in
+/// their order, with the same values: each Parquet column has the declared type (text `String`, count
+/// `UInt64`, number `Float64`, flag `Boolean`); a column declared never-null has no null and no empty
+/// CSV field (but text, which may be the empty string in both); a column that can be null is null in
+/// Parquet exactly where its CSV field is empty, and a nullable text column is never `""`; counts and
+/// text are equal, flags are `true`/`false`, numbers agree to the CSV's six decimals. Returns the
+/// nulls counted per column, in declared order.
+pub fn assert_csv_and_parquet_agree<R, C>(csv_path: &Path, parquet_path: Option<&Path>, declared: &[toolpick::analysis::columns::Column<R, C>]) -> Vec<usize> {
+    use polars::prelude::*;
+    use polars_io::SerReader;
+    use toolpick::analysis::columns::ColumnType;
+    let file = csv_path.file_name().unwrap().to_string_lossy().into_owned();
+    let mut csv = csv::Reader::from_path(csv_path).unwrap();
+    let header: Vec<String> = csv.headers().unwrap().iter().map(String::from).collect();
+    let names: Vec<&str> = declared.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(header, names, "{file}'s header is not the declared columns");
+    let rows: Vec<Vec<String>> = csv.records().map(|r| r.unwrap().iter().map(String::from).collect()).collect();
+    let parquet = parquet_path.map(|p| polars_io::parquet::read::ParquetReader::new(std::fs::File::open(p).unwrap()).finish().unwrap());
+    if let Some(df) = &parquet {
+        let columns: Vec<String> = df.get_column_names().iter().map(|n| n.to_string()).collect();
+        assert_eq!(columns, header, "the Parquet twin of {file} names other columns");
+        assert_eq!(df.height(), rows.len(), "the Parquet twin of {file} has another row count");
+    }
+    let mut nulls = vec![0; declared.len()];
+    for (j, col) in declared.iter().enumerate() {
+        let nullable = !col.null_when.is_empty();
+        let series = parquet.as_ref().map(|df| df.column(&col.name).unwrap().as_materialized_series().clone());
+        if let Some(s) = &series {
+            let want = match col.ty {
+                ColumnType::Text => DataType::String,
+                ColumnType::Count => DataType::UInt64,
+                ColumnType::Number => DataType::Float64,
+                ColumnType::Flag => DataType::Boolean,
+            };
+            assert_eq!(s.dtype(), &want, "{file}: Parquet type of `{}`", col.name);
+        }
+        for (i, row) in rows.iter().enumerate() {
+            let field = row[j].as_str();
+            let p = series.as_ref().map(|s| s.get(i).unwrap());
+            let at = format!("{file} row {i}, column `{}`: csv {field:?}, parquet {p:?}", col.name);
+            let null_in_csv = field.is_empty() && (nullable || col.ty != ColumnType::Text);
+            if null_in_csv {
+                assert!(nullable, "{at}: empty in a column declared never null");
+                assert!(p.as_ref().is_none_or(|p| p.is_null()), "{at}: an empty CSV field must be a Parquet null");
+                nulls[j] += 1;
+                continue;
+            }
+            let Some(p) = p else {
+                // CSV only: the field parses as its declared type.
+                match col.ty {
+                    ColumnType::Text => {}
+                    ColumnType::Count => assert!(field.parse::<u64>().is_ok(), "{at}"),
+                    ColumnType::Number => assert!(field.parse::<f64>().is_ok_and(f64::is_finite), "{at}"),
+                    ColumnType::Flag => assert!(field == "true" || field == "false", "{at}"),
+                }
+                continue;
+            };
+            match p {
+                AnyValue::Null => panic!("{at}: null in Parquet, a value in CSV"),
+                AnyValue::String(s) => assert_eq!(s, field, "{at}"),
+                AnyValue::StringOwned(s) => assert_eq!(s.as_str(), field, "{at}"),
+                AnyValue::UInt64(n) => assert_eq!(field.parse::<u64>().ok(), Some(n), "{at}"),
+                AnyValue::Boolean(b) => assert_eq!(field, if b { "true" } else { "false" }, "{at}"),
+                AnyValue::Float64(x) => {
+                    let f: f64 = field.parse().unwrap_or_else(|_| panic!("{at}: not a number"));
+                    assert!((f - x).abs() <= 5e-7, "{at}");
+                }
+                other => panic!("{at}: unexpected Parquet type {other:?}"),
+            }
+        }
+    }
+    nulls
+}
