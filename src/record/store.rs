@@ -185,7 +185,8 @@ struct Place<'a> {
 /// Streaming, so memory holds 32 bytes per record, not the records: one pass reads each record's id
 /// and position; a file already in order (positions increasing, no repeated trial) is left as it is,
 /// so compacting is idempotent and a compacted file costs one read. Otherwise the records are copied
-/// in order to `<file>.compact-<pid>`, which is synced and renamed over the file. A kill before the
+/// in order to `<file>.compact-<pid>-<n>` (unique per process and call), which is synced and renamed
+/// over the file. A kill before the
 /// rename leaves the file as it was (and the temporary file, which [`super::guard::remove_stale`]
 /// removes later), a kill after it the compacted file: either way compacting again gives the same
 /// bytes.
@@ -243,30 +244,40 @@ pub fn compact_with_offsets(path: &Path, position: impl Fn(&str, usize) -> Optio
     }
     kept.sort_unstable_by_key(|(first, e)| (e.position, *first));
 
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = path.with_file_name(format!("{name}.compact-{}", std::process::id()));
-    let mut source = BufReader::with_capacity(1 << 16, reader.into_inner());
-    let mut out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?);
-    let mut at = u64::MAX;
-    let mut offsets = Vec::with_capacity(kept.len());
-    let mut written = 0u64;
-    for (n, (_, e)) in kept.iter().enumerate() {
-        offsets.push(written);
-        written += e.len;
-        if e.start != at {
-            source.seek(SeekFrom::Start(e.start))?;
+    let tmp = crate::files::temp_path_tagged(path, "compact");
+    let written = (|| -> Result<Vec<u64>> {
+        let mut source = BufReader::with_capacity(1 << 16, reader.into_inner());
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?);
+        let mut at = u64::MAX;
+        let mut offsets = Vec::with_capacity(kept.len());
+        let mut written = 0u64;
+        for (n, (_, e)) in kept.iter().enumerate() {
+            offsets.push(written);
+            written += e.len;
+            if e.start != at {
+                source.seek(SeekFrom::Start(e.start))?;
+            }
+            line.resize(e.len as usize, 0);
+            source.read_exact(&mut line).with_context(|| format!("cannot read {}", path.display()))?;
+            at = e.start + e.len;
+            out.write_all(&line).with_context(|| format!("cannot write {}", tmp.display()))?;
+            crate::crashpoint::reached("compact-write", n as u64 + 1);
         }
-        line.resize(e.len as usize, 0);
-        source.read_exact(&mut line).with_context(|| format!("cannot read {}", path.display()))?;
-        at = e.start + e.len;
-        out.write_all(&line).with_context(|| format!("cannot write {}", tmp.display()))?;
-        crate::crashpoint::reached("compact-write", n as u64 + 1);
-    }
-    // The compacted file replaces the only copy of the trials: on disk before the rename.
-    let out = out.into_inner().map_err(|e| e.into_error()).with_context(|| format!("cannot write {}", tmp.display()))?;
-    out.sync_all().with_context(|| format!("cannot write {}", tmp.display()))?;
-    crate::crashpoint::reached("compact-rename", 1);
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot move {} into place", path.display()))?;
+        // The compacted file replaces the only copy of the trials: on disk before the rename.
+        let out = out.into_inner().map_err(|e| e.into_error()).with_context(|| format!("cannot write {}", tmp.display()))?;
+        out.sync_all().with_context(|| format!("cannot write {}", tmp.display()))?;
+        crate::crashpoint::reached("compact-rename", 1);
+        std::fs::rename(&tmp, path).with_context(|| format!("cannot move {} into place", path.display()))?;
+        Ok(offsets)
+    })();
+    let offsets = match written {
+        Ok(offsets) => offsets,
+        Err(e) => {
+            // The trials file is as it was; no half-written copy stays beside it.
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
+    };
     crate::crashpoint::reached("compact-done", 1);
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         // The rename itself, on disk (best effort: not every platform can sync a directory).

@@ -36,7 +36,9 @@ fn escape_into(out: &mut String, s: &str) {
 
 /// `junit.xml`, streamed: test cases of the current suite (one cell; the trial file is in matrix order,
 /// so a cell's trials are contiguous) are buffered until the suite ends, suites go to a body file, and
-/// `finish` writes the `<testsuites>` header with the totals followed by the body.
+/// `finish` writes the `<testsuites>` header with the totals followed by the body. The body file has a
+/// temporary name of its own ([`crate::files::temp_path`]: unique per process and call, removed when
+/// the writer is dropped, and by `guard::remove_stale` after a kill), so two reports never share it.
 pub struct JunitXml {
     out: std::path::PathBuf,
     body_path: std::path::PathBuf,
@@ -49,7 +51,7 @@ pub struct JunitXml {
 
 impl JunitXml {
     pub fn create(path: &std::path::Path) -> anyhow::Result<Self> {
-        let body_path = path.with_extension("body");
+        let body_path = crate::files::temp_path(&path.with_file_name("junit.xml.body"));
         let file = std::fs::File::create(&body_path).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", body_path.display()))?;
         Ok(JunitXml {
             out: path.to_path_buf(),

@@ -9,10 +9,12 @@
 //! `junit.xml`) are written while the trials stream past, so memory does not grow with transcripts.
 //! Exporters never compute statistics; they only render the [`RunAnalysis`] (`tests/module_deps.rs`
 //! lets them name `crate::analysis` types, never call its functions). Every file is written
-//! to a temporary name and renamed only when all succeeded, so a failed render leaves the previous
-//! report intact. Trials a kill left uncompacted (not in matrix order, or a trial recorded twice) are
-//! compacted before they are read, so rows, samples and bootstrap intervals always see the matrix
-//! order and a report after a kill at any point equals an uninterrupted run's.
+//! to a temporary name (unique per process and call) and renamed only when all succeeded, so a failed
+//! render leaves the previous report intact; a report holds the run directory's lock while it writes,
+//! so a second report of the run waits for the first ([`crate::record::guard`]). Trials a kill left
+//! uncompacted (not in matrix order, or a trial recorded twice) are compacted before they are read,
+//! so rows, samples and bootstrap intervals always see the matrix order and a report after a kill at
+//! any point equals an uninterrupted run's.
 
 pub mod ablation;
 pub mod confusion;
@@ -103,14 +105,23 @@ pub fn exporters() -> Vec<Box<dyn Exporter>> {
     ]
 }
 
-/// A file being written under a temporary name.
+/// A file being written under a temporary name, unique per process and call
+/// ([`crate::files::temp_path`]): two reports of one run never write the same intermediate file.
 struct Staged {
     tmp: PathBuf,
     dest: PathBuf,
 }
 
 fn staged(dir: &Path, name: &str) -> Staged {
-    Staged { tmp: dir.join(format!("{name}.tmp-{}", std::process::id())), dest: dir.join(name) }
+    let dest = dir.join(name);
+    Staged { tmp: crate::files::temp_path(&dest), dest }
+}
+
+/// Remove the temporary files of a render that did not finish (some may not exist yet).
+fn discard(files: &[Staged]) {
+    for f in files {
+        let _ = std::fs::remove_file(&f.tmp);
+    }
 }
 
 /// Streaming formats and the files they write.
@@ -125,15 +136,23 @@ const SINK_ENCODE: [&str; 3] = ["scan: encode trials.csv", "scan: encode trials.
 const SINK_WRITE: [&str; 3] = ["scan: write trials.csv (writer thread)", "scan: write trials.parquet (writer thread)", "scan: write junit.xml (writer thread)"];
 const SINK_FINISH: [&str; 3] = ["finish trials.csv", "finish trials.parquet", "finish junit.xml"];
 
-/// The streaming formats, each opened on its temporary file.
+/// The streaming formats, each opened on its temporary file (none is left if one cannot be opened).
 fn sinks(dir: &Path) -> Result<Sinks> {
     let files = SINK_FILES.map(|name| staged(dir, name));
-    let sinks: Vec<Box<dyn TrialSink>> = vec![
-        Box::new(csv::TrialsCsv::create(&files[0].tmp)?),
-        Box::new(parquet::TrialsParquet::create(&files[1].tmp)?),
-        Box::new(junit::JunitXml::create(&files[2].tmp)?),
-    ];
-    Ok((sinks, files.into()))
+    let opened = (|| -> Result<Vec<Box<dyn TrialSink>>> {
+        Ok(vec![
+            Box::new(csv::TrialsCsv::create(&files[0].tmp)?),
+            Box::new(parquet::TrialsParquet::create(&files[1].tmp)?),
+            Box::new(junit::JunitXml::create(&files[2].tmp)?),
+        ])
+    })();
+    match opened {
+        Ok(sinks) => Ok((sinks, files.into())),
+        Err(e) => {
+            discard(&files);
+            Err(e)
+        }
+    }
 }
 
 /// Bytes of the trial file read per batch (a batch is the whole lines in it).
@@ -444,9 +463,10 @@ fn in_matrix_order<T>(dir: &Path, lock: &DirLock, mut read: impl FnMut(bool) -> 
     }
 }
 
-/// Lock `dir` for a report; says so when another process holds it.
+/// Lock `dir` for a report ([`DirLock::for_report`]: waits for another report or merge of it, not for
+/// a run in progress); says so when a writer holds it and the trials are read as they are.
 fn lock_for_report(dir: &Path) -> Result<DirLock> {
-    let lock = DirLock::acquire(dir)?;
+    let lock = DirLock::for_report(dir)?;
     if !lock.held() {
         eprintln!(
             "note: another toolpick process is writing {} (a run in progress?); reading its trials as they are, without compacting them or removing leftovers",
@@ -483,27 +503,32 @@ pub fn render_run(dir: &Path) -> Result<ReportData> {
 
 /// [`render_run`], with `first` run while the directory's lock is held and before the report is
 /// rendered (judging a finished run writes `judgements.jsonl` there). Refused while another process
-/// writes the run.
+/// writes the run; waits, as a report does, for another report of it. While `first` runs the lock is
+/// marked as a writer's, so a report beside a long judge pass reads the run as it is instead of waiting.
 pub fn render_run_after(dir: &Path, first: impl FnOnce() -> Result<()>) -> Result<ReportData> {
     trials_file(dir)?;
-    let lock = DirLock::acquire(dir)?;
+    let lock = DirLock::for_report(dir)?;
     if !lock.held() {
         return Err(crate::error::InputError::new(dir, "another toolpick process is writing this run; try again when it is done").into());
     }
     crate::record::guard::remove_stale(dir)?;
+    lock.mark_writing()?;
     first()?;
     render_locked(dir, &lock)
 }
 
 /// [`render_run`] for a caller that holds the directory lock already (`run`, `merge`) and has removed
-/// the leftovers.
+/// the leftovers. The holder stops being a writer of records here: reports of the run now wait for
+/// these reports instead of reading beside them.
 pub fn render_locked(dir: &Path, lock: &DirLock) -> Result<ReportData> {
+    lock.writing_done();
     let data = in_matrix_order(dir, lock, |check| render_once(dir, check));
     phases::report();
     data
 }
 
-/// Render every report file under a temporary name, then rename them all into place.
+/// Render every report file under a temporary name, then rename them all into place. On failure no
+/// temporary file is left.
 fn render_once(dir: &Path, check_order: bool) -> Result<ReportData> {
     let (mut sinks, mut files) = sinks(dir)?;
     let result = (|| -> Result<ReportData> {
@@ -513,11 +538,11 @@ fn render_once(dir: &Path, check_order: bool) -> Result<ReportData> {
         }
         // Render the aggregates before anything is moved into place.
         for (n, e) in exporters().into_iter().enumerate() {
-            let f = staged(dir, e.file_name());
+            files.push(staged(dir, e.file_name()));
+            let f = files.last().expect("just pushed");
             let span = phases::start();
             std::fs::write(&f.tmp, e.render(&data)?).with_context(|| format!("cannot write {}", f.tmp.display()))?;
             span.end(&format!("write {}", e.file_name()));
-            files.push(f);
             crate::crashpoint::reached("stage", n as u64 + 1);
         }
         Ok(data)
@@ -526,17 +551,19 @@ fn render_once(dir: &Path, check_order: bool) -> Result<ReportData> {
         Ok(data) => {
             let span = phases::start();
             for (n, f) in files.iter().enumerate() {
-                std::fs::rename(&f.tmp, &f.dest).with_context(|| format!("cannot move {} into place", f.dest.display()))?;
+                if let Err(e) = std::fs::rename(&f.tmp, &f.dest) {
+                    discard(&files[n..]);
+                    return Err(e).with_context(|| format!("cannot move {} into place", f.dest.display()));
+                }
                 crate::crashpoint::reached("rename", n as u64 + 1);
             }
             span.end("rename into place");
             Ok(data)
         }
         Err(e) => {
+            // The sinks first: their files are open until dropped.
             drop(sinks);
-            for f in &files {
-                let _ = std::fs::remove_file(&f.tmp);
-            }
+            discard(&files);
             Err(e)
         }
     }

@@ -101,6 +101,9 @@ pub fn merge(runs: &[PathBuf], out: &Path) -> Result<Merged> {
     if !lock.held() {
         anyhow::bail!("{} is in use by another toolpick process; wait for it to end or merge into another directory", out.display());
     }
+    // A merge is done in seconds: a report of the directory waits for it rather than reading a
+    // directory without trials.
+    lock.writing_done();
     crate::record::guard::remove_stale(out)?;
     // The per-run files that depend only on the matrix are identical in every shard: take the first's.
     for name in ["tools.json", "lint.json", "defects.json"] {
@@ -188,22 +191,29 @@ fn merge_transcripts(runs: &[PathBuf], out: &Path, trials: &BTreeMap<usize, (Str
         return Ok(());
     }
     let mut files: Vec<Option<std::fs::File>> = runs.iter().map(|d| std::fs::File::open(d.join(transcripts::FILE)).ok()).collect();
-    // Written under a temporary name (which `guard::remove_stale` knows) and renamed into place.
+    // Written under a temporary name (unique per process and call, which `guard::remove_stale` knows)
+    // and renamed into place; removed if anything fails.
     let dest = out.join(transcripts::FILE);
-    let tmp = dest.with_extension(format!("tmp-{}", std::process::id()));
-    let mut w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?);
-    let mut buf = Vec::new();
-    let (mut offsets, mut written) = (Vec::with_capacity(lines.len()), 0u64);
-    for (r, start, len) in lines.into_values() {
-        offsets.push(written);
-        written += len as u64;
-        let f = files[r].as_mut().expect("opened in the first pass");
-        f.seek(SeekFrom::Start(start))?;
-        buf.resize(len, 0);
-        f.read_exact(&mut buf).with_context(|| format!("cannot read {}", runs[r].join(transcripts::FILE).display()))?;
-        w.write_all(&buf).with_context(|| format!("cannot write {}", tmp.display()))?;
-    }
-    w.into_inner().map_err(|e| e.into_error()).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, &dest).with_context(|| format!("cannot move {} into place", dest.display()))?;
+    let tmp = crate::files::temp_path(&dest);
+    let copied = (|| -> Result<Vec<u64>> {
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?);
+        let mut buf = Vec::new();
+        let (mut offsets, mut written) = (Vec::with_capacity(lines.len()), 0u64);
+        for (r, start, len) in lines.into_values() {
+            offsets.push(written);
+            written += len as u64;
+            let f = files[r].as_mut().expect("opened in the first pass");
+            f.seek(SeekFrom::Start(start))?;
+            buf.resize(len, 0);
+            f.read_exact(&mut buf).with_context(|| format!("cannot read {}", runs[r].join(transcripts::FILE).display()))?;
+            w.write_all(&buf).with_context(|| format!("cannot write {}", tmp.display()))?;
+        }
+        w.into_inner().map_err(|e| e.into_error()).with_context(|| format!("cannot write {}", tmp.display()))?;
+        std::fs::rename(&tmp, &dest).with_context(|| format!("cannot move {} into place", dest.display()))?;
+        Ok(offsets)
+    })();
+    let offsets = copied.inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })?;
     transcripts::write_index(out, &offsets)
 }
