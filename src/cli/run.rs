@@ -251,6 +251,19 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
     let strings = |flag: &Option<Vec<String>>, file: &Option<Vec<String>>, default: &[&str]| -> Vec<String> {
         flag.clone().or_else(|| file.clone()).unwrap_or_else(|| default.iter().map(|s| s.to_string()).collect())
     };
+    // A run id that would break the output layout is refused before anything is read or written.
+    let refuse_run_id = |id: &str| -> crate::error::InputError {
+        let why = crate::run::meta::check_run_id(id).err().unwrap_or_default();
+        match (&args.run_id, &args.config) {
+            (None, Some(config)) if file.run_id.is_some() => crate::error::InputError::new(config, why).field("run_id"),
+            _ => crate::error::InputError::new("--run-id", why),
+        }
+    };
+    if let Some(id) = args.run_id.as_ref().or(file.run_id.as_ref())
+        && crate::run::meta::check_run_id(id).is_err()
+    {
+        return Err(refuse_run_id(id).into());
+    }
     // The judge is checked before any episode runs (a bad judge setting must not cost a run).
     let judge_base = args.config.as_deref().and_then(std::path::Path::parent).unwrap_or(std::path::Path::new("."));
     let judge = args.judge.config(file.judge.as_ref(), judge_base)?;
@@ -348,8 +361,8 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
         .clone()
         .or(file.run_id.clone())
         .unwrap_or_else(|| format!("{}-{}", prepared.first_dataset(), utc_stamp(unix)));
-    if run_id.is_empty() || run_id.contains(['/', '\\']) || run_id.starts_with('.') {
-        return Err(crate::error::InputError::new("--run-id", format!("`{run_id}` is not a plain directory name")).into());
+    if crate::run::meta::check_run_id(&run_id).is_err() {
+        return Err(refuse_run_id(&run_id).into());
     }
     let meta = serde_json::json!({
         "toolpick_version": env!("CARGO_PKG_VERSION"),
