@@ -31,7 +31,8 @@ pub struct ServeArgs {
     /// Allow --http on an address other than loopback.
     #[arg(long)]
     allow_remote: bool,
-    /// Append each call's record (JSON Lines, the trial file's `calls` vocabulary) to this file.
+    /// Append each call's record (JSON Lines, the trial file's `calls` vocabulary) to this file (never
+    /// truncated; several servers may share it). Not with --sessions or --out, whose file records calls.
     #[arg(long, value_name = "FILE")]
     record: Option<PathBuf>,
     /// Run executed calls on the catalog's real server (a catalog from `mcp import`): one sandbox and
@@ -41,8 +42,9 @@ pub struct ServeArgs {
     #[command(flatten)]
     live_policy: super::run::LivePolicyArgs,
     /// A session per task: every client session plays one task of --dataset (the `?task=<id>` of its
-    /// URL, else --task, else the next task no session has played), and every call is appended to
-    /// FILE as it is answered. `toolpick mcp collect FILE` turns the file into a run.
+    /// URL, else --task, else the next task no session in FILE has played), and every call is appended
+    /// to FILE as it is answered. FILE is never truncated: a restarted server (or a second one) adds its
+    /// sessions after the earlier ones. `toolpick mcp collect FILE` turns the file into a run.
     #[arg(long, value_name = "FILE")]
     sessions: Option<PathBuf>,
     /// Record what the clients did as a run in <out>/<run-id>, scored and reported like any run, when
@@ -102,6 +104,14 @@ pub fn cmd_serve(args: ServeArgs, catalog: Option<PathBuf>) -> Result<()> {
         .ok_or_else(|| crate::error::InputError::new("--layout", format!("unknown layout `{}`; use flat, progressive, progressive-oss or search", args.layout)))?;
     if let Some(addr) = &args.http {
         crate::mcp::serve::check_bind(addr, args.allow_remote)?;
+    }
+    if let Some(id) = &args.run_id {
+        crate::run::meta::check_run_id(id).map_err(|why| crate::error::InputError::new("--run-id", why))?;
+    }
+    // The sessions file records every call with its session; --record is for one presentation.
+    if args.record.is_some() && (args.sessions.is_some() || args.out.is_some()) {
+        let with = if args.sessions.is_some() { "--sessions" } else { "--out" };
+        return Err(crate::error::InputError::new("--record", format!("cannot be combined with {with}: the sessions file already records every call with its session (`toolpick mcp collect` reads it)")).into());
     }
     // Without a task the catalog is served whole: a one-task dataset of our own stands in.
     let scratch = tempfile::tempdir()?;
@@ -207,6 +217,9 @@ fn write_collected(outcome: Result<crate::run::RunOutcome>) -> Result<()> {
 
 /// `toolpick mcp collect`.
 pub fn cmd_collect(args: CollectArgs) -> Result<()> {
+    if let Some(id) = &args.run_id {
+        crate::run::meta::check_run_id(id).map_err(|why| crate::error::InputError::new("--run-id", why))?;
+    }
     let sessions = crate::run::sessions::Sessions::load(&args.sessions)?;
     let rt = runtime(None)?;
     write_collected(rt.block_on(crate::run::sessions::collect(sessions, crate::run::sessions::CollectOptions { out: args.out, run_id: args.run_id, agent_name: args.agent_name, source: args.sessions })))
@@ -232,6 +245,7 @@ fn record_session(args: ServeArgs, mut config: crate::run::RunConfig, out: PathB
     prepared.set_backend(0, std::sync::Arc::new(session));
     let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let run_id = args.run_id.clone().unwrap_or_else(|| format!("mcp-{task}-{}", crate::run::utc_stamp(unix)));
+    crate::run::meta::check_run_id(&run_id).map_err(|why| crate::error::InputError::new("--run-id", why))?;
     let meta = serde_json::json!({
         "toolpick_version": env!("CARGO_PKG_VERSION"),
         "started_unix": unix,

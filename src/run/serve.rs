@@ -4,7 +4,10 @@
 //! The presentation is built by the run's own code ([`super::prepare`] on a one-cell matrix), so a
 //! served catalog is exactly what a built-in backend is shown. Calls run through the layout
 //! (simulated execution); each one can be appended to a JSON Lines file as its call record
-//! (`--record`), in the trial file's `calls` vocabulary.
+//! (`--record`), in the trial file's `calls` vocabulary. The file is appended to, never truncated (a
+//! restarted server keeps what earlier ones recorded), each line whole under a lock on the file (two
+//! servers recording into one file never interleave), redacted like every trial record
+//! ([`crate::files::SharedLines`], [`crate::redact::global`]).
 
 use super::{Prepared, RunConfig, prepare};
 use crate::layout::Layout;
@@ -21,7 +24,7 @@ pub struct Presentation {
     task: usize,
     per_task: Option<super::Scenario>,
     state: Mutex<(Vec<Message>, usize)>,
-    record: Option<Mutex<std::fs::File>>,
+    record: Option<crate::files::SharedLines>,
     client: Mutex<String>,
     /// Serving live (`--execute live`, `mcp proxy`): the session's sandbox and upstream server.
     live: Option<super::live::LiveTrialRun>,
@@ -43,7 +46,9 @@ impl Presentation {
         let s = &prepared.suites[0];
         let t = task.unwrap_or(0);
         let per_task = if Prepared::per_task(s, &s.cells[0], t) { Some(prepared.scenario(s, &s.cells[0], t)?) } else { None };
-        let record = record.map(|p| std::fs::File::create(&p).map_err(|e| crate::error::InputError::new(&p, format!("cannot create the record file: {e}")))).transpose()?.map(Mutex::new);
+        let record = record
+            .map(|p| crate::files::SharedLines::open(&p).map_err(|e| crate::error::InputError::new(&p, format!("cannot open the record file: {e}"))))
+            .transpose()?;
         // With a task, the conversation opens as an episode's does (its history, then its query).
         let messages = match task {
             Some(_) => crate::agent::opening_messages(&s.dataset.tasks[t]),
@@ -127,9 +132,11 @@ impl Presentation {
         state.0.push(Message::Assistant { content: None, tool_calls: vec![call] });
         state.0.push(Message::Tool { tool_call_id: format!("mcp_{step}"), name, content: outcome.content.clone() });
         if let Some(file) = &self.record {
-            let mut line = serde_json::to_vec(&outcome.record).unwrap_or_default();
-            line.push(b'\n');
-            let _ = file.lock().expect("record file").write_all(&line);
+            let line = serde_json::to_vec(&outcome.record).unwrap_or_default();
+            if let Err(e) = file.append(&crate::redact::global().redact_bytes(&line)) {
+                // The client still gets its answer; the lost line is said, not swallowed.
+                let _ = writeln!(std::io::stderr(), "toolpick mcp serve: warning: {e:#}; this call is not recorded");
+            }
         }
         let is_error = crate::agent::backends::is_layout_error(&outcome.content);
         Answer { text: outcome.content, is_error }

@@ -7,6 +7,14 @@
 //! Every call is appended to the sessions file as it is answered (one JSON line, flushed), so a server
 //! that is killed loses nothing it answered.
 //!
+//! The file is append-only and shared ([`crate::files::SharedLines`]): a server never truncates it, so a
+//! restarted server keeps every earlier session, and several servers may write one file at once. Each
+//! line is appended whole under an exclusive lock on the file; a session's number is taken under that
+//! lock after reading what the others appended, so numbers stay unique and increasing across restarts
+//! and servers, and "the next task" is the next one no session in the file has played. A file whose
+//! header describes another presentation is refused (exit 2), never overwritten. Every line goes
+//! through the same redactor as `trials.jsonl` ([`crate::redact::global`]).
+//!
 //! Collecting ([`collect`]) replays each task's session through the same presentation, one call per
 //! step, in a normal run: trials, scores and reports are those of any backend, labelled with the
 //! client's `clientInfo` name and version (or `--agent-name`). Simulated execution is deterministic, so
@@ -15,7 +23,10 @@
 //!
 //! The sessions file: a header line `{"toolpick_sessions": 1, "catalog", "dataset", "variant",
 //! "layout", "distractors", "seed"}`, then per session `{"session": N, "task", "client"}` and per call
-//! `{"session": N, "name", "arguments" (JSON text), "result", "is_error"}`.
+//! `{"session": N, "name", "arguments" (JSON text), "result", "is_error"}`. Reading it back, a line that
+//! is not JSON (the torn last line of a killed server, or a line damaged in the middle) is reported on
+//! stderr with its file and line and skipped; a JSON line that is not a session's or a call's is an
+//! error naming its line and field.
 
 use super::serve::Presentation;
 use super::{Prepared, RunConfig};
@@ -26,7 +37,7 @@ use crate::mcp::serve::{Answer, Served};
 use crate::protocol::{AssistantTurn, FunctionDef, ToolCall};
 use anyhow::{Result, anyhow};
 use serde_json::{Value, json};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -81,18 +92,115 @@ impl ServedSpec {
     }
 }
 
-/// The sessions file being written (shared by every session of a server).
+/// The sessions file being written (shared by every session of a server, and with other servers).
 struct SessionLog {
-    file: Mutex<std::fs::File>,
+    lines: crate::files::SharedLines,
+    /// What this server has read of the file so far (appends of other servers come after it).
+    seen: Mutex<Seen>,
+}
+
+/// The sessions a file holds up to `scanned` bytes.
+#[derive(Default)]
+struct Seen {
+    scanned: u64,
+    /// The highest session number in the file.
+    highest: u64,
+    /// Task ids that had a session.
+    played: HashSet<String>,
+}
+
+impl Seen {
+    /// Take in the whole lines of `bytes` (the file from `scanned` on); lines that are not JSON are
+    /// `mcp collect`'s to report.
+    fn read(&mut self, bytes: &[u8]) {
+        for line in bytes.split_inclusive(|b| *b == b'\n').take_while(|l| l.ends_with(b"\n")) {
+            self.scanned += line.len() as u64;
+            let Ok(v) = serde_json::from_slice::<Value>(line) else { continue };
+            if let Some(n) = v.get("session").and_then(Value::as_u64) {
+                self.highest = self.highest.max(n);
+                if let Some(task) = v.get("task").and_then(Value::as_str) {
+                    self.played.insert(task.to_string());
+                }
+            }
+        }
+    }
+}
+
+/// A line as it goes to disk: redacted like every trial record.
+fn redacted(value: &Value) -> Vec<u8> {
+    let line = serde_json::to_vec(value).unwrap_or_default();
+    crate::redact::global().redact_bytes(&line).into_owned()
 }
 
 impl SessionLog {
-    fn line(&self, value: &Value) {
-        let mut line = serde_json::to_vec(value).unwrap_or_default();
-        line.push(b'\n');
-        // One write per line, so lines of sessions answered at once never interleave.
-        let _ = self.file.lock().expect("sessions file").write_all(&line);
+    /// Open the sessions file at `path` for `spec`: a new or empty file gets the header; a file that
+    /// has one must be of the same presentation.
+    fn open(path: &Path, spec: &ServedSpec) -> Result<SessionLog> {
+        let lines = crate::files::SharedLines::open(path).map_err(|e| InputError::new(path, format!("cannot open the sessions file: {e}")))?;
+        let header = spec.header();
+        let mut seen = Seen::default();
+        lines.locked(|file| {
+            if file.is_empty()? {
+                file.append(&redacted(&header))?;
+                seen.scanned = file.len()?;
+                return Ok(());
+            }
+            let bytes = file.read_from(0)?;
+            let first = bytes.split(|b| *b == b'\n').next().unwrap_or_default();
+            check_header(path, first, &header)?;
+            seen.read(&bytes);
+            Ok(())
+        })?;
+        Ok(SessionLog { lines, seen: Mutex::new(seen) })
     }
+
+    /// Append a line; a failed write is said on stderr (the client still gets its answer).
+    fn line(&self, value: &Value) {
+        if let Err(e) = self.lines.append(&redacted(value)) {
+            let _ = writeln!(std::io::stderr(), "toolpick mcp serve: warning: {e:#}; this line is not recorded");
+        }
+    }
+
+    /// Start a session: under the file's lock, catch up with what other servers appended, let `choose`
+    /// pick the task (given the tasks that had a session), number the session after the highest one in
+    /// the file and append its line. Returns the session number and the task.
+    fn start(&self, client: &str, choose: impl FnOnce(&HashSet<String>) -> Result<(usize, String), String>) -> Result<(u64, usize), String> {
+        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        self.lines
+            .locked(|file| {
+                let more = file.read_from(seen.scanned)?;
+                seen.read(&more);
+                let (t, id) = choose(&seen.played).map_err(|e| anyhow!(e))?;
+                let session = seen.highest + 1;
+                file.append(&redacted(&json!({"session": session, "task": id, "client": client})))?;
+                seen.highest = session;
+                seen.played.insert(id);
+                seen.scanned = file.len()?;
+                Ok((session, t))
+            })
+            .map_err(|e| format!("{e:#}"))
+    }
+}
+
+/// A sessions file's first line must be the header this server would write.
+fn check_header(path: &Path, first: &[u8], want: &Value) -> Result<()> {
+    let refuse = |field: &str, msg: String| InputError::new(path, msg).at_line(1).field(field.to_string());
+    let have: Value = serde_json::from_slice(first)
+        .ok()
+        .filter(|v: &Value| v.get("toolpick_sessions").is_some())
+        .ok_or_else(|| refuse("toolpick_sessions", "not a sessions file of `toolpick mcp serve --sessions`; it is kept as it is: give another file".into()))?;
+    let fields = want.as_object().expect("the header is an object");
+    if let Some((key, value)) = fields.iter().find(|(k, v)| have.get(k.as_str()).unwrap_or(&Value::Null) != *v) {
+        return Err(refuse(
+            key,
+            format!(
+                "holds the sessions of another presentation (`{key}` is {} there, {value} here); serve with the same settings to add to it, or give another file",
+                have.get(key.as_str()).unwrap_or(&Value::Null)
+            ),
+        )
+        .into());
+    }
+    Ok(())
 }
 
 /// Serves each connecting session its own task (see the module docs).
@@ -100,40 +208,39 @@ pub struct SessionPool {
     prepared: Arc<Prepared>,
     task: Option<String>,
     log: Arc<SessionLog>,
-    /// Sessions opened so far, and the tasks they were given.
-    opened: Mutex<Vec<usize>>,
+    /// Sessions this server opened.
+    opened: Mutex<usize>,
 }
 
 impl SessionPool {
-    /// Start the sessions file at `path` (replacing it) for the presentation `spec` built into `prepared`.
+    /// Open the sessions file at `path` (appending to it; see the module docs) for the presentation
+    /// `spec` built into `prepared`.
     pub fn new(prepared: Prepared, spec: &ServedSpec, task: Option<String>, path: &Path) -> Result<SessionPool> {
         if let Some(id) = &task {
             prepared.task_index(id)?;
         }
-        let file = std::fs::File::create(path).map_err(|e| InputError::new(path, format!("cannot create the sessions file: {e}")))?;
-        let log = Arc::new(SessionLog { file: Mutex::new(file) });
-        log.line(&spec.header());
-        Ok(SessionPool { prepared: Arc::new(prepared), task, log, opened: Mutex::new(vec![]) })
+        let log = Arc::new(SessionLog::open(path, spec)?);
+        Ok(SessionPool { prepared: Arc::new(prepared), task, log, opened: Mutex::new(0) })
     }
 
-    /// Sessions opened so far.
+    /// Sessions this server opened.
     pub fn sessions(&self) -> usize {
-        self.opened.lock().expect("sessions").len()
+        *self.opened.lock().expect("sessions")
     }
 
     fn open(&self, asked: Option<&str>, client: &str) -> Result<Arc<dyn Served>, String> {
         let tasks = &self.prepared.suites[0].dataset.tasks;
-        let mut opened = self.opened.lock().expect("sessions");
-        let t = match asked.or(self.task.as_deref()) {
-            Some(id) => self.prepared.task_index(id).map_err(|e| format!("{e:#}"))?,
-            None => (0..tasks.len())
-                .find(|t| !opened.contains(t))
-                .ok_or_else(|| format!("every one of the {} tasks has had a session; connect with ?task=<id> on the URL to play one again", tasks.len()))?,
-        };
-        opened.push(t);
-        let session = opened.len();
+        let (session, t) = self.log.start(client, |played| {
+            let t = match asked.or(self.task.as_deref()) {
+                Some(id) => self.prepared.task_index(id).map_err(|e| format!("{e:#}"))?,
+                None => (0..tasks.len()).find(|t| !played.contains(&tasks[*t].id)).ok_or_else(|| {
+                    format!("every one of the {} tasks has had a session; connect with ?task=<id> on the URL to play one again", tasks.len())
+                })?,
+            };
+            Ok((t, tasks[t].id.clone()))
+        })?;
+        *self.opened.lock().expect("sessions") += 1;
         let presentation = Presentation::of(self.prepared.clone(), Some(t), None).map_err(|e| format!("{e:#}"))?;
-        self.log.line(&json!({"session": session, "task": tasks[t].id, "client": client}));
         let _ = writeln!(std::io::stderr(), "toolpick mcp serve: session {session} ({client}) plays task {}", tasks[t].id);
         Ok(Arc::new(LoggedSession { presentation, log: self.log.clone(), session }))
     }
@@ -155,7 +262,7 @@ impl Served for SessionPool {
 struct LoggedSession {
     presentation: Presentation,
     log: Arc<SessionLog>,
-    session: usize,
+    session: u64,
 }
 
 impl Served for LoggedSession {
@@ -189,16 +296,41 @@ pub struct Sessions {
     pub spec: ServedSpec,
     /// Per session (in order): task id, client label, calls.
     sessions: BTreeMap<u64, (String, String, Vec<SessionCall>)>,
+    /// Lines skipped because they were not JSON (reported on stderr as they were read).
+    pub skipped: usize,
 }
 
 impl Sessions {
-    /// Read and check a sessions file; an error names its line and field.
+    /// Read and check a sessions file; an error names its line and field. A line that is not JSON (torn
+    /// by a killed server, or damaged) is reported on stderr with its file and line, and skipped.
     pub fn load(path: &Path) -> Result<Sessions, InputError> {
-        let text = std::fs::read_to_string(path).map_err(|e| InputError::new(path, format!("cannot read the sessions file: {e}")))?;
-        let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+        let bytes = std::fs::read(path).map_err(|e| InputError::new(path, format!("cannot read the sessions file: {e}")))?;
         let err = |ln: usize, field: &str, msg: String| InputError::new(path, msg).at_line(ln + 1).field(field.to_string());
-        let (ln, first) = lines.next().ok_or_else(|| InputError::new(path, "empty: not a sessions file of `toolpick mcp serve --sessions`"))?;
-        let header: Value = serde_json::from_str(first).map_err(|e| err(ln, "toolpick_sessions", format!("not a JSON line: {e}")))?;
+        let segments: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
+        let mut lines = Vec::new();
+        let mut skipped = 0usize;
+        for (ln, segment) in segments.iter().enumerate() {
+            if segment.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            // The piece after the last newline: a line whose writer did not finish it.
+            let unterminated = ln + 1 == segments.len();
+            let parsed = std::str::from_utf8(segment)
+                .map_err(|e| format!("not UTF-8 ({e})"))
+                .and_then(|text| serde_json::from_str::<Value>(text).map(|v| (text, v)).map_err(|e| format!("not a JSON line ({e})")));
+            match parsed {
+                Ok((text, v)) => lines.push((ln, text, v)),
+                // The header decides what the file is: without it nothing can be collected.
+                Err(why) if lines.is_empty() => return Err(err(ln, "toolpick_sessions", why)),
+                Err(why) => {
+                    skipped += 1;
+                    let what = if unterminated { "the last line is incomplete (a server was killed while writing it)" } else { why.as_str() };
+                    eprintln!("warning: {}:{}: {what}; the line is skipped", path.display(), ln + 1);
+                }
+            }
+        }
+        let mut lines = lines.into_iter();
+        let (ln, first, header) = lines.next().ok_or_else(|| InputError::new(path, "empty: not a sessions file of `toolpick mcp serve --sessions`"))?;
         if header.get("toolpick_sessions").and_then(Value::as_u64) != Some(FORMAT) {
             return Err(err(ln, "toolpick_sessions", format!("not a sessions file of this toolpick (format {FORMAT}); it starts with {first:.80}")));
         }
@@ -213,8 +345,7 @@ impl Sessions {
             seed: header.get("seed").and_then(Value::as_u64).ok_or_else(|| err(ln, "seed", "missing `seed`".into()))?,
         };
         let mut sessions: BTreeMap<u64, (String, String, Vec<SessionCall>)> = BTreeMap::new();
-        for (ln, line) in lines {
-            let v: Value = serde_json::from_str(line).map_err(|e| err(ln, "session", format!("not a JSON line: {e}")))?;
+        for (ln, _, v) in lines {
             let n = v.get("session").and_then(Value::as_u64).ok_or_else(|| err(ln, "session", "missing the session number".into()))?;
             let text = |field: &str| v.get(field).and_then(Value::as_str).map(String::from).ok_or_else(|| err(ln, field, format!("missing `{field}` (a string)")));
             if v.get("task").is_some() {
@@ -227,7 +358,7 @@ impl Sessions {
                 sessions.get_mut(&n).ok_or_else(|| err(ln, "session", format!("a call of session {n}, which has not started")))?.2.push(call);
             }
         }
-        Ok(Sessions { spec, sessions })
+        Ok(Sessions { spec, sessions, skipped })
     }
 
     pub fn is_empty(&self) -> bool {
@@ -286,6 +417,7 @@ pub struct CollectOptions {
 
 /// Turn recorded sessions into a run: the latest session of each task is its trial.
 pub async fn collect(sessions: Sessions, options: CollectOptions) -> Result<super::RunOutcome> {
+    let sessions_skipped = sessions.skipped;
     let mut latest: BTreeMap<String, (u64, String, Vec<SessionCall>)> = BTreeMap::new();
     for (n, (task, client, calls)) in sessions.sessions {
         latest.insert(task, (n, client, calls));
@@ -321,6 +453,7 @@ pub async fn collect(sessions: Sessions, options: CollectOptions) -> Result<supe
     prepared.set_backend(0, Arc::new(SessionReplay { name: label, calls }));
     let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let run_id = options.run_id.unwrap_or_else(|| format!("mcp-sessions-{}", super::utc_stamp(unix)));
+    super::meta::check_run_id(&run_id).map_err(|why| InputError::new("--run-id", why))?;
     let meta = json!({
         "toolpick_version": env!("CARGO_PKG_VERSION"),
         "started_unix": unix,
@@ -329,6 +462,11 @@ pub async fn collect(sessions: Sessions, options: CollectOptions) -> Result<supe
         "tokenizer": "o200k_base",
         "served": {"sessions": "sessions.jsonl"},
     });
+    let mut meta = meta;
+    if sessions_skipped > 0 {
+        // Said on stderr as they were read; kept with the run so the count is not lost with the terminal.
+        meta["served"]["skipped_lines"] = json!(sessions_skipped);
+    }
     let dir = options.out.join(&run_id);
     let outcome = super::execute(prepared, &dir, meta, super::ExecOptions { quiet: true, ..Default::default() }).await?;
     let copy = outcome.dir.join("sessions.jsonl");
