@@ -19,6 +19,7 @@
 //! - `stage:<n>`: the report has written `n` aggregate files under their temporary names;
 //! - `rename:<n>`: the report has renamed `n` of its files into place;
 //! - `merge-trials:1`: `merge` has written everything but the trials and the reports.
+//! - `judge-append:<n>`: a judge pass has appended `n` verdicts to `judgements.jsonl`.
 
 use std::sync::OnceLock;
 

@@ -17,7 +17,10 @@
 //! same retries, rate limits, redaction and response cache (keyed by the prompt and a salt per round
 //! and attempt, so rounds are distinct requests and a re-judging costs nothing). Verdicts go to
 //! `judgements.jsonl` ([`crate::record::judgement`]); reports read them from there, so judging is a
-//! pure function of the trial records and the judge's answers. A judgement whose requests failed
+//! pure function of the trial records and the judge's answers. Each verdict is appended to the file
+//! (redacted, flushed) as it is received, so a judge pass that is killed loses only the judgements
+//! in flight: the next pass keeps what was written (a torn last line is skipped) and asks only for the
+//! rest. When the pass ends the file is rewritten in matrix order, one line per trial. A judgement whose requests failed
 //! after their retries, or whose replies held no readable verdict three times, is a judge error — kept,
 //! counted, retried by `--retry-errors` — never an "Unsolved".
 
@@ -328,6 +331,10 @@ pub struct JudgeOutcome {
 /// Judge every trial of the run in `dir` that has no valid judgement yet (with `retry_errors`, also
 /// those whose judgement failed), write `judgements.jsonl` and record the judge in `run.json`. The
 /// caller holds the run directory's lock.
+///
+/// Once the judge's endpoint has answered its preflight, the file is rewritten with the judgements
+/// that are kept and `run.json` names this judge, so the file only ever holds this judge's verdicts;
+/// then each new judgement is appended as it is received. At the end the file is rewritten sorted.
 pub async fn judge_run(dir: &Path, config: &JudgeConfig, cache: Option<Arc<Cache>>, retry_errors: bool) -> Result<JudgeOutcome> {
     let trials_path = dir.join("trials.jsonl");
     let mut trials: Vec<Trial> = Vec::new();
@@ -382,13 +389,27 @@ pub async fn judge_run(dir: &Path, config: &JudgeConfig, cache: Option<Arc<Cache
         if config.spec.preflight {
             client.preflight().await.map_err(|e| InputError::new("--judge", format!("the judge's endpoint does not answer: {e}")))?;
         }
+        // From here on the file holds this judge's verdicts only: those kept, then each new one.
+        judgement::write(dir, &mut all)?;
+        record_in_run_json(dir, config)?;
+        let mut appender = crate::record::store::Appender::open(&dir.join(judgement::FILE))?;
+        let redactor = crate::redact::global();
+        let mut appended = 0u64;
+        let mut keep = |j: &Judgement| -> Result<()> {
+            appender.append(&redactor.redact_bytes(&serde_json::to_vec(j)?))?;
+            appended += 1;
+            crate::crashpoint::reached("judge-append", appended);
+            Ok(())
+        };
         let limit = Arc::new(tokio::sync::Semaphore::new(config.spec.concurrency.max(1)));
         let config = Arc::new(config.clone());
         let mut set = tokio::task::JoinSet::new();
-        let mut finish = |j: Judgement, outcome: &mut JudgeOutcome| {
+        let mut finish = |j: Judgement, outcome: &mut JudgeOutcome| -> Result<()> {
+            keep(&j)?;
             outcome.judged += 1;
             outcome.short_circuited += j.short_circuit.is_some() as usize;
             all.push(j);
+            Ok(())
         };
         // A permit is taken before a judgement is started, so at most `concurrency` are in flight
         // (not one task per trial of a large run).
@@ -400,11 +421,11 @@ pub async fn judge_run(dir: &Path, config: &JudgeConfig, cache: Option<Arc<Cache
                 judge_one(&client, &config, &p, &config.spec.name).await
             });
             while let Some(done) = set.try_join_next() {
-                finish(done.map_err(|e| anyhow!("a judging task failed: {e}"))?, &mut outcome);
+                finish(done.map_err(|e| anyhow!("a judging task failed: {e}"))?, &mut outcome)?;
             }
         }
         while let Some(done) = set.join_next().await {
-            finish(done.map_err(|e| anyhow!("a judging task failed: {e}"))?, &mut outcome);
+            finish(done.map_err(|e| anyhow!("a judging task failed: {e}"))?, &mut outcome)?;
         }
     }
     for j in &all {

@@ -182,21 +182,31 @@ pub fn answer_digest(final_answer: Option<&str>, claims: &[String]) -> String {
 }
 
 /// Read `dir/judgements.jsonl`; an absent file is no judgements. A bad line is an error naming the file
-/// and line.
+/// and line, except a last line without its newline that does not parse: the judge appends verdicts as
+/// they come, and a pass killed while appending one leaves it torn; it is reported on stderr and
+/// skipped (that trial is judged again). Of several lines of one trial the caller keeps the last.
 pub fn read(dir: &Path) -> Result<Vec<Judgement>> {
     let path = dir.join(FILE);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(crate::error::InputError::new(&path, format!("cannot read: {e}")).into()),
     };
     let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
+    let lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
+    for (i, line) in lines.iter().enumerate() {
+        if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let j: Judgement =
-            serde_json::from_str(line).map_err(|e| crate::error::InputError::new(&path, format!("not a judgement record: {e}")).at_line(i + 1))?;
+        let j: Judgement = match serde_json::from_slice(line) {
+            Ok(j) => j,
+            // The piece after the last newline: a line whose writer was killed.
+            Err(_) if i + 1 == lines.len() => {
+                eprintln!("warning: {}:{}: the last judgement is incomplete (a judge pass was killed while writing it); skipped", path.display(), i + 1);
+                continue;
+            }
+            Err(e) => return Err(crate::error::InputError::new(&path, format!("not a judgement record: {e}")).at_line(i + 1).into()),
+        };
         out.push(j);
     }
     Ok(out)
