@@ -263,6 +263,7 @@ fn a_killed_judge_pass_keeps_its_verdicts_and_the_next_asks_only_for_the_rest() 
         let o = bin().args(judging(run.to_str().unwrap(), &m)).current_dir(dir).output().unwrap();
         assert!(o.status.success(), "{}", stderr(&o));
         let resumed = m.server.requests() - first;
+        eprintln!("killed after {kill_after} verdicts: {first} requests before the kill, {resumed} after; {full} for a whole pass, {saved} kept");
         assert!(resumed <= full - saved, "killed after {kill_after}: {resumed} requests on resume, {full} for a whole pass, {saved} of them answered before the kill");
         // And the judged run equals an uninterrupted pass's.
         for name in ["judgements.jsonl", "summary.json", "summary.csv", "trials.csv", "report.html"] {

@@ -137,17 +137,18 @@ impl SessionLog {
     /// has one must be of the same presentation.
     fn open(path: &Path, spec: &ServedSpec) -> Result<SessionLog> {
         let lines = crate::files::SharedLines::open(path).map_err(|e| InputError::new(path, format!("cannot open the sessions file: {e}")))?;
-        let header = spec.header();
+        // As written to disk (redacted), so a restart compares like with like.
+        let header = redacted(&spec.header());
         let mut seen = Seen::default();
         lines.locked(|file| {
             if file.is_empty()? {
-                file.append(&redacted(&header))?;
+                file.append(&header)?;
                 seen.scanned = file.len()?;
                 return Ok(());
             }
             let bytes = file.read_from(0)?;
             let first = bytes.split(|b| *b == b'\n').next().unwrap_or_default();
-            check_header(path, first, &header)?;
+            check_header(path, first, &serde_json::from_slice(&header)?)?;
             seen.read(&bytes);
             Ok(())
         })?;
