@@ -392,15 +392,9 @@ pub async fn judge_run(dir: &Path, config: &JudgeConfig, cache: Option<Arc<Cache
         // From here on the file holds this judge's verdicts only: those kept, then each new one.
         judgement::write(dir, &mut all)?;
         record_in_run_json(dir, config)?;
-        let mut appender = crate::record::store::Appender::open(&dir.join(judgement::FILE))?;
+        let mut appender = crate::record::store::Appender::open(&dir.join(judgement::FILE))?.with_crash_point("judge-append");
         let redactor = crate::redact::global();
-        let mut appended = 0u64;
-        let mut keep = |j: &Judgement| -> Result<()> {
-            appender.append(&redactor.redact_bytes(&serde_json::to_vec(j)?))?;
-            appended += 1;
-            crate::crashpoint::reached("judge-append", appended);
-            Ok(())
-        };
+        let mut keep = |j: &Judgement| -> Result<()> { appender.append(&redactor.redact_bytes(&serde_json::to_vec(j)?)) };
         let limit = Arc::new(tokio::sync::Semaphore::new(config.spec.concurrency.max(1)));
         let config = Arc::new(config.clone());
         let mut set = tokio::task::JoinSet::new();

@@ -123,9 +123,13 @@ fn trial_ids(path: &Path) -> Result<rustc_hash::FxHashSet<u64>> {
     }
 }
 
-/// Append-only writer: one line per trial, flushed per record.
+/// Append-only writer: one line per record, flushed per record.
 pub struct Appender {
     file: std::fs::File,
+    /// A crash point reached after each append, with the count so far (tests only; see
+    /// [`crate::crashpoint`]).
+    crash_point: Option<&'static str>,
+    appended: u64,
 }
 
 impl Appender {
@@ -135,7 +139,13 @@ impl Appender {
             .append(true)
             .open(path)
             .with_context(|| format!("cannot open {}", path.display()))?;
-        Ok(Appender { file })
+        Ok(Appender { file, crash_point: None, appended: 0 })
+    }
+
+    /// Reach the crash point `name` after each append (`name:<n>` after the n-th).
+    pub fn with_crash_point(mut self, name: &'static str) -> Self {
+        self.crash_point = Some(name);
+        self
     }
 
     pub fn append(&mut self, line: &[u8]) -> Result<()> {
@@ -145,6 +155,10 @@ impl Appender {
         buf.push(b'\n');
         self.file.write_all(&buf)?;
         self.file.flush()?;
+        self.appended += 1;
+        if let Some(point) = self.crash_point {
+            crate::crashpoint::reached(point, self.appended);
+        }
         Ok(())
     }
 }
