@@ -68,7 +68,9 @@ fn needles(key: &str) -> Vec<String> {
         out.extend([key.replace('/', "\\/"), key.replace('/', "\\\\/")]);
     }
     if url != key {
-        out.push(url);
+        // The escapes' hex digits in either case, the key's own characters as they are.
+        let upper: String = key.bytes().map(|b| if b.is_ascii_alphanumeric() || b"-._~".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") }).collect();
+        out.extend([url, upper]);
     }
     if html != key {
         out.push(html);
