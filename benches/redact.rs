@@ -1,7 +1,8 @@
 //! What redaction costs per trial record: `Redactor::redact_bytes` over a trial-sized JSON line with
 //! one and with three configured keys, when nothing matches (every normal record) and when the key is
 //! echoed in it; and over a record with escapes (tool-call arguments are JSON inside JSON), which is
-//! searched decoded too, clean and with the key echoed `\u`-escaped. `cargo bench --bench redact`; prints `key value` lines (ns per record).
+//! searched decoded too, clean and with the key echoed `\u`-escaped. `cargo bench --bench redact`;
+//! prints `key value` lines (ns per record).
 
 use std::hint::black_box;
 use std::time::Instant;
