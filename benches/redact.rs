@@ -1,6 +1,8 @@
-//! What redaction costs per trial record: `Redactor::redact_bytes` over a trial-sized JSON line (about
-//! 4 KB) with one and with three configured keys, when nothing matches (every normal record) and when
-//! the key is echoed in it. `cargo bench --bench redact`; prints `key value` lines (ns per record).
+//! What redaction costs per trial record: `Redactor::redact_bytes` over a trial-sized JSON line with
+//! one and with three configured keys, when nothing matches (every normal record) and when the key is
+//! echoed in it; and over a record with escapes (tool-call arguments are JSON inside JSON), which is
+//! searched decoded too, clean and with the key echoed `\u`-escaped. `cargo bench --bench redact`;
+//! prints `key value` lines (ns per record).
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -38,4 +40,14 @@ fn main() {
     time("one_key_echoed", &one, &echoed);
     time("three_keys_clean", &three, &clean);
     time("three_keys_echoed", &three, &echoed);
+    // A record with escapes (tool-call arguments are JSON inside JSON): the decoded views are searched.
+    let mut v: serde_json::Value = serde_json::from_slice(&clean).unwrap();
+    v["calls"] = serde_json::json!([{"name": "get_forecast", "arguments": "{\"city\": \"Lisbon\", \"date\": \"2026-12-04\", \"units\": \"metric\"}"}]);
+    let escaped = serde_json::to_vec(&v).unwrap();
+    println!("escaped_record_bytes {}", escaped.len());
+    time("one_key_escaped_clean", &one, &escaped);
+    time("three_keys_escaped_clean", &three, &escaped);
+    v["error"] = serde_json::json!(format!("HTTP 401: {{\"error\": \"bad key {}\"}}", key.replace('-', "\\u002d")));
+    let escaped_echo = serde_json::to_vec(&v).unwrap();
+    time("one_key_escaped_echoed", &one, &escaped_echo);
 }

@@ -3,20 +3,35 @@
 //! response cache, a log line or a report.
 //!
 //! An endpoint may echo the key it was sent — in an error body ("Incorrect API key provided: sk-…"), a
-//! header, a `Basic` credential, a URL — so each key is matched in every form it is commonly written
-//! in: as is, JSON-escaped, percent-encoded, and base64 (standard and URL-safe) at each of the three
-//! byte alignments it can have inside a longer base64 string (`base64("user:" + key)`). Matching is one
-//! Aho–Corasick pass over the text for all forms of all keys, longest form first, so the cost does
-//! not grow with the number of keys (about 0.4 µs for a 4 KB trial record; `cargo bench --bench
-//! redact`).
+//! header, a `Basic` credential, a URL — in any encoding it likes, so a key is found:
+//! - **as is, hex-encoded** (lower and upper case) **and base64-encoded** (standard and URL-safe, at
+//!   each of the three byte alignments it can have inside a longer base64 string, as in
+//!   `base64("user:" + key)`): these forms are searched for literally;
+//! - **behind any mix of escapes** — JSON (`\/`, `\"`, `\uXXXX`), `\xHH`, percent-encoding, HTML
+//!   character references, nested (`\\/` is a JSON body quoted in a JSON record) — by searching
+//!   decoded views of the text as well ([`decode`]) and cutting the whole escaped run out of it.
+//!
+//! Matching is one Aho–Corasick pass per view for all forms of all keys, longest form first, so the
+//! cost does not grow with the number of keys; text without `\`, `%` or `&` has one view (`cargo
+//! bench --bench redact` measures both cases).
+//!
+//! URLs carry credentials of their own: [`url::display`] is how a URL is shown or stored (userinfo
+//! and secret-looking query values replaced), and [`url::install`] registers the credentials of an
+//! accepted URL here, so no message quoting it prints them.
 //!
 //! Where it is applied (defence in depth, the first is the rule):
 //! - the `openai` backend redacts each response body and error before it is parsed, cached or kept;
 //! - the runner redacts each trial record as it is appended to `trials.jsonl`;
 //! - the CLI redacts every line it prints (stdout results, the final error).
 //!
+//! Any other writer of text that may hold a key calls [`global`]`().redact_bytes(line)` (or
+//! `redact`, `redact_json`) on each line it writes; these entry points are stable.
+//!
 //! The keys are the values of the environment variables the run's models read (`api_key_env`), plus
 //! `OPENAI_API_KEY`; [`install_for`] registers them process-wide, and [`global`] is the redactor in use.
+
+pub mod decode;
+pub mod url;
 
 use aho_corasick::{AhoCorasick, MatchKind};
 use std::borrow::Cow;
@@ -76,32 +91,52 @@ impl Redactor {
 
     /// `text` with every form of every key replaced by [`MARK`]; borrowed when nothing matched.
     pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        match &self.matcher {
-            Some(m) if m.is_match(text) => {
-                let mut out = String::with_capacity(text.len());
-                m.replace_all_with(text, &mut out, |_, _, out| {
-                    out.push_str(MARK);
-                    true
-                });
-                Cow::Owned(out)
-            }
-            _ => Cow::Borrowed(text),
+        match self.redact_bytes(text.as_bytes()) {
+            Cow::Borrowed(_) => Cow::Borrowed(text),
+            // Cuts fall on whole characters (a key form is whole characters; a decoded view maps
+            // back to whole escapes), so the result is UTF-8; lossy only as a guard.
+            Cow::Owned(bytes) => Cow::Owned(String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())),
         }
     }
 
     /// Bytes (e.g. a serialised record) with every form of every key replaced by [`MARK`].
     pub fn redact_bytes<'a>(&self, bytes: &'a [u8]) -> Cow<'a, [u8]> {
-        match &self.matcher {
-            Some(m) if m.is_match(bytes) => {
-                let mut out = Vec::with_capacity(bytes.len());
-                m.replace_all_with_bytes(bytes, &mut out, |_, _, out| {
-                    out.extend_from_slice(MARK.as_bytes());
-                    true
-                });
-                Cow::Owned(out)
+        let Some(m) = &self.matcher else { return Cow::Borrowed(bytes) };
+        let mut spans: Vec<(usize, usize)> = m.find_iter(bytes).map(|f| (f.start(), f.end())).collect();
+        if decode::may_have_escapes(bytes) {
+            // Views of views, each mapped back through the ones before it to the bytes given.
+            let mut views: Vec<decode::View> = Vec::new();
+            while views.len() < decode::MAX_DEPTH {
+                let source = views.last().map_or(bytes, |v| v.bytes.as_slice());
+                let Some(view) = decode::decode(source) else { break };
+                for f in m.find_iter(&view.bytes) {
+                    let mut span = view.to_source(f.start(), f.end());
+                    for outer in views.iter().rev() {
+                        span = outer.to_source(span.0, span.1);
+                    }
+                    spans.push(span);
+                }
+                views.push(view);
             }
-            _ => Cow::Borrowed(bytes),
         }
+        if spans.is_empty() {
+            return Cow::Borrowed(bytes);
+        }
+        spans.sort_unstable();
+        let mut out = Vec::with_capacity(bytes.len());
+        let mut copied = 0;
+        for (start, end) in spans {
+            if end <= copied {
+                continue; // inside a span already cut
+            }
+            if start >= copied {
+                out.extend_from_slice(&bytes[copied..start]);
+                out.extend_from_slice(MARK.as_bytes());
+            }
+            copied = end;
+        }
+        out.extend_from_slice(&bytes[copied..]);
+        Cow::Owned(out)
     }
 
     /// Redact every string (and object key) of a JSON value in place; `true` when something changed.
@@ -135,17 +170,12 @@ impl Redactor {
     }
 }
 
-/// Every written form of `key` that is searched for.
+/// Every literal form of `key` that is searched for (escaped forms are found through the views).
 fn forms(key: &str) -> Vec<String> {
     let mut out = vec![key.to_string()];
-    // JSON-escaped (a key with quotes, backslashes or control characters inside a serialised record).
-    let json = serde_json::to_string(key).expect("a string serialises");
-    out.push(json[1..json.len() - 1].to_string());
-    out.push(percent_encode(key));
-    // Every byte percent-encoded, as some clients write a whole credential.
-    let every: String = key.bytes().map(|b| format!("%{b:02X}")).collect();
-    out.push(every.to_lowercase());
-    out.push(every);
+    let hex: String = key.bytes().map(|b| format!("{b:02x}")).collect();
+    out.push(hex.to_uppercase());
+    out.push(hex);
     // base64 at each alignment: the key after 0, 1 or 2 bytes of something else. Only the characters
     // that depend on the key's bytes alone are kept (the first group is mixed with the prefix when
     // the alignment is not 0, the last group with whatever follows or with padding).
@@ -168,19 +198,6 @@ fn forms(key: &str) -> Vec<String> {
         }
     }
     out.retain(|f| !f.is_empty());
-    out
-}
-
-/// Percent-encode everything but RFC 3986 unreserved characters.
-fn percent_encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
     out
 }
 
@@ -270,7 +287,8 @@ mod tests {
         let r = Redactor::new([key]);
         let record = serde_json::to_string(&serde_json::json!({"error": format!("bad key {key}")})).unwrap();
         assert!(!String::from_utf8(r.redact_bytes(record.as_bytes()).into_owned()).unwrap().contains("cd\\\\ef"));
-        assert_eq!(r.redact(&format!("?key={}", percent_encode(key))), format!("?key={MARK}"));
+        let encoded: String = key.bytes().map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") }).collect();
+        assert_eq!(r.redact(&format!("?key={encoded}")), format!("?key={MARK}"));
     }
 
     #[test]
@@ -300,5 +318,91 @@ mod tests {
         let r = Redactor::new([KEY, other]);
         let out = r.redact(&format!("{other}{KEY} {}", base64(other.as_bytes()))).into_owned();
         assert!(!out.contains(KEY) && !out.contains(other) && !out.contains(&base64(other.as_bytes())[..12]), "{out}");
+    }
+
+    /// Key shapes an API key can have: with `/`, with `+` and `=`, hex-looking, long random.
+    fn key_shapes() -> Vec<String> {
+        let mut keys = vec!["sk-proj-ab/cd/ef0123456789".to_string(), "Ab+Cd+Ef0123456789xyz==".to_string(), "9f8e7d6c5b4a392817060f1e2d3c4b5a".to_string()];
+        let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_/+=.";
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        for len in [24, 64, 131] {
+            keys.push(
+                (0..len)
+                    .map(|_| {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        alphabet[(x % alphabet.len() as u64) as usize] as char
+                    })
+                    .collect(),
+            );
+        }
+        keys
+    }
+
+    /// Every encoding of `key` an endpoint can write, by name; each is written here its own plain way.
+    fn encodings(key: &str) -> Vec<(&'static str, String)> {
+        let hex: String = key.bytes().map(|b| format!("{b:02x}")).collect();
+        let every_percent: String = key.bytes().map(|b| format!("%{b:02X}")).collect();
+        let url: String = key.bytes().map(|b| if b.is_ascii_alphanumeric() || b"-._~".contains(&b) { (b as char).to_string() } else { format!("%{b:02x}") }).collect();
+        vec![
+            ("raw", key.to_string()),
+            ("json \\/", key.replace('/', "\\/")),
+            ("json \\u every char", key.chars().map(|c| format!("\\u{:04x}", c as u32)).collect()),
+            ("json \\u some chars", key.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_string() } else { format!("\\u{:04X}", c as u32) }).collect()),
+            ("hex lower", hex.clone()),
+            ("hex upper", hex.to_uppercase()),
+            ("\\x", key.bytes().map(|b| format!("\\x{b:02x}")).collect()),
+            ("percent every byte", every_percent.clone()),
+            ("percent every byte, lower", every_percent.to_lowercase()),
+            ("url-encoded", url),
+            ("html references", key.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_string() } else { format!("&#x{:X};", c as u32) }).collect()),
+            ("base64", base64(key.as_bytes())),
+            ("base64 url-safe", base64(key.as_bytes()).replace('+', "-").replace('/', "_")),
+            ("base64 json \\/", base64(key.as_bytes()).replace('/', "\\/")),
+            ("basic credential", base64(format!("user:{key}").as_bytes())),
+        ]
+    }
+
+    /// Generated: every key shape × every encoding × as written, quoted once in JSON and quoted twice
+    /// (a body quoted in an error quoted in a record). The encoded key is gone, the text around it
+    /// stays, and a JSON context is still JSON.
+    #[test]
+    fn every_key_shape_in_every_encoding_and_nesting_is_removed() {
+        let mut cases = 0;
+        for key in key_shapes() {
+            let r = Redactor::new([key.as_str()]);
+            for (name, encoded) in encodings(&key) {
+                let text = format!("before «{encoded}» after");
+                let once = serde_json::to_string(&serde_json::json!({"error": text})).unwrap();
+                let twice = serde_json::to_string(&serde_json::json!({"line": once})).unwrap();
+                for (depth, written) in [(0, &text), (1, &once), (2, &twice)] {
+                    cases += 1;
+                    let out = r.redact(written).into_owned();
+                    // What must be gone: the encoding as written at this depth, or (base64, where a
+                    // group mixes with neighbours) its middle.
+                    let mut needle = encoded.clone();
+                    for _ in 0..depth {
+                        let quoted = serde_json::to_string(&needle).unwrap();
+                        needle = quoted[1..quoted.len() - 1].to_string();
+                    }
+                    let needle = if name.starts_with("base64") || name.starts_with("basic") { needle[8..needle.len() - 8].to_string() } else { needle };
+                    assert!(!out.contains(&needle), "{name} at depth {depth} of {key:?} survived: {out}");
+                    assert!(out.contains("before «") && out.contains("» after") && out.contains(MARK), "{name} at depth {depth}: {out}");
+                    if depth > 0 {
+                        let back: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{name} at depth {depth}: {e}: {out}"));
+                        assert!(!back.to_string().contains(&key), "{name} at depth {depth}");
+                    }
+                }
+            }
+        }
+        assert_eq!(cases, 6 * 15 * 3);
+    }
+
+    #[test]
+    fn keys_are_not_found_where_they_are_not() {
+        let r = Redactor::new(key_shapes());
+        let text = r#"{"query": "50% off \u00e9t\u00e9 &amp; more \/ see http://x.test/a%2Fb?c=d", "n": 12}"#;
+        assert!(matches!(r.redact(text), Cow::Borrowed(_)), "{}", r.redact(text));
     }
 }

@@ -131,7 +131,7 @@ pub mod tool_choice {
     }
 }
 
-/// Names that must not be empty: `model`, `api_key_env`.
+/// Names that must not be empty: `model`.
 pub mod name {
     use super::*;
     pub fn check(v: String) -> Result<String, String> {
@@ -148,29 +148,94 @@ pub mod name {
     }
 }
 
-/// An endpoint base URL: parses, `http` or `https`, has a host, no query or fragment (paths are
-/// appended to it).
+/// A flag value parser whose error never repeats the value: clap's own message quotes what was given
+/// (`invalid value 'sk-…' for '--api-key-env'`), and a value that holds a secret must not be printed.
+/// `check` says what is wrong without the secret.
+#[derive(Clone, Copy)]
+pub struct Quiet(pub fn(String) -> Result<String, String>);
+
+impl clap::builder::TypedValueParser for Quiet {
+    type Value = String;
+    fn parse_ref(&self, cmd: &clap::Command, arg: Option<&clap::Arg>, value: &std::ffi::OsStr) -> Result<String, clap::Error> {
+        let flag = arg.map(|a| a.get_long().map(|l| format!("--{l}")).unwrap_or_else(|| a.get_id().to_string())).unwrap_or_else(|| "the value".into());
+        let fail = |m: String| clap::Error::raw(clap::error::ErrorKind::ValueValidation, format!("invalid value for '{flag}': {m}\n")).with_cmd(cmd);
+        let v = value.to_str().ok_or_else(|| fail("not valid UTF-8".into()))?;
+        (self.0)(v.to_string()).map_err(fail)
+    }
+}
+
+/// The name of the environment variable holding an API key (`api_key_env`, `--api-key-env`,
+/// `--judge-api-key-env`): not empty, and not a key. A key written where its variable's name belongs
+/// would be stored in `run.json` and shown in every report, so a value that is no variable name
+/// (`sk-…`, with `-`, `/`, `+`, `=`) or looks like a key ([`crate::redact::url::looks_like_key`]) is
+/// refused, and the message never repeats it.
+pub mod key_env {
+    use super::*;
+    pub const LOOKS_LIKE_A_KEY: &str = "this looks like a key; give the name of the variable that holds it (e.g. OPENAI_API_KEY), never the key itself";
+    pub fn check(v: String) -> Result<String, String> {
+        let name = v.trim();
+        if name.is_empty() {
+            return Err("must not be empty".into());
+        }
+        let variable = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !variable || crate::redact::url::looks_like_key(name) {
+            return Err(LOOKS_LIKE_A_KEY.into());
+        }
+        Ok(v)
+    }
+    /// Clap value parser (see [`Quiet`]).
+    pub const FLAG: Quiet = Quiet(check);
+    pub fn de<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+        check(String::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+    pub fn de_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+        Option::<String>::deserialize(d)?.map(check).transpose().map_err(serde::de::Error::custom)
+    }
+}
+
+/// An endpoint base URL: parses, `http` or `https`, has a host written between `//` and the path, no
+/// query or fragment (paths are appended to it). Errors show the URL through
+/// [`crate::redact::url::display`], so a key in its userinfo or query is never printed; an accepted
+/// URL's credentials are registered with the process-wide redactor ([`crate::redact::url::install`]).
+/// Stored (`run.json`, reports) through [`display`].
 pub mod base_url {
     use super::*;
     const EXPECTED: &str = "expected http://host[:port]/path, e.g. http://127.0.0.1:8080/v1";
     pub fn check(v: String) -> Result<String, String> {
-        let url = reqwest::Url::parse(v.trim()).map_err(|e| format!("`{v}` is not a URL: {e} ({EXPECTED})"))?;
+        let shown = crate::redact::url::display(v.trim()).into_owned();
+        let url = reqwest::Url::parse(v.trim()).map_err(|e| format!("`{shown}` is not a URL: {e} ({EXPECTED})"))?;
         if !matches!(url.scheme(), "http" | "https") {
-            return Err(format!("`{v}` has scheme `{}`; use http or https ({EXPECTED})", url.scheme()));
+            return Err(format!("`{shown}` has scheme `{}`; use http or https ({EXPECTED})", url.scheme()));
         }
-        if url.host_str().is_none_or(str::is_empty) {
-            return Err(format!("`{v}` has no host ({EXPECTED})"));
+        // The parser makes a host of what follows an empty authority (`http:///v1` is read as host
+        // `v1`): the host must be written where it belongs.
+        let written = v.trim().split_once("://").map(|(_, rest)| rest).unwrap_or("");
+        let authority = &written[..written.find(['/', '?', '#']).unwrap_or(written.len())];
+        let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+        let host = if host.starts_with('[') { host } else { host.split(':').next().unwrap_or("") };
+        if host.is_empty() || url.host_str().is_none_or(str::is_empty) {
+            return Err(format!("`{shown}` has no host ({EXPECTED})"));
         }
         if url.query().is_some() || url.fragment().is_some() {
-            return Err(format!("`{v}` has a query or fragment; give the base path only, /chat/completions is appended ({EXPECTED})"));
+            return Err(format!("`{shown}` has a query or fragment; give the base path only, /chat/completions is appended ({EXPECTED})"));
         }
+        crate::redact::url::install(v.trim());
         Ok(v)
     }
     pub fn parse(s: &str) -> Result<String, String> {
         check(s.to_string())
     }
+    /// Clap value parser (see [`Quiet`]).
+    pub const FLAG: Quiet = Quiet(check);
     pub fn de_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
         Option::<String>::deserialize(d)?.map(check).transpose().map_err(serde::de::Error::custom)
+    }
+    /// Serialise a base URL as it may be stored: credentials replaced ([`crate::redact::url::display`]).
+    pub fn display<S: serde::Serializer>(v: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(u) => s.serialize_some(&crate::redact::url::display(u)),
+            None => s.serialize_none(),
+        }
     }
 }
 
@@ -238,16 +303,55 @@ mod tests {
         }
         assert!(levels::check(vec![10, 0, 10]).is_err() && levels::check(vec![0, 10]).is_ok());
         assert!(name::check(" ".into()).is_err());
+        assert!(key_env::check(" ".into()).is_err());
         assert!(task_patterns::parse(" ").is_err() && task_patterns::check(vec![]).is_err());
     }
 
     #[test]
     fn base_urls_need_an_http_scheme_and_a_host() {
-        for bad in ["notaurl", "127.0.0.1:8080/v1", "ftp://host/v1", "http://", "file:///tmp/x", "http://h/v1?x=1", "unix:/run/sock"] {
+        for bad in ["notaurl", "127.0.0.1:8080/v1", "ftp://host/v1", "http://", "file:///tmp/x", "http://h/v1?x=1", "unix:/run/sock", "http:///v1", "https:///", "http://:8080/v1", "http://user:pw@/v1", "http:/v1", "http:v1"] {
             assert!(base_url::parse(bad).is_err(), "{bad}");
         }
-        for ok in ["http://127.0.0.1:8080/v1", "https://api.openai.com/v1", "http://localhost:11434/v1/", "http://[::1]:8000"] {
+        for ok in ["http://127.0.0.1:8080/v1", "https://api.openai.com/v1", "http://localhost:11434/v1/", "http://[::1]:8000", "http://[::1]/v1", "http://u:p@host/v1"] {
             assert_eq!(base_url::parse(ok).as_deref(), Ok(ok));
         }
+    }
+
+    /// Generated: key shapes given where a variable name belongs are refused without being repeated;
+    /// variable names are accepted.
+    #[test]
+    fn keys_given_as_variable_names_are_refused_without_echo() {
+        let keys = ["sk-proj-R3dact1on-T3st-5e1f0a9b7c", "sk-ab/cd+ef=", "Ab+Cd+Ef0123456789xyz==", "9f8e7d6c5b4a392817060f1e2d3c4b5a", "a9F3kQ7zL2mX8pR4tV6wB1nC", "ghp_0123456789abcdefABCDEF", "github_pat_11ABCDEFG0123456789"];
+        for key in keys {
+            let e = key_env::check(key.into()).unwrap_err();
+            assert!(e.contains("this looks like a key") && !e.contains(key), "{key}: {e}");
+        }
+        for name in ["OPENAI_API_KEY", "MY_KEY", "groq_api_key", "_K", "HF_TOKEN", "AZURE_OPENAI_API_KEY_2"] {
+            assert_eq!(key_env::check(name.into()).as_deref(), Ok(name));
+        }
+    }
+
+    /// Generated: every way a rejected URL can carry a secret (userinfo, query value, fragment) × every
+    /// reason to reject it: the message names the problem and never the secret.
+    #[test]
+    fn a_rejected_url_never_repeats_its_secret() {
+        let secret = "sk-proj-0123456789abcdefXYZ";
+        let carriers = [format!("user:{secret}@"), format!("{secret}@"), String::new()];
+        let queries = [format!("?api_key={secret}"), format!("?k={secret}"), format!("#token={secret}"), String::new()];
+        let mut rejected = 0;
+        for scheme in ["http://", "ftp://", "", "http:///"] {
+            for carrier in &carriers {
+                for query in &queries {
+                    for host in ["127.0.0.1:8080", ""] {
+                        let url = format!("{scheme}{carrier}{host}/v1{query}");
+                        if let Err(m) = base_url::check(url.clone()) {
+                            rejected += 1;
+                            assert!(!m.contains(secret) && !m.contains("0123456789abcdef"), "{url}: {m}");
+                        }
+                    }
+                }
+            }
+        }
+        assert!(rejected > 60, "{rejected}");
     }
 }

@@ -27,7 +27,9 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("crashpoint", &[]),
     ("files", &[]),
     ("redact", &[]),
-    ("rules", &[]),
+    // Flag and key checks show a rejected URL with its credentials redacted and refuse keys given as
+    // variable names: they need the redactor's URL display and key test.
+    ("rules", &["redact"]),
     ("protocol", &[]),
     ("tokens", &["protocol"]),
     ("catalog", &["error", "text", "protocol"]),

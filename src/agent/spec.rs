@@ -83,12 +83,12 @@ pub struct ModelSpec {
     #[serde(default, skip_deserializing, skip_serializing_if = "Option::is_none")]
     pub replay_digest: Option<String>,
     /// e.g. `http://127.0.0.1:8080/v1`; default `OPENAI_BASE_URL`, then `https://api.openai.com/v1`.
-    #[serde(default, deserialize_with = "rules::base_url::de_opt")]
+    #[serde(default, deserialize_with = "rules::base_url::de_opt", serialize_with = "rules::base_url::display")]
     pub base_url: Option<String>,
     #[serde(default, deserialize_with = "rules::name::de_opt")]
     pub model: Option<String>,
     /// Name of the environment variable holding the API key (the key itself never goes in a file).
-    #[serde(default = "default_api_key_env", deserialize_with = "rules::name::de")]
+    #[serde(default = "default_api_key_env", deserialize_with = "rules::key_env::de")]
     pub api_key_env: String,
     #[serde(default, deserialize_with = "rules::temperature::de_opt")]
     pub temperature: Option<f64>,

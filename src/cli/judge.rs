@@ -17,7 +17,7 @@ pub struct JudgeArgs {
     #[arg(long, value_name = "MODEL[@URL]")]
     pub judge: Option<String>,
     /// Environment variable holding the judge's API key (default OPENAI_API_KEY).
-    #[arg(long, value_parser = rules::name::parse, value_name = "VAR")]
+    #[arg(long, value_parser = rules::key_env::FLAG, value_name = "VAR")]
     pub judge_api_key_env: Option<String>,
     /// The judge's method, for every dataset or one: [DATASET=]auto|pass-rate|claims (repeatable).
     /// auto: claims when the task has claims, else pass-rate.

@@ -151,13 +151,13 @@ impl LivePolicyArgs {
 struct EndpointArgs {
     /// Endpoint base URL, http(s)://host[:port]/path, e.g. http://127.0.0.1:8080/v1 (else
     /// OPENAI_BASE_URL, else OpenAI).
-    #[arg(long, value_parser = rules::base_url::parse)]
+    #[arg(long, value_parser = rules::base_url::FLAG)]
     base_url: Option<String>,
     /// Model name the endpoint serves.
     #[arg(long, value_parser = rules::name::parse)]
     model: Option<String>,
     /// Name of the environment variable holding the API key (default OPENAI_API_KEY).
-    #[arg(long, value_parser = rules::name::parse)]
+    #[arg(long, value_parser = rules::key_env::FLAG)]
     api_key_env: Option<String>,
     /// Sampling temperature, 0 to 2.
     #[arg(long, allow_negative_numbers = true, value_parser = rules::temperature::parse)]

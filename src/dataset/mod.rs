@@ -222,9 +222,11 @@ pub struct Dataset {
 
 /// Parse a JSONL dataset; every malformed line is reported with its line number.
 pub fn load_dataset(path: &Path) -> Result<Dataset, InputErrors> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let bytes = std::fs::read(path).map_err(|e| {
         InputErrors(vec![InputError::new(path, format!("cannot read dataset: {e}; pass --dataset FILE.jsonl"))])
     })?;
+    // A byte-order mark is dropped; another encoding or a byte that is not UTF-8 is named by its line.
+    let text = importers::decode::strict(bytes).map_err(|e| InputErrors(vec![InputError::new(path, e.message).at_line(e.line)]))?;
     let mut errors = Vec::new();
     let mut tasks = Vec::new();
     let mut seen = HashSet::new();

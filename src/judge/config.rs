@@ -20,7 +20,7 @@ pub struct JudgeFile {
     pub model: Option<String>,
     #[serde(default, deserialize_with = "rules::base_url::de_opt")]
     pub base_url: Option<String>,
-    #[serde(default, deserialize_with = "rules::name::de_opt")]
+    #[serde(default, deserialize_with = "rules::key_env::de_opt")]
     pub api_key_env: Option<String>,
     #[serde(default, deserialize_with = "rules::temperature::de_opt")]
     pub temperature: Option<f64>,

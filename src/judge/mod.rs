@@ -116,7 +116,7 @@ impl JudgeConfig {
         json!({
             "name": self.spec.name,
             "model": self.spec.model,
-            "base_url": self.spec.base_url,
+            "base_url": self.spec.base_url.as_deref().map(crate::redact::url::display),
             "api_key_env": self.spec.api_key_env,
             "temperature": self.spec.temperature,
             "rounds": self.rounds,

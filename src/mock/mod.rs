@@ -23,7 +23,9 @@
 //!
 //! `echo_key` (`--echo-key`) plays a careless endpoint: the key the request carried comes back in every
 //! response — in `x-echo-key` and a `Basic` credential header, in 401 bodies ("Incorrect API key
-//! provided: …", as OpenAI's says) and in the assistant's text — to test that no output stores it.
+//! provided: …", as OpenAI's says), in the model list and in the assistant's text — in every encoding
+//! an endpoint can write ([`echo`]: as is, JSON-escaped `\/` and `\uXXXX`, hex, percent-encoded,
+//! base64, `Basic`, HTML references), to test that no output stores it in any.
 //!
 //! Sampling noise (`--sampling-noise p`, off by default): each request is answered by the chance
 //! baseline instead of the lexical one with probability `p · temperature` (temperature as sent, 1 when
@@ -31,6 +33,7 @@
 //! stands in for a sampled model when measuring the noise floor of repeated trials; with one request in
 //! flight at a time (`--concurrency 1`) the draws, and so the run, are reproducible.
 
+pub mod echo;
 pub mod judge;
 
 use crate::agent::backends::{LexicalBackend, LexicalConfig};
@@ -288,7 +291,7 @@ fn authorized(s: &MockState, headers: &HeaderMap) -> bool {
 /// A 401, echoing the key sent when `echo_key` is on (as OpenAI's "Incorrect API key provided" does).
 fn unauthorized(s: &MockState, headers: &HeaderMap) -> Response {
     if s.config.echo_key {
-        error(StatusCode::UNAUTHORIZED, &format!("Incorrect API key provided: {}. Check the key (Basic {}).", sent_key(headers), basic(&sent_key(headers))))
+        error(StatusCode::UNAUTHORIZED, &format!("Incorrect API key provided: {}. Check the key.", echo::text(&sent_key(headers))))
     } else {
         error(StatusCode::UNAUTHORIZED, "invalid api key")
     }
@@ -299,14 +302,21 @@ fn basic(key: &str) -> String {
     crate::redact::base64(format!("user:{key}").as_bytes())
 }
 
-/// With `echo_key`, the key sent comes back in two headers of every response.
-fn echo_headers(s: &MockState, headers: &HeaderMap, mut r: Response) -> Response {
-    if s.config.echo_key {
-        let key = sent_key(headers);
-        if let (Ok(k), Ok(b)) = (key.parse(), format!("Basic {}", basic(&key)).parse()) {
-            r.headers_mut().insert("x-echo-key", k);
-            r.headers_mut().insert("x-echo-authorization", b);
-        }
+/// With `echo_key`, the key sent comes back in two headers of every response, and the body's
+/// escaped forms of it are written ([`echo::finish_body`]).
+async fn echo(s: &MockState, headers: &HeaderMap, r: Response) -> Response {
+    if !s.config.echo_key {
+        return r;
+    }
+    let key = sent_key(headers);
+    let (mut parts, body) = r.into_parts();
+    let bytes = axum::body::to_bytes(body, usize::MAX).await.unwrap_or_default();
+    let finished = echo::finish_body(&bytes, &key);
+    parts.headers.remove(axum::http::header::CONTENT_LENGTH);
+    let mut r = Response::from_parts(parts, axum::body::Body::from(finished));
+    if let (Ok(k), Ok(b)) = (key.parse(), format!("Basic {}", basic(&key)).parse()) {
+        r.headers_mut().insert("x-echo-key", k);
+        r.headers_mut().insert("x-echo-authorization", b);
     }
     r
 }
@@ -317,16 +327,16 @@ async fn models(State(s): State<Arc<MockState>>, headers: HeaderMap) -> Response
     } else {
         let mut list = json!({"object": "list", "data": [{"id": "mock", "object": "model"}]});
         if s.config.echo_key {
-            list["data"][0]["owned_by"] = json!(sent_key(&headers));
+            list["data"][0]["owned_by"] = json!(echo::text(&sent_key(&headers)));
         }
         Json(list).into_response()
     };
-    echo_headers(&s, &headers, r)
+    echo(&s, &headers, r).await
 }
 
 async fn chat(State(s): State<Arc<MockState>>, headers: HeaderMap, Json(body): Json<Value>) -> Response {
     let r = answer(&s, &headers, body).await;
-    echo_headers(&s, &headers, r)
+    echo(&s, &headers, r).await
 }
 
 async fn answer(s: &MockState, headers: &HeaderMap, body: Value) -> Response {
@@ -478,7 +488,7 @@ async fn answer(s: &MockState, headers: &HeaderMap, body: Value) -> Response {
         _ => {}
     }
     if s.config.echo_key && calls.is_empty() {
-        content = Some(format!("{} (answered for key {})", content.unwrap_or_default(), sent_key(headers)));
+        content = Some(format!("{} (answered for key {})", content.unwrap_or_default(), echo::text(&sent_key(headers))));
     }
     let prompt_tokens = (body["messages"].to_string().len() + body["tools"].to_string().len()) as u64 / 4;
     let completion_tokens = (content.as_deref().unwrap_or("").len() + calls.iter().map(|c| c.to_string().len()).sum::<usize>()) as u64 / 4 + 1;

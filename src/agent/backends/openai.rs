@@ -560,7 +560,7 @@ impl Backend for OpenAiBackend {
 
     fn stats(&self) -> Option<Value> {
         serde_json::to_value(self.stats.snapshot()).ok().map(|mut v| {
-            v["endpoint"] = json!(self.endpoint);
+            v["endpoint"] = json!(crate::redact::url::display(&self.endpoint));
             v
         })
     }

@@ -70,6 +70,9 @@ pub fn import(dir: &Path) -> Result<Imported> {
     let catalog_file = dir.join("catalog.jsonl");
     let queries_file = dir.join("queries.jsonl");
     for f in [&catalog_file, &queries_file] {
+        if f.is_dir() {
+            return Err(InputError::new(f, "is a directory, not the generator's JSON Lines file (shared/bench/gen_catalog.py OUTDIR writes it)").into());
+        }
         if !f.is_file() {
             return Err(InputError::new(f, "missing (generate it with shared/bench/gen_catalog.py OUTDIR)").into());
         }
@@ -185,14 +188,14 @@ mod tests {
         let imp = import(tmp.path()).unwrap();
         let ids: Vec<&str> = imp.dataset.tasks.iter().map(|t| t.id.as_str()).collect();
         assert_eq!(ids, ["q1", "q1#2"]);
-        assert_eq!(imp.summary, super::super::Summary { imported: 2, repaired: 1, skipped: 3 });
+        assert_eq!(imp.summary, super::super::Summary { imported: 2, repaired: 1, skipped: 3, uncounted_files: 0 });
         let reasons: Vec<(&str, Option<usize>, &str)> = imp.defects.iter().map(|d| (d.file.as_str(), d.record, d.reason.as_str())).collect();
         assert_eq!(
             reasons,
             [
                 ("catalog.jsonl", Some(3), "tool id 1 is already used by record 1, line 1 of catalog.jsonl; this tool is not imported"),
                 ("catalog.jsonl", Some(4), "tool not imported: `id` is a string, expected a whole number"),
-                ("queries.jsonl", None, "1 bytes of invalid UTF-8 in 1 place(s) replaced by U+FFFD; 1 record(s) affected (record 2)"),
+                ("queries.jsonl", None, "1 bytes of invalid UTF-8 in 1 place(s) (line 2) replaced by U+FFFD; 1 record(s) affected (record 2)"),
                 ("queries.jsonl", Some(2), "duplicate id `q1` (first used by record 1, line 1 of queries.jsonl): renamed `q1#2`"),
                 ("queries.jsonl", Some(3), "`query` is an array, expected a string"),
                 ("queries.jsonl", Some(4), "`target_id` is 2.5, expected a whole number"),

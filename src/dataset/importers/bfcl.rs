@@ -175,6 +175,26 @@ fn read_answers(path: &Path, name: &str, ledger: &mut Ledger) -> BTreeMap<String
     answers
 }
 
+/// Answer files (`possible_answer/BFCL_*.json`) whose question file is missing: the question file gets
+/// a `skipped` row counting its records by the answers, and each answer is reported as orphaned.
+fn missing_questions(dir: &Path, questions: &[PathBuf], ledger: &mut Ledger) {
+    let Ok(entries) = std::fs::read_dir(dir.join("possible_answer")) else { return };
+    let mut lonely: Vec<String> = entries
+        .filter_map(|e| e.ok().and_then(|e| e.file_name().to_str().map(String::from)))
+        .filter(|n| n.starts_with("BFCL_") && n.ends_with(".json") && !questions.iter().any(|q| q.file_name().is_some_and(|f| f == n.as_str())))
+        .collect();
+    lonely.sort();
+    for name in lonely {
+        let answers_name = format!("possible_answer/{name}");
+        let answers = read_answers(&dir.join("possible_answer").join(&name), &answers_name, ledger);
+        let reason = format!("the question file is missing, but {answers_name} has {} answers: their {} records are not imported", answers.len(), answers.len());
+        ledger.file_row(At { file: name.clone(), record: None, line: None }, "skipped", Some(answers.len()), reason);
+        for (id, a) in &answers {
+            ledger.note(&a.at, id, "skipped", format!("orphaned answer: {name} is missing, so no question has id `{id}`"));
+        }
+    }
+}
+
 /// Import a BFCL directory (or a single `BFCL_v4_*.json` question file).
 pub fn import(path: &Path) -> Result<Imported> {
     let files: Vec<PathBuf> = if path.is_dir() {
@@ -205,7 +225,16 @@ pub fn import(path: &Path) -> Result<Imported> {
         let answers_path = file.parent().unwrap_or(Path::new(".")).join("possible_answer").join(&name);
         let answers_name = format!("possible_answer/{name}");
         let mut answers = if answers_path.exists() { read_answers(&answers_path, &answers_name, &mut ledger) } else { BTreeMap::new() };
-        for raw in (Reader { name: &name, tasks: true }).jsonl(file, &mut ledger) {
+        let rows_before = ledger.rows();
+        let raws = (Reader { name: &name, tasks: true }).jsonl(file, &mut ledger);
+        // A question file whose records could not be counted has as many as its answers.
+        for d in ledger.defects[rows_before..].iter_mut().filter(|d| d.file == name && d.record.is_none() && d.action == "skipped" && d.affected.is_none()) {
+            if !answers.is_empty() {
+                d.affected = Some(answers.len());
+                d.reason = format!("{}; counted by its answers in {answers_name}: {} records", d.reason, answers.len());
+            }
+        }
+        for raw in raws {
             let written = match fields::as_object(&raw.value, "").and_then(|_| fields::req_str(&raw.value, "", "id")) {
                 Ok(id) if !id.trim().is_empty() => id.to_string(),
                 Ok(_) => {
@@ -270,6 +299,9 @@ pub fn import(path: &Path) -> Result<Imported> {
             name: server,
         })
         .collect();
+    if path.is_dir() {
+        missing_questions(path, &files, &mut ledger);
+    }
     let catalog = Catalog::new("bfcl", "BFCL v4 functions, one server per category file", servers);
     let dataset = Dataset { name: "bfcl".into(), path: path.to_path_buf(), tasks };
     Ok(finish(catalog, dataset, ledger))

@@ -39,9 +39,12 @@ fn json_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
     entries.sort();
     for p in entries {
-        if p.is_dir() {
+        let json = p.extension().is_some_and(|e| e == "json");
+        // A directory named `*.json` stands where a record file belongs: read as one, it is reported
+        // (as a directory) instead of being searched or passed over.
+        if p.is_dir() && !json {
             json_files(&p, out);
-        } else if p.extension().is_some_and(|e| e == "json") {
+        } else if json {
             out.push(p);
         }
     }

@@ -3,7 +3,8 @@
 //! read in full, every answer line without a question is reported as a [`Defect`] with the reason, and
 //! one bad record never aborts an import.
 //!
-//! All importers read through [`read`] (undecodable bytes, empty files, deep nesting, broken arrays),
+//! All importers read through [`read`] (encodings and undecodable bytes via [`decode`], empty files,
+//! files of the wrong shape, deep nesting, broken arrays),
 //! check field types with [`fields`] (reasons name the field, its type and the expected one), and
 //! report through a [`Ledger`], which also gives duplicate task ids their deterministic rename
 //! (`<id>#2`, `<id>#3`, … in reading order) and counts records for the [`Summary`].
@@ -14,6 +15,7 @@
 
 pub mod bench_catalog;
 pub mod bfcl;
+pub mod decode;
 pub mod fields;
 pub mod mcptoolbench;
 pub mod read;
@@ -47,10 +49,23 @@ pub struct Defect {
     /// `skipped` or `repaired`.
     pub action: &'static str,
     /// How many task records this row is about: 1 for a record's own row, the count for a file-level row,
-    /// 0 for rows about something that is not a task record (an answer line, an API, a tool).
-    pub affected: usize,
+    /// 0 for rows about something that is not a task record (an answer line, an API, a tool); `None`
+    /// when a file's records could not be counted (written `unknown` in `defects.csv` and
+    /// `defects.json`).
+    #[serde(serialize_with = "count_or_unknown")]
+    pub affected: Option<usize>,
     pub reason: String,
 }
+
+fn count_or_unknown<S: serde::Serializer>(n: &Option<usize>, s: S) -> Result<S::Ok, S::Error> {
+    match n {
+        Some(n) => s.serialize_u64(*n as u64),
+        None => s.serialize_str(UNKNOWN),
+    }
+}
+
+/// What `affected` says when the records of a file could not be counted.
+pub const UNKNOWN: &str = "unknown";
 
 /// Where a record is: file, record number, line.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -89,29 +104,30 @@ impl Ledger {
         self.defects.len()
     }
 
-    fn row(at: At, id: &str, action: &'static str, affected: usize, reason: String) -> Defect {
+    fn row(at: At, id: &str, action: &'static str, affected: Option<usize>, reason: String) -> Defect {
         Defect { file: at.file, record: at.record, line: at.line, id: id.to_string(), action, affected, reason }
     }
 
-    /// A row about a file or about records whose id is unknown (the reading helper's rows).
-    pub fn file_row(&mut self, at: At, action: &'static str, affected: usize, reason: String) {
+    /// A row about a file or about records whose id is unknown (the reading helper's rows); `affected`
+    /// is `None` when the file's records cannot be counted.
+    pub fn file_row(&mut self, at: At, action: &'static str, affected: Option<usize>, reason: String) {
         self.defects.push(Self::row(at, "", action, affected, reason));
     }
 
     /// A file row placed before the rows already reported for that file.
-    pub fn insert_file_row(&mut self, index: usize, at: At, action: &'static str, affected: usize, reason: String) {
+    pub fn insert_file_row(&mut self, index: usize, at: At, action: &'static str, affected: Option<usize>, reason: String) {
         self.defects.insert(index.min(self.defects.len()), Self::row(at, "", action, affected, reason));
     }
 
     /// The task record at `at` is not imported. Report each skipped record exactly once.
     pub fn skip(&mut self, at: &At, id: &str, reason: impl Into<String>) {
-        self.defects.push(Self::row(at.clone(), id, "skipped", 1, reason.into()));
+        self.defects.push(Self::row(at.clone(), id, "skipped", Some(1), reason.into()));
     }
 
     /// The task record at `at` is imported with a change.
     pub fn repair(&mut self, at: &At, id: &str, reason: impl Into<String>) {
         self.repaired.insert(id.to_string());
-        self.defects.push(Self::row(at.clone(), id, "repaired", 1, reason.into()));
+        self.defects.push(Self::row(at.clone(), id, "repaired", Some(1), reason.into()));
     }
 
     /// Undecodable bytes were replaced in this record (the file-level row gives the count).
@@ -121,7 +137,7 @@ impl Ledger {
 
     /// A row about something that is not a task record: an answer line, an API, a tool.
     pub fn note(&mut self, at: &At, id: &str, action: &'static str, reason: impl Into<String>) {
-        self.defects.push(Self::row(at.clone(), id, action, 0, reason.into()));
+        self.defects.push(Self::row(at.clone(), id, action, Some(0), reason.into()));
     }
 
     /// The id a task record gets: `id` itself the first time, else `<id>#2`, `<id>#3`, … in the order
@@ -162,11 +178,17 @@ pub struct Summary {
     pub repaired: usize,
     /// Task records not imported: the `affected` counts of the `skipped` rows.
     pub skipped: usize,
+    /// Skipped files whose records could not be counted (not in `skipped`).
+    pub uncounted_files: usize,
 }
 
 impl std::fmt::Display for Summary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} records imported ({} of them repaired), {} skipped", self.imported, self.repaired, self.skipped)
+        write!(f, "{} records imported ({} of them repaired), {} skipped", self.imported, self.repaired, self.skipped)?;
+        match self.uncounted_files {
+            0 => Ok(()),
+            n => write!(f, " and the records of {n} file(s) that could not be counted"),
+        }
     }
 }
 
@@ -256,7 +278,8 @@ pub fn finish(catalog: Catalog, mut dataset: Dataset, mut ledger: Ledger) -> Imp
     let summary = Summary {
         imported: dataset.tasks.len(),
         repaired: dataset.tasks.iter().filter(|t| ledger.repaired.contains(&t.id)).count(),
-        skipped: ledger.defects.iter().filter(|d| d.action == "skipped").map(|d| d.affected).sum(),
+        skipped: ledger.defects.iter().filter(|d| d.action == "skipped").filter_map(|d| d.affected).sum(),
+        uncounted_files: ledger.defects.iter().filter(|d| d.action == "skipped" && d.affected.is_none()).count(),
     };
     Imported { catalog, dataset, defects: ledger.defects, summary }
 }
@@ -312,7 +335,8 @@ fn write_tasks(imported: &Imported, out: &Path) -> Result<PathBuf> {
     w.write_record(["file", "record", "line", "id", "action", "affected", "reason"])?;
     let opt = |n: Option<usize>| n.map(|n| n.to_string()).unwrap_or_default();
     for d in &imported.defects {
-        w.write_record([d.file.as_str(), &opt(d.record), &opt(d.line), &d.id, d.action, &d.affected.to_string(), &d.reason])?;
+        let affected = d.affected.map_or_else(|| UNKNOWN.to_string(), |n| n.to_string());
+        w.write_record([d.file.as_str(), &opt(d.record), &opt(d.line), &d.id, d.action, &affected, &d.reason])?;
     }
     crate::files::write_atomic(&out.join("defects.csv"), &w.into_inner()?)?;
     Ok(dataset_path)
@@ -362,7 +386,7 @@ mod tests {
         let renames: Vec<(&str, &str, Option<usize>)> = l.defects.iter().map(|d| (d.id.as_str(), d.file.as_str(), d.record)).collect();
         assert_eq!(renames, [("x#2", "a.json", Some(3)), ("x#3", "b.json", Some(1)), ("x#5", "b.json", Some(3))]);
         assert_eq!(l.defects[0].reason, "duplicate id `x` (first used by record 1, line 2 of a.json): renamed `x#2`");
-        assert!(l.defects.iter().all(|d| d.action == "repaired" && d.affected == 1));
+        assert!(l.defects.iter().all(|d| d.action == "repaired" && d.affected == Some(1)));
         assert_eq!(l.origin("x#3"), at("b.json", 1));
     }
 
@@ -377,14 +401,15 @@ mod tests {
         l.repair(&at("q.json", 1), "a", "one");
         l.repair(&at("q.json", 1), "a", "two");
         l.skip(&at("q.json", 3), "c", "bad");
-        l.file_row(At { file: "r.json".into(), ..Default::default() }, "skipped", 5, "whole file".into());
+        l.file_row(At { file: "r.json".into(), ..Default::default() }, "skipped", Some(5), "whole file".into());
+        l.file_row(At { file: "s.json".into(), ..Default::default() }, "skipped", None, "not text".into());
         l.note(&at("answers.json", 1), "z", "skipped", "orphaned answer");
         let mk = |id: &str| task(id.into(), "q".into(), crate::dataset::Kind::Abstain, vec![], String::new(), 1);
         let dataset = Dataset { name: "d".into(), path: "d".into(), tasks: vec![mk("a"), mk("b")] };
         let imported = finish(Catalog::new("c", "", vec![]), dataset, l);
-        assert_eq!(imported.summary, Summary { imported: 2, repaired: 1, skipped: 6 });
-        assert_eq!(imported.summary.to_string(), "2 records imported (1 of them repaired), 6 skipped");
-        assert_eq!(imported.defects.len(), 5);
+        assert_eq!(imported.summary, Summary { imported: 2, repaired: 1, skipped: 6, uncounted_files: 1 });
+        assert_eq!(imported.summary.to_string(), "2 records imported (1 of them repaired), 6 skipped and the records of 1 file(s) that could not be counted");
+        assert_eq!(imported.defects.len(), 6);
     }
 
     #[test]

@@ -48,7 +48,7 @@ pub fn retarget(imported: &mut Imported, onto: Catalog, onto_label: &str, fixtur
                 }
             }
         }
-        let at = |action: &'static str, reason: String| Defect { file: file.clone(), record: None, line: Some(task.line), id: task.id.clone(), action, affected: 1, reason };
+        let at = |action: &'static str, reason: String| Defect { file: file.clone(), record: None, line: Some(task.line), id: task.id.clone(), action, affected: Some(1), reason };
         if let Some(name) = missing {
             imported.defects.push(at("skipped", format!("the live catalog {onto_label} has no tool `{name}`")));
             continue;
@@ -110,7 +110,7 @@ mod tests {
             catalog: bench,
             dataset: Dataset { name: "fs".into(), path: "fs.json".into(), tasks },
             defects: vec![],
-            summary: super::super::Summary { imported: 3, repaired: 0, skipped: 0 },
+            summary: super::super::Summary { imported: 3, repaired: 0, skipped: 0, uncounted_files: 0 },
         };
         let live = catalog("files", &["read_file", "read_text_file", "list_directory", "get_file_info"]);
         retarget(&mut imported, live, "live/files", Some("fixtures/root"));
