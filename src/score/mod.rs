@@ -4,7 +4,8 @@
 //! - [`matcher`]: does a call satisfy an expected call (BFCL AST rules, fixed);
 //! - [`metrics`]: pass, selection, abstention and the error type of one trial;
 //! - [`live`]: the execution, final-state and interaction checks of a live run;
-//! - [`stats`]: intervals for rates (Wilson).
+//! - [`stats`]: intervals for rates (Wilson);
+//! - [`exclusion`]: why a trial is in no rate (infrastructure, provider limit), from its record.
 //!
 //! Nothing here reads files or renders anything, so a run can be re-scored at any time. Every score
 //! carries the scorer's [`VERSION`]; readers trust a recorded score of this version ([`score_if_stale`])
@@ -14,6 +15,7 @@
 pub use crate::record::declared;
 pub mod confusion;
 pub mod diagnostics;
+pub mod exclusion;
 pub mod live;
 pub mod matcher;
 pub mod metrics;
