@@ -7,13 +7,14 @@
 //! bounded, counted, timed on its own, and honours `Retry-After` / `x-ratelimit-reset-*` up to a cap.
 //! Rate limits (requests/min, tokens/min) are enforced before each attempt; the on-disk [`Cache`] is
 //! consulted before any of that. [`OpenAiBackend::preflight`] checks the endpoint with one cheap request
-//! (same retries) before a run starts.
+//! (same retries) before a run starts. An answer in which the server could not parse the model's call
+//! ([`serving_errors`]) is the model's, not a failure: it is never retried and becomes the turn's
+//! `unparsed`. [`wire`] holds the conversation as the next request carries it.
 
 use crate::agent::backends::serving_errors;
 use crate::agent::cache::{self, Cache};
 use crate::agent::spec::ModelSpec;
 use crate::agent::textcalls::{cut_call, parse_text_calls};
-use wire::{complete_json, openai_finish_reasons, wire_messages};
 use crate::agent::{Backend, BoxFuture, TurnContext};
 use crate::protocol::{AssistantTurn, Finish, Message, ToolCall, TurnTiming, Usage};
 use crate::redact::{self, Redactor};
@@ -25,6 +26,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tokio::sync::Mutex;
+use wire::{complete_json, openai_finish_reasons, wire_messages};
 
 mod wire;
 
