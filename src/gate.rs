@@ -5,8 +5,11 @@
 //! run: a cell fails when its pass@1 or selection accuracy fell by more than the given points, and with
 //! `--significant-only` only when that fall is also significant (p < 0.05 after Holm adjustment across the
 //! matched cells; see [`crate::compare`]). Both rates are the headline figures: over the trials of tasks
-//! that need a call (single, multi, parallel). Gates only
-//! judge; the CLI turns a failed gate into the exit code.
+//! that need a call (single, multi, parallel). `--max-excluded` fails a gated cell (or the pooled cells)
+//! when more than the given percentage of its trials are in no rate (infrastructure errors, provider
+//! limits: `crate::score::exclusion`): a rate that meets its threshold on what is left of a cell is not
+//! the rate that was asked for. It defaults to [`DEFAULT_MAX_EXCLUDED`] when another gate is checked,
+//! and is off otherwise. Gates only judge; the CLI turns a failed gate into the exit code.
 
 use crate::analysis::cells::CellSummary;
 use crate::analysis::verdict::GateResult;
@@ -34,7 +37,16 @@ pub struct GateSpec {
     pub scope: Scope,
     /// Glob over cell keys `dataset/catalog/variant/layout/backend` (`*` matches anything); `None`: every cell.
     pub cells: Option<String>,
+    /// Most trials of a gated cell that may be in no rate, in percent of its trials.
+    pub max_excluded: Option<f64>,
+    /// `max_excluded` is [`DEFAULT_MAX_EXCLUDED`], applied because another gate was asked for.
+    pub max_excluded_by_default: bool,
 }
+
+/// `--max-excluded` when another gate is checked and the flag is not given: a rate gate passed by a
+/// cell that lost more than a tenth of its trials says little about the rate that was meant. Alone,
+/// the gate is off (`run` and `report` without gates never fail for it).
+pub const DEFAULT_MAX_EXCLUDED: f64 = 10.0;
 
 impl GateSpec {
     pub fn is_empty(&self) -> bool {
@@ -43,7 +55,13 @@ impl GateSpec {
 
     /// Check the thresholds are in range; the error names the flag.
     pub fn validate(&self) -> Result<(), (&'static str, String)> {
-        for (flag, v) in [("--min-pass-rate", self.min_pass_rate), ("--min-selection-accuracy", self.min_selection_accuracy), ("--max-drop", self.max_drop)] {
+        let thresholds = [
+            ("--min-pass-rate", self.min_pass_rate),
+            ("--min-selection-accuracy", self.min_selection_accuracy),
+            ("--max-drop", self.max_drop),
+            ("--max-excluded", self.max_excluded),
+        ];
+        for (flag, v) in thresholds {
             if let Some(v) = v
                 && !(0.0..=100.0).contains(&v)
             {
@@ -118,6 +136,18 @@ fn drop_gate(c: &CellComparison, spec: &GateSpec, limit: f64) -> Vec<GateResult>
         .collect()
 }
 
+/// `--max-excluded` over the trials of `cells` (one cell, or the gated cells pooled).
+fn excluded_gate(spec: &GateSpec, limit: f64, subject: String, cells: &[&CellSummary]) -> GateResult {
+    let sum = |f: fn(&CellSummary) -> u64| cells.iter().map(|c| f(c)).sum::<u64>();
+    let (excluded, all) = (sum(|c| c.infra_errors), sum(|c| c.n + c.infra_errors));
+    let value = if all == 0 { 0.0 } else { 100.0 * excluded as f64 / all as f64 };
+    let passed = value <= limit;
+    let why = format!("{} infrastructure, {} provider limit", sum(|c| c.excluded_infrastructure), sum(|c| c.excluded_provider_limit));
+    let default = if spec.max_excluded_by_default { " (the default when another gate is checked; --max-excluded 100 turns it off)" } else { "" };
+    let detail = format!("{excluded} of {all} trials in no rate ({why}): {value:.1} % {} {limit:.1} %{default}", if passed { "≤" } else { ">" });
+    GateResult { gate: "--max-excluded".into(), subject, value, threshold: limit, passed, detail }
+}
+
 /// Successes and trials of one rate of a cell.
 type Counts = fn(&CellSummary) -> (u64, u64);
 
@@ -142,6 +172,14 @@ pub fn evaluate(spec: &GateSpec, cells: &[CellSummary], comparison: Option<&Comp
                 let (k, n) = gated.iter().map(|c| get(c)).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
                 out.push(min_rate(gate, metric, "overall".into(), k, n, threshold));
             }
+        }
+    }
+    if let Some(limit) = spec.max_excluded
+        && !gated.is_empty()
+    {
+        match spec.scope {
+            Scope::Cell => out.extend(gated.iter().map(|c| excluded_gate(spec, limit, c.key(), &[c]))),
+            Scope::Overall => out.push(excluded_gate(spec, limit, "overall".into(), &gated)),
         }
     }
     if let (Some(_), Some(cmp)) = (spec.max_drop, comparison)

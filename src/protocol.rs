@@ -127,6 +127,10 @@ pub struct AssistantTurn {
     /// Ids of calls the token limit cut off mid-way (their arguments are incomplete): recorded as
     /// truncated, never executed.
     pub truncated_call_ids: Vec<String>,
+    /// The serving side could not parse what the model wrote as a tool call (its own parser failed:
+    /// `crate::agent::backends::serving_errors`), in the server's words: the turn holds nothing usable
+    /// and is recorded as one malformed call.
+    pub unparsed: Option<String>,
 }
 
 /// `true` when `name` is a valid function name for chat-completions APIs.

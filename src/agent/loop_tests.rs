@@ -1,5 +1,6 @@
 //! The episode loop's bookkeeping, with a scripted backend and a layout that counts executions:
-//! duplicates within a message, repeated turns, messages cut off by the token limit or filtered.
+//! duplicates within a message, repeated turns, messages cut off by the token limit or filtered, turns
+//! the server could not parse.
 
 use super::*;
 use crate::layout::{CallOutcome, CallStatus, LayoutKind};
@@ -158,6 +159,29 @@ fn a_filtered_message_ends_the_episode_and_nothing_in_it_runs() {
 }
 
 #[test]
+fn a_turn_the_server_could_not_parse_is_one_malformed_call_and_ends_the_episode() {
+    let words = "llama.cpp `llama-server`, HTTP 500: Failed to parse tool call arguments as JSON";
+    let unparsed = || AssistantTurn { unparsed: Some(words.into()), usage: crate::protocol::Usage { prompt_tokens: 7, ..Default::default() }, ..Default::default() };
+    // On the first turn, and after turns that ran calls: the earlier calls stay as they were.
+    for before in 0..3 {
+        let mut turns: Vec<AssistantTurn> = (0..before).map(|i| AssistantTurn { tool_calls: vec![call(&i.to_string(), "a", &format!("{{\"q\": {i}}}"))], ..Default::default() }).collect();
+        turns.push(unparsed());
+        let layout = Counting::default();
+        let e = run(&Script(turns), &layout, 8, 0);
+        assert_eq!((e.stop_reason, e.steps, e.calls.len()), (StopReason::Unparsed, before + 1, before + 1), "after {before} turns");
+        assert_eq!(layout.0.load(Ordering::SeqCst), before, "the earlier calls ran, nothing more");
+        let last = e.calls.last().unwrap();
+        assert_eq!((last.status, last.step, last.tool_id.as_deref(), last.name.as_str()), (CallStatus::Malformed, before + 1, None, ""));
+        assert_eq!(last.server_parse_error.as_deref(), Some(words));
+        assert!(e.calls[..before].iter().all(|c| c.status == CallStatus::Executed && c.server_parse_error.is_none()));
+        // The model's text never arrived: no message of that turn joins the conversation.
+        let assistant = e.messages.iter().filter(|m| matches!(m, Message::Assistant { .. })).count();
+        assert_eq!(assistant, before);
+        assert_eq!(e.usage.prompt_tokens, 7, "the endpoint's usage of that turn is counted");
+    }
+}
+
+#[test]
 fn stop_reasons_keep_their_names_and_older_records_still_read() {
     for (r, s) in [
         (StopReason::Answered, "answered"),
@@ -166,6 +190,7 @@ fn stop_reasons_keep_their_names_and_older_records_still_read() {
         (StopReason::Truncated, "truncated"),
         (StopReason::ContentFilter, "content_filter"),
         (StopReason::RepeatedCall, "repeated_call"),
+        (StopReason::Unparsed, "unparsed"),
     ] {
         assert_eq!(serde_json::to_value(r).unwrap(), s);
         assert_eq!(serde_json::from_value::<StopReason>(s.into()).unwrap(), r);

@@ -250,6 +250,15 @@ pub async fn run_episode(backend: &dyn Backend, layout: &dyn Layout, task: &Task
         if let Some(t) = turn.timing.clone() {
             timings.push(t);
         }
+        if let Some(words) = turn.unparsed {
+            // The server's parser rejected what the model wrote: one malformed attempt, in the server's
+            // words. The model's text never reached us, so no message joins the conversation, and
+            // asking again would send the same conversation (a second sample, not a retry).
+            let record = CallRecord::unresolved(steps, "", crate::layout::CallStatus::Malformed, None);
+            calls.push(CallRecord { server_parse_error: Some(words), ..record });
+            stop_reason = StopReason::Unparsed;
+            break;
+        }
         messages.push(Message::Assistant { content: turn.content.clone(), tool_calls: turn.tool_calls.clone() });
         if turn.finish == Finish::ContentFilter {
             // The provider withheld the message: nothing in it is acted on.

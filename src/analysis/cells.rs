@@ -82,6 +82,10 @@ pub struct CellSummary {
     pub mean_selection_f1: f64,
     /// Trials that failed for infrastructure reasons (not in `n`, not in any rate).
     pub infra_errors: u64,
+    /// `infra_errors` by reason ([`crate::score::exclusion`]): the infrastructure failed, or a provider's
+    /// limit refused the request. They add up to `infra_errors`.
+    pub excluded_infrastructure: u64,
+    pub excluded_provider_limit: u64,
     /// Total cost in US dollars (0 without a price table).
     pub cost_usd: f64,
     /// Failed trials by error type (types with zero count omitted).
@@ -104,6 +108,12 @@ pub struct CellSummary {
 }
 
 impl CellSummary {
+    /// Share of the cell's trials in no rate (excluded: `infra_errors`), over every trial it ran.
+    pub fn excluded_share(&self) -> f64 {
+        let all = self.n + self.infra_errors;
+        if all == 0 { 0.0 } else { self.infra_errors as f64 / all as f64 }
+    }
+
     pub fn key(&self) -> String {
         format!("{}/{}/{}/{}/{}", self.dataset, self.catalog, self.variant, self.layout, self.backend)
     }
@@ -137,6 +147,16 @@ fn per_kind_counts(rows: &ScoreRows) -> BTreeMap<String, [[u64; 3]; 6]> {
                 s[j] += c[j];
             }
         }
+    }
+    out
+}
+
+/// Per cell key: the excluded trials refused by a provider's limit. (The rest of a cell's excluded
+/// trials, `infra_errors`, are infrastructure failures.)
+fn provider_limits(rows: &ScoreRows) -> BTreeMap<String, u64> {
+    let mut out: BTreeMap<String, u64> = BTreeMap::new();
+    for i in (0..rows.len()).filter(|&i| rows.provider_limit[i]) {
+        *out.entry(rows.cell_key(i)).or_default() += 1;
     }
     out
 }
@@ -274,6 +294,7 @@ pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySumm
     let means = rows.per_cell_means();
     let cols: Vec<Vec<String>> = CELL_KEYS.iter().map(|k| strings(&cells, k, &rows.strings)).collect::<Result<_>>()?;
     let mut per_kind = per_kind_counts(rows);
+    let mut limits = provider_limits(rows);
     let n = numbers(&cells, "n")?;
     let (abstain_task, abstained_right) = (numbers(&cells, "abstain_task")?, numbers(&cells, "abstained_right")?);
     let steps = numbers(&cells, "mean_steps")?;
@@ -343,6 +364,8 @@ pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySumm
             mean_duplicate_calls: duplicates[i],
             mean_selection_f1: f1[i],
             infra_errors: infra[i] as u64,
+            excluded_infrastructure: 0,
+            excluded_provider_limit: 0,
             cost_usd: cost[i],
             errors: BTreeMap::new(),
             trials_per_task: 0,
@@ -361,6 +384,8 @@ pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySumm
             cell.mean_tokens_total_ci = (lo, hi);
         }
         cell.errors = error_map.remove(&cell.key()).unwrap_or_default();
+        cell.excluded_provider_limit = limits.remove(&cell.key()).unwrap_or(0);
+        cell.excluded_infrastructure = cell.infra_errors - cell.excluded_provider_limit;
         cell.judge = judged.remove(&cell.key());
         let tasks = per_task.remove(&cell.key()).unwrap_or_default();
         let k = tasks.iter().map(|t| t.0).max().unwrap_or(0);

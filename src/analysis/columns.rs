@@ -185,6 +185,9 @@ fn summary_columns() -> Vec<SummaryColumn> {
         text("backend", "Backend (model) label.", |c| &c.backend),
         count("n", "trials", "Scored trials of every kind (infrastructure errors excluded).", |c| c.n),
         count("n_call", "trials", "Scored trials of tasks that need a call (single, multi, parallel): the denominator of the headline rates.", |c| c.pass.n),
+        count("excluded_infrastructure", "trials", "Trials in no rate because the endpoint or the harness failed (unreachable, timed out, server errors after every attempt); part of `infra_errors`.", |c| c.excluded_infrastructure),
+        count("excluded_provider_limit", "trials", "Trials in no rate because a provider's limit refused the request (429 after every attempt, quota, request size, context window, number of tools); part of `infra_errors`.", |c| c.excluded_provider_limit),
+        column("excluded_share", Number, "fraction", "", "Share of the cell's trials in no rate: `infra_errors / (n + infra_errors)`; what `--max-excluded` gates.", of(|c: &CellSummary| Value::number(c.excluded_share()))),
     ];
     let rates: [(&str, &str, RateOf); 12] = [
         ("selection_accuracy", "Selection accuracy over the tasks that need a call: the expected tools, and only those, were called.", |c| c.selection),

@@ -101,6 +101,8 @@ pub struct ScoreRows {
     pub error_type: Vec<u32>,
     /// Infrastructure error: excluded from every rate and mean, counted apart.
     pub infra: Vec<bool>,
+    /// Of those, the ones a provider's limit refused ([`crate::score::exclusion::Exclusion::ProviderLimit`]).
+    pub provider_limit: Vec<bool>,
     pub cost: Vec<f64>,
     pub violation: Vec<bool>,
     pub poisoned: Vec<bool>,
@@ -206,6 +208,7 @@ impl ScoreRows {
         self.tokens_upfront.push(t.tokens.definitions_upfront as u32);
         self.tokens_total.push(t.tokens.tool_context_total as u32);
         self.infra.push(t.is_error());
+        self.provider_limit.push(crate::score::exclusion::of(t) == Some(crate::score::exclusion::Exclusion::ProviderLimit));
         self.cost.push(t.cost_usd.unwrap_or(0.0));
         let poisoned = t.poison.is_some();
         let benign = matches!(t.kind, Kind::Single | Kind::Multi | Kind::Parallel) && !poisoned;

@@ -28,6 +28,11 @@ pub struct GateArgs {
     /// against the baseline run.
     #[arg(long, value_name = "POINTS")]
     pub max_drop: Option<f64>,
+    /// Gate: fail (exit 100) when more than this percentage of a gated cell's trials are in no rate
+    /// (infrastructure errors, provider limits). Default: 10 when another gate is checked, else off;
+    /// 100 turns it off.
+    #[arg(long, value_name = "PCT")]
+    pub max_excluded: Option<f64>,
     /// With --max-drop: fail only when the drop is also significant (p < 0.05, Holm-adjusted across the matched cells).
     #[arg(long)]
     pub significant_only: bool,
@@ -143,6 +148,14 @@ impl GateArgs {
             significant_only: self.significant_only,
             scope,
             cells: self.gate_cells.clone(),
+            max_excluded: self.max_excluded,
+            max_excluded_by_default: false,
+        };
+        // Rates gated on what is left of a cell: by default, no more than a tenth of it may be gone.
+        let others = spec.min_pass_rate.is_some() || spec.min_selection_accuracy.is_some() || spec.max_drop.is_some();
+        let spec = match spec.max_excluded {
+            None if others => GateSpec { max_excluded: Some(crate::gate::DEFAULT_MAX_EXCLUDED), max_excluded_by_default: true, ..spec },
+            _ => spec,
         };
         spec.validate().map_err(|(flag, msg)| InputError::new(flag, msg))?;
         Ok(spec)

@@ -121,6 +121,7 @@ pub(crate) fn dispatch_rejected(step: usize, name: &str, tool_id: &str, args: Va
             truncated: false,
             duplicate: false,
             live: None,
+            server_parse_error: None,
         },
     }
 }

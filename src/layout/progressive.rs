@@ -374,6 +374,7 @@ fn malformed(call: &ToolCall, step: usize, tool_id: &str, msg: String) -> CallOu
             truncated: false,
             duplicate: false,
             live: None,
+            server_parse_error: None,
         },
     }
 }

@@ -122,6 +122,11 @@ pub enum StopReason {
     ContentFilter,
     /// The model made the same calls (names and arguments) in too many turns in a row.
     RepeatedCall,
+    /// The serving side could not parse the model's last message as a tool call (its own parser
+    /// failed: llama.cpp's HTTP 500 `Failed to parse tool call arguments as JSON`, Gemini's
+    /// `MALFORMED_FUNCTION_CALL`, …); it is recorded as one malformed call. Asking again would send the
+    /// same conversation, so the episode ends.
+    Unparsed,
 }
 
 impl StopReason {
@@ -134,6 +139,7 @@ impl StopReason {
             StopReason::Truncated => "truncated",
             StopReason::ContentFilter => "content_filter",
             StopReason::RepeatedCall => "repeated_call",
+            StopReason::Unparsed => "unparsed",
         }
     }
 }
@@ -195,6 +201,11 @@ pub struct CallRecord {
     /// In a live run (`--execute live`): how the call went on the real server. Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub live: Option<live::LiveCall>,
+    /// The serving side could not parse the model's output as a tool call and answered with an error
+    /// instead of a message: its words (server, status, message; redacted, cut at 300 characters). Such
+    /// a call has no name, no tool and no arguments, is `malformed` and scores as `malformed_call`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_parse_error: Option<String>,
 }
 
 impl CallRecord {
@@ -214,6 +225,7 @@ impl CallRecord {
             truncated: false,
             duplicate: false,
             live: None,
+            server_parse_error: None,
         }
     }
 }
@@ -225,7 +237,7 @@ mod tests {
     #[test]
     fn stop_reason_names_are_the_serde_names() {
         use StopReason::*;
-        for r in [Answered, StepLimit, BackendError, Truncated, ContentFilter, RepeatedCall] {
+        for r in [Answered, StepLimit, BackendError, Truncated, ContentFilter, RepeatedCall, Unparsed] {
             assert_eq!(serde_json::to_value(r).unwrap(), r.as_str(), "{r:?}");
         }
     }

@@ -184,6 +184,8 @@ struct Page<'a> {
     title: String,
     parameters: Vec<(String, String)>,
     charts: Vec<Chart>,
+    /// Under the headline: each cell with trials in no rate, and how many and why.
+    excluded: Vec<String>,
     cells: Vec<CellRow>,
     /// Cells whose final answers were judged.
     judged: Vec<JudgedRow>,
@@ -331,7 +333,8 @@ fn charts(data: &ReportData) -> Vec<Chart> {
         let mut groups = Vec::new();
         for (i, (c, (variant, layout))) in cells.iter().zip(labels).enumerate() {
             let centre = AXIS_X + pitch * (i as f64 + 0.5);
-            groups.push(GroupLabel { x: centre, variant, layout, title: format!("{} · {}", c.variant, c.layout) });
+            let n = format!("n {}, excluded {}", c.pass.n, super::terminal::excluded(c));
+            groups.push(GroupLabel { x: centre, variant, layout, title: format!("{} · {} ({n})", c.variant, c.layout) });
             let mut x = centre - (BAR_STEP + BAR_W) / 2.0;
             for (metric, r, class) in [("selection", &c.selection, "sel"), ("pass@1", &c.pass, "pass")] {
                 let v = if r.rate.is_nan() { 0.0 } else { r.rate };
@@ -562,6 +565,7 @@ impl Exporter for HtmlReport {
             title: "toolpick report".into(),
             parameters,
             charts: charts(data),
+            excluded: data.analysis.cells.iter().filter(|c| c.infra_errors > 0).map(|c| format!("{} · {} · {} on {}: {}", c.backend, c.variant, c.layout, c.dataset, super::terminal::excluded(c))).collect(),
             cells,
             judged: judged_rows(data),
             repeated,

@@ -2,8 +2,9 @@
 //!
 //! Definitions (the README's "Metrics" section says the same in prose):
 //! - an **attempt** is any call that is not layout navigation: executed, rejected, malformed (a call cut
-//!   off by the token limit included: `truncated`, scored `malformed_call`) or invented — so a trial whose
-//!   only call named an invented tool is no abstention;
+//!   off by the token limit included: `truncated`, scored `malformed_call`, and a call the serving side
+//!   could not parse: `server_parse_error`, no name and no tool) or invented — so a trial whose only call
+//!   named an invented tool is no abstention;
 //! - **attempted** tools: catalog tools the agent addressed (executed, rejected or malformed arguments);
 //! - **selection correct**: for `single`, the first attempted tool is the expected one; for `multi` and
 //!   `parallel`, the set of attempted tools equals the set of expected tools; for `abstain`, no attempt;
@@ -123,7 +124,7 @@ pub fn score_trial(kind: Kind, expected: &[ExpectedCall], declared: &Declared, c
             (_, false, Some(c)) => failed(false, true, ErrorType::InventedTool, format!("called unknown `{}`", c.record.name)),
             (_, false, None) if decided => {
                 let c = calls.iter().find(|c| is_attempt(c)).expect("an attempt");
-                failed(false, true, ErrorType::MalformedCall, format!("call to `{}` could not be read", c.record.name))
+                failed(false, true, ErrorType::MalformedCall, unreadable(c))
             }
             (_, false, None) => failed(false, false, ErrorType::ShouldHaveCalled, no_call(stop, "a tool fits but none was called")),
         }
@@ -192,6 +193,15 @@ fn is_attempt(c: &ScoredCall) -> bool {
     matches!(c.record.status, CallStatus::Executed | CallStatus::Rejected | CallStatus::Malformed | CallStatus::Invented)
 }
 
+/// Why an unreadable call (no catalog tool) failed, for the detail: the server's words when its own
+/// parser rejected the model's output, else the name the call gave.
+fn unreadable(c: &ScoredCall) -> String {
+    match &c.record.server_parse_error {
+        Some(words) => format!("the server could not parse the model's call ({words})"),
+        None => format!("call to `{}` could not be read", c.record.name),
+    }
+}
+
 /// Did the call run (executed, and not refused by a live run's policy)?
 fn ran(c: &ScoredCall) -> bool {
     c.record.status == CallStatus::Executed && !c.record.live.as_ref().is_some_and(|l| l.refused)
@@ -231,7 +241,7 @@ fn attempt_error(c: &ScoredCall, expected: &ExpectedCall, declared: &Declared) -
         _ if c.record.truncated && c.record.tool_id.as_deref().is_none_or(|t| expected.accepts(t)) => {
             Mismatch { error: ErrorType::MalformedCall, detail: format!("call to `{}` was cut off by max_tokens", c.record.name) }
         }
-        _ if c.record.tool_id.is_none() => Mismatch { error: ErrorType::MalformedCall, detail: format!("call to `{}` could not be read", c.record.name) },
+        _ if c.record.tool_id.is_none() => Mismatch { error: ErrorType::MalformedCall, detail: unreadable(c) },
         _ if !expected.accepts(tool) => match_call(tool, &args, expected, declared).expect_err("a wrong tool never matches"),
         CallStatus::Malformed => Mismatch { error: ErrorType::MalformedCall, detail: format!("arguments of `{}` were not a JSON object", c.record.name) },
         CallStatus::Rejected => match match_call(tool, &args, expected, declared) {
@@ -281,6 +291,7 @@ fn score_task(kind: Kind, expected: &[ExpectedCall], declared: &Declared, calls:
                     CallStatus::Malformed if c.record.truncated => {
                         (ErrorType::MalformedCall, format!("tried to call `{}` (cut off by max_tokens)", c.record.name))
                     }
+                    CallStatus::Malformed if c.record.server_parse_error.is_some() => (ErrorType::MalformedCall, format!("tried to call a tool: {}", unreadable(c))),
                     CallStatus::Malformed => (ErrorType::MalformedCall, format!("tried to call `{}` (arguments unreadable)", c.record.name)),
                     CallStatus::Invented => (ErrorType::InventedTool, format!("tried to call unknown `{}`", c.record.name)),
                     CallStatus::Rejected => (ErrorType::ShouldHaveAbstained, format!("tried to call `{}`", c.record.tool_id.as_deref().unwrap_or_default())),
@@ -361,7 +372,11 @@ fn score_task(kind: Kind, expected: &[ExpectedCall], declared: &Declared, calls:
     // cut off, invented, refused by the live policy — is as wrong as BFCL's checker says it is
     // (`wrong_count` or a decoder failure there), and an extra state change is one too many.
     if let Some(c) = unmatched.iter().find(|c| !(ran(c) && c.read_only)) {
-        return failed(selection_correct, abstention_correct, ErrorType::ExtraCall, format!("extra {} call to `{}`", attempt_status(c), c.record.name));
+        let detail = match c.record.server_parse_error {
+            Some(_) => format!("extra call: {}", unreadable(c)),
+            None => format!("extra {} call to `{}`", attempt_status(c), c.record.name),
+        };
+        return failed(selection_correct, abstention_correct, ErrorType::ExtraCall, detail);
     }
     passed(selection_correct, abstention_correct)
 }
@@ -391,6 +406,7 @@ mod tests {
                 truncated: false,
                 duplicate: false,
                 live: None,
+                server_parse_error: None,
             },
             read_only,
             destructive: false,

@@ -4,7 +4,8 @@
 //! - [`matcher`]: does a call satisfy an expected call (BFCL AST rules, fixed);
 //! - [`metrics`]: pass, selection, abstention and the error type of one trial;
 //! - [`live`]: the execution, final-state and interaction checks of a live run;
-//! - [`stats`]: intervals for rates (Wilson).
+//! - [`stats`]: intervals for rates (Wilson);
+//! - [`exclusion`]: why a trial is in no rate (infrastructure, provider limit), from its record.
 //!
 //! Nothing here reads files or renders anything, so a run can be re-scored at any time. Every score
 //! carries the scorer's [`VERSION`]; readers trust a recorded score of this version ([`score_if_stale`])
@@ -14,6 +15,7 @@
 pub use crate::record::declared;
 pub mod confusion;
 pub mod diagnostics;
+pub mod exclusion;
 pub mod live;
 pub mod matcher;
 pub mod metrics;
@@ -29,7 +31,7 @@ use metrics::Safety;
 /// score could come out differently (the rules in [`metrics`], [`matcher`], [`live`], what
 /// [`declared`] types accept): reports then score older runs again instead of trusting their scores.
 /// The test `scoring_sources_match_the_version` fails when those files change, as a reminder.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// Score a trial from its record unless its recorded score is of this scorer's [`VERSION`] (then it
 /// is what [`rescore`] would give); returns whether it scored.
@@ -65,7 +67,7 @@ mod tests {
         ("record/declared.rs", include_str!("../record/declared.rs")),
         ("record/outcome.rs", include_str!("../record/outcome.rs")),
     ];
-    const FINGERPRINT_AT_VERSION: u64 = 11449908111369404727;
+    const FINGERPRINT_AT_VERSION: u64 = 10574958270335168539;
 
     /// Reports trust scores of the current [`VERSION`]; a change to the scoring rules without a new
     /// version would leave old runs reported with stale scores. When this fails: if scores can come

@@ -5,13 +5,15 @@
 //! - [`oracle`]: plays the expected calls through the layout; must score 100 %.
 //! - [`random`]: seeded chance baseline.
 //! - [`replay`]: plays back answers recorded elsewhere, one JSONL line per task (`replay:<FILE>`).
-//! - [`openai`]: any OpenAI-compatible chat-completions endpoint.
+//! - [`openai`]: any OpenAI-compatible chat-completions endpoint;
+//! - [`serving_errors`]: the endpoint answers that mean the model's call could not be parsed.
 
 pub mod lexical;
 pub mod openai;
 pub mod oracle;
 pub mod random;
 pub mod replay;
+pub mod serving_errors;
 
 use super::Backend;
 use crate::protocol::ToolCall;

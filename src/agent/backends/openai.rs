@@ -7,8 +7,11 @@
 //! bounded, counted, timed on its own, and honours `Retry-After` / `x-ratelimit-reset-*` up to a cap.
 //! Rate limits (requests/min, tokens/min) are enforced before each attempt; the on-disk [`Cache`] is
 //! consulted before any of that. [`OpenAiBackend::preflight`] checks the endpoint with one cheap request
-//! (same retries) before a run starts.
+//! (same retries) before a run starts. An answer in which the server could not parse the model's call
+//! ([`serving_errors`]) is the model's, not a failure: it is never retried and becomes the turn's
+//! `unparsed`. [`wire`] holds the conversation as the next request carries it.
 
+use crate::agent::backends::serving_errors;
 use crate::agent::cache::{self, Cache};
 use crate::agent::spec::ModelSpec;
 use crate::agent::textcalls::{cut_call, parse_text_calls};
@@ -23,6 +26,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tokio::sync::Mutex;
+use wire::{complete_json, openai_finish_reasons, wire_messages};
+
+mod wire;
 
 /// Counters of one endpoint, reported in `run.json`.
 #[derive(Debug, Default)]
@@ -32,6 +38,9 @@ pub struct EndpointStats {
     pub cache_hits: AtomicU64,
     pub failures: AtomicU64,
     pub rate_limited: AtomicU64,
+    /// Answers in which the server could not parse the model's call ([`serving_errors`]): the model's
+    /// malformed calls, not failures.
+    pub unparsed: AtomicU64,
 }
 
 #[derive(Debug, Serialize)]
@@ -41,6 +50,7 @@ pub struct EndpointStatsSnapshot {
     pub cache_hits: u64,
     pub failures: u64,
     pub rate_limited: u64,
+    pub unparsed_calls: u64,
 }
 
 impl EndpointStats {
@@ -51,6 +61,7 @@ impl EndpointStats {
             cache_hits: self.cache_hits.load(Ordering::Relaxed),
             failures: self.failures.load(Ordering::Relaxed),
             rate_limited: self.rate_limited.load(Ordering::Relaxed),
+            unparsed_calls: self.unparsed.load(Ordering::Relaxed),
         }
     }
 }
@@ -98,6 +109,14 @@ pub struct OpenAiBackend {
 
 /// Failure kind of a preflight `GET /models` the server does not implement (try a chat completion).
 const NOT_IMPLEMENTED: &str = "not_implemented";
+
+/// Failure kind of an answer in which the server could not parse the model's call ([`serving_errors`]):
+/// never retried, and turned into the turn's answer, not an error.
+const UNPARSED: &str = "unparsed";
+
+/// The cache entry of such an answer: the model's answer to that request, cached like any other (a
+/// rerun served from the cache scores it the same way). No chat completion has this key.
+const UNPARSED_ENTRY: &str = "toolpick_unparsed_call";
 
 /// A transport error in a few words: `no answer within 60 s`, `cannot connect: Connection refused (os
 /// error 111)`, `cannot connect: dns error: …`. reqwest's own message only says "error sending request
@@ -166,48 +185,6 @@ fn header_secs(headers: &reqwest::header::HeaderMap, name: &str) -> Option<f64> 
         };
     }
     num.is_empty().then_some(total)
-}
-
-/// `value` with every choice's `finish_reason` in OpenAI's spelling, for the schema check only: other
-/// providers' reasons (`max_tokens`, `MAX_TOKENS`, `SAFETY`, …) are not in the library's enum, yet the
-/// response is a good one. The response itself is kept (and cached) as the endpoint sent it.
-fn openai_finish_reasons(mut value: Value) -> Value {
-    for choice in value["choices"].as_array_mut().into_iter().flatten() {
-        if let Some(reason) = choice["finish_reason"].as_str() {
-            let known = ["stop", "length", "tool_calls", "content_filter", "function_call"].contains(&reason);
-            if !known {
-                choice["finish_reason"] = json!(Finish::from_wire(reason).wire());
-            }
-        }
-    }
-    value
-}
-
-/// Is `arguments` a whole JSON value? (A call cut off by the token limit is not.)
-fn complete_json(arguments: &str) -> bool {
-    !arguments.trim().is_empty() && serde_json::from_str::<Value>(arguments).is_ok()
-}
-
-/// The wire form of our messages (validated against async-openai's request type).
-fn wire_messages(messages: &[Message]) -> Vec<Value> {
-    messages
-        .iter()
-        .map(|m| match m {
-            Message::System { content } => json!({"role": "system", "content": content}),
-            Message::User { content } => json!({"role": "user", "content": content}),
-            Message::Assistant { content, tool_calls } => {
-                let mut v = json!({"role": "assistant", "content": content});
-                if !tool_calls.is_empty() {
-                    v["tool_calls"] = tool_calls
-                        .iter()
-                        .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
-                        .collect();
-                }
-                v
-            }
-            Message::Tool { tool_call_id, content, .. } => json!({"role": "tool", "tool_call_id": tool_call_id, "content": content}),
-        })
-        .collect()
 }
 
 impl OpenAiBackend {
@@ -292,6 +269,11 @@ impl OpenAiBackend {
         }
         let (status, headers, text) = self.send(req).await?;
         if !status.is_success() {
+            // The model's output, rejected by the server's own parser: an answer, not a failure.
+            if let Some(entry) = serving_errors::classify_http(status.as_u16(), &text) {
+                let message = serving_errors::describe_http(entry, status.as_u16(), &text);
+                return Err(Failure { kind: UNPARSED, message, retryable: false, retry_after: None });
+            }
             return Err(self.http_failure(status, &headers, &text));
         }
         let mut value: Value = serde_json::from_str(&text).map_err(|e| Failure {
@@ -388,7 +370,8 @@ impl OpenAiBackend {
                 }
                 Err(f) => {
                     if counted {
-                        self.stats.failures.fetch_add(1, Ordering::Relaxed);
+                        let counter = if f.kind == UNPARSED { &self.stats.unparsed } else { &self.stats.failures };
+                        counter.fetch_add(1, Ordering::Relaxed);
                     }
                     return Err((f, n));
                 }
@@ -410,7 +393,10 @@ impl OpenAiBackend {
         let key = cache::key(&self.endpoint, &body, ctx.trial);
         if let Some(hit) = self.cache.as_ref().and_then(|c| c.get(&key)) {
             self.stats.cache_hits.fetch_add(1, Ordering::Relaxed);
-            let mut turn = self.turn(&hit, ctx.turn() + 1);
+            let mut turn = match hit[UNPARSED_ENTRY].as_str() {
+                Some(message) => AssistantTurn { unparsed: Some(message.to_string()), ..Default::default() },
+                None => self.turn(&hit, ctx.turn() + 1),
+            };
             turn.timing = Some(TurnTiming { cached: true, ..Default::default() });
             return Ok(turn);
         }
@@ -424,6 +410,13 @@ impl OpenAiBackend {
                 let mut turn = self.turn(&value, ctx.turn() + 1);
                 turn.timing = Some(timing);
                 Ok(turn)
+            }
+            Err((f, _)) if f.kind == UNPARSED => {
+                let message = self.redactor.redact(&f.message).into_owned();
+                if let Some(c) = &self.cache {
+                    c.put(&key, &json!({ UNPARSED_ENTRY: message }))?;
+                }
+                Ok(AssistantTurn { unparsed: Some(message), timing: Some(timing), ..Default::default() })
             }
             Err((f, attempts)) => Err(anyhow!("{} after {attempts} attempt(s): {}", f.kind, self.redactor.redact(&f.message))),
         }
@@ -508,7 +501,19 @@ impl OpenAiBackend {
                 },
             })
             .collect();
-        let finish = value["choices"][0]["finish_reason"].as_str().map(Finish::from_wire).unwrap_or_default();
+        let reason = value["choices"][0]["finish_reason"].as_str();
+        let u = &value["usage"];
+        let usage = Usage {
+            prompt_tokens: u["prompt_tokens"].as_u64().unwrap_or(0),
+            completion_tokens: u["completion_tokens"].as_u64().unwrap_or(0),
+            cached_tokens: u["prompt_tokens_details"]["cached_tokens"].as_u64().unwrap_or(0),
+        };
+        // The provider says the model's call could not be parsed (Gemini's `MALFORMED_FUNCTION_CALL`):
+        // whatever else the message holds is not the call the model meant.
+        if let Some((entry, reason)) = reason.and_then(|r| Some((serving_errors::classify_finish(r)?, r))) {
+            return AssistantTurn { unparsed: Some(serving_errors::describe_finish(entry, reason)), usage, ..Default::default() };
+        }
+        let finish = reason.map(Finish::from_wire).unwrap_or_default();
         let mut truncated_call_ids = Vec::new();
         // Cut off by the token limit: the last call is the one being written when the limit hit; it is
         // cut when its arguments are not a whole JSON value (or it has no name yet).
@@ -535,13 +540,7 @@ impl OpenAiBackend {
                 truncated_call_ids.push(last.id.clone());
             }
         }
-        let u = &value["usage"];
-        let usage = Usage {
-            prompt_tokens: u["prompt_tokens"].as_u64().unwrap_or(0),
-            completion_tokens: u["completion_tokens"].as_u64().unwrap_or(0),
-            cached_tokens: u["prompt_tokens_details"]["cached_tokens"].as_u64().unwrap_or(0),
-        };
-        AssistantTurn { content, tool_calls, usage, text_call_ids, timing: None, finish, truncated_call_ids }
+        AssistantTurn { content, tool_calls, usage, text_call_ids, timing: None, finish, truncated_call_ids, unparsed: None }
     }
 }
 

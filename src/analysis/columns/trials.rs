@@ -77,7 +77,7 @@ fn columns() -> Vec<Column<Trial>> {
         nullable("error_detail", Text, "", "none recorded (a passing trial has none)", "What went wrong, in words.", |t| Value::text_or_null(t.score.error_detail.as_str())),
         nullable("selection_f1", Number, "fraction", "the task expects no call", "Set F1 of the tools called against the expected tools.", |t| t.score.selection_f1.map_or(Value::Null, Value::number)),
         count("steps", "steps", "Agent steps (model turns).", |t| t.steps as u64),
-        text("stop_reason", "Why the episode ended: `answered`, `step_limit`, `backend_error`, `truncated`, `content_filter`, `repeated_call`.", |t| t.stop_reason.as_str()),
+        text("stop_reason", "Why the episode ended: `answered`, `step_limit`, `backend_error`, `truncated`, `content_filter`, `repeated_call`, `unparsed`.", |t| t.stop_reason.as_str()),
         count("duplicate_calls", "calls", "Calls repeating an identical call of the same message (executed once).", |t| t.duplicate_calls as u64),
         declare("tools_called", Text, "", "", "Tool ids of the calls made, in order, `;`-separated (empty without a call).", of(|t: &Trial| Value::Text(joined(t.calls.iter().filter_map(|c| c.record.tool_id.as_deref()))))),
         count("tokens_upfront", "tokens", "Tool-definition tokens sent with the first request (toolpick's estimate).", |t| t.tokens.definitions_upfront as u64),
