@@ -103,6 +103,14 @@ pub fn cmd_serve(args: ServeArgs, catalog: Option<PathBuf>) -> Result<()> {
     if let Some(addr) = &args.http {
         crate::mcp::serve::check_bind(addr, args.allow_remote)?;
     }
+    for (flag, file) in [("--record", &args.record), ("--sessions", &args.sessions)] {
+        if let Some(f) = file {
+            super::preflight::output_file(flag, f)?;
+        }
+    }
+    if let Some(out) = &args.out {
+        super::preflight::output_dir("--out", out)?;
+    }
     // Without a task the catalog is served whole: a one-task dataset of our own stands in.
     let scratch = tempfile::tempdir()?;
     let dataset = match (&args.input.dataset, &args.task) {
@@ -193,7 +201,22 @@ fn serve_sessions(args: ServeArgs, spec: crate::run::sessions::ServedSpec, confi
     }
     let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let run_id = args.run_id.clone().or_else(|| args.task.as_ref().map(|t| format!("mcp-{t}-{}", crate::run::utc_stamp(unix))));
-    write_collected(rt.block_on(crate::run::sessions::collect(sessions, crate::run::sessions::CollectOptions { out, run_id, agent_name: args.agent_name, source: file })))
+    let collected = rt.block_on(crate::run::sessions::collect(sessions, crate::run::sessions::CollectOptions { out, run_id, agent_name: args.agent_name, source: file.clone() }));
+    write_collected(collected.map_err(|e| tasks_named_by(e, &file, "task", " (the dataset changed since the session was served)")))
+}
+
+/// The served task and the tasks a sessions file played are selected with the run's task subset,
+/// whose errors name `--tasks`, a flag these commands do not have: name what the user gave instead
+/// (`to`: the `--task` flag or the sessions file), and say why the task is missing.
+fn tasks_named_by(e: anyhow::Error, to: &std::path::Path, field: &str, why: &str) -> anyhow::Error {
+    let Some(ie) = e.downcast_ref::<crate::error::InputError>().filter(|ie| ie.file == std::path::Path::new("--tasks")) else { return e };
+    let id = ie.message.split('`').nth(1).unwrap_or_default();
+    let dataset = ie.message.split(" in dataset ").nth(1).and_then(|d| d.split(';').next()).unwrap_or("the dataset");
+    let mut named = crate::error::InputError::new(to, format!("task `{id}` is not a task of dataset {dataset}{why}"));
+    if !field.is_empty() {
+        named = named.field(field);
+    }
+    named.into()
 }
 
 /// Report a collected run (on stderr: stdout may have been the MCP transport).
@@ -208,8 +231,11 @@ fn write_collected(outcome: Result<crate::run::RunOutcome>) -> Result<()> {
 /// `toolpick mcp collect`.
 pub fn cmd_collect(args: CollectArgs) -> Result<()> {
     let sessions = crate::run::sessions::Sessions::load(&args.sessions)?;
+    super::preflight::output_dir("--out", &args.out)?;
     let rt = runtime(None)?;
-    write_collected(rt.block_on(crate::run::sessions::collect(sessions, crate::run::sessions::CollectOptions { out: args.out, run_id: args.run_id, agent_name: args.agent_name, source: args.sessions })))
+    let file = args.sessions.clone();
+    let collected = rt.block_on(crate::run::sessions::collect(sessions, crate::run::sessions::CollectOptions { out: args.out, run_id: args.run_id, agent_name: args.agent_name, source: args.sessions }));
+    write_collected(collected.map_err(|e| tasks_named_by(e, &file, "task", " (the dataset changed since the session was served)")))
 }
 
 /// Serve one task's episode to a client that connects by itself, and write it as a run (one trial)
@@ -225,7 +251,7 @@ fn record_session(args: ServeArgs, mut config: crate::run::RunConfig, out: PathB
     // An interactive session may take a while: the client's session end closes the episode.
     model.episode_timeout_s = 7.0 * 24.0 * 3600.0;
     config.models = vec![model];
-    let mut prepared = crate::run::prepare(config)?;
+    let mut prepared = crate::run::prepare(config).map_err(|e| tasks_named_by(e, std::path::Path::new("--task"), "", ""))?;
     let instructions = prepared.first_task_instructions().unwrap_or_default();
     let (session, served) = crate::run::bridge::ClientSession::new(&agent_name, &instructions);
     let close = session.closer();
