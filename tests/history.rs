@@ -10,6 +10,8 @@ fn history_records_runs_and_the_report_draws_the_trend() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().to_str().unwrap();
     let history = tmp.path().join("ci/history.jsonl");
+    // The history's directory must exist (a mistyped one is refused before the run, not created).
+    std::fs::create_dir(tmp.path().join("ci")).unwrap();
     for (i, seed) in ["1", "2", "3"].iter().enumerate() {
         let id = format!("n{i}");
         let o = toolpick(
@@ -28,7 +30,9 @@ fn history_records_runs_and_the_report_draws_the_trend() {
         assert_eq!(e["config_hash"], meta["matrix_hash"]);
         assert_eq!(e["tags"]["night"], i.to_string());
         assert_eq!(e["tags"]["branch"], "main");
-        assert_eq!(e["date_utc"].as_str().unwrap().len(), "20261130-010203".len());
+        // ISO 8601, UTC: 2026-11-30T01:02:03Z.
+        let date = e["date_utc"].as_str().unwrap();
+        assert!(regex::Regex::new(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$").unwrap().is_match(date), "{date}");
         // The recorded pass@1 is the summary's.
         let mut r = csv::Reader::from_path(dir.join("summary.csv")).unwrap();
         let h = r.headers().unwrap().clone();
