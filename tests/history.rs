@@ -23,6 +23,7 @@ fn history_records_runs_and_the_report_draws_the_trend() {
     }
     let entries: Vec<Value> = std::fs::read_to_string(&history).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(entries.len(), 3);
+    let iso = regex::Regex::new(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$").unwrap();
     for (i, e) in entries.iter().enumerate() {
         let dir = tmp.path().join(format!("n{i}"));
         let meta: Value = serde_json::from_slice(&std::fs::read(dir.join("run.json")).unwrap()).unwrap();
@@ -32,7 +33,7 @@ fn history_records_runs_and_the_report_draws_the_trend() {
         assert_eq!(e["tags"]["branch"], "main");
         // ISO 8601, UTC: 2026-11-30T01:02:03Z.
         let date = e["date_utc"].as_str().unwrap();
-        assert!(regex::Regex::new(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$").unwrap().is_match(date), "{date}");
+        assert!(iso.is_match(date), "{date}");
         // The recorded pass@1 is the summary's.
         let mut r = csv::Reader::from_path(dir.join("summary.csv")).unwrap();
         let h = r.headers().unwrap().clone();

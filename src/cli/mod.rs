@@ -637,10 +637,10 @@ fn cmd_validate(args: InputArgs) -> Result<()> {
     if let Ok(c) = &catalog {
         reachability_warnings(c);
     }
-    if let (Ok(c), Ok(d)) = (&catalog, &dataset) {
-        if let Err(e) = check_against(d, c) {
-            errors.extend(e.0);
-        }
+    if let (Ok(c), Ok(d)) = (&catalog, &dataset)
+        && let Err(e) = check_against(d, c)
+    {
+        errors.extend(e.0);
     }
     if !errors.is_empty() {
         let n = errors.len();
