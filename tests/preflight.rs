@@ -250,3 +250,32 @@ fn cache_stats_tells_a_file_and_a_missing_directory_from_an_empty_cache() {
     let o = toolpick(&["cache", "stats", "--cache-dir", "a-dir"], s.tmp.path());
     assert!(o.status.success() && stdout(&o).contains("0 entries"), "{}", stdout(&o));
 }
+
+#[test]
+fn mcp_commands_name_their_own_flags_and_the_sessions_file() {
+    let s = Setup::new();
+    // `mcp serve` has --variant and --layout (singular): the run machinery's --variants must not show.
+    for (args, flag) in [(vec!["--variant", "nosuch"], "--variant:"), (vec!["--variant", "op:nosuch"], "--variant:"), (vec!["--layout", "nosuch"], "--layout:"),
+                         (vec!["--sessions", "sessions.jsonl", "--variant", "bad2"], "--variant:")] {
+        let mut argv = vec!["mcp", "serve", "--catalog", "catalog", "--dataset", "tasks.jsonl"];
+        argv.extend(args);
+        let o = toolpick(&argv, s.tmp.path());
+        let first = stderr(&o).lines().next().unwrap_or_default().to_string();
+        assert_eq!(o.status.code(), Some(2), "{argv:?}: {}", stderr(&o));
+        assert!(first.starts_with(&format!("error: {flag}")), "{argv:?}: {first}");
+    }
+    // `mcp collect` reads its settings from the sessions file: a task the dataset lacks, or an unknown
+    // variant or layout, names the file and the field, never `--tasks`, `--variants` or `--layouts`.
+    let root = s.tmp.path().display().to_string();
+    for (task, variant, layout, field) in [("nosuch", "good", "flat", "task"), ("w1", "goood", "flat", "variant"), ("w1", "good", "flatt", "layout")] {
+        let header = serde_json::json!({"toolpick_sessions": 1, "catalog": format!("{root}/catalog"), "dataset": format!("{root}/tasks.jsonl"), "variant": variant, "layout": layout, "seed": 0});
+        let session = serde_json::json!({"session": 1, "task": task, "client": "x"});
+        std::fs::write(s.tmp.path().join("s.jsonl"), format!("{header}\n{session}\n")).unwrap();
+        let o = toolpick(&["mcp", "collect", "s.jsonl", "--out", "collected"], s.tmp.path());
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{field}: {err}");
+        assert!(err.starts_with("error: s.jsonl") && err.contains(&format!("field `{field}`")), "{field}: {err}");
+        assert!(!err.contains("--tasks") && !err.contains("--variants") && !err.contains("--layouts"), "{field}: {err}");
+        assert!(!s.tmp.path().join("collected").exists(), "{field}: nothing written");
+    }
+}
