@@ -229,7 +229,9 @@ pub fn evaluate(spec: &GateSpec, cells: &[CellSummary], comparison: Option<&Comp
                 }
             }
             Scope::Overall => {
-                if let Some(o) = &cmp.overall {
+                // The gated cells pooled, as the rate gates pool them (not every matched cell).
+                let pooled = if spec.cells.is_some() { cmp.pooled(|c| spec.gated(&c.b_cell)) } else { cmp.overall.clone() };
+                if let Some(o) = &pooled {
                     out.extend(drop_gate(o, spec, limit));
                 }
             }

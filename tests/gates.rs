@@ -159,3 +159,60 @@ fn every_gate_line_names_a_full_cell_key_that_selects_that_cell() {
     assert!(o.status.success(), "{copied}: {}", stderr(&o));
     assert!(gate_subjects(&stdout(&o)).iter().all(|(_, s)| *s == copied) && !gate_subjects(&stdout(&o)).is_empty(), "{}", stdout(&o));
 }
+
+/// The `--max-drop` lines of a comparison: (subject, what was measured: "pass@1 A → B % over N tasks";
+/// the p-values are left out, since the Holm adjustment differs between a cell and a pooled row).
+fn drop_lines(out: &str) -> Vec<(String, String)> {
+    out.lines()
+        .filter_map(|l| l.strip_prefix("gate --max-drop "))
+        .map(|l| {
+            let (subject, detail) = l.split_once(": ").unwrap();
+            let detail = detail.split_once(" — ").map(|(_, d)| d).unwrap_or(detail);
+            let tasks = detail.rsplit(", ").find_map(|part| part.strip_suffix(" tasks)").or_else(|| part.split(" tasks)").next().filter(|t| t.chars().all(|c| c.is_ascii_digit())))).unwrap_or_default();
+            (subject.to_string(), format!("{} over {tasks} tasks", detail.split(" (").next().unwrap()))
+        })
+        .collect()
+}
+
+#[test]
+fn an_overall_drop_pools_the_gated_cells_only() {
+    // For each cell alone, and for every pair of cells, the overall drop under --gate-cells is the drop
+    // of exactly those cells pooled: alone, the cell's own figures; a pair, figures that lie between
+    // (or at) the two cells' own. Before, the pattern was ignored and every matched cell was pooled.
+    let runs = Runs::new();
+    let (a, b) = (runs.dir("a"), runs.dir("b"));
+    // (A, B, tasks) of "pass@1 A → B % over N tasks".
+    let figures = |detail: &str| -> (f64, f64, f64) {
+        let nums: Vec<f64> = detail.split(|c: char| !(c.is_ascii_digit() || c == '.')).filter(|t| !t.is_empty() && *t != ".").map(|t| t.parse().unwrap()).collect();
+        (nums[nums.len() - 3], nums[nums.len() - 2], nums[nums.len() - 1])
+    };
+    let mut own = std::collections::BTreeMap::new();
+    for key in &runs.keys {
+        let cell = toolpick(&["compare", a.as_str(), b.as_str(), "--max-drop", "100", "--gate-cells", key], runs.tmp.path());
+        let overall = toolpick(&["compare", a.as_str(), b.as_str(), "--max-drop", "100", "--gate-cells", key, "--gate-scope", "overall"], runs.tmp.path());
+        assert!(cell.status.success() && overall.status.success(), "{}{}", stderr(&cell), stderr(&overall));
+        let (cell, overall) = (drop_lines(&stdout(&cell)), drop_lines(&stdout(&overall)));
+        assert_eq!(cell.len(), 2, "{cell:?}");
+        assert_eq!(overall.iter().map(|(_, d)| d.clone()).collect::<Vec<_>>(), cell.iter().map(|(_, d)| d.clone()).collect::<Vec<_>>(), "{key}");
+        assert!(overall.iter().all(|(s, _)| s.starts_with("overall")), "{overall:?}");
+        own.insert(key.clone(), figures(&cell[0].1));
+    }
+    for (i, x) in runs.keys.iter().enumerate() {
+        for y in &runs.keys[i + 1..] {
+            // Both cells share everything but one segment: a pattern with `*` there selects the two.
+            let (xs, ys): (Vec<&str>, Vec<&str>) = (x.split('/').collect(), y.split('/').collect());
+            let differing: Vec<usize> = (0..xs.len()).filter(|&j| xs[j] != ys[j]).collect();
+            if differing.len() != 1 {
+                continue;
+            }
+            let mut p = xs.clone();
+            p[differing[0]] = "*";
+            let pattern = p.join("/");
+            let o = toolpick(&["compare", a.as_str(), b.as_str(), "--max-drop", "100", "--gate-cells", &pattern, "--gate-scope", "overall"], runs.tmp.path());
+            let (pa, pb, pn) = figures(&drop_lines(&stdout(&o))[0].1);
+            let ((xa, xb, xn), (ya, yb, yn)) = (own[x], own[y]);
+            assert_eq!(pn, xn + yn, "{pattern}: the two cells' tasks");
+            assert!(xa.min(ya) - 1e-9 <= pa && pa <= xa.max(ya) + 1e-9 && xb.min(yb) - 1e-9 <= pb && pb <= xb.max(yb) + 1e-9, "{pattern}: {pa} → {pb} vs {x} {xa}→{xb}, {y} {ya}→{yb}");
+        }
+    }
+}
