@@ -10,6 +10,11 @@
 //! limits: `crate::score::exclusion`): a rate that meets its threshold on what is left of a cell is not
 //! the rate that was asked for. It defaults to [`DEFAULT_MAX_EXCLUDED`] when another gate is checked,
 //! and is off otherwise. Gates only judge; the CLI turns a failed gate into the exit code.
+//!
+//! A gate never passes by checking nothing: a `--gate-cells` pattern that matches no cell it would
+//! judge is [`Unmatched`] (an input error, exit 2, listing the cells there are), and every verdict names
+//! its cell by the full key `dataset/catalog/variant/layout/backend` the pattern is matched against, so
+//! a key copied from a gate line selects that cell.
 
 use crate::analysis::cells::CellSummary;
 use crate::analysis::verdict::GateResult;
@@ -107,6 +112,55 @@ fn min_rate(gate: &str, metric: &str, subject: String, successes: u64, n: u64, t
     GateResult { gate: gate.into(), subject, value, threshold, passed, detail }
 }
 
+/// A `--gate-cells` pattern that selects none of the cells a gate would judge.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unmatched {
+    pub pattern: String,
+    /// What the pattern was matched against, e.g. "cell of this run".
+    pub what: &'static str,
+    /// The keys it could have matched, sorted.
+    pub cells: Vec<String>,
+}
+
+/// Cells listed in full in an [`Unmatched`] message before "and N more".
+const LISTED: usize = 20;
+
+impl std::fmt::Display for Unmatched {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "`{}` matches no {}, so the gate would check nothing", self.pattern, self.what)?;
+        if self.cells.is_empty() {
+            return f.write_str(" (there are none)");
+        }
+        let shown: Vec<&str> = self.cells.iter().take(LISTED).map(String::as_str).collect();
+        write!(f, "; the cells (dataset/catalog/variant/layout/backend) are: {}", shown.join(", "))?;
+        if self.cells.len() > LISTED {
+            write!(f, " and {} more", self.cells.len() - LISTED)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Unmatched {}
+
+/// Check that the spec's `--gate-cells` pattern selects at least one of `keys` (the full cell keys a
+/// gate would judge). Without a pattern, or without a gate to apply, there is nothing to check.
+pub fn check_cells<'a>(spec: &GateSpec, keys: impl IntoIterator<Item = &'a str>, what: &'static str) -> Result<(), Unmatched> {
+    let Some(pattern) = spec.cells.as_deref() else { return Ok(()) };
+    if spec.is_empty() {
+        return Ok(());
+    }
+    let mut cells: Vec<String> = Vec::new();
+    for k in keys {
+        if glob(pattern, k) {
+            return Ok(());
+        }
+        cells.push(k.to_string());
+    }
+    cells.sort();
+    cells.dedup();
+    Err(Unmatched { pattern: pattern.to_string(), what, cells })
+}
+
 fn drop_gate(c: &CellComparison, spec: &GateSpec, limit: f64) -> Vec<GateResult> {
     [("pass@1", &c.pass), ("selection accuracy", &c.selection)]
         .into_iter()
@@ -131,7 +185,8 @@ fn drop_gate(c: &CellComparison, spec: &GateSpec, limit: f64) -> Vec<GateResult>
                     if too_big && passed { "; not significant after Holm adjustment (adjusted p ≥ 0.05), so allowed by --significant-only" } else { "" }
                 )
             };
-            GateResult { gate: "--max-drop".into(), subject: format!("{} ({metric})", c.key), value: drop, threshold: limit, passed, detail }
+            // The full key (with the catalog, which `--match` leaves out by default): what --gate-cells matches.
+            GateResult { gate: "--max-drop".into(), subject: format!("{} ({metric})", c.b_cell), value: drop, threshold: limit, passed, detail }
         })
         .collect()
 }
@@ -151,8 +206,18 @@ fn excluded_gate(spec: &GateSpec, limit: f64, subject: String, cells: &[&CellSum
 /// Successes and trials of one rate of a cell.
 type Counts = fn(&CellSummary) -> (u64, u64);
 
-/// Apply every requested gate. `comparison` is the run against its baseline (for `--max-drop`).
-pub fn evaluate(spec: &GateSpec, cells: &[CellSummary], comparison: Option<&Comparison>) -> Vec<GateResult> {
+/// Apply every requested gate. `comparison` is the run against its baseline (for `--max-drop`). A
+/// `--gate-cells` pattern that selects none of the cells a requested gate judges is [`Unmatched`].
+pub fn evaluate(spec: &GateSpec, cells: &[CellSummary], comparison: Option<&Comparison>) -> Result<Vec<GateResult>, Unmatched> {
+    if spec.min_pass_rate.is_some() || spec.min_selection_accuracy.is_some() {
+        let keys: Vec<String> = cells.iter().map(CellSummary::key).collect();
+        check_cells(spec, keys.iter().map(String::as_str), "cell of this run")?;
+    }
+    if let (Some(_), Some(cmp)) = (spec.max_drop, comparison)
+        && !cmp.cells.is_empty()
+    {
+        check_cells(spec, cmp.cells.iter().map(|c| c.b_cell.as_str()), "cell this run shares with the baseline")?;
+    }
     let gated: Vec<&CellSummary> = cells.iter().filter(|c| spec.gated(&c.key())).collect();
     let mut out = Vec::new();
     let rates: [(&str, &str, Option<f64>, Counts); 2] = [
@@ -202,23 +267,15 @@ pub fn evaluate(spec: &GateSpec, cells: &[CellSummary], comparison: Option<&Comp
                 }
             }
             Scope::Overall => {
-                if let Some(o) = &cmp.overall {
+                // The gated cells pooled, as the rate gates pool them (not every matched cell).
+                let pooled = if spec.cells.is_some() { cmp.pooled(|c| spec.gated(&c.b_cell)) } else { cmp.overall.clone() };
+                if let Some(o) = &pooled {
                     out.extend(drop_gate(o, spec, limit));
                 }
             }
         }
     }
-    if gated.is_empty() && (spec.min_pass_rate.is_some() || spec.min_selection_accuracy.is_some()) {
-        out.push(GateResult {
-            gate: "--gate-cells".into(),
-            subject: spec.cells.clone().unwrap_or_default(),
-            value: 0.0,
-            threshold: 1.0,
-            passed: false,
-            detail: "no cell matches the pattern, so nothing was checked".into(),
-        });
-    }
-    out
+    Ok(out)
 }
 
 /// The failed gates, as one message.

@@ -18,6 +18,21 @@ pub const MAX_SECONDS: f64 = 86_400.0;
 /// Most episodes in flight against one endpoint (the runner's scheduler is sized by the sum).
 pub const MAX_CONCURRENCY: usize = 4096;
 
+/// Most worker threads (`--jobs`): each is an OS thread with its own stack, so tens of thousands abort
+/// the process, and beyond a few hundred they only cost memory (the work is bound by cores and endpoints).
+pub const MAX_JOBS: usize = 256;
+
+/// Most trials per task and cell: the matrix is built in memory before the first episode, so a typo of
+/// a few digits would exhaust memory instead of running; pass@k and the noise floor need far fewer.
+pub const MAX_TRIALS: usize = 1000;
+
+/// Most pass-rate rounds per judged answer (each a paid request; StableToolBench uses a handful).
+pub const MAX_ROUNDS: usize = 100;
+
+/// Largest distractor level: beyond any catalog (a level above the catalog's size shows all of it), and
+/// far from the overflow of the level arithmetic.
+pub const MAX_DISTRACTORS: usize = 1_000_000;
+
 /// Parse a number the way flags and keys spell it; the error says what was expected.
 fn number<T: std::str::FromStr>(s: &str, what: &str) -> Result<T, String> {
     s.trim().parse().map_err(|_| format!("`{s}` is not {what}"))
@@ -53,6 +68,11 @@ fn at_least<T: PartialOrd + std::fmt::Display>(v: T, min: T) -> Result<(), Strin
     if v >= min { Ok(()) } else { Err(format!("must be at least {min} (got {v})")) }
 }
 
+fn between<T: PartialOrd + std::fmt::Display + Copy>(v: T, min: T, max: T) -> Result<(), String> {
+    at_least(v, min)?;
+    if v <= max { Ok(()) } else { Err(format!("must be at most {max} (got {v})")) }
+}
+
 fn seconds(v: f64, zero_ok: bool) -> Result<(), String> {
     let low_ok = if zero_ok { v >= 0.0 } else { v > 0.0 };
     if v.is_finite() && low_ok && v <= MAX_SECONDS {
@@ -68,8 +88,20 @@ fn within(v: f64, low: f64, high: f64) -> Result<(), String> {
 }
 
 rule!(
-    /// Counts that must be positive: `trials`, `max_steps`, `--jobs`, `servers_to_discover`, `sample`, `limit`.
+    /// Counts that must be positive: `max_steps`, `servers_to_discover`, `sample`, `limit`.
     at_least_one: usize, "a whole number", |v| at_least(v, 1)
+);
+rule!(
+    /// Trials per task and cell: 1 to [`MAX_TRIALS`].
+    trials: usize, "a whole number", |v| between(v, 1, MAX_TRIALS)
+);
+rule!(
+    /// Worker threads (`--jobs`): 1 to [`MAX_JOBS`].
+    jobs: usize, "a whole number", |v| between(v, 1, MAX_JOBS)
+);
+rule!(
+    /// Pass-rate rounds of the judge: 1 to [`MAX_ROUNDS`].
+    rounds: usize, "a whole number", |v| between(v, 1, MAX_ROUNDS)
 );
 rule!(
     /// Consecutive turns making the same calls that stop an episode: 0 (never) or at least 2 (one turn
@@ -239,10 +271,14 @@ pub mod base_url {
     }
 }
 
-/// Distractor levels of the tool-count curve: distinct (a repeated level would run its cells twice).
+/// Distractor levels of the tool-count curve: distinct (a repeated level would run its cells twice),
+/// each at most [`MAX_DISTRACTORS`].
 pub mod levels {
     use super::*;
     pub fn check(v: Vec<usize>) -> Result<Vec<usize>, String> {
+        if let Some(n) = v.iter().find(|n| **n > MAX_DISTRACTORS) {
+            return Err(format!("level {n} is above the largest level, {MAX_DISTRACTORS} (a level above a catalog's size already shows all of it)"));
+        }
         let mut seen = std::collections::BTreeSet::new();
         match v.iter().find(|n| !seen.insert(**n)) {
             Some(n) => Err(format!("level {n} is given twice; list each distractor level once")),
@@ -302,6 +338,13 @@ mod tests {
             assert!(tool_choice::check(ok.into()).is_ok());
         }
         assert!(levels::check(vec![10, 0, 10]).is_err() && levels::check(vec![0, 10]).is_ok());
+        // Upper bounds: the limit itself passes, one more is refused with the limit in the message.
+        for (parse, max) in [(trials::parse as fn(&str) -> Result<usize, String>, MAX_TRIALS), (jobs::parse, MAX_JOBS), (rounds::parse, MAX_ROUNDS)] {
+            assert_eq!(parse(&max.to_string()), Ok(max));
+            assert!(parse(&(max + 1).to_string()).unwrap_err().contains(&max.to_string()));
+            assert!(parse("0").is_err());
+        }
+        assert!(levels::check(vec![MAX_DISTRACTORS]).is_ok() && levels::check(vec![MAX_DISTRACTORS + 1]).is_err());
         assert!(name::check(" ".into()).is_err());
         assert!(key_env::check(" ".into()).is_err());
         assert!(task_patterns::parse(" ").is_err() && task_patterns::check(vec![]).is_err());

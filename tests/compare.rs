@@ -171,7 +171,9 @@ fn min_rate_gates_on_run_use_exit_code_100_and_respect_gate_cells() {
     let o = with(&["--run-id", "r2", "--min-pass-rate", "99", "--min-selection-accuracy", "99", "--gate-cells", "*/oracle"]);
     assert!(o.status.success(), "the oracle passes everything: {}", stdout(&o));
     let o = with(&["--run-id", "r3", "--min-pass-rate", "99", "--gate-cells", "*/nobody"]);
-    assert_eq!(o.status.code(), Some(100), "a pattern that gates nothing must not pass silently");
+    // A pattern that gates nothing must not pass silently: an input error before anything runs.
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(!tmp.path().join("r3").exists());
     // Bad gate flags are input errors, found before any episode runs.
     for bad in [&["--run-id", "r4", "--max-drop", "3"][..], &["--run-id", "r5", "--min-pass-rate", "120"][..], &["--run-id", "r6", "--gate-scope", "global", "--min-pass-rate", "1"][..]] {
         let o = with(bad);

@@ -10,6 +10,8 @@ fn history_records_runs_and_the_report_draws_the_trend() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().to_str().unwrap();
     let history = tmp.path().join("ci/history.jsonl");
+    // The history's directory must exist (a mistyped one is refused before the run, not created).
+    std::fs::create_dir(tmp.path().join("ci")).unwrap();
     for (i, seed) in ["1", "2", "3"].iter().enumerate() {
         let id = format!("n{i}");
         let o = toolpick(
@@ -21,6 +23,7 @@ fn history_records_runs_and_the_report_draws_the_trend() {
     }
     let entries: Vec<Value> = std::fs::read_to_string(&history).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(entries.len(), 3);
+    let iso = regex::Regex::new(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$").unwrap();
     for (i, e) in entries.iter().enumerate() {
         let dir = tmp.path().join(format!("n{i}"));
         let meta: Value = serde_json::from_slice(&std::fs::read(dir.join("run.json")).unwrap()).unwrap();
@@ -28,7 +31,9 @@ fn history_records_runs_and_the_report_draws_the_trend() {
         assert_eq!(e["config_hash"], meta["matrix_hash"]);
         assert_eq!(e["tags"]["night"], i.to_string());
         assert_eq!(e["tags"]["branch"], "main");
-        assert_eq!(e["date_utc"].as_str().unwrap().len(), "20261130-010203".len());
+        // ISO 8601, UTC: 2026-11-30T01:02:03Z.
+        let date = e["date_utc"].as_str().unwrap();
+        assert!(iso.is_match(date), "{date}");
         // The recorded pass@1 is the summary's.
         let mut r = csv::Reader::from_path(dir.join("summary.csv")).unwrap();
         let h = r.headers().unwrap().clone();

@@ -393,3 +393,25 @@ fn long_labels_wrap_within_the_window() {
     // 2 backends × 2 cells × 2 bars + 2 × 2 group labels + 3 axis labels.
     check_report(&report, "report-long-labels", &trial, 2 * (2 * 2 + 2 * 2 + 3), true);
 }
+
+#[test]
+fn judged_report_fits_the_window() {
+    chromium();
+    // The judged-answers table has 16 columns; with an oracle's full intervals, token counts and the
+    // judge's prompt digest in them it was 1 298 px wide in a 1 280 px window.
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let mock = rt.block_on(toolpick::mock::spawn("127.0.0.1:0".parse().unwrap(), Default::default())).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().to_str().unwrap();
+    let judge = format!("mock@{}", mock.base_url());
+    let args = ["run", "--backends", "lexical,oracle,openai", "--model", "mock", "--base-url", &mock.base_url(), "--judge", &judge, "--limit", "40",
+                "--layouts", "flat,progressive", "--variants", "good,bad", "--out", out, "--run-id", "r", "-q"];
+    let o = toolpick(&args, &repo());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report = tmp.path().join("r/report.html");
+    let html = std::fs::read_to_string(&report).unwrap();
+    assert!(html.contains("Judged final answers"), "the run was judged");
+    let trial = island_trials(&html).last().unwrap()["id"].as_str().unwrap().to_string();
+    // 3 backends × 4 cells × 2 bars (value labels) + group and axis labels.
+    check_report(&report, "report-judged", &trial, 3 * (4 * 2 + 4 * 2 + 3), false);
+}

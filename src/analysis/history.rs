@@ -1,7 +1,8 @@
 //! Run history: one JSON line per run (`--history <file>`), so the HTML report can draw the trend of the
 //! headline metrics over nights.
 //!
-//! An entry holds the run id and start time, the UTC date, the git commit, the matrix hash (which settings produced
+//! An entry holds the run id and start time, the UTC date and time it was recorded (ISO 8601,
+//! `2026-11-30T01:02:03Z`; entries written before hold `20261130-010203` and are still read), the git commit, the matrix hash (which settings produced
 //! it), free `--tag key=value` labels, and per cell n, pass@1 and selection accuracy with their
 //! intervals. Re-recording a run replaces its entry, so re-rendering a report does not add points.
 //! A copy of the history is kept in the run directory (`history.jsonl`): reports stay a pure function
@@ -34,7 +35,7 @@ pub struct HistoryEntry {
     /// that reuses its run id each night still adds a point.
     #[serde(default)]
     pub started_utc: String,
-    /// When it was recorded, UTC `YYYYMMDD-hhmmss`.
+    /// When it was recorded, UTC ISO 8601 `YYYY-MM-DDThh:mm:ssZ` (older entries: `YYYYMMDD-hhmmss`).
     pub date_utc: String,
     pub git_sha: Option<String>,
     /// The run's matrix hash: entries with the same hash ran the same settings.
@@ -49,7 +50,27 @@ fn finite(x: f64) -> f64 {
     if x.is_nan() { -1.0 } else { x }
 }
 
+/// A compact UTC stamp `YYYYMMDD-hhmmss` (`run.json`'s spelling) in ISO 8601, `YYYY-MM-DDThh:mm:ssZ`;
+/// anything else is returned as it is.
+pub fn iso_8601(stamp: &str) -> String {
+    let b = stamp.as_bytes();
+    let digits = |r: std::ops::Range<usize>| b.get(r).is_some_and(|d| d.iter().all(u8::is_ascii_digit));
+    if b.len() == 15 && digits(0..8) && b[8] == b'-' && digits(9..15) {
+        format!("{}-{}-{}T{}:{}:{}Z", &stamp[0..4], &stamp[4..6], &stamp[6..8], &stamp[9..11], &stamp[11..13], &stamp[13..15])
+    } else {
+        stamp.to_string()
+    }
+}
+
 impl HistoryEntry {
+    /// The recorded date `YYYY-MM-DD` and time `hh:mm:ss` (UTC), from either spelling of `date_utc`.
+    pub fn day_and_time(&self) -> Option<(&str, &str)> {
+        let iso = self.date_utc.as_str();
+        let ok = iso.len() == 20 && iso.as_bytes()[10] == b'T' && iso.ends_with('Z');
+        // Older entries are converted on the fly by the caller's `iso_8601`; here only the ISO form.
+        ok.then(|| (&iso[0..10], &iso[11..19]))
+    }
+
     #[allow(clippy::too_many_arguments)]
     pub fn new(run_id: &str, started_utc: &str, date_utc: &str, git_sha: Option<String>, config_hash: &str, tags: BTreeMap<String, String>, cells: &[CellSummary]) -> Self {
         HistoryEntry {
@@ -77,6 +98,7 @@ impl HistoryEntry {
 }
 
 /// Read a history file; a missing file is an empty history, a bad line an error naming file and line.
+/// Dates of older entries are read into ISO 8601.
 pub fn read(path: &Path) -> Result<Vec<HistoryEntry>> {
     let file = match std::fs::File::open(path) {
         Ok(f) => f,
@@ -89,7 +111,9 @@ pub fn read(path: &Path) -> Result<Vec<HistoryEntry>> {
         if line.trim().is_empty() {
             continue;
         }
-        out.push(serde_json::from_str(&line).map_err(|e| InputError::new(path, format!("not a history entry: {e}")).at_line(i + 1))?);
+        let mut entry: HistoryEntry = serde_json::from_str(&line).map_err(|e| InputError::new(path, format!("not a history entry: {e}")).at_line(i + 1))?;
+        entry.date_utc = iso_8601(&entry.date_utc);
+        out.push(entry);
     }
     Ok(out)
 }
@@ -107,9 +131,7 @@ pub fn record(path: &Path, entry: HistoryEntry) -> Result<Vec<HistoryEntry>> {
         bytes.extend(serde_json::to_vec(e)?);
         bytes.push(b'\n');
     }
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)?;
-    }
+    // The directory exists: `--history` is checked before the run (a typo in it is not created).
     crate::files::write_atomic(path, &bytes)?;
     Ok(all)
 }
@@ -119,7 +141,27 @@ mod tests {
     use super::*;
 
     fn entry(id: &str) -> HistoryEntry {
-        HistoryEntry::new(id, "20261130-000000", "20261130-010203", Some("abc".into()), "h", BTreeMap::new(), &[])
+        HistoryEntry::new(id, "20261130-000000", "2026-11-30T01:02:03Z", Some("abc".into()), "h", BTreeMap::new(), &[])
+    }
+
+    #[test]
+    fn older_compact_dates_are_read_as_iso_8601() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("h.jsonl");
+        let mut old = entry("a");
+        old.date_utc = "20261130-010203".into();
+        std::fs::write(&p, format!("{}\n", serde_json::to_string(&old).unwrap())).unwrap();
+        let read = read(&p).unwrap();
+        assert_eq!(read[0].date_utc, "2026-11-30T01:02:03Z");
+        assert_eq!(read[0].day_and_time(), Some(("2026-11-30", "01:02:03")));
+        // Every second of a day round-trips from the compact stamp.
+        for secs in (0..86_400).step_by(7) {
+            let (h, m, s) = (secs / 3600, secs % 3600 / 60, secs % 60);
+            assert_eq!(iso_8601(&format!("20240229-{h:02}{m:02}{s:02}")), format!("2024-02-29T{h:02}:{m:02}:{s:02}Z"));
+        }
+        for other in ["", "2026-11-30T01:02:03Z", "20261130_010203", "2026113-0102030"] {
+            assert_eq!(iso_8601(other), other);
+        }
     }
 
     #[test]

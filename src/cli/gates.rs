@@ -1,6 +1,11 @@
 //! Flags shared by `run`, `report`, `merge` and `compare`, and what they do after a run is scored:
 //! record it in the history, compare it with a baseline, write the comparison, check the gates, append
 //! the CI summary.
+//!
+//! Every one of these flags is checked by `precheck` ([`super::preflight`]) before the command does any
+//! work, and the gates are judged before the history, the comparison or the step summary is written: a
+//! `--gate-cells` pattern that selects no cell is an input error (exit 2), never a report that checked
+//! nothing.
 
 use crate::compare::render::Links;
 use crate::compare::{Comparison, MatchOn};
@@ -9,6 +14,7 @@ use crate::analysis::cells::CellSummary;
 use crate::analysis::verdict::GateResult;
 use crate::gate::{GateSpec, Scope};
 use crate::report::{ReportData, write_atomic};
+use super::preflight;
 use anyhow::{Context, Result};
 use clap::Args;
 use std::io::Write;
@@ -78,13 +84,25 @@ pub struct FollowUp {
 }
 
 impl FollowUp {
-    /// Check every flag before any work is done (a bad gate must not cost a run).
+    /// Check every flag before any work is done (a bad gate, a mistyped path must not cost a run): the
+    /// gates, the baseline (a run directory), the history (a writable file whose entries, if any, read)
+    /// and the step summary (a writable file).
     pub fn precheck(&self) -> Result<()> {
-        self.gates.spec()?;
-        self.gates.match_on()?;
+        self.gates.precheck()?;
         self.history.tags()?;
         if self.gates.max_drop.is_some() && self.baseline.is_none() {
             return Err(InputError::new("--max-drop", "needs a baseline run to measure the drop against: pass --baseline <run-dir>").into());
+        }
+        if let Some(b) = &self.baseline {
+            preflight::run_dir("--baseline", b)?;
+        }
+        match &self.history.history {
+            Some(h) => {
+                preflight::output_file("--history", h)?;
+                crate::analysis::history::read(h)?;
+            }
+            None if !self.history.tags.is_empty() => return Err(InputError::new("--tag", "labels a history entry: add --history FILE").into()),
+            None => {}
         }
         Ok(())
     }
@@ -123,7 +141,7 @@ pub fn record_history(args: &HistoryArgs, run_dir: &Path, data: &mut ReportData)
     let meta: serde_json::Value = std::fs::read(run_dir.join("run.json")).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
     let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let run_id = meta["run_id"].as_str().map(String::from).unwrap_or_else(|| run_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
-    let entry = crate::analysis::history::HistoryEntry::new(&run_id, meta["started_utc"].as_str().unwrap_or_default(), &crate::run::utc_stamp(unix), git_sha(), meta["matrix_hash"].as_str().unwrap_or_default(), tags, &data.analysis.cells);
+    let entry = crate::analysis::history::HistoryEntry::new(&run_id, meta["started_utc"].as_str().unwrap_or_default(), &crate::analysis::history::iso_8601(&crate::run::utc_stamp(unix)), git_sha(), meta["matrix_hash"].as_str().unwrap_or_default(), tags, &data.analysis.cells);
     let all = crate::analysis::history::record(path, entry)?;
     let copy = run_dir.join("history.jsonl");
     if std::fs::canonicalize(path).ok() != std::fs::canonicalize(&copy).ok() {
@@ -135,6 +153,22 @@ pub fn record_history(args: &HistoryArgs, run_dir: &Path, data: &mut ReportData)
 }
 
 impl GateArgs {
+    /// Check the gate flags and the step summary's path before any work is done.
+    pub fn precheck(&self) -> Result<()> {
+        let spec = self.spec()?;
+        self.match_on()?;
+        if spec.is_empty() && spec.cells.is_some() {
+            return Err(InputError::new("--gate-cells", "picks the cells a gate checks, but no gate is given: add --min-pass-rate, --min-selection-accuracy or --max-drop").into());
+        }
+        if spec.significant_only && spec.max_drop.is_none() {
+            return Err(InputError::new("--significant-only", "applies to --max-drop, which is not given").into());
+        }
+        if let Some(p) = &self.step_summary {
+            preflight::output_file("--step-summary", p)?;
+        }
+        Ok(())
+    }
+
     pub fn spec(&self) -> Result<GateSpec> {
         let scope = match self.gate_scope.as_str() {
             "cell" => Scope::Cell,
@@ -187,31 +221,38 @@ pub fn write_comparison(out: &Path, a_dir: &Path, b_dir: &Path, b_cells: &[CellS
     Ok(links)
 }
 
-/// After a run is scored: compare with the baseline (if any), check gates, print them, append the step
-/// summary; a failed gate becomes [`GateFailed`] (exit 100).
+/// Judge the gates ([`crate::gate::evaluate`]); a `--gate-cells` pattern selecting none of the cells
+/// judged is an input error naming the flag and listing the cells.
+pub fn evaluate(spec: &GateSpec, cells: &[CellSummary], cmp: Option<&Comparison>) -> Result<Vec<GateResult>> {
+    crate::gate::evaluate(spec, cells, cmp).map_err(|u| InputError::new("--gate-cells", u.to_string()).into())
+}
+
+/// After a run is scored (its flags checked by [`FollowUp::precheck`] before it ran): compare with the
+/// baseline (if any) and judge the gates, then — only then — record the history, write the comparison,
+/// print the gates and append the step summary; a failed gate becomes [`GateFailed`] (exit 100).
 pub fn conclude(follow: &FollowUp, run_dir: &Path, mut data: ReportData) -> Result<()> {
-    follow.precheck()?;
     let (args, history, baseline) = (&follow.gates, &follow.history, follow.baseline.as_deref());
     let spec = args.spec()?;
-    record_history(history, run_dir, &mut data)?;
-    let data = &data.analysis;
     let on = args.match_on()?;
     let compared = match baseline {
         Some(a_dir) => {
             let a = crate::report::load_run(a_dir).with_context(|| format!("cannot read the baseline run {}", a_dir.display()))?;
-            let cmp = crate::compare::compare(&a.analysis, data, &on);
-            let gates = crate::gate::evaluate(&spec, &data.cells, Some(&cmp));
-            let links = write_comparison(run_dir, a_dir, run_dir, &data.cells, &cmp, &gates)?;
-            print_comparison(&cmp);
-            Some((cmp, links, gates))
+            Some((a_dir, crate::compare::compare(&a.analysis, &data.analysis, &on)))
         }
         None => None,
     };
-    let gates = match &compared {
-        Some((_, _, g)) => g.clone(),
-        None => crate::gate::evaluate(&spec, &data.cells, None),
+    let gates = evaluate(&spec, &data.analysis.cells, compared.as_ref().map(|(_, c)| c))?;
+    record_history(history, run_dir, &mut data)?;
+    let cells = &data.analysis.cells;
+    let links = match &compared {
+        Some((a_dir, cmp)) => {
+            let links = write_comparison(run_dir, a_dir, run_dir, cells, cmp, &gates)?;
+            print_comparison(cmp);
+            Some(links)
+        }
+        None => None,
     };
-    finish(args, &data.cells, compared.as_ref().map(|(c, l, _)| (c, l)), &gates)
+    finish(args, cells, compared.as_ref().map(|(_, c)| c).zip(links.as_ref()), &gates)
 }
 
 /// Print gates, append the step summary, and fail when a gate failed.

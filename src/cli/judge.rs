@@ -23,8 +23,8 @@ pub struct JudgeArgs {
     /// auto: claims when the task has claims, else pass-rate.
     #[arg(long, value_parser = crate::judge::parse_method_flag, value_name = "[DATASET=]METHOD")]
     pub judge_method: Vec<(String, MethodChoice)>,
-    /// Pass-rate rounds per answer (default 3).
-    #[arg(long, value_parser = rules::at_least_one::parse, value_name = "N")]
+    /// Pass-rate rounds per answer (1 to 100; default 3).
+    #[arg(long, value_parser = rules::rounds::parse, value_name = "N")]
     pub judge_rounds: Option<usize>,
     /// Claim coverage at which a task counts as done (more than 0, at most 1; default 0.75).
     #[arg(long, allow_negative_numbers = true, value_parser = rules::claim_threshold::parse, value_name = "X")]
@@ -113,7 +113,7 @@ pub struct JudgeCheckArgs {
     #[arg(long)]
     cache_dir: Option<PathBuf>,
     /// Do not read or write the response cache.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "cache_dir")]
     no_cache: bool,
     /// Write every verdict and the agreement figures here (JSON).
     #[arg(long, short)]
@@ -146,8 +146,15 @@ pub fn cmd_judge_check(args: JudgeCheckArgs) -> Result<()> {
         .ok_or_else(|| crate::error::InputError::new("--judge", "judge-check needs a judge: --judge MODEL[@BASE_URL] (or a [judge] table in --config)"))?;
     // The second judge is checked before the first is asked anything.
     let judge_b = args.judge_b.as_deref().map(|b| crate::judge::config::model_and_url(b, "--judge-b")).transpose()?;
+    if let Some(p) = &args.out {
+        super::preflight::output_file("--out", p)?;
+    }
+    if let (Some(dir), false) = (&args.cache_dir, args.no_cache) {
+        super::preflight::output_dir("--cache-dir", dir)?;
+    }
     let dataset_path = args.dataset.clone().unwrap_or_else(|| super::bundled("datasets/starter.jsonl"));
     let dataset = crate::dataset::load_dataset(&dataset_path)?;
+    crate::judge::config::check_method_datasets(file.judge.as_ref(), args.config.as_deref(), args.judge.judge_method.iter().map(|(d, _)| d.as_str()), std::slice::from_ref(&dataset.name))?;
     let labels = crate::judge::check::load_labels(&args.labels, &dataset)?;
     let cache = if args.no_cache { None } else { Some(Arc::new(crate::agent::cache::Cache::new(args.cache_dir.clone().unwrap_or_else(|| PathBuf::from(super::DEFAULT_CACHE))))) };
     let rt = runtime(None)?;

@@ -113,6 +113,14 @@ pub fn cmd_serve(args: ServeArgs, catalog: Option<PathBuf>) -> Result<()> {
         let with = if args.sessions.is_some() { "--sessions" } else { "--out" };
         return Err(crate::error::InputError::new("--record", format!("cannot be combined with {with}: the sessions file already records every call with its session (`toolpick mcp collect` reads it)")).into());
     }
+    for (flag, file) in [("--record", &args.record), ("--sessions", &args.sessions)] {
+        if let Some(f) = file {
+            super::preflight::output_file(flag, f)?;
+        }
+    }
+    if let Some(out) = &args.out {
+        super::preflight::output_dir("--out", out)?;
+    }
     // Without a task the catalog is served whole: a one-task dataset of our own stands in.
     let scratch = tempfile::tempdir()?;
     let dataset = match (&args.input.dataset, &args.task) {
@@ -149,7 +157,7 @@ pub fn cmd_serve(args: ServeArgs, catalog: Option<PathBuf>) -> Result<()> {
     if let Some(out) = args.out.clone() {
         return record_session(args, config, out);
     }
-    let mut presentation = crate::run::serve::Presentation::new(config, args.task.as_deref(), args.record.clone())?;
+    let mut presentation = crate::run::serve::Presentation::new(config, args.task.as_deref(), args.record.clone()).map_err(serve_flags)?;
     let rt = runtime(None)?;
     let http = args.http;
     rt.block_on(async move {
@@ -187,7 +195,7 @@ async fn serve_on(http: Option<std::net::SocketAddr>, served: std::sync::Arc<dyn
 fn serve_sessions(args: ServeArgs, spec: crate::run::sessions::ServedSpec, config: crate::run::RunConfig) -> Result<()> {
     let scratch = tempfile::tempdir()?;
     let file = args.sessions.clone().unwrap_or_else(|| scratch.path().join("sessions.jsonl"));
-    let prepared = crate::run::prepare(config)?;
+    let prepared = crate::run::prepare(config).map_err(serve_flags)?;
     let pool = std::sync::Arc::new(crate::run::sessions::SessionPool::new(prepared, &spec, args.task.clone(), &file)?);
     let rt = runtime(None)?;
     let served: std::sync::Arc<dyn crate::mcp::serve::Served> = pool.clone();
@@ -203,7 +211,46 @@ fn serve_sessions(args: ServeArgs, spec: crate::run::sessions::ServedSpec, confi
     }
     let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let run_id = args.run_id.clone().or_else(|| args.task.as_ref().map(|t| format!("mcp-{t}-{}", crate::run::utc_stamp(unix))));
-    write_collected(rt.block_on(crate::run::sessions::collect(sessions, crate::run::sessions::CollectOptions { out, run_id, agent_name: args.agent_name, source: file })))
+    let collected = rt.block_on(crate::run::sessions::collect(sessions, crate::run::sessions::CollectOptions { out, run_id, agent_name: args.agent_name, source: file.clone() }));
+    write_collected(collected.map_err(|e| from_sessions(e, &file)))
+}
+
+/// The run machinery's errors name `run`'s flags; `mcp serve` has `--variant` and `--layout`.
+fn serve_flags(e: anyhow::Error) -> anyhow::Error {
+    let Some(ie) = e.downcast_ref::<crate::error::InputError>() else { return e };
+    let to = match ie.file.to_str() {
+        Some("--variants") => "--variant",
+        Some("--layouts") => "--layout",
+        _ => return e,
+    };
+    crate::error::InputError { file: to.into(), ..ie.clone() }.into()
+}
+
+/// A collected run's settings come from its sessions file, not from flags: errors name the file and
+/// the field that holds the setting.
+fn from_sessions(e: anyhow::Error, file: &std::path::Path) -> anyhow::Error {
+    let e = tasks_named_by(e, file, "task", " (the dataset changed since the session was served)");
+    let Some(ie) = e.downcast_ref::<crate::error::InputError>() else { return e };
+    let field = match ie.file.to_str() {
+        Some("--variants") => "variant",
+        Some("--layouts") => "layout",
+        _ => return e,
+    };
+    crate::error::InputError::new(file, ie.message.clone()).field(field).into()
+}
+
+/// The served task and the tasks a sessions file played are selected with the run's task subset,
+/// whose errors name `--tasks`, a flag these commands do not have: name what the user gave instead
+/// (`to`: the `--task` flag or the sessions file), and say why the task is missing.
+fn tasks_named_by(e: anyhow::Error, to: &std::path::Path, field: &str, why: &str) -> anyhow::Error {
+    let Some(ie) = e.downcast_ref::<crate::error::InputError>().filter(|ie| ie.file == std::path::Path::new("--tasks")) else { return e };
+    let id = ie.message.split('`').nth(1).unwrap_or_default();
+    let dataset = ie.message.split(" in dataset ").nth(1).and_then(|d| d.split(';').next()).unwrap_or("the dataset");
+    let mut named = crate::error::InputError::new(to, format!("task `{id}` is not a task of dataset {dataset}{why}"));
+    if !field.is_empty() {
+        named = named.field(field);
+    }
+    named.into()
 }
 
 /// Report a collected run (on stderr: stdout may have been the MCP transport).
@@ -221,8 +268,11 @@ pub fn cmd_collect(args: CollectArgs) -> Result<()> {
         crate::run::meta::check_run_id(id).map_err(|why| crate::error::InputError::new("--run-id", why))?;
     }
     let sessions = crate::run::sessions::Sessions::load(&args.sessions)?;
+    super::preflight::output_dir("--out", &args.out)?;
     let rt = runtime(None)?;
-    write_collected(rt.block_on(crate::run::sessions::collect(sessions, crate::run::sessions::CollectOptions { out: args.out, run_id: args.run_id, agent_name: args.agent_name, source: args.sessions })))
+    let file = args.sessions.clone();
+    let collected = rt.block_on(crate::run::sessions::collect(sessions, crate::run::sessions::CollectOptions { out: args.out, run_id: args.run_id, agent_name: args.agent_name, source: args.sessions }));
+    write_collected(collected.map_err(|e| from_sessions(e, &file)))
 }
 
 /// Serve one task's episode to a client that connects by itself, and write it as a run (one trial)
@@ -238,7 +288,7 @@ fn record_session(args: ServeArgs, mut config: crate::run::RunConfig, out: PathB
     // An interactive session may take a while: the client's session end closes the episode.
     model.episode_timeout_s = 7.0 * 24.0 * 3600.0;
     config.models = vec![model];
-    let mut prepared = crate::run::prepare(config)?;
+    let mut prepared = crate::run::prepare(config).map_err(|e| serve_flags(tasks_named_by(e, std::path::Path::new("--task"), "", "")))?;
     let instructions = prepared.first_task_instructions().unwrap_or_default();
     let (session, served) = crate::run::bridge::ClientSession::new(&agent_name, &instructions);
     let close = session.closer();

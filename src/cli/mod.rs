@@ -23,6 +23,7 @@ macro_rules! outln {
 mod gates;
 mod judge;
 mod mcp;
+mod preflight;
 mod run;
 
 use run::RunArgs;
@@ -68,7 +69,7 @@ enum Command {
         #[arg(long)]
         cache_dir: Option<PathBuf>,
         /// With --judge: do not read or write the response cache.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "cache_dir")]
         no_cache: bool,
     },
     /// Measure a judge against answers labelled by people: accuracy, Cohen's κ with its interval and
@@ -338,8 +339,25 @@ fn dispatch(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Run(args) => run::cmd_run(*args),
         Command::Report { run_dir, follow, judge, retry_errors, cache_dir, no_cache } => {
+            preflight::run_dir("<run-dir>", &run_dir)?;
             follow.precheck()?;
-            let data = match judge.config(None, Path::new("."))? {
+            let judge = judge.config(None, Path::new("."))?;
+            match &judge {
+                None => {
+                    // Judge settings without a judge would be silently ignored.
+                    for (given, flag) in [(retry_errors, "--retry-errors"), (cache_dir.is_some(), "--cache-dir"), (no_cache, "--no-cache")] {
+                        if given {
+                            return Err(crate::error::InputError::new(flag, "applies to judging a run: add --judge MODEL[@BASE_URL]").into());
+                        }
+                    }
+                }
+                Some(_) => {
+                    if let (Some(dir), false) = (&cache_dir, no_cache) {
+                        preflight::output_dir("--cache-dir", dir)?;
+                    }
+                }
+            }
+            let data = match judge {
                 None => crate::report::render_run(&run_dir)?,
                 Some(config) => {
                     let cache = if no_cache { None } else { Some(cache_dir.clone().or_else(|| run_cache_dir(&run_dir)).unwrap_or_else(|| PathBuf::from(DEFAULT_CACHE))) };
@@ -353,6 +371,10 @@ fn dispatch(cli: Cli) -> Result<()> {
         }
         Command::Compare { baseline, run, out, gates } => cmd_compare(&baseline, &run, out, &gates),
         Command::Merge { runs, out, follow } => {
+            for r in &runs {
+                preflight::run_dir("<shard-run>", r)?;
+            }
+            preflight::output_dir("--out", &out)?;
             follow.precheck()?;
             let merged = crate::run::merge::merge(&runs, &out)?;
             let data = crate::report::render_locked(&out, &merged.lock)?;
@@ -369,6 +391,10 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Mcp { action: McpAction::Proxy(args) } => mcp::cmd_proxy(*args),
         Command::Mcp { action: McpAction::Collect(args) } => mcp::cmd_collect(args),
         Command::Mcp { action: McpAction::Import { out, name, capabilities, categories, env, url, command } } => {
+            preflight::output_dir("--out", &out)?;
+            if let Some(c) = &categories {
+                preflight::input_file("--categories", c)?;
+            }
             let mut import_sandbox = None;
             let target = match url {
                 Some(url) => {
@@ -417,6 +443,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Import { format, path, output, min_quality, onto, fixture } => {
+            preflight::output_dir("--output", &output)?;
             let mut options = crate::dataset::importers::Options::default();
             if let Some(q) = min_quality {
                 if format != "safetoolbench" {
@@ -469,8 +496,13 @@ fn dispatch(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Cache { action, cache_dir } => {
+            // A file where the cache should be is a mistake, not an empty cache.
+            if cache_dir.exists() && !cache_dir.is_dir() {
+                return Err(crate::error::InputError::new("--cache-dir", format!("`{}` is a file, not a cache directory", cache_dir.display())).into());
+            }
             let cache = crate::agent::cache::Cache::new(cache_dir);
             match action {
+                CacheAction::Stats if !cache.dir().exists() => outln!("{}: no cache there (the directory does not exist)", cache.dir().display()),
                 CacheAction::Stats => {
                     let (n, bytes) = cache.stats();
                     outln!("{}: {n} entries, {bytes} bytes", cache.dir().display());
@@ -489,6 +521,9 @@ fn run_cache_dir(run_dir: &Path) -> Option<PathBuf> {
 }
 
 fn cmd_lint(args: LintArgs) -> Result<()> {
+    if let Some(p) = &args.output {
+        preflight::output_file("--output", p)?;
+    }
     let path = args.catalog.clone().unwrap_or_else(|| bundled("registries/workspace"));
     let catalog = load_catalog(&path)?;
     let findings = crate::lint::lint(&catalog);
@@ -564,8 +599,25 @@ fn cmd_mock(args: MockArgs) -> Result<()> {
         Ok(())
     })
 }
+/// `toolpick validate`: a catalog alone (`--catalog` without `--dataset`), a dataset against a catalog
+/// (the bundled one by default), or an imported benchmark; `ok:` only when nothing is wrong.
 fn cmd_validate(args: InputArgs) -> Result<()> {
     let catalog_path = args.catalog();
+    if args.catalog.is_some() && args.dataset.is_none() {
+        let catalog = load_catalog(&catalog_path).map_err(|e| {
+            let n = e.0.len();
+            anyhow::Error::new(e).context(format!("{n} problem(s) found"))
+        })?;
+        reachability_warnings(&catalog);
+        outln!(
+            "ok: catalog {} ({} servers, {} categories, {} tools)",
+            catalog.name,
+            catalog.servers.len(),
+            catalog.servers.iter().map(|s| s.categories.len()).sum::<usize>(),
+            catalog.tool_count()
+        );
+        return Ok(());
+    }
     let dataset_path = args.dataset();
     if let Some((format, path)) = crate::dataset::importers::split_spec(&dataset_path)? {
         // An import brings its own catalog and keeps only tasks that validate against it.
@@ -582,10 +634,19 @@ fn cmd_validate(args: InputArgs) -> Result<()> {
     if let Err(e) = &dataset {
         errors.extend(e.0.iter().cloned());
     }
+    if let Ok(c) = &catalog {
+        reachability_warnings(c);
+    }
+    if let (Ok(c), Ok(d)) = (&catalog, &dataset)
+        && let Err(e) = check_against(d, c)
+    {
+        errors.extend(e.0);
+    }
+    if !errors.is_empty() {
+        let n = errors.len();
+        return Err(anyhow::Error::new(crate::error::InputErrors(errors)).context(format!("{n} problem(s) found")));
+    }
     if let (Ok(c), Ok(d)) = (&catalog, &dataset) {
-        if let Err(e) = check_against(d, c) {
-            errors.extend(e.0);
-        }
         outln!(
             "ok: catalog {} ({} servers, {} categories, {} tools), dataset {} ({} tasks)",
             c.name,
@@ -596,20 +657,22 @@ fn cmd_validate(args: InputArgs) -> Result<()> {
             d.tasks.len()
         );
     }
-    // Reachability warnings: valid input, but a tool search can match such a tool only by its name.
-    if let Ok(c) = &catalog {
-        for f in crate::lint::lint(c).iter().filter(|f| f.rule == crate::lint::NO_CONTENT_WORDS) {
-            outln!("warning: {}:{}: field `{}`: tool `{}`: {} {}", f.file.display(), f.line, f.field, f.tool, f.rule, f.message);
-        }
+    Ok(())
+}
+
+/// Reachability warnings: valid input, but a tool search can match such a tool only by its name.
+fn reachability_warnings(c: &crate::catalog::Catalog) {
+    for f in crate::lint::lint(c).iter().filter(|f| f.rule == crate::lint::NO_CONTENT_WORDS) {
+        outln!("warning: {}:{}: field `{}`: tool `{}`: {} {}", f.file.display(), f.line, f.field, f.tool, f.rule, f.message);
     }
-    if errors.is_empty() {
-        return Ok(());
-    }
-    let n = errors.len();
-    Err(anyhow::Error::new(crate::error::InputErrors(errors)).context(format!("{n} problem(s) found")))
 }
 
 fn cmd_compare(a_dir: &Path, b_dir: &Path, out: Option<PathBuf>, args: &gates::GateArgs) -> Result<()> {
+    preflight::run_dir("<baseline-run>", a_dir)?;
+    preflight::run_dir("<run>", b_dir)?;
+    // The compare.* files go to --out, else into the run's own directory.
+    preflight::output_dir("--out", out.as_deref().unwrap_or(b_dir))?;
+    args.precheck()?;
     let spec = args.spec()?;
     let on = args.match_on()?;
     let a = crate::report::load_run(a_dir).with_context(|| format!("cannot read the baseline run {}", a_dir.display()))?;
@@ -623,7 +686,7 @@ fn cmd_compare(a_dir: &Path, b_dir: &Path, out: Option<PathBuf>, args: &gates::G
         )
         .into());
     }
-    let results = crate::gate::evaluate(&spec, &b.cells, Some(&cmp));
+    let results = gates::evaluate(&spec, &b.cells, Some(&cmp))?;
     let out = out.unwrap_or_else(|| b_dir.to_path_buf());
     let links = gates::write_comparison(&out, a_dir, b_dir, &b.cells, &cmp, &results)?;
     gates::print_comparison(&cmp);

@@ -32,8 +32,8 @@ pub struct RunArgs {
     /// task; flat layout only). Replaces the config file's models. Default: lexical,oracle.
     #[arg(long, value_delimiter = ',')]
     backends: Option<Vec<String>>,
-    /// Trials per task and cell (at least 1). Default 1.
-    #[arg(long, value_parser = rules::at_least_one::parse)]
+    /// Trials per task and cell (1 to 1000). Default 1.
+    #[arg(long, value_parser = rules::trials::parse)]
     trials: Option<usize>,
     /// Seed for every random choice; same inputs + seed give byte-identical trials and reports. Default 0.
     #[arg(long)]
@@ -90,7 +90,7 @@ pub struct RunArgs {
     #[arg(long)]
     retry_errors: bool,
     /// Do not read or write the response cache.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "cache_dir")]
     no_cache: bool,
     /// Response cache directory. Default: <out>/.cache.
     #[arg(long)]
@@ -102,8 +102,8 @@ pub struct RunArgs {
     /// together with `toolpick merge`.
     #[arg(long, value_name = "I/N")]
     shard: Option<String>,
-    /// Worker threads (at least 1; default: all cores).
-    #[arg(long, value_parser = rules::at_least_one::parse)]
+    /// Worker threads (1 to 256; default: all cores).
+    #[arg(long, value_parser = rules::jobs::parse)]
     jobs: Option<usize>,
     #[command(flatten)]
     endpoint: EndpointArgs,
@@ -351,7 +351,11 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
         .map(crate::run::shard::Shard::parse)
         .transpose()
         .map_err(|m| crate::error::InputError::new("--shard", m))?;
+    super::preflight::run_paths(&config, &out)?;
+    let execute_modes = config.execute.clone();
     let prepared = prepare(config)?;
+    let judged = judge.as_ref().map(|_| (&args.judge, file.judge.as_ref(), args.config.as_deref()));
+    super::preflight::run_names(&prepared, &execute_modes, &args.follow.gates.spec()?, judged)?;
     let imports = prepared.imports.clone();
     let subset = (!prepared.config_subset().is_empty())
         .then(|| (crate::compare::describe_subset(&serde_json::json!({ "subset": prepared.config_subset() })), prepared.kept.clone()));

@@ -189,6 +189,59 @@ pub struct CellComparison {
     /// Tasks scored in this cell of one run only (not paired), sorted.
     pub only_a_tasks: Vec<String>,
     pub only_b_tasks: Vec<String>,
+    /// The paired tasks' rates, kept so that cells can be pooled ([`Comparison::pooled`]).
+    #[serde(skip)]
+    pub pairs: Pairs,
+}
+
+/// Per-task rates of the paired tasks of a cell, in A and in B: pass@1 (`pa`, `pb`) and selection
+/// (`sa`, `sb`), in task order.
+#[derive(Debug, Clone, Default)]
+pub struct Pairs {
+    pa: Vec<f64>,
+    pb: Vec<f64>,
+    sa: Vec<f64>,
+    sb: Vec<f64>,
+}
+
+/// `cells` pooled into one comparison (their task pairs together, their flips and unpaired tasks in
+/// order), labelled `overall`; `None` when there is no cell.
+fn pool<'a>(cells: impl IntoIterator<Item = &'a CellComparison>) -> Option<CellComparison> {
+    let mut pooled: Option<CellComparison> = None;
+    for c in cells {
+        let o = pooled.get_or_insert_with(|| CellComparison {
+            key: "overall".into(),
+            a_cell: "overall".into(),
+            b_cell: "overall".into(),
+            pass: PairedDiff::of(&[], &[], 0),
+            selection: PairedDiff::of(&[], &[], 1),
+            noise: None,
+            flips: vec![],
+            only_a_tasks: vec![],
+            only_b_tasks: vec![],
+            pairs: Pairs::default(),
+        });
+        o.pairs.pa.extend(&c.pairs.pa);
+        o.pairs.pb.extend(&c.pairs.pb);
+        o.pairs.sa.extend(&c.pairs.sa);
+        o.pairs.sb.extend(&c.pairs.sb);
+        o.flips.extend(c.flips.iter().cloned());
+        o.only_a_tasks.extend(c.only_a_tasks.iter().cloned());
+        o.only_b_tasks.extend(c.only_b_tasks.iter().cloned());
+    }
+    if let Some(o) = pooled.as_mut() {
+        o.pass = PairedDiff::of(&o.pairs.pa, &o.pairs.pb, 0);
+        o.selection = PairedDiff::of(&o.pairs.sa, &o.pairs.sb, 1);
+    }
+    pooled
+}
+
+impl Comparison {
+    /// The matched cells `keep` selects, pooled as `overall` pools them all (`--gate-scope overall` with
+    /// `--gate-cells`); `None` when it selects none.
+    pub fn pooled(&self, keep: impl Fn(&CellComparison) -> bool) -> Option<CellComparison> {
+        pool(self.cells.iter().filter(|c| keep(c)))
+    }
 }
 
 /// Two runs, compared.
@@ -357,9 +410,6 @@ pub fn compare(a: &RunAnalysis, b: &RunAnalysis, on: &MatchOn) -> Comparison {
     let only_b: Vec<String> = cells_b.keys().filter(|k| !cells_a.contains_key(*k)).cloned().collect();
     let empty = BTreeMap::new();
     let mut cells = Vec::new();
-    let (mut all_pa, mut all_pb, mut all_sa, mut all_sb) = (vec![], vec![], vec![], vec![]);
-    let mut all_flips = Vec::new();
-    let (mut all_only_a, mut all_only_b) = (Vec::new(), Vec::new());
     for (key, ca) in &cells_a {
         let Some(cb) = cells_b.get(key) else { continue };
         let (oa, ob) = (ta.get(key).unwrap_or(&empty), tb.get(key).unwrap_or(&empty));
@@ -404,30 +454,15 @@ pub fn compare(a: &RunAnalysis, b: &RunAnalysis, on: &MatchOn) -> Comparison {
             pass: PairedDiff::of(&pa, &pb, seed),
             selection: PairedDiff::of(&sa, &sb, seed ^ 1),
             noise: cb.noise.or(ca.noise),
-            flips: flips.clone(),
+            flips,
             only_a_tasks,
             only_b_tasks,
+            pairs: Pairs { pa, pb, sa, sb },
         };
-        all_pa.extend(pa);
-        all_pb.extend(pb);
-        all_sa.extend(sa);
-        all_sb.extend(sb);
-        all_flips.extend(flips);
-        all_only_a.extend(cmp.only_a_tasks.iter().cloned());
-        all_only_b.extend(cmp.only_b_tasks.iter().cloned());
         cells.push(cmp);
     }
-    let overall = (!cells.is_empty()).then(|| CellComparison {
-        key: "overall".into(),
-        a_cell: "overall".into(),
-        b_cell: "overall".into(),
-        pass: PairedDiff::of(&all_pa, &all_pb, 0),
-        selection: PairedDiff::of(&all_sa, &all_sb, 1),
-        noise: None,
-        flips: all_flips,
-        only_a_tasks: all_only_a,
-        only_b_tasks: all_only_b,
-    });
+    // Pooled before the Holm adjustment: the pooled row is a test of its own.
+    let overall = pool(&cells);
     adjust(&mut cells, |c| &mut c.pass);
     adjust(&mut cells, |c| &mut c.selection);
     let confusion_changes = confusion_changes(a, b, &cells);
@@ -473,6 +508,7 @@ mod tests {
             flips: vec![],
             only_a_tasks: vec![],
             only_b_tasks: vec![],
+            pairs: Pairs::default(),
         }
     }
 

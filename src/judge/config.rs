@@ -40,7 +40,7 @@ pub struct JudgeFile {
     pub price: Option<Price>,
     pub preflight: Option<bool>,
     /// Pass-rate rounds (default 3).
-    #[serde(default, deserialize_with = "rules::at_least_one::de_opt")]
+    #[serde(default, deserialize_with = "rules::rounds::de_opt")]
     pub rounds: Option<usize>,
     /// Coverage at which the claims method counts a task as done (default 0.75).
     #[serde(default, deserialize_with = "rules::claim_threshold::de_opt")]
@@ -70,12 +70,17 @@ pub struct JudgeFlags {
     pub no_preflight: bool,
 }
 
-/// `MODEL[@BASE_URL]` split and checked (`flag` names the flag in errors).
+/// `MODEL[@BASE_URL]` split and checked (`flag` names the flag in errors). A URL alone is refused: it
+/// would otherwise become a model named after the URL, asked on the default endpoint.
 pub fn model_and_url(s: &str, flag: &str) -> Result<(String, Option<String>), InputError> {
     let (model, url) = match s.split_once('@') {
         Some((m, u)) => (m, Some(u)),
         None => (s, None),
     };
+    if model.contains("://") {
+        let example = if url.is_none() { s } else { "https://api.openai.com/v1" };
+        return Err(InputError::new(flag, format!("`{s}` names an endpoint but no model; write MODEL@BASE_URL, e.g. gpt-4o-mini@{example}")));
+    }
     let model = rules::name::parse(model).map_err(|m| InputError::new(flag, format!("model name: {m}")))?;
     let url = url.map(|u| rules::base_url::parse(u).map_err(|m| InputError::new(flag, format!("base URL: {m}")))).transpose()?;
     Ok((model, url))
@@ -147,6 +152,32 @@ pub fn resolve(file: Option<&JudgeFile>, flags: &JudgeFlags, base: &std::path::P
     }))
 }
 
+/// Check that every dataset named by a per-dataset method (`--judge-method DATASET=…`, the datasets in
+/// `flags`; `[judge.methods]` in `file`, read from `file_path`) is one of the run's `datasets`: a
+/// method for a dataset the run does not have would be silently ignored. The error names the flag or
+/// the key and lists the datasets.
+pub fn check_method_datasets<'a>(
+    file: Option<&JudgeFile>,
+    file_path: Option<&std::path::Path>,
+    flags: impl IntoIterator<Item = &'a str>,
+    datasets: &[String],
+) -> Result<(), InputError> {
+    let listed = || if datasets.is_empty() { "(none)".to_string() } else { datasets.join(", ") };
+    let unknown = |d: &str| d != "*" && !datasets.iter().any(|n| n == d);
+    for dataset in flags {
+        if unknown(dataset) {
+            return Err(InputError::new("--judge-method", format!("`{dataset}` is not a dataset of this run; its datasets are: {}", listed())));
+        }
+    }
+    for dataset in file.map(|f| f.methods.keys()).into_iter().flatten() {
+        if unknown(dataset) {
+            let at = file_path.map(std::path::Path::to_path_buf).unwrap_or_else(|| "[judge]".into());
+            return Err(InputError::new(at, format!("`{dataset}` is not a dataset of this run; its datasets are: {}", listed())).field(format!("judge.methods.{dataset}")));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,5 +197,31 @@ mod tests {
         assert!(resolve(None, &orphan, std::path::Path::new(".")).is_err(), "settings without a judge are a mistake");
         assert!(toml::from_str::<JudgeFile>("claim_threshold = 1.5").is_err());
         assert!(toml::from_str::<JudgeFile>("modle = \"x\"").is_err(), "unknown keys are errors");
+        assert!(toml::from_str::<JudgeFile>("rounds = 101").is_err(), "rounds are bounded (rules::MAX_ROUNDS)");
+    }
+
+    #[test]
+    fn an_endpoint_without_a_model_is_refused_in_every_spelling() {
+        for url in ["http://host/v1", "https://api.openai.com/v1", "http://127.0.0.1:8080/v1", "HTTP://host/v1"] {
+            let e = model_and_url(url, "--judge").unwrap_err();
+            assert!(e.message.contains("MODEL@BASE_URL"), "{url}: {e}");
+            let e = model_and_url(&format!("{url}@{url}"), "--judge").unwrap_err();
+            assert!(e.message.contains("no model"), "{url}: {e}");
+        }
+        assert_eq!(model_and_url("gpt-4o@http://h/v1", "--judge").unwrap(), ("gpt-4o".to_string(), Some("http://h/v1".to_string())));
+        // Model names with a slash (as vLLM serves them) stay models.
+        assert_eq!(model_and_url("Qwen/Qwen2.5-7B-Instruct", "--judge").unwrap().0, "Qwen/Qwen2.5-7B-Instruct");
+    }
+
+    #[test]
+    fn methods_for_datasets_the_run_does_not_have_are_refused() {
+        let runs = vec!["starter".to_string(), "bfcl".to_string()];
+        let file: JudgeFile = toml::from_str("model = \"j\"\n[methods]\nstarter = \"claims\"\nstartr = \"pass-rate\"").unwrap();
+        let e = check_method_datasets(Some(&file), Some(std::path::Path::new("exp.toml")), [], &runs).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("judge.methods.startr"));
+        assert!(e.message.contains("starter, bfcl"), "{e}");
+        let e = check_method_datasets(None, None, ["nosuch", "*"], &runs).unwrap_err();
+        assert_eq!(e.file, std::path::Path::new("--judge-method"));
+        check_method_datasets(None, None, ["bfcl", "*"], &runs).unwrap();
     }
 }

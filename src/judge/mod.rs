@@ -342,6 +342,9 @@ pub async fn judge_run(dir: &Path, config: &JudgeConfig, cache: Option<Arc<Cache
         trials.push(t);
         Ok(())
     })?;
+    // A method for a dataset the run does not have would be ignored (`report --judge-method`): refused before any request.
+    let datasets: Vec<String> = trials.iter().map(|t| t.dataset.clone()).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+    config::check_method_datasets(None, None, config.methods.keys().map(String::as_str), &datasets)?;
     let earlier: BTreeMap<String, Judgement> = judgement::read(dir)?.into_iter().map(|j| (j.trial_id.clone(), j)).collect();
     let mut outcome = JudgeOutcome::default();
     let mut all: Vec<Judgement> = Vec::new();

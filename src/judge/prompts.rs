@@ -8,6 +8,11 @@
 //! judge to treat them as data). The pass-rate templates get no expected facts: StableToolBench's
 //! evaluator judges from the query, the answer and the process only, so a template asking for
 //! `{{claims}}` or `{{claim}}` there is refused rather than sent with the placeholder unfilled.
+//!
+//! Nothing in the directory is passed over in silence: a file that is none of the template names (a
+//! misspelt `claims.txt`), a template name that is not a readable file, and a `{{placeholder}}` the
+//! template is not filled with are errors naming the file and listing what is valid. Only hidden files
+//! (an editor's `.claim.txt.swp`) are not read.
 
 use crate::error::InputError;
 use sha2::{Digest, Sha256};
@@ -33,6 +38,48 @@ const NEEDS: [(&str, &[&str]); 3] =
 /// Placeholders a template may not hold: the pass-rate questions are asked without expected facts.
 const FORBIDS: [(&str, &[&str]); 2] = [(ANSWER_STATUS, &["{{claims}}", "{{claim}}"]), (TASK_SOLVED, &["{{claims}}", "{{claim}}"])];
 
+/// The values each template is filled with (`crate::judge` renders the pass-rate questions with the
+/// query, answer and process, a claim question with the query, answer and claim). Any other
+/// `{{name}}` would reach the judge verbatim.
+pub const FILLED: [(&str, &[&str]); 3] =
+    [(ANSWER_STATUS, &["query", "answer", "process"]), (TASK_SOLVED, &["query", "answer", "process"]), (CLAIM, &["query", "answer", "claim"])];
+
+/// The `{{name}}` placeholders of `text` (names of letters, digits, `_`, `.` and `-`), in order.
+pub fn placeholders(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("{{") {
+        let after = &rest[start + 2..];
+        match after.find("}}") {
+            Some(end) if end > 0 && after[..end].chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '-')) => {
+                out.push(&after[..end]);
+                rest = &after[end + 2..];
+            }
+            _ => rest = after,
+        }
+    }
+    out
+}
+
+/// The file names of a prompt set, for messages.
+fn file_names() -> String {
+    FILES.map(|(n, _)| n).join(", ")
+}
+
+/// Every entry of a prompt directory is a template name (hidden files aside).
+fn check_entries(dir: &Path) -> Result<(), InputError> {
+    let entries = std::fs::read_dir(dir).map_err(|e| InputError::new(dir, format!("cannot read the judge prompt directory: {e}")).field("--judge-prompts"))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| InputError::new(dir, format!("cannot read the judge prompt directory: {e}")).field("--judge-prompts"))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') || FILES.iter().any(|(n, _)| *n == name) {
+            continue;
+        }
+        return Err(InputError::new(entry.path(), format!("is not a judge prompt file, so it would not be used; the files are {}", file_names())).field("--judge-prompts"));
+    }
+    Ok(())
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct PromptSet {
     pub answer_status: String,
@@ -49,17 +96,26 @@ pub struct PromptSet {
 impl PromptSet {
     /// The built-in set, with the files found in `dir` (when given) in place of the defaults.
     pub fn load(dir: Option<&Path>) -> Result<PromptSet, InputError> {
-        if let Some(d) = dir
-            && !d.is_dir()
-        {
-            return Err(InputError::new(d, "the judge prompt directory does not exist").field("--judge-prompts"));
+        if let Some(d) = dir {
+            if !d.is_dir() {
+                let what = if d.exists() { "is not a directory" } else { "does not exist" };
+                return Err(InputError::new(d, format!("the judge prompt directory {what}")).field("--judge-prompts"));
+            }
+            check_entries(d)?;
         }
         let mut texts = Vec::new();
         let mut sources = Vec::new();
         let mut h = Sha256::new();
         for (name, default) in FILES {
-            let (text, source) = match dir.map(|d| d.join(name)).filter(|p| p.is_file()) {
-                Some(p) => (std::fs::read_to_string(&p).map_err(|e| InputError::new(&p, format!("cannot read: {e}")))?, p.display().to_string()),
+            // `symlink_metadata`: a dangling link or a directory under a template's name is an error,
+            // not a reason to fall back to the built-in template.
+            let (text, source) = match dir.map(|d| d.join(name)).filter(|p| p.symlink_metadata().is_ok()) {
+                Some(p) => {
+                    if !p.is_file() {
+                        return Err(InputError::new(&p, "is not a readable file; the judge prompt would be the built-in one instead").field("--judge-prompts"));
+                    }
+                    (std::fs::read_to_string(&p).map_err(|e| InputError::new(&p, format!("cannot read: {e}")).field("--judge-prompts"))?, p.display().to_string())
+                }
                 None => (default.to_string(), "built-in".to_string()),
             };
             if let Some((_, needs)) = NEEDS.iter().find(|(n, _)| *n == name) {
@@ -79,6 +135,12 @@ impl PromptSet {
                         .field(name));
                     }
                 }
+            }
+            if let Some((_, filled)) = FILLED.iter().find(|(n, _)| *n == name)
+                && let Some(unknown) = placeholders(&text).into_iter().find(|p| !filled.contains(p))
+            {
+                let valid: Vec<String> = filled.iter().map(|p| format!("{{{{{p}}}}}")).collect();
+                return Err(InputError::new(&source, format!("{{{{{unknown}}}}} is no placeholder of this template (it would reach the judge as it is); its placeholders are {}", valid.join(", "))).field(name));
             }
             h.update(name.as_bytes());
             h.update([0]);
@@ -130,6 +192,57 @@ pub fn render(template: &str, values: &[(&str, &str)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_placeholder_outside_a_templates_values_is_refused() {
+        // Each template × a name it is not filled with, anywhere in the text: refused, naming it and
+        // listing the valid ones; each name it is filled with: accepted.
+        let needs = |file: &str| NEEDS.iter().find(|(n, _)| *n == file).map(|(_, p)| p.join(" ")).unwrap_or_default();
+        for (file, filled) in FILLED {
+            for unknown in ["questoin", "Query", "answers", "tool_calls", "x.y", "a-b", "claim_1"] {
+                for at in [0, 1] {
+                    let dir = tempfile::tempdir().unwrap();
+                    let text = if at == 0 { format!("{{{{{unknown}}}}} {}", needs(file)) } else { format!("{} then {{{{{unknown}}}}}.", needs(file)) };
+                    std::fs::write(dir.path().join(file), &text).unwrap();
+                    let e = PromptSet::load(Some(dir.path())).unwrap_err().to_string();
+                    assert!(e.contains(&format!("{{{{{unknown}}}}}")) && e.contains(file), "{file} {unknown}: {e}");
+                    for p in filled.iter() {
+                        assert!(e.contains(&format!("{{{{{p}}}}}")), "{file}: lists {p}: {e}");
+                    }
+                }
+            }
+            for p in filled.iter() {
+                let dir = tempfile::tempdir().unwrap();
+                std::fs::write(dir.path().join(file), format!("{} {{{{{p}}}}}", needs(file))).unwrap();
+                PromptSet::load(Some(dir.path())).unwrap();
+            }
+        }
+        // Braces that are not a placeholder stay text.
+        assert_eq!(placeholders("JSON: {\"a\": {}} {{ not one }} {{}} {{ok}}"), ["ok"]);
+    }
+
+    #[test]
+    fn misnamed_and_unreadable_templates_are_errors_not_the_built_in() {
+        for bad in ["claims.txt", "Claim.txt", "answer_status.md", "README"] {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::write(dir.path().join(bad), "{{claim}} {{answer}}").unwrap();
+            let e = PromptSet::load(Some(dir.path())).unwrap_err().to_string();
+            assert!(e.contains(bad) && e.contains("claim.txt, give_up.txt"), "{bad}: {e}");
+        }
+        for (name, _) in FILES {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::create_dir(dir.path().join(name)).unwrap();
+            assert!(PromptSet::load(Some(dir.path())).unwrap_err().to_string().contains(name), "{name} as a directory");
+            let dir = tempfile::tempdir().unwrap();
+            std::os::unix::fs::symlink(dir.path().join("nowhere"), dir.path().join(name)).unwrap();
+            assert!(PromptSet::load(Some(dir.path())).unwrap_err().to_string().contains(name), "{name} as a dangling link");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(".claim.txt.swp"), "").unwrap();
+        assert_eq!(PromptSet::load(Some(dir.path())).unwrap().digest, PromptSet::load(None).unwrap().digest, "hidden files are not templates");
+        let file = dir.path().join(".claim.txt.swp");
+        assert!(PromptSet::load(Some(&file)).unwrap_err().to_string().contains("is not a directory"));
+    }
 
     #[test]
     fn values_are_not_expanded_twice() {

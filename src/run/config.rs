@@ -19,7 +19,7 @@ pub struct ExperimentFile {
     pub catalogs: Option<Vec<PathBuf>>,
     pub variants: Option<Vec<String>>,
     pub layouts: Option<Vec<String>>,
-    #[serde(default, deserialize_with = "rules::at_least_one::de_opt")]
+    #[serde(default, deserialize_with = "rules::trials::de_opt")]
     pub trials: Option<usize>,
     pub seed: Option<u64>,
     #[serde(default, deserialize_with = "rules::at_least_one::de_opt")]
@@ -244,6 +244,9 @@ mod tests {
         }
         for (text, key, line) in [
             ("seed = 1\ntrials = 0\n", "trials", 2),
+            // Upper bounds (rules::MAX_TRIALS, MAX_DISTRACTORS): a limit above them is refused, never clamped.
+            ("seed = 1\ntrials = 1001\n", "trials", 2),
+            ("distractors = [0, 1000001]\n", "distractors", 1),
             ("max_steps = 0\n", "max_steps", 1),
             ("seed = 1\nrepeat_limit = 1\n", "repeat_limit", 2),
             ("distractors = [0, 10, 10]\n", "distractors", 1),

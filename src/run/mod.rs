@@ -541,6 +541,20 @@ impl Prepared {
         &self.config.subset
     }
 
+    /// The key `dataset/catalog/variant/layout/backend` of every cell the run will report (what
+    /// `--gate-cells` is matched against), known before anything runs.
+    pub fn cell_keys(&self) -> Vec<String> {
+        let mut keys = Vec::new();
+        for s in &self.suites {
+            for c in &s.cells {
+                for b in &self.backends {
+                    keys.push(format!("{}/{}/{}/{}/{}", s.dataset.name, s.catalog, c.variant, c.layout.kind().as_str(), b.name()));
+                }
+            }
+        }
+        keys
+    }
+
     pub fn first_dataset(&self) -> &str {
         self.suites.first().map(|s| s.dataset.name.as_str()).unwrap_or("run")
     }
