@@ -121,6 +121,7 @@ impl World {
         // A shard of another matrix (another seed).
         run("x2", &["--shard", "2/2", "--seed", "1"]);
         // Two history entries, so a damaged second line has a line number of its own.
+        std::fs::create_dir_all(dir.join("trend")).expect("creating trend/");
         toolpick(&dir, &["report", "out/base", "--history", "trend/runs.jsonl"], None);
         toolpick(&dir, &["report", "out/b", "--history", "trend/runs.jsonl"], None);
         // A sessions file as `mcp serve` writes it (one session with one call), and a second session
