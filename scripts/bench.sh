@@ -198,6 +198,15 @@ fi
 
 if [[ -n "${BENCH_ONLY:-}" ]]; then printf '%s\n' "${rows[@]}"; [[ -z "$phase_table" ]] || printf '\n%s\n' "$phase_table"; exit 0; fi
 
+# The notes written by hand live in BENCHMARKS.md itself, below the marker line; read them before the
+# file is rewritten, and refuse to rewrite it when the marker is gone rather than drop the notes.
+notes_marker='<!-- scripts/bench.sh keeps everything below this line'
+if ! grep -qF -- "$notes_marker" BENCHMARKS.md; then
+  echo "BENCHMARKS.md has no line starting with '$notes_marker': not rewriting it (the rows are above)" >&2
+  printf '%s\n' "${rows[@]}"; exit 1
+fi
+notes=$(awk -v m="$notes_marker" 'index($0, m) == 1 { keep = 1 } keep' BENCHMARKS.md)
+
 # --- the table ----------------------------------------------------------------------------------------------
 machine="$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem:/ {print $2}') GiB RAM, $(uname -sr), $(rustc --version), node $(node --version)"
 table="| figure | value | bound / peer / goal | ratio |
@@ -219,6 +228,6 @@ echo "$table"
     echo "$phase_table"
     echo
   fi
-  cat docs/benchmarks-notes.md 2> /dev/null || true
+  echo "$notes"
 } > BENCHMARKS.md
 echo "wrote BENCHMARKS.md" >&2
