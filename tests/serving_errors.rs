@@ -262,9 +262,10 @@ fn a_malformed_call_in_the_history_never_makes_the_next_request_fail() {
 }
 
 #[test]
-fn the_readme_table_lists_every_entry() {
-    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
-    let section = readme.split("### Serving-side parse failures").nth(1).expect("README has the section").split("\n#").next().unwrap();
+fn the_docs_table_lists_every_entry() {
+    let page = std::fs::read_to_string(repo().join("docs/models.md")).unwrap();
+    let section = page.split("### Serving-side parse failures").nth(1).expect("docs/models.md has the section");
+    let section = section.split("\n#").next().unwrap();
     let rows: Vec<&str> = section.lines().filter(|l| l.starts_with('|')).collect();
     for e in TABLE {
         let signal = match e.signal {
@@ -274,7 +275,7 @@ fn the_readme_table_lists_every_entry() {
         };
         assert!(
             rows.iter().any(|r| r.contains(&format!("`{}`", e.marker)) && r.contains(&signal) && r.contains(e.server.split(' ').next().unwrap())),
-            "README's table has no row for {} {signal} `{}`",
+            "docs/models.md's table has no row for {} {signal} `{}`",
             e.server,
             e.marker
         );
