@@ -8,7 +8,7 @@
 //! name belongs …).
 //!
 //! Every case runs the real binary in a fresh copy of the world (`bad_inputs/world.rs`) with an
-//! endpoint of its own that counts connections (`bad_inputs/harness.rs`) and asserts what the README
+//! endpoint of its own that counts connections (`bad_inputs/harness.rs`) and asserts what docs/failure-modes.md
 //! promises for bad input: exit 2, one stderr line naming the file (with its line and field) or the
 //! flag, nothing created or changed anywhere in the case's directory, no request sent, no panic, an exit
 //! within the time limit (a hang guard, not a performance target). The few formats that document

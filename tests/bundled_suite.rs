@@ -1,4 +1,5 @@
-//! The bundled starter suite is product: check the properties the README promises.
+//! The bundled starter suite is product: check the properties docs/concepts.md promises
+//! ("The bundled suite").
 
 mod common;
 use common::*;

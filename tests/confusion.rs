@@ -148,7 +148,7 @@ fn must_not_call_patterns_are_validated_against_the_catalog() {
 #[test]
 fn a_repeated_call_to_an_expected_tool_is_no_confusion_and_no_false_positive() {
     // t4 expects [send_email, get_current_weather]; the agent calls the weather twice (in one message
-    // and, for t4b, with the mail missing too). By the README's rule: send_email → (nothing), the
+    // and, for t4b, with the mail missing too). By docs/metrics.md's rule: send_email → (nothing), the
     // second weather call takes no call of send_email's and is no false positive.
     let dir = tempfile::tempdir().unwrap();
     write_small_catalog(&dir.path().join("catalog"));

@@ -90,7 +90,7 @@ fn calls(t: &Value) -> &Vec<Value> {
     t["calls"].as_array().unwrap()
 }
 
-/// A call record's status counts as an attempt (README, Metrics): everything but navigation.
+/// A call record's status counts as an attempt (docs/metrics.md): everything but navigation.
 fn is_attempt(c: &Value) -> bool {
     matches!(c["record"]["status"].as_str().unwrap(), "executed" | "rejected" | "malformed" | "invented")
 }

@@ -21,7 +21,7 @@ fn bfcl_imports_every_file_with_the_documented_defects() {
     assert_eq!(by_kind(Kind::Abstain), 80, "irrelevance + live_irrelevance");
     assert_eq!(by_kind(Kind::Relevant), 16, "live_relevance: must call something");
     assert!(by_kind(Kind::Parallel) > 40);
-    // The README's upstream quirks, each repaired with its reason.
+    // The upstream quirks docs/benchmarks.md lists, each repaired with its reason.
     assert!(find(&imp.defects, "simple_python_17").iter().any(|d| d.action == "repaired" && d.reason.contains("`formatted`")));
     assert!(find(&imp.defects, "parallel_multiple_12").iter().any(|d| d.reason.contains("`permeability`")));
     assert!(find(&imp.defects, "parallel_multiple_26").iter().any(|d| d.reason.contains("`type`")));
@@ -90,7 +90,7 @@ fn mcptoolbench_imports_every_file_with_its_defects() {
     // 160 sliced records + 10 demo records.
     let skipped = imp.defects.iter().filter(|d| d.action == "skipped").count();
     assert_eq!(imp.dataset.tasks.len() + skipped, 170, "every record is imported or reported");
-    assert!(imp.defects.iter().any(|d| d.reason.contains("duplicate query")), "the README's duplicate queries are reported");
+    assert!(imp.defects.iter().any(|d| d.reason.contains("duplicate query")), "docs/benchmarks.md's duplicate queries are reported");
     // Servers come from mcp_tools_dict; similar tools become alternatives.
     assert!(imp.catalog.server("playwright").is_some() && imp.catalog.server("tavily_mcp").is_some());
     assert!(imp.dataset.tasks.iter().any(|t| !t.expected[0].alternatives.is_empty()));

@@ -121,7 +121,7 @@ fn token_end(line: &str, k: usize) -> usize {
 
 #[test]
 fn the_llama_cpp_recipe_runs_as_written_against_a_local_endpoint() {
-    // The README's recipe: examples/llama-cpp.toml with a 24-task sample; the mock stands in for
+    // docs/models.md's recipe: examples/llama-cpp.toml with a 24-task sample; the mock stands in for
     // llama-server (its URL replaces the file's, as a flag overrides the file).
     let env = start(MockConfig::default());
     let out = env.dir.path().join("recipe");

@@ -34,7 +34,7 @@ fn ok(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// Import one of the reference servers the way the README does, with the `{servers}` and `{sandbox}`
+/// Import one of the reference servers the way docs/mcp.md does, with the `{servers}` and `{sandbox}`
 /// placeholders kept in the catalog.
 fn import(dir: &Path, server: &str) -> PathBuf {
     let out = dir.join("catalogs").join(server);

@@ -80,7 +80,7 @@ fn run_json(dir: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(dir.join("run.json")).unwrap()).unwrap()
 }
 
-/// FNV-1a 64, as the sample's ranking is specified (README, module docs).
+/// FNV-1a 64, as the sample's ranking is specified (docs/concepts.md, module docs).
 fn fnv(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf29ce484222325u64, |h, b| (h ^ *b as u64).wrapping_mul(0x100000001b3))
 }

@@ -1,6 +1,6 @@
 //! Per-trial metrics: pass, selection, abstention, error type.
 //!
-//! Definitions (the README's "Metrics" section says the same in prose):
+//! Definitions (docs/metrics.md says the same in prose):
 //! - an **attempt** is any call that is not layout navigation: executed, rejected, malformed (a call cut
 //!   off by the token limit included: `truncated`, scored `malformed_call`, and a call the serving side
 //!   could not parse: `server_parse_error`, no name and no tool) or invented — so a trial whose only call
