@@ -6,6 +6,8 @@
 //! become markup.
 
 use super::{Exporter, ReportData, fixed, pct};
+use crate::analysis::cells::CellSummary;
+use crate::analysis::columns::{ColumnType, InHtml, SUMMARY, SummaryColumn, Value as ColumnValue};
 use crate::score::stats::Rate;
 use anyhow::Result;
 use askama::Template;
@@ -56,22 +58,14 @@ pub struct Chart {
     pub groups: Vec<GroupLabel>,
 }
 
+/// One cell's figures for the page's tables other than "All cells" (which [`AllCells`] makes from the
+/// column declarations).
 pub struct CellRow {
     pub dataset: String,
     pub variant: String,
     pub layout: String,
     pub backend: String,
-    pub n: u64,
-    pub selection: String,
     pub pass: String,
-    pub abstention: String,
-    pub steps: String,
-    pub tokens_upfront: String,
-    pub tokens_total: String,
-    /// What the endpoint reported: `prompt / completion (cached)`, or "n/a".
-    pub endpoint_tokens: String,
-    pub infra_errors: u64,
-    pub errors: String,
     pub server_recall: String,
     pub category_recall: String,
     pub gold_revealed: String,
@@ -92,6 +86,123 @@ pub struct CellRow {
     pub flip_rate: String,
     pub noise: String,
     pub min_detectable: String,
+}
+
+/// The "All cells" table: the summary columns declared [`InHtml::Shown`] (and the groups of those
+/// declared [`InHtml::Grouped`]), in declared order, so a new metric reaches the page by its
+/// declaration alone (issue 30).
+pub struct AllCells {
+    pub header: Vec<Heading>,
+    pub rows: Vec<Vec<Figure>>,
+}
+
+/// A column heading: the declared name (the group's, for a group), its unit, its description.
+pub struct Heading {
+    pub name: String,
+    pub title: String,
+}
+
+/// A table cell's text; `numeric` cells are right-aligned.
+pub struct Figure {
+    pub text: String,
+    pub numeric: bool,
+}
+
+/// One column of [`AllCells`]: a shown column with its declared bounds (both or none), or a group.
+enum AllCellsColumn {
+    Shown { column: &'static SummaryColumn, bounds: Option<[&'static SummaryColumn; 2]> },
+    Grouped { group: &'static str, members: Vec<&'static SummaryColumn> },
+}
+
+/// How a declared number shows on the page: fractions in %, tokens whole, other means with two
+/// decimals, money with four.
+fn number(column: &SummaryColumn, x: f64) -> String {
+    match column.unit {
+        "fraction" => pct(x),
+        "tokens" => fixed(x, 0),
+        "USD" => fixed(x, 4),
+        _ => fixed(x, 2),
+    }
+}
+
+/// What a value shows: "n/a" for null (undefined, never 0).
+fn figure(column: &SummaryColumn, value: &ColumnValue<'_>) -> String {
+    match value {
+        ColumnValue::Text(t) => t.to_string(),
+        ColumnValue::Count(n) => n.to_string(),
+        ColumnValue::Number(x) => number(column, *x),
+        ColumnValue::Flag(b) => b.to_string(),
+        ColumnValue::Null => "n/a".into(),
+    }
+}
+
+fn all_cells(cells: &[CellSummary]) -> AllCells {
+    let declared = |name: &str| SUMMARY.iter().find(|c| c.name == name);
+    let mut columns: Vec<AllCellsColumn> = Vec::new();
+    for column in SUMMARY.iter() {
+        match column.in_html {
+            InHtml::Hidden => {}
+            InHtml::Shown => {
+                let low = declared(&format!("{}_low", column.name));
+                let high = declared(&format!("{}_high", column.name));
+                let bounds = low.zip(high).map(|(low, high)| [low, high]);
+                columns.push(AllCellsColumn::Shown { column, bounds });
+            }
+            InHtml::Grouped(group) => match columns.last_mut() {
+                Some(AllCellsColumn::Grouped { group: g, members }) if *g == group => members.push(column),
+                _ => columns.push(AllCellsColumn::Grouped { group, members: vec![column] }),
+            },
+        }
+    }
+    let header = columns
+        .iter()
+        .map(|c| match c {
+            AllCellsColumn::Shown { column, bounds } => {
+                let unit = if column.unit == "fraction" { " %" } else { "" };
+                let interval = if bounds.is_some() { " [95 % CI]" } else { "" };
+                Heading { name: format!("{}{unit}{interval}", column.name), title: column.description.clone() }
+            }
+            AllCellsColumn::Grouped { group, .. } => {
+                let title = format!("The non-zero `{group}_*` columns of summary.csv.");
+                Heading { name: group.to_string(), title }
+            }
+        })
+        .collect();
+    let rows = cells
+        .iter()
+        .map(|cell| {
+            let value = |c: &SummaryColumn| (c.read)(cell, &());
+            columns
+                .iter()
+                .map(|c| match c {
+                    AllCellsColumn::Shown { column, bounds } => {
+                        let v = value(column);
+                        let mut text = figure(column, &v);
+                        if let (Some([low, high]), ColumnValue::Number(_)) = (bounds, &v) {
+                            let sep = if column.unit == "fraction" { "–" } else { ", " };
+                            let (low, high) = (figure(low, &value(low)), figure(high, &value(high)));
+                            text = format!("{text} [{low}{sep}{high}]");
+                        }
+                        // Rates (with their intervals) stay left-aligned as in the other tables.
+                        let numeric = column.ty != ColumnType::Text && column.unit != "fraction";
+                        Figure { text, numeric }
+                    }
+                    AllCellsColumn::Grouped { group, members } => {
+                        let prefix = format!("{group}_");
+                        let shown: Vec<String> = members
+                            .iter()
+                            .filter_map(|m| match value(m) {
+                                ColumnValue::Count(0) | ColumnValue::Null => None,
+                                v => Some(format!("{}: {}", m.name.strip_prefix(&prefix).unwrap_or(&m.name), figure(m, &v))),
+                            })
+                            .collect();
+                        Figure { text: shown.join(", "), numeric: false }
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    AllCells { header, rows }
 }
 
 /// One task kind of one cell, as the page shows it.
@@ -186,6 +297,7 @@ struct Page<'a> {
     charts: Vec<Chart>,
     /// Under the headline: each cell with trials in no rate, and how many and why.
     excluded: Vec<String>,
+    all_cells: AllCells,
     cells: Vec<CellRow>,
     /// Cells whose final answers were judged.
     judged: Vec<JudgedRow>,
@@ -251,11 +363,6 @@ fn confusion_row(data: &ReportData, e: &crate::analysis::confusion::Entry) -> Co
         share: pct(e.count as f64 / e.row_total as f64),
         examples: e.examples.iter().map(|&r| data.analysis.rows.trial_id(r)).collect(),
     }
-}
-
-/// `mean [low, high]`, or "n/a" when the mean is undefined.
-fn with_interval(mean: f64, (low, high): (f64, f64), decimals: usize) -> String {
-    if mean.is_nan() { "n/a".into() } else { format!("{} [{}, {}]", fixed(mean, decimals), fixed(low, decimals), fixed(high, decimals)) }
 }
 
 fn rate(r: &Rate) -> String {
@@ -448,24 +555,7 @@ impl Exporter for HtmlReport {
                 variant: c.variant.clone(),
                 layout: c.layout.clone(),
                 backend: c.backend.clone(),
-                n: c.pass.n,
-                selection: rate(&c.selection),
                 pass: rate(&c.pass),
-                abstention: rate(&c.abstention),
-                steps: with_interval(c.mean_steps, c.mean_steps_ci, 2),
-                tokens_upfront: fixed(c.mean_tokens_upfront, 0),
-                tokens_total: with_interval(c.mean_tokens_total, c.mean_tokens_total_ci, 0),
-                endpoint_tokens: if c.mean_endpoint_prompt_tokens.is_nan() {
-                    "n/a".into()
-                } else {
-                    format!(
-                        "{} / {} ({})",
-                        fixed(c.mean_endpoint_prompt_tokens, 0),
-                        fixed(c.mean_endpoint_completion_tokens, 0),
-                        fixed(c.mean_endpoint_cached_tokens, 0)
-                    )
-                },
-                infra_errors: c.infra_errors,
                 server_recall: rate(&c.server_recall),
                 category_recall: rate(&c.category_recall),
                 gold_revealed: rate(&c.gold_revealed),
@@ -484,7 +574,6 @@ impl Exporter for HtmlReport {
                     .map(|k| KindCell { kind: k.kind.as_str(), n: k.pass.n, selection: rate(&k.selection), pass: rate(&k.pass) })
                     .collect(),
                 false_refusal: rate(&c.false_refusal),
-                errors: c.errors.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join(", "),
                 k: c.trials_per_task,
                 pass_at_k: opt_pct(c.pass_at_k),
                 pass_hat_k: opt_pct(c.pass_hat_k),
@@ -566,6 +655,7 @@ impl Exporter for HtmlReport {
             parameters,
             charts: charts(data),
             excluded: data.analysis.cells.iter().filter(|c| c.infra_errors > 0).map(|c| format!("{} · {} · {} on {}: {}", c.backend, c.variant, c.layout, c.dataset, super::terminal::excluded(c))).collect(),
+            all_cells: all_cells(&data.analysis.cells),
             cells,
             judged: judged_rows(data),
             repeated,
