@@ -267,7 +267,7 @@ fn summary_columns() -> Vec<SummaryColumn> {
         out.extend(rate(&format!("selection_accuracy_{k}"), &format!("Selection accuracy over `{k}` tasks."), move |c: &CellSummary| c.kinds[i].selection));
         out.extend(rate(&format!("pass_at_1_{k}"), &format!("pass@1 over `{k}` tasks."), move |c: &CellSummary| c.kinds[i].pass));
     }
-    for e in crate::score::ErrorType::ALL {
+    for e in crate::record::ErrorType::ALL {
         let name = e.as_str();
         out.push(column(
             format!("errors_{name}"),
