@@ -96,7 +96,9 @@ pub struct AllCells {
     pub rows: Vec<Vec<Figure>>,
 }
 
-/// A column heading: the declared name (the group's, for a group), its unit, its description.
+/// A column heading: the declared name (the group's, for a group) with spaces for underscores, so a
+/// heading wraps between words within the window, then its unit; the title gives the name as the
+/// files spell it and its description.
 pub struct Heading {
     pub name: String,
     pub title: String,
@@ -160,11 +162,13 @@ fn all_cells(cells: &[CellSummary]) -> AllCells {
             AllCellsColumn::Shown { column, bounds } => {
                 let unit = if column.unit == "fraction" { " %" } else { "" };
                 let interval = if bounds.is_some() { " [95 % CI]" } else { "" };
-                Heading { name: format!("{}{unit}{interval}", column.name), title: column.description.clone() }
+                let name = column.name.replace('_', " ");
+                let title = format!("{}: {}", column.name, column.description);
+                Heading { name: format!("{name}{unit}{interval}"), title }
             }
             AllCellsColumn::Grouped { group, .. } => {
-                let title = format!("The non-zero `{group}_*` columns of summary.csv.");
-                Heading { name: group.to_string(), title }
+                let title = format!("{group}_*: the non-zero ones of these columns of summary.csv.");
+                Heading { name: group.replace('_', " "), title }
             }
         })
         .collect();
