@@ -19,6 +19,12 @@ fn faults(list: &[(Fault, u64)]) -> MockConfig {
     MockConfig { faults: list.to_vec(), retry_after_s: 0, ..Default::default() }
 }
 
+/// Every request `out/<run_id>/timings.jsonl` times, over all its trials.
+fn timed_requests(env: &MockEnv, run_id: &str) -> Vec<Value> {
+    let text = std::fs::read_to_string(env.path(&format!("out/{run_id}/timings.jsonl"))).unwrap();
+    text.lines().flat_map(|l| serde_json::from_str::<Value>(l).unwrap()["requests"].as_array().unwrap().clone()).collect()
+}
+
 /// What `run.json` says of the mock endpoint after `out/<run_id>`.
 fn endpoint_stats(env: &MockEnv, run_id: &str) -> Value {
     let run: Value = serde_json::from_slice(&std::fs::read(env.path(&format!("out/{run_id}/run.json"))).unwrap()).unwrap();
@@ -95,18 +101,7 @@ fn transient_faults_are_retried_counted_and_never_become_model_failures() {
         let strip = |ts: Vec<Value>| ts.into_iter().map(|t| (t["trial_id"].clone(), t["score"].clone(), t["calls"].clone())).collect::<Vec<_>>();
         assert_eq!(strip(env.trials("r")), strip(baseline.trials("r")), "{fault:?} changed the outcome");
         // Latency was measured per attempt: the timings sidecar has more attempts than requests that succeeded.
-        let timings = std::fs::read_to_string(env.path("out/r/timings.jsonl")).unwrap();
-        let attempts: usize = timings
-            .lines()
-            .map(|l| {
-                serde_json::from_str::<Value>(l).unwrap()["requests"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|r| r["attempt_ms"].as_array().unwrap().len())
-                    .sum::<usize>()
-            })
-            .sum();
+        let attempts: usize = timed_requests(&env, "r").iter().map(|r| r["attempt_ms"].as_array().unwrap().len()).sum();
         assert_eq!(attempts as u64, env.server.requests(), "{fault:?}: one latency per HTTP attempt");
     }
 }
@@ -120,18 +115,7 @@ fn retry_after_is_honoured() {
     assert!(injected >= 2);
     // With one request in flight, every 429 costs at least its Retry-After of one second.
     assert!(started.elapsed() >= Duration::from_secs(injected), "{injected} retries of 1 s each, took {:?}", started.elapsed());
-    let timings = std::fs::read_to_string(env.path("out/r/timings.jsonl")).unwrap();
-    let waited: f64 = timings
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<Value>(l).unwrap()["requests"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|r| r["waited_ms"].as_f64().unwrap())
-                .sum::<f64>()
-        })
-        .sum();
+    let waited: f64 = timed_requests(&env, "r").iter().map(|r| r["waited_ms"].as_f64().unwrap()).sum();
     assert!(waited >= 1000.0 * injected as f64 - 1.0, "waited {waited} ms");
 }
 

@@ -187,6 +187,30 @@ fn the_example_agent_runs_through_every_served_layout_and_makes_the_calls_the_in
     assert!(html.contains("mcp-agent"), "the agent's trials are not in report.html");
 }
 
+/// `toolpick mcp import --out <dir> <args>` (what the proxy imports), and the imported catalog with its
+/// `bad` variant.
+fn import_with_bad(dir: &Path, args: &[&str]) -> (toolpick::catalog::Catalog, toolpick::catalog::Catalog) {
+    let out = Command::new(BIN).args(["mcp", "import", "--out", dir.to_str().unwrap()]).args(args).current_dir(REPO).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let catalog = toolpick::catalog::load_catalog(dir).unwrap();
+    let bad = toolpick::catalog::variant::Variant::parse("bad").unwrap().apply(&catalog).unwrap();
+    (catalog, bad)
+}
+
+/// The `bad` variant merges sibling tools behind a dispatch parameter: the served name of the
+/// upstream tool `id`, and the arguments that reach it.
+fn served_address(bad: &toolpick::catalog::Catalog, id: &str) -> (String, serde_json::Map<String, Value>) {
+    bad.tools()
+        .find_map(|t| match &t.tool.dispatch {
+            Some(d) => {
+                let value = d.targets.iter().find(|(_, target)| *target == id).map(|(v, _)| v.clone());
+                value.map(|v| (t.tool.name.clone(), [(d.param.clone(), Value::String(v))].into_iter().collect()))
+            }
+            None => (t.tool.id == id).then(|| (t.tool.name.clone(), serde_json::Map::new())),
+        })
+        .unwrap_or_else(|| panic!("{id} is not in the bad variant"))
+}
+
 #[test]
 fn mcp_proxy_serves_server_filesystem_through_the_bad_variant_and_forwards_calls() {
     if !tiers::ready(Tier::McpNpm) || !tiers::ready(Tier::McpPypi) {
@@ -197,20 +221,8 @@ fn mcp_proxy_serves_server_filesystem_through_the_bad_variant_and_forwards_calls
     // The same import the proxy makes, to know what the bad variant calls each upstream tool.
     let tmp = tempfile::tempdir().unwrap();
     let catalog_dir = tmp.path().join("files");
-    let out = Command::new(BIN).args(["mcp", "import", "--out", catalog_dir.to_str().unwrap(), "--name", "files", "--", "node", entry, "{sandbox}"]).current_dir(REPO).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let catalog = toolpick::catalog::load_catalog(&catalog_dir).unwrap();
-    let bad = toolpick::catalog::variant::Variant::parse("bad").unwrap().apply(&catalog).unwrap();
-    // The bad variant merges sibling tools behind a dispatch parameter: the served name and the
-    // arguments that reach an upstream tool.
-    let address = |id: &str| -> (String, serde_json::Map<String, Value>) {
-        bad.tools()
-            .find_map(|t| match &t.tool.dispatch {
-                Some(d) => d.targets.iter().find(|(_, target)| *target == id).map(|(v, _)| (t.tool.name.clone(), [(d.param.clone(), Value::String(v.clone()))].into_iter().collect())),
-                None => (t.tool.id == id).then(|| (t.tool.name.clone(), serde_json::Map::new())),
-            })
-            .unwrap_or_else(|| panic!("{id} is not in the bad variant"))
-    };
+    let (catalog, bad) = import_with_bad(&catalog_dir, &["--name", "files", "--", "node", entry, "{sandbox}"]);
+    let address = |id: &str| served_address(&bad, id);
     let (list, args) = address("files/files_list/list_allowed_directories");
     let proxy = |name: &str, args: &serde_json::Map<String, Value>| {
         client(&["stdio", "--", BIN, "mcp", "proxy", "--name", "files", "--variant", "bad", "--call", name, &Value::Object(args.clone()).to_string(), "--", "node", entry, "{sandbox}"])
@@ -366,19 +378,9 @@ fn mcp_proxy_reaches_an_upstream_by_url_and_serves_it_through_the_bad_variant() 
     let upstream = serve_http(&["--layout", "flat"]);
     let tmp = tempfile::tempdir().unwrap();
     let catalog_dir = tmp.path().join("upstream");
-    let out = Command::new(BIN).args(["mcp", "import", "--out", catalog_dir.to_str().unwrap(), "--name", "upstream", "--url", &upstream.url]).current_dir(REPO).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let catalog = toolpick::catalog::load_catalog(&catalog_dir).unwrap();
-    let bad = toolpick::catalog::variant::Variant::parse("bad").unwrap().apply(&catalog).unwrap();
+    let (catalog, bad) = import_with_bad(&catalog_dir, &["--name", "upstream", "--url", &upstream.url]);
     let id_of = |name: &str| catalog.tools().find(|t| t.tool.name == name).map(|t| t.tool.id.clone()).unwrap_or_else(|| panic!("no upstream tool {name}"));
-    let address = |id: &str| -> (String, serde_json::Map<String, Value>) {
-        bad.tools()
-            .find_map(|t| match &t.tool.dispatch {
-                Some(d) => d.targets.iter().find(|(_, target)| *target == id).map(|(v, _)| (t.tool.name.clone(), [(d.param.clone(), Value::String(v.clone()))].into_iter().collect())),
-                None => (t.tool.id == id).then(|| (t.tool.name.clone(), serde_json::Map::new())),
-            })
-            .unwrap_or_else(|| panic!("{id} is not in the bad variant"))
-    };
+    let address = |id: &str| served_address(&bad, id);
     let proxy = |name: &str, args: &serde_json::Map<String, Value>| client(&["stdio", "--", BIN, "mcp", "proxy", "--name", "upstream", "--variant", "bad", "--url", &upstream.url, "--call", name, &Value::Object(args.clone()).to_string()]);
     // A read-only upstream tool (its hints came over the wire with it), renamed by the variant.
     let (name, mut args) = address(&id_of("list_repositories"));
