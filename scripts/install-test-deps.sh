@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Installs what the test tiers beyond the hermetic one need (tests/common/tiers.rs names and documents
-# them), so that no test installs anything. Idempotent: what is installed is kept (under target/, and
-# Debian's chromium system-wide) and checked in a moment the next time.
+# Installs what the test tiers beyond the hermetic one need (tests/common/tiers.rs names and
+# documents them), so that no test installs anything. Idempotent: what is installed is kept (under
+# target/, and Debian's chromium system-wide) and checked in a moment the next time.
 #
 #   scripts/install-test-deps.sh            every tier
 #   scripts/install-test-deps.sh TIER...    these: mcp-npm, mcp-pypi, bfcl, chromium

@@ -5,8 +5,8 @@
 #
 # - BFCL's checker comes from PyPI, pinned: bfcl-eval==2026.3.23, installed once by
 #   scripts/install-parity-venv.sh with `pip install --no-deps` into an isolated venv (default
-#   target/parity-venv; set TOOLPICK_PARITY_VENV to move it). --no-deps because the package's top-level
-#   modules import every model SDK; the harness imports only the checker, after putting a stub
+#   target/parity-venv; set TOOLPICK_PARITY_VENV to move it). --no-deps because the package's
+#   top-level modules import every model SDK; the harness imports only the checker, after putting a stub
 #   `bfcl_eval.constants.model_config` in `sys.modules` (its one entry, our pseudo-model, has
 #   underscore_to_dot=False), and runs BFCL's runner functions from their source
 #   (scripts/parity_bfcl.py explains exactly how). Once the venv exists, everything runs offline.

@@ -9,8 +9,8 @@ use std::path::Path;
 use std::time::Duration;
 use toolpick::mock::{Fault, MockConfig};
 
-/// The mock endpoint and the small catalog; runs time a request out after 2 s and try 5 times unless
-/// told otherwise.
+/// The mock endpoint and the small catalog; runs time a request out after 2 s and try 5 times
+/// unless told otherwise.
 fn start(config: MockConfig) -> MockEnv {
     MockEnv::start(config, &[&["--request-timeout", "2"], &["--max-attempts", "5"]])
 }

@@ -10,8 +10,8 @@ use polars_io::parquet::read::ParquetReader;
 use serde_json::Value;
 use toolpick::mock::{self, Fault, MockConfig};
 
-/// The mock endpoint and the small catalog; runs of the `good` variant without the cache, in the flat
-/// layout unless told otherwise.
+/// The mock endpoint and the small catalog; runs of the `good` variant without the cache, in the
+/// flat layout unless told otherwise.
 fn start(config: MockConfig) -> MockEnv {
     MockEnv::start(config, &[&["--variants", "good"], &["--no-cache"], &["--layouts", "flat"]])
 }

@@ -1,6 +1,6 @@
 //! Live runs (`--execute live`) against the real reference servers (pinned npm packages, installed by
-//! `scripts/install-test-deps.sh`: the `mcp-npm` tier, and `mcp-pypi` for the PyPI server) and against a server that misbehaves on purpose
-//! (`tests/fixtures/flaky_mcp_server.py`): a fresh sandbox and server per trial, the oracle at 100 % in
+//! `scripts/install-test-deps.sh`: the `mcp-npm` tier, and `mcp-pypi` for the PyPI server) and
+//! against a server that misbehaves on purpose (`tests/fixtures/flaky_mcp_server.py`): a fresh sandbox and server per trial, the oracle at 100 % in
 //! every layout, elicitation, sampling and progress end to end, the safety policy, and broken servers
 //! kept as infrastructure errors of their own trials.
 

@@ -1,6 +1,6 @@
 //! toolpick as an MCP server: `toolpick mcp serve` seen by the official Python MCP client (PyPI `mcp`,
-//! pinned, installed by `scripts/install-test-deps.sh`: the `mcp-pypi` tier), and `--backends mcp-agent:<command>`
-//! running the example agent (`examples/mcp_agent.py`) through the served layouts against the mock
+//! pinned, installed by `scripts/install-test-deps.sh`: the `mcp-pypi` tier), and
+//! `--backends mcp-agent:<command>` running the example agent (`examples/mcp_agent.py`) through the served layouts against the mock
 //! endpoint — trial for trial the same calls as the in-process loop on the same mock model.
 
 mod common;
@@ -187,8 +187,8 @@ fn the_example_agent_runs_through_every_served_layout_and_makes_the_calls_the_in
     assert!(html.contains("mcp-agent"), "the agent's trials are not in report.html");
 }
 
-/// `toolpick mcp import --out <dir> <args>` (what the proxy imports), and the imported catalog with its
-/// `bad` variant.
+/// `toolpick mcp import --out <dir> <args>` (what the proxy imports), and the imported catalog with
+/// its `bad` variant.
 fn import_with_bad(dir: &Path, args: &[&str]) -> (toolpick::catalog::Catalog, toolpick::catalog::Catalog) {
     let out = Command::new(BIN).args(["mcp", "import", "--out", dir.to_str().unwrap()]).args(args).current_dir(REPO).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

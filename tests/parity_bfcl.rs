@@ -2,8 +2,8 @@
 //! checker on every record of `../shared/external/bfcl`, with the real binary.
 //!
 //! Of the `bfcl` tier (tests/common/tiers.rs): needs `bfcl-eval` from PyPI in `target/parity-venv`,
-//! installed before the tests by `scripts/install-test-deps.sh`. The expected number of rows is computed here from the
-//! shared files with the applicability rules of scripts/parity_bfcl_mutations.py, not read from the
+//! installed before the tests by `scripts/install-test-deps.sh`. The expected number of rows is
+//! computed here from the shared files with the applicability rules of scripts/parity_bfcl_mutations.py, not read from the
 //! script's output.
 
 mod common;

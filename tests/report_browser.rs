@@ -3,9 +3,10 @@
 //! overlap; a `#trial=` link opens the drill-down as a panel on the right without scrolling the page, and
 //! so does a click on a row of the "Per query" table. Screenshots go to `target/test-artifacts/`.
 //!
-//! Of the `chromium` tier (tests/common/tiers.rs): Debian's Chromium at `/usr/bin/chromium`, installed
-//! before the tests by `scripts/install-test-deps.sh`; without it the tests fail (they never pass without
-//! a browser, unless `TOOLPICK_SKIP_TIERS` skips the tier on a developer's machine).
+//! Of the `chromium` tier (tests/common/tiers.rs): Debian's Chromium at `/usr/bin/chromium`,
+//! installed before the tests by `scripts/install-test-deps.sh`; without it the tests fail (they
+//! never pass without a browser, unless `TOOLPICK_SKIP_TIERS` skips the tier on a developer's
+//! machine).
 
 mod common;
 use common::tiers::{self, Tier};

@@ -5,8 +5,8 @@
 //!
 //! - [`SUMMARY`] (here): `summary.csv`, `summary.parquet`, the table of `summary.json`, read off a
 //!   [`CellSummary`], and the "All cells" table of `report.html` (the columns flagged with
-//!   [`InHtml`]); a new summary metric is its computation (a field of [`CellSummary`]) plus one entry
-//!   here;
+//!   [`InHtml`]); a new summary metric is its computation (a field of [`CellSummary`]) plus one
+//!   entry here;
 //! - [`TRIALS`] ([`trials`]): `trials.csv` and `trials.parquet`, read off a trial record;
 //! - [`TOOLS`] and [`CONFUSION`] ([`tools`]): `tools.csv`/`tools.parquet` and `confusion.csv`.
 //!
@@ -52,8 +52,9 @@ impl ColumnType {
 }
 
 /// Whether the HTML report's "All cells" table shows a summary column, and how. That table is
-/// generated from this flag, not from a list of its own, so a new metric reaches it by its declaration
-/// alone. The other tables (`TRIALS`, `TOOLS`, `CONFUSION`) leave it [`InHtml::Hidden`].
+/// generated from this flag, not from a list of its own, so a new metric reaches it by its
+/// declaration alone. The other tables (`TRIALS`, `TOOLS`, `CONFUSION`) leave it
+/// [`InHtml::Hidden`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InHtml {
     /// Not in the table (every file format still has it).
@@ -62,8 +63,8 @@ pub enum InHtml {
     /// `<name>_high` columns shows its interval beside it.
     Shown,
     /// One of a group of counts shown together in one table cell headed by the group's name: the
-    /// non-zero ones, as `name: count` with the `<group>_` prefix taken off the name (the error types:
-    /// one column each in the files, one cell on the page).
+    /// non-zero ones, as `name: count` with the `<group>_` prefix taken off the name (the error
+    /// types: one column each in the files, one cell on the page).
     Grouped(&'static str),
 }
 

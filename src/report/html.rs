@@ -59,8 +59,8 @@ pub struct Chart {
     pub groups: Vec<GroupLabel>,
 }
 
-/// One cell's figures for the page's tables other than "All cells" (which [`AllCells`] makes from the
-/// column declarations).
+/// One cell's figures for the page's tables other than "All cells" (which [`AllCells`] makes from
+/// the column declarations).
 pub struct CellRow {
     pub dataset: String,
     pub variant: String,

@@ -166,8 +166,8 @@ impl PairedMethod {
     }
 }
 
-/// A paired difference `mean(b − a)` over the same tasks, tested: one metric of one cell in two runs
-/// (`compare`, which serialises it in this field order), or of a variant against `good`.
+/// A paired difference `mean(b − a)` over the same tasks, tested: one metric of one cell in two
+/// runs (`compare`, which serialises it in this field order), or of a variant against `good`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct PairedTest {
     /// Tasks paired.
@@ -184,9 +184,9 @@ pub struct PairedTest {
     pub b_better: u64,
     /// Two-sided p-value of "no difference" (1 without tasks), from `method`.
     pub p_value: f64,
-    /// `p_value` Holm–Bonferroni adjusted across the family the caller tests together (a comparison's
-    /// matched cells, per metric); equal to `p_value` until the caller adjusts it, and for a test
-    /// that is its own family (the pooled `overall` row).
+    /// `p_value` Holm–Bonferroni adjusted across the family the caller tests together (a
+    /// comparison's matched cells, per metric); equal to `p_value` until the caller adjusts it, and
+    /// for a test that is its own family (the pooled `overall` row).
     pub p_adjusted: f64,
     pub method: PairedMethod,
 }

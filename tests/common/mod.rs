@@ -1,6 +1,6 @@
-//! Helpers shared by the integration tests: run the real binary, build small catalogs on disk, read a
-//! run's CSV files, start the mock endpoint with a small catalog beside it ([`MockEnv`]), and find what
-//! the non-hermetic tiers need installed ([`tiers`]).
+//! Helpers shared by the integration tests: run the real binary, build small catalogs on disk, read
+//! a run's CSV files, start the mock endpoint with a small catalog beside it ([`MockEnv`]), and
+//! find what the non-hermetic tiers need installed ([`tiers`]).
 #![allow(dead_code)]
 
 pub mod tiers;
@@ -71,9 +71,9 @@ pub fn summary_rows(run_dir: &Path) -> Vec<Row> {
     csv_rows(&run_dir.join("summary.csv"))
 }
 
-/// The mock OpenAI-compatible endpoint (`toolpick::mock`) on a loopback port, in a runtime of its own
-/// that lives as long as this, beside a temporary directory holding the small catalog (`cat`) and its
-/// dataset (`ds.jsonl`).
+/// The mock OpenAI-compatible endpoint (`toolpick::mock`) on a loopback port, in a runtime of its
+/// own that lives as long as this, beside a temporary directory holding the small catalog (`cat`)
+/// and its dataset (`ds.jsonl`).
 pub struct MockEnv {
     _rt: tokio::runtime::Runtime,
     pub server: toolpick::mock::MockServer,
@@ -101,9 +101,9 @@ impl MockEnv {
         self.dir.path().join(p)
     }
 
-    /// `toolpick run` of the small catalog and dataset by the `openai` backend (model `mock`) against
-    /// the endpoint, into `out/<run_id>`, quiet; then `extra`, then each default flag `extra` does not
-    /// name.
+    /// `toolpick run` of the small catalog and dataset by the `openai` backend (model `mock`)
+    /// against the endpoint, into `out/<run_id>`, quiet; then `extra`, then each default flag
+    /// `extra` does not name.
     pub fn run(&self, run_id: &str, extra: &[&str]) -> Output {
         self.command(run_id, extra).output().expect("toolpick runs")
     }

@@ -1,15 +1,15 @@
-//! The test tiers. The hermetic tier, every test binary not listed in [`Tier::binaries`], needs nothing
-//! outside the repository and `../shared`. Each other tier needs something installed first, and no
-//! test installs anything: `scripts/install-test-deps.sh` installs every tier's needs (idempotent,
-//! cached under `target/`), and `scripts/test.sh`, which `.ci/run` runs, calls it before
-//! `cargo test --locked`.
+//! The test tiers. The hermetic tier, every test binary not listed in [`Tier::binaries`], needs
+//! nothing outside the repository and `../shared`. Each other tier needs something installed first,
+//! and no test installs anything: `scripts/install-test-deps.sh` installs every tier's needs
+//! (idempotent, cached under `target/`), and `scripts/test.sh`, which `.ci/run` runs, calls it
+//! before `cargo test --locked`.
 //!
-//! | tier | test binaries | needs |
-//! |---|---|---|
-//! | `mcp-npm` | `mcp_live`, `mcp_env`, `mcp_run`, `mcp_serve` | Node.js and the pinned npm reference MCP servers (`target/mcp-servers`) |
-//! | `mcp-pypi` | `mcp_run`, `mcp_serve` | the pinned PyPI MCP servers and the Python MCP SDK (`target/mcp-servers/venv`) |
-//! | `bfcl` | `parity_bfcl` | BFCL's checker from PyPI, pinned (`target/parity-venv`) |
-//! | `chromium` | `report_browser` | Debian's `chromium` at `/usr/bin/chromium` |
+//! - `mcp-npm` (`mcp_live`, `mcp_env`, `mcp_run`, `mcp_serve`): Node.js and the pinned npm
+//!   reference MCP servers (`target/mcp-servers`);
+//! - `mcp-pypi` (`mcp_run`, `mcp_serve`): the pinned PyPI MCP servers and the Python MCP SDK
+//!   (`target/mcp-servers/venv`);
+//! - `bfcl` (`parity_bfcl`): BFCL's checker from PyPI, pinned (`target/parity-venv`);
+//! - `chromium` (`report_browser`): Debian's `chromium` at `/usr/bin/chromium`.
 //!
 //! A test of a tier whose needs are missing fails with a message naming the script. Locally,
 //! `TOOLPICK_SKIP_TIERS` (a comma-separated list of tier names, or `all`) lets such a test pass
@@ -55,8 +55,8 @@ impl Tier {
         }
     }
 
-    /// Where the tier's needs are installed, asked of the installer in its checking mode (so the pins
-    /// live in the scripts alone); `Err` says what is missing.
+    /// Where the tier's needs are installed, asked of the installer in its checking mode (so the
+    /// pins live in the scripts alone); `Err` says what is missing.
     fn installed(self) -> Result<PathBuf, String> {
         let script = |name: &str, args: &[&str]| -> Result<PathBuf, String> {
             let path = super::repo().join("scripts").join(name);
