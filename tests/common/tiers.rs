@@ -11,6 +11,9 @@
 //! - `bfcl` (`parity_bfcl`): BFCL's checker from PyPI, pinned (`target/parity-venv`);
 //! - `chromium` (`report_browser`): Debian's `chromium` at `/usr/bin/chromium`.
 //!
+//! One tier alone: `scripts/install-test-deps.sh chromium`, then `cargo test --locked --test
+//! report_browser` (its binaries, listed above). The hermetic tier alone is every other binary.
+//!
 //! A test of a tier whose needs are missing fails with a message naming the script. Locally,
 //! `TOOLPICK_SKIP_TIERS` (a comma-separated list of tier names, or `all`) lets such a test pass
 //! without running, saying so on stderr; under CI (`CI` set) a missing need always fails.
