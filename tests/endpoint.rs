@@ -137,34 +137,8 @@ fn exhausted_retries_are_errors_excluded_from_accuracy_and_kept_on_resume() {
     assert_eq!(env.server.requests(), before, "a plain resume does not retry errors");
     // Pointing the run at another endpoint is refused: the base URL is part of the matrix.
     let healthy = start(MockConfig::default());
-    let url = healthy.server.base_url();
     std::fs::rename(env.path("out"), healthy.path("out")).unwrap();
-    let o = toolpick(
-        &[
-            "run",
-            "--catalog",
-            "cat",
-            "--dataset",
-            "ds.jsonl",
-            "--backends",
-            "openai",
-            "--model",
-            "mock",
-            "--base-url",
-            &url,
-            "--out",
-            "out",
-            "--run-id",
-            "r",
-            "--retry-errors",
-            "--max-attempts",
-            "5",
-            "--request-timeout",
-            "2",
-            "-q",
-        ],
-        healthy.dir.path(),
-    );
+    let o = healthy.run("r", &["--retry-errors"]);
     // the base URL is part of the matrix: a different endpoint is a different experiment
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("different matrix"));
