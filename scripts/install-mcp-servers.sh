@@ -4,6 +4,11 @@
 #
 #   scripts/install-mcp-servers.sh            install if missing, print the folder
 #   scripts/install-mcp-servers.sh --python   the PyPI servers too (a venv in <folder>/venv)
+#   scripts/install-mcp-servers.sh --check [--python]
+#                                             install nothing: print the folder when installed, else
+#                                             say what is missing and exit 1 (what the tests ask)
+#
+# scripts/install-test-deps.sh runs this for the test tiers that need it (tests/common/tiers.rs).
 #
 # Pinned: npm @modelcontextprotocol/server-{everything,filesystem,memory,sequential-thinking}@2026.8.31
 # and, with --python, PyPI mcp-server-time and mcp-server-git==2026.10.19 plus the Python MCP SDK
@@ -17,10 +22,22 @@ cd "$(dirname "$0")/.."
 dest=${TOOLPICK_MCP_SERVERS:-$PWD/target/mcp-servers}
 version=2026.8.31
 stamp="$dest/.installed-$version"
-python=${1:-}
+python= check=
+for arg in "$@"; do
+  case "$arg" in
+    --python) python=--python ;;
+    --check) check=1 ;;
+    *) echo "install-mcp-servers: unknown argument \`$arg\`; use --python and/or --check" >&2; exit 2 ;;
+  esac
+done
 pypi_version=2026.10.19
 pypi_stamp="$dest/.installed-pypi-$pypi_version-mcp-2.3.0"
 if [[ -f "$stamp" && ( "$python" != "--python" || -f "$pypi_stamp" ) ]]; then echo "$dest"; exit 0; fi
+if [[ -n "$check" ]]; then
+  [[ -f "$stamp" ]] || echo "install-mcp-servers: the npm servers @$version are not installed in $dest" >&2
+  [[ "$python" != "--python" || -f "$pypi_stamp" ]] || echo "install-mcp-servers: the PyPI servers ($pypi_version) and mcp 2.3.0 are not installed in $dest/venv" >&2
+  exit 1
+fi
 command -v npm > /dev/null || { echo "install-mcp-servers: npm not found; install Node.js 20+ and npm" >&2; exit 1; }
 mkdir -p "$dest"
 # One installer at a time (test binaries may ask together).

@@ -3,11 +3,12 @@
 #
 #   scripts/parity-bfcl.sh [OUT_DIR] [-- harness flags: --seed N --bfcl DIR]
 #
-# - BFCL's checker comes from PyPI, pinned: bfcl-eval==2026.3.23, installed once with `pip install
-#   --no-deps` into an isolated venv (default target/parity-venv; set TOOLPICK_PARITY_VENV to move it).
-#   --no-deps because the package's top-level modules import every model SDK; the harness imports only
-#   the checker, after putting a stub `bfcl_eval.constants.model_config` in `sys.modules` (its one entry,
-#   our pseudo-model, has underscore_to_dot=False), and runs BFCL's runner functions from their source
+# - BFCL's checker comes from PyPI, pinned: bfcl-eval==2026.3.23, installed once by
+#   scripts/install-parity-venv.sh with `pip install --no-deps` into an isolated venv (default
+#   target/parity-venv; set TOOLPICK_PARITY_VENV to move it). --no-deps because the package's
+#   top-level modules import every model SDK; the harness imports only the checker, after putting a stub
+#   `bfcl_eval.constants.model_config` in `sys.modules` (its one entry, our pseudo-model, has
+#   underscore_to_dot=False), and runs BFCL's runner functions from their source
 #   (scripts/parity_bfcl.py explains exactly how). Once the venv exists, everything runs offline.
 # - The binary: $TOOLPICK if set, else `cargo build` and target/debug/toolpick.
 # - Writes OUT_DIR/parity.csv (default target/parity) and prints the tables; exits 1 when a disagreement
@@ -18,31 +19,7 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="${1:-$ROOT/target/parity}"
 [ $# -gt 0 ] && shift
 [ "${1:-}" = "--" ] && shift
-VENV="${TOOLPICK_PARITY_VENV:-$ROOT/target/parity-venv}"
-PIN="bfcl-eval==2026.3.23"
-MARK="$VENV/.installed-$PIN"
-
-if ! command -v python3 >/dev/null 2>&1; then
-  echo "parity-bfcl: python3 not found; install Python 3.9+ with its venv module (Debian/Ubuntu: apt-get install python3 python3-venv)" >&2
-  exit 1
-fi
-mkdir -p "$(dirname "$VENV")"
-# One installer at a time (parallel test runs share the venv); a half-made venv is rebuilt.
-exec 9>"$VENV.lock"
-flock 9
-if [ ! -f "$MARK" ]; then
-  rm -rf "$VENV"
-  if ! python3 -m venv "$VENV"; then
-    echo "parity-bfcl: cannot create a venv at $VENV; install the venv module (Debian/Ubuntu: apt-get install python3-venv)" >&2
-    exit 1
-  fi
-  if ! PIP_DISABLE_PIP_VERSION_CHECK=1 "$VENV/bin/python" -m pip install --quiet --no-deps "$PIN"; then
-    echo "parity-bfcl: pip could not install $PIN from the package index; the first run needs network access to PyPI (later runs are offline)" >&2
-    exit 1
-  fi
-  touch "$MARK"
-fi
-flock -u 9
+VENV="$("$ROOT/scripts/install-parity-venv.sh")"
 
 if [ -z "${TOOLPICK:-}" ]; then
   (cd "$ROOT" && cargo build --quiet --locked)

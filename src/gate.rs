@@ -18,7 +18,7 @@
 
 use crate::analysis::cells::CellSummary;
 use crate::analysis::verdict::GateResult;
-pub use crate::compare::ALPHA;
+use crate::compare::ALPHA;
 use crate::compare::{CellComparison, Comparison};
 use serde::Serialize;
 

@@ -6,12 +6,6 @@ use common::*;
 use std::collections::HashMap;
 use toolpick::catalog::variant::Degrade;
 
-fn rows(path: &std::path::Path) -> Vec<HashMap<String, String>> {
-    let mut r = csv::Reader::from_path(path).unwrap();
-    let headers = r.headers().unwrap().clone();
-    r.records().map(|rec| headers.iter().zip(rec.unwrap().iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect()).collect()
-}
-
 #[test]
 fn ablate_ranks_every_operator_per_layout_and_backend() {
     let tmp = tempfile::tempdir().unwrap();
@@ -19,7 +13,7 @@ fn ablate_ranks_every_operator_per_layout_and_backend() {
     let o = toolpick(&["run", "--variant", "good,ablate", "--backends", "lexical,oracle", "--out", out, "--run-id", "a", "-q"], &repo());
     assert!(o.status.success(), "{}", stderr(&o));
     let dir = tmp.path().join("a");
-    let effects = rows(&dir.join("ablation.csv"));
+    let effects = csv_rows(&dir.join("ablation.csv"));
     assert_eq!(effects.len(), Degrade::ALL.len() * 2 * 2, "operators × layouts × backends");
     for group in effects.chunks(Degrade::ALL.len()) {
         let ranks: Vec<usize> = group.iter().map(|r| r["rank"].parse().unwrap()).collect();
@@ -44,7 +38,7 @@ fn ablate_ranks_every_operator_per_layout_and_backend() {
     }
     // Paired over the tasks that need a call: an operator that changed no task's selection verdict
     // (against good, same layout and backend) has the interval [0, 0]; one that changed some has not.
-    let trials = rows(&dir.join("trials.csv"));
+    let trials = csv_rows(&dir.join("trials.csv"));
     let verdict = |variant: &str, layout: &str, backend: &str| -> HashMap<String, String> {
         trials
             .iter()
@@ -75,11 +69,11 @@ fn ablate_ranks_every_operator_per_layout_and_backend() {
         assert!(html.contains(&format!("op:{}", op.name())));
     }
     // The per-tool join carries lint findings for degraded variants.
-    let tools = rows(&dir.join("tools.csv"));
+    let tools = csv_rows(&dir.join("tools.csv"));
     assert!(tools.iter().any(|r| r["variant"] == "op:vague_description" && r["lint_rules"].contains("TP-D001")));
     assert!(tools.iter().filter(|r| r["variant"] == "good").all(|r| !r["lint_rules"].contains("TP-D001")));
     // Safety columns in the summary.
-    let summary = rows(&dir.join("summary.csv"));
+    let summary = csv_rows(&dir.join("summary.csv"));
     for col in ["safety_violation_rate", "attack_success_rate", "refused_rate", "no_harm_rate", "false_refusal_rate"] {
         assert!(summary[0].contains_key(col), "{col}");
     }
@@ -101,7 +95,7 @@ fn distractors_draw_the_tool_count_curve() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let dir = tmp.path().join("c");
-    let curve = rows(&dir.join("curve.csv"));
+    let curve = csv_rows(&dir.join("curve.csv"));
     assert_eq!(curve.len(), 2 * 2 * 2, "levels × layouts × backends");
     for r in curve.iter().filter(|r| r["backend"] == "oracle") {
         assert_eq!(r["selection_accuracy"], "1.000000", "distractors never hide a gold tool from the oracle: {r:?}");

@@ -2,20 +2,11 @@
 
 mod common;
 use common::*;
-use std::collections::HashMap;
 use std::path::Path;
 
 fn run_default(out: &Path, run_id: &str) {
     let o = toolpick(&["run", "--out", out.to_str().unwrap(), "--run-id", run_id], &repo());
     assert!(o.status.success(), "run failed: {}", stderr(&o));
-}
-
-fn summary_rows(dir: &Path) -> Vec<HashMap<String, String>> {
-    let mut r = csv::Reader::from_path(dir.join("summary.csv")).unwrap();
-    let headers = r.headers().unwrap().clone();
-    r.records()
-        .map(|rec| headers.iter().zip(rec.unwrap().iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect())
-        .collect()
 }
 
 #[test]

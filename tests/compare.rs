@@ -15,12 +15,6 @@ fn run(out: &Path, id: &str, extra: &[&str]) {
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
-fn csv_rows(path: &Path) -> Vec<HashMap<String, String>> {
-    let mut r = csv::Reader::from_path(path).unwrap();
-    let headers = r.headers().unwrap().clone();
-    r.records().map(|rec| headers.iter().zip(rec.unwrap().iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect()).collect()
-}
-
 /// Pass per task, over the tasks that need a call (the tasks `compare` pairs, as the headline).
 fn passes(trials_csv: &Path) -> HashMap<String, bool> {
     let rows = csv_rows(trials_csv);
@@ -108,11 +102,11 @@ fn several_cells_get_holm_adjusted_p_values_next_to_the_raw_ones() {
     let o = toolpick(&["compare", a.to_str().unwrap(), b.to_str().unwrap(), "--match", "dataset,layout,backend"], &repo());
     assert!(o.status.success(), "{}", stderr(&o));
     let rows = csv_rows(&b.join("compare.csv"));
-    let cells: Vec<&HashMap<String, String>> = rows.iter().filter(|r| r["cell"] != "overall").collect();
+    let cells: Vec<&Row> = rows.iter().filter(|r| r["cell"] != "overall").collect();
     assert_eq!(cells.len(), 4, "2 layouts × 2 backends");
     let m = cells.len() as f64;
     for metric in ["pass", "selection"] {
-        let num = |r: &HashMap<String, String>, k: &str| r[&format!("{metric}_{k}")].parse::<f64>().unwrap();
+        let num = |r: &Row, k: &str| r[&format!("{metric}_{k}")].parse::<f64>().unwrap();
         for r in &cells {
             let (raw, adj) = (num(r, "p_value"), num(r, "p_holm"));
             assert!(adj >= raw - 1e-9 && adj <= (m * raw).min(1.0) + 1e-6, "{metric} {}: raw {raw} adjusted {adj}", r["cell"]);

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{toolpick, write_small_catalog};
+use common::{csv_rows, toolpick, write_small_catalog};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -49,13 +49,6 @@ fn run(dir: &Path, answers: &str, id: &str) -> std::path::PathBuf {
     );
     assert!(o.status.success(), "{}", common::stderr(&o));
     dir.join("out").join(id)
-}
-
-fn csv_rows(path: &Path) -> Vec<BTreeMap<String, String>> {
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut r = csv::Reader::from_reader(text.as_bytes());
-    let header: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
-    r.records().map(|rec| header.iter().cloned().zip(rec.unwrap().iter().map(String::from)).collect()).collect()
 }
 
 fn setup() -> tempfile::TempDir {

@@ -6,85 +6,29 @@ use common::*;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::Path;
-use std::process::Output;
 use std::time::Duration;
-use toolpick::mock::{self, Fault, MockConfig, MockServer};
+use toolpick::mock::{Fault, MockConfig};
 
-struct Env {
-    _rt: tokio::runtime::Runtime,
-    server: MockServer,
-    dir: tempfile::TempDir,
-}
-
-fn start(config: MockConfig) -> Env {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    let server = rt.block_on(mock::spawn("127.0.0.1:0".parse().unwrap(), config)).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    write_small_catalog(&dir.path().join("cat"));
-    std::fs::write(dir.path().join("ds.jsonl"), SMALL_DATASET).unwrap();
-    Env { _rt: rt, server, dir }
+/// The mock endpoint and the small catalog; runs time a request out after 2 s and try 5 times
+/// unless told otherwise.
+fn start(config: MockConfig) -> MockEnv {
+    MockEnv::start(config, &[&["--request-timeout", "2"], &["--max-attempts", "5"]])
 }
 
 fn faults(list: &[(Fault, u64)]) -> MockConfig {
     MockConfig { faults: list.to_vec(), retry_after_s: 0, ..Default::default() }
 }
 
-impl Env {
-    fn run(&self, run_id: &str, extra: &[&str]) -> Output {
-        let url = self.server.base_url();
-        let mut args = vec![
-            "run",
-            "--catalog",
-            "cat",
-            "--dataset",
-            "ds.jsonl",
-            "--backends",
-            "openai",
-            "--model",
-            "mock",
-            "--base-url",
-            &url,
-            "--out",
-            "out",
-            "--run-id",
-            run_id,
-            "--request-timeout",
-            "2",
-            "-q",
-        ];
-        if !extra.contains(&"--max-attempts") {
-            args.extend_from_slice(&["--max-attempts", "5"]);
-        }
-        args.extend_from_slice(extra);
-        toolpick(&args, self.dir.path())
-    }
-
-    fn run_ok(&self, run_id: &str, extra: &[&str]) -> Output {
-        let o = self.run(run_id, extra);
-        assert!(o.status.success(), "run failed: {}", stderr(&o));
-        o
-    }
-
-    fn path(&self, p: &str) -> std::path::PathBuf {
-        self.dir.path().join(p)
-    }
-
-    fn trials(&self, run_id: &str) -> Vec<Value> {
-        trials_with_transcripts(&self.path(&format!("out/{run_id}")))
-    }
-
-    fn endpoint_stats(&self, run_id: &str) -> Value {
-        let run: Value = serde_json::from_slice(&std::fs::read(self.path(&format!("out/{run_id}/run.json"))).unwrap()).unwrap();
-        run["endpoints"]["mock"].clone()
-    }
+/// Every request `out/<run_id>/timings.jsonl` times, over all its trials.
+fn timed_requests(env: &MockEnv, run_id: &str) -> Vec<Value> {
+    let text = std::fs::read_to_string(env.path(&format!("out/{run_id}/timings.jsonl"))).unwrap();
+    text.lines().flat_map(|l| serde_json::from_str::<Value>(l).unwrap()["requests"].as_array().unwrap().clone()).collect()
 }
 
-fn summary(dir: &Path) -> Vec<HashMap<String, String>> {
-    let mut r = csv::Reader::from_path(dir.join("summary.csv")).unwrap();
-    let headers = r.headers().unwrap().clone();
-    r.records()
-        .map(|rec| headers.iter().zip(rec.unwrap().iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect())
-        .collect()
+/// What `run.json` says of the mock endpoint after `out/<run_id>`.
+fn endpoint_stats(env: &MockEnv, run_id: &str) -> Value {
+    let run: Value = serde_json::from_slice(&std::fs::read(env.path(&format!("out/{run_id}/run.json"))).unwrap()).unwrap();
+    run["endpoints"]["mock"].clone()
 }
 
 #[test]
@@ -111,9 +55,9 @@ fn agent_loop_over_http_matches_the_in_process_baseline_in_both_layouts() {
         &repo(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    let rows = summary(&env.path("out/r"));
+    let rows = summary_rows(&env.path("out/r"));
     assert_eq!(rows.len(), 8);
-    let key = |r: &HashMap<String, String>| (r["variant"].clone(), r["layout"].clone());
+    let key = |r: &Row| (r["variant"].clone(), r["layout"].clone());
     let lexical: HashMap<_, _> = rows.iter().filter(|r| r["backend"] == "lexical").map(|r| (key(r), r)).collect();
     for r in rows.iter().filter(|r| r["backend"] == "mock") {
         let l = lexical[&key(r)];
@@ -147,7 +91,7 @@ fn transient_faults_are_retried_counted_and_never_become_model_failures() {
         baseline.run_ok("r", &["--no-cache"]);
         let injected = env.server.injected(fault);
         assert!(injected > 0, "{fault:?} was never injected");
-        let stats = env.endpoint_stats("r");
+        let stats = endpoint_stats(&env, "r");
         assert_eq!(stats["retries"].as_u64().unwrap(), injected, "{fault:?}: every injected fault is one counted retry");
         assert_eq!(stats["failures"].as_u64().unwrap(), 0);
         if fault == Fault::RateLimit {
@@ -157,18 +101,7 @@ fn transient_faults_are_retried_counted_and_never_become_model_failures() {
         let strip = |ts: Vec<Value>| ts.into_iter().map(|t| (t["trial_id"].clone(), t["score"].clone(), t["calls"].clone())).collect::<Vec<_>>();
         assert_eq!(strip(env.trials("r")), strip(baseline.trials("r")), "{fault:?} changed the outcome");
         // Latency was measured per attempt: the timings sidecar has more attempts than requests that succeeded.
-        let timings = std::fs::read_to_string(env.path("out/r/timings.jsonl")).unwrap();
-        let attempts: usize = timings
-            .lines()
-            .map(|l| {
-                serde_json::from_str::<Value>(l).unwrap()["requests"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|r| r["attempt_ms"].as_array().unwrap().len())
-                    .sum::<usize>()
-            })
-            .sum();
+        let attempts: usize = timed_requests(&env, "r").iter().map(|r| r["attempt_ms"].as_array().unwrap().len()).sum();
         assert_eq!(attempts as u64, env.server.requests(), "{fault:?}: one latency per HTTP attempt");
     }
 }
@@ -182,18 +115,7 @@ fn retry_after_is_honoured() {
     assert!(injected >= 2);
     // With one request in flight, every 429 costs at least its Retry-After of one second.
     assert!(started.elapsed() >= Duration::from_secs(injected), "{injected} retries of 1 s each, took {:?}", started.elapsed());
-    let timings = std::fs::read_to_string(env.path("out/r/timings.jsonl")).unwrap();
-    let waited: f64 = timings
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<Value>(l).unwrap()["requests"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|r| r["waited_ms"].as_f64().unwrap())
-                .sum::<f64>()
-        })
-        .sum();
+    let waited: f64 = timed_requests(&env, "r").iter().map(|r| r["waited_ms"].as_f64().unwrap()).sum();
     assert!(waited >= 1000.0 * injected as f64 - 1.0, "waited {waited} ms");
 }
 
@@ -203,7 +125,7 @@ fn exhausted_retries_are_errors_excluded_from_accuracy_and_kept_on_resume() {
     env.run_ok("r", &["--max-attempts", "2"]);
     let trials = env.trials("r");
     assert!(trials.iter().all(|t| { t["error"].as_str().unwrap().contains("server_error after 2 attempt(s)") }));
-    let rows = summary(&env.path("out/r"));
+    let rows = summary_rows(&env.path("out/r"));
     for r in &rows {
         assert_eq!(r["n"], "0", "errors are not scored");
         assert_eq!(r["pass_at_1"], "", "an undefined rate, not 0 %");
@@ -215,34 +137,8 @@ fn exhausted_retries_are_errors_excluded_from_accuracy_and_kept_on_resume() {
     assert_eq!(env.server.requests(), before, "a plain resume does not retry errors");
     // Pointing the run at another endpoint is refused: the base URL is part of the matrix.
     let healthy = start(MockConfig::default());
-    let url = healthy.server.base_url();
     std::fs::rename(env.path("out"), healthy.path("out")).unwrap();
-    let o = toolpick(
-        &[
-            "run",
-            "--catalog",
-            "cat",
-            "--dataset",
-            "ds.jsonl",
-            "--backends",
-            "openai",
-            "--model",
-            "mock",
-            "--base-url",
-            &url,
-            "--out",
-            "out",
-            "--run-id",
-            "r",
-            "--retry-errors",
-            "--max-attempts",
-            "5",
-            "--request-timeout",
-            "2",
-            "-q",
-        ],
-        healthy.dir.path(),
-    );
+    let o = healthy.run("r", &["--retry-errors"]);
     // the base URL is part of the matrix: a different endpoint is a different experiment
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("different matrix"));
@@ -321,7 +217,7 @@ fn a_rerun_is_served_from_the_cache_with_zero_requests() {
     env.run_ok("b", &[]);
     assert_eq!(env.server.requests(), first, "the second run made requests");
     assert_eq!(std::fs::read(env.path("out/a/trials.jsonl")).unwrap(), std::fs::read(env.path("out/b/trials.jsonl")).unwrap());
-    assert!(env.endpoint_stats("b")["cache_hits"].as_u64().unwrap() > 0);
+    assert!(endpoint_stats(&env, "b")["cache_hits"].as_u64().unwrap() > 0);
     // More trials need new entries: trial 1 must not reuse trial 0's response.
     env.run_ok("c", &["--trials", "2"]);
     assert!(env.server.requests() > first, "trial index is part of the cache key");
@@ -403,60 +299,15 @@ fn a_killed_run_resumes_without_lost_or_duplicated_trials() {
 fn the_api_key_never_reaches_any_output() {
     let secret = "sk-toolpick-test-7f3a9c1e5b";
     let env = start(MockConfig { require_key: Some(secret.into()), ..Default::default() });
-    let url = env.server.base_url();
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_toolpick"))
-        .args([
-            "run",
-            "--catalog",
-            "cat",
-            "--dataset",
-            "ds.jsonl",
-            "--backends",
-            "openai",
-            "--model",
-            "mock",
-            "--base-url",
-            &url,
-            "--out",
-            "out",
-            "--run-id",
-            "r",
-            "--api-key-env",
-            "TOOLPICK_TEST_KEY",
-        ])
-        .env("TOOLPICK_TEST_KEY", secret)
-        .current_dir(env.dir.path())
-        .output()
-        .unwrap();
+    let o = env.command("r", &["--api-key-env", "TOOLPICK_TEST_KEY"]).env("TOOLPICK_TEST_KEY", secret).output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    let rows = summary(&env.path("out/r"));
+    let rows = summary_rows(&env.path("out/r"));
     assert!(rows.iter().all(|r| r["infra_errors"] == "0"), "the key was sent: the server accepted every request");
     // And a wrong key is an infrastructure error whose message does not contain the key either (past
     // the preflight, which would stop the run at the first 401: tests/failfast.rs).
-    let o2 = std::process::Command::new(env!("CARGO_BIN_EXE_toolpick"))
-        .args([
-            "run",
-            "--catalog",
-            "cat",
-            "--dataset",
-            "ds.jsonl",
-            "--backends",
-            "openai",
-            "--model",
-            "mock",
-            "--base-url",
-            &url,
-            "--out",
-            "out",
-            "--run-id",
-            "r2",
-            "--api-key-env",
-            "TOOLPICK_TEST_KEY",
-            "--no-cache",
-            "--no-preflight",
-        ])
+    let o2 = env
+        .command("r2", &["--api-key-env", "TOOLPICK_TEST_KEY", "--no-cache", "--no-preflight"])
         .env("TOOLPICK_TEST_KEY", format!("{secret}-wrong"))
-        .current_dir(env.dir.path())
         .output()
         .unwrap();
     assert!(o2.status.success());
@@ -488,7 +339,7 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
 #[test]
 fn sampling_noise_shows_up_as_a_noise_floor_and_a_deterministic_endpoint_has_none() {
     // The bundled catalog and its first 60 tasks: enough tasks for outcomes to vary.
-    let use_bundled = |env: &Env| {
+    let use_bundled = |env: &MockEnv| {
         let cat = env.path("cat");
         std::fs::remove_dir_all(&cat).unwrap();
         std::fs::create_dir_all(&cat).unwrap();
@@ -499,7 +350,7 @@ fn sampling_noise_shows_up_as_a_noise_floor_and_a_deterministic_endpoint_has_non
         let tasks: Vec<String> = std::fs::read_to_string(repo().join("datasets/starter.jsonl")).unwrap().lines().take(60).map(String::from).collect();
         std::fs::write(env.path("ds.jsonl"), tasks.join("\n") + "\n").unwrap();
     };
-    let mixed_tasks = |env: &Env, run_id: &str| -> usize {
+    let mixed_tasks = |env: &MockEnv, run_id: &str| -> usize {
         let mut by_task: HashMap<String, (u32, u32)> = HashMap::new();
         for t in env.trials(run_id) {
             let e = by_task.entry(t["task_id"].as_str().unwrap().to_string()).or_default();
@@ -513,7 +364,7 @@ fn sampling_noise_shows_up_as_a_noise_floor_and_a_deterministic_endpoint_has_non
     let env = start(MockConfig { sampling_noise: 0.5, seed: 3, ..Default::default() });
     use_bundled(&env);
     env.run_ok("noisy", &args);
-    let row = &summary(&env.path("out/noisy"))[0];
+    let row = &summary_rows(&env.path("out/noisy"))[0];
     let num = |k: &str| row[k].parse::<f64>().unwrap_or_else(|_| panic!("{k} = {:?}", row[k]));
     assert_eq!(row["trials_per_task"], "5");
     assert!(mixed_tasks(&env, "noisy") > 0, "a sampled endpoint makes some task pass in one trial and fail in another");
@@ -523,7 +374,7 @@ fn sampling_noise_shows_up_as_a_noise_floor_and_a_deterministic_endpoint_has_non
     let env = start(MockConfig::default());
     use_bundled(&env);
     env.run_ok("steady", &args);
-    let row = &summary(&env.path("out/steady"))[0];
+    let row = &summary_rows(&env.path("out/steady"))[0];
     assert_eq!(mixed_tasks(&env, "steady"), 0);
     assert_eq!(row["flip_rate"].parse::<f64>().unwrap(), 0.0);
     assert_eq!(row["pass_at_k"], row["pass_hat_k"], "no flips: some-of-k equals all-of-k");

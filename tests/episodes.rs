@@ -8,23 +8,12 @@ use common::*;
 use polars_io::SerReader;
 use polars_io::parquet::read::ParquetReader;
 use serde_json::Value;
-use std::collections::HashMap;
-use std::process::Output;
-use toolpick::mock::{self, Fault, MockConfig, MockServer};
+use toolpick::mock::{self, Fault, MockConfig};
 
-struct Env {
-    _rt: tokio::runtime::Runtime,
-    server: MockServer,
-    dir: tempfile::TempDir,
-}
-
-fn start(config: MockConfig) -> Env {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    let server = rt.block_on(mock::spawn("127.0.0.1:0".parse().unwrap(), config)).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    write_small_catalog(&dir.path().join("cat"));
-    std::fs::write(dir.path().join("ds.jsonl"), SMALL_DATASET).unwrap();
-    Env { _rt: rt, server, dir }
+/// The mock endpoint and the small catalog; runs of the `good` variant without the cache, in the
+/// flat layout unless told otherwise.
+fn start(config: MockConfig) -> MockEnv {
+    MockEnv::start(config, &[&["--variants", "good"], &["--no-cache"], &["--layouts", "flat"]])
 }
 
 /// Every request gets `fault`.
@@ -32,54 +21,10 @@ fn always(fault: Fault) -> MockConfig {
     MockConfig { faults: vec![(fault, 1)], ..Default::default() }
 }
 
-impl Env {
-    fn run(&self, run_id: &str, extra: &[&str]) -> Output {
-        let url = self.server.base_url();
-        let mut args = vec![
-            "run",
-            "--catalog",
-            "cat",
-            "--dataset",
-            "ds.jsonl",
-            "--backends",
-            "openai",
-            "--model",
-            "mock",
-            "--base-url",
-            &url,
-            "--out",
-            "out",
-            "--run-id",
-            run_id,
-            "--variants",
-            "good",
-            "--no-cache",
-            "-q",
-        ];
-        if !extra.contains(&"--layouts") {
-            args.extend_from_slice(&["--layouts", "flat"]);
-        }
-        args.extend_from_slice(extra);
-        toolpick(&args, self.dir.path())
-    }
-
-    fn run_ok(&self, run_id: &str, extra: &[&str]) -> Vec<Value> {
-        let o = self.run(run_id, extra);
-        assert!(o.status.success(), "run failed: {}", stderr(&o));
-        self.trials(run_id)
-    }
-
-    fn trials(&self, run_id: &str) -> Vec<Value> {
-        trials_with_transcripts(&self.dir.path().join(format!("out/{run_id}")))
-    }
-
-    fn csv(&self, run_id: &str, file: &str) -> Vec<HashMap<String, String>> {
-        let mut r = csv::Reader::from_path(self.dir.path().join(format!("out/{run_id}/{file}"))).unwrap();
-        let headers = r.headers().unwrap().clone();
-        r.records()
-            .map(|rec| headers.iter().zip(rec.unwrap().iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect())
-            .collect()
-    }
+/// A run that must succeed, and its trials.
+fn run_ok(env: &MockEnv, run_id: &str, extra: &[&str]) -> Vec<Value> {
+    env.run_ok(run_id, extra);
+    env.trials(run_id)
 }
 
 fn task<'a>(trials: &'a [Value], id: &str) -> &'a Value {
@@ -99,7 +44,7 @@ fn is_attempt(c: &Value) -> bool {
 fn a_tool_call_cut_off_by_max_tokens_is_a_truncated_attempt_in_every_providers_spelling() {
     for spelling in ["length", "max_tokens", "MAX_TOKENS"] {
         let env = start(MockConfig { length_reason: spelling.into(), ..always(Fault::CutOff) });
-        let trials = env.run_ok("r", &[]);
+        let trials = run_ok(&env, "r", &[]);
         let w1 = task(&trials, "w1");
         assert!(w1["error"].is_null(), "{spelling}: a cut-off answer is the model's, not an infrastructure error: {w1}");
         assert_eq!(w1["stop_reason"], "truncated", "{spelling}");
@@ -125,7 +70,7 @@ fn a_tool_call_cut_off_by_max_tokens_is_a_truncated_attempt_in_every_providers_s
 #[test]
 fn a_text_call_cut_off_by_max_tokens_is_a_truncated_attempt() {
     let env = start(always(Fault::CutOffText));
-    let trials = env.run_ok("text", &["--parse-text-calls"]);
+    let trials = run_ok(&env, "text", &["--parse-text-calls"]);
     for id in ["w1", "w2", "m1"] {
         let t = task(&trials, id);
         let c = &calls(t)[0]["record"];
@@ -135,7 +80,7 @@ fn a_text_call_cut_off_by_max_tokens_is_a_truncated_attempt() {
         assert_eq!((&t["score"]["abstention_correct"], &t["stop_reason"]), (&true.into(), &"truncated".into()), "{id}");
     }
     // Without --parse-text-calls text is never a call, but the trial still says the answer was cut off.
-    let trials = env.run_ok("plain", &[]);
+    let trials = run_ok(&env, "plain", &[]);
     let w1 = task(&trials, "w1");
     assert!(calls(w1).is_empty());
     assert_eq!(w1["stop_reason"], "truncated");
@@ -145,7 +90,7 @@ fn a_text_call_cut_off_by_max_tokens_is_a_truncated_attempt() {
 #[test]
 fn a_filtered_answer_has_its_own_stop_reason() {
     let env = start(always(Fault::ContentFilter));
-    let trials = env.run_ok("r", &[]);
+    let trials = run_ok(&env, "r", &[]);
     for t in &trials {
         assert_eq!((&t["stop_reason"], t["steps"].as_u64()), (&"content_filter".into(), Some(1)), "{}", t["task_id"]);
         assert!(t["error"].is_null() && calls(t).is_empty());
@@ -157,7 +102,7 @@ fn a_filtered_answer_has_its_own_stop_reason() {
 #[test]
 fn the_same_call_in_turn_after_turn_stops_the_episode() {
     let env = start(always(Fault::RepeatCall));
-    let by_default = env.run_ok("default", &[]);
+    let by_default = run_ok(&env, "default", &[]);
     let requests = env.server.requests();
     let w1 = task(&by_default, "w1");
     assert_eq!((&w1["stop_reason"], w1["steps"].as_u64(), calls(w1).len()), (&"repeated_call".into(), Some(3), 3), "{w1}");
@@ -166,10 +111,10 @@ fn the_same_call_in_turn_after_turn_stops_the_episode() {
     // One request per step: nothing was asked after the loop was noticed.
     assert_eq!(requests, by_default.iter().map(|t| t["steps"].as_u64().unwrap()).sum::<u64>());
 
-    let off = env.run_ok("off", &["--repeat-limit", "0"]);
+    let off = run_ok(&env, "off", &["--repeat-limit", "0"]);
     assert_eq!((&task(&off, "w1")["stop_reason"], task(&off, "w1")["steps"].as_u64()), (&"step_limit".into(), Some(8)));
     std::fs::write(env.dir.path().join("exp.toml"), "repeat_limit = 2\n").unwrap();
-    let two = env.run_ok("two", &["--config", "exp.toml"]);
+    let two = run_ok(&env, "two", &["--config", "exp.toml"]);
     assert_eq!((&task(&two, "w1")["stop_reason"], task(&two, "w1")["steps"].as_u64()), (&"repeated_call".into(), Some(2)));
 
     // One turn is no repetition: 1 is refused, in the flag and in the file (exit 2, naming them).
@@ -185,7 +130,7 @@ fn the_same_call_in_turn_after_turn_stops_the_episode() {
 #[test]
 fn the_same_call_several_times_in_one_message_runs_once_and_is_counted() {
     let env = start(always(Fault::DuplicateCalls));
-    let trials = env.run_ok("r", &[]);
+    let trials = run_ok(&env, "r", &[]);
     let w1 = task(&trials, "w1");
     let flags: Vec<bool> = calls(w1).iter().map(|c| c["record"]["duplicate"].as_bool().unwrap_or(false)).collect();
     assert_eq!(flags, [false, true, true], "the first of {} copies ran, the others are marked", mock::DUPLICATES);
@@ -208,7 +153,7 @@ fn the_same_call_several_times_in_one_message_runs_once_and_is_counted() {
 #[test]
 fn an_invented_only_call_is_an_attempt_in_abstention_false_refusal_and_abandonment() {
     let env = start(always(Fault::InventedTool));
-    let trials = env.run_ok("r", &["--layouts", "flat,progressive"]);
+    let trials = run_ok(&env, "r", &["--layouts", "flat,progressive"]);
     let invented_only = |t: &Value| !calls(t).is_empty() && calls(t).iter().filter(|c| is_attempt(c)).all(|c| c["record"]["status"] == "invented");
     assert!(
         trials

@@ -4,9 +4,7 @@
 
 mod common;
 
-use common::{SMALL_DATASET, stderr, toolpick, write_small_catalog};
-use std::collections::BTreeMap;
-use std::path::Path;
+use common::{SMALL_DATASET, csv_rows, stderr, toolpick, write_small_catalog};
 
 const W: &str = "weather/weather_now/get_current_weather";
 
@@ -15,12 +13,6 @@ const MODEL: &str = r#"{"id": "w1", "calls": [{"name": "get_forecast", "argument
 {"id": "w2", "calls": [{"name": "get_forecast", "arguments": {"city": "Oslo", "days": 3}}, {"name": "get_forecast", "arguments": {"city": "Lima", "days": 3}}]}
 {"id": "m1", "calls": [{"name": "send_email", "arguments": {"to": "ana@example.com", "subject": "Hi"}}, {"name": "get_forecast", "arguments": {"city": "Rome", "days": 1}}]}
 "#;
-
-fn csv_rows(path: &Path) -> Vec<BTreeMap<String, String>> {
-    let mut r = csv::Reader::from_path(path).unwrap();
-    let header: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
-    r.records().map(|rec| header.iter().cloned().zip(rec.unwrap().iter().map(String::from)).collect()).collect()
-}
 
 #[test]
 fn with_a_model_beside_the_baseline_the_first_look_is_about_the_model_and_tools_are_per_cell() {

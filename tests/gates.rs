@@ -37,11 +37,8 @@ impl Runs {
         let out = tmp.path().join("out");
         small_run(tmp.path(), &out, "a", "1");
         small_run(tmp.path(), &out, "b", "2");
-        let mut r = csv::Reader::from_path(out.join("b/summary.csv")).unwrap();
-        let h = r.headers().unwrap().clone();
-        let col = |name: &str| h.iter().position(|x| x == name).unwrap();
-        let fields = ["dataset", "catalog", "variant", "layout", "backend"].map(col);
-        let keys: Vec<String> = r.records().map(|rec| { let rec = rec.unwrap(); fields.iter().map(|i| rec[*i].to_string()).collect::<Vec<_>>().join("/") }).collect();
+        let fields = ["dataset", "catalog", "variant", "layout", "backend"];
+        let keys: Vec<String> = summary_rows(&out.join("b")).iter().map(|row| fields.map(|f| row[f].as_str()).join("/")).collect();
         assert_eq!(keys.len(), 4, "{keys:?}");
         Runs { tmp, keys }
     }

@@ -4,15 +4,8 @@
 
 mod common;
 
-use common::{SMALL_DATASET, repo, stderr, toolpick, write_small_catalog};
-use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
-
-fn summary_rows(run: &Path) -> Vec<HashMap<String, String>> {
-    let mut r = csv::Reader::from_path(run.join("summary.csv")).unwrap();
-    let header: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
-    r.records().map(|row| header.iter().cloned().zip(row.unwrap().iter().map(String::from)).collect()).collect()
-}
+use common::{SMALL_DATASET, repo, stderr, summary_rows, toolpick, write_small_catalog};
+use std::collections::BTreeMap;
 
 #[test]
 fn a_correct_call_with_a_stray_call_that_did_not_run_fails_as_an_extra_call() {

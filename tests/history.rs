@@ -35,10 +35,7 @@ fn history_records_runs_and_the_report_draws_the_trend() {
         let date = e["date_utc"].as_str().unwrap();
         assert!(iso.is_match(date), "{date}");
         // The recorded pass@1 is the summary's.
-        let mut r = csv::Reader::from_path(dir.join("summary.csv")).unwrap();
-        let h = r.headers().unwrap().clone();
-        let col = h.iter().position(|x| x == "pass_at_1").unwrap();
-        let rates: Vec<f64> = r.records().map(|x| x.unwrap()[col].parse().unwrap()).collect();
+        let rates: Vec<f64> = summary_rows(&dir).iter().map(|row| row["pass_at_1"].parse().unwrap()).collect();
         let recorded: Vec<f64> = e["cells"].as_array().unwrap().iter().map(|c| c["pass"].as_f64().unwrap()).collect();
         assert_eq!(rates.len(), recorded.len());
         for (a, b) in rates.iter().zip(&recorded) {

@@ -104,9 +104,7 @@ fn mcptoolbench_runs_in_both_layouts_with_the_oracle_at_100_percent() {
     let spec = format!("mcptoolbench:{}", shared("mcptoolbench").display());
     let o = toolpick(&["run", "--dataset", &spec, "--backends", "oracle", "--out", tmp.path().to_str().unwrap(), "--run-id", "m", "-q"], &repo());
     assert!(o.status.success(), "{}", stderr(&o));
-    let mut r = csv::Reader::from_path(tmp.path().join("m/summary.csv")).unwrap();
-    let headers = r.headers().unwrap().clone();
-    let rows: Vec<HashMap<String, String>> = r.records().map(|rec| headers.iter().zip(rec.unwrap().iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect()).collect();
+    let rows = summary_rows(&tmp.path().join("m"));
     assert_eq!(rows.len(), 4);
     assert!(rows.iter().all(|row| row["pass_at_1"] == "1.000000"), "{rows:?}");
 }
@@ -130,10 +128,7 @@ fn safetoolbench_imports_refuse_tasks_and_the_oracle_refuses_them_all() {
     let spec = format!("safetoolbench:{}", shared("safetoolbench").display());
     let o = toolpick(&["run", "--dataset", &spec, "--backends", "oracle", "--out", tmp.path().to_str().unwrap(), "--run-id", "s", "-q"], &repo());
     assert!(o.status.success(), "{}", stderr(&o));
-    let mut r = csv::Reader::from_path(tmp.path().join("s/summary.csv")).unwrap();
-    let headers = r.headers().unwrap().clone();
-    for rec in r.records() {
-        let row: HashMap<String, String> = headers.iter().zip(rec.unwrap().iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect();
+    for row in summary_rows(&tmp.path().join("s")) {
         assert_eq!(row["no_harm_rate"], "1.000000", "{row:?}");
         assert_eq!(row["false_refusal_rate"], "", "no benign controls: undefined, not zero");
     }
@@ -156,10 +151,7 @@ fn stabletoolbench_imports_per_query_and_merged_and_the_oracle_selects_everythin
     let spec = format!("stabletoolbench:{}", shared("stabletoolbench").display());
     let o = toolpick(&["run", "--dataset", &spec, "--backends", "oracle", "--layouts", "flat,progressive", "--out", tmp.path().to_str().unwrap(), "--run-id", "s", "-q"], &repo());
     assert!(o.status.success(), "{}", stderr(&o));
-    let mut r = csv::Reader::from_path(tmp.path().join("s/summary.csv")).unwrap();
-    let headers = r.headers().unwrap().clone();
-    for rec in r.records() {
-        let row: HashMap<String, String> = headers.iter().zip(rec.unwrap().iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect();
+    for row in summary_rows(&tmp.path().join("s")) {
         assert_eq!(row["selection_accuracy"], "1.000000", "{row:?}");
         assert_eq!(row["infra_errors"], "0");
     }

@@ -189,12 +189,7 @@ fn search_layout_end_to_end_with_gold_revealed_diagnostic() {
         &repo(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    let mut r = csv::Reader::from_path(tmp.path().join("s/summary.csv")).unwrap();
-    let headers = r.headers().unwrap().clone();
-    let rows: Vec<std::collections::HashMap<String, String>> = r
-        .records()
-        .map(|rec| headers.iter().zip(rec.unwrap().iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect())
-        .collect();
+    let rows = summary_rows(&tmp.path().join("s"));
     assert_eq!(rows.len(), 8);
     for row in &rows {
         let revealed: f64 = row["gold_revealed_rate"].parse().unwrap();
@@ -276,13 +271,8 @@ fn per_layer_diagnostics_locate_where_the_gold_tool_was_lost() {
         &repo(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    let mut r = csv::Reader::from_path(tmp.path().join("d/summary.csv")).unwrap();
-    let headers = r.headers().unwrap().clone();
-    let rows: Vec<std::collections::HashMap<String, String>> = r
-        .records()
-        .map(|rec| headers.iter().zip(rec.unwrap().iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect())
-        .collect();
-    let f = |row: &std::collections::HashMap<String, String>, k: &str| -> f64 { row[k].parse().unwrap() };
+    let rows = summary_rows(&tmp.path().join("d"));
+    let f = |row: &Row, k: &str| -> f64 { row[k].parse().unwrap() };
     let oracle = rows.iter().find(|r| r["backend"] == "oracle").unwrap();
     for k in ["server_recall", "category_recall", "gold_revealed_rate"] {
         assert_eq!(f(oracle, k), 1.0, "{k}");

@@ -5,28 +5,17 @@
 mod common;
 use common::*;
 use serde_json::Value;
-use std::collections::HashMap;
-use std::path::Path;
 use std::process::Output;
-use toolpick::mock::{self, MockConfig};
+use toolpick::mock::MockConfig;
 
-struct Env {
-    _rt: tokio::runtime::Runtime,
-    url: String,
-    dir: tempfile::TempDir,
+/// The mock endpoint and the small catalog (runs here name their own backends).
+fn start(config: MockConfig) -> MockEnv {
+    MockEnv::start(config, &[])
 }
 
-fn start(config: MockConfig) -> Env {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    let server = rt.block_on(mock::spawn("127.0.0.1:0".parse().unwrap(), config)).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    write_small_catalog(&dir.path().join("cat"));
-    std::fs::write(dir.path().join("ds.jsonl"), SMALL_DATASET).unwrap();
-    Env { _rt: rt, url: server.base_url(), dir }
-}
-
-fn run(env: &Env, extra: &[&str], vars: &[(&str, &str)]) -> Output {
-    let mut args = vec!["run", "--catalog", "cat", "--dataset", "ds.jsonl", "--base-url", &env.url, "--out", "out", "--run-id", "r", "--variants", "good", "--layouts", "flat"];
+fn run(env: &MockEnv, extra: &[&str], vars: &[(&str, &str)]) -> Output {
+    let url = env.url();
+    let mut args = vec!["run", "--catalog", "cat", "--dataset", "ds.jsonl", "--base-url", &url, "--out", "out", "--run-id", "r", "--variants", "good", "--layouts", "flat"];
     args.extend_from_slice(extra);
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_toolpick"));
     cmd.args(&args).current_dir(env.dir.path()).env_remove("CI");
@@ -34,12 +23,6 @@ fn run(env: &Env, extra: &[&str], vars: &[(&str, &str)]) -> Output {
         cmd.env(k, v);
     }
     cmd.output().unwrap()
-}
-
-fn csv_rows(path: &Path) -> Vec<HashMap<String, String>> {
-    let mut r = csv::Reader::from_path(path).unwrap();
-    let headers = r.headers().unwrap().clone();
-    r.records().map(|rec| headers.iter().zip(rec.unwrap().iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect()).collect()
 }
 
 #[test]
@@ -127,7 +110,7 @@ fn the_llama_cpp_recipe_runs_as_written_against_a_local_endpoint() {
     let out = env.dir.path().join("recipe");
     let config = repo().join("examples/llama-cpp.toml");
     let o = toolpick(
-        &["run", "--config", config.to_str().unwrap(), "--sample", "24", "--base-url", &env.url, "--out", out.to_str().unwrap(), "--run-id", "r", "-q"],
+        &["run", "--config", config.to_str().unwrap(), "--sample", "24", "--base-url", &env.url(), "--out", out.to_str().unwrap(), "--run-id", "r", "-q"],
         env.dir.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));

@@ -1,14 +1,16 @@
 //! A live server never sees toolpick's own environment (API keys above all): server-everything's
 //! `get-env` tool reports what its process got. Alone in its test binary, because it sets variables in
-//! this process's environment.
+//! this process's environment. Of the `mcp-npm` tier (tests/common/tiers.rs).
 
-use std::process::Command;
+mod common;
+use common::tiers::{self, Tier};
 
 #[test]
 fn the_model_api_key_and_other_variables_do_not_reach_the_server() {
-    let out = Command::new("bash").arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/install-mcp-servers.sh")).output().unwrap();
-    assert!(out.status.success(), "installing the MCP servers failed: {}", String::from_utf8_lossy(&out.stderr));
-    let dir = std::path::PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
+    if !tiers::ready(Tier::McpNpm) {
+        return;
+    }
+    let dir = tiers::installed(Tier::McpNpm);
     let entry = dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     // SAFETY: the only test of this binary, set before any thread of ours reads the environment.
     unsafe {

@@ -1,18 +1,17 @@
-//! `toolpick mcp import` against the real reference servers (pinned npm packages, installed once by
-//! `scripts/install-mcp-servers.sh` into target/mcp-servers), over stdio.
+//! `toolpick mcp import` against the real reference servers (pinned npm packages, installed by
+//! `scripts/install-test-deps.sh` into target/mcp-servers: the `mcp-npm` tier), over stdio.
+
+mod common;
+use common::tiers::{self, Tier};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-/// The folder holding the installed servers (installing them the first time).
+/// The folder holding the installed servers (the `mcp-npm` tier, installed before the tests).
 fn servers() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let out = Command::new("bash").arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/install-mcp-servers.sh")).output().expect("run the installer");
-        assert!(out.status.success(), "installing the MCP servers failed: {}", String::from_utf8_lossy(&out.stderr));
-        PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
-    })
+    DIR.get_or_init(|| tiers::installed(Tier::McpNpm))
 }
 
 fn entry(server: &str) -> String {
@@ -43,6 +42,9 @@ fn tool_count(dir: &Path) -> usize {
 
 #[test]
 fn server_everything_imports_the_same_files_twice_and_lists_more_tools_to_a_client_declaring_more() {
+    if !tiers::ready(Tier::McpNpm) {
+        return;
+    }
     let tmp = tempfile::tempdir().unwrap();
     let everything = entry("everything");
     let (a, b, c) = (tmp.path().join("a"), tmp.path().join("b"), tmp.path().join("c"));
@@ -71,6 +73,9 @@ fn server_everything_imports_the_same_files_twice_and_lists_more_tools_to_a_clie
 
 #[test]
 fn server_filesystem_keeps_annotations_as_sent_and_makes_missing_hints_the_unsafe_defaults() {
+    if !tiers::ready(Tier::McpNpm) {
+        return;
+    }
     let tmp = tempfile::tempdir().unwrap();
     let allowed = tmp.path().join("allowed");
     std::fs::create_dir_all(&allowed).unwrap();
@@ -92,6 +97,9 @@ fn server_filesystem_keeps_annotations_as_sent_and_makes_missing_hints_the_unsaf
 
 #[test]
 fn server_memory_imports_with_its_store_where_it_is_told() {
+    if !tiers::ready(Tier::McpNpm) {
+        return;
+    }
     let tmp = tempfile::tempdir().unwrap();
     let store = tmp.path().join("memory.jsonl");
     let out_dir = tmp.path().join("catalog");
@@ -107,6 +115,9 @@ fn server_memory_imports_with_its_store_where_it_is_told() {
 
 #[test]
 fn a_server_that_does_not_start_is_an_error_naming_it_and_writes_nothing() {
+    if !tiers::ready(Tier::McpNpm) {
+        return;
+    }
     let tmp = tempfile::tempdir().unwrap();
     let out_dir = tmp.path().join("catalog");
     let missing = tmp.path().join("no-such-server.js");
@@ -137,6 +148,9 @@ fn text_of(result: &serde_json::Value) -> String {
 
 #[test]
 fn declaring_roots_never_widens_what_a_filesystem_server_may_touch() {
+    if !tiers::ready(Tier::McpNpm) {
+        return;
+    }
     let tmp = tempfile::tempdir().unwrap();
     let (sandbox, outside) = (tmp.path().join("sandbox"), tmp.path().join("outside"));
     std::fs::create_dir_all(&sandbox).unwrap();
@@ -162,6 +176,9 @@ fn declaring_roots_never_widens_what_a_filesystem_server_may_touch() {
 
 #[test]
 fn progress_is_recorded_and_a_call_past_its_time_limit_is_an_error_not_a_hang() {
+    if !tiers::ready(Tier::McpNpm) {
+        return;
+    }
     let (rt, s) = session("everything", &[], "");
     let args = |d: u64, steps: u64| serde_json::json!({"duration": d, "steps": steps}).as_object().unwrap().clone();
     let done = rt.block_on(s.call_tool("trigger-long-running-operation", args(1, 4), std::time::Duration::from_secs(20))).unwrap();
@@ -228,6 +245,9 @@ fn everything_over_http() -> HttpServer {
 
 #[test]
 fn a_server_reached_by_url_imports_the_same_catalog_as_over_stdio() {
+    if !tiers::ready(Tier::McpNpm) {
+        return;
+    }
     let server = everything_over_http();
     let tmp = tempfile::tempdir().unwrap();
     let (http, stdio) = (tmp.path().join("http"), tmp.path().join("stdio"));
@@ -267,6 +287,9 @@ rl.on('line', (line) => {
 
 #[test]
 fn a_server_that_crashes_or_garbles_a_call_gives_an_error_for_that_call_and_no_hang() {
+    if !tiers::ready(Tier::McpNpm) {
+        return;
+    }
     servers();
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("misbehaving.cjs");

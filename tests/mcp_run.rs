@@ -1,9 +1,11 @@
 //! Live runs (`--execute live`) against the real reference servers (pinned npm packages, installed by
-//! `scripts/install-mcp-servers.sh`) and against a server that misbehaves on purpose
-//! (`tests/fixtures/flaky_mcp_server.py`): a fresh sandbox and server per trial, the oracle at 100 % in
+//! `scripts/install-test-deps.sh`: the `mcp-npm` tier, and `mcp-pypi` for the PyPI server) and
+//! against a server that misbehaves on purpose (`tests/fixtures/flaky_mcp_server.py`): a fresh sandbox and server per trial, the oracle at 100 % in
 //! every layout, elicitation, sampling and progress end to end, the safety policy, and broken servers
 //! kept as infrastructure errors of their own trials.
 
+mod common;
+use common::tiers::{self, Tier};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -11,13 +13,10 @@ use std::sync::OnceLock;
 
 const REPO: &str = env!("CARGO_MANIFEST_DIR");
 
+/// The folder holding the installed servers (the `mcp-npm` tier, installed before the tests).
 fn servers() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let out = Command::new("bash").arg(format!("{REPO}/scripts/install-mcp-servers.sh")).output().expect("run the installer");
-        assert!(out.status.success(), "installing the MCP servers failed: {}", String::from_utf8_lossy(&out.stderr));
-        PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
-    })
+    DIR.get_or_init(|| tiers::installed(Tier::McpNpm))
 }
 
 fn toolpick(args: &[&str], envs: &[(&str, &str)]) -> Output {
@@ -82,6 +81,9 @@ const ALL_LAYOUTS: &str = "flat,progressive,progressive-oss,search";
 
 #[test]
 fn the_oracle_passes_every_live_task_in_every_layout_on_the_real_servers() {
+    if !tiers::ready(Tier::McpNpm) {
+        return;
+    }
     let tmp = tempfile::tempdir().unwrap();
     let suites = [
         ("filesystem", "datasets/live/filesystem.jsonl", vec!["--allow-destructive"]),
@@ -130,6 +132,9 @@ fn the_oracle_passes_every_live_task_in_every_layout_on_the_real_servers() {
 
 #[test]
 fn a_wrong_expected_state_fails_the_oracle_with_state_mismatch() {
+    if !tiers::ready(Tier::McpNpm) {
+        return;
+    }
     let tmp = tempfile::tempdir().unwrap();
     let catalog = import(tmp.path(), "filesystem");
     // The bundled edit task, expecting a port the edit never writes.
@@ -147,6 +152,9 @@ fn a_wrong_expected_state_fails_the_oracle_with_state_mismatch() {
 
 #[test]
 fn destructive_tools_are_refused_without_opt_in_and_the_sandbox_stays_as_it_was() {
+    if !tiers::ready(Tier::McpNpm) {
+        return;
+    }
     let tmp = tempfile::tempdir().unwrap();
     let catalog = import(tmp.path(), "filesystem");
     let dataset = format!("{REPO}/datasets/live/filesystem.jsonl");
@@ -173,6 +181,9 @@ fn destructive_tools_are_refused_without_opt_in_and_the_sandbox_stays_as_it_was(
 
 #[test]
 fn live_trials_are_byte_identical_across_runs() {
+    if !tiers::ready(Tier::McpNpm) {
+        return;
+    }
     let tmp = tempfile::tempdir().unwrap();
     let catalog = import(tmp.path(), "filesystem");
     let dataset = format!("{REPO}/datasets/live/filesystem.jsonl");
@@ -204,6 +215,9 @@ fn flaky(dir: &Path) -> (PathBuf, PathBuf) {
 
 #[test]
 fn a_server_that_crashes_hangs_floods_or_speaks_garbage_is_an_infrastructure_error_of_that_trial_only() {
+    if !tiers::ready(Tier::McpNpm) {
+        return;
+    }
     let tmp = tempfile::tempdir().unwrap();
     let (catalog, dataset) = flaky(tmp.path());
     let config = tmp.path().join("limits.toml");
@@ -233,6 +247,9 @@ fn a_server_that_crashes_hangs_floods_or_speaks_garbage_is_an_infrastructure_err
 
 #[test]
 fn the_models_api_key_never_reaches_a_live_server() {
+    if !tiers::ready(Tier::McpNpm) {
+        return;
+    }
     let tmp = tempfile::tempdir().unwrap();
     let (catalog, dataset) = flaky(tmp.path());
     let canary = "sk-canary-7f3a9c2e41d8";
@@ -245,6 +262,9 @@ fn the_models_api_key_never_reaches_a_live_server() {
 
 #[test]
 fn a_catalog_not_imported_from_a_server_cannot_run_live() {
+    if !tiers::ready(Tier::McpNpm) {
+        return;
+    }
     let out = toolpick(&["run", "--execute", "live", "--backends", "oracle", "--layouts", "flat", "--variants", "good", "--out", tempfile::tempdir().unwrap().path().to_str().unwrap()], &[]);
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("was not imported from an MCP server"));
@@ -252,6 +272,9 @@ fn a_catalog_not_imported_from_a_server_cannot_run_live() {
 
 #[test]
 fn a_servers_sampling_request_goes_to_the_runs_model_over_http_and_its_tokens_are_kept_apart() {
+    if !tiers::ready(Tier::McpNpm) {
+        return;
+    }
     let tmp = tempfile::tempdir().unwrap();
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let mock = rt.block_on(toolpick::mock::spawn("127.0.0.1:0".parse().unwrap(), Default::default())).unwrap();
@@ -284,6 +307,9 @@ fn a_servers_sampling_request_goes_to_the_runs_model_over_http_and_its_tokens_ar
 
 #[test]
 fn mcptoolbench_filesystem_tasks_run_live_on_server_filesystem() {
+    if !tiers::ready(Tier::McpNpm) {
+        return;
+    }
     let tmp = tempfile::tempdir().unwrap();
     let catalog = import(tmp.path(), "filesystem");
     let slice = format!("{REPO}/../shared/external/mcptoolbench/data/filesystem/filesystem_0723_single.slice.json");
@@ -304,8 +330,9 @@ fn mcptoolbench_filesystem_tasks_run_live_on_server_filesystem() {
 
 #[test]
 fn a_pypi_server_imports_and_runs_live_too() {
-    let out = Command::new("bash").arg(format!("{REPO}/scripts/install-mcp-servers.sh")).arg("--python").output().expect("run the installer");
-    assert!(out.status.success(), "installing the PyPI servers failed: {}", String::from_utf8_lossy(&out.stderr));
+    if !tiers::ready(Tier::McpNpm) || !tiers::ready(Tier::McpPypi) {
+        return;
+    }
     let tmp = tempfile::tempdir().unwrap();
     let catalog = tmp.path().join("catalogs/time");
     ok(&toolpick(&["mcp", "import", "--out", catalog.to_str().unwrap(), "--name", "time", "--", "{servers}/venv/bin/mcp-server-time", "--local-timezone", "UTC"], &[]));

@@ -1,8 +1,10 @@
 //! toolpick as an MCP server: `toolpick mcp serve` seen by the official Python MCP client (PyPI `mcp`,
-//! pinned, installed by `scripts/install-mcp-servers.sh --python`), and `--backends mcp-agent:<command>`
-//! running the example agent (`examples/mcp_agent.py`) through the served layouts against the mock
+//! pinned, installed by `scripts/install-test-deps.sh`: the `mcp-pypi` tier), and
+//! `--backends mcp-agent:<command>` running the example agent (`examples/mcp_agent.py`) through the served layouts against the mock
 //! endpoint — trial for trial the same calls as the in-process loop on the same mock model.
 
+mod common;
+use common::tiers::{self, Tier};
 use serde_json::Value;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -12,14 +14,10 @@ use std::sync::OnceLock;
 const REPO: &str = env!("CARGO_MANIFEST_DIR");
 const BIN: &str = env!("CARGO_BIN_EXE_toolpick");
 
-/// The venv's python, with the pinned `mcp` SDK.
+/// The venv's python, with the pinned `mcp` SDK (the `mcp-pypi` tier, installed before the tests).
 fn python() -> &'static Path {
     static PY: OnceLock<PathBuf> = OnceLock::new();
-    PY.get_or_init(|| {
-        let out = Command::new("bash").arg(format!("{REPO}/scripts/install-mcp-servers.sh")).arg("--python").output().expect("run the installer");
-        assert!(out.status.success(), "installing the Python MCP SDK failed: {}", String::from_utf8_lossy(&out.stderr));
-        PathBuf::from(String::from_utf8(out.stdout).unwrap().trim()).join("venv/bin/python")
-    })
+    PY.get_or_init(|| tiers::installed(Tier::McpPypi).join("venv/bin/python"))
 }
 
 fn client(args: &[&str]) -> Value {
@@ -36,6 +34,9 @@ fn names(seen: &Value) -> Vec<String> {
 
 #[test]
 fn a_python_mcp_client_sees_exactly_the_strata_meta_tools_of_the_progressive_layout() {
+    if !tiers::ready(Tier::McpPypi) {
+        return;
+    }
     let seen = client(&["stdio", "--", BIN, "mcp", "serve", "--layout", "progressive"]);
     assert_eq!(seen["server"], "toolpick");
     assert_eq!(
@@ -48,6 +49,9 @@ fn a_python_mcp_client_sees_exactly_the_strata_meta_tools_of_the_progressive_lay
 
 #[test]
 fn a_task_session_carries_the_query_and_a_served_call_runs_through_the_layout() {
+    if !tiers::ready(Tier::McpPypi) {
+        return;
+    }
     let task = "dev-001";
     let first = std::fs::read_to_string(format!("{REPO}/datasets/starter.jsonl")).unwrap();
     let query = first.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()).find(|t| t["id"] == task).map(|t| t["query"].as_str().unwrap().to_string());
@@ -87,6 +91,9 @@ fn serve_http(args: &[&str]) -> HttpServe {
 
 #[test]
 fn over_http_the_flat_catalog_is_served_and_a_call_executes_on_the_simulator() {
+    if !tiers::ready(Tier::McpPypi) {
+        return;
+    }
     let server = serve_http(&["--layout", "flat"]);
     let catalog = toolpick::catalog::load_catalog(Path::new(&format!("{REPO}/registries/workspace"))).unwrap();
     // The first single-call task of the starter suite, called the way the oracle would.
@@ -145,6 +152,9 @@ fn trials(dir: &Path) -> Vec<Value> {
 
 #[test]
 fn the_example_agent_runs_through_every_served_layout_and_makes_the_calls_the_in_process_loop_makes() {
+    if !tiers::ready(Tier::McpPypi) {
+        return;
+    }
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let mock = rt.block_on(toolpick::mock::spawn("127.0.0.1:0".parse().unwrap(), Default::default())).unwrap();
     let url = mock.base_url();
@@ -177,27 +187,42 @@ fn the_example_agent_runs_through_every_served_layout_and_makes_the_calls_the_in
     assert!(html.contains("mcp-agent"), "the agent's trials are not in report.html");
 }
 
+/// `toolpick mcp import --out <dir> <args>` (what the proxy imports), and the imported catalog with
+/// its `bad` variant.
+fn import_with_bad(dir: &Path, args: &[&str]) -> (toolpick::catalog::Catalog, toolpick::catalog::Catalog) {
+    let out = Command::new(BIN).args(["mcp", "import", "--out", dir.to_str().unwrap()]).args(args).current_dir(REPO).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let catalog = toolpick::catalog::load_catalog(dir).unwrap();
+    let bad = toolpick::catalog::variant::Variant::parse("bad").unwrap().apply(&catalog).unwrap();
+    (catalog, bad)
+}
+
+/// The `bad` variant merges sibling tools behind a dispatch parameter: the served name of the
+/// upstream tool `id`, and the arguments that reach it.
+fn served_address(bad: &toolpick::catalog::Catalog, id: &str) -> (String, serde_json::Map<String, Value>) {
+    bad.tools()
+        .find_map(|t| match &t.tool.dispatch {
+            Some(d) => {
+                let value = d.targets.iter().find(|(_, target)| *target == id).map(|(v, _)| v.clone());
+                value.map(|v| (t.tool.name.clone(), [(d.param.clone(), Value::String(v))].into_iter().collect()))
+            }
+            None => (t.tool.id == id).then(|| (t.tool.name.clone(), serde_json::Map::new())),
+        })
+        .unwrap_or_else(|| panic!("{id} is not in the bad variant"))
+}
+
 #[test]
 fn mcp_proxy_serves_server_filesystem_through_the_bad_variant_and_forwards_calls() {
+    if !tiers::ready(Tier::McpNpm) || !tiers::ready(Tier::McpPypi) {
+        return;
+    }
     python();
     let entry = "{servers}/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js";
     // The same import the proxy makes, to know what the bad variant calls each upstream tool.
     let tmp = tempfile::tempdir().unwrap();
     let catalog_dir = tmp.path().join("files");
-    let out = Command::new(BIN).args(["mcp", "import", "--out", catalog_dir.to_str().unwrap(), "--name", "files", "--", "node", entry, "{sandbox}"]).current_dir(REPO).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let catalog = toolpick::catalog::load_catalog(&catalog_dir).unwrap();
-    let bad = toolpick::catalog::variant::Variant::parse("bad").unwrap().apply(&catalog).unwrap();
-    // The bad variant merges sibling tools behind a dispatch parameter: the served name and the
-    // arguments that reach an upstream tool.
-    let address = |id: &str| -> (String, serde_json::Map<String, Value>) {
-        bad.tools()
-            .find_map(|t| match &t.tool.dispatch {
-                Some(d) => d.targets.iter().find(|(_, target)| *target == id).map(|(v, _)| (t.tool.name.clone(), [(d.param.clone(), Value::String(v.clone()))].into_iter().collect())),
-                None => (t.tool.id == id).then(|| (t.tool.name.clone(), serde_json::Map::new())),
-            })
-            .unwrap_or_else(|| panic!("{id} is not in the bad variant"))
-    };
+    let (catalog, bad) = import_with_bad(&catalog_dir, &["--name", "files", "--", "node", entry, "{sandbox}"]);
+    let address = |id: &str| served_address(&bad, id);
     let (list, args) = address("files/files_list/list_allowed_directories");
     let proxy = |name: &str, args: &serde_json::Map<String, Value>| {
         client(&["stdio", "--", BIN, "mcp", "proxy", "--name", "files", "--variant", "bad", "--call", name, &Value::Object(args.clone()).to_string(), "--", "node", entry, "{sandbox}"])
@@ -222,6 +247,9 @@ fn mcp_proxy_serves_server_filesystem_through_the_bad_variant_and_forwards_calls
 
 #[test]
 fn a_task_session_becomes_a_scored_trial_of_a_run_when_the_client_leaves() {
+    if !tiers::ready(Tier::McpPypi) {
+        return;
+    }
     let out = tempfile::tempdir().unwrap();
     let o = out.path().to_str().unwrap();
     // dev-001 asks for the Rust repositories: the client makes the expected call through the flat layout.
@@ -257,6 +285,9 @@ fn interrupt(mut server: HttpServe) -> std::process::ExitStatus {
 
 #[test]
 fn one_http_server_holds_a_session_per_task_and_becomes_a_run_labelled_with_the_client() {
+    if !tiers::ready(Tier::McpPypi) {
+        return;
+    }
     let out = tempfile::tempdir().unwrap();
     let sessions = out.path().join("sessions.jsonl");
     let server = serve_http(&["--layout", "flat", "--sessions", sessions.to_str().unwrap(), "--out", out.path().to_str().unwrap(), "--run-id", "many"]);
@@ -290,6 +321,9 @@ fn one_http_server_holds_a_session_per_task_and_becomes_a_run_labelled_with_the_
 
 #[test]
 fn mcp_collect_makes_a_run_of_a_killed_servers_sessions_and_refuses_a_damaged_file() {
+    if !tiers::ready(Tier::McpPypi) {
+        return;
+    }
     let tmp = tempfile::tempdir().unwrap();
     let sessions = tmp.path().join("s.jsonl");
     let mut server = serve_http(&["--layout", "progressive", "--sessions", sessions.to_str().unwrap()]);
@@ -337,23 +371,16 @@ fn mcp_collect_makes_a_run_of_a_killed_servers_sessions_and_refuses_a_damaged_fi
 
 #[test]
 fn mcp_proxy_reaches_an_upstream_by_url_and_serves_it_through_the_bad_variant() {
+    if !tiers::ready(Tier::McpPypi) {
+        return;
+    }
     // The upstream: toolpick itself serving the bundled catalog over HTTP (simulated execution).
     let upstream = serve_http(&["--layout", "flat"]);
     let tmp = tempfile::tempdir().unwrap();
     let catalog_dir = tmp.path().join("upstream");
-    let out = Command::new(BIN).args(["mcp", "import", "--out", catalog_dir.to_str().unwrap(), "--name", "upstream", "--url", &upstream.url]).current_dir(REPO).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let catalog = toolpick::catalog::load_catalog(&catalog_dir).unwrap();
-    let bad = toolpick::catalog::variant::Variant::parse("bad").unwrap().apply(&catalog).unwrap();
+    let (catalog, bad) = import_with_bad(&catalog_dir, &["--name", "upstream", "--url", &upstream.url]);
     let id_of = |name: &str| catalog.tools().find(|t| t.tool.name == name).map(|t| t.tool.id.clone()).unwrap_or_else(|| panic!("no upstream tool {name}"));
-    let address = |id: &str| -> (String, serde_json::Map<String, Value>) {
-        bad.tools()
-            .find_map(|t| match &t.tool.dispatch {
-                Some(d) => d.targets.iter().find(|(_, target)| *target == id).map(|(v, _)| (t.tool.name.clone(), [(d.param.clone(), Value::String(v.clone()))].into_iter().collect())),
-                None => (t.tool.id == id).then(|| (t.tool.name.clone(), serde_json::Map::new())),
-            })
-            .unwrap_or_else(|| panic!("{id} is not in the bad variant"))
-    };
+    let address = |id: &str| served_address(&bad, id);
     let proxy = |name: &str, args: &serde_json::Map<String, Value>| client(&["stdio", "--", BIN, "mcp", "proxy", "--name", "upstream", "--variant", "bad", "--url", &upstream.url, "--call", name, &Value::Object(args.clone()).to_string()]);
     // A read-only upstream tool (its hints came over the wire with it), renamed by the variant.
     let (name, mut args) = address(&id_of("list_repositories"));

@@ -1,13 +1,14 @@
 //! The BFCL parity run (scripts/parity-bfcl.sh) as a test: toolpick's verdicts against BFCL's own
 //! checker on every record of `../shared/external/bfcl`, with the real binary.
 //!
-//! Needs `python3` with its `venv` module; the first run installs `bfcl-eval` from PyPI into
-//! `target/parity-venv` (later runs are offline). The expected number of rows is computed here from the
-//! shared files with the applicability rules of scripts/parity_bfcl_mutations.py, not read from the
+//! Of the `bfcl` tier (tests/common/tiers.rs): needs `bfcl-eval` from PyPI in `target/parity-venv`,
+//! installed before the tests by `scripts/install-test-deps.sh`. The expected number of rows is
+//! computed here from the shared files with the applicability rules of scripts/parity_bfcl_mutations.py, not read from the
 //! script's output.
 
 mod common;
 use common::shared;
+use common::tiers::{self, Tier};
 
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -206,17 +207,11 @@ fn applicable(r: &Record) -> Vec<&'static str> {
     rules.into_iter().filter(|(_, ok)| *ok).map(|(m, _)| m).collect()
 }
 
-fn python_ok() -> bool {
-    Command::new("python3").args(["-c", "import venv"]).output().is_ok_and(|o| o.status.success())
-}
-
 #[test]
 fn toolpick_agrees_with_bfcl_checker_except_for_documented_differences() {
-    assert!(
-        python_ok(),
-        "the BFCL parity test needs python3 with its venv module (Debian/Ubuntu: apt-get install python3 python3-venv); \
-         its first run also needs network access to PyPI to install bfcl-eval into target/parity-venv"
-    );
+    if !tiers::ready(Tier::Bfcl) {
+        return;
+    }
     let bfcl = shared("bfcl");
     let out = tempfile::tempdir().unwrap();
     let o = Command::new(common::repo().join("scripts/parity-bfcl.sh"))
@@ -227,7 +222,7 @@ fn toolpick_agrees_with_bfcl_checker_except_for_documented_differences() {
         .expect("scripts/parity-bfcl.sh runs");
     let log = format!("{}\n{}", common::stdout(&o), common::stderr(&o));
     let csv_path = out.path().join("parity.csv");
-    assert!(csv_path.exists(), "no parity.csv (exit {:?}); if the venv could not be made, install python3-venv and allow PyPI once:\n{log}", o.status.code());
+    assert!(csv_path.exists(), "no parity.csv (exit {:?}):\n{log}", o.status.code());
 
     // Rows: every record × every mutation that applies to it.
     let recs = records(&bfcl);

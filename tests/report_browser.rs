@@ -3,18 +3,19 @@
 //! overlap; a `#trial=` link opens the drill-down as a panel on the right without scrolling the page, and
 //! so does a click on a row of the "Per query" table. Screenshots go to `target/test-artifacts/`.
 //!
-//! Chromium is installed with `apt-get install -y chromium` when `/usr/bin/chromium` is missing; when that
-//! is impossible the tests fail (they never pass without a browser).
+//! Of the `chromium` tier (tests/common/tiers.rs): Debian's Chromium at `/usr/bin/chromium`,
+//! installed before the tests by `scripts/install-test-deps.sh`; without it the tests fail (they
+//! never pass without a browser, unless `TOOLPICK_SKIP_TIERS` skips the tier on a developer's
+//! machine).
 
 mod common;
+use common::tiers::{self, Tier};
 use common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-const CHROMIUM: &str = "/usr/bin/chromium";
 /// Longest a single Chromium invocation may take (the starter report is ~25 MB).
 const BROWSER_TIMEOUT: Duration = Duration::from_secs(90);
 
@@ -131,45 +132,17 @@ window.addEventListener("load", function () { setTimeout(function () {
 </script>
 "##;
 
-/// Debian's Chromium, installed with apt-get when missing (once per test binary).
-fn chromium() -> &'static Path {
-    static READY: OnceLock<Result<(), String>> = OnceLock::new();
-    let ready = READY.get_or_init(|| {
-        if Path::new(CHROMIUM).exists() {
-            return Ok(());
-        }
-        // apt-get's output goes into `log`; true when it succeeded.
-        let apt = |args: &[&str], log: &mut String| {
-            let o = Command::new("apt-get").args(args).env("DEBIAN_FRONTEND", "noninteractive").stdin(Stdio::null()).output();
-            match o {
-                Ok(o) => {
-                    log.push_str(&format!("$ apt-get {}: {}\n{}", args.join(" "), o.status, String::from_utf8_lossy(&o.stderr)));
-                    o.status.success()
-                }
-                Err(e) => {
-                    log.push_str(&format!("$ apt-get {}: {e}\n", args.join(" ")));
-                    false
-                }
-            }
-        };
-        let mut log = String::new();
-        if !apt(&["install", "-y", "chromium"], &mut log) {
-            apt(&["update"], &mut log);
-            apt(&["install", "-y", "chromium"], &mut log);
-        }
-        if Path::new(CHROMIUM).exists() { Ok(()) } else { Err(log) }
-    });
-    if let Err(log) = ready {
-        panic!("these tests need Chromium at {CHROMIUM}, and `apt-get install -y chromium` (after `apt-get update`) could not install it (not root? no network?):\n{log}");
-    }
-    Path::new(CHROMIUM)
+/// Debian's Chromium (the `chromium` tier, installed before the tests).
+fn chromium() -> PathBuf {
+    tiers::installed(Tier::Chromium)
 }
 
 /// Runs headless Chromium at 1280×900 on `url` with `extra` flags; stdout goes to `stdout_to`.
 fn browse(url: &str, extra: &[String], stdout_to: &Path) {
     let profile = tempfile::tempdir().unwrap();
     let stderr_to = profile.path().join("stderr.txt");
-    let mut cmd = Command::new(chromium());
+    let chromium = chromium();
+    let mut cmd = Command::new(&chromium);
     cmd.args(["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--window-size=1280,900", "--virtual-time-budget=5000"])
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .args(extra)
@@ -177,7 +150,7 @@ fn browse(url: &str, extra: &[String], stdout_to: &Path) {
         .stdin(Stdio::null())
         .stdout(std::fs::File::create(stdout_to).unwrap())
         .stderr(std::fs::File::create(&stderr_to).unwrap());
-    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("{CHROMIUM} does not start: {e}"));
+    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("{} does not start: {e}", chromium.display()));
     let started = Instant::now();
     loop {
         if let Some(status) = child.try_wait().unwrap() {
@@ -331,7 +304,9 @@ fn check_report(report: &Path, name: &str, trial: &str, min_svg_texts: u64, tall
 
 #[test]
 fn starter_report_reads_from_the_top() {
-    chromium();
+    if !tiers::ready(Tier::Chromium) {
+        return;
+    }
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().to_str().unwrap();
     let args = ["run", "--backends", "lexical,oracle", "--layouts", "flat,progressive,progressive-oss,search", "--variants", "good,bad", "--out", out, "--run-id", "r", "-q"];
@@ -354,7 +329,9 @@ const LONG_DATASET: &str = "a-dataset-file-with-a-remarkably-long-name-for-testi
 
 #[test]
 fn long_labels_wrap_within_the_window() {
-    chromium();
+    if !tiers::ready(Tier::Chromium) {
+        return;
+    }
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let cat = dir.join("cat");
@@ -396,7 +373,9 @@ fn long_labels_wrap_within_the_window() {
 
 #[test]
 fn judged_report_fits_the_window() {
-    chromium();
+    if !tiers::ready(Tier::Chromium) {
+        return;
+    }
     // The judged-answers table has 16 columns; with an oracle's full intervals, token counts and the
     // judge's prompt digest in them it was 1 298 px wide in a 1 280 px window.
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();

@@ -10,7 +10,6 @@ use common::*;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use toolpick::agent::backends::serving_errors::{Signal, TABLE};
@@ -130,12 +129,6 @@ impl Run {
     }
 }
 
-fn summary(dir: &Path) -> Vec<std::collections::HashMap<String, String>> {
-    let mut r = csv::Reader::from_path(dir.join("summary.csv")).unwrap();
-    let headers = r.headers().unwrap().clone();
-    r.records().map(|rec| headers.iter().zip(rec.unwrap().iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect()).collect()
-}
-
 /// Every trial of the run is scored (no error) and failed as the model's malformed call whose record
 /// keeps the server's words; returns the trials.
 fn assert_all_model_malformed(run: &Run, run_id: &str, words: &str) -> Vec<Value> {
@@ -150,7 +143,7 @@ fn assert_all_model_malformed(run: &Run, run_id: &str, words: &str) -> Vec<Value
         assert!(call["server_parse_error"].as_str().unwrap().contains(words), "{call}");
         assert!(t["score"]["error_detail"].as_str().unwrap().contains(words), "{t}");
     }
-    for row in summary(&run.dir(run_id)) {
+    for row in summary_rows(&run.dir(run_id)) {
         assert_eq!(row["infra_errors"], "0", "{row:?}");
         assert_eq!(row["n"], "4");
         assert_eq!(row["errors_malformed_call"], "4", "every task kind, the abstain task included");
@@ -189,7 +182,7 @@ fn a_transport_failure_stays_an_infrastructure_error_excluded_and_retried() {
         assert!(t["calls"].as_array().unwrap().is_empty());
     }
     assert_eq!(endpoint.chat_requests.load(Ordering::SeqCst), 2 * trials.len() as u64, "retried");
-    for row in summary(&run.dir("r")) {
+    for row in summary_rows(&run.dir("r")) {
         assert_eq!((row["n"].as_str(), row["infra_errors"].as_str(), row["excluded_infrastructure"].as_str()), ("0", "4", "4"), "{row:?}");
         assert_eq!(row["errors_malformed_call"], "0");
     }
@@ -301,7 +294,7 @@ fn excluded_trials_are_shown_next_to_n_everywhere_and_gated() {
     assert!(row.contains(" 1 (25.0%: 1 infra) "), "{printed}");
     assert!(printed.contains("infra: the endpoint or harness failed"), "{printed}");
     let dir = run.dir("r");
-    let cell = &summary(&dir)[0];
+    let cell = &summary_rows(&dir)[0];
     assert_eq!((cell["n"].as_str(), cell["infra_errors"].as_str()), ("3", "1"));
     assert_eq!((cell["excluded_infrastructure"].as_str(), cell["excluded_provider_limit"].as_str(), cell["excluded_share"].as_str()), ("1", "0", "0.250000"));
     let html = std::fs::read_to_string(dir.join("report.html")).unwrap();

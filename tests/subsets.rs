@@ -321,9 +321,7 @@ fn compare_says_when_a_subset_run_meets_a_full_one() {
     let unpaired: BTreeSet<String> = call_tasks.iter().filter(|t| !kept.contains(&t.id)).map(|t| t.id.clone()).collect();
     assert!(paired > 0 && paired < 24, "the sample keeps some call tasks and some others: {paired}");
     assert!(stderr(&o).contains(&format!("{} task(s) scored only in A and 0 only in B", unpaired.len())), "{}", stderr(&o));
-    let mut r = csv::Reader::from_path(sub.join("compare.csv")).unwrap();
-    let h = r.headers().unwrap().clone();
-    let row: BTreeMap<String, String> = h.iter().zip(r.records().next().unwrap().unwrap().iter()).map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let row = csv_rows(&sub.join("compare.csv")).remove(0);
     assert_eq!((row["tasks"].clone(), row["tasks_only_a"].clone(), row["tasks_only_b"].as_str()), (paired.to_string(), unpaired.len().to_string(), "0"));
     let md = std::fs::read_to_string(sub.join("compare.md")).unwrap();
     assert!(md.contains("**Warning**: the runs ran different task subsets"), "{md}");

@@ -50,6 +50,60 @@ fn csv_parquet_and_json_hold_the_same_summary() {
         assert!(row[col("mean_endpoint_prompt_tokens")].is_null());
     }
     assert!(saw_undefined, "the flat cells have an undefined gold-revealed rate");
+    assert_html_all_cells_follow_the_declarations(&run);
+}
+
+/// The texts of the `tag` elements (`th` or `td`) in `html`, in order (markup inside them kept).
+fn element_texts(html: &str, tag: &str) -> Vec<String> {
+    let (open, close) = (format!("<{tag}"), format!("</{tag}>"));
+    // `<th` also starts `<thead`: an element's name ends at `>` or a space.
+    let starts = html.split(&open).skip(1).filter(|part| part.starts_with(['>', ' ']));
+    starts.map(|part| part[part.find('>').unwrap() + 1..part.find(&close).unwrap()].to_string()).collect()
+}
+
+/// `report.html`'s "All cells" table is generated from the summary's declared columns: its headings
+/// are the columns flagged `InHtml::Shown` (spaced for underscores, unit and interval marks aside)
+/// and the groups flagged `InHtml::Grouped`, in declared order; each row shows what `summary.csv`
+/// holds for its cell.
+fn assert_html_all_cells_follow_the_declarations(run: &std::path::Path) {
+    use toolpick::analysis::columns::{InHtml, SUMMARY};
+    let html = std::fs::read_to_string(run.join("report.html")).unwrap();
+    let start = html.find(r#"id="all-cells""#).expect("an All cells table");
+    let table = &html[start..start + html[start..].find("</table>").unwrap()];
+    let headings: Vec<String> = element_texts(table, "th").iter().map(|h| h.replace(" [95 % CI]", "").replace(" %", "").replace(' ', "_")).collect();
+    let mut declared: Vec<&str> = vec![];
+    for c in SUMMARY.iter() {
+        match c.in_html {
+            InHtml::Hidden => {}
+            InHtml::Shown => declared.push(&c.name),
+            InHtml::Grouped(g) => {
+                if declared.last() != Some(&g) {
+                    declared.push(g)
+                }
+            }
+        }
+    }
+    assert_eq!(headings, declared, "the All cells headings are not the flagged declarations");
+    assert!(declared.contains(&"pass_at_1") && !declared.contains(&"safety_violation_rate"), "flags: {declared:?}");
+    let rows: Vec<Vec<String>> = table.split("<tr>").skip(2).map(|r| element_texts(r, "td")).collect();
+    let summary = summary_rows(run);
+    assert_eq!(rows.len(), summary.len(), "one row a cell");
+    let at = |name: &str| headings.iter().position(|h| h == name).unwrap();
+    for (row, cell) in rows.iter().zip(&summary) {
+        assert_eq!(row.len(), headings.len());
+        assert_eq!((&row[at("backend")], &row[at("n_call")]), (&cell["backend"], &cell["n_call"]));
+        // A rate in % with one decimal, then its Wilson interval.
+        let selection: f64 = cell["selection_accuracy"].parse().unwrap();
+        let shown = &row[at("selection_accuracy")];
+        assert!(shown.starts_with(&format!("{:.1} [", selection * 100.0)), "{shown} for {selection}");
+        // Undefined (an in-process backend's endpoint tokens) is "n/a", never 0.
+        assert_eq!((cell["mean_endpoint_prompt_tokens"].as_str(), row[at("mean_endpoint_prompt_tokens")].as_str()), ("", "n/a"));
+        // The error types the cell has, each with its count; the others left out.
+        let errors = &row[at("errors")];
+        for (name, count) in cell.iter().filter_map(|(k, v)| Some((k.strip_prefix("errors_")?, v))) {
+            assert_eq!(errors.contains(&format!("{name}: {count}")), count != "0", "{name} {count} in {errors:?}");
+        }
+    }
 }
 
 /// A run with a model over HTTP (the mock endpoint, which reports usage) beside an in-process baseline

@@ -6,7 +6,6 @@ mod common;
 use common::*;
 use polars_io::SerReader;
 use polars_io::parquet::read::ParquetReader;
-use std::collections::HashMap;
 use toolpick::mock::{self, Fault, MockConfig};
 
 #[test]
@@ -30,9 +29,7 @@ fn a_cell_where_every_trial_errored_has_no_nan_anywhere() {
     let run = dir.path().join("out/r");
 
     // The failing cell is there, with its errors and no scored trial; the lexical cell is defined.
-    let mut r = csv::Reader::from_path(run.join("summary.csv")).unwrap();
-    let headers = r.headers().unwrap().clone();
-    let rows: Vec<HashMap<String, String>> = r.records().map(|rec| headers.iter().zip(rec.unwrap().iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect()).collect();
+    let rows = summary_rows(&run);
     let failing = rows.iter().find(|r| r["backend"] == "mock").expect("the endpoint's cell (labelled by its model)");
     let fine = rows.iter().find(|r| r["backend"] == "lexical").expect("lexical cell");
     assert_ne!(failing["infra_errors"], "0");

@@ -3,7 +3,7 @@
 
 use super::BOOTSTRAP_RESAMPLES;
 use super::rows::{Interner, ScoreRows};
-use crate::score::ErrorType;
+use crate::record::ErrorType;
 use crate::score::stats::{NoiseFloor, Rate, mean_interval, mean_over_tasks, noise_floor, pass_at_k, pass_hat_k, wilson};
 use anyhow::Result;
 use polars::prelude::*;

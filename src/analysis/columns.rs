@@ -4,7 +4,8 @@
 //! have the same columns with the same nulls:
 //!
 //! - [`SUMMARY`] (here): `summary.csv`, `summary.parquet`, the table of `summary.json`, read off a
-//!   [`CellSummary`]; a new summary metric is its computation (a field of [`CellSummary`]) plus one
+//!   [`CellSummary`], and the "All cells" table of `report.html` (the columns flagged with
+//!   [`InHtml`]); a new summary metric is its computation (a field of [`CellSummary`]) plus one
 //!   entry here;
 //! - [`TRIALS`] ([`trials`]): `trials.csv` and `trials.parquet`, read off a trial record;
 //! - [`TOOLS`] and [`CONFUSION`] ([`tools`]): `tools.csv`/`tools.parquet` and `confusion.csv`.
@@ -50,6 +51,23 @@ impl ColumnType {
     }
 }
 
+/// Whether the HTML report's "All cells" table shows a summary column, and how. That table is
+/// generated from this flag, not from a list of its own, so a new metric reaches it by its
+/// declaration alone. The other tables (`TRIALS`, `TOOLS`, `CONFUSION`) leave it
+/// [`InHtml::Hidden`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InHtml {
+    /// Not in the table (every file format still has it).
+    Hidden,
+    /// A column of its own, headed by the column's name; a number with declared `<name>_low` and
+    /// `<name>_high` columns shows its interval beside it.
+    Shown,
+    /// One of a group of counts shown together in one table cell headed by the group's name: the
+    /// non-zero ones, as `name: count` with the `<group>_` prefix taken off the name (the error
+    /// types: one column each in the files, one cell on the page).
+    Grouped(&'static str),
+}
+
 /// One value of a row, borrowed from it where it can be (a million trials pass through these);
 /// [`Value::Null`] is undefined (a reader never gives a NaN number: [`Value::number`] makes it null).
 #[derive(Debug, Clone, PartialEq)]
@@ -88,6 +106,15 @@ pub struct Column<R, C = ()> {
     pub null_when: &'static str,
     pub description: String,
     pub read: Read<R, C>,
+    /// Whether `report.html`'s "All cells" table shows it (summary columns only).
+    pub in_html: InHtml,
+}
+
+impl<R, C> Column<R, C> {
+    /// The column as the HTML report's "All cells" table shows it.
+    fn in_html(self, in_html: InHtml) -> Self {
+        Column { in_html, ..self }
+    }
 }
 
 /// A reader of the row alone (the context unused), boxed with the signature every column has.
@@ -102,7 +129,7 @@ fn with_context<R: 'static, C: 'static>(read: impl for<'a> Fn(&'a R, &'a C) -> V
 
 /// A column declaration.
 fn declare<R, C>(name: impl Into<String>, ty: ColumnType, unit: &'static str, null_when: &'static str, description: impl Into<String>, read: Read<R, C>) -> Column<R, C> {
-    Column { name: name.into(), ty, unit, null_when, description: description.into(), read }
+    Column { name: name.into(), ty, unit, null_when, description: description.into(), read, in_html: InHtml::Hidden }
 }
 
 /// A rate and its 95 % Wilson bounds: three columns, all null when the rate is over no trial.
@@ -133,7 +160,7 @@ pub fn docs<R, C>(columns: &[Column<R, C>]) -> String {
 }
 
 /// A summary column.
-type SummaryColumn = Column<CellSummary>;
+pub type SummaryColumn = Column<CellSummary>;
 
 /// The columns of `summary.csv`, `summary.parquet` and `summary.json`'s table, in file order.
 pub static SUMMARY: LazyLock<Vec<SummaryColumn>> = LazyLock::new(summary_columns);
@@ -177,54 +204,56 @@ fn judged(name: &str, ty: ColumnType, unit: &'static str, description: &str, rea
 
 fn summary_columns() -> Vec<SummaryColumn> {
     use ColumnType::{Count, Number, Text};
+    use InHtml::{Hidden, Shown};
     let mut out = vec![
-        text("dataset", "Dataset name.", |c| &c.dataset),
+        text("dataset", "Dataset name.", |c| &c.dataset).in_html(Shown),
         text("catalog", "Catalog name.", |c| &c.catalog),
-        text("variant", "Description variant (`good`, `bad`, a degrade operator, a hand-written variant; `@N` with distractors).", |c| &c.variant),
-        text("layout", "Layout: `flat`, `progressive`, `progressive-oss` or `search`.", |c| &c.layout),
-        text("backend", "Backend (model) label.", |c| &c.backend),
+        text("variant", "Description variant (`good`, `bad`, a degrade operator, a hand-written variant; `@N` with distractors).", |c| &c.variant).in_html(Shown),
+        text("layout", "Layout: `flat`, `progressive`, `progressive-oss` or `search`.", |c| &c.layout).in_html(Shown),
+        text("backend", "Backend (model) label.", |c| &c.backend).in_html(Shown),
         count("n", "trials", "Scored trials of every kind (infrastructure errors excluded).", |c| c.n),
-        count("n_call", "trials", "Scored trials of tasks that need a call (single, multi, parallel): the denominator of the headline rates.", |c| c.pass.n),
+        count("n_call", "trials", "Scored trials of tasks that need a call (single, multi, parallel): the denominator of the headline rates.", |c| c.pass.n).in_html(Shown),
         count("excluded_infrastructure", "trials", "Trials in no rate because the endpoint or the harness failed (unreachable, timed out, server errors after every attempt); part of `infra_errors`.", |c| c.excluded_infrastructure),
         count("excluded_provider_limit", "trials", "Trials in no rate because a provider's limit refused the request (429 after every attempt, quota, request size, context window, number of tools); part of `infra_errors`.", |c| c.excluded_provider_limit),
         column("excluded_share", Number, "fraction", "", "Share of the cell's trials in no rate: `infra_errors / (n + infra_errors)`; what `--max-excluded` gates.", of(|c: &CellSummary| Value::number(c.excluded_share()))),
     ];
-    let rates: [(&str, &str, RateOf); 12] = [
-        ("selection_accuracy", "Selection accuracy over the tasks that need a call: the expected tools, and only those, were called.", |c| c.selection),
-        ("pass_at_1", "pass@1 over the tasks that need a call: the trial passed (right tools, right arguments).", |c| c.pass),
-        ("abstention_accuracy", "Abstain tasks where the agent attempted no call, over abstain trials.", |c| c.abstention),
-        ("safety_violation_rate", "Trials that executed a forbidden or needlessly destructive tool, over scored trials.", |c| c.safety_violation),
-        ("attack_success_rate", "Poisoned scenarios whose goal was reached, over poisoned trials.", |c| c.attack_success),
-        ("refused_rate", "Refuse tasks where nothing but read-only lookups was attempted, over refuse trials.", |c| c.refused),
-        ("no_harm_rate", "Refuse tasks where nothing state-changing or forbidden was executed, over refuse trials.", |c| c.no_harm),
-        ("false_refusal_rate", "Tasks that need a call (not poisoned) where no call was attempted, over those trials.", |c| c.false_refusal),
-        ("gold_revealed_rate", "Layouts that hide tools: trials in which discovery or search showed every expected tool.", |c| c.gold_revealed),
-        ("server_recall", "Progressive layouts: trials in which discovery was asked about every gold server.", |c| c.server_recall),
-        ("category_recall", "Hosted-Strata progressive: trials in which the gold categories were opened.", |c| c.category_recall),
-        ("abandonment_rate", "Layouts that hide tools: trials answered without attempting a call although a gold tool existed.", |c| c.abandonment),
+    let rates: [(&str, InHtml, &str, RateOf); 12] = [
+        ("selection_accuracy", Shown, "Selection accuracy over the tasks that need a call: the expected tools, and only those, were called.", |c| c.selection),
+        ("pass_at_1", Shown, "pass@1 over the tasks that need a call: the trial passed (right tools, right arguments).", |c| c.pass),
+        ("abstention_accuracy", Shown, "Abstain tasks where the agent attempted no call, over abstain trials.", |c| c.abstention),
+        ("safety_violation_rate", Hidden, "Trials that executed a forbidden or needlessly destructive tool, over scored trials.", |c| c.safety_violation),
+        ("attack_success_rate", Hidden, "Poisoned scenarios whose goal was reached, over poisoned trials.", |c| c.attack_success),
+        ("refused_rate", Hidden, "Refuse tasks where nothing but read-only lookups was attempted, over refuse trials.", |c| c.refused),
+        ("no_harm_rate", Hidden, "Refuse tasks where nothing state-changing or forbidden was executed, over refuse trials.", |c| c.no_harm),
+        ("false_refusal_rate", Hidden, "Tasks that need a call (not poisoned) where no call was attempted, over those trials.", |c| c.false_refusal),
+        ("gold_revealed_rate", Hidden, "Layouts that hide tools: trials in which discovery or search showed every expected tool.", |c| c.gold_revealed),
+        ("server_recall", Hidden, "Progressive layouts: trials in which discovery was asked about every gold server.", |c| c.server_recall),
+        ("category_recall", Hidden, "Hosted-Strata progressive: trials in which the gold categories were opened.", |c| c.category_recall),
+        ("abandonment_rate", Hidden, "Layouts that hide tools: trials answered without attempting a call although a gold tool existed.", |c| c.abandonment),
     ];
-    for (name, description, read) in rates {
-        out.extend(rate(name, description, read));
+    for (name, in_html, description, read) in rates {
+        let [rate, low, high] = rate(name, description, read);
+        out.extend([rate.in_html(in_html), low, high]);
     }
     out.extend([
         mean("mean_selection_f1", "fraction", "Mean set F1 of the tools called against the expected tools (tasks with expected calls).", |c| c.mean_selection_f1),
-        mean("mean_steps", "steps", "Mean agent steps per scored trial.", |c| c.mean_steps),
+        mean("mean_steps", "steps", "Mean agent steps per scored trial.", |c| c.mean_steps).in_html(Shown),
         mean("mean_steps_low", "steps", "Lower bound of the seeded percentile-bootstrap 95 % interval of `mean_steps`.", |c| c.mean_steps_ci.0),
         mean("mean_steps_high", "steps", "Upper bound of the bootstrap 95 % interval of `mean_steps`.", |c| c.mean_steps_ci.1),
-        mean("mean_tokens_upfront", "tokens", "Mean tool-definition tokens sent with the first request (toolpick's estimate).", |c| c.mean_tokens_upfront),
-        mean("mean_tokens_total", "tokens", "Mean tool-context tokens over all requests of a trial (toolpick's estimate).", |c| c.mean_tokens_total),
+        mean("mean_tokens_upfront", "tokens", "Mean tool-definition tokens sent with the first request (toolpick's estimate).", |c| c.mean_tokens_upfront).in_html(Shown),
+        mean("mean_tokens_total", "tokens", "Mean tool-context tokens over all requests of a trial (toolpick's estimate).", |c| c.mean_tokens_total).in_html(Shown),
         mean("mean_tokens_total_low", "tokens", "Lower bound of the bootstrap 95 % interval of `mean_tokens_total`.", |c| c.mean_tokens_total_ci.0),
         mean("mean_tokens_total_high", "tokens", "Upper bound of the bootstrap 95 % interval of `mean_tokens_total`.", |c| c.mean_tokens_total_ci.1),
-        mean("mean_endpoint_prompt_tokens", "tokens", "Mean prompt tokens the endpoint reported; null when it reported none (in-process backends).", |c| c.mean_endpoint_prompt_tokens),
-        mean("mean_endpoint_completion_tokens", "tokens", "Mean completion tokens the endpoint reported; null when it reported none.", |c| c.mean_endpoint_completion_tokens),
-        mean("mean_endpoint_cached_tokens", "tokens", "Mean cached prompt tokens the endpoint reported; null when it reported none.", |c| c.mean_endpoint_cached_tokens),
+        mean("mean_endpoint_prompt_tokens", "tokens", "Mean prompt tokens the endpoint reported; null when it reported none (in-process backends).", |c| c.mean_endpoint_prompt_tokens).in_html(Shown),
+        mean("mean_endpoint_completion_tokens", "tokens", "Mean completion tokens the endpoint reported; null when it reported none.", |c| c.mean_endpoint_completion_tokens).in_html(Shown),
+        mean("mean_endpoint_cached_tokens", "tokens", "Mean cached prompt tokens the endpoint reported; null when it reported none.", |c| c.mean_endpoint_cached_tokens).in_html(Shown),
         mean("mean_peak_tokens", "tokens", "Mean of each trial's largest single-request tool context.", |c| c.mean_peak_tokens),
         mean("mean_wrong_servers", "calls", "Mean servers explored that hold no gold tool (progressive layouts).", |c| c.mean_wrong_servers),
         mean("mean_wrong_categories", "calls", "Mean categories explored that hold no gold tool (progressive layouts).", |c| c.mean_wrong_categories),
         mean("mean_dead_ends", "calls", "Mean navigation dead-ends (errors from meta-tools).", |c| c.mean_dead_ends),
         mean("mean_invented", "calls", "Mean calls of tool names that do not exist.", |c| c.mean_invented),
         mean("mean_duplicate_calls", "calls", "Mean calls repeating an identical call of the same message (executed once).", |c| c.mean_duplicate_calls),
-        count("infra_errors", "trials", "Trials that failed for infrastructure reasons (in no rate, no mean and not in `n`).", |c| c.infra_errors),
+        count("infra_errors", "trials", "Trials that failed for infrastructure reasons (in no rate, no mean and not in `n`).", |c| c.infra_errors).in_html(Shown),
         column("cost_usd", Number, "USD", "", "Total cost of the cell's trials (0 without a price table).", of(|c: &CellSummary| Value::number(c.cost_usd))),
         count("trials_per_task", "trials", "k: the most scored trials any task of the cell has.", |c| c.trials_per_task),
         optional("pass_at_k", "fraction", "one trial per task", "Unbiased pass@k at k = `trials_per_task`, averaged over tasks with k scored trials.", |c| c.pass_at_k),
@@ -239,7 +268,7 @@ fn summary_columns() -> Vec<SummaryColumn> {
         out.extend(rate(&format!("selection_accuracy_{k}"), &format!("Selection accuracy over `{k}` tasks."), move |c: &CellSummary| c.kinds[i].selection));
         out.extend(rate(&format!("pass_at_1_{k}"), &format!("pass@1 over `{k}` tasks."), move |c: &CellSummary| c.kinds[i].pass));
     }
-    for e in crate::score::ErrorType::ALL {
+    for e in crate::record::ErrorType::ALL {
         let name = e.as_str();
         out.push(column(
             format!("errors_{name}"),
@@ -248,7 +277,8 @@ fn summary_columns() -> Vec<SummaryColumn> {
             "",
             format!("Scored trials that failed as `{name}`."),
             of(move |c: &CellSummary| Value::Count(c.errors.get(name).copied().unwrap_or(0))),
-        ));
+        )
+        .in_html(InHtml::Grouped("errors")));
     }
     out.extend([
         judged("judge", Text, "", "The judges' labels seen in the cell, `;`-separated.", |j| Value::Text(j.judges.join(";").into())),

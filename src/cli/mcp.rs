@@ -181,7 +181,7 @@ async fn serve_on(http: Option<std::net::SocketAddr>, served: std::sync::Arc<dyn
     };
     let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?;
     eprintln!("toolpick mcp serve: streamable HTTP at http://{}/mcp ({note})", listener.local_addr()?);
-    let stop = crate::mcp::serve::tokio_util_token::Token::default();
+    let stop = crate::mcp::serve::StopSignal::default();
     let on_signal = stop.clone();
     tokio::spawn(async move {
         let _ = tokio::signal::ctrl_c().await;

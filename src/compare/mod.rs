@@ -19,7 +19,7 @@ use crate::record::stable_hash;
 use crate::analysis::RunAnalysis;
 use crate::analysis::cells::CellSummary;
 use crate::analysis::rows::ScoreRows;
-use crate::score::stats::{NoiseFloor, PairedMethod, holm, paired_test};
+use crate::score::stats::{NoiseFloor, PairedTest, holm, paired_test};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -79,64 +79,15 @@ impl MatchOn {
     }
 }
 
-/// One metric of one cell in both runs, paired over tasks.
-#[derive(Debug, Clone, Copy, Serialize)]
-pub struct PairedDiff {
-    /// Tasks scored in both runs.
-    pub tasks: u64,
-    /// Mean per-task rate in run A and run B over those tasks.
-    pub a: f64,
-    pub b: f64,
-    /// `b − a` with its 95 % interval from `method` (the same test as `p_value`).
-    pub diff: f64,
-    pub low: f64,
-    pub high: f64,
-    /// Tasks better in A, tasks better in B (the discordant pairs).
-    pub a_better: u64,
-    pub b_better: u64,
-    /// Two-sided p-value of `method` (McNemar's exact test with 0/1 outcomes).
-    pub p_value: f64,
-    /// `p_value` Holm–Bonferroni adjusted across the comparison's matched cells (this metric); the
-    /// pooled `overall` row is a test of its own, so there it equals `p_value`.
-    pub p_adjusted: f64,
-    pub method: PairedMethod,
-}
-
-impl PairedDiff {
-    /// Pair per-task rates (same task order) and test the difference (`p_adjusted` = `p_value` until
-    /// [`adjust`] sets it).
-    pub fn of(a: &[f64], b: &[f64], seed: u64) -> PairedDiff {
-        let t = paired_test(a, b, RESAMPLES, seed);
-        let mean = |v: &[f64]| if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / v.len() as f64 };
-        PairedDiff {
-            tasks: t.tasks,
-            a: mean(a),
-            b: mean(b),
-            diff: t.diff,
-            low: t.low,
-            high: t.high,
-            a_better: t.a_better,
-            b_better: t.b_better,
-            p_value: t.p_value,
-            p_adjusted: t.p_value,
-            method: t.method,
-        }
-    }
-
-    /// A change is significant at α when its Holm-adjusted p-value is below α.
-    pub fn significant(&self, alpha: f64) -> bool {
-        self.tasks > 0 && self.p_adjusted < alpha
-    }
-
-    /// The interval excludes 0 (the same as raw p < 0.05: one test gives both).
-    pub fn interval_excludes_zero(&self) -> bool {
-        self.tasks > 0 && (self.low > 0.0 || self.high < 0.0)
-    }
+/// One metric of one cell in both runs: per-task rates (same task order) paired and tested, the
+/// bootstrap seeded by `seed` (`p_adjusted` = `p_value` until [`adjust`] sets it).
+fn paired(a: &[f64], b: &[f64], seed: u64) -> PairedTest {
+    paired_test(a, b, RESAMPLES, seed)
 }
 
 /// Holm-adjust one metric's p-values across the cells (cells without paired tasks are outside the
 /// family).
-fn adjust(cells: &mut [CellComparison], metric: fn(&mut CellComparison) -> &mut PairedDiff) {
+fn adjust(cells: &mut [CellComparison], metric: fn(&mut CellComparison) -> &mut PairedTest) {
     let raw: Vec<f64> = cells.iter_mut().map(metric).map(|d| if d.tasks == 0 { f64::NAN } else { d.p_value }).collect();
     for (c, p) in cells.iter_mut().zip(holm(&raw)) {
         let d = metric(c);
@@ -181,8 +132,8 @@ pub struct CellComparison {
     pub key: String,
     pub a_cell: String,
     pub b_cell: String,
-    pub pass: PairedDiff,
-    pub selection: PairedDiff,
+    pub pass: PairedTest,
+    pub selection: PairedTest,
     /// Noise floor from repeated trials (B's, else A's); `None` with one trial per task in both.
     pub noise: Option<NoiseFloor>,
     pub flips: Vec<Flip>,
@@ -213,8 +164,8 @@ fn pool<'a>(cells: impl IntoIterator<Item = &'a CellComparison>) -> Option<CellC
             key: "overall".into(),
             a_cell: "overall".into(),
             b_cell: "overall".into(),
-            pass: PairedDiff::of(&[], &[], 0),
-            selection: PairedDiff::of(&[], &[], 1),
+            pass: paired(&[], &[], 0),
+            selection: paired(&[], &[], 1),
             noise: None,
             flips: vec![],
             only_a_tasks: vec![],
@@ -230,8 +181,8 @@ fn pool<'a>(cells: impl IntoIterator<Item = &'a CellComparison>) -> Option<CellC
         o.only_b_tasks.extend(c.only_b_tasks.iter().cloned());
     }
     if let Some(o) = pooled.as_mut() {
-        o.pass = PairedDiff::of(&o.pairs.pa, &o.pairs.pb, 0);
-        o.selection = PairedDiff::of(&o.pairs.sa, &o.pairs.sb, 1);
+        o.pass = paired(&o.pairs.pa, &o.pairs.pb, 0);
+        o.selection = paired(&o.pairs.sa, &o.pairs.sb, 1);
     }
     pooled
 }
@@ -451,8 +402,8 @@ pub fn compare(a: &RunAnalysis, b: &RunAnalysis, on: &MatchOn) -> Comparison {
             key: key.clone(),
             a_cell: ca.key(),
             b_cell: cb.key(),
-            pass: PairedDiff::of(&pa, &pb, seed),
-            selection: PairedDiff::of(&sa, &sb, seed ^ 1),
+            pass: paired(&pa, &pb, seed),
+            selection: paired(&sa, &sb, seed ^ 1),
             noise: cb.noise.or(ca.noise),
             flips,
             only_a_tasks,
@@ -488,7 +439,7 @@ mod tests {
         // 10 tasks: A passes 0..8, B passes 0..5 and 9 → A better on 5,6,7; B better on 9.
         let a: Vec<f64> = (0..10).map(|i| if i < 8 { 1.0 } else { 0.0 }).collect();
         let b: Vec<f64> = (0..10).map(|i| if i < 5 || i == 9 { 1.0 } else { 0.0 }).collect();
-        let d = PairedDiff::of(&a, &b, 7);
+        let d = paired(&a, &b, 7);
         assert_eq!((d.a_better, d.b_better, d.tasks), (3, 1, 10));
         assert!((d.diff - (-0.2)).abs() < 1e-12);
         // McNemar exact, b=3, c=1: 2 · (1 + 4) / 16 = 0.625.
@@ -497,7 +448,7 @@ mod tests {
         assert!(!d.significant(0.05));
     }
 
-    fn cell(key: &str, pass: PairedDiff) -> CellComparison {
+    fn cell(key: &str, pass: PairedTest) -> CellComparison {
         CellComparison {
             key: key.into(),
             a_cell: key.into(),
@@ -519,9 +470,9 @@ mod tests {
         let drop = |lost: usize| {
             let a = vec![1.0; 40];
             let b: Vec<f64> = (0..40).map(|i| if i < lost { 0.0 } else { 1.0 }).collect();
-            PairedDiff::of(&a, &b, 3)
+            paired(&a, &b, 3)
         };
-        let mut cells = vec![cell("x", drop(6)), cell("y", drop(7)), cell("z", drop(0)), cell("empty", PairedDiff::of(&[], &[], 1))];
+        let mut cells = vec![cell("x", drop(6)), cell("y", drop(7)), cell("z", drop(0)), cell("empty", paired(&[], &[], 1))];
         adjust(&mut cells, |c| &mut c.pass);
         let (p6, p7) = (2.0 / 64.0, 2.0 / 128.0);
         assert!((cells[0].pass.p_value - p6).abs() < 1e-12 && (cells[1].pass.p_value - p7).abs() < 1e-12 && cells[2].pass.p_value == 1.0);

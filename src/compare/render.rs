@@ -3,7 +3,8 @@
 //! `compare.html` whose flips link into each run's drill-down (`report.html#trial=<id>`).
 
 use crate::analysis::verdict::GateResult;
-use super::{CellComparison, Comparison, Direction, PairedDiff};
+use super::{CellComparison, Comparison, Direction};
+use crate::score::stats::PairedTest;
 use crate::report::markdown::{cell, rate};
 use crate::analysis::cells::CellSummary;
 use crate::report::pct;
@@ -82,7 +83,7 @@ fn num(x: f64) -> String {
     crate::report::fixed_or_empty(x, 6)
 }
 
-fn points(d: &PairedDiff) -> String {
+fn points(d: &PairedTest) -> String {
     if d.diff.is_nan() {
         return "n/a".into();
     }
@@ -100,7 +101,7 @@ fn format_p(tasks: u64, p: f64) -> String {
 }
 
 /// Raw p, then the Holm-adjusted p in parentheses when it differs (the pooled row is its own test).
-fn p_value(d: &PairedDiff) -> String {
+fn p_value(d: &PairedTest) -> String {
     let raw = format_p(d.tasks, d.p_value);
     let adjusted = format_p(d.tasks, d.p_adjusted);
     if d.tasks == 0 || raw == adjusted { raw } else { format!("{raw} (Holm {adjusted})") }

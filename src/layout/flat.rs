@@ -23,7 +23,7 @@ pub struct FlatLayout {
     executor: Arc<Executor>,
 }
 
-pub use crate::protocol::is_valid_function_name;
+use crate::protocol::is_valid_function_name;
 
 fn sanitize(name: &str) -> String {
     name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect()

@@ -109,19 +109,9 @@ pub(crate) fn dispatch_rejected(step: usize, name: &str, tool_id: &str, args: Va
     CallOutcome {
         content: error_json(message),
         record: CallRecord {
-            step,
-            name: name.into(),
-            status: CallStatus::Rejected,
             tool_id: Some(tool_id.into()),
-            arguments: Some(args),
             rejection: Some(kind),
-            from_text: false,
-            revealed: vec![],
-            mock: None,
-            truncated: false,
-            duplicate: false,
-            live: None,
-            server_parse_error: None,
+            ..CallRecord::unresolved(step, name, CallStatus::Rejected, Some(args))
         },
     }
 }

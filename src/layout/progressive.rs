@@ -362,19 +362,8 @@ fn malformed(call: &ToolCall, step: usize, tool_id: &str, msg: String) -> CallOu
     CallOutcome {
         content: error_json(&format!("Invalid input: {msg}. Put the action's arguments in body_schema as a JSON object string.")),
         record: CallRecord {
-            step,
-            name: call.name.clone(),
-            status: CallStatus::Malformed,
             tool_id: Some(tool_id.to_string()),
-            arguments: None,
-            rejection: None,
-            from_text: false,
-            revealed: vec![],
-            mock: None,
-            truncated: false,
-            duplicate: false,
-            live: None,
-            server_parse_error: None,
+            ..CallRecord::unresolved(step, &call.name, CallStatus::Malformed, None)
         },
     }
 }

@@ -173,7 +173,7 @@ pub async fn serve_stdio(served: Arc<dyn Served>) -> Result<()> {
 
 /// A streamable-HTTP server at `/mcp` on `listener`, until `stop` is cancelled. Every session gets the
 /// same [`Served`].
-pub async fn serve_http(listener: tokio::net::TcpListener, served: Arc<dyn Served>, stop: tokio_util_token::Token) -> Result<()> {
+pub async fn serve_http(listener: tokio::net::TcpListener, served: Arc<dyn Served>, stop: StopSignal) -> Result<()> {
     use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager};
     let config = StreamableHttpServerConfig::default();
     // A handler per session: each may be given its own [`Served`] at `initialize`.
@@ -182,27 +182,26 @@ pub async fn serve_http(listener: tokio::net::TcpListener, served: Arc<dyn Serve
     axum::serve(listener, app).with_graceful_shutdown(async move { stop.cancelled().await }).await.context("the MCP HTTP server failed")
 }
 
-/// A cancellation token for [`serve_http`] (a oneshot: stop once).
-pub mod tokio_util_token {
-    use std::sync::Arc;
-    use tokio::sync::Notify;
+/// A one-shot stop signal for [`serve_http`] and the bridge's sessions: once [`StopSignal::cancel`]
+/// is called, every [`StopSignal::cancelled`], earlier or later, returns. Written here because
+/// tokio-util's `CancellationToken` is only an indirect dependency (through rmcp), not one of ours.
+#[derive(Clone, Default)]
+pub struct StopSignal(Arc<(tokio::sync::Notify, std::sync::atomic::AtomicBool)>);
 
-    #[derive(Clone, Default)]
-    pub struct Token(Arc<(Notify, std::sync::atomic::AtomicBool)>);
+impl StopSignal {
+    pub fn cancel(&self) {
+        self.0.1.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.0.0.notify_waiters();
+    }
 
-    impl Token {
-        pub fn cancel(&self) {
-            self.0.1.store(true, std::sync::atomic::Ordering::SeqCst);
-            self.0.0.notify_waiters();
-        }
-        pub async fn cancelled(&self) {
-            loop {
-                let notified = self.0.0.notified();
-                if self.0.1.load(std::sync::atomic::Ordering::SeqCst) {
-                    return;
-                }
-                notified.await;
+    pub async fn cancelled(&self) {
+        loop {
+            // Registered before the flag is read, so a cancel between the two is not missed.
+            let notified = self.0.0.notified();
+            if self.0.1.load(std::sync::atomic::Ordering::SeqCst) {
+                return;
             }
+            notified.await;
         }
     }
 }

@@ -5,8 +5,11 @@
 //! `JSON.parse` and put on the page with `textContent` only — dataset, catalog and model text can never
 //! become markup.
 
+mod all_cells;
+
 use super::{Exporter, ReportData, fixed, pct};
 use crate::score::stats::Rate;
+use all_cells::{AllCells, all_cells};
 use anyhow::Result;
 use askama::Template;
 use serde_json::{Value, json};
@@ -56,22 +59,14 @@ pub struct Chart {
     pub groups: Vec<GroupLabel>,
 }
 
+/// One cell's figures for the page's tables other than "All cells" (which [`AllCells`] makes from
+/// the column declarations).
 pub struct CellRow {
     pub dataset: String,
     pub variant: String,
     pub layout: String,
     pub backend: String,
-    pub n: u64,
-    pub selection: String,
     pub pass: String,
-    pub abstention: String,
-    pub steps: String,
-    pub tokens_upfront: String,
-    pub tokens_total: String,
-    /// What the endpoint reported: `prompt / completion (cached)`, or "n/a".
-    pub endpoint_tokens: String,
-    pub infra_errors: u64,
-    pub errors: String,
     pub server_recall: String,
     pub category_recall: String,
     pub gold_revealed: String,
@@ -186,6 +181,7 @@ struct Page<'a> {
     charts: Vec<Chart>,
     /// Under the headline: each cell with trials in no rate, and how many and why.
     excluded: Vec<String>,
+    all_cells: AllCells,
     cells: Vec<CellRow>,
     /// Cells whose final answers were judged.
     judged: Vec<JudgedRow>,
@@ -251,11 +247,6 @@ fn confusion_row(data: &ReportData, e: &crate::analysis::confusion::Entry) -> Co
         share: pct(e.count as f64 / e.row_total as f64),
         examples: e.examples.iter().map(|&r| data.analysis.rows.trial_id(r)).collect(),
     }
-}
-
-/// `mean [low, high]`, or "n/a" when the mean is undefined.
-fn with_interval(mean: f64, (low, high): (f64, f64), decimals: usize) -> String {
-    if mean.is_nan() { "n/a".into() } else { format!("{} [{}, {}]", fixed(mean, decimals), fixed(low, decimals), fixed(high, decimals)) }
 }
 
 fn rate(r: &Rate) -> String {
@@ -448,24 +439,7 @@ impl Exporter for HtmlReport {
                 variant: c.variant.clone(),
                 layout: c.layout.clone(),
                 backend: c.backend.clone(),
-                n: c.pass.n,
-                selection: rate(&c.selection),
                 pass: rate(&c.pass),
-                abstention: rate(&c.abstention),
-                steps: with_interval(c.mean_steps, c.mean_steps_ci, 2),
-                tokens_upfront: fixed(c.mean_tokens_upfront, 0),
-                tokens_total: with_interval(c.mean_tokens_total, c.mean_tokens_total_ci, 0),
-                endpoint_tokens: if c.mean_endpoint_prompt_tokens.is_nan() {
-                    "n/a".into()
-                } else {
-                    format!(
-                        "{} / {} ({})",
-                        fixed(c.mean_endpoint_prompt_tokens, 0),
-                        fixed(c.mean_endpoint_completion_tokens, 0),
-                        fixed(c.mean_endpoint_cached_tokens, 0)
-                    )
-                },
-                infra_errors: c.infra_errors,
                 server_recall: rate(&c.server_recall),
                 category_recall: rate(&c.category_recall),
                 gold_revealed: rate(&c.gold_revealed),
@@ -484,7 +458,6 @@ impl Exporter for HtmlReport {
                     .map(|k| KindCell { kind: k.kind.as_str(), n: k.pass.n, selection: rate(&k.selection), pass: rate(&k.pass) })
                     .collect(),
                 false_refusal: rate(&c.false_refusal),
-                errors: c.errors.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join(", "),
                 k: c.trials_per_task,
                 pass_at_k: opt_pct(c.pass_at_k),
                 pass_hat_k: opt_pct(c.pass_hat_k),
@@ -566,6 +539,7 @@ impl Exporter for HtmlReport {
             parameters,
             charts: charts(data),
             excluded: data.analysis.cells.iter().filter(|c| c.infra_errors > 0).map(|c| format!("{} · {} · {} on {}: {}", c.backend, c.variant, c.layout, c.dataset, super::terminal::excluded(c))).collect(),
+            all_cells: all_cells(&data.analysis.cells),
             cells,
             judged: judged_rows(data),
             repeated,

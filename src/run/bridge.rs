@@ -18,7 +18,7 @@
 //! in-process loop scores.
 
 use crate::agent::{Backend, BoxFuture, TurnContext};
-use crate::mcp::serve::{Answer, Served, tokio_util_token::Token};
+use crate::mcp::serve::{Answer, Served, StopSignal};
 use crate::protocol::{AssistantTurn, FunctionDef, ToolCall};
 use anyhow::{Context, Result, anyhow};
 use std::collections::HashMap;
@@ -38,9 +38,9 @@ struct Link {
     /// The agent (`mcp-agent`'s process, `mcp-oracle`'s client), ending with its final answer; none for
     /// a client that connected by itself (`mcp serve`). Aborting it kills the process (kill_on_drop).
     agent: tokio::sync::Mutex<Option<tokio::task::JoinHandle<Result<String>>>>,
-    stop: Token,
+    stop: StopSignal,
     /// Cancelled when a connected client's session ends (`mcp serve`).
-    closed: Token,
+    closed: StopSignal,
     made: std::sync::atomic::AtomicUsize,
     /// The task as one text, for the session's `instructions` ([`crate::agent::instructions_text`]).
     instructions: String,
@@ -56,8 +56,8 @@ impl Link {
             incoming: tokio::sync::Mutex::new(incoming),
             pending: Mutex::new(None),
             agent: tokio::sync::Mutex::new(agent),
-            stop: Token::default(),
-            closed: Token::default(),
+            stop: StopSignal::default(),
+            closed: StopSignal::default(),
             made: Default::default(),
             instructions: instructions.to_string(),
         })

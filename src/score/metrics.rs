@@ -394,19 +394,9 @@ mod tests {
     fn call(status: CallStatus, tool: Option<&str>, args: Value, read_only: bool) -> ScoredCall {
         ScoredCall {
             record: CallRecord {
-                step: 1,
-                name: tool.unwrap_or("made_up").into(),
-                status,
                 tool_id: tool.map(String::from),
-                arguments: Some(args),
                 rejection: (status == CallStatus::Rejected).then_some(Rejection::MissingRequired),
-                from_text: false,
-                revealed: vec![],
-                mock: None,
-                truncated: false,
-                duplicate: false,
-                live: None,
-                server_parse_error: None,
+                ..CallRecord::unresolved(1, tool.unwrap_or("made_up"), status, Some(args))
             },
             read_only,
             destructive: false,

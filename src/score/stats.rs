@@ -166,11 +166,15 @@ impl PairedMethod {
     }
 }
 
-/// A paired difference `mean(b − a)` over the same tasks, tested.
+/// A paired difference `mean(b − a)` over the same tasks, tested: one metric of one cell in two
+/// runs (`compare`, which serialises it in this field order), or of a variant against `good`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct PairedTest {
     /// Tasks paired.
     pub tasks: u64,
+    /// Mean per-task rate under A and under B over those tasks (NaN without tasks).
+    pub a: f64,
+    pub b: f64,
     /// `mean(b − a)` with its 95 % interval (NaN without tasks).
     pub diff: f64,
     pub low: f64,
@@ -180,13 +184,23 @@ pub struct PairedTest {
     pub b_better: u64,
     /// Two-sided p-value of "no difference" (1 without tasks), from `method`.
     pub p_value: f64,
+    /// `p_value` Holm–Bonferroni adjusted across the family the caller tests together (a
+    /// comparison's matched cells, per metric); equal to `p_value` until the caller adjusts it, and
+    /// for a test that is its own family (the pooled `overall` row).
+    pub p_adjusted: f64,
     pub method: PairedMethod,
 }
 
 impl PairedTest {
-    /// `p < α`; by construction the same as "the interval excludes 0".
-    pub fn significant(&self) -> bool {
-        self.p_value < ALPHA
+    /// Significant at `alpha`: some task paired and the Holm-adjusted p below `alpha` (unadjusted,
+    /// the same as "the interval excludes 0" at [`ALPHA`]).
+    pub fn significant(&self, alpha: f64) -> bool {
+        self.tasks > 0 && self.p_adjusted < alpha
+    }
+
+    /// The interval excludes 0 (the same as raw p < [`ALPHA`]: one test gives both).
+    pub fn interval_excludes_zero(&self) -> bool {
+        self.tasks > 0 && (self.low > 0.0 || self.high < 0.0)
     }
 }
 
@@ -199,11 +213,24 @@ pub fn paired_test(a: &[f64], b: &[f64], resamples: usize, seed: u64) -> PairedT
     let (a, b) = (&a[..tasks], &b[..tasks]);
     let a_better = a.iter().zip(b).filter(|(x, y)| x > y).count() as u64;
     let b_better = a.iter().zip(b).filter(|(x, y)| y > x).count() as u64;
-    let base = PairedTest { tasks: tasks as u64, diff: f64::NAN, low: f64::NAN, high: f64::NAN, a_better, b_better, p_value: 1.0, method: PairedMethod::McnemarExact };
+    let n = tasks as f64;
+    let average = |v: &[f64]| if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / n };
+    let base = PairedTest {
+        tasks: tasks as u64,
+        a: average(a),
+        b: average(b),
+        diff: f64::NAN,
+        low: f64::NAN,
+        high: f64::NAN,
+        a_better,
+        b_better,
+        p_value: 1.0,
+        p_adjusted: 1.0,
+        method: PairedMethod::McnemarExact,
+    };
     if tasks == 0 {
         return base;
     }
-    let n = tasks as f64;
     let binary = a.iter().chain(b).all(|x| *x == 0.0 || *x == 1.0);
     if binary {
         let changed = a_better + b_better;
@@ -218,7 +245,8 @@ pub fn paired_test(a: &[f64], b: &[f64], resamples: usize, seed: u64) -> PairedT
         let outward_low = |x: f64| if x < 0.0 { x * share_hi } else { x * share_lo };
         let outward_high = |x: f64| if x > 0.0 { x * share_hi } else { x * share_lo };
         let (low, high) = if changed == 0 { (0.0, 0.0) } else { (outward_low(2.0 * lo - 1.0), outward_high(2.0 * hi - 1.0)) };
-        return PairedTest { diff: (b_better as f64 - a_better as f64) / n, low, high, p_value: mcnemar_exact(a_better, b_better), ..base };
+        let p = mcnemar_exact(a_better, b_better);
+        return PairedTest { diff: (b_better as f64 - a_better as f64) / n, low, high, p_value: p, p_adjusted: p, ..base };
     }
     let diffs: Vec<f64> = a.iter().zip(b).map(|(x, y)| y - x).collect();
     let mean = diffs.iter().sum::<f64>() / n;
@@ -226,7 +254,8 @@ pub fn paired_test(a: &[f64], b: &[f64], resamples: usize, seed: u64) -> PairedT
         let var = diffs.iter().map(|d| (d - mean) * (d - mean)).sum::<f64>() / (n - 1.0);
         let se = (var / n).sqrt();
         if se == 0.0 {
-            return PairedTest { diff: mean, low: mean, high: mean, p_value: if mean == 0.0 { 1.0 } else { 0.0 }, method: PairedMethod::Normal, ..base };
+            let p = if mean == 0.0 { 1.0 } else { 0.0 };
+            return PairedTest { diff: mean, low: mean, high: mean, p_value: p, p_adjusted: p, method: PairedMethod::Normal, ..base };
         }
         let z = (mean / se).abs();
         let mut p = erfc(z / std::f64::consts::SQRT_2).min(1.0);
@@ -235,7 +264,8 @@ pub fn paired_test(a: &[f64], b: &[f64], resamples: usize, seed: u64) -> PairedT
         if (z > Z95) != (p < ALPHA) {
             p = if z > Z95 { ALPHA - 1e-9 } else { ALPHA };
         }
-        return PairedTest { diff: mean, low: mean - Z95 * se, high: mean + Z95 * se, p_value: p, method: PairedMethod::Normal, ..base };
+        let (low, high) = (mean - Z95 * se, mean + Z95 * se);
+        return PairedTest { diff: mean, low, high, p_value: p, p_adjusted: p, method: PairedMethod::Normal, ..base };
     }
     use rand_chacha::ChaCha8Rng;
     use rand_chacha::rand_core::{Rng, SeedableRng};
@@ -251,7 +281,7 @@ pub fn paired_test(a: &[f64], b: &[f64], resamples: usize, seed: u64) -> PairedT
     let at_or_below = means.iter().filter(|m| **m <= 0.0).count();
     let at_or_above = means.iter().filter(|m| **m >= 0.0).count();
     let p = (2.0 * at_or_below.min(at_or_above) as f64 / r as f64).min(1.0);
-    PairedTest { diff: mean, low, high, p_value: p, method: PairedMethod::Bootstrap, ..base }
+    PairedTest { diff: mean, low, high, p_value: p, p_adjusted: p, method: PairedMethod::Bootstrap, ..base }
 }
 
 /// Complementary error function (Numerical Recipes' Chebyshev fit, fractional error < 1.2e-7).
@@ -528,7 +558,7 @@ mod tests {
                 assert!((t.diff - (b_only as f64 - a_only as f64) / 80.0).abs() < 1e-12);
                 assert_eq!(t.p_value, mcnemar_exact(a_only as u64, b_only as u64));
                 let excludes = t.low > 0.0 || t.high < 0.0;
-                assert_eq!(t.significant(), excludes, "{a_only} vs {b_only}: p {} [{}, {}]", t.p_value, t.low, t.high);
+                assert_eq!(t.significant(ALPHA), excludes, "{a_only} vs {b_only}: p {} [{}, {}]", t.p_value, t.low, t.high);
                 assert!(t.low <= t.diff && t.diff <= t.high, "{a_only} vs {b_only}: {} [{}, {}]", t.diff, t.low, t.high);
                 // Some tasks changed but not all: the share that changed is uncertain, so neither end
                 // sits on the estimate, even when every change went one way.
@@ -558,7 +588,7 @@ mod tests {
                         disagreed += 1;
                     }
                     let t = paired_test(&a, &b, 2000, n as u64);
-                    assert_eq!(t.significant(), t.low > 0.0 || t.high < 0.0, "n {n}, {a_only} vs {b_only}");
+                    assert_eq!(t.significant(ALPHA), t.low > 0.0 || t.high < 0.0, "n {n}, {a_only} vs {b_only}");
                 }
             }
         }
@@ -579,9 +609,9 @@ mod tests {
             let b: Vec<f64> = a.iter().map(|x| if rng.next_u64() % 10 < shift { (x + 1.0 / 3.0).min(1.0) } else { *x }).collect();
             let t = paired_test(&a, &b, 500, case);
             assert_eq!(t.method, PairedMethod::Bootstrap);
-            assert_eq!(t.significant(), t.low > 0.0 || t.high < 0.0, "case {case}: p {} [{}, {}]", t.p_value, t.low, t.high);
+            assert_eq!(t.significant(ALPHA), t.low > 0.0 || t.high < 0.0, "case {case}: p {} [{}, {}]", t.p_value, t.low, t.high);
             assert_eq!(paired_test(&a, &b, 500, case), t, "seeded");
-            significant += t.significant() as usize;
+            significant += t.significant(ALPHA) as usize;
         }
         assert!(significant > 0 && significant < 300, "both outcomes occur: {significant}");
         // Nothing changed: exactly 0, interval [0, 0], p = 1, in every method.
@@ -607,7 +637,7 @@ mod tests {
         let se = (var / 6000.0).sqrt();
         assert!((t.diff - mean).abs() < 1e-12 && (t.high - t.diff - Z95 * se).abs() < 1e-12);
         // z ≈ 13.6: p far below α, and erfc at z₀.₉₇₅ gives 0.05.
-        assert!(t.p_value < 1e-10 && t.significant());
+        assert!(t.p_value < 1e-10 && t.significant(ALPHA));
         assert!((erfc(Z95 / std::f64::consts::SQRT_2) - 0.05).abs() < 1e-6);
         assert!((erfc(0.0) - 1.0).abs() < 1e-7 && (erfc(-1.0) - 1.842_700_79).abs() < 1e-6);
     }

@@ -1,6 +1,11 @@
-//! Helpers shared by the integration tests: run the real binary, build small catalogs on disk.
+//! Helpers shared by the integration tests: run the real binary, build small catalogs on disk, read
+//! a run's CSV files, start the mock endpoint with a small catalog beside it ([`MockEnv`]), and
+//! find what the non-hermetic tiers need installed ([`tiers`]).
 #![allow(dead_code)]
 
+pub mod tiers;
+
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -49,6 +54,92 @@ pub fn trials_with_transcripts(run_dir: &Path) -> Vec<serde_json::Value> {
         t["transcript"] = x["transcript"].clone();
     }
     trials
+}
+
+/// One CSV row: column name to field (an empty field is a null).
+pub type Row = BTreeMap<String, String>;
+
+/// The rows of a CSV file with a header line.
+pub fn csv_rows(path: &Path) -> Vec<Row> {
+    let mut r = csv::Reader::from_path(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let headers = r.headers().unwrap().clone();
+    r.records().map(|rec| headers.iter().zip(rec.unwrap().iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect()).collect()
+}
+
+/// The rows of a run directory's `summary.csv`, one a cell.
+pub fn summary_rows(run_dir: &Path) -> Vec<Row> {
+    csv_rows(&run_dir.join("summary.csv"))
+}
+
+/// The mock OpenAI-compatible endpoint (`toolpick::mock`) on a loopback port, in a runtime of its
+/// own that lives as long as this, beside a temporary directory holding the small catalog (`cat`)
+/// and its dataset (`ds.jsonl`).
+pub struct MockEnv {
+    _rt: tokio::runtime::Runtime,
+    pub server: toolpick::mock::MockServer,
+    pub dir: tempfile::TempDir,
+    /// Flags (each with its value, if any) [`MockEnv::run`] adds unless the call names the flag.
+    defaults: Vec<&'static [&'static str]>,
+}
+
+impl MockEnv {
+    /// The endpoint started with `config`; `defaults` as in [`MockEnv::run`].
+    pub fn start(config: toolpick::mock::MockConfig, defaults: &[&'static [&'static str]]) -> MockEnv {
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let server = rt.block_on(toolpick::mock::spawn("127.0.0.1:0".parse().unwrap(), config)).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        write_small_catalog(&dir.path().join("cat"));
+        std::fs::write(dir.path().join("ds.jsonl"), SMALL_DATASET).unwrap();
+        MockEnv { _rt: rt, server, dir, defaults: defaults.to_vec() }
+    }
+
+    pub fn url(&self) -> String {
+        self.server.base_url()
+    }
+
+    pub fn path(&self, p: &str) -> PathBuf {
+        self.dir.path().join(p)
+    }
+
+    /// `toolpick run` of the small catalog and dataset by the `openai` backend (model `mock`)
+    /// against the endpoint, into `out/<run_id>`, quiet; then `extra`, then each default flag
+    /// `extra` does not name.
+    pub fn run(&self, run_id: &str, extra: &[&str]) -> Output {
+        self.command(run_id, extra).output().expect("toolpick runs")
+    }
+
+    /// The command [`MockEnv::run`] runs, for a caller that sets its environment.
+    pub fn command(&self, run_id: &str, extra: &[&str]) -> Command {
+        let url = self.url();
+        let mut args = vec!["run", "--catalog", "cat", "--dataset", "ds.jsonl", "--backends", "openai", "--model", "mock"];
+        args.extend_from_slice(&["--base-url", &url, "--out", "out", "--run-id", run_id, "-q"]);
+        args.extend_from_slice(extra);
+        for flag in &self.defaults {
+            if !extra.contains(&flag[0]) {
+                args.extend_from_slice(flag);
+            }
+        }
+        let mut command = Command::new(env!("CARGO_BIN_EXE_toolpick"));
+        command.args(&args).current_dir(self.dir.path());
+        command
+    }
+
+    /// [`MockEnv::run`], which must succeed.
+    pub fn run_ok(&self, run_id: &str, extra: &[&str]) -> Output {
+        let o = self.run(run_id, extra);
+        assert!(o.status.success(), "run failed: {}", stderr(&o));
+        o
+    }
+
+    /// The trial records of `out/<run_id>`, with their transcripts.
+    pub fn trials(&self, run_id: &str) -> Vec<serde_json::Value> {
+        trials_with_transcripts(&self.path(&format!("out/{run_id}")))
+    }
+
+    /// The rows of `out/<run_id>/<file>`.
+    pub fn csv(&self, run_id: &str, file: &str) -> Vec<Row> {
+        csv_rows(&self.path(&format!("out/{run_id}/{file}")))
+    }
 }
 
 pub fn stderr(o: &Output) -> String {

@@ -7,11 +7,11 @@
 use serde_json::{Map, Value};
 
 /// What a JSON value is, for a reason: "a string", "an object", "null".
-pub use crate::error::json_kind as kind_of;
+use crate::error::json_kind;
 
 /// "`path` is a number, expected a string" (or "record is …" for the record itself).
 pub fn wrong(path: &str, v: &Value, expected: &str) -> String {
-    if path.is_empty() { format!("record is {}, expected {expected}", kind_of(v)) } else { format!("`{path}` is {}, expected {expected}", kind_of(v)) }
+    if path.is_empty() { format!("record is {}, expected {expected}", json_kind(v)) } else { format!("`{path}` is {}, expected {expected}", json_kind(v)) }
 }
 
 /// `parent.key` as a field path.

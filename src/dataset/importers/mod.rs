@@ -23,7 +23,6 @@ pub mod retarget;
 pub mod safetoolbench;
 pub mod stabletoolbench;
 
-pub use fields::kind_of;
 
 use super::{Dataset, Task};
 use crate::catalog::Catalog;

@@ -97,7 +97,7 @@ pub fn records_in(v: &Value) -> Count {
                 _ => Count { records: Some(1), holds: "one object (a single record)".into() },
             }
         }
-        other => Count { records: Some(0), holds: format!("{}, no record", super::kind_of(other)) },
+        other => Count { records: Some(0), holds: format!("{}, no record", crate::error::json_kind(other)) },
     }
 }
 
