@@ -192,7 +192,7 @@ enum McpAction {
         env: Vec<(String, String)>,
         /// A server already listening for streamable HTTP, e.g. http://127.0.0.1:8080/mcp (instead of a
         /// command line).
-        #[arg(long, conflicts_with = "command")]
+        #[arg(long, conflicts_with = "command", value_parser = crate::rules::Quiet(mcp_server_url))]
         url: Option<String>,
         /// The server's command line, after `--`.
         #[arg(last = true, required_unless_present = "url", value_name = "COMMAND")]
@@ -207,6 +207,15 @@ fn relative_path(from: &std::path::Path, to: &std::path::Path) -> String {
     let mut parts: Vec<String> = std::iter::repeat_n("..".to_string(), a.len() - common).collect();
     parts.extend(b[common..].iter().map(|c| c.as_os_str().to_string_lossy().into_owned()));
     if parts.is_empty() { ".".into() } else { parts.join("/") }
+}
+
+/// `mcp import --url`: an endpoint URL as [`crate::rules::base_url`] checks it (http or https, a
+/// host written where it belongs: `http:///mcp` has none), with a query allowed (a server may take
+/// one). Its errors never repeat a key the URL holds ([`crate::rules::Quiet`]).
+fn mcp_server_url(s: String) -> Result<String, String> {
+    let base = &s[..s.find(['?', '#']).unwrap_or(s.len())];
+    crate::rules::base_url::check(base.to_string())?;
+    Ok(s)
 }
 
 fn parse_env_pair(s: &str) -> Result<(String, String), String> {
@@ -313,8 +322,24 @@ impl InputArgs {
     }
 }
 
+/// Every flag that takes a value takes a negative number as its value, on every subcommand: clap
+/// would otherwise read `--jobs -1` as the flag `-1` ("unexpected argument '-1'", no flag named)
+/// instead of handing `-1` to the flag's parser, whose range check names the flag. Set here, once for
+/// the whole command tree, so a numeric flag added later cannot miss it.
+fn negative_numbers_are_values(command: clap::Command) -> clap::Command {
+    command.mut_args(|a| if a.get_action().takes_values() { a.allow_negative_numbers(true) } else { a }).mut_subcommands(negative_numbers_are_values)
+}
+
+/// The parsed command line ([`negative_numbers_are_values`] applied to the derived parser).
+fn parse_args() -> Cli {
+    use clap::{CommandFactory, FromArgMatches};
+    let mut command = negative_numbers_are_values(Cli::command());
+    let parsed = command.try_get_matches_from_mut(std::env::args_os()).and_then(|m| Cli::from_arg_matches(&m));
+    parsed.unwrap_or_else(|e| e.format(&mut command).exit())
+}
+
 pub fn main() -> i32 {
-    let cli = Cli::parse();
+    let cli = parse_args();
     // The default key variable is known before any configuration is read; a run adds its models' own.
     crate::redact::install_for([]);
     match dispatch(cli) {

@@ -9,19 +9,10 @@ pub const KNOWN_FAILING: &[&str] = &[
     "run dirs/report/run-json-array",
     "run dirs/compare/run-json-cut",
     "run dirs/compare/run-json-array",
-    "flags: run/run/jobs-negative",
-    "flags: run/run/seed-negative",
-    "flags: run/run/discovery-full-max-negative",
-    "flags: run/run/distractors-negative",
-    "flags: run/run/run-id-300-chars",
-    "flags: endpoint/run/breaker-negative",
     // The UTF-16 BFCL file is now decoded and imported with a `repaired` row (issue 31); the case still
     // expects a `skipped` row: its expectation is to be updated.
     "import/bfcl/utf16",
     // h-validate: --history, --baseline, --step-summary checked after the run wrote its files
-    "history/run/run-id-number",
-    "history/report/run-id-number",
-    "history/merge/run-id-number",
     "baselines/run/trials-torn-line2",
     "baselines/run/trials-invalid-utf8-line2",
     "baselines/run/trials-array-line2",
@@ -55,14 +46,10 @@ pub const KNOWN_FAILING: &[&str] = &[
     // h-validate: `validate --catalog DIR` alone is checked against the bundled tasks; `validate` prints ok: and exits 2
     // h-validate: --jobs 30000 aborts (SIGABRT)
     // h-validate: messages naming a flag the command does not have (--tasks on mcp collect, --variants on mcp serve, --catalog on lint / mcp collect)
-    "catalog/lint/dir-missing",
-    "catalog/lint/dir-is-a-file",
-    "sessions/collect/header-catalog-missing",
     // h-io: reserved run ids (latest) destroy the run
     // h-io: a torn or non-JSON sessions line makes `mcp collect` refuse the whole file
     // h-io: `lint -o DIR` leaves a temporary file
     // h-secrets: URLs without a host (http:///v1) pass the URL check
-    "servers/mcp-import/url-no-host",
     // h-secrets: a key where a variable name belongs (api_key_env = "sk-…") is accepted
     // h-secrets: importers under-count unreadable files (UTF-16, object for array), refuse a BOM, give invalid UTF-8 no line
     "import/mcptoolbench/bom",
@@ -78,20 +65,7 @@ pub const KNOWN_FAILING: &[&str] = &[
     "baselines/merge/run-json-cut",
     "baselines/merge/run-json-array",
     // no owner yet: a path that cannot be written (under a file, a file for a directory, too long) exits 1, or 0 with the cache silently off, instead of 2; merge exits 1 on an undecodable shard line
-    "shards/merge/shard-trials-invalid-utf8-line2",
     // no owner yet: a negative number for a numeric flag is read as an unknown flag (`unexpected argument '-1'`, no flag named)
-    "import/flags/min-quality-negative",
-    "gates/run/min-pass-rate-negative",
-    "gates/run/max-drop-negative",
-    "gates/report/min-pass-rate-negative",
-    "gates/report/max-drop-negative",
-    "gates/merge/min-pass-rate-negative",
-    "gates/merge/max-drop-negative",
-    "gates/compare/min-pass-rate-negative",
-    "gates/compare/max-drop-negative",
-    "servers/mcp-serve/distractors-negative",
-    "servers/mock-endpoint/latency-negative",
-    "servers/mock-endpoint/sampling-noise-negative",
     // no owner yet: values from the experiment file reported under the flag's name, without the file (layouts, variants, run_id, tasks, execute, [judge] method)
     "config/run/layout-unknown",
     "config/run/variant-op-unknown",
@@ -99,32 +73,7 @@ pub const KNOWN_FAILING: &[&str] = &[
     "config/run/execute-unknown-mode",
     "config/run/judge-method-unknown",
     // no owner yet: undecodable bytes in a native input are named without their line
-    "catalog/validate/server-file-invalid-utf8-line2",
-    "catalog/run/server-file-invalid-utf8-line2",
-    "catalog/lint/server-file-invalid-utf8-line2",
-    "catalog/mcp-serve/server-file-invalid-utf8-line2",
-    "config/run/invalid-utf8-line1",
-    "labels/judge-check/invalid-utf8-line2",
-    "replay/run/invalid-utf8-line2",
     // no owner yet: a JSON Lines value of the wrong type or outside its set names the line, not the field
-    "dataset/validate/kind-unknown",
-    "dataset/validate/query-number",
-    "dataset/validate/argument-not-a-list",
-    "dataset/validate/risk-unknown",
-    "dataset/validate/tags-string",
-    "dataset/run/kind-unknown",
-    "dataset/run/query-number",
-    "dataset/run/argument-not-a-list",
-    "dataset/run/risk-unknown",
-    "dataset/run/tags-string",
-    "dataset/mcp-serve/kind-unknown",
-    "dataset/mcp-serve/query-number",
-    "dataset/mcp-serve/argument-not-a-list",
-    "dataset/mcp-serve/risk-unknown",
-    "dataset/mcp-serve/tags-string",
-    "labels/judge-check/verdict-unknown",
-    "labels/judge-check/answer-number",
     // no owner yet: run ids with control characters (a newline) are accepted
     // no owner yet: `import` of a missing path names a file inside it instead
-    "import/flags/path-missing",
 ];
