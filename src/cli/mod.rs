@@ -365,7 +365,8 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Run(args) => run::cmd_run(*args),
         Command::Report { run_dir, follow, judge, retry_errors, cache_dir, no_cache } => {
             preflight::run_dir("<run-dir>", &run_dir)?;
-            follow.precheck()?;
+            let checked = follow.precheck()?;
+            follow.check_gate_cells(&checked, &[&run_dir])?;
             let judge = judge.config(None, Path::new("."))?;
             match &judge {
                 None => {
@@ -392,7 +393,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             };
             outln!("re-scored {} trials; reports rewritten in {}", data.trial_count(), run_dir.display());
             print_cells(&data.analysis.cells);
-            gates::conclude(&follow, &run_dir, data)
+            gates::conclude(&follow, checked, &run_dir, data)
         }
         Command::Compare { baseline, run, out, gates } => cmd_compare(&baseline, &run, out, &gates),
         Command::Merge { runs, out, follow } => {
@@ -400,13 +401,14 @@ fn dispatch(cli: Cli) -> Result<()> {
                 preflight::run_dir("<shard-run>", r)?;
             }
             preflight::output_dir("--out", &out)?;
-            follow.precheck()?;
+            let checked = follow.precheck()?;
+            follow.check_gate_cells(&checked, &runs.iter().map(PathBuf::as_path).collect::<Vec<_>>())?;
             let merged = crate::run::merge::merge(&runs, &out)?;
             let data = crate::report::render_locked(&out, &merged.lock)?;
             drop(merged.lock);
             outln!("merged {} trials from {} runs into {}", merged.trials, merged.runs, out.display());
             print_cells(&data.analysis.cells);
-            gates::conclude(&follow, &out, data)
+            gates::conclude(&follow, checked, &out, data)
         }
         Command::JudgeCheck(args) => judge::cmd_judge_check(*args),
         Command::Validate(args) => cmd_validate(args),

@@ -13,32 +13,9 @@ pub const KNOWN_FAILING: &[&str] = &[
     // expects a `skipped` row: its expectation is to be updated.
     "import/bfcl/utf16",
     // h-validate: --history, --baseline, --step-summary checked after the run wrote its files
-    "baselines/run/trials-torn-line2",
-    "baselines/run/trials-invalid-utf8-line2",
-    "baselines/run/trials-array-line2",
-    "baselines/run/trials-nul-line2",
-    "baselines/run/trials-empty-object-line2",
-    "baselines/run/trials-utf16",
-    "baselines/report/trials-torn-line2",
-    "baselines/report/trials-invalid-utf8-line2",
-    "baselines/report/trials-array-line2",
-    "baselines/report/trials-nul-line2",
-    "baselines/report/trials-empty-object-line2",
-    "baselines/report/trials-utf16",
-    "baselines/merge/trials-torn-line2",
-    "baselines/merge/trials-invalid-utf8-line2",
-    "baselines/merge/trials-array-line2",
-    "baselines/merge/trials-nul-line2",
-    "baselines/merge/trials-empty-object-line2",
-    "baselines/merge/trials-utf16",
     // h-validate: a gate whose --gate-cells matches no cell passes (or fails with 100 after writing)
-    "gates/report/max-drop-cells-match-nothing",
-    "gates/report/min-pass-cells-match-nothing",
-    "gates/merge/max-drop-cells-match-nothing",
-    "gates/merge/min-pass-cells-match-nothing",
     // h-validate: --significant-only without --max-drop is silently ignored
     // h-validate: --execute <unknown catalog>=live runs simulated
-    "config/run/execute-unknown-catalog",
     // h-validate: --judge-method / [judge.methods] for an unknown dataset is ignored
     // h-validate: unreadable or misnamed prompt templates and unknown {{placeholders}} are ignored
     // h-validate: --judge URL without MODEL@ becomes a model named after the URL
@@ -67,11 +44,6 @@ pub const KNOWN_FAILING: &[&str] = &[
     // no owner yet: a path that cannot be written (under a file, a file for a directory, too long) exits 1, or 0 with the cache silently off, instead of 2; merge exits 1 on an undecodable shard line
     // no owner yet: a negative number for a numeric flag is read as an unknown flag (`unexpected argument '-1'`, no flag named)
     // no owner yet: values from the experiment file reported under the flag's name, without the file (layouts, variants, run_id, tasks, execute, [judge] method)
-    "config/run/layout-unknown",
-    "config/run/variant-op-unknown",
-    "config/run/tasks-match-nothing",
-    "config/run/execute-unknown-mode",
-    "config/run/judge-method-unknown",
     // no owner yet: undecodable bytes in a native input are named without their line
     // no owner yet: a JSON Lines value of the wrong type or outside its set names the line, not the field
     // no owner yet: run ids with control characters (a newline) are accepted
