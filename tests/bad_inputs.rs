@@ -120,12 +120,12 @@ fn every_bad_input_is_refused_early_with_a_named_line() {
     let bases: Vec<&Case> = all.iter().filter(|c| c.mutation.is_none() && base_needed.contains(c.slot.name.as_str())).collect();
     let base_outcomes = run_all(&bases, &world, &endpoint, threads);
     let mut broken = vec![];
-    let mut base_lines = BTreeMap::new();
+    let mut base_imports = BTreeMap::new();
     for (c, o) in bases.iter().zip(&base_outcomes) {
         if let Some(problem) = base_problem(&c.slot, o) {
             broken.push(format!("{}: {}\n    {}", c.id, shell(&o.args), problem));
         }
-        base_lines.insert(c.slot.name.clone(), o.dataset_lines);
+        base_imports.insert(c.slot.name.clone(), o.imported.clone());
     }
     assert!(broken.is_empty(), "bases that are not valid input (fix the generator):\n{}", broken.join("\n"));
 
@@ -137,7 +137,7 @@ fn every_bad_input_is_refused_early_with_a_named_line() {
         flags.entry(command).or_insert_with_key(|command| flags_of(command));
     }
     let verdicts: Vec<Verdict> =
-        cases.iter().zip(&outcomes).map(|(c, o)| judge(c, o, base_lines.get(&c.slot.name).copied().flatten(), &flags[&command_of(&c.args())])).collect();
+        cases.iter().zip(&outcomes).map(|(c, o)| judge(c, o, base_imports.get(&c.slot.name).and_then(Option::as_ref), &flags[&command_of(&c.args())])).collect();
 
     // The table, by input path in the order the generator lists them.
     let mut rows: Vec<(&str, [usize; 6])> = vec![];
