@@ -57,6 +57,11 @@ fn generate(world: &std::path::Path) -> Vec<Case> {
     let mut groups = inputs::cases(world);
     groups.extend(artifacts::cases(world));
     groups.extend(flags::cases());
+    // Generated over the slots above: every value-taking flag of every command given a negative
+    // number, every bad run id on every command that takes one.
+    let (negative, run_ids) = (flags::negative_values(&groups), flags::run_ids(&groups));
+    groups.extend(negative);
+    groups.extend(run_ids);
     let mut cases = vec![];
     for (slot, mutations) in groups {
         let slot = Arc::new(slot);

@@ -5,7 +5,7 @@
 
 use super::damage::*;
 use super::harness::*;
-use super::inputs::{Shape, generic, slot, strs, with, writes};
+use super::inputs::{Shape, generic, slot, strs, with, writes, wrong_types};
 use super::world::SMALL_RUN;
 use serde_json::json;
 use std::path::Path;
@@ -64,6 +64,8 @@ fn label_mutations(world: &Path) -> Vec<Mutation> {
             l.as_object_mut().unwrap().remove("answer");
         }),
     ]);
+    let typed = wrong_types(world, rel, 2, &v);
+    v.extend(typed);
     v
 }
 
@@ -83,6 +85,8 @@ fn replay_mutations(world: &Path) -> Vec<Mutation> {
         line2(world, rel, "unknown-field", "contnt", |a| a["contnt"] = json!("Done.")),
         line2(world, rel, "content-number", "content", |a| a["content"] = json!(5)),
     ]);
+    let typed = wrong_types(world, rel, 2, &v);
+    v.extend(typed);
     let mut layout = Mutation::new("progressive-layout", refused(&["progressive"]));
     layout.args = Some(strs(&["run", "--catalog", "smallcat", "--dataset", "tasks.jsonl", "--variants", "good", "--layouts", "progressive", "--out", "out", "-q", "--backends", "replay:answers.jsonl", "--run-id", "t1"]));
     v.push(layout);
@@ -100,6 +104,8 @@ fn history_mutations(world: &Path) -> Vec<Mutation> {
         Mutation::new("tag-without-value", refused(&["--tag"])).extra(&["--tag", "novalue"]),
         Mutation::new("tag-without-key", refused(&["--tag"])).extra(&["--tag", "=x"]),
     ]);
+    let typed = wrong_types(world, rel, 2, &v);
+    v.extend(typed);
     v
 }
 

@@ -42,6 +42,10 @@ pub enum Expect {
     /// catalog written byte for byte as the base (its slot run without the mutation) wrote them. With
     /// `reported`, `defects.csv` says how the file was decoded (a `repaired` row for the whole file).
     LikeClean { file: String, reported: bool },
+    /// A value that starts with `-` reaches its flag: the command takes it (exit 0, or serving at the
+    /// time limit), or refuses it as [`Expect::Refused`] does naming one of `names` (the flag or the
+    /// value) — never as clap's unknown argument (`unexpected argument '-1'`, which names no flag).
+    ValueTaken { names: Vec<String> },
     /// Valid input (a case of "refused what is fine"): exit 0; never `ok` printed before a failure.
     Accepted,
 }
@@ -476,6 +480,10 @@ pub fn judge(case: &Case, o: &Outcome, base: Option<&Imported>, flags: &BTreeSet
     if o.signal.is_some() && !o.timed_out || o.code == Some(101) || o.code == Some(134) || o.stderr.contains("panicked") {
         return Verdict::Panic(format!("exit {:?} signal {:?}: {}", o.code, o.signal, o.stderr.lines().find(|l| l.contains("panicked") || l.contains("error")).unwrap_or("").chars().take(200).collect::<String>()));
     }
+    let expect = &case.mutation.as_ref().expect("a mutated case").expect;
+    if o.timed_out && case.serves() && matches!(expect, Expect::ValueTaken { .. }) {
+        return Verdict::Ok;
+    }
     if o.timed_out {
         return if case.serves() {
             Verdict::Ignored(format!("still serving after {:.0?}", o.elapsed))
@@ -483,7 +491,6 @@ pub fn judge(case: &Case, o: &Outcome, base: Option<&Imported>, flags: &BTreeSet
             Verdict::Other(format!("no exit within {:.0?}", o.elapsed))
         };
     }
-    let expect = &case.mutation.as_ref().expect("a mutated case").expect;
     let late = || {
         let mut what = vec![];
         if o.requests > 0 {
@@ -550,6 +557,10 @@ pub fn judge(case: &Case, o: &Outcome, base: Option<&Imported>, flags: &BTreeSet
                 Verdict::Ignored(format!("defects.csv has no {} row for {file}: {}", line.map(|n| format!("line-{n}")).unwrap_or("skipped".into()), if shown.is_empty() { "none".into() } else { shown.join("; ") }))
             }
         }
+        Expect::ValueTaken { names } => match o.code {
+            Some(0) => Verdict::Ok,
+            _ => refused(names, &["unexpected argument".to_string()]),
+        },
         Expect::Accepted => match o.code {
             Some(0) => Verdict::Ok,
             Some(code) if o.stdout.lines().any(|l| l.starts_with("ok")) => Verdict::Other(format!("prints `ok` and exits {code}: {}", first_line(&o.stderr))),

@@ -74,6 +74,31 @@ pub fn generic(world: &Path, rel: &str, shape: Shape, skip: &[&str]) -> Vec<Muta
     v
 }
 
+/// For every top-level field of line `n` of the JSON Lines file `rel`, the field given a value of
+/// another JSON type (a string for a number, array, object or boolean; a number for a string or
+/// null), named `<field>-<type>` (e.g. `category-number`) — unless `existing` already has a case of
+/// that name. The error names `file:n` and the field.
+pub fn wrong_types(world: &Path, rel: &str, n: usize, existing: &[Mutation]) -> Vec<Mutation> {
+    let bytes = clean(world, rel);
+    let record: Value = serde_json::from_slice(&lines(&bytes)[n - 1]).unwrap();
+    let file = base_name(rel);
+    let mut v = vec![];
+    for key in record.as_object().expect("a JSON Lines record is an object").keys() {
+        let (kind, value) = match &record[key] {
+            Value::String(_) | Value::Null => ("number", json!(5)),
+            _ => ("string", json!("a line of text")),
+        };
+        let name = format!("{}-{kind}", key.replace('_', "-"));
+        if existing.iter().any(|m| m.name == name) {
+            continue;
+        }
+        let key2 = key.clone();
+        let edited = edit_json_line(&bytes, n, move |r| r[key2.as_str()] = value);
+        v.push(writes(&name, rel, edited, refused(&[at(&file, n), key.clone()])));
+    }
+    v
+}
+
 /// A mutation made by `setup`.
 pub fn with(name: &str, setup: Setup, expect: Expect) -> Mutation {
     let mut m = Mutation::new(name, expect);
@@ -218,6 +243,8 @@ fn dataset_mutations(world: &Path) -> Vec<Mutation> {
         task_edit(world, "live-file-absolute", "live.files", |t| t["live"] = json!({"files": {"/etc/escape.txt": "x"}})),
         task_edit(world, "tags-string", "tags", |t| t["tags"] = json!("paraphrase")),
     ]);
+    let typed = wrong_types(world, "tasks.jsonl", 3, &v);
+    v.extend(typed);
     v
 }
 
