@@ -17,8 +17,8 @@
 //! run as it is and must succeed: a case differs from good input only by its mutation.
 //!
 //! The summary table (per input path: cases, ok, late, ignored, panics, other) and every unexpected
-//! failure with its command go to stderr; the table and every failing case with its command go to
-//! `target/test-artifacts/bad-inputs.txt`. Cases that fail today because their fix lands on another branch are
+//! failure with its command go to stderr; the table, the same table per slot (each base), and every
+//! failing case with its command go to `target/test-artifacts/bad-inputs.txt`. Cases that fail today because their fix lands on another branch are
 //! listed by id in `KNOWN_FAILING` (`bad_inputs/known_failing.rs`): the suite fails on a failing case
 //! not listed, and on a listed case that now passes, so the list is emptied as the fixes are merged.
 //!
@@ -109,6 +109,35 @@ fn shell(args: &[String]) -> String {
     format!("toolpick {}", args.iter().map(quote).collect::<Vec<_>>().join(" "))
 }
 
+/// A summary table: per group (`group_of` a case), its cases and their verdicts by kind (ok, late,
+/// ignored, panics, other), groups in the order the generator lists them, and the totals.
+fn summary(cases: &[&Case], verdicts: &[Verdict], heading: &str, group_of: impl Fn(&Case) -> String) -> String {
+    let mut rows: Vec<(String, [usize; 6])> = vec![];
+    for (c, v) in cases.iter().zip(verdicts) {
+        let group = group_of(c);
+        let i = match rows.iter().position(|(g, _)| *g == group) {
+            Some(i) => i,
+            None => {
+                rows.push((group, [0; 6]));
+                rows.len() - 1
+            }
+        };
+        rows[i].1[0] += 1;
+        rows[i].1[1 + v.column()] += 1;
+    }
+    let width = rows.iter().map(|(g, _)| g.chars().count()).chain([18]).max().unwrap_or(18);
+    let line = |name: &str, r: &[usize; 6]| format!("{name:<width$} {:>6} {:>6} {:>6} {:>8} {:>7} {:>6}\n", r[0], r[1], r[2], r[3], r[4], r[5]);
+    let mut table = format!("\n{heading:<width$} {:>6} {:>6} {:>6} {:>8} {:>7} {:>6}\n", "cases", "ok", "late", "ignored", "panics", "other");
+    let mut total = [0usize; 6];
+    for (group, row) in &rows {
+        table += &line(group, row);
+        for (t, r) in total.iter_mut().zip(row) {
+            *t += r;
+        }
+    }
+    table + &line("total", &total)
+}
+
 #[test]
 fn every_bad_input_is_refused_early_with_a_named_line() {
     let started = Instant::now();
@@ -144,25 +173,10 @@ fn every_bad_input_is_refused_early_with_a_named_line() {
     let verdicts: Vec<Verdict> =
         cases.iter().zip(&outcomes).map(|(c, o)| judge(c, o, base_imports.get(&c.slot.name).and_then(Option::as_ref), &flags[&command_of(&c.args())])).collect();
 
-    // The table, by input path in the order the generator lists them.
-    let mut rows: Vec<(&str, [usize; 6])> = vec![];
-    for (c, v) in cases.iter().zip(&verdicts) {
-        if !rows.iter().any(|(p, _)| *p == c.path) {
-            rows.push((c.path, [0; 6]));
-        }
-        let row = &mut rows.iter_mut().find(|(p, _)| *p == c.path).unwrap().1;
-        row[0] += 1;
-        row[1 + v.column()] += 1;
-    }
-    let mut table = format!("\n{:<18} {:>6} {:>6} {:>6} {:>8} {:>7} {:>6}\n", "input path", "cases", "ok", "late", "ignored", "panics", "other");
-    let mut total = [0usize; 6];
-    for (path, row) in &rows {
-        table += &format!("{:<18} {:>6} {:>6} {:>6} {:>8} {:>7} {:>6}\n", path, row[0], row[1], row[2], row[3], row[4], row[5]);
-        for (t, r) in total.iter_mut().zip(row) {
-            *t += r;
-        }
-    }
-    table += &format!("{:<18} {:>6} {:>6} {:>6} {:>8} {:>7} {:>6}\n", "total", total[0], total[1], total[2], total[3], total[4], total[5]);
+    // The table, by input path in the order the generator lists them; in the artifact file also by
+    // slot (each base: an input path reached through one command).
+    let mut table = summary(&cases, &verdicts, "input path", |c| c.path.to_string());
+    let by_slot = summary(&cases, &verdicts, "slot (base)", |c| c.slot.name.clone());
     table += "ok: exit 2 with one stderr line naming the file (line, field) or the flag, nothing written, no request\n";
     table += "(or the outcome the format documents); late: written or requested before the error; ignored: exit 0\n";
     let slowest = cases.iter().zip(&outcomes).max_by_key(|(_, o)| o.elapsed).map(|(c, o)| format!("{} ({:.1?})", c.id, o.elapsed)).unwrap_or_default();
@@ -198,7 +212,7 @@ fn every_bad_input_is_refused_early_with_a_named_line() {
     use std::io::Write;
     let _ = std::io::stderr().write_all(shown.as_bytes());
     if std::fs::create_dir_all(&artifacts).is_ok() {
-        let _ = std::fs::write(&report, format!("{every}{table}{new_failing}\nlisted in KNOWN_FAILING:\n{listed_failing}"));
+        let _ = std::fs::write(&report, format!("{every}{table}{by_slot}{new_failing}\nlisted in KNOWN_FAILING:\n{listed_failing}"));
     }
     let stale: Vec<&&str> = known.iter().filter(|k| !ids.contains(**k)).collect();
     assert!(stale.is_empty(), "KNOWN_FAILING names cases the generator does not make: {stale:?}");
