@@ -472,3 +472,18 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
     outln!("open {} in a browser for the drill-down", dir.join("report.html").display());
     gates::conclude(&args.follow, checked, &dir, data)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::key_line;
+
+    #[test]
+    fn a_key_is_found_in_its_own_table_or_set_inline_in_its_parent() {
+        let text = "layouts = [\"flat\"]\nout = \"runs\"\n\n[[models]]\nname = \"m\"\n\n[judge]\nmodel = \"j\"\nmethod = \"vibes\"\nmethods = { starter = \"claims\" }\n";
+        assert_eq!(key_line(text, "layouts"), Some(1));
+        assert_eq!(key_line(text, "judge.method"), Some(9), "`method` of [judge], not a top-level key");
+        assert_eq!(key_line(text, "judge.methods.nosuch"), Some(10), "the inline table that holds it");
+        assert_eq!(key_line(text, "name"), None, "`name` is a key of [[models]], not a top-level one");
+        assert_eq!(key_line(text, "execute"), None);
+    }
+}
