@@ -1,14 +1,14 @@
 //! Error kinds that decide the process exit code.
 //!
-//! Everything that goes wrong because of what the user handed us (a catalog, a dataset line, a flag)
-//! is an [`InputError`] and exits with code 2; anything else is a harness failure (code 1). Messages
-//! name the file, the line when there is one, and the field, and say what to change.
+//! Everything that goes wrong because of what the user handed us (a catalog, a dataset line, a
+//! flag) is an [`InputError`] and exits with code 2; anything else is a harness failure (code 1).
+//! Messages name the file, the line when there is one, and the field, and say what to change.
 //!
 //! The readers of native text inputs (catalog files, datasets, experiment files, judge labels,
 //! recorded answers, history files, shards) share two helpers here, so every one of them names what
-//! the others name: [`read_text`] (the file's bytes as UTF-8 text, a byte-order mark dropped, the first
-//! undecodable byte named by its line and column) and [`json_line`] / [`json_file`] (a JSON value read
-//! into its type, an error naming the field's path, e.g. `expected[0].arguments.to`).
+//! the others name: [`read_text`] (the file's bytes as UTF-8 text, a byte-order mark dropped, the
+//! first undecodable byte named by its line and column) and [`json_line`] / [`json_file`] (a JSON
+//! value read into its type, an error naming the field's path, e.g. `expected[0].arguments.to`).
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -107,8 +107,8 @@ pub struct TextError {
     pub message: String,
 }
 
-/// Another Unicode encoding that a file's first bytes announce (a byte-order mark) or show (zero bytes
-/// around the first ASCII characters: JSON and TOML text starts with one).
+/// Another Unicode encoding that a file's first bytes announce (a byte-order mark) or show (zero
+/// bytes around the first ASCII characters: JSON and TOML text starts with one).
 fn foreign_encoding(b: &[u8]) -> Option<&'static str> {
     Some(match b {
         [0x00, 0x00, 0xFE, 0xFF, ..] => "UTF-32 BE with a byte-order mark",
@@ -141,8 +141,8 @@ pub fn decode_text(bytes: Vec<u8>) -> Result<String, TextError> {
     })
 }
 
-/// Read the native text file `path` ([`decode_text`]); `what` names it in an error that is not about
-/// its bytes ("cannot read <what>: …").
+/// Read the native text file `path` ([`decode_text`]); `what` names it in an error that is not
+/// about its bytes ("cannot read <what>: …").
 pub fn read_text(path: &Path, what: &str) -> Result<String, InputError> {
     let bytes = std::fs::read(path).map_err(|e| InputError::new(path, format!("cannot read {what}: {e}")))?;
     decode_text(bytes).map_err(|e| InputError::new(path, e.message).at_line(e.line))
@@ -174,7 +174,8 @@ pub fn parse_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, JsonE
     let result = result.and_then(|v| de.end().map(|()| v).map_err(|e| (String::new(), e)));
     result.map_err(|(path, inner)| {
         let full = inner.to_string();
-        // "… at line 1 column 112": the column of a record is no help; its line is named by the caller.
+        // "… at line 1 column 112": the column of a record is no help; its line is named by the
+        // caller.
         let message = match full.rfind(" at line ") {
             Some(i) if inner.line() > 0 => full[..i].to_string(),
             _ => full,
@@ -185,8 +186,8 @@ pub fn parse_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, JsonE
 }
 
 impl JsonError {
-    /// This error in `path`, on line `line` (a JSON Lines record) or, when `None`, on the line of the
-    /// file the parser stopped at (a whole JSON file).
+    /// This error in `path`, on line `line` (a JSON Lines record) or, when `None`, on the line of
+    /// the file the parser stopped at (a whole JSON file).
     pub fn in_file(self, path: &Path, line: Option<usize>) -> InputError {
         InputError { file: path.to_path_buf(), line: Some(line.unwrap_or(self.line)), field: self.field, message: self.message }
     }

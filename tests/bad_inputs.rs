@@ -1,29 +1,31 @@
 //! The generated bad-input suite (issue 31): every input path toolpick reads — catalog, dataset,
 //! experiment file, flags, judge prompts, labels, recorded answers, history, baselines and run
-//! directories, shards, sessions files, the response cache, benchmark imports — reached through every
-//! command that reads it, and damaged by a generator: each valid base input × each mutation that applies
-//! to it (missing, a directory, empty, a byte-order mark, UTF-16, undecodable bytes, a line cut short,
-//! the wrong top-level type, an unknown field, a wrong type, out of range, a name naming nothing, a
-//! duplicate, a path outside its directory, a reserved name, a malformed URL, a key where a variable
-//! name belongs …).
+//! directories, shards, sessions files, the response cache, benchmark imports — reached through
+//! every command that reads it, and damaged by a generator: each valid base input × each mutation
+//! that applies to it (missing, a directory, empty, a byte-order mark, UTF-16, undecodable bytes, a
+//! line cut short, the wrong top-level type, an unknown field, a wrong type, out of range, a name
+//! naming nothing, a duplicate, a path outside its directory, a reserved name, a malformed URL, a
+//! key where a variable name belongs …).
 //!
 //! Every case runs the real binary in a fresh copy of the world (`bad_inputs/world.rs`) with an
-//! endpoint of its own that counts connections (`bad_inputs/harness.rs`) and asserts what the README
-//! promises for bad input: exit 2, one stderr line naming the file (with its line and field) or the
-//! flag, nothing created or changed anywhere in the case's directory, no request sent, no panic, an exit
-//! within the time limit (a hang guard, not a performance target). The few formats that document
-//! another outcome say so in their expectation (a damaged sessions line is skipped with its line named;
-//! an importer keeps going and reports the file in `defects.csv`). Before any mutation, every base is
-//! run as it is and must succeed: a case differs from good input only by its mutation.
+//! endpoint of its own that counts connections (`bad_inputs/harness.rs`) and asserts what the
+//! README promises for bad input: exit 2, one stderr line naming the file (with its line and field)
+//! or the flag, nothing created or changed anywhere in the case's directory, no request sent, no
+//! panic, an exit within the time limit (a hang guard, not a performance target). The few formats
+//! that document another outcome say so in their expectation (a damaged sessions line is skipped
+//! with its line named; an importer keeps going and reports the file in `defects.csv`). Before any
+//! mutation, every base is run as it is and must succeed: a case differs from good input only by
+//! its mutation.
 //!
 //! The summary table (per input path: cases, ok, late, ignored, panics, other) and every unexpected
 //! failure with its command go to stderr; the table, the same table per slot (each base), and every
-//! failing case with its command go to `target/test-artifacts/bad-inputs.txt`. Cases that fail today because their fix lands on another branch are
-//! listed by id in `KNOWN_FAILING` (`bad_inputs/known_failing.rs`): the suite fails on a failing case
-//! not listed, and on a listed case that now passes, so the list is emptied as the fixes are merged.
+//! failing case with its command go to `target/test-artifacts/bad-inputs.txt`. Cases that fail
+//! today because their fix lands on another branch are listed by id in `KNOWN_FAILING`
+//! (`bad_inputs/known_failing.rs`): the suite fails on a failing case not listed, and on a listed
+//! case that now passes, so the list is emptied as the fixes are merged.
 //!
-//! `TOOLPICK_BAD_INPUTS_ONLY=<text>` runs only the cases whose id contains the text (the list check is
-//! then limited to them); `TOOLPICK_BAD_INPUTS_THREADS=N` sets the parallelism (default 3);
+//! `TOOLPICK_BAD_INPUTS_ONLY=<text>` runs only the cases whose id contains the text (the list check
+//! is then limited to them); `TOOLPICK_BAD_INPUTS_THREADS=N` sets the parallelism (default 3);
 //! `TOOLPICK_BAD_INPUTS_VERBOSE=1` prints every case with its verdict and first stderr line.
 
 mod common;

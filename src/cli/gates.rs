@@ -90,9 +90,10 @@ pub struct Prechecked {
 }
 
 impl FollowUp {
-    /// Check every flag before any work is done (a bad gate, a mistyped path must not cost a run): the
-    /// gates, the baseline (a run directory whose every trial reads: it is loaded here, once), the
-    /// history (a writable file whose entries, if any, read) and the step summary (a writable file).
+    /// Check every flag before any work is done (a bad gate, a mistyped path must not cost a run):
+    /// the gates, the baseline (a run directory whose every trial reads: it is loaded here, once),
+    /// the history (a writable file whose entries, if any, read) and the step summary (a writable
+    /// file).
     pub fn precheck(&self) -> Result<Prechecked> {
         self.gates.precheck()?;
         self.history.tags()?;
@@ -162,10 +163,10 @@ fn cells_of(dirs: &[&Path]) -> Result<std::collections::BTreeSet<CellOf>> {
 }
 
 impl FollowUp {
-    /// Check that `--gate-cells` selects a cell of the runs in `dirs` (the run a report re-scores, the
-    /// shards a merge joins) before anything is rendered: a gate that would check nothing is an input
-    /// error (exit 2) with nothing written. A drop gate needs a cell the run shares with the baseline
-    /// (on the `--match` fields), as [`crate::gate::evaluate`] judges it afterwards.
+    /// Check that `--gate-cells` selects a cell of the runs in `dirs` (the run a report re-scores,
+    /// the shards a merge joins) before anything is rendered: a gate that would check nothing is an
+    /// input error (exit 2) with nothing written. A drop gate needs a cell the run shares with the
+    /// baseline (on the `--match` fields), as [`crate::gate::evaluate`] judges it afterwards.
     pub fn check_gate_cells(&self, checked: &Prechecked, dirs: &[&Path]) -> Result<()> {
         let spec = self.gates.spec()?;
         if spec.cells.is_none() || spec.is_empty() {

@@ -324,8 +324,8 @@ impl InputArgs {
 
 /// Every flag that takes a value takes a negative number as its value, on every subcommand: clap
 /// would otherwise read `--jobs -1` as the flag `-1` ("unexpected argument '-1'", no flag named)
-/// instead of handing `-1` to the flag's parser, whose range check names the flag. Set here, once for
-/// the whole command tree, so a numeric flag added later cannot miss it.
+/// instead of handing `-1` to the flag's parser, whose range check names the flag. Set here, once
+/// for the whole command tree, so a numeric flag added later cannot miss it.
 fn negative_numbers_are_values(command: clap::Command) -> clap::Command {
     command.mut_args(|a| if a.get_action().takes_values() { a.allow_negative_numbers(true) } else { a }).mut_subcommands(negative_numbers_are_values)
 }

@@ -241,9 +241,9 @@ impl EndpointArgs {
     }
 }
 
-/// The settings the experiment file gave (its flag was not given), so that an error raised further on
-/// under the flag's name (`--layouts: unknown layout`, `--tasks: … matches no task`) or under the
-/// `[judge]` table's is reported as the file's: its path, the key and the key's line.
+/// The settings the experiment file gave (its flag was not given), so that an error raised further
+/// on under the flag's name (`--layouts: unknown layout`, `--tasks: … matches no task`) or under
+/// the `[judge]` table's is reported as the file's: its path, the key and the key's line.
 struct FromFile<'a> {
     path: Option<&'a Path>,
     /// (flag, key) of every setting taken from the file.
@@ -288,8 +288,8 @@ impl<'a> FromFile<'a> {
     }
 }
 
-/// The 1-based line where the dotted TOML key `key` (`layouts`, `judge.method`) is set: the key in its
-/// table (`[judge]` then `method = …`), else its parent set inline (`methods = { … }` for
+/// The 1-based line where the dotted TOML key `key` (`layouts`, `judge.method`) is set: the key in
+/// its table (`[judge]` then `method = …`), else its parent set inline (`methods = { … }` for
 /// `judge.methods.nosuch`).
 fn key_line(text: &str, key: &str) -> Option<usize> {
     let parts: Vec<&str> = key.split('.').collect();

@@ -343,8 +343,8 @@ pub fn negative_values(groups: &[(Slot, Vec<Mutation>)]) -> Vec<(Slot, Vec<Mutat
     out
 }
 
-/// Every bad run id ([`bad_run_ids`]) on every command that takes `--run-id` (from the command's first
-/// slot, under a fresh `--out`), except the ids a case of that command already gives.
+/// Every bad run id ([`bad_run_ids`]) on every command that takes `--run-id` (from the command's
+/// first slot, under a fresh `--out`), except the ids a case of that command already gives.
 pub fn run_ids(groups: &[(Slot, Vec<Mutation>)]) -> Vec<(Slot, Vec<Mutation>)> {
     let mut given: BTreeMap<Vec<String>, BTreeSet<String>> = BTreeMap::new();
     for (slot, mutations) in groups {

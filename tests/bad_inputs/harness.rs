@@ -37,14 +37,16 @@ pub enum Expect {
     /// `<out>/defects.csv` has a row for the file (`skipped` with a record count that is not 0, or, with
     /// `line`, any row giving that line) — never a silent loss.
     Defect { file: String, line: Option<usize> },
-    /// An importer meets a file in another Unicode form (a byte-order mark, UTF-16): the import goes
-    /// on as for the clean copy — no `skipped` row for the file as a whole, and the dataset and
-    /// catalog written byte for byte as the base (its slot run without the mutation) wrote them. With
-    /// `reported`, `defects.csv` says how the file was decoded (a `repaired` row for the whole file).
+    /// An importer meets a file in another Unicode form (a byte-order mark, UTF-16): the import
+    /// goes on as for the clean copy — no `skipped` row for the file as a whole, and the dataset
+    /// and catalog written byte for byte as the base (its slot run without the mutation) wrote
+    /// them. With `reported`, `defects.csv` says how the file was decoded (a `repaired` row for the
+    /// whole file).
     LikeClean { file: String, reported: bool },
-    /// A value that starts with `-` reaches its flag: the command takes it (exit 0, or serving at the
-    /// time limit), or refuses it as [`Expect::Refused`] does naming one of `names` (the flag or the
-    /// value) — never as clap's unknown argument (`unexpected argument '-1'`, which names no flag).
+    /// A value that starts with `-` reaches its flag: the command takes it (exit 0, or serving at
+    /// the time limit), or refuses it as [`Expect::Refused`] does naming one of `names` (the flag
+    /// or the value) — never as clap's unknown argument (`unexpected argument '-1'`, which names no
+    /// flag).
     ValueTaken { names: Vec<String> },
     /// Valid input (a case of "refused what is fine"): exit 0; never `ok` printed before a failure.
     Accepted,

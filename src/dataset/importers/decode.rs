@@ -133,9 +133,9 @@ pub fn decode(bytes: Vec<u8>) -> Decoded {
     Decoded { text, encoding, replaced, bad_bytes: bad, binary }
 }
 
-/// Decoding a native file (a dataset, a catalog) is the one shared reader's ([`crate::error::decode_text`]):
-/// UTF-8, a byte-order mark allowed and dropped; another encoding, or a byte that is not UTF-8, is an
-/// error naming its line and column.
+/// Decoding a native file (a dataset, a catalog) is the one shared reader's
+/// ([`crate::error::decode_text`]): UTF-8, a byte-order mark allowed and dropped; another encoding,
+/// or a byte that is not UTF-8, is an error naming its line and column.
 pub use crate::error::{TextError as StrictError, decode_text as strict};
 
 #[cfg(test)]
