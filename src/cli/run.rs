@@ -265,6 +265,7 @@ impl<'a> FromFile<'a> {
             ("--limit", "limit", args.limit.is_none() && f.limit.is_some()),
             ("--execute", "execute", args.execute.is_none() && f.execute.is_some()),
             ("--out", "out", args.out.is_none() && f.out.is_some()),
+            ("--run-id", "run_id", args.run_id.is_none() && f.run_id.is_some()),
             ("--cache-dir", "cache_dir", args.cache_dir.is_none() && f.cache_dir.is_some()),
         ];
         FromFile { path: None, keys: candidates.into_iter().filter(|c| c.2).map(|(flag, key, _)| (flag, key)).collect() }
@@ -320,17 +321,14 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
         flag.clone().or_else(|| file.clone()).unwrap_or_else(|| default.iter().map(|s| s.to_string()).collect())
     };
     // A run id that would break the output layout is refused before anything is read or written.
-    let refuse_run_id = |id: &str| -> crate::error::InputError {
+    let refuse_run_id = |id: &str| -> anyhow::Error {
         let why = crate::run::meta::check_run_id(id).err().unwrap_or_default();
-        match (&args.run_id, &args.config) {
-            (None, Some(config)) if file.run_id.is_some() => crate::error::InputError::new(config, why).field("run_id"),
-            _ => crate::error::InputError::new("--run-id", why),
-        }
+        from_file.attribute(crate::error::InputError::new("--run-id", why).into())
     };
     if let Some(id) = args.run_id.as_ref().or(file.run_id.as_ref())
         && crate::run::meta::check_run_id(id).is_err()
     {
-        return Err(refuse_run_id(id).into());
+        return Err(refuse_run_id(id));
     }
     // The judge is checked before any episode runs (a bad judge setting must not cost a run).
     let judge_base = args.config.as_deref().and_then(std::path::Path::parent).unwrap_or(std::path::Path::new("."));
@@ -434,7 +432,7 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
         .or(file.run_id.clone())
         .unwrap_or_else(|| format!("{}-{}", prepared.first_dataset(), utc_stamp(unix)));
     if crate::run::meta::check_run_id(&run_id).is_err() {
-        return Err(refuse_run_id(&run_id).into());
+        return Err(refuse_run_id(&run_id));
     }
     let meta = serde_json::json!({
         "toolpick_version": env!("CARGO_PKG_VERSION"),
