@@ -82,7 +82,7 @@ fn run_mutations() -> Vec<Mutation> {
 }
 
 /// Run ids that are not one plain directory name, by a short name.
-fn bad_run_ids() -> Vec<(&'static str, String)> {
+pub fn bad_run_ids() -> Vec<(&'static str, String)> {
     let ids = [("latest", "latest"), ("dot", "."), ("dotdot", ".."), ("empty", ""), ("slash", "a/b"), ("hidden", ".hidden"), ("newline", "a\nb")];
     let mut v: Vec<(&'static str, String)> = ids.iter().map(|(n, id)| (*n, id.to_string())).collect();
     v.push(("300-chars", "r".repeat(300)));

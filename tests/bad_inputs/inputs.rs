@@ -316,8 +316,7 @@ fn config_mutations(world: &Path) -> Vec<Mutation> {
         toml_path(world, "variant-file-missing", Replace("variants ="), "variants = [\"file:no-such-variant\"]", "no-such-variant"),
         toml_path(world, "dataset-missing", Replace("datasets ="), "datasets = [\"no-such-tasks.jsonl\"]", "no-such-tasks.jsonl"),
         toml_path(world, "catalog-missing", Replace("catalogs ="), "catalogs = [\"no-such-catalog\"]", "no-such-catalog"),
-        toml_edit(world, "run-id-latest", Replace("run_id ="), "run_id = \"latest\"", "run_id", false),
-        toml_edit(world, "run-id-traversal", Replace("run_id ="), "run_id = \"../t1\"", "run_id", false),
+        toml_edit(world, "run-id-traversal", Replace("run_id ="), "run_id = \"../t1\"", "run_id", true),
         toml_path(world, "out-under-a-file", Replace("out ="), "out = \"tasks.jsonl/out\"", "tasks.jsonl/out"),
         toml_edit(world, "filter-no-key", Replace("filter ="), "filter = [\"single\"]", "filter", true),
         toml_edit(world, "filter-kind-unknown", Replace("filter ="), "filter = [\"kind=sometimes\"]", "filter", true),
@@ -349,6 +348,11 @@ fn config_mutations(world: &Path) -> Vec<Mutation> {
         toml_edit(world, "backend-unknown", Replace("backend = \"openai\""), "backend = \"nosuch\"", "backend", false),
         toml_edit(world, "replay-without-file", Replace("backend = \"oracle\""), "backend = \"replay\"", "replay_file", false),
     ]);
+    // Every bad run id of the flag's cases, as the file's `run_id` (a JSON string is a TOML one).
+    for (name, id) in super::flags::bad_run_ids() {
+        let line = format!("run_id = {}", serde_json::to_string(&id).unwrap());
+        v.push(toml_edit(world, &format!("run-id-{name}"), Replace("run_id ="), &line, "run_id", true));
+    }
     // The key itself must not be echoed: it belongs in the environment, and an error that prints it
     // puts it in CI logs.
     let mut m = toml_edit(world, "api-key-env-holds-a-key", Replace("api_key_env ="), &format!("api_key_env = \"{key}\""), "api_key_env", false);
