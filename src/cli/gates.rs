@@ -17,6 +17,7 @@ use crate::report::{ReportData, write_atomic};
 use super::preflight;
 use anyhow::{Context, Result};
 use clap::Args;
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -144,9 +145,9 @@ impl CellOf {
 /// The cells of the trials in the run directories `dirs`. A line that does not read as a trial is
 /// not judged here: the report that follows reads every line and names the damaged one (a torn last
 /// line left by a killed run is one it repairs).
-fn cells_of(dirs: &[&Path]) -> Result<std::collections::BTreeSet<CellOf>> {
+fn cells_of(dirs: &[&Path]) -> Result<BTreeSet<CellOf>> {
     use std::io::BufRead;
-    let mut cells = std::collections::BTreeSet::new();
+    let mut cells = BTreeSet::new();
     for dir in dirs {
         let path = dir.join("trials.jsonl");
         let file = std::fs::File::open(&path).map_err(|e| InputError::new(&path, format!("cannot open trial file: {e}")))?;
@@ -172,15 +173,39 @@ impl FollowUp {
         if spec.cells.is_none() || spec.is_empty() {
             return Ok(());
         }
-        let cells = cells_of(dirs)?;
+        self.check_cells_of(checked, &spec, &cells_of(dirs)?)
+    }
+
+    /// [`FollowUp::check_gate_cells`] for the cells a run is about to make (each cell's dataset,
+    /// catalog, variant, layout and backend), before it makes them.
+    pub fn check_planned_cells(&self, checked: &Prechecked, planned: &[[String; 5]]) -> Result<()> {
+        let spec = self.gates.spec()?;
+        if spec.cells.is_none() || spec.is_empty() {
+            return Ok(());
+        }
+        let cells = planned
+            .iter()
+            .map(|[dataset, catalog, variant, layout, backend]| CellOf {
+                dataset: dataset.clone(),
+                catalog: catalog.clone(),
+                variant: variant.clone(),
+                layout: layout.clone(),
+                backend: backend.clone(),
+            })
+            .collect();
+        self.check_cells_of(checked, &spec, &cells)
+    }
+
+    /// The checks of [`FollowUp::check_gate_cells`] on a set of cells.
+    fn check_cells_of(&self, checked: &Prechecked, spec: &GateSpec, cells: &BTreeSet<CellOf>) -> Result<()> {
         let unmatched = |u: crate::gate::Unmatched| anyhow::Error::new(InputError::new("--gate-cells", u.to_string()));
         if spec.min_pass_rate.is_some() || spec.min_selection_accuracy.is_some() {
             let keys: Vec<String> = cells.iter().map(CellOf::key).collect();
-            crate::gate::check_cells(&spec, keys.iter().map(String::as_str), "cell of this run").map_err(unmatched)?;
+            crate::gate::check_cells(spec, keys.iter().map(String::as_str), "cell of this run").map_err(unmatched)?;
         }
         if let (Some(_), Some(a)) = (spec.max_drop, &checked.baseline) {
             let on = self.gates.match_on()?;
-            let a_cells: std::collections::BTreeSet<Vec<String>> = a
+            let a_cells: BTreeSet<Vec<String>> = a
                 .analysis
                 .cells
                 .iter()
@@ -188,7 +213,7 @@ impl FollowUp {
                 .collect();
             let shared: Vec<String> = cells.iter().filter(|c| a_cells.contains(&c.on(&on))).map(CellOf::key).collect();
             if !shared.is_empty() {
-                crate::gate::check_cells(&spec, shared.iter().map(String::as_str), "cell this run shares with the baseline").map_err(unmatched)?;
+                crate::gate::check_cells(spec, shared.iter().map(String::as_str), "cell this run shares with the baseline").map_err(unmatched)?;
             }
         }
         Ok(())

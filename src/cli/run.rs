@@ -422,6 +422,8 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
     let prepared = prepare(config).map_err(|e| from_file.attribute(e))?;
     let judged = judge.as_ref().map(|_| (&args.judge, file.judge.as_ref(), args.config.as_deref()));
     super::preflight::run_names(&prepared, &execute_modes, &args.follow.gates.spec()?, judged).map_err(|e| from_file.attribute(e))?;
+    // A drop gate's cells are those the run shares with the baseline, known before it runs.
+    args.follow.check_planned_cells(&checked, &prepared.cell_fields())?;
     let imports = prepared.imports.clone();
     let subset = (!prepared.config_subset().is_empty())
         .then(|| (crate::compare::describe_subset(&serde_json::json!({ "subset": prepared.config_subset() })), prepared.kept.clone()));

@@ -177,6 +177,13 @@ fn gate_mutations(base: &[String], compare: bool) -> Vec<Mutation> {
         flag("step-summary-under-a-file", &["--step-summary", "tasks.jsonl/summary.md"], &["tasks.jsonl/summary.md"]),
         flag("step-summary-is-a-directory", &["--step-summary", "smallcat"], &["smallcat"]),
     ];
+    if base.iter().any(|a| a == "--backends") {
+        // A cell of this run that the baseline lacks (it ran no `random`): a drop gate on it alone
+        // would check nothing, which is known before the run.
+        let names = ["--gate-cells", "*/random"];
+        let extra = ["--backends", "oracle,lexical,random", "--max-drop", "2", "--gate-cells", "*/random"];
+        v.push(flag("max-drop-cells-match-no-shared-cell", &extra, &names));
+    }
     if !compare {
         let without: Vec<String> = base.iter().filter(|a| *a != "--baseline" && *a != "out/base").cloned().collect();
         v.push(Mutation::new("max-drop-without-baseline", refused(&["--baseline"])).args(&without).extra(&["--max-drop", "2"]));
