@@ -111,7 +111,7 @@ pub fn read(path: &Path) -> Result<Vec<HistoryEntry>> {
         if line.trim().is_empty() {
             continue;
         }
-        let mut entry: HistoryEntry = serde_json::from_str(&line).map_err(|e| InputError::new(path, format!("not a history entry: {e}")).at_line(i + 1))?;
+        let mut entry: HistoryEntry = crate::error::json_line(path, i + 1, &line).map_err(|e| InputError { message: format!("not a history entry: {}", e.message), ..e })?;
         entry.date_utc = iso_8601(&entry.date_utc);
         out.push(entry);
     }

@@ -81,7 +81,10 @@ fn line_after(text: &str, anchor: &str, needle: &str) -> Option<usize> {
 pub fn load_catalog(dir: &Path) -> Result<Catalog, InputErrors> {
     let mut errors = Vec::new();
     if !dir.is_dir() {
-        return Err(InputErrors(vec![InputError::new(dir, "catalog directory not found; pass --catalog DIR pointing at a folder of server JSON files")]));
+        // Which flag or file named the directory is the caller's to say (`--catalog`, `lint DIR`, a
+        // sessions file's header): the message names only the directory.
+        let what = if dir.exists() { "is a file, not a catalog directory" } else { "no such catalog directory" };
+        return Err(InputErrors(vec![InputError::new(dir, format!("{what}; a catalog is a folder of server JSON files"))]));
     }
     let mut files: Vec<PathBuf> = match std::fs::read_dir(dir) {
         Ok(rd) => rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|e| e == "json")).collect(),
@@ -99,29 +102,29 @@ pub fn load_catalog(dir: &Path) -> Result<Catalog, InputErrors> {
     let mut server_names: HashMap<String, PathBuf> = HashMap::new();
 
     for file in &files {
-        let text = match std::fs::read_to_string(file) {
+        let text = match crate::error::read_text(file, "file") {
             Ok(t) => t,
             Err(e) => {
-                errors.push(InputError::new(file, format!("cannot read file: {e}")));
+                errors.push(e);
                 continue;
             }
         };
         if file.file_name().is_some_and(|n| n == "catalog.json") {
-            match serde_json::from_str::<RawCatalogMeta>(&text) {
+            match crate::error::json_file::<RawCatalogMeta>(file, &text) {
                 Ok(meta) => {
                     if let Some(n) = meta.name {
                         name = n;
                     }
                     description = meta.description;
                 }
-                Err(e) => errors.push(InputError::new(file, e.to_string()).at_line(e.line())),
+                Err(e) => errors.push(e),
             }
             continue;
         }
-        let raw: RawServer = match serde_json::from_str(&text) {
+        let raw: RawServer = match crate::error::json_file(file, &text) {
             Ok(r) => r,
             Err(e) => {
-                errors.push(InputError::new(file, e.to_string()).at_line(e.line()));
+                errors.push(e);
                 continue;
             }
         };

@@ -17,6 +17,7 @@ use crate::report::{ReportData, write_atomic};
 use super::preflight;
 use anyhow::{Context, Result};
 use clap::Args;
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -83,18 +84,22 @@ pub struct FollowUp {
     pub history: HistoryArgs,
 }
 
+/// What [`FollowUp::precheck`] read ahead: the baseline run, scored, so that a damaged baseline is
+/// refused before the run or report is made, and is not read twice.
+pub struct Prechecked {
+    baseline: Option<ReportData>,
+}
+
 impl FollowUp {
-    /// Check every flag before any work is done (a bad gate, a mistyped path must not cost a run): the
-    /// gates, the baseline (a run directory), the history (a writable file whose entries, if any, read)
-    /// and the step summary (a writable file).
-    pub fn precheck(&self) -> Result<()> {
+    /// Check every flag before any work is done (a bad gate, a mistyped path must not cost a run):
+    /// the gates, the baseline (a run directory whose every trial reads: it is loaded here, once),
+    /// the history (a writable file whose entries, if any, read) and the step summary (a writable
+    /// file).
+    pub fn precheck(&self) -> Result<Prechecked> {
         self.gates.precheck()?;
         self.history.tags()?;
         if self.gates.max_drop.is_some() && self.baseline.is_none() {
             return Err(InputError::new("--max-drop", "needs a baseline run to measure the drop against: pass --baseline <run-dir>").into());
-        }
-        if let Some(b) = &self.baseline {
-            preflight::run_dir("--baseline", b)?;
         }
         match &self.history.history {
             Some(h) => {
@@ -103,6 +108,113 @@ impl FollowUp {
             }
             None if !self.history.tags.is_empty() => return Err(InputError::new("--tag", "labels a history entry: add --history FILE").into()),
             None => {}
+        }
+        let baseline = match &self.baseline {
+            Some(b) => {
+                preflight::run_dir("--baseline", b)?;
+                Some(crate::report::load_run(b).with_context(|| format!("cannot read the baseline run {}", b.display()))?)
+            }
+            None => None,
+        };
+        Ok(Prechecked { baseline })
+    }
+}
+
+/// A trial's cell, as its record names it (the other fields of the record are skipped unread).
+#[derive(serde::Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+struct CellOf {
+    dataset: String,
+    catalog: String,
+    variant: String,
+    layout: String,
+    backend: String,
+}
+
+impl CellOf {
+    fn key(&self) -> String {
+        format!("{}/{}/{}/{}/{}", self.dataset, self.catalog, self.variant, self.layout, self.backend)
+    }
+
+    /// The values of `on`'s fields, the cell's identity in a comparison.
+    fn on(&self, on: &MatchOn) -> Vec<String> {
+        let parts = [&self.dataset, &self.catalog, &self.variant, &self.layout, &self.backend];
+        on.0.iter().filter_map(|f| MatchOn::FIELDS.iter().position(|k| k == f).map(|i| parts[i].clone())).collect()
+    }
+}
+
+/// The cells of the trials in the run directories `dirs`. A line that does not read as a trial is
+/// not judged here: the report that follows reads every line and names the damaged one (a torn last
+/// line left by a killed run is one it repairs).
+fn cells_of(dirs: &[&Path]) -> Result<BTreeSet<CellOf>> {
+    use std::io::BufRead;
+    let mut cells = BTreeSet::new();
+    for dir in dirs {
+        let path = dir.join("trials.jsonl");
+        let file = std::fs::File::open(&path).map_err(|e| InputError::new(&path, format!("cannot open trial file: {e}")))?;
+        let mut reader = std::io::BufReader::new(file);
+        let mut line = Vec::new();
+        while reader.read_until(b'\n', &mut line).with_context(|| format!("cannot read {}", path.display()))? > 0 {
+            if let Ok(cell) = serde_json::from_slice::<CellOf>(&line) {
+                cells.insert(cell);
+            }
+            line.clear();
+        }
+    }
+    Ok(cells)
+}
+
+impl FollowUp {
+    /// Check that `--gate-cells` selects a cell of the runs in `dirs` (the run a report re-scores,
+    /// the shards a merge joins) before anything is rendered: a gate that would check nothing is an
+    /// input error (exit 2) with nothing written. A drop gate needs a cell the run shares with the
+    /// baseline (on the `--match` fields), as [`crate::gate::evaluate`] judges it afterwards.
+    pub fn check_gate_cells(&self, checked: &Prechecked, dirs: &[&Path]) -> Result<()> {
+        let spec = self.gates.spec()?;
+        if spec.cells.is_none() || spec.is_empty() {
+            return Ok(());
+        }
+        self.check_cells_of(checked, &spec, &cells_of(dirs)?)
+    }
+
+    /// [`FollowUp::check_gate_cells`] for the cells a run is about to make (each cell's dataset,
+    /// catalog, variant, layout and backend), before it makes them.
+    pub fn check_planned_cells(&self, checked: &Prechecked, planned: &[[String; 5]]) -> Result<()> {
+        let spec = self.gates.spec()?;
+        if spec.cells.is_none() || spec.is_empty() {
+            return Ok(());
+        }
+        let cells = planned
+            .iter()
+            .map(|[dataset, catalog, variant, layout, backend]| CellOf {
+                dataset: dataset.clone(),
+                catalog: catalog.clone(),
+                variant: variant.clone(),
+                layout: layout.clone(),
+                backend: backend.clone(),
+            })
+            .collect();
+        self.check_cells_of(checked, &spec, &cells)
+    }
+
+    /// The checks of [`FollowUp::check_gate_cells`] on a set of cells.
+    fn check_cells_of(&self, checked: &Prechecked, spec: &GateSpec, cells: &BTreeSet<CellOf>) -> Result<()> {
+        let unmatched = |u: crate::gate::Unmatched| anyhow::Error::new(InputError::new("--gate-cells", u.to_string()));
+        if spec.min_pass_rate.is_some() || spec.min_selection_accuracy.is_some() {
+            let keys: Vec<String> = cells.iter().map(CellOf::key).collect();
+            crate::gate::check_cells(spec, keys.iter().map(String::as_str), "cell of this run").map_err(unmatched)?;
+        }
+        if let (Some(_), Some(a)) = (spec.max_drop, &checked.baseline) {
+            let on = self.gates.match_on()?;
+            let a_cells: BTreeSet<Vec<String>> = a
+                .analysis
+                .cells
+                .iter()
+                .map(|c| CellOf { dataset: c.dataset.clone(), catalog: c.catalog.clone(), variant: c.variant.clone(), layout: c.layout.clone(), backend: c.backend.clone() }.on(&on))
+                .collect();
+            let shared: Vec<String> = cells.iter().filter(|c| a_cells.contains(&c.on(&on))).map(CellOf::key).collect();
+            if !shared.is_empty() {
+                crate::gate::check_cells(spec, shared.iter().map(String::as_str), "cell this run shares with the baseline").map_err(unmatched)?;
+            }
         }
         Ok(())
     }
@@ -230,16 +342,13 @@ pub fn evaluate(spec: &GateSpec, cells: &[CellSummary], cmp: Option<&Comparison>
 /// After a run is scored (its flags checked by [`FollowUp::precheck`] before it ran): compare with the
 /// baseline (if any) and judge the gates, then — only then — record the history, write the comparison,
 /// print the gates and append the step summary; a failed gate becomes [`GateFailed`] (exit 100).
-pub fn conclude(follow: &FollowUp, run_dir: &Path, mut data: ReportData) -> Result<()> {
-    let (args, history, baseline) = (&follow.gates, &follow.history, follow.baseline.as_deref());
+pub fn conclude(follow: &FollowUp, checked: Prechecked, run_dir: &Path, mut data: ReportData) -> Result<()> {
+    let (args, history) = (&follow.gates, &follow.history);
     let spec = args.spec()?;
     let on = args.match_on()?;
-    let compared = match baseline {
-        Some(a_dir) => {
-            let a = crate::report::load_run(a_dir).with_context(|| format!("cannot read the baseline run {}", a_dir.display()))?;
-            Some((a_dir, crate::compare::compare(&a.analysis, &data.analysis, &on)))
-        }
-        None => None,
+    let compared = match (follow.baseline.as_deref(), checked.baseline) {
+        (Some(a_dir), Some(a)) => Some((a_dir, crate::compare::compare(&a.analysis, &data.analysis, &on))),
+        _ => None,
     };
     let gates = evaluate(&spec, &data.analysis.cells, compared.as_ref().map(|(_, c)| c))?;
     record_history(history, run_dir, &mut data)?;

@@ -3,8 +3,6 @@
 //! Exit codes: 0 success; 1 harness error (I/O, a bug); 2 invalid input or configuration; 100 a gate
 //! failed.
 
-use crate::catalog::load_catalog;
-use crate::dataset::{check_against, load_dataset};
 use crate::error::{EXIT_OK, exit_code_for};
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
@@ -20,6 +18,7 @@ macro_rules! outln {
     }};
 }
 
+mod checks;
 mod gates;
 mod judge;
 mod mcp;
@@ -192,7 +191,7 @@ enum McpAction {
         env: Vec<(String, String)>,
         /// A server already listening for streamable HTTP, e.g. http://127.0.0.1:8080/mcp (instead of a
         /// command line).
-        #[arg(long, conflicts_with = "command")]
+        #[arg(long, conflicts_with = "command", value_parser = crate::rules::Quiet(mcp_server_url))]
         url: Option<String>,
         /// The server's command line, after `--`.
         #[arg(last = true, required_unless_present = "url", value_name = "COMMAND")]
@@ -207,6 +206,15 @@ fn relative_path(from: &std::path::Path, to: &std::path::Path) -> String {
     let mut parts: Vec<String> = std::iter::repeat_n("..".to_string(), a.len() - common).collect();
     parts.extend(b[common..].iter().map(|c| c.as_os_str().to_string_lossy().into_owned()));
     if parts.is_empty() { ".".into() } else { parts.join("/") }
+}
+
+/// `mcp import --url`: an endpoint URL as [`crate::rules::base_url`] checks it (http or https, a
+/// host written where it belongs: `http:///mcp` has none), with a query allowed (a server may take
+/// one). Its errors never repeat a key the URL holds ([`crate::rules::Quiet`]).
+fn mcp_server_url(s: String) -> Result<String, String> {
+    let base = &s[..s.find(['?', '#']).unwrap_or(s.len())];
+    crate::rules::base_url::check(base.to_string())?;
+    Ok(s)
 }
 
 fn parse_env_pair(s: &str) -> Result<(String, String), String> {
@@ -313,8 +321,24 @@ impl InputArgs {
     }
 }
 
+/// Every flag that takes a value takes a negative number as its value, on every subcommand: clap
+/// would otherwise read `--jobs -1` as the flag `-1` ("unexpected argument '-1'", no flag named)
+/// instead of handing `-1` to the flag's parser, whose range check names the flag. Set here, once
+/// for the whole command tree, so a numeric flag added later cannot miss it.
+fn negative_numbers_are_values(command: clap::Command) -> clap::Command {
+    command.mut_args(|a| if a.get_action().takes_values() { a.allow_negative_numbers(true) } else { a }).mut_subcommands(negative_numbers_are_values)
+}
+
+/// The parsed command line ([`negative_numbers_are_values`] applied to the derived parser).
+fn parse_args() -> Cli {
+    use clap::{CommandFactory, FromArgMatches};
+    let mut command = negative_numbers_are_values(Cli::command());
+    let parsed = command.try_get_matches_from_mut(std::env::args_os()).and_then(|m| Cli::from_arg_matches(&m));
+    parsed.unwrap_or_else(|e| e.format(&mut command).exit())
+}
+
 pub fn main() -> i32 {
-    let cli = Cli::parse();
+    let cli = parse_args();
     // The default key variable is known before any configuration is read; a run adds its models' own.
     crate::redact::install_for([]);
     match dispatch(cli) {
@@ -340,7 +364,8 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Run(args) => run::cmd_run(*args),
         Command::Report { run_dir, follow, judge, retry_errors, cache_dir, no_cache } => {
             preflight::run_dir("<run-dir>", &run_dir)?;
-            follow.precheck()?;
+            let checked = follow.precheck()?;
+            follow.check_gate_cells(&checked, &[&run_dir])?;
             let judge = judge.config(None, Path::new("."))?;
             match &judge {
                 None => {
@@ -367,7 +392,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             };
             outln!("re-scored {} trials; reports rewritten in {}", data.trial_count(), run_dir.display());
             print_cells(&data.analysis.cells);
-            gates::conclude(&follow, &run_dir, data)
+            gates::conclude(&follow, checked, &run_dir, data)
         }
         Command::Compare { baseline, run, out, gates } => cmd_compare(&baseline, &run, out, &gates),
         Command::Merge { runs, out, follow } => {
@@ -375,18 +400,19 @@ fn dispatch(cli: Cli) -> Result<()> {
                 preflight::run_dir("<shard-run>", r)?;
             }
             preflight::output_dir("--out", &out)?;
-            follow.precheck()?;
+            let checked = follow.precheck()?;
+            follow.check_gate_cells(&checked, &runs.iter().map(PathBuf::as_path).collect::<Vec<_>>())?;
             let merged = crate::run::merge::merge(&runs, &out)?;
             let data = crate::report::render_locked(&out, &merged.lock)?;
             drop(merged.lock);
             outln!("merged {} trials from {} runs into {}", merged.trials, merged.runs, out.display());
             print_cells(&data.analysis.cells);
-            gates::conclude(&follow, &out, data)
+            gates::conclude(&follow, checked, &out, data)
         }
         Command::JudgeCheck(args) => judge::cmd_judge_check(*args),
-        Command::Validate(args) => cmd_validate(args),
-        Command::MockEndpoint(args) => cmd_mock(args),
-        Command::Lint(args) => cmd_lint(args),
+        Command::Validate(args) => checks::cmd_validate(args),
+        Command::MockEndpoint(args) => checks::cmd_mock(args),
+        Command::Lint(args) => checks::cmd_lint(args),
         Command::Mcp { action: McpAction::Serve(args) } => mcp::cmd_serve(*args, None),
         Command::Mcp { action: McpAction::Proxy(args) } => mcp::cmd_proxy(*args),
         Command::Mcp { action: McpAction::Collect(args) } => mcp::cmd_collect(args),
@@ -518,153 +544,6 @@ fn dispatch(cli: Cli) -> Result<()> {
 fn run_cache_dir(run_dir: &Path) -> Option<PathBuf> {
     let meta: serde_json::Value = serde_json::from_slice(&std::fs::read(run_dir.join("run.json")).ok()?).ok()?;
     meta["config"]["cache_dir"].as_str().map(PathBuf::from).filter(|p| p.is_dir())
-}
-
-fn cmd_lint(args: LintArgs) -> Result<()> {
-    if let Some(p) = &args.output {
-        preflight::output_file("--output", p)?;
-    }
-    let path = args.catalog.clone().unwrap_or_else(|| bundled("registries/workspace"));
-    let catalog = load_catalog(&path)?;
-    let findings = crate::lint::lint(&catalog);
-    let root = std::env::current_dir().unwrap_or_default();
-    let text = match args.format.as_str() {
-        "text" => {
-            use std::io::IsTerminal;
-            let color = args.output.is_none() && std::io::stdout().is_terminal();
-            crate::lint::output::text(&findings, color)
-        }
-        "json" => crate::lint::output::json(&findings),
-        "sarif" => crate::lint::output::sarif(&findings, &root),
-        other => {
-            return Err(crate::error::InputError::new("--format", format!("unknown format `{other}`; use text, json or sarif")).into());
-        }
-    };
-    let threshold = match args.fail_on.as_str() {
-        "never" => None,
-        s => Some(
-            crate::lint::Severity::parse(s)
-                .ok_or_else(|| crate::error::InputError::new("--fail-on", format!("unknown severity `{s}`; use block, warn, info or never")))?,
-        ),
-    };
-    match &args.output {
-        Some(p) => crate::files::write_atomic(p, text.as_bytes())?,
-        None => {
-            use std::io::Write;
-            let _ = write!(std::io::stdout(), "{text}");
-        }
-    }
-    if let (Some(t), Some(w)) = (threshold, crate::lint::worst(&findings))
-        && w >= t
-    {
-        return Err(anyhow::Error::new(crate::error::GateFailed(format!("lint: a `{}` finding reached --fail-on {}", w.as_str(), t.as_str()))));
-    }
-    Ok(())
-}
-
-fn cmd_mock(args: MockArgs) -> Result<()> {
-    let mut config = crate::mock::MockConfig {
-        latency: std::time::Duration::from_millis(args.latency_ms),
-        retry_after_s: args.retry_after,
-        sampling_noise: args.sampling_noise,
-        seed: args.seed,
-        down_after: args.down_after,
-        echo_key: args.echo_key,
-        ..Default::default()
-    };
-    if !(0.0..=1.0).contains(&args.sampling_noise) {
-        return Err(crate::error::InputError::new("--sampling-noise", format!("{} is not a probability between 0 and 1", args.sampling_noise)).into());
-    }
-    for f in &args.faults {
-        config.faults.push(
-            crate::mock::parse_fault(f)
-                .ok_or_else(|| crate::error::InputError::new("--fault", format!("`{f}` is not KIND:N (e.g. rate_limit:5); see --help for the kinds")))?,
-        );
-    }
-    if let Some(var) = &args.require_key_env {
-        config.require_key =
-            Some(std::env::var(var).map_err(|_| crate::error::InputError::new("--require-key-env", format!("environment variable {var} is not set")))?);
-    }
-    let rt = runtime(None)?;
-    rt.block_on(async {
-        let addr: std::net::SocketAddr = format!("{}:{}", args.host, args.port)
-            .parse()
-            .map_err(|e| crate::error::InputError::new("--host/--port", format!("not an address: {e}")))?;
-        let server = crate::mock::spawn(addr, config).await.with_context(|| format!("cannot listen on {addr}"))?;
-        outln!("mock endpoint (a test double, not a model) listening on {}", server.base_url());
-        use std::io::Write;
-        std::io::stdout().flush()?;
-        tokio::signal::ctrl_c().await?;
-        outln!("served {} requests", server.requests());
-        Ok(())
-    })
-}
-/// `toolpick validate`: a catalog alone (`--catalog` without `--dataset`), a dataset against a catalog
-/// (the bundled one by default), or an imported benchmark; `ok:` only when nothing is wrong.
-fn cmd_validate(args: InputArgs) -> Result<()> {
-    let catalog_path = args.catalog();
-    if args.catalog.is_some() && args.dataset.is_none() {
-        let catalog = load_catalog(&catalog_path).map_err(|e| {
-            let n = e.0.len();
-            anyhow::Error::new(e).context(format!("{n} problem(s) found"))
-        })?;
-        reachability_warnings(&catalog);
-        outln!(
-            "ok: catalog {} ({} servers, {} categories, {} tools)",
-            catalog.name,
-            catalog.servers.len(),
-            catalog.servers.iter().map(|s| s.categories.len()).sum::<usize>(),
-            catalog.tool_count()
-        );
-        return Ok(());
-    }
-    let dataset_path = args.dataset();
-    if let Some((format, path)) = crate::dataset::importers::split_spec(&dataset_path)? {
-        // An import brings its own catalog and keeps only tasks that validate against it.
-        let imported = crate::dataset::importers::import(&format, &path)?;
-        outln!("ok: {format} imported from {}: {}; {} defect rows", path.display(), imported.summary, imported.defects.len());
-        return Ok(());
-    }
-    let catalog = load_catalog(&catalog_path);
-    let dataset = load_dataset(&dataset_path);
-    let mut errors = Vec::new();
-    if let Err(e) = &catalog {
-        errors.extend(e.0.iter().cloned());
-    }
-    if let Err(e) = &dataset {
-        errors.extend(e.0.iter().cloned());
-    }
-    if let Ok(c) = &catalog {
-        reachability_warnings(c);
-    }
-    if let (Ok(c), Ok(d)) = (&catalog, &dataset)
-        && let Err(e) = check_against(d, c)
-    {
-        errors.extend(e.0);
-    }
-    if !errors.is_empty() {
-        let n = errors.len();
-        return Err(anyhow::Error::new(crate::error::InputErrors(errors)).context(format!("{n} problem(s) found")));
-    }
-    if let (Ok(c), Ok(d)) = (&catalog, &dataset) {
-        outln!(
-            "ok: catalog {} ({} servers, {} categories, {} tools), dataset {} ({} tasks)",
-            c.name,
-            c.servers.len(),
-            c.servers.iter().map(|s| s.categories.len()).sum::<usize>(),
-            c.tool_count(),
-            d.name,
-            d.tasks.len()
-        );
-    }
-    Ok(())
-}
-
-/// Reachability warnings: valid input, but a tool search can match such a tool only by its name.
-fn reachability_warnings(c: &crate::catalog::Catalog) {
-    for f in crate::lint::lint(c).iter().filter(|f| f.rule == crate::lint::NO_CONTENT_WORDS) {
-        outln!("warning: {}:{}: field `{}`: tool `{}`: {} {}", f.file.display(), f.line, f.field, f.tool, f.rule, f.message);
-    }
 }
 
 fn cmd_compare(a_dir: &Path, b_dir: &Path, out: Option<PathBuf>, args: &gates::GateArgs) -> Result<()> {

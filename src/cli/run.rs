@@ -8,7 +8,7 @@ use crate::run::subset::Subset;
 use crate::run::{ExecOptions, RunConfig, execute, point_latest, prepare, utc_stamp};
 use anyhow::Result;
 use clap::Args;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 #[derive(Args)]
@@ -241,39 +241,106 @@ impl EndpointArgs {
     }
 }
 
+/// The settings the experiment file gave (its flag was not given), so that an error raised further
+/// on under the flag's name (`--layouts: unknown layout`, `--tasks: … matches no task`) or under
+/// the `[judge]` table's is reported as the file's: its path, the key and the key's line.
+struct FromFile<'a> {
+    path: Option<&'a Path>,
+    /// (flag, key) of every setting taken from the file.
+    keys: Vec<(&'static str, &'static str)>,
+}
+
+impl<'a> FromFile<'a> {
+    fn new(args: &RunArgs, file: &ExperimentFile) -> FromFile<'a> {
+        let (i, f) = (&args.input, file);
+        let candidates = [
+            ("--catalog", "catalogs", i.catalog.is_none() && f.catalogs.is_some()),
+            ("--dataset", "datasets", i.dataset.is_none() && f.datasets.is_some()),
+            ("--variants", "variants", args.variants.is_none() && f.variants.is_some()),
+            ("--layouts", "layouts", args.layouts.is_none() && f.layouts.is_some()),
+            ("--distractors", "distractors", args.distractors.is_none() && f.distractors.is_some()),
+            ("--tasks", "tasks", args.tasks.is_none() && f.tasks.is_some()),
+            ("--filter", "filter", args.filter.is_none() && f.filter.is_some()),
+            ("--sample", "sample", args.sample.is_none() && f.sample.is_some()),
+            ("--limit", "limit", args.limit.is_none() && f.limit.is_some()),
+            ("--execute", "execute", args.execute.is_none() && f.execute.is_some()),
+            ("--out", "out", args.out.is_none() && f.out.is_some()),
+            ("--run-id", "run_id", args.run_id.is_none() && f.run_id.is_some()),
+            ("--cache-dir", "cache_dir", args.cache_dir.is_none() && f.cache_dir.is_some()),
+        ];
+        FromFile { path: None, keys: candidates.into_iter().filter(|c| c.2).map(|(flag, key, _)| (flag, key)).collect() }
+    }
+
+    /// `e` as the experiment file's error when it is about a setting the file gave; else unchanged.
+    fn attribute(&self, e: anyhow::Error) -> anyhow::Error {
+        let Some(path) = self.path else { return e };
+        let Some(err) = e.downcast_ref::<crate::error::InputError>() else { return e };
+        let named = err.file.to_string_lossy();
+        let key = if named == "[judge]" {
+            err.field.clone().unwrap_or_else(|| "judge".into())
+        } else {
+            match self.keys.iter().find(|(flag, _)| *flag == named) {
+                Some((_, key)) => key.to_string(),
+                None => return e,
+            }
+        };
+        let line = crate::error::read_text(path, "config").ok().and_then(|text| key_line(&text, &key));
+        anyhow::Error::new(crate::error::InputError { file: path.to_path_buf(), line, field: Some(key), message: err.message.clone() })
+    }
+}
+
+/// The 1-based line where the dotted TOML key `key` (`layouts`, `judge.method`) is set: the key in
+/// its table (`[judge]` then `method = …`), else its parent set inline (`methods = { … }` for
+/// `judge.methods.nosuch`).
+fn key_line(text: &str, key: &str) -> Option<usize> {
+    let parts: Vec<&str> = key.split('.').collect();
+    (1..=parts.len()).rev().find_map(|n| {
+        let (table, name) = (parts[..n - 1].join("."), parts[n - 1]);
+        let mut current = String::new();
+        text.lines().enumerate().find_map(|(i, line)| {
+            let line = line.trim();
+            if line.starts_with('[') {
+                current = line.trim_matches(['[', ']', ' ']).to_string();
+                return None;
+            }
+            let set_here = line.strip_prefix(name).is_some_and(|rest| rest.trim_start().starts_with('='));
+            (current == table && set_here).then_some(i + 1)
+        })
+    })
+}
+
 pub fn cmd_run(args: RunArgs) -> Result<()> {
     // Check gate flags before spending time on episodes.
-    args.follow.precheck()?;
+    let checked = args.follow.precheck()?;
     let file = match &args.config {
         Some(p) => load_experiment(p)?,
         None => ExperimentFile::default(),
     };
+    let from_file = FromFile { path: args.config.as_deref(), ..FromFile::new(&args, &file) };
     let strings = |flag: &Option<Vec<String>>, file: &Option<Vec<String>>, default: &[&str]| -> Vec<String> {
         flag.clone().or_else(|| file.clone()).unwrap_or_else(|| default.iter().map(|s| s.to_string()).collect())
     };
     // A run id that would break the output layout is refused before anything is read or written.
-    let refuse_run_id = |id: &str| -> crate::error::InputError {
+    let refuse_run_id = |id: &str| -> anyhow::Error {
         let why = crate::run::meta::check_run_id(id).err().unwrap_or_default();
-        match (&args.run_id, &args.config) {
-            (None, Some(config)) if file.run_id.is_some() => crate::error::InputError::new(config, why).field("run_id"),
-            _ => crate::error::InputError::new("--run-id", why),
-        }
+        from_file.attribute(crate::error::InputError::new("--run-id", why).into())
     };
     if let Some(id) = args.run_id.as_ref().or(file.run_id.as_ref())
         && crate::run::meta::check_run_id(id).is_err()
     {
-        return Err(refuse_run_id(id).into());
+        return Err(refuse_run_id(id));
     }
     // The judge is checked before any episode runs (a bad judge setting must not cost a run).
     let judge_base = args.config.as_deref().and_then(std::path::Path::parent).unwrap_or(std::path::Path::new("."));
-    let judge = args.judge.config(file.judge.as_ref(), judge_base)?;
+    let judge = args.judge.config(file.judge.as_ref(), judge_base).map_err(|e| from_file.attribute(e))?;
     let layouts = strings(&args.layouts, &file.layouts, &["flat", "progressive"])
         .iter()
         .map(|l| {
             LayoutKind::parse(l)
                 .ok_or_else(|| crate::error::InputError::new("--layouts", format!("unknown layout `{l}`; use flat, progressive, progressive-oss or search")))
         })
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| from_file.attribute(e.into()))?;
     let mut models: Vec<ModelSpec> = match (&args.backends, file.models.is_empty()) {
         (Some(names), _) => names.iter().map(|n| ModelSpec::from_flag(n)).collect::<Result<_, _>>()?,
         (None, false) => file.models.clone(),
@@ -289,9 +356,8 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
         }
     }
     if let Some((i, l)) = layouts.iter().enumerate().find(|(i, l)| layouts[..*i].contains(l)) {
-        return Err(
-            crate::error::InputError::new("--layouts", format!("layout `{}` is given twice (position {}); list each layout once", l.as_str(), i + 1)).into()
-        );
+        let twice = crate::error::InputError::new("--layouts", format!("layout `{}` is given twice (position {}); list each layout once", l.as_str(), i + 1));
+        return Err(from_file.attribute(twice.into()));
     }
     // Ranges of both were checked where they were read (flag parser, config file).
     let trials = args.trials.or(file.trials).unwrap_or(1);
@@ -351,11 +417,13 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
         .map(crate::run::shard::Shard::parse)
         .transpose()
         .map_err(|m| crate::error::InputError::new("--shard", m))?;
-    super::preflight::run_paths(&config, &out)?;
+    super::preflight::run_paths(&config, &out).map_err(|e| from_file.attribute(e))?;
     let execute_modes = config.execute.clone();
-    let prepared = prepare(config)?;
+    let prepared = prepare(config).map_err(|e| from_file.attribute(e))?;
     let judged = judge.as_ref().map(|_| (&args.judge, file.judge.as_ref(), args.config.as_deref()));
-    super::preflight::run_names(&prepared, &execute_modes, &args.follow.gates.spec()?, judged)?;
+    super::preflight::run_names(&prepared, &execute_modes, &args.follow.gates.spec()?, judged).map_err(|e| from_file.attribute(e))?;
+    // A drop gate's cells are those the run shares with the baseline, known before it runs.
+    args.follow.check_planned_cells(&checked, &prepared.cell_fields())?;
     let imports = prepared.imports.clone();
     let subset = (!prepared.config_subset().is_empty())
         .then(|| (crate::compare::describe_subset(&serde_json::json!({ "subset": prepared.config_subset() })), prepared.kept.clone()));
@@ -366,7 +434,7 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
         .or(file.run_id.clone())
         .unwrap_or_else(|| format!("{}-{}", prepared.first_dataset(), utc_stamp(unix)));
     if crate::run::meta::check_run_id(&run_id).is_err() {
-        return Err(refuse_run_id(&run_id).into());
+        return Err(refuse_run_id(&run_id));
     }
     let meta = serde_json::json!({
         "toolpick_version": env!("CARGO_PKG_VERSION"),
@@ -402,5 +470,20 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
     }
     print_cells(&data.analysis.cells);
     outln!("open {} in a browser for the drill-down", dir.join("report.html").display());
-    gates::conclude(&args.follow, &dir, data)
+    gates::conclude(&args.follow, checked, &dir, data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::key_line;
+
+    #[test]
+    fn a_key_is_found_in_its_own_table_or_set_inline_in_its_parent() {
+        let text = "layouts = [\"flat\"]\nout = \"runs\"\n\n[[models]]\nname = \"m\"\n\n[judge]\nmodel = \"j\"\nmethod = \"vibes\"\nmethods = { starter = \"claims\" }\n";
+        assert_eq!(key_line(text, "layouts"), Some(1));
+        assert_eq!(key_line(text, "judge.method"), Some(9), "`method` of [judge], not a top-level key");
+        assert_eq!(key_line(text, "judge.methods.nosuch"), Some(10), "the inline table that holds it");
+        assert_eq!(key_line(text, "name"), None, "`name` is a key of [[models]], not a top-level one");
+        assert_eq!(key_line(text, "execute"), None);
+    }
 }

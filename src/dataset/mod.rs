@@ -243,13 +243,10 @@ pub fn load_dataset(path: &Path) -> Result<Dataset, InputErrors> {
             errors.extend(history.into_iter().map(|(field, msg)| InputError::new(path, msg).at_line(line).field(field)));
             continue;
         }
-        let mut task: Task = match serde_json::from_str(trimmed) {
+        let mut task: Task = match crate::error::json_line(path, line, trimmed) {
             Ok(t) => t,
             Err(e) => {
-                let field = serde_field(&e.to_string());
-                let mut err = InputError::new(path, e.to_string()).at_line(line);
-                err.field = field;
-                errors.push(err);
+                errors.push(e);
                 continue;
             }
         };
@@ -392,16 +389,6 @@ pub fn is_inside(path: &str) -> bool {
     !path.is_empty() && p.components().all(|c| matches!(c, std::path::Component::Normal(_) | std::path::Component::CurDir))
 }
 
-/// Pull a field name out of a serde message such as "missing field `query`" or "unknown field `x`".
-fn serde_field(msg: &str) -> Option<String> {
-    if !msg.contains("field `") {
-        return None;
-    }
-    let start = msg.find('`')? + 1;
-    let end = start + msg[start..].find('`')?;
-    Some(msg[start..end].to_string())
-}
-
 /// Check every task's ground truth against `catalog`: tool ids exist, arguments are properties of the
 /// tool, every acceptable value validates against the property's schema, required properties can't be
 /// omitted.
@@ -529,6 +516,7 @@ mod tests {
 
     #[test]
     fn serde_field_extracts_names() {
+        use crate::error::serde_field;
         assert_eq!(serde_field("missing field `query` at line 1 column 20"), Some("query".into()));
         assert_eq!(serde_field("unknown variant `double`, expected one of"), None);
         assert_eq!(serde_field("expected value at line 1"), None);

@@ -43,7 +43,7 @@ pub struct Label {
 
 /// Parse a label file; every bad line (and a task id the dataset lacks) is reported with its line.
 pub fn load_labels(path: &Path, dataset: &Dataset) -> Result<Vec<Label>, InputErrors> {
-    let text = std::fs::read_to_string(path).map_err(|e| InputErrors(vec![InputError::new(path, format!("cannot read labels: {e}"))]))?;
+    let text = crate::error::read_text(path, "labels").map_err(|e| InputErrors(vec![e]))?;
     let mut errors = Vec::new();
     let mut labels = Vec::new();
     let mut seen = std::collections::HashSet::new();
@@ -52,7 +52,7 @@ pub fn load_labels(path: &Path, dataset: &Dataset) -> Result<Vec<Label>, InputEr
         if trimmed.is_empty() || trimmed.starts_with("//") {
             continue;
         }
-        match serde_json::from_str::<Label>(trimmed) {
+        match crate::error::json_line::<Label>(path, i + 1, trimmed) {
             Ok(mut l) => {
                 l.line = i + 1;
                 if !seen.insert(l.id.clone()) {
@@ -63,7 +63,7 @@ pub fn load_labels(path: &Path, dataset: &Dataset) -> Result<Vec<Label>, InputEr
                     labels.push(l);
                 }
             }
-            Err(e) => errors.push(InputError::new(path, e.to_string()).at_line(i + 1)),
+            Err(e) => errors.push(e),
         }
     }
     if labels.is_empty() && errors.is_empty() {

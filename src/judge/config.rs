@@ -90,9 +90,20 @@ pub fn model_and_url(s: &str, flag: &str) -> Result<(String, Option<String>), In
 /// the file's relative paths are read from.
 pub fn resolve(file: Option<&JudgeFile>, flags: &JudgeFlags, base: &std::path::Path) -> Result<Option<JudgeConfig>, InputError> {
     if file.is_none() && flags.judge.is_none() {
-        let given = flags.rounds.is_some() || flags.claim_threshold.is_some() || flags.prompts.is_some() || !flags.methods.is_empty();
-        if given {
-            return Err(InputError::new("--judge", "judge settings were given but no judge: add --judge MODEL[@BASE_URL] (or a [judge] table)"));
+        // Every judge setting counts: one given without a judge would be silently ignored.
+        let given = [
+            ("--judge-method", !flags.methods.is_empty()),
+            ("--judge-rounds", flags.rounds.is_some()),
+            ("--claim-threshold", flags.claim_threshold.is_some()),
+            ("--judge-prompts", flags.prompts.is_some()),
+            ("--judge-api-key-env", flags.api_key_env.is_some()),
+            ("--judge-concurrency", flags.concurrency.is_some()),
+            ("--judge-max-attempts", flags.max_attempts.is_some()),
+            ("--judge-temperature", flags.temperature.is_some()),
+            ("--judge-no-preflight", flags.no_preflight),
+        ];
+        if let Some((flag, _)) = given.iter().find(|(_, set)| *set) {
+            return Err(InputError::new(*flag, "is a judge setting, but no judge is given: add --judge MODEL[@BASE_URL] (or a [judge] table)"));
         }
         return Ok(None);
     }
@@ -198,6 +209,24 @@ mod tests {
         assert!(toml::from_str::<JudgeFile>("claim_threshold = 1.5").is_err());
         assert!(toml::from_str::<JudgeFile>("modle = \"x\"").is_err(), "unknown keys are errors");
         assert!(toml::from_str::<JudgeFile>("rounds = 101").is_err(), "rounds are bounded (rules::MAX_ROUNDS)");
+    }
+
+    #[test]
+    fn every_judge_setting_without_a_judge_is_refused_naming_its_flag() {
+        let base = std::path::Path::new(".");
+        assert!(matches!(resolve(None, &JudgeFlags::default(), base), Ok(None)));
+        let settings: Vec<(&str, JudgeFlags)> = vec![
+            ("--judge-rounds", JudgeFlags { rounds: Some(2), ..Default::default() }),
+            ("--judge-api-key-env", JudgeFlags { api_key_env: Some("JUDGE_KEY".into()), ..Default::default() }),
+            ("--judge-concurrency", JudgeFlags { concurrency: Some(2), ..Default::default() }),
+            ("--judge-max-attempts", JudgeFlags { max_attempts: Some(2), ..Default::default() }),
+            ("--judge-temperature", JudgeFlags { temperature: Some(0.5), ..Default::default() }),
+            ("--judge-no-preflight", JudgeFlags { no_preflight: true, ..Default::default() }),
+        ];
+        for (flag, flags) in settings {
+            let e = resolve(None, &flags, base).unwrap_err();
+            assert_eq!(e.file, std::path::PathBuf::from(flag), "{e}");
+        }
     }
 
     #[test]

@@ -114,7 +114,7 @@ impl PromptSet {
                     if !p.is_file() {
                         return Err(InputError::new(&p, "is not a readable file; the judge prompt would be the built-in one instead").field("--judge-prompts"));
                     }
-                    (std::fs::read_to_string(&p).map_err(|e| InputError::new(&p, format!("cannot read: {e}")).field("--judge-prompts"))?, p.display().to_string())
+                    (crate::error::read_text(&p, "the template").map_err(|e| e.field("--judge-prompts"))?, p.display().to_string())
                 }
                 None => (default.to_string(), "built-in".to_string()),
             };

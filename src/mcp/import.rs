@@ -244,7 +244,7 @@ pub fn write(imported: &ImportedCatalog, dir: &Path) -> Result<()> {
 
 /// The mapping file of `--categories`: a JSON object of wire tool name → category word.
 pub fn read_mapping(path: &Path) -> Result<BTreeMap<String, String>> {
-    let text = std::fs::read_to_string(path).map_err(|e| crate::error::InputError::new(path, format!("cannot read the category mapping: {e}")))?;
+    let text = crate::error::read_text(path, "the category mapping")?;
     serde_json::from_str(&text).map_err(|e| {
         crate::error::InputError::new(path, format!("not a category mapping ({e}); write a JSON object such as {{\"read_file\": \"files\"}}")).at_line(e.line()).into()
     })

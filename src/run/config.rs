@@ -58,7 +58,7 @@ pub struct ExperimentFile {
 /// Parse an experiment file; errors name the file, line and key. Relative paths in the file are
 /// resolved against the file's directory.
 pub fn load_experiment(path: &Path) -> Result<ExperimentFile, InputError> {
-    let text = std::fs::read_to_string(path).map_err(|e| InputError::new(path, format!("cannot read config: {e}")))?;
+    let text = crate::error::read_text(path, "config")?;
     let mut file: ExperimentFile = toml::from_str(&text).map_err(|e| {
         let start = e.span().map(|s| s.start.min(text.len()));
         let line = start.map(|s| text[..s].matches('\n').count() + 1);

@@ -77,7 +77,14 @@ pub fn merge(runs: &[PathBuf], out: &Path) -> Result<Merged> {
         let path = dir.join("trials.jsonl");
         let file = std::fs::File::open(&path).map_err(|e| InputError::new(&path, format!("cannot open trial file: {e}")))?;
         for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
-            let line = line.with_context(|| format!("{}:{}: cannot read", path.display(), i + 1))?;
+            // A line that is not UTF-8 is damaged input, named by its line like any other.
+            let line = match line {
+                Ok(l) => l,
+                Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                    return Err(InputError::new(&path, "the line is not valid UTF-8: not a trial record").at_line(i + 1).into());
+                }
+                Err(e) => return Err(e).with_context(|| format!("{}:{}: cannot read", path.display(), i + 1)),
+            };
             if line.trim().is_empty() {
                 continue;
             }

@@ -7,11 +7,14 @@ use std::path::Path;
 /// The name of the pointer to the newest run inside an output directory: no run may take it.
 pub const LATEST: &str = "latest";
 
+/// The longest run id: one directory name (`NAME_MAX` on Linux and macOS file systems).
+pub const MAX_RUN_ID_BYTES: usize = 255;
+
 /// Whether `id` may name a run directory under the output directory; the reason when not. A run id is
 /// one plain directory name: not empty, not `.` or `..` nor anything else starting with `.` (hidden,
 /// and where the response cache lives), without a path separator or control character, and not
 /// [`LATEST`] (the pointer [`point_latest`] replaces after every run: a run of that name would be
-/// deleted by it).
+/// deleted by it), and at most [`MAX_RUN_ID_BYTES`] long.
 pub fn check_run_id(id: &str) -> Result<(), String> {
     let why = if id.is_empty() {
         "is empty"
@@ -23,6 +26,8 @@ pub fn check_run_id(id: &str) -> Result<(), String> {
         "contains a path separator"
     } else if id.chars().any(char::is_control) {
         "contains a control character"
+    } else if id.len() > MAX_RUN_ID_BYTES {
+        "is longer than 255 bytes, the longest directory name file systems allow"
     } else {
         return Ok(());
     };

@@ -544,15 +544,21 @@ impl Prepared {
     /// The key `dataset/catalog/variant/layout/backend` of every cell the run will report (what
     /// `--gate-cells` is matched against), known before anything runs.
     pub fn cell_keys(&self) -> Vec<String> {
-        let mut keys = Vec::new();
+        self.cell_fields().iter().map(|f| f.join("/")).collect()
+    }
+
+    /// Each cell's key fields: dataset, catalog, variant, layout, backend.
+    pub fn cell_fields(&self) -> Vec<[String; 5]> {
+        let mut cells = Vec::new();
         for s in &self.suites {
             for c in &s.cells {
                 for b in &self.backends {
-                    keys.push(format!("{}/{}/{}/{}/{}", s.dataset.name, s.catalog, c.variant, c.layout.kind().as_str(), b.name()));
+                    let layout = c.layout.kind().as_str().to_string();
+                    cells.push([s.dataset.name.clone(), s.catalog.clone(), c.variant.clone(), layout, b.name().to_string()]);
                 }
             }
         }
-        keys
+        cells
     }
 
     pub fn first_dataset(&self) -> &str {

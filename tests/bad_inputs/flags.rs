@@ -7,6 +7,7 @@
 use super::harness::*;
 use super::inputs::{slot, strs};
 use super::world::{MCP_SESSION, SMALL_RUN};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A key where a variable name belongs: refused, and never echoed.
 pub const KEY: &str = "sk-proj-Zq81vTtY3mWc9LpR0aXe4BnKd7Hs2FgJ";
@@ -67,18 +68,9 @@ fn run_mutations() -> Vec<Mutation> {
         flag("config-missing", &["--config", "no-such.toml"], &["no-such.toml"]),
         flag("config-is-a-directory", &["--config", "smallcat"], &["smallcat"]),
     ];
-    for (name, id) in [
-        ("latest", "latest"),
-        ("dot", "."),
-        ("dotdot", ".."),
-        ("empty", ""),
-        ("slash", "a/b"),
-        ("hidden", ".hidden"),
-        ("newline", "a\nb"),
-        ("300-chars", &"r".repeat(300)),
-    ] {
+    for (name, id) in bad_run_ids() {
         // A fresh output root: `out/latest` of the world must not decide the case.
-        v.push(Mutation::new(format!("run-id-{name}"), refused(&["--run-id"])).args(&run_args(&["--backends", "oracle", "--run-id", id])).extra(&["--out", "fresh"]));
+        v.push(Mutation::new(format!("run-id-{name}"), refused(&["--run-id"])).args(&run_args(&["--backends", "oracle", "--run-id", &id])).extra(&["--out", "fresh"]));
     }
     v.push(Mutation::new("out-is-a-file", refused(&["tasks.jsonl"])).args(&strs(&[
         "run", "--catalog", "smallcat", "--dataset", "tasks.jsonl", "--variants", "good", "--layouts", "flat", "--out", "tasks.jsonl", "-q", "--backends", "oracle", "--run-id", "t1",
@@ -86,6 +78,14 @@ fn run_mutations() -> Vec<Mutation> {
     v.push(Mutation::new("out-under-a-file", refused(&["tasks.jsonl/out"])).args(&strs(&[
         "run", "--catalog", "smallcat", "--dataset", "tasks.jsonl", "--variants", "good", "--layouts", "flat", "--out", "tasks.jsonl/out", "-q", "--backends", "oracle", "--run-id", "t1",
     ])));
+    v
+}
+
+/// Run ids that are not one plain directory name, by a short name.
+pub fn bad_run_ids() -> Vec<(&'static str, String)> {
+    let ids = [("latest", "latest"), ("dot", "."), ("dotdot", ".."), ("empty", ""), ("slash", "a/b"), ("hidden", ".hidden"), ("newline", "a\nb")];
+    let mut v: Vec<(&'static str, String)> = ids.iter().map(|(n, id)| (*n, id.to_string())).collect();
+    v.push(("300-chars", "r".repeat(300)));
     v
 }
 
@@ -177,6 +177,13 @@ fn gate_mutations(base: &[String], compare: bool) -> Vec<Mutation> {
         flag("step-summary-under-a-file", &["--step-summary", "tasks.jsonl/summary.md"], &["tasks.jsonl/summary.md"]),
         flag("step-summary-is-a-directory", &["--step-summary", "smallcat"], &["smallcat"]),
     ];
+    if base.iter().any(|a| a == "--backends") {
+        // A cell of this run that the baseline lacks (it ran no `random`): a drop gate on it alone
+        // would check nothing, which is known before the run.
+        let names = ["--gate-cells", "*/random"];
+        let extra = ["--backends", "oracle,lexical,random", "--max-drop", "2", "--gate-cells", "*/random"];
+        v.push(flag("max-drop-cells-match-no-shared-cell", &extra, &names));
+    }
     if !compare {
         let without: Vec<String> = base.iter().filter(|a| *a != "--baseline" && *a != "out/base").cloned().collect();
         v.push(Mutation::new("max-drop-without-baseline", refused(&["--baseline"])).args(&without).extra(&["--max-drop", "2"]));
@@ -278,5 +285,107 @@ pub fn cases() -> Vec<(Slot, Vec<Mutation>)> {
             Mutation::new("output-is-a-directory", refused(&["judge-templates"])).args(&strs(&["lint", "smallcat", "-o", "judge-templates"])),
         ],
     ));
+    out
+}
+
+/// The flags of `command` that take a value, as its `--help` lists them (`--jobs <JOBS>`,
+/// `-o, --output <OUTPUT>`).
+fn value_flags(command: &[String]) -> Vec<String> {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_toolpick")).args(command).arg("--help").output().unwrap();
+    assert!(o.status.success(), "toolpick {command:?} --help");
+    let help = String::from_utf8_lossy(&o.stdout).into_owned();
+    help.lines()
+        .filter_map(|l| {
+            let l = l.trim_start();
+            // `-o, --output <OUTPUT>`: the short name first.
+            let l = if l.starts_with('-') && !l.starts_with("--") { l.get(4..)? } else { l };
+            let (flag, rest) = l.strip_prefix("--").map(|_| l.split_once(' ').unwrap_or((l, "")))?;
+            rest.starts_with('<').then(|| flag.to_string())
+        })
+        .collect()
+}
+
+/// Is `v` a negative number (`-1`, `-0.5`)?
+fn negative(v: &str) -> bool {
+    v.strip_prefix('-').is_some_and(|n| n.parse::<f64>().is_ok())
+}
+
+/// A negative number for every flag that takes a value, on every command a slot runs (from the
+/// command's first slot, whose base is valid input): clap must hand `-1` to the flag — whose parser
+/// or check then names the flag, or takes the value — and never read it as an unknown flag `-1`.
+/// Flags another case already gives a negative number are left to that case. Commands whose slot
+/// ends in a server's command line (`mcp import -- …`) are left out: a flag after `--` is the
+/// server's.
+pub fn negative_values(groups: &[(Slot, Vec<Mutation>)]) -> Vec<(Slot, Vec<Mutation>)> {
+    let mut covered: BTreeMap<Vec<String>, BTreeSet<String>> = BTreeMap::new();
+    for (slot, mutations) in groups {
+        let flags = covered.entry(command_of(&slot.args)).or_default();
+        for m in mutations {
+            flags.extend(m.extra.windows(2).filter(|w| negative(&w[1])).map(|w| w[0].clone()));
+        }
+    }
+    let mut out = vec![];
+    let mut seen = BTreeSet::new();
+    for (slot, _) in groups {
+        let command = command_of(&slot.args);
+        if slot.args.iter().any(|a| a == "--") || !seen.insert(command.clone()) {
+            continue;
+        }
+        let mutations: Vec<Mutation> = value_flags(&command)
+            .into_iter()
+            .filter(|f| !covered[&command].contains(f))
+            .map(|f| Mutation::new(format!("{}-minus-one", &f[2..]), Expect::ValueTaken { names: vec![format!("{f}|-1")] }).extra(&[f.as_str(), "-1"]))
+            .collect();
+        let copy = Slot {
+            path: "negative values",
+            name: format!("negative values/{}", command.join(" ")),
+            args: slot.args.clone(),
+            stdin: slot.stdin,
+            serves: slot.serves,
+            prepare: slot.prepare.clone(),
+            import_out: None,
+        };
+        out.push((copy, mutations));
+    }
+    out
+}
+
+/// Every bad run id ([`bad_run_ids`]) on every command that takes `--run-id` (from the command's
+/// first slot, under a fresh `--out`), except the ids a case of that command already gives.
+pub fn run_ids(groups: &[(Slot, Vec<Mutation>)]) -> Vec<(Slot, Vec<Mutation>)> {
+    let mut given: BTreeMap<Vec<String>, BTreeSet<String>> = BTreeMap::new();
+    for (slot, mutations) in groups {
+        let ids = given.entry(command_of(&slot.args)).or_default();
+        for m in mutations {
+            let args = m.args.iter().flatten().chain(&m.extra);
+            ids.extend(args.clone().zip(args.skip(1)).filter(|(f, _)| *f == "--run-id").map(|(_, id)| id.clone()));
+        }
+    }
+    let mut out = vec![];
+    let mut seen = BTreeSet::new();
+    for (slot, _) in groups {
+        let command = command_of(&slot.args);
+        if slot.args.iter().any(|a| a == "--") || !seen.insert(command.clone()) || !value_flags(&command).iter().any(|f| f == "--run-id") {
+            continue;
+        }
+        let mutations: Vec<Mutation> = bad_run_ids()
+            .into_iter()
+            .filter(|(_, id)| !given[&command].contains(id))
+            .map(|(name, id)| Mutation::new(format!("run-id-{name}"), refused(&["--run-id"])).extra(&["--out", "fresh", "--run-id", &id]))
+            .collect();
+        if mutations.is_empty() {
+            continue;
+        }
+        let copy = Slot {
+            path: "run ids",
+            name: format!("run ids/{}", command.join(" ")),
+            args: slot.args.clone(),
+            stdin: slot.stdin,
+            serves: slot.serves,
+            prepare: slot.prepare.clone(),
+            import_out: None,
+        };
+        out.push((copy, mutations));
+    }
     out
 }

@@ -37,9 +37,17 @@ pub enum Expect {
     /// `<out>/defects.csv` has a row for the file (`skipped` with a record count that is not 0, or, with
     /// `line`, any row giving that line) — never a silent loss.
     Defect { file: String, line: Option<usize> },
-    /// An importer meets a byte-order mark: the import goes on as for the clean copy — no `skipped` row
-    /// for the file and as many tasks written as the base (its slot run without the mutation) wrote.
-    LikeClean { file: String },
+    /// An importer meets a file in another Unicode form (a byte-order mark, UTF-16): the import
+    /// goes on as for the clean copy — no `skipped` row for the file as a whole, and the dataset
+    /// and catalog written byte for byte as the base (its slot run without the mutation) wrote
+    /// them. With `reported`, `defects.csv` says how the file was decoded (a `repaired` row for the
+    /// whole file).
+    LikeClean { file: String, reported: bool },
+    /// A value that starts with `-` reaches its flag: the command takes it (exit 0, or serving at
+    /// the time limit), or refuses it as [`Expect::Refused`] does naming one of `names` (the flag
+    /// or the value) — never as clap's unknown argument (`unexpected argument '-1'`, which names no
+    /// flag).
+    ValueTaken { names: Vec<String> },
     /// Valid input (a case of "refused what is fine"): exit 0; never `ok` printed before a failure.
     Accepted,
 }
@@ -148,10 +156,17 @@ pub struct Outcome {
     pub requests: u64,
     pub elapsed: Duration,
     pub args: Vec<String>,
-    /// What `Expect::LikeClean` compares: the tasks the import wrote.
-    pub dataset_lines: Option<usize>,
+    /// What `Expect::LikeClean` compares: what the import wrote.
+    pub imported: Option<Imported>,
     /// For `Expect::Defect` / `LikeClean`: the rows of `defects.csv`.
     pub defects: Vec<BTreeMap<String, String>>,
+}
+
+/// What an import wrote: its tasks, and a digest of its dataset and catalog files.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Imported {
+    pub tasks: usize,
+    pub digest: String,
 }
 
 /// How a case ended, judged against its expectation.
@@ -376,7 +391,7 @@ pub fn run(case: &Case, dir: &Path, logs: &Path, proxy: &Proxy, limit: Duration)
         requests: proxy.requests(),
         elapsed,
         args,
-        dataset_lines: None,
+        imported: None,
         defects: vec![],
     };
     if let Some(out) = &case.slot.import_out {
@@ -391,7 +406,20 @@ fn read_import(out: &Path, outcome: &mut Outcome) {
         outcome.defects = r.records().flatten().map(|rec| headers.iter().zip(rec.iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect()).collect();
     }
     let dataset = std::fs::read_dir(out).into_iter().flatten().flatten().map(|e| e.path()).find(|p| p.extension().is_some_and(|x| x == "jsonl"));
-    outcome.dataset_lines = dataset.map(|p| std::fs::read_to_string(p).unwrap_or_default().lines().filter(|l| !l.trim().is_empty()).count());
+    outcome.imported = dataset.map(|p| {
+        let text = std::fs::read(&p).unwrap_or_default();
+        let mut hash = Sha256::new();
+        hash.update(&text);
+        let mut catalog: Vec<PathBuf> = std::fs::read_dir(out.join("catalog")).into_iter().flatten().flatten().map(|e| e.path()).collect();
+        catalog.sort();
+        for f in catalog {
+            hash.update(f.file_name().unwrap().as_encoded_bytes());
+            hash.update(std::fs::read(&f).unwrap_or_default());
+        }
+        let tasks = String::from_utf8_lossy(&text).lines().filter(|l| !l.trim().is_empty()).count();
+        let digest: String = hash.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        Imported { tasks, digest }
+    });
 }
 
 /// The subcommand a command line runs (`run`, `mcp serve`, `cache stats`).
@@ -448,11 +476,15 @@ fn first_line(stderr: &str) -> String {
     line.chars().take(200).collect()
 }
 
-/// Judge a mutated case. `base_lines` is what the slot's base wrote (for `LikeClean`); `flags` are
-/// the flags of the case's command.
-pub fn judge(case: &Case, o: &Outcome, base_lines: Option<usize>, flags: &BTreeSet<String>) -> Verdict {
+/// Judge a mutated case. `base` is what the slot's base imported (for `LikeClean`); `flags` are the
+/// flags of the case's command.
+pub fn judge(case: &Case, o: &Outcome, base: Option<&Imported>, flags: &BTreeSet<String>) -> Verdict {
     if o.signal.is_some() && !o.timed_out || o.code == Some(101) || o.code == Some(134) || o.stderr.contains("panicked") {
         return Verdict::Panic(format!("exit {:?} signal {:?}: {}", o.code, o.signal, o.stderr.lines().find(|l| l.contains("panicked") || l.contains("error")).unwrap_or("").chars().take(200).collect::<String>()));
+    }
+    let expect = &case.mutation.as_ref().expect("a mutated case").expect;
+    if o.timed_out && case.serves() && matches!(expect, Expect::ValueTaken { .. }) {
+        return Verdict::Ok;
     }
     if o.timed_out {
         return if case.serves() {
@@ -461,7 +493,6 @@ pub fn judge(case: &Case, o: &Outcome, base_lines: Option<usize>, flags: &BTreeS
             Verdict::Other(format!("no exit within {:.0?}", o.elapsed))
         };
     }
-    let expect = &case.mutation.as_ref().expect("a mutated case").expect;
     let late = || {
         let mut what = vec![];
         if o.requests > 0 {
@@ -528,19 +559,33 @@ pub fn judge(case: &Case, o: &Outcome, base_lines: Option<usize>, flags: &BTreeS
                 Verdict::Ignored(format!("defects.csv has no {} row for {file}: {}", line.map(|n| format!("line-{n}")).unwrap_or("skipped".into()), if shown.is_empty() { "none".into() } else { shown.join("; ") }))
             }
         }
+        Expect::ValueTaken { names } => match o.code {
+            Some(0) => Verdict::Ok,
+            _ => refused(names, &["unexpected argument".to_string()]),
+        },
         Expect::Accepted => match o.code {
             Some(0) => Verdict::Ok,
             Some(code) if o.stdout.lines().any(|l| l.starts_with("ok")) => Verdict::Other(format!("prints `ok` and exits {code}: {}", first_line(&o.stderr))),
             Some(code) => Verdict::Other(format!("valid input refused, exit {code}: {}", first_line(&o.stderr))),
             None => Verdict::Other("no exit code".into()),
         },
-        Expect::LikeClean { file, .. } => {
+        Expect::LikeClean { file, reported } => {
             if o.code != Some(0) {
                 return Verdict::Other(format!("exit {:?}: {}", o.code, first_line(&o.stderr)));
             }
-            let skipped = o.defects.iter().any(|r| r.get("file").is_some_and(|f| f.ends_with(file.as_str())) && r.get("action").is_some_and(|a| a == "skipped"));
-            if skipped || o.dataset_lines != base_lines {
-                Verdict::Ignored(format!("{} tasks written (clean copy: {base_lines:?}){}", o.dataset_lines.unwrap_or(0), if skipped { format!(", {file} skipped") } else { String::new() }))
+            // A row about the whole file has no record or line of its own.
+            let whole = |action: &str| {
+                o.defects.iter().any(|r| {
+                    r.get("file").is_some_and(|f| f.ends_with(file.as_str())) && r.get("action").is_some_and(|a| a == action) && r.get("record").is_none_or(String::is_empty)
+                })
+            };
+            let tasks = o.imported.as_ref().map_or(0, |i| i.tasks);
+            if whole("skipped") {
+                Verdict::Ignored(format!("{file} skipped as a whole ({tasks} tasks written, clean copy: {:?})", base.map(|b| b.tasks)))
+            } else if o.imported.as_ref() != base {
+                Verdict::Ignored(format!("{tasks} tasks written (clean copy: {:?}); the dataset or catalog differs from the clean copy's", base.map(|b| b.tasks)))
+            } else if *reported && !whole("repaired") {
+                Verdict::Ignored(format!("{file} decoded without a `repaired` row saying how"))
             } else {
                 Verdict::Ok
             }

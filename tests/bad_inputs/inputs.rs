@@ -74,6 +74,31 @@ pub fn generic(world: &Path, rel: &str, shape: Shape, skip: &[&str]) -> Vec<Muta
     v
 }
 
+/// For every top-level field of line `n` of the JSON Lines file `rel`, the field given a value of
+/// another JSON type (a string for a number, array, object or boolean; a number for a string or
+/// null), named `<field>-<type>` (e.g. `category-number`) — unless `existing` already has a case of
+/// that name. The error names `file:n` and the field.
+pub fn wrong_types(world: &Path, rel: &str, n: usize, existing: &[Mutation]) -> Vec<Mutation> {
+    let bytes = clean(world, rel);
+    let record: Value = serde_json::from_slice(&lines(&bytes)[n - 1]).unwrap();
+    let file = base_name(rel);
+    let mut v = vec![];
+    for key in record.as_object().expect("a JSON Lines record is an object").keys() {
+        let (kind, value) = match &record[key] {
+            Value::String(_) | Value::Null => ("number", json!(5)),
+            _ => ("string", json!("a line of text")),
+        };
+        let name = format!("{}-{kind}", key.replace('_', "-"));
+        if existing.iter().any(|m| m.name == name) {
+            continue;
+        }
+        let key2 = key.clone();
+        let edited = edit_json_line(&bytes, n, move |r| r[key2.as_str()] = value);
+        v.push(writes(&name, rel, edited, refused(&[at(&file, n), key.clone()])));
+    }
+    v
+}
+
 /// A mutation made by `setup`.
 pub fn with(name: &str, setup: Setup, expect: Expect) -> Mutation {
     let mut m = Mutation::new(name, expect);
@@ -218,6 +243,8 @@ fn dataset_mutations(world: &Path) -> Vec<Mutation> {
         task_edit(world, "live-file-absolute", "live.files", |t| t["live"] = json!({"files": {"/etc/escape.txt": "x"}})),
         task_edit(world, "tags-string", "tags", |t| t["tags"] = json!("paraphrase")),
     ]);
+    let typed = wrong_types(world, "tasks.jsonl", 3, &v);
+    v.extend(typed);
     v
 }
 
@@ -289,8 +316,7 @@ fn config_mutations(world: &Path) -> Vec<Mutation> {
         toml_path(world, "variant-file-missing", Replace("variants ="), "variants = [\"file:no-such-variant\"]", "no-such-variant"),
         toml_path(world, "dataset-missing", Replace("datasets ="), "datasets = [\"no-such-tasks.jsonl\"]", "no-such-tasks.jsonl"),
         toml_path(world, "catalog-missing", Replace("catalogs ="), "catalogs = [\"no-such-catalog\"]", "no-such-catalog"),
-        toml_edit(world, "run-id-latest", Replace("run_id ="), "run_id = \"latest\"", "run_id", false),
-        toml_edit(world, "run-id-traversal", Replace("run_id ="), "run_id = \"../t1\"", "run_id", false),
+        toml_edit(world, "run-id-traversal", Replace("run_id ="), "run_id = \"../t1\"", "run_id", true),
         toml_path(world, "out-under-a-file", Replace("out ="), "out = \"tasks.jsonl/out\"", "tasks.jsonl/out"),
         toml_edit(world, "filter-no-key", Replace("filter ="), "filter = [\"single\"]", "filter", true),
         toml_edit(world, "filter-kind-unknown", Replace("filter ="), "filter = [\"kind=sometimes\"]", "filter", true),
@@ -322,6 +348,11 @@ fn config_mutations(world: &Path) -> Vec<Mutation> {
         toml_edit(world, "backend-unknown", Replace("backend = \"openai\""), "backend = \"nosuch\"", "backend", false),
         toml_edit(world, "replay-without-file", Replace("backend = \"oracle\""), "backend = \"replay\"", "replay_file", false),
     ]);
+    // Every bad run id of the flag's cases, as the file's `run_id` (a JSON string is a TOML one).
+    for (name, id) in super::flags::bad_run_ids() {
+        let line = format!("run_id = {}", serde_json::to_string(&id).unwrap());
+        v.push(toml_edit(world, &format!("run-id-{name}"), Replace("run_id ="), &line, "run_id", true));
+    }
     // The key itself must not be echoed: it belongs in the environment, and an error that prints it
     // puts it in CI logs.
     let mut m = toml_edit(world, "api-key-env-holds-a-key", Replace("api_key_env ="), &format!("api_key_env = \"{key}\""), "api_key_env", false);

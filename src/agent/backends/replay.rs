@@ -111,7 +111,7 @@ impl ReplayBackend {
         task_ids: &HashSet<&str>,
         tools: impl IntoIterator<Item = ToolNames<'a>>,
     ) -> Result<ReplayBackend, InputError> {
-        let text = std::fs::read_to_string(path).map_err(|e| InputError::new(path, format!("cannot read replay file: {e}")))?;
+        let text = crate::error::read_text(path, "replay file")?;
         let mut answers = HashMap::new();
         let mut first_line: HashMap<String, usize> = HashMap::new();
         for (i, line) in text.lines().enumerate() {

@@ -133,32 +133,10 @@ pub fn decode(bytes: Vec<u8>) -> Decoded {
     Decoded { text, encoding, replaced, bad_bytes: bad, binary }
 }
 
-/// Where the first undecodable byte of a native file is, and what is wrong.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StrictError {
-    pub line: usize,
-    pub column: usize,
-    pub message: String,
-}
-
-/// Decode a native file (a dataset, a catalog): UTF-8, a byte-order mark allowed and dropped. Another
-/// encoding, or a byte that is not UTF-8, is an error naming its line and column (1-based, in
-/// characters) and saying what to do.
-pub fn strict(bytes: Vec<u8>) -> Result<String, StrictError> {
-    let (encoding, mark) = sniff(&bytes);
-    if !matches!(encoding, Encoding::Utf8 { .. }) {
-        return Err(StrictError { line: 1, column: 1, message: format!("the file is {}, not UTF-8; save it as UTF-8", encoding.describe()) });
-    }
-    let body = &bytes[mark..];
-    std::str::from_utf8(body).map(str::to_string).map_err(|e| {
-        let good = &body[..e.valid_up_to()];
-        let line = good.iter().filter(|&&b| b == b'\n').count() + 1;
-        let line_start = good.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-        let column = std::str::from_utf8(&good[line_start..]).map_or(1, |s| s.chars().count() + 1);
-        let byte = body[e.valid_up_to()];
-        StrictError { line, column, message: format!("byte 0x{byte:02X} at column {column} is not valid UTF-8; save the file as UTF-8") }
-    })
-}
+/// Decoding a native file (a dataset, a catalog) is the one shared reader's
+/// ([`crate::error::decode_text`]): UTF-8, a byte-order mark allowed and dropped; another encoding,
+/// or a byte that is not UTF-8, is an error naming its line and column.
+pub use crate::error::{TextError as StrictError, decode_text as strict};
 
 #[cfg(test)]
 mod tests {

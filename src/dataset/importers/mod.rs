@@ -222,6 +222,11 @@ pub fn import(format: &str, path: &Path) -> Result<Imported> {
 
 /// Import `path` in `format`.
 pub fn import_with(format: &str, path: &Path, options: &Options) -> Result<Imported> {
+    // A benchmark that is not there is named as given, before a format looks for files inside it
+    // (which would name a file the user never typed).
+    if !path.exists() {
+        return Err(InputError::new(path, "no such file or directory; give the benchmark's file or folder as published").into());
+    }
     match format {
         "bench-catalog" => bench_catalog::import(path),
         "bfcl" => bfcl::import(path),
