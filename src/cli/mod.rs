@@ -34,10 +34,11 @@ Examples:
   toolpick validate --catalog registries/workspace --dataset datasets/starter.jsonl
   toolpick report reports/latest        re-score and re-render a finished run
   toolpick compare reports/base reports/latest --max-drop 2 --significant-only
-  toolpick run --min-pass-rate 80 --gate-cells '*/my-model' --step-summary \"$GITHUB_STEP_SUMMARY\"
+  toolpick run --config examples/openai.toml --min-pass-rate 80 --gate-cells '*/gpt-4o-mini'
 
 Exit codes: 0 ok, 1 harness or infrastructure error, 2 invalid input or configuration,
-100 a gate failed (--min-pass-rate, --min-selection-accuracy, --max-drop, lint --fail-on).";
+100 a gate failed (--min-pass-rate, --min-selection-accuracy, --max-drop, --max-excluded,
+lint --fail-on).";
 
 #[derive(Parser)]
 #[command(name = "toolpick", version, about = "Measure how well agents pick tools: flat vs progressive discovery, good vs bad descriptions.", after_help = AFTER_HELP)]
@@ -133,7 +134,9 @@ enum Command {
         #[arg(long, value_name = "DIR", requires = "onto")]
         fixture: Option<PathBuf>,
     },
-    /// Live MCP servers: `mcp import` writes a server's tools as a native catalog.
+    /// Live MCP servers and toolpick as one: `mcp import` writes a server's tools as a native
+    /// catalog; `mcp serve` presents a catalog to any MCP client; `mcp proxy` puts a live server
+    /// behind toolpick's variants and layouts; `mcp collect` turns a sessions file into a run.
     Mcp {
         #[command(subcommand)]
         action: McpAction,

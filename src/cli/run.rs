@@ -29,7 +29,9 @@ pub struct RunArgs {
     layouts: Option<Vec<String>>,
     /// Backends: lexical (BM25 baseline), oracle (plays the answer key), random (chance), openai (the
     /// endpoint given by --base-url/--model), replay:<FILE> (plays recorded answers, one JSONL line per
-    /// task; flat layout only). Replaces the config file's models. Default: lexical,oracle.
+    /// task; flat layout only), mcp-agent:<COMMAND> (an MCP agent started per episode, see
+    /// docs/mcp.md), mcp-oracle (the oracle as an MCP client). Replaces the config file's models.
+    /// Default: lexical,oracle.
     #[arg(long, value_delimiter = ',')]
     backends: Option<Vec<String>>,
     /// Trials per task and cell (1 to 1000). Default 1.
@@ -45,13 +47,16 @@ pub struct RunArgs {
     /// row: 0 (never) or at least 2. Default 3.
     #[arg(long, value_parser = rules::repeat_limit::parse)]
     repeat_limit: Option<usize>,
-    /// Progressive discovery shows full details for servers with at most this many actions.
+    /// Progressive discovery shows full details for servers with at most this many actions
+    /// (default 3).
     #[arg(long)]
     discovery_full_max: Option<usize>,
-    /// Progressive discovery lists actions for servers with at most this many actions (else categories only).
+    /// Progressive discovery lists actions for servers with at most this many actions, else
+    /// categories only (default 12).
     #[arg(long)]
     discovery_actions_max: Option<usize>,
-    /// Lexical baseline abstains when the best tool shares fewer distinct terms with the query.
+    /// Lexical baseline abstains when the best tool shares fewer distinct terms with the query
+    /// (default 2).
     #[arg(long)]
     lexical_min_overlap: Option<usize>,
     /// Tool-count curve: run every variant at these distractor levels (e.g. 0,10,20,50,100,200,500): each
@@ -174,9 +179,10 @@ struct EndpointArgs {
     /// auto, none or required.
     #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(rules::TOOL_CHOICES))]
     tool_choice: Option<String>,
+    /// Sent to the endpoint as `parallel_tool_calls` (true or false); unset, the field is not sent.
     #[arg(long)]
     parallel_tool_calls: Option<bool>,
-    /// Also accept tool calls written in the message text (see README).
+    /// Also accept tool calls written in the message text (see docs/models.md, "Local models").
     #[arg(long)]
     parse_text_calls: bool,
     /// Episodes in flight per endpoint (1 to 4096).

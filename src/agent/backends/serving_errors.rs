@@ -3,7 +3,7 @@
 //! malformed call, not an infrastructure failure: excluding it from the rates would drop a model's worst
 //! answers from its score, and more of them for the layout that makes it fail loudest.
 //!
-//! [`TABLE`] is the one list of such answers (`README.md`, "Serving-side parse failures", shows the same
+//! [`TABLE`] is the one list of such answers (`docs/models.md`, "Serving-side parse failures", shows the same
 //! table; a test checks it lists every entry). An answer that matches an entry becomes one
 //! `malformed_call` attempt of the episode ([`crate::agent::run_episode`]) with the server's words kept
 //! in the call record; it is never retried (a second request is a second sample of the model, and a
