@@ -4,9 +4,9 @@
 
 use super::shard::Shard;
 use crate::error::InputError;
-use crate::record::{Trial, transcripts};
+use crate::record::meta::{MergedRun, RunMeta};
+use crate::record::{RUN_JSON, Trial, transcripts};
 use anyhow::{Context, Result};
-use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -17,12 +17,6 @@ pub struct Merged {
     pub runs: usize,
     /// The output directory's lock, still held for the caller to render the reports under.
     pub lock: crate::record::guard::DirLock,
-}
-
-fn read_meta(dir: &Path) -> Result<Value> {
-    let path = dir.join("run.json");
-    let bytes = std::fs::read(&path).map_err(|e| InputError::new(&path, format!("not a toolpick run directory ({e})")))?;
-    serde_json::from_slice(&bytes).map_err(|e| InputError::new(&path, format!("not a run file: {e}")).into())
 }
 
 /// Merge `runs` into `out` (a new directory); the caller renders its reports under the returned lock.
@@ -39,27 +33,28 @@ pub fn merge(runs: &[PathBuf], out: &Path) -> Result<Merged> {
     }
     // A run.json without trials is a run just started, or a merge killed before it wrote the trials
     // (which may be done again).
-    if out.join("run.json").exists() && read_meta(out).map_or(true, |m| m.get("merged_from").is_none()) {
+    let merge_started = matches!(RunMeta::read_if_present(out), Ok(Some(m)) if m.merged_from.is_some());
+    if out.join(RUN_JSON).exists() && !merge_started {
         return Err(InputError::new(out, "already holds a run; merge into a new directory").into());
     }
-    let metas: Vec<Value> = runs.iter().map(|d| read_meta(d)).collect::<Result<_>>()?;
-    let hash = metas[0]["matrix_hash"].as_str().unwrap_or_default().to_string();
+    let metas: Vec<RunMeta> = runs.iter().map(|d| RunMeta::read(d)).collect::<Result<_, _>>()?;
+    let hash = metas[0].matrix_hash.clone();
     for (dir, m) in runs.iter().zip(&metas) {
-        if m["matrix_hash"].as_str() != Some(hash.as_str()) {
+        if m.matrix_hash != hash {
             return Err(InputError::new(
-                dir.join("run.json"),
+                dir.join(RUN_JSON),
                 format!("was run with another matrix than {} (datasets, catalogs, variants, layouts, models, trials, seed or steps differ); only shards of one run can be merged", runs[0].display()),
             )
             .into());
         }
     }
     // Every shard of a sharded run must be there (an unsharded run covers everything by itself).
-    let shards: Vec<Option<Shard>> = metas.iter().map(|m| serde_json::from_value(m["shard"].clone()).ok()).collect();
+    let shards: Vec<Option<Shard>> = metas.iter().map(|m| m.shard).collect();
     if shards.iter().all(Option::is_some) {
         let count = shards[0].map(|s| s.count).unwrap_or(1);
         if let Some((dir, s)) = runs.iter().zip(&shards).find(|(_, s)| s.map(|s| s.count) != Some(count)) {
             return Err(InputError::new(
-                dir.join("run.json"),
+                dir.join(RUN_JSON),
                 format!("is shard {} but the first run is one of {count}", s.map(|s| s.to_string()).unwrap_or_default()),
             )
             .into());
@@ -119,22 +114,23 @@ pub fn merge(runs: &[PathBuf], out: &Path) -> Result<Merged> {
         }
     }
     crate::files::write_atomic(&out.join("timings.jsonl"), &timings)?;
-    let mut meta = metas[0].clone();
-    if let Some(o) = meta.as_object_mut() {
-        for k in ["shard", "endpoints", "executed_trials", "skipped_trials", "seconds"] {
-            o.remove(k);
-        }
-    }
-    meta["run_id"] = json!(out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
-    meta["merged_from"] = json!(
-        runs.iter()
-            .zip(&metas)
-            .map(|(d, m)| json!({"dir": d.display().to_string(), "run_id": m["run_id"], "shard": m["shard"], "seconds": m["seconds"]}))
-            .collect::<Vec<_>>()
-    );
-    let mut text = serde_json::to_vec_pretty(&meta)?;
-    text.push(b'\n');
-    crate::files::write_atomic(&out.join("run.json"), &text)?;
+    // The first run's record, less what only describes that run's own execution.
+    let merged_from = runs
+        .iter()
+        .zip(&metas)
+        .map(|(d, m)| MergedRun { dir: d.display().to_string(), run_id: Some(m.run_id.clone()), shard: m.shard, seconds: m.seconds })
+        .collect();
+    let meta = RunMeta {
+        run_id: out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+        shard: None,
+        endpoints: None,
+        executed_trials: None,
+        skipped_trials: None,
+        seconds: None,
+        merged_from: Some(merged_from),
+        ..metas[0].clone()
+    };
+    meta.write(out)?;
     merge_transcripts(runs, out, &trials)?;
     // The trials last: once they are there, the directory is a complete run that `report` can render.
     crate::crashpoint::reached("merge-trials", 1);

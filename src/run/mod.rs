@@ -34,7 +34,8 @@ use crate::layout::flat::stable_hash;
 use crate::layout::{DiscoveryRule, FlatLayout, Layout, LayoutKind, ProgressiveLayout};
 use crate::protocol::FunctionDef;
 pub use crate::record::{Tokens, Trial};
-use crate::record::{guard, store, transcripts};
+use crate::record::meta::RunMeta;
+use crate::record::{RUN_JSON, guard, store, transcripts};
 use crate::score::declared::{Declared, ToolParams, tool_params};
 use crate::score::metrics::ScoredCall;
 use anyhow::{Context, Result};
@@ -770,43 +771,36 @@ pub struct RunOutcome {
     pub lock: guard::DirLock,
 }
 
-fn write_json_atomic(path: &Path, v: &Value) -> Result<()> {
-    let mut bytes = serde_json::to_vec_pretty(v)?;
-    bytes.push(b'\n');
-    crate::files::write_atomic(path, &bytes)
-}
-
 /// Execute (or resume) the run in `dir` and compact the trials into matrix order. The run ends with
 /// its last record and `run.json`; the reports are the caller's (`report::render_locked` under the
 /// returned lock).
-pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecOptions) -> Result<RunOutcome> {
+pub async fn execute(prepared: Prepared, dir: &Path, meta: RunMeta, options: ExecOptions) -> Result<RunOutcome> {
     if let Some(s) = prepared.suites.iter().find(|s| s.live.as_ref().is_some_and(|l| l.spec.url.is_some())) {
         return Err(InputError::new(format!("--catalog {}", s.catalog), crate::mcp::live::URL_CATALOG_IN_RUN).field("mcp.command").into());
     }
     let started = Instant::now();
     let hash = prepared.config.matrix_hash();
-    let run_json = dir.join("run.json");
     if dir.exists() {
-        let existing: Value = std::fs::read(&run_json)
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .ok_or_else(|| InputError::new(dir, "directory exists but is not a toolpick run (no readable run.json); choose another --run-id"))?;
-        let shard_before: Option<shard::Shard> = serde_json::from_value(existing["shard"].clone()).ok();
-        if shard_before != options.shard {
+        let run_json = dir.join(RUN_JSON);
+        let existing = RunMeta::read_if_present(dir)?
+            .ok_or_else(|| InputError::new(dir, "directory exists but is not a toolpick run (no run.json); choose another --run-id"))?;
+        if existing.shard != options.shard {
             return Err(InputError::new(
                 &run_json,
                 format!(
                     "this run was started as {}; resume it with the same --shard or choose another --run-id",
-                    shard_before.map(|s| format!("shard {s}")).unwrap_or_else(|| "an unsharded run".into())
+                    existing.shard.map(|s| format!("shard {s}")).unwrap_or_else(|| "an unsharded run".into())
                 ),
             )
+            .field("shard")
             .into());
         }
-        if existing["matrix_hash"].as_str() != Some(hash.as_str()) {
+        if existing.matrix_hash != hash {
             return Err(InputError::new(
                 &run_json,
                 "this run was started with a different matrix (datasets, catalogs, variants, layouts, models, trials, seed, steps or task subset); resume with the same settings or choose another --run-id",
             )
+            .field("matrix_hash")
             .into());
         }
     }
@@ -856,19 +850,20 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecO
         None => lock_run_dir(dir)?,
     };
     let mut meta = meta;
-    meta["matrix_hash"] = json!(hash);
-    meta["trial_format"] = json!(transcripts::FORMAT);
-    meta["config"] = serde_json::to_value(&prepared.config)?;
-    meta["discovery_rule"] = serde_json::to_value(prepared.config.discovery)?;
-    if let Some(sh) = options.shard {
-        meta["shard"] = serde_json::to_value(sh)?;
-    }
+    meta.matrix_hash = hash;
+    meta.trial_format = transcripts::FORMAT;
+    meta.config = match serde_json::to_value(&prepared.config)? {
+        Value::Object(settings) => Some(settings),
+        other => anyhow::bail!("the run's settings serialised as `{other}`, not an object"),
+    };
+    meta.discovery_rule = Some(serde_json::to_value(prepared.config.discovery)?);
+    meta.shard = options.shard;
     if !prepared.config.subset.is_empty() {
         let mut subset = serde_json::to_value(&prepared.config.subset)?;
         subset["kept"] = serde_json::to_value(&prepared.kept)?;
-        meta["subset"] = subset;
+        meta.subset = Some(subset);
     }
-    write_json_atomic(&run_json, &meta)?;
+    meta.write(dir)?;
     let offered: BTreeMap<&String, &Vec<FunctionDef>> = prepared.suites.iter().flat_map(|s| s.offered.iter()).collect();
     crate::files::write_atomic(&dir.join("tools.json"), &serde_json::to_vec_pretty(&offered)?)?;
     crate::files::write_atomic(&dir.join("lint.json"), &serde_json::to_vec_pretty(&lint_variants(&prepared))?)?;
@@ -987,13 +982,13 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecO
 
     store::compact_run(dir, |id, _| order.get(id).copied())?;
     let endpoint_stats: BTreeMap<String, Value> = prepared.backends.iter().filter_map(|b| b.stats().map(|s| (b.name().to_string(), s))).collect();
-    meta["endpoints"] = json!(endpoint_stats);
-    meta["executed_trials"] = json!(pending.len());
-    meta["skipped_trials"] = json!(skipped);
-    meta["seconds"] = json!(started.elapsed().as_secs_f64());
-    meta["episode_phase_seconds"] = json!(phase_seconds);
-    meta["episode_phase_cpu_seconds"] = json!(phase_cpu);
-    meta["tasks"] = json!(prepared.task_count());
+    meta.endpoints = Some(endpoint_stats);
+    meta.executed_trials = Some(pending.len());
+    meta.skipped_trials = Some(skipped);
+    meta.seconds = Some(started.elapsed().as_secs_f64());
+    meta.episode_phase_seconds = Some(phase_seconds);
+    meta.episode_phase_cpu_seconds = phase_cpu;
+    meta.tasks = Some(prepared.task_count());
     let live: Vec<Value> = prepared
         .suites
         .iter()
@@ -1006,9 +1001,9 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: Value, options: ExecO
             Some(prefix) => format!("network namespace per server ({})", prefix.join(" ")),
             None => "none: `unshare` is not available to this user, servers share the machine's network".to_string(),
         };
-        meta["live"] = json!({"suites": live, "network_isolation": isolation, "options": prepared.config.live});
+        meta.live = Some(json!({"suites": live, "network_isolation": isolation, "options": prepared.config.live}));
     }
-    write_json_atomic(&run_json, &meta)?;
+    meta.write(dir)?;
     Ok(RunOutcome {
         dir: dir.to_path_buf(),
         executed: pending.len(),

@@ -455,19 +455,13 @@ pub async fn collect(sessions: Sessions, options: CollectOptions) -> Result<supe
     let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let run_id = options.run_id.unwrap_or_else(|| format!("mcp-sessions-{}", super::utc_stamp(unix)));
     super::meta::check_run_id(&run_id).map_err(|why| InputError::new("--run-id", why))?;
-    let meta = json!({
-        "toolpick_version": env!("CARGO_PKG_VERSION"),
-        "started_unix": unix,
-        "started_utc": super::utc_stamp(unix),
-        "run_id": run_id,
-        "tokenizer": "o200k_base",
-        "served": {"sessions": "sessions.jsonl"},
-    });
-    let mut meta = meta;
+    let mut meta = crate::record::meta::RunMeta::new(&run_id, unix, &super::utc_stamp(unix));
+    let mut served = json!({"sessions": "sessions.jsonl"});
     if sessions_skipped > 0 {
         // Said on stderr as they were read; kept with the run so the count is not lost with the terminal.
-        meta["served"]["skipped_lines"] = json!(sessions_skipped);
+        served["skipped_lines"] = json!(sessions_skipped);
     }
+    meta.served = Some(served);
     let dir = options.out.join(&run_id);
     let outcome = super::execute(prepared, &dir, meta, super::ExecOptions { quiet: true, ..Default::default() }).await?;
     let copy = outcome.dir.join("sessions.jsonl");
