@@ -12,6 +12,7 @@ pub mod bridge;
 pub mod config;
 pub mod failfast;
 pub mod live;
+pub mod matrix;
 pub mod merge;
 pub mod meta;
 pub mod progress;
@@ -23,7 +24,7 @@ pub mod subset;
 pub mod trial;
 
 use crate::agent::backends::openai::OpenAiBackend;
-use crate::agent::backends::{self, LexicalConfig};
+use crate::agent::backends;
 use crate::agent::{Address, Addressing, Backend, Episode, Limits, StopReason, run_episode};
 use crate::catalog::variant::Variant;
 use crate::catalog::{Catalog, load_catalog};
@@ -41,111 +42,15 @@ use crate::score::metrics::ScoredCall;
 use anyhow::{Context, Result};
 use config::ModelSpec;
 pub use meta::{point_latest, process_cpu_seconds, utc_stamp};
+pub use matrix::{RunConfig, executes_live};
 pub use scenario::with_distractors;
 use scenario::{DistractorDraw, poisoned, restricted};
-use serde::Serialize;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use crate::tokens::FunctionTokens;
 use std::time::{Duration, Instant};
-
-/// Everything that defines a run.
-#[derive(Debug, Clone, Serialize)]
-pub struct RunConfig {
-    pub catalogs: Vec<PathBuf>,
-    pub datasets: Vec<PathBuf>,
-    pub variants: Vec<String>,
-    pub layouts: Vec<LayoutKind>,
-    pub models: Vec<ModelSpec>,
-    pub trials: usize,
-    pub seed: u64,
-    pub max_steps: usize,
-    /// Stop an episode when the model makes the same calls in this many turns in a row (0: never).
-    /// Left out of the record at its default, so runs started before it existed keep their matrix hash.
-    #[serde(skip_serializing_if = "is_default_repeat_limit")]
-    pub repeat_limit: usize,
-    pub discovery: DiscoveryRule,
-    pub lexical: LexicalConfig,
-    /// On-disk response cache for endpoints (`None`: no cache).
-    pub cache_dir: Option<PathBuf>,
-    /// Tool-count curve: for each level N, every task sees its gold tools plus N distractors drawn
-    /// (seeded, nested: a level's distractors include the smaller levels') from the rest of its catalog.
-    /// The level is part of the variant label (`good@50`). Empty: tasks see the whole catalog.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub distractors: Vec<usize>,
-    /// The tasks run of each dataset ([`subset`]); left out of the matrix hash when empty, so full runs
-    /// keep the hash they had before subsets existed.
-    #[serde(default, skip_serializing_if = "subset::Subset::is_empty")]
-    pub subset: subset::Subset,
-    /// Where executed calls run, per catalog ([`ExecuteMode`]); empty: all simulated. Left out of the
-    /// record when empty, so simulated runs keep their matrix hash.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub execute: Vec<String>,
-    /// Live-run policy and limits; left out at their defaults.
-    #[serde(default, skip_serializing_if = "live::LiveOptions::is_default")]
-    pub live: live::LiveOptions,
-}
-
-/// Whether a catalog's calls run on its real server: `execute` entries are `live`, `simulated` (for
-/// every catalog) or `<catalog>=live|simulated`; a catalog's own entry wins.
-pub fn executes_live(execute: &[String], catalog: &str) -> Result<bool> {
-    let mut all = false;
-    let mut own = None;
-    for entry in execute {
-        let (name, mode) = match entry.split_once('=') {
-            Some((n, m)) => (Some(n), m),
-            None => (None, entry.as_str()),
-        };
-        let live = match mode {
-            "live" => true,
-            "simulated" => false,
-            other => return Err(InputError::new("--execute", format!("unknown execution `{other}`; use simulated, live or <catalog>=live")).into()),
-        };
-        match name {
-            Some(n) if n == catalog => own = Some(live),
-            Some(_) => {}
-            None => all = live,
-        }
-    }
-    Ok(own.unwrap_or(all))
-}
-
-fn is_default_repeat_limit(n: &usize) -> bool {
-    *n == crate::agent::DEFAULT_REPEAT_LIMIT
-}
-
-impl RunConfig {
-    /// Hash of what decides the trials (not of runtime knobs such as concurrency, limits or the
-    /// cache), so a run can be resumed with other limits but not with another matrix.
-    pub fn matrix_hash(&self) -> String {
-        let mut v = serde_json::to_value(self).unwrap_or(Value::Null);
-        if let Some(o) = v.as_object_mut() {
-            o.remove("cache_dir");
-        }
-        for m in v["models"].as_array_mut().into_iter().flatten() {
-            if let Some(o) = m.as_object_mut() {
-                for k in [
-                    "concurrency",
-                    "requests_per_minute",
-                    "tokens_per_minute",
-                    "request_timeout_s",
-                    "episode_timeout_s",
-                    "max_attempts",
-                    "backoff_base_s",
-                    "max_retry_after_s",
-                    "price",
-                    "preflight",
-                    "breaker",
-                ] {
-                    o.remove(k);
-                }
-            }
-        }
-        format!("{:016x}", stable_hash(v.to_string().as_bytes()))
-    }
-}
 
 /// One cell's presentation: what the model is offered.
 struct Cell {
