@@ -97,7 +97,7 @@ impl RunConfig {
         // their runs still resume.
         let after_lexical = settings.keys().position(|k| k == "lexical").map_or(settings.len(), |p| p + 1);
         if settings.len() > after_lexical + 1
-            && let Some(last) = settings.keys().last().cloned()
+            && let Some(last) = settings.keys().next_back().cloned()
             && let Some(value) = settings.shift_remove(&last)
         {
             settings.shift_insert(after_lexical, last, value);
