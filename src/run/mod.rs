@@ -8,7 +8,6 @@
 //! matrix order at the end, so a resumed run ends byte-identical to an uninterrupted one. The run holds
 //! the directory lock throughout and first removes what killed processes left ([`guard`]).
 
-pub mod bridge;
 pub mod config;
 pub mod failfast;
 pub mod live;
@@ -17,8 +16,7 @@ pub mod merge;
 pub mod meta;
 pub mod progress;
 pub mod scenario;
-pub mod serve;
-pub mod sessions;
+pub mod serving;
 pub mod shard;
 pub mod subset;
 pub mod trial;
@@ -40,7 +38,6 @@ use crate::record::{RUN_JSON, guard, store, transcripts};
 use crate::score::declared::{Declared, ToolParams, tool_params};
 use crate::score::metrics::ScoredCall;
 use anyhow::{Context, Result};
-use config::ModelSpec;
 pub use meta::{point_latest, process_cpu_seconds, utc_stamp};
 pub use matrix::{RunConfig, executes_live};
 pub use scenario::with_distractors;
@@ -327,57 +324,26 @@ pub fn prepare(mut config: RunConfig) -> Result<Prepared> {
         suites.push(suite);
     }
     let cache = config.cache_dir.clone().map(|d| Arc::new(crate::agent::cache::Cache::new(d)));
-    let mut built: Vec<Arc<dyn Backend>> = Vec::new();
-    let mut endpoints = Vec::new();
-    for m in config.models.iter_mut() {
-        endpoints.push(None);
-        if m.is_openai() {
-            let endpoint = Arc::new(OpenAiBackend::new(m.clone(), cache.clone())?);
-            *endpoints.last_mut().expect("pushed") = Some(endpoint.clone());
-            built.push(endpoint);
-        } else if m.backend == "replay" {
-            built.push(Arc::new(replay_backend(m, &config.layouts, &suites)?));
-        } else if m.backend == "mcp-client" {
-            // `mcp serve --out`: the connected client takes its place (`Prepared::set_backend`).
-            built.push(Arc::new(bridge::Unconnected(m.name.clone())));
-        } else if m.backend == "mcp-oracle" {
-            built.push(Arc::new(bridge::McpAgentBackend::oracle(&m.name)));
-        } else if m.backend == "mcp-agent" {
-            let command = m.agent_command.clone().ok_or_else(|| InputError::new("--backends", "the mcp-agent backend needs its command: mcp-agent:<COMMAND> (or `agent_command` in the config file)"))?;
-            built.push(Arc::new(bridge::McpAgentBackend::new(&m.name, &command)?));
-        } else {
-            let b = backends::by_name(&m.backend, config.lexical)
-                .ok_or_else(|| InputError::new("--backends", format!("unknown backend `{}`; choose from {}", m.backend, backends::names_help())))?;
-            built.push(Arc::from(b));
-        }
-    }
-    Ok(Prepared { config, suites, backends: built, endpoints, defects, imports, kept, scenarios: Default::default() })
-}
-
-/// Build a replay backend: its file is checked against every task and tool of the run, and its digest
-/// goes into the matrix (resuming with other recorded answers is refused).
-fn replay_backend(m: &mut ModelSpec, layouts: &[LayoutKind], suites: &[Suite]) -> Result<backends::ReplayBackend> {
-    let path = m.replay_file.clone().ok_or_else(|| InputError::new("--backends", "the replay backend needs a file: replay:<FILE>"))?;
-    if let Some(other) = layouts.iter().find(|l| **l != LayoutKind::Flat) {
-        return Err(InputError::new(
-            &path,
-            format!(
-                "the replay backend plays recorded flat function calls, which never went through the `{}` layout's meta-tools; run it with --layouts flat",
-                other.as_str()
-            ),
-        )
-        .into());
-    }
     // Answers recorded on the whole dataset also replay a subset of it.
     let task_ids: std::collections::HashSet<&str> = suites.iter().flat_map(|s| s.all_ids.iter().map(String::as_str)).collect();
     // Every variant's names and titles, so recorded names resolve whatever the variant called a tool.
-    let tools = suites
+    let tools: Vec<backends::replay::ToolNames> = suites
         .iter()
         .flat_map(|s| s.cells.iter())
-        .flat_map(|c| c.shown.tools().map(|t| (t.tool.id.as_str(), t.tool.name.as_str(), t.tool.title.as_deref())));
-    let backend = backends::ReplayBackend::load(&path, &m.name, &task_ids, tools)?;
-    m.replay_digest = Some(backend.digest().to_string());
-    Ok(backend)
+        .flat_map(|c| c.shown.tools().map(|t| (t.tool.id.as_str(), t.tool.name.as_str(), t.tool.title.as_deref())))
+        .collect();
+    let context = backends::BuildContext { lexical: config.lexical, cache, layouts: &config.layouts, task_ids: &task_ids, tools: &tools };
+    let mut built: Vec<Arc<dyn Backend>> = Vec::new();
+    let mut endpoints = Vec::new();
+    let mut models = config.models.clone();
+    for m in models.iter_mut() {
+        let b = backends::build(m, &context, serving::BACKENDS)?;
+        built.push(b.backend);
+        endpoints.push(b.endpoint);
+    }
+    drop(context);
+    config.models = models;
+    Ok(Prepared { config, suites, backends: built, endpoints, defects, imports, kept, scenarios: Default::default() })
 }
 
 /// One unit of work.
