@@ -42,7 +42,7 @@ pub fn build(
     let expect_interactions = task.live.as_ref().map(|l| l.interactions.clone()).unwrap_or_default();
     crate::score::live::check(&mut score, &task.expected, &calls, &expect_interactions, live.as_ref());
     Trial {
-        trial_id: format!("{dataset}/{variant}/{}/{backend}/{}#{trial}", layout.as_str(), task.id),
+        trial_id: crate::record::meta::trial_id(dataset, variant, layout.as_str(), backend, &task.id, trial),
         dataset: dataset.into(),
         catalog: catalog.into(),
         variant: variant.into(),

@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex};
 pub struct Presentation {
     prepared: Arc<Prepared>,
     task: usize,
-    per_task: Option<crate::run::Scenario>,
+    per_task: Option<crate::run::plan::Scenario>,
     state: Mutex<(Vec<Message>, usize)>,
     record: Option<crate::files::SharedLines>,
     client: Mutex<String>,
