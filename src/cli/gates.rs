@@ -138,7 +138,7 @@ fn git_sha() -> Option<String> {
 pub fn record_history(args: &HistoryArgs, run_dir: &Path, data: &mut ReportData) -> Result<()> {
     let Some(path) = &args.history else { return Ok(()) };
     let tags = args.tags()?;
-    let meta = crate::record::meta::RunMeta::read_if_present(run_dir)?.unwrap_or_default();
+    let meta = crate::run::RunMeta::read_if_present(run_dir)?.unwrap_or_default();
     let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let run_id = match meta.run_id.as_str() {
         "" => run_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),

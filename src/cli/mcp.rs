@@ -296,7 +296,7 @@ fn record_session(args: ServeArgs, mut config: crate::run::RunConfig, out: PathB
     let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let run_id = args.run_id.clone().unwrap_or_else(|| format!("mcp-{task}-{}", crate::run::utc_stamp(unix)));
     crate::run::meta::check_run_id(&run_id).map_err(|why| crate::error::InputError::new("--run-id", why))?;
-    let mut meta = crate::record::meta::RunMeta::new(&run_id, unix, &crate::run::utc_stamp(unix));
+    let mut meta = crate::run::RunMeta::new(&run_id, unix, &crate::run::utc_stamp(unix));
     meta.served = Some(serde_json::json!({"transport": if args.http.is_some() { "streamable-http" } else { "stdio" }}));
     let dir = out.join(&run_id);
     let rt = runtime(None)?;

@@ -517,7 +517,7 @@ fn dispatch(cli: Cli) -> Result<()> {
 /// The response cache a run used (`cache_dir` in its `run.json`), when it names one that exists.
 /// (The run directory passed the preflight, which read its run.json.)
 fn run_cache_dir(run_dir: &Path) -> Option<PathBuf> {
-    crate::record::meta::RunMeta::read_if_present(run_dir).ok()??.cache_dir().filter(|p| p.is_dir())
+    crate::run::RunMeta::read_if_present(run_dir).ok()??.cache_dir().filter(|p| p.is_dir())
 }
 
 fn cmd_lint(args: LintArgs) -> Result<()> {

@@ -106,7 +106,7 @@ pub fn run_dir(flag: &str, path: &Path) -> Result<(), InputError> {
         return Err(InputError::new(flag, format!("`{}` is not a run directory: it has no trials.jsonl", path.display())));
     }
     // Its run.json, when it has one, is read now: a damaged one is refused before anything is written.
-    crate::record::meta::RunMeta::read_if_present(path)?;
+    crate::run::RunMeta::read_if_present(path)?;
     Ok(())
 }
 

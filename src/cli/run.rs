@@ -368,7 +368,7 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
     if crate::run::meta::check_run_id(&run_id).is_err() {
         return Err(refuse_run_id(&run_id).into());
     }
-    let meta = crate::record::meta::RunMeta::new(&run_id, unix, &utc_stamp(unix));
+    let meta = crate::run::RunMeta::new(&run_id, unix, &utc_stamp(unix));
     let started = Instant::now();
     let dir = out.join(&run_id);
     let rt = runtime(args.jobs)?;

@@ -4,6 +4,7 @@
 
 use super::meta::process_cpu_seconds;
 use super::plan::{Job, Prepared, episode_seed};
+use super::events::{self, ProgressDisplay, RunEvent, Subscriber, TimingsWriter, TrialWriter};
 use super::{failfast, live, progress, shard, trial};
 use crate::agent::{Backend, Episode, Limits, StopReason, run_episode};
 use crate::error::InputError;
@@ -277,6 +278,7 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: RunMeta, options: Exe
     let mut labels: Vec<String> = Vec::new();
     let mut label_index: HashMap<String, usize> = HashMap::new();
     let mut counts: Vec<u64> = Vec::new();
+    let mut cell_backend: Vec<usize> = Vec::new();
     let pending_cells: Vec<usize> = pending
         .iter()
         .map(|j| {
@@ -284,6 +286,7 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: RunMeta, options: Exe
             let i = *label_index.entry(label.clone()).or_insert_with(|| {
                 labels.push(label);
                 counts.push(0);
+                cell_backend.push(j.backend);
                 labels.len() - 1
             });
             counts[i] += 1;
@@ -294,26 +297,13 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: RunMeta, options: Exe
     let progress = Arc::new(progress::Progress::new(&bars, options.quiet));
 
     let prepared = Arc::new(prepared);
-    let (tx, mut rx) = tokio::sync::mpsc::channel::<(Trial, Value)>(256);
-    let writer_trials = trials_path.clone();
-    let writer_transcripts = transcripts_path.clone();
-    let writer_timings = dir.join("timings.jsonl");
-    let writer = tokio::task::spawn_blocking(move || -> Result<()> {
-        let mut trials = store::Appender::open(&writer_trials)?;
-        let mut transcripts = store::Appender::open(&writer_transcripts)?;
-        let mut timings = store::Appender::open(&writer_timings)?;
-        // The last gate before disk: whatever a backend let through, no configured key is written.
-        let redactor = crate::redact::global();
-        while let Some((mut trial, timing)) = rx.blocking_recv() {
-            // The transcript first: a record on disk always has its transcript (see `record::transcripts`).
-            let messages = std::mem::take(&mut trial.transcript);
-            let line = transcripts::TranscriptLine { trial_id: trial.trial_id.as_str().into(), matrix_index: trial.matrix_index, transcript: messages.into() };
-            transcripts.append(&redactor.redact_bytes(&serde_json::to_vec(&line)?))?;
-            trials.append(&redactor.redact_bytes(&serde_json::to_vec(&trial)?))?;
-            timings.append(&redactor.redact_bytes(&serde_json::to_vec(&timing)?))?;
-        }
-        Ok(())
-    });
+    let (tx, rx) = tokio::sync::mpsc::channel::<RunEvent>(256);
+    let mut subscribers: Vec<Box<dyn Subscriber>> = vec![
+        Box::new(TrialWriter::open(dir)?),
+        Box::new(TimingsWriter::open(dir)?),
+        Box::new(ProgressDisplay { progress: progress.clone(), cell_backend }),
+    ];
+    let dispatcher = tokio::task::spawn_blocking(move || events::dispatch(rx, &mut subscribers));
 
     let semaphores: Vec<Arc<tokio::sync::Semaphore>> =
         prepared.backends.iter().map(|b| Arc::new(tokio::sync::Semaphore::new(b.concurrency().clamp(1, 4096)))).collect();
@@ -330,12 +320,14 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: RunMeta, options: Exe
     let phase_cpu = process_cpu_seconds();
     // Plain progress lines come on time even while no trial finishes (a slow model).
     let ticker = {
-        let (progress, retries) = (progress.clone(), retries.clone());
+        let (tx, retries) = (tx.clone(), retries.clone());
         tokio::spawn(async move {
             let mut every = tokio::time::interval(Duration::from_secs(1).min(progress::Progress::interval()));
             loop {
                 every.tick().await;
-                progress.tick(retries());
+                if tx.send(RunEvent::Tick { retries: retries() }).await.is_err() {
+                    break;
+                }
             }
         })
     };
@@ -350,7 +342,6 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: RunMeta, options: Exe
         let p = prepared.clone();
         let sem = semaphores[job.backend].clone();
         let tx = tx.clone();
-        let progress = progress.clone();
         let retries = retries.clone();
         let breakers = breakers.clone();
         set.spawn(async move {
@@ -360,13 +351,18 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: RunMeta, options: Exe
             if breakers.is_open(job.backend) {
                 return;
             }
-            let (trial, timing) = tokio::select! {
+            let (mut trial, timing) = tokio::select! {
                 done = p.run_job(job) => done,
                 _ = breakers.opened(job.backend) => return,
             };
+            let was_open = breakers.is_open(job.backend);
             breakers.record(job.backend, trial.error.as_deref());
-            progress.record(cell, trial.score.pass, trial.is_error(), retries());
-            let _ = tx.send((trial, timing)).await;
+            let transcript = std::mem::take(&mut trial.transcript);
+            let finished = RunEvent::TrialFinished { cell, trial: Box::new(trial), transcript, timing, retries: retries() };
+            let _ = tx.send(finished).await;
+            if !was_open && breakers.is_open(job.backend) {
+                let _ = tx.send(RunEvent::EndpointTripped { backend: job.backend }).await;
+            }
         });
     }
     while let Some(r) = set.join_next().await {
@@ -374,7 +370,7 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: RunMeta, options: Exe
     }
     ticker.abort();
     drop(tx);
-    writer.await.context("the trial writer panicked")??;
+    dispatcher.await.context("the trial writer panicked")??;
     let phase_seconds = phase_started.elapsed().as_secs_f64();
     let phase_cpu = process_cpu_seconds().zip(phase_cpu).map(|(end, start)| end - start);
     progress.finish();

@@ -4,7 +4,8 @@
 //! - [`matrix`]: the settings ([`RunConfig`]) and the part of them hashed into `matrix_hash`;
 //! - [`plan`]: inputs loaded and checked, cells and backends built, the matrix laid out as jobs
 //!   ([`prepare`] → [`Prepared`]); nothing written;
-//! - [`execute`]: the episodes run and their trials written, resumed and compacted ([`execute()`]);
+//! - [`execute`]: the episodes run, resumed and compacted ([`execute()`]); what happens is sent as
+//!   [`events`] to the trial writer, the timings and the progress display;
 //! - [`serving`]: the same presentations served over MCP (`mcp serve`, `mcp collect`, `mcp-agent`).
 //!
 //! Generation appends trial records to `trials.jsonl` as episodes finish (one writer, flushed per
@@ -15,6 +16,7 @@
 //! the directory lock throughout and first removes what killed processes left ([`guard`]).
 
 pub mod config;
+pub mod events;
 pub mod execute;
 pub mod failfast;
 pub mod live;
@@ -29,6 +31,7 @@ pub mod shard;
 pub mod subset;
 pub mod trial;
 
+pub use crate::record::meta::RunMeta;
 pub use crate::record::{Tokens, Trial};
 pub use execute::{ExecOptions, RunOutcome, execute};
 pub use matrix::{RunConfig, executes_live};
