@@ -131,24 +131,27 @@ impl Prepared {
             .flat_map(|e| std::iter::once(&e.tool).chain(&e.alternatives))
             .filter_map(|t| s.params.get(t).map(|p| (t.clone(), p.clone())))
             .collect();
-        let mut trial = trial::build(
-            &s.dataset.name,
-            &s.catalog,
-            &cell.variant,
-            cell.layout.kind(),
-            backend.name(),
+        let place = trial::Place {
+            dataset: &s.dataset.name,
+            catalog: &s.catalog,
+            variant: &cell.variant,
+            layout: cell.layout.kind(),
+            backend: backend.name(),
             task,
-            j.trial,
+            trial: j.trial,
+            matrix_index: j.index,
             seed,
+        };
+        let played = trial::Played {
             calls,
             episode,
-            tokens_upfront,
-            backend.price(),
+            definitions_upfront: tokens_upfront,
+            price: backend.price(),
             expected_destructive,
             declared,
-            live_record,
-        );
-        trial.matrix_index = j.index;
+            live: live_record,
+        };
+        let trial = trial::build(place, played);
         (trial, timing)
     }
 }
