@@ -123,3 +123,59 @@ impl Subscriber for ProgressDisplay {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    /// Keeps what it saw (the retries of ticks); fails on the tick numbered `fail_at`.
+    struct Seen(Arc<Mutex<Vec<u64>>>, Option<u64>);
+
+    impl Subscriber for Seen {
+        fn on(&mut self, event: &RunEvent) -> Result<()> {
+            if let RunEvent::Tick { retries } = event {
+                if Some(*retries) == self.1 {
+                    anyhow::bail!("subscriber failed at {retries}");
+                }
+                self.0.lock().unwrap().push(*retries);
+            }
+            Ok(())
+        }
+    }
+
+    fn run(ticks: u64, fail_at: Option<u64>) -> (Result<()>, Vec<u64>, Vec<u64>) {
+        let (tx, rx) = tokio::sync::mpsc::channel(4);
+        let (a, b) = (Arc::new(Mutex::new(vec![])), Arc::new(Mutex::new(vec![])));
+        let mut subscribers: Vec<Box<dyn Subscriber>> = vec![Box::new(Seen(a.clone(), fail_at)), Box::new(Seen(b.clone(), None))];
+        let sender = std::thread::spawn(move || {
+            for retries in 0..ticks {
+                // The dispatcher stops reading after an error: the rest cannot be sent.
+                if tx.blocking_send(RunEvent::Tick { retries }).is_err() {
+                    break;
+                }
+            }
+        });
+        let result = dispatch(rx, &mut subscribers);
+        sender.join().unwrap();
+        let seen = |v: Arc<Mutex<Vec<u64>>>| v.lock().unwrap().clone();
+        (result, seen(a), seen(b))
+    }
+
+    #[test]
+    fn every_subscriber_sees_every_event_in_order() {
+        let (result, a, b) = run(10, None);
+        assert!(result.is_ok());
+        assert_eq!(a, (0..10).collect::<Vec<_>>());
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn a_failing_subscriber_ends_the_dispatch_with_its_error() {
+        let (result, a, b) = run(10, Some(3));
+        assert!(result.unwrap_err().to_string().contains("failed at 3"));
+        assert_eq!(a, [0, 1, 2]);
+        // The event a subscriber failed on goes no further.
+        assert_eq!(b, [0, 1, 2]);
+    }
+}

@@ -44,5 +44,21 @@ mod tests {
             let entries = BUILT_IN.iter().chain(super::BACKENDS).filter(|e| e.name == name).count();
             assert_eq!(entries, 1, "{name}");
         }
+        // And every entry a user can name is named (`mcp-client` is `mcp serve --out`'s own).
+        for e in BUILT_IN.iter().chain(super::BACKENDS).filter(|e| e.name != "mcp-client") {
+            assert!(NAMES.contains(&e.name), "{}", e.name);
+        }
+    }
+
+    #[test]
+    fn an_unknown_backend_is_refused_naming_the_flag_and_the_choices() {
+        let ids = std::collections::HashSet::new();
+        let context = crate::agent::backends::BuildContext { lexical: Default::default(), cache: None, layouts: &[], task_ids: &ids, tools: &[] };
+        let mut spec = crate::agent::spec::ModelSpec::baseline("lexical");
+        spec.backend = "gpt".into();
+        let e = crate::agent::backends::build(&mut spec, &context, super::BACKENDS).err().unwrap();
+        let e = e.downcast::<crate::error::InputError>().unwrap();
+        assert_eq!(e.file, std::path::Path::new("--backends"));
+        assert!(e.message.contains("`gpt`") && e.message.contains("mcp-agent:<COMMAND>"), "{e}");
     }
 }
