@@ -337,7 +337,7 @@ pub struct JudgeOutcome {
 /// that are kept and `run.json` names this judge, so the file only ever holds this judge's verdicts;
 /// then each new judgement is appended as it is received. At the end the file is rewritten sorted.
 pub async fn judge_run(dir: &Path, config: &JudgeConfig, cache: Option<Arc<Cache>>, retry_errors: bool) -> Result<JudgeOutcome> {
-    let trials_path = dir.join("trials.jsonl");
+    let trials_path = dir.join(crate::record::TRIALS);
     let mut trials: Vec<Trial> = Vec::new();
     crate::record::trial::read_trials(&trials_path, |t| {
         trials.push(t);

@@ -216,7 +216,7 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: RunMeta, options: Exe
     // One process writes a run directory at a time; then leftovers of killed ones can go. A new
     // directory is locked once the preflight has passed and it is created (nothing is written before).
     let mut lock = if dir.exists() { Some(lock_run_dir(dir)?) } else { None };
-    let trials_path = dir.join("trials.jsonl");
+    let trials_path = dir.join(crate::record::TRIALS);
     let existing = store::scan(&trials_path)?;
     if existing.discarded > 0 {
         eprintln!("note: discarded a torn last record ({} bytes) in {}; that trial runs again", existing.discarded, trials_path.display());
@@ -273,9 +273,9 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: RunMeta, options: Exe
     }
     meta.write(dir)?;
     let offered: BTreeMap<&String, &Vec<FunctionDef>> = prepared.suites.iter().flat_map(|s| s.offered.iter()).collect();
-    crate::files::write_atomic(&dir.join("tools.json"), &serde_json::to_vec_pretty(&offered)?)?;
-    crate::files::write_atomic(&dir.join("lint.json"), &serde_json::to_vec_pretty(&lint_variants(&prepared))?)?;
-    crate::files::write_atomic(&dir.join("defects.json"), &serde_json::to_vec_pretty(&prepared.defects)?)?;
+    crate::files::write_atomic(&dir.join(crate::record::TOOLS), &serde_json::to_vec_pretty(&offered)?)?;
+    crate::files::write_atomic(&dir.join(crate::record::LINT), &serde_json::to_vec_pretty(&lint_variants(&prepared))?)?;
+    crate::files::write_atomic(&dir.join(crate::record::DEFECTS), &serde_json::to_vec_pretty(&prepared.defects)?)?;
 
     // Progress per cell, counting only what runs now.
     let mut labels: Vec<String> = Vec::new();

@@ -24,7 +24,7 @@ pub fn merge(runs: &[PathBuf], out: &Path) -> Result<Merged> {
     if runs.is_empty() {
         return Err(InputError::new("merge", "name at least one run directory").into());
     }
-    if out.join("trials.jsonl").exists() {
+    if out.join(crate::record::TRIALS).exists() {
         return Err(InputError::new(
             out,
             "already holds a run; merge into a new directory (if a merge into it was killed, `toolpick report` on it finishes the reports)",
@@ -69,7 +69,7 @@ pub fn merge(runs: &[PathBuf], out: &Path) -> Result<Merged> {
     // Trials by matrix position; the same trial in two runs must be the same record.
     let mut trials: BTreeMap<usize, (String, String, usize)> = BTreeMap::new();
     for (r, dir) in runs.iter().enumerate() {
-        let path = dir.join("trials.jsonl");
+        let path = dir.join(crate::record::TRIALS);
         let file = std::fs::File::open(&path).map_err(|e| InputError::new(&path, format!("cannot open trial file: {e}")))?;
         for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
             let line = line.with_context(|| format!("{}:{}: cannot read", path.display(), i + 1))?;
@@ -101,7 +101,7 @@ pub fn merge(runs: &[PathBuf], out: &Path) -> Result<Merged> {
     lock.writing_done();
     crate::record::guard::remove_stale(out)?;
     // The per-run files that depend only on the matrix are identical in every shard: take the first's.
-    for name in ["tools.json", "lint.json", "defects.json"] {
+    for name in [crate::record::TOOLS, crate::record::LINT, crate::record::DEFECTS] {
         let src = runs[0].join(name);
         if src.exists() {
             crate::files::write_atomic(&out.join(name), &std::fs::read(&src).with_context(|| format!("cannot read {}", src.display()))?)?;
@@ -109,11 +109,11 @@ pub fn merge(runs: &[PathBuf], out: &Path) -> Result<Merged> {
     }
     let mut timings = Vec::new();
     for dir in runs {
-        if let Ok(bytes) = std::fs::read(dir.join("timings.jsonl")) {
+        if let Ok(bytes) = std::fs::read(dir.join(crate::record::TIMINGS)) {
             timings.extend_from_slice(&bytes);
         }
     }
-    crate::files::write_atomic(&out.join("timings.jsonl"), &timings)?;
+    crate::files::write_atomic(&out.join(crate::record::TIMINGS), &timings)?;
     // The first run's record, less what only describes that run's own execution.
     let merged_from = runs
         .iter()
@@ -139,7 +139,7 @@ pub fn merge(runs: &[PathBuf], out: &Path) -> Result<Merged> {
         bytes.write_all(line.as_bytes())?;
         bytes.push(b'\n');
     }
-    crate::files::write_atomic(&out.join("trials.jsonl"), &bytes)?;
+    crate::files::write_atomic(&out.join(crate::record::TRIALS), &bytes)?;
     Ok(Merged { trials: trials.len(), runs: runs.len(), lock })
 }
 
