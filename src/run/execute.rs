@@ -274,7 +274,7 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: RunMeta, options: Exe
     meta.write(dir)?;
     let offered: BTreeMap<&String, &Vec<FunctionDef>> = prepared.suites.iter().flat_map(|s| s.offered.iter()).collect();
     crate::files::write_atomic(&dir.join(crate::record::TOOLS), &serde_json::to_vec_pretty(&offered)?)?;
-    crate::files::write_atomic(&dir.join(crate::record::LINT), &serde_json::to_vec_pretty(&lint_variants(&prepared))?)?;
+    crate::files::write_atomic(&dir.join(crate::record::LINT), &serde_json::to_vec_pretty(&super::lint_summary::lint_variants(&prepared))?)?;
     crate::files::write_atomic(&dir.join(crate::record::DEFECTS), &serde_json::to_vec_pretty(&prepared.defects)?)?;
 
     // Progress per cell, counting only what runs now.
@@ -415,38 +415,4 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: RunMeta, options: Exe
         seconds: started.elapsed().as_secs_f64(),
         lock,
     })
-}
-
-/// Lint findings of every variant catalog, by written tool id (a merged tool's findings count for every
-/// tool it dispatches to): `{"<dataset>/<variant>": {"<tool id>": {"block": n, "warn": n, "info": n,
-/// "rules": [...]}}}`. The report joins them with each tool's selection accuracy.
-fn lint_variants(p: &Prepared) -> BTreeMap<String, BTreeMap<String, Value>> {
-    let mut out = BTreeMap::new();
-    for s in &p.suites {
-        for cell in &s.cells {
-            let key = format!("{}/{}", s.dataset.name, cell.variant);
-            if out.contains_key(&key) {
-                continue;
-            }
-            let mut per_tool: BTreeMap<String, (u64, u64, u64, std::collections::BTreeSet<&str>)> = BTreeMap::new();
-            for f in crate::lint::lint(&cell.shown) {
-                let ids: Vec<String> = match cell.shown.get(&f.tool).and_then(|t| t.tool.dispatch.clone()) {
-                    Some(d) => d.targets.values().cloned().collect(),
-                    None => vec![f.tool.clone()],
-                };
-                for id in ids {
-                    let e = per_tool.entry(id).or_default();
-                    match f.severity {
-                        crate::lint::Severity::Block => e.0 += 1,
-                        crate::lint::Severity::Warn => e.1 += 1,
-                        crate::lint::Severity::Info => e.2 += 1,
-                    }
-                    e.3.insert(f.rule);
-                }
-            }
-            let v = per_tool.into_iter().map(|(id, (b, w, i, r))| (id, json!({"block": b, "warn": w, "info": i, "rules": r}))).collect();
-            out.insert(key, v);
-        }
-    }
-    out
 }

@@ -19,6 +19,7 @@ pub mod config;
 pub mod events;
 pub mod execute;
 pub mod failfast;
+mod lint_summary;
 pub mod live;
 pub mod matrix;
 pub mod merge;
