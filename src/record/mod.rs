@@ -16,6 +16,7 @@
 //! - [`store`]: appending, scanning and compacting `trials.jsonl` and `transcripts.jsonl` (torn
 //!   lines, matrix order);
 //! - [`guard`]: the run directory's lock and the leftovers of killed writers;
+//! - [`lines`]: a JSON Lines file read line by line with each line's number and offset;
 //! - [`meta`]: `run.json` ([`meta::RunMeta`], typed and versioned), the trial id and the cell key;
 //!   the directory's file names are the constants below.
 //!
@@ -26,6 +27,7 @@
 pub mod declared;
 pub mod guard;
 pub mod judgement;
+pub mod lines;
 pub mod live;
 pub mod meta;
 pub mod outcome;

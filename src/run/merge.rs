@@ -4,11 +4,12 @@
 
 use super::shard::Shard;
 use crate::error::InputError;
+use crate::record::lines::JsonLines;
 use crate::record::meta::{MergedRun, RunMeta};
 use crate::record::{RUN_JSON, Trial, transcripts};
 use anyhow::{Context, Result};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// What a merge did.
@@ -70,22 +71,23 @@ pub fn merge(runs: &[PathBuf], out: &Path) -> Result<Merged> {
     let mut trials: BTreeMap<usize, (String, String, usize)> = BTreeMap::new();
     for (r, dir) in runs.iter().enumerate() {
         let path = dir.join(crate::record::TRIALS);
-        let file = std::fs::File::open(&path).map_err(|e| InputError::new(&path, format!("cannot open trial file: {e}")))?;
-        for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
-            let line = line.with_context(|| format!("{}:{}: cannot read", path.display(), i + 1))?;
-            if line.trim().is_empty() {
+        let mut lines = JsonLines::open(&path, "trial file")?;
+        while let Some(line) = lines.next_line()? {
+            if line.is_blank() {
                 continue;
             }
-            let t: Trial = serde_json::from_str(&line).map_err(|e| InputError::new(&path, format!("not a trial record: {e}")).at_line(i + 1))?;
+            let at = line.number;
+            let t: Trial = serde_json::from_slice(line.text).map_err(|e| InputError::new(&path, format!("not a trial record: {e}")).at_line(at))?;
+            let text = String::from_utf8(line.text.to_vec()).map_err(|e| InputError::new(&path, format!("not UTF-8: {e}")).at_line(at))?;
             match trials.get(&t.matrix_index) {
                 Some((id, _, _)) if *id != t.trial_id => {
                     return Err(InputError::new(&path, format!("trial {} and {id} claim the same matrix position {}", t.trial_id, t.matrix_index))
-                        .at_line(i + 1)
+                        .at_line(at)
                         .into());
                 }
-                Some((_, existing, _)) if *existing != line && t.is_error() => continue, // keep the finished one
+                Some((_, existing, _)) if *existing != text && t.is_error() => continue, // keep the finished one
                 _ => {
-                    trials.insert(t.matrix_index, (t.trial_id, line, r));
+                    trials.insert(t.matrix_index, (t.trial_id, text, r));
                 }
             }
         }
@@ -154,33 +156,27 @@ fn merge_transcripts(runs: &[PathBuf], out: &Path, trials: &BTreeMap<usize, (Str
     let mut lines: BTreeMap<usize, (usize, u64, usize)> = BTreeMap::new();
     for (r, dir) in runs.iter().enumerate() {
         let path = dir.join(transcripts::FILE);
-        let Ok(file) = std::fs::File::open(&path) else {
+        // A run of trial format 1 has no transcripts file.
+        let Ok(mut reader) = JsonLines::open(&path, "transcripts file") else {
             continue;
         };
-        let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
-        let (mut line, mut start, mut no) = (Vec::new(), 0u64, 0usize);
-        loop {
-            line.clear();
-            let n = reader.read_until(b'\n', &mut line).with_context(|| format!("{}:{}: cannot read", path.display(), no + 1))?;
-            if n == 0 {
-                break;
+        while let Some(line) = reader.next_line()? {
+            // A torn last line belongs to a trial without a record (see `record::transcripts`).
+            if !line.complete || line.is_blank() {
+                continue;
             }
-            no += 1;
-            if line.last() == Some(&b'\n') && !line.iter().all(u8::is_ascii_whitespace) {
-                let id = match transcripts::leading_id(&line) {
-                    Some(id) => id,
-                    None => serde_json::from_slice::<transcripts::TranscriptLine>(&line)
-                        .map_err(|e| InputError::new(&path, format!("not a transcript line: {e}")).at_line(no))?
-                        .trial_id
-                        .into_owned(),
-                };
-                if let Some(&(p, run)) = chosen.get(id.as_str())
-                    && run == r
-                {
-                    lines.insert(p, (r, start, n));
-                }
+            let id = match transcripts::leading_id(line.text) {
+                Some(id) => id,
+                None => serde_json::from_slice::<transcripts::TranscriptLine>(line.text)
+                    .map_err(|e| InputError::new(&path, format!("not a transcript line: {e}")).at_line(line.number))?
+                    .trial_id
+                    .into_owned(),
+            };
+            if let Some(&(p, run)) = chosen.get(id.as_str())
+                && run == r
+            {
+                lines.insert(p, (r, line.offset, line.len_in_file));
             }
-            start += n as u64;
         }
     }
     if lines.is_empty() {
