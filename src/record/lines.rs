@@ -2,9 +2,9 @@
 //! time, each with its number and byte offset, so a reader can name the line that is wrong and a
 //! copier can copy a line's bytes without parsing them.
 //!
-//! `toolpick merge` reads through it. Compaction (`store`), the report's scan and the judge's
-//! `trial::read_trials` still read with their own loops, tuned for speed by their owners; they are
-//! meant to move onto this reader (issue 33).
+//! `toolpick merge` and `trial::read_trials` (the judge's reader) read through it. Compaction
+//! (`store`) and the report's scan still read with their own loops, tuned for speed; they are meant
+//! to move onto this reader (issue 33).
 
 use crate::error::InputError;
 use std::io::{BufRead, BufReader};
