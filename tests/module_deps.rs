@@ -40,7 +40,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("score", &["record", "dataset", "text"]),
     ("layout", &["catalog", "record", "exec", "protocol", "text", "error"]),
     ("agent", &["layout", "record", "dataset", "protocol", "text", "error", "redact", "rules"]),
-    ("judge", &["agent", "text", "score", "record", "dataset", "protocol", "error", "files", "redact", "rules"]),
+    ("judge", &["agent", "text", "score", "record", "dataset", "protocol", "error", "redact", "rules"]),
     ("analysis", &["score", "record", "catalog", "dataset", "error", "files"]),
     ("report", &["analysis", "score", "record", "protocol", "error", "crashpoint", "files"]),
     ("compare", &["analysis", "report", "score", "record"]),

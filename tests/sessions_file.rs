@@ -11,7 +11,7 @@ use serde_json::Value;
 use std::path::Path;
 use std::sync::Arc;
 use toolpick::mcp::serve::Served;
-use toolpick::run::sessions::{ServedSpec, SessionPool, Sessions};
+use toolpick::run::serving::sessions::{ServedSpec, SessionPool, Sessions};
 
 fn spec(dir: &Path, layout: toolpick::layout::LayoutKind) -> ServedSpec {
     ServedSpec { catalog: dir.join("cat"), dataset: dir.join("ds.jsonl"), variant: "good".into(), layout, distractors: None, seed: 0 }
@@ -181,7 +181,7 @@ fn record_and_sessions_files_are_appended_to_and_carry_no_key() {
     let record = tmp.path().join("record.jsonl");
     for _ in 0..2 {
         let config = spec(tmp.path(), toolpick::layout::LayoutKind::Flat).config(vec![], Default::default());
-        let p = toolpick::run::serve::Presentation::new(config, Some("w1"), Some(record.clone())).unwrap();
+        let p = toolpick::run::serving::presentation::Presentation::new(config, Some("w1"), Some(record.clone())).unwrap();
         p.answer("get_current_weather".into(), args.clone());
     }
     let text = std::fs::read_to_string(&record).unwrap();

@@ -204,8 +204,8 @@ fn an_mcp_agent_is_handed_the_opening_messages_and_the_query_in_every_layout() {
 
 #[test]
 fn a_served_task_sessions_instructions_carry_its_system_prompt_then_its_query() {
-    use toolpick::run::serve::Presentation;
-    use toolpick::run::sessions::ServedSpec;
+    use toolpick::run::serving::presentation::Presentation;
+    use toolpick::run::serving::sessions::ServedSpec;
     for (id, lead, query) in chosen() {
         for layout in [toolpick::layout::LayoutKind::Flat, toolpick::layout::LayoutKind::Search] {
             let spec = ServedSpec { catalog: "unused".into(), dataset: format!("bfcl:{}", shared("bfcl").display()).into(), variant: "good".into(), layout, distractors: None, seed: 0 };

@@ -114,8 +114,9 @@ impl CellSummary {
         if all == 0 { 0.0 } else { self.infra_errors as f64 / all as f64 }
     }
 
+    /// The cell's key ([`crate::record::meta::cell_key`]).
     pub fn key(&self) -> String {
-        format!("{}/{}/{}/{}/{}", self.dataset, self.catalog, self.variant, self.layout, self.backend)
+        crate::record::meta::cell_key(&self.dataset, &self.catalog, &self.variant, &self.layout, &self.backend)
     }
 }
 

@@ -160,16 +160,15 @@ impl ScoreRows {
         self.strings.get(code)
     }
 
-    /// Row `i`'s trial id, as [`Trial::new`] writes it.
+    /// Row `i`'s trial id ([`crate::record::meta::trial_id`]).
     pub fn trial_id(&self, i: usize) -> String {
-        format!(
-            "{}/{}/{}/{}/{}#{}",
+        crate::record::meta::trial_id(
             self.str(self.dataset[i]),
             self.str(self.variant[i]),
             self.str(self.layout[i]),
             self.str(self.backend[i]),
             self.str(self.task_id[i]),
-            self.trial[i]
+            self.trial[i] as usize,
         )
     }
 

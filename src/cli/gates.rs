@@ -250,10 +250,14 @@ fn git_sha() -> Option<String> {
 pub fn record_history(args: &HistoryArgs, run_dir: &Path, data: &mut ReportData) -> Result<()> {
     let Some(path) = &args.history else { return Ok(()) };
     let tags = args.tags()?;
-    let meta: serde_json::Value = std::fs::read(run_dir.join("run.json")).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
+    let meta = crate::run::RunMeta::read_if_present(run_dir)?.unwrap_or_default();
     let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-    let run_id = meta["run_id"].as_str().map(String::from).unwrap_or_else(|| run_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
-    let entry = crate::analysis::history::HistoryEntry::new(&run_id, meta["started_utc"].as_str().unwrap_or_default(), &crate::analysis::history::iso_8601(&crate::run::utc_stamp(unix)), git_sha(), meta["matrix_hash"].as_str().unwrap_or_default(), tags, &data.analysis.cells);
+    let run_id = match meta.run_id.as_str() {
+        "" => run_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+        id => id.to_string(),
+    };
+    let date = crate::analysis::history::iso_8601(&crate::run::utc_stamp(unix));
+    let entry = crate::analysis::history::HistoryEntry::new(&run_id, &meta.started_utc, &date, git_sha(), &meta.matrix_hash, tags, &data.analysis.cells);
     let all = crate::analysis::history::record(path, entry)?;
     let copy = run_dir.join("history.jsonl");
     if std::fs::canonicalize(path).ok() != std::fs::canonicalize(&copy).ok() {

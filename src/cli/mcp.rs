@@ -135,7 +135,7 @@ pub fn cmd_serve(args: ServeArgs, catalog: Option<PathBuf>) -> Result<()> {
         }
     };
     let live = args.live_policy.over(Default::default());
-    let spec = crate::run::sessions::ServedSpec {
+    let spec = crate::run::serving::sessions::ServedSpec {
         catalog: catalog.unwrap_or_else(|| args.input.catalog()),
         dataset,
         variant: args.variant.clone(),
@@ -157,7 +157,7 @@ pub fn cmd_serve(args: ServeArgs, catalog: Option<PathBuf>) -> Result<()> {
     if let Some(out) = args.out.clone() {
         return record_session(args, config, out);
     }
-    let mut presentation = crate::run::serve::Presentation::new(config, args.task.as_deref(), args.record.clone()).map_err(serve_flags)?;
+    let mut presentation = crate::run::serving::presentation::Presentation::new(config, args.task.as_deref(), args.record.clone()).map_err(serve_flags)?;
     let rt = runtime(None)?;
     let http = args.http;
     rt.block_on(async move {
@@ -192,11 +192,11 @@ async fn serve_on(http: Option<std::net::SocketAddr>, served: std::sync::Arc<dyn
 
 /// A session per task (`--sessions`, or `--out` on the simulator): serve until stdio closes or Ctrl-C,
 /// then (with `--out`) collect the sessions file into a run.
-fn serve_sessions(args: ServeArgs, spec: crate::run::sessions::ServedSpec, config: crate::run::RunConfig) -> Result<()> {
+fn serve_sessions(args: ServeArgs, spec: crate::run::serving::sessions::ServedSpec, config: crate::run::RunConfig) -> Result<()> {
     let scratch = tempfile::tempdir()?;
     let file = args.sessions.clone().unwrap_or_else(|| scratch.path().join("sessions.jsonl"));
     let prepared = crate::run::prepare(config).map_err(serve_flags)?;
-    let pool = std::sync::Arc::new(crate::run::sessions::SessionPool::new(prepared, &spec, args.task.clone(), &file)?);
+    let pool = std::sync::Arc::new(crate::run::serving::sessions::SessionPool::new(prepared, &spec, args.task.clone(), &file)?);
     let rt = runtime(None)?;
     let served: std::sync::Arc<dyn crate::mcp::serve::Served> = pool.clone();
     rt.block_on(serve_on(args.http, served, "a session per task: ?task=<id> picks one"))?;
@@ -204,14 +204,14 @@ fn serve_sessions(args: ServeArgs, spec: crate::run::sessions::ServedSpec, confi
         eprintln!("toolpick mcp serve: {} sessions recorded in {}; `toolpick mcp collect {}` makes them a run", pool.sessions(), file.display(), file.display());
         return Ok(());
     };
-    let sessions = crate::run::sessions::Sessions::load(&file)?;
+    let sessions = crate::run::serving::sessions::Sessions::load(&file)?;
     if sessions.is_empty() {
         eprintln!("toolpick mcp serve: no client connected; no run written");
         return Ok(());
     }
     let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let run_id = args.run_id.clone().or_else(|| args.task.as_ref().map(|t| format!("mcp-{t}-{}", crate::run::utc_stamp(unix))));
-    let collected = rt.block_on(crate::run::sessions::collect(sessions, crate::run::sessions::CollectOptions { out, run_id, agent_name: args.agent_name, source: file.clone() }));
+    let collected = rt.block_on(crate::run::serving::sessions::collect(sessions, crate::run::serving::sessions::CollectOptions { out, run_id, agent_name: args.agent_name, source: file.clone() }));
     write_collected(collected.map_err(|e| from_sessions(e, &file)))
 }
 
@@ -267,11 +267,11 @@ pub fn cmd_collect(args: CollectArgs) -> Result<()> {
     if let Some(id) = &args.run_id {
         crate::run::meta::check_run_id(id).map_err(|why| crate::error::InputError::new("--run-id", why))?;
     }
-    let sessions = crate::run::sessions::Sessions::load(&args.sessions)?;
+    let sessions = crate::run::serving::sessions::Sessions::load(&args.sessions)?;
     super::preflight::output_dir("--out", &args.out)?;
     let rt = runtime(None)?;
     let file = args.sessions.clone();
-    let collected = rt.block_on(crate::run::sessions::collect(sessions, crate::run::sessions::CollectOptions { out: args.out, run_id: args.run_id, agent_name: args.agent_name, source: args.sessions }));
+    let collected = rt.block_on(crate::run::serving::sessions::collect(sessions, crate::run::serving::sessions::CollectOptions { out: args.out, run_id: args.run_id, agent_name: args.agent_name, source: args.sessions }));
     write_collected(collected.map_err(|e| from_sessions(e, &file)))
 }
 
@@ -290,20 +290,14 @@ fn record_session(args: ServeArgs, mut config: crate::run::RunConfig, out: PathB
     config.models = vec![model];
     let mut prepared = crate::run::prepare(config).map_err(|e| serve_flags(tasks_named_by(e, std::path::Path::new("--task"), "", "")))?;
     let instructions = prepared.first_task_instructions().unwrap_or_default();
-    let (session, served) = crate::run::bridge::ClientSession::new(&agent_name, &instructions);
+    let (session, served) = crate::run::serving::agent_backend::ClientSession::new(&agent_name, &instructions);
     let close = session.closer();
     prepared.set_backend(0, std::sync::Arc::new(session));
     let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let run_id = args.run_id.clone().unwrap_or_else(|| format!("mcp-{task}-{}", crate::run::utc_stamp(unix)));
     crate::run::meta::check_run_id(&run_id).map_err(|why| crate::error::InputError::new("--run-id", why))?;
-    let meta = serde_json::json!({
-        "toolpick_version": env!("CARGO_PKG_VERSION"),
-        "started_unix": unix,
-        "started_utc": crate::run::utc_stamp(unix),
-        "run_id": run_id,
-        "tokenizer": "o200k_base",
-        "served": {"transport": if args.http.is_some() { "streamable-http" } else { "stdio" }},
-    });
+    let mut meta = crate::run::RunMeta::new(&run_id, unix, &crate::run::utc_stamp(unix));
+    meta.served = Some(serde_json::json!({"transport": if args.http.is_some() { "streamable-http" } else { "stdio" }}));
     let dir = out.join(&run_id);
     let rt = runtime(None)?;
     let http = args.http;

@@ -544,9 +544,9 @@ fn dispatch(cli: Cli) -> Result<()> {
 }
 
 /// The response cache a run used (`cache_dir` in its `run.json`), when it names one that exists.
+/// (The run directory passed the preflight, which read its run.json.)
 fn run_cache_dir(run_dir: &Path) -> Option<PathBuf> {
-    let meta: serde_json::Value = serde_json::from_slice(&std::fs::read(run_dir.join("run.json")).ok()?).ok()?;
-    meta["config"]["cache_dir"].as_str().map(PathBuf::from).filter(|p| p.is_dir())
+    crate::run::RunMeta::read_if_present(run_dir).ok()??.cache_dir().filter(|p| p.is_dir())
 }
 
 fn cmd_compare(a_dir: &Path, b_dir: &Path, out: Option<PathBuf>, args: &gates::GateArgs) -> Result<()> {

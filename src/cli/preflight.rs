@@ -97,13 +97,16 @@ pub fn input_file(flag: &str, path: &Path) -> Result<(), InputError> {
     std::fs::File::open(path).map(drop).map_err(|e| InputError::new(flag, format!("`{}` cannot be read: {e}", path.display())))
 }
 
-/// A run directory the command reads (a baseline, a run to compare): a directory with `trials.jsonl`.
+/// A run directory the command reads (a baseline, a run to compare): a directory with `trials.jsonl`
+/// and a readable `run.json` if any.
 pub fn run_dir(flag: &str, path: &Path) -> Result<(), InputError> {
     input_dir(flag, path)?;
     let trials = path.join("trials.jsonl");
     if !trials.is_file() {
         return Err(InputError::new(flag, format!("`{}` is not a run directory: it has no trials.jsonl", path.display())));
     }
+    // Its run.json, when it has one, is read now: a damaged one is refused before anything is written.
+    crate::run::RunMeta::read_if_present(path)?;
     Ok(())
 }
 

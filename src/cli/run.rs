@@ -442,13 +442,7 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
     if crate::run::meta::check_run_id(&run_id).is_err() {
         return Err(refuse_run_id(&run_id));
     }
-    let meta = serde_json::json!({
-        "toolpick_version": env!("CARGO_PKG_VERSION"),
-        "started_unix": unix,
-        "started_utc": utc_stamp(unix),
-        "run_id": run_id,
-        "tokenizer": "o200k_base",
-    });
+    let meta = crate::run::RunMeta::new(&run_id, unix, &utc_stamp(unix));
     let started = Instant::now();
     let dir = out.join(&run_id);
     let rt = runtime(args.jobs)?;

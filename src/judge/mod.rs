@@ -29,6 +29,7 @@ pub mod config;
 pub mod prompts;
 pub mod verdict;
 
+use crate::record::meta::RunMeta;
 use crate::agent::backends::openai::OpenAiBackend;
 use crate::agent::cache::Cache;
 use crate::agent::spec::{ModelSpec, Price};
@@ -336,7 +337,7 @@ pub struct JudgeOutcome {
 /// that are kept and `run.json` names this judge, so the file only ever holds this judge's verdicts;
 /// then each new judgement is appended as it is received. At the end the file is rewritten sorted.
 pub async fn judge_run(dir: &Path, config: &JudgeConfig, cache: Option<Arc<Cache>>, retry_errors: bool) -> Result<JudgeOutcome> {
-    let trials_path = dir.join("trials.jsonl");
+    let trials_path = dir.join(crate::record::TRIALS);
     let mut trials: Vec<Trial> = Vec::new();
     crate::record::trial::read_trials(&trials_path, |t| {
         trials.push(t);
@@ -437,15 +438,9 @@ pub async fn judge_run(dir: &Path, config: &JudgeConfig, cache: Option<Arc<Cache
 
 /// `run.json` gains (or has replaced) its `judge` entry.
 fn record_in_run_json(dir: &Path, config: &JudgeConfig) -> Result<()> {
-    let path = dir.join("run.json");
-    let mut meta: Value = match std::fs::read(&path) {
-        Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| InputError::new(&path, format!("not a run file: {e}")))?,
-        Err(_) => json!({}),
-    };
-    meta["judge"] = config.describe();
-    let mut bytes = serde_json::to_vec_pretty(&meta)?;
-    bytes.push(b'\n');
-    crate::files::write_atomic(&path, &bytes)
+    let mut meta = RunMeta::read_if_present(dir)?.unwrap_or_default();
+    meta.judge = Some(config.describe());
+    meta.write(dir)
 }
 
 #[cfg(test)]

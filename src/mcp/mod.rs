@@ -7,7 +7,7 @@
 //!   server, the per-trial sandbox, the safety policy, path and UUID normalisation, final-state checks
 //!   (`run::live` runs trials with them);
 //! - [`serve`]: toolpick as an MCP server (stdio, streamable HTTP) over whatever a `Served` offers
-//!   (`run::bridge` serves a layout's functions for one episode).
+//!   (`run::serving::agent_backend` serves a layout's functions for one episode).
 
 pub mod client;
 pub mod import;

@@ -1,5 +1,5 @@
 //! toolpick as an MCP server: whatever a [`Served`] offers (a layout's functions for one task, in
-//! `run::bridge`) served over stdio or streamable HTTP with rmcp.
+//! `run::serving::agent_backend`) served over stdio or streamable HTTP with rmcp.
 //!
 //! The server knows nothing of layouts or scoring: `tools/list` returns the functions on offer now,
 //! `tools/call` hands the call over and returns the answer as a text result (`isError` when the layout

@@ -15,7 +15,10 @@
 //!   trials a drill-down shows;
 //! - [`store`]: appending, scanning and compacting `trials.jsonl` and `transcripts.jsonl` (torn
 //!   lines, matrix order);
-//! - [`guard`]: the run directory's lock and the leftovers of killed writers.
+//! - [`guard`]: the run directory's lock and the leftovers of killed writers;
+//! - [`lines`]: a JSON Lines file read line by line with each line's number and offset;
+//! - [`meta`]: `run.json` ([`meta::RunMeta`], typed and versioned), the trial id and the cell key;
+//!   the directory's file names are the constants below.
 //!
 //! Producers re-export these types where they used to live (`agent::StopReason`,
 //! `layout::{LayoutKind, CallStatus, CallRecord}`, `exec::Rejection`); their serialised forms are part
@@ -24,7 +27,9 @@
 pub mod declared;
 pub mod guard;
 pub mod judgement;
+pub mod lines;
 pub mod live;
+pub mod meta;
 pub mod outcome;
 pub mod shared;
 pub mod store;
@@ -36,6 +41,19 @@ pub use trial::{Tokens, Trial};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+/// What the run made and how (`run.json`, [`meta::RunMeta`]).
+pub const RUN_JSON: &str = "run.json";
+/// The trial records, one JSON line each ([`Trial`]).
+pub const TRIALS: &str = "trials.jsonl";
+/// Per trial, how long its episode and requests took (measured, so not byte-identical between runs).
+pub const TIMINGS: &str = "timings.jsonl";
+/// The functions each cell offered, by `dataset/variant/layout`.
+pub const TOOLS: &str = "tools.json";
+/// Lint findings of every variant catalog.
+pub const LINT: &str = "lint.json";
+/// Records the importers skipped or repaired.
+pub const DEFECTS: &str = "defects.json";
 
 /// The meta-tools' names, as calls to them appear in a record. A layout offers them; diagnostics read
 /// them back (which layer a navigation call opened) without importing the layout that offered them.

@@ -8,9 +8,8 @@ use super::shared::Shared;
 use super::{LayoutKind, ScoredCall, StopReason, TrialScore};
 use crate::dataset::{ExpectedCall, Kind, Poison, Risk};
 use crate::protocol::{Message, Usage};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
-use std::io::BufRead;
 use std::path::Path;
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -161,13 +160,13 @@ impl Trial {
 
 /// Stream trials from a JSONL file, one at a time; a bad line is an error naming file and line.
 pub fn read_trials(path: &Path, mut each: impl FnMut(Trial) -> Result<()>) -> Result<()> {
-    let file = std::fs::File::open(path).map_err(|e| crate::error::InputError::new(path, format!("cannot open trial file: {e}")))?;
-    for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
-        let line = line.with_context(|| format!("{}:{}: cannot read", path.display(), i + 1))?;
-        if line.trim().is_empty() {
+    let mut lines = super::lines::JsonLines::open(path, "trial file")?;
+    while let Some(line) = lines.next_line()? {
+        if line.is_blank() {
             continue;
         }
-        let trial: Trial = serde_json::from_str(&line).map_err(|e| crate::error::InputError::new(path, format!("not a trial record: {e}")).at_line(i + 1))?;
+        let trial: Trial =
+            serde_json::from_slice(line.text).map_err(|e| crate::error::InputError::new(path, format!("not a trial record: {e}")).at_line(line.number))?;
         each(trial)?;
     }
     Ok(())

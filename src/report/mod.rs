@@ -417,6 +417,9 @@ fn trials_file(dir: &Path) -> Result<PathBuf> {
 /// [`OutOfOrder`] unless the trials are compacted.
 fn load_with(dir: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool, transcripts: bool) -> Result<ReportData> {
     let trials_path = trials_file(dir)?;
+    // The run's settings, read first so a damaged run.json is refused before the trials are touched;
+    // without the machine-local cache path, so runs on different machines (shards) render the same.
+    let config = crate::record::meta::RunMeta::read_if_present(dir)?.map_or(serde_json::Value::Null, |m| m.report_config());
     let judgements = phases::time("judgements.jsonl", || Judgements::read(dir))?;
     let (rows, mut sample) = phases::time("scan (wall)", || scan(&trials_path, sinks, check_order, &judgements))?;
     if transcripts {
@@ -428,17 +431,6 @@ fn load_with(dir: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool, tr
         Ok(bytes) => serde_json::from_slice(&bytes).with_context(|| format!("{}: not a tools file", dir.join("tools.json").display()))?,
         Err(_) => BTreeMap::new(),
     };
-    let config = std::fs::read(dir.join("run.json"))
-        .ok()
-        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-        .map(|v| v["config"].clone())
-        .unwrap_or(serde_json::Value::Null);
-    // Where the response cache lives is a machine-local path, not an experiment parameter: leave it out
-    // of reports so runs on different machines (shards) render the same.
-    let mut config = config;
-    if let Some(o) = config.as_object_mut() {
-        o.remove("cache_dir");
-    }
     let lint: crate::analysis::Lint = std::fs::read(dir.join("lint.json")).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
     let defects = std::fs::read(dir.join("defects.json")).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
     let history = crate::analysis::history::read(&dir.join("history.jsonl"))?;

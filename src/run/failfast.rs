@@ -166,7 +166,7 @@ pub fn tripped_error(breakers: &Breakers, endpoints: &[Option<Arc<OpenAiBackend>
     Some(anyhow!(
         "{}\nfinished trials are kept in {}; once the endpoint is back, run again with --run-id {run_id} to continue (add --retry-errors to re-run the failed ones); `--breaker 0` / `breaker = 0` disables this stop",
         lines.join("\n"),
-        dir.join("trials.jsonl").display()
+        dir.join(crate::record::TRIALS).display()
     ))
 }
 

@@ -4,11 +4,12 @@
 
 use super::shard::Shard;
 use crate::error::InputError;
-use crate::record::{Trial, transcripts};
+use crate::record::lines::JsonLines;
+use crate::record::meta::{MergedRun, RunMeta};
+use crate::record::{RUN_JSON, Trial, transcripts};
 use anyhow::{Context, Result};
-use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// What a merge did.
@@ -19,18 +20,12 @@ pub struct Merged {
     pub lock: crate::record::guard::DirLock,
 }
 
-fn read_meta(dir: &Path) -> Result<Value> {
-    let path = dir.join("run.json");
-    let bytes = std::fs::read(&path).map_err(|e| InputError::new(&path, format!("not a toolpick run directory ({e})")))?;
-    serde_json::from_slice(&bytes).map_err(|e| InputError::new(&path, format!("not a run file: {e}")).into())
-}
-
 /// Merge `runs` into `out` (a new directory); the caller renders its reports under the returned lock.
 pub fn merge(runs: &[PathBuf], out: &Path) -> Result<Merged> {
     if runs.is_empty() {
         return Err(InputError::new("merge", "name at least one run directory").into());
     }
-    if out.join("trials.jsonl").exists() {
+    if out.join(crate::record::TRIALS).exists() {
         return Err(InputError::new(
             out,
             "already holds a run; merge into a new directory (if a merge into it was killed, `toolpick report` on it finishes the reports)",
@@ -39,27 +34,28 @@ pub fn merge(runs: &[PathBuf], out: &Path) -> Result<Merged> {
     }
     // A run.json without trials is a run just started, or a merge killed before it wrote the trials
     // (which may be done again).
-    if out.join("run.json").exists() && read_meta(out).map_or(true, |m| m.get("merged_from").is_none()) {
+    let merge_started = matches!(RunMeta::read_if_present(out), Ok(Some(m)) if m.merged_from.is_some());
+    if out.join(RUN_JSON).exists() && !merge_started {
         return Err(InputError::new(out, "already holds a run; merge into a new directory").into());
     }
-    let metas: Vec<Value> = runs.iter().map(|d| read_meta(d)).collect::<Result<_>>()?;
-    let hash = metas[0]["matrix_hash"].as_str().unwrap_or_default().to_string();
+    let metas: Vec<RunMeta> = runs.iter().map(|d| RunMeta::read(d)).collect::<Result<_, _>>()?;
+    let hash = metas[0].matrix_hash.clone();
     for (dir, m) in runs.iter().zip(&metas) {
-        if m["matrix_hash"].as_str() != Some(hash.as_str()) {
+        if m.matrix_hash != hash {
             return Err(InputError::new(
-                dir.join("run.json"),
+                dir.join(RUN_JSON),
                 format!("was run with another matrix than {} (datasets, catalogs, variants, layouts, models, trials, seed or steps differ); only shards of one run can be merged", runs[0].display()),
             )
             .into());
         }
     }
     // Every shard of a sharded run must be there (an unsharded run covers everything by itself).
-    let shards: Vec<Option<Shard>> = metas.iter().map(|m| serde_json::from_value(m["shard"].clone()).ok()).collect();
+    let shards: Vec<Option<Shard>> = metas.iter().map(|m| m.shard).collect();
     if shards.iter().all(Option::is_some) {
         let count = shards[0].map(|s| s.count).unwrap_or(1);
         if let Some((dir, s)) = runs.iter().zip(&shards).find(|(_, s)| s.map(|s| s.count) != Some(count)) {
             return Err(InputError::new(
-                dir.join("run.json"),
+                dir.join(RUN_JSON),
                 format!("is shard {} but the first run is one of {count}", s.map(|s| s.to_string()).unwrap_or_default()),
             )
             .into());
@@ -74,30 +70,24 @@ pub fn merge(runs: &[PathBuf], out: &Path) -> Result<Merged> {
     // Trials by matrix position; the same trial in two runs must be the same record.
     let mut trials: BTreeMap<usize, (String, String, usize)> = BTreeMap::new();
     for (r, dir) in runs.iter().enumerate() {
-        let path = dir.join("trials.jsonl");
-        let file = std::fs::File::open(&path).map_err(|e| InputError::new(&path, format!("cannot open trial file: {e}")))?;
-        for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
-            // A line that is not UTF-8 is damaged input, named by its line like any other.
-            let line = match line {
-                Ok(l) => l,
-                Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
-                    return Err(InputError::new(&path, "the line is not valid UTF-8: not a trial record").at_line(i + 1).into());
-                }
-                Err(e) => return Err(e).with_context(|| format!("{}:{}: cannot read", path.display(), i + 1)),
-            };
-            if line.trim().is_empty() {
+        let path = dir.join(crate::record::TRIALS);
+        let mut lines = JsonLines::open(&path, "trial file")?;
+        while let Some(line) = lines.next_line()? {
+            if line.is_blank() {
                 continue;
             }
-            let t: Trial = serde_json::from_str(&line).map_err(|e| InputError::new(&path, format!("not a trial record: {e}")).at_line(i + 1))?;
+            let at = line.number;
+            let t: Trial = serde_json::from_slice(line.text).map_err(|e| InputError::new(&path, format!("not a trial record: {e}")).at_line(at))?;
+            let text = String::from_utf8(line.text.to_vec()).map_err(|e| InputError::new(&path, format!("not UTF-8: {e}")).at_line(at))?;
             match trials.get(&t.matrix_index) {
                 Some((id, _, _)) if *id != t.trial_id => {
                     return Err(InputError::new(&path, format!("trial {} and {id} claim the same matrix position {}", t.trial_id, t.matrix_index))
-                        .at_line(i + 1)
+                        .at_line(at)
                         .into());
                 }
-                Some((_, existing, _)) if *existing != line && t.is_error() => continue, // keep the finished one
+                Some((_, existing, _)) if *existing != text && t.is_error() => continue, // keep the finished one
                 _ => {
-                    trials.insert(t.matrix_index, (t.trial_id, line, r));
+                    trials.insert(t.matrix_index, (t.trial_id, text, r));
                 }
             }
         }
@@ -113,7 +103,7 @@ pub fn merge(runs: &[PathBuf], out: &Path) -> Result<Merged> {
     lock.writing_done();
     crate::record::guard::remove_stale(out)?;
     // The per-run files that depend only on the matrix are identical in every shard: take the first's.
-    for name in ["tools.json", "lint.json", "defects.json"] {
+    for name in [crate::record::TOOLS, crate::record::LINT, crate::record::DEFECTS] {
         let src = runs[0].join(name);
         if src.exists() {
             crate::files::write_atomic(&out.join(name), &std::fs::read(&src).with_context(|| format!("cannot read {}", src.display()))?)?;
@@ -121,27 +111,28 @@ pub fn merge(runs: &[PathBuf], out: &Path) -> Result<Merged> {
     }
     let mut timings = Vec::new();
     for dir in runs {
-        if let Ok(bytes) = std::fs::read(dir.join("timings.jsonl")) {
+        if let Ok(bytes) = std::fs::read(dir.join(crate::record::TIMINGS)) {
             timings.extend_from_slice(&bytes);
         }
     }
-    crate::files::write_atomic(&out.join("timings.jsonl"), &timings)?;
-    let mut meta = metas[0].clone();
-    if let Some(o) = meta.as_object_mut() {
-        for k in ["shard", "endpoints", "executed_trials", "skipped_trials", "seconds"] {
-            o.remove(k);
-        }
-    }
-    meta["run_id"] = json!(out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
-    meta["merged_from"] = json!(
-        runs.iter()
-            .zip(&metas)
-            .map(|(d, m)| json!({"dir": d.display().to_string(), "run_id": m["run_id"], "shard": m["shard"], "seconds": m["seconds"]}))
-            .collect::<Vec<_>>()
-    );
-    let mut text = serde_json::to_vec_pretty(&meta)?;
-    text.push(b'\n');
-    crate::files::write_atomic(&out.join("run.json"), &text)?;
+    crate::files::write_atomic(&out.join(crate::record::TIMINGS), &timings)?;
+    // The first run's record, less what only describes that run's own execution.
+    let merged_from = runs
+        .iter()
+        .zip(&metas)
+        .map(|(d, m)| MergedRun { dir: d.display().to_string(), run_id: Some(m.run_id.clone()), shard: m.shard, seconds: m.seconds })
+        .collect();
+    let meta = RunMeta {
+        run_id: out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+        shard: None,
+        endpoints: None,
+        executed_trials: None,
+        skipped_trials: None,
+        seconds: None,
+        merged_from: Some(merged_from),
+        ..metas[0].clone()
+    };
+    meta.write(out)?;
     merge_transcripts(runs, out, &trials)?;
     // The trials last: once they are there, the directory is a complete run that `report` can render.
     crate::crashpoint::reached("merge-trials", 1);
@@ -150,7 +141,7 @@ pub fn merge(runs: &[PathBuf], out: &Path) -> Result<Merged> {
         bytes.write_all(line.as_bytes())?;
         bytes.push(b'\n');
     }
-    crate::files::write_atomic(&out.join("trials.jsonl"), &bytes)?;
+    crate::files::write_atomic(&out.join(crate::record::TRIALS), &bytes)?;
     Ok(Merged { trials: trials.len(), runs: runs.len(), lock })
 }
 
@@ -165,33 +156,27 @@ fn merge_transcripts(runs: &[PathBuf], out: &Path, trials: &BTreeMap<usize, (Str
     let mut lines: BTreeMap<usize, (usize, u64, usize)> = BTreeMap::new();
     for (r, dir) in runs.iter().enumerate() {
         let path = dir.join(transcripts::FILE);
-        let Ok(file) = std::fs::File::open(&path) else {
+        // A run of trial format 1 has no transcripts file.
+        let Ok(mut reader) = JsonLines::open(&path, "transcripts file") else {
             continue;
         };
-        let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
-        let (mut line, mut start, mut no) = (Vec::new(), 0u64, 0usize);
-        loop {
-            line.clear();
-            let n = reader.read_until(b'\n', &mut line).with_context(|| format!("{}:{}: cannot read", path.display(), no + 1))?;
-            if n == 0 {
-                break;
+        while let Some(line) = reader.next_line()? {
+            // A torn last line belongs to a trial without a record (see `record::transcripts`).
+            if !line.complete || line.is_blank() {
+                continue;
             }
-            no += 1;
-            if line.last() == Some(&b'\n') && !line.iter().all(u8::is_ascii_whitespace) {
-                let id = match transcripts::leading_id(&line) {
-                    Some(id) => id,
-                    None => serde_json::from_slice::<transcripts::TranscriptLine>(&line)
-                        .map_err(|e| InputError::new(&path, format!("not a transcript line: {e}")).at_line(no))?
-                        .trial_id
-                        .into_owned(),
-                };
-                if let Some(&(p, run)) = chosen.get(id.as_str())
-                    && run == r
-                {
-                    lines.insert(p, (r, start, n));
-                }
+            let id = match transcripts::leading_id(line.text) {
+                Some(id) => id,
+                None => serde_json::from_slice::<transcripts::TranscriptLine>(line.text)
+                    .map_err(|e| InputError::new(&path, format!("not a transcript line: {e}")).at_line(line.number))?
+                    .trial_id
+                    .into_owned(),
+            };
+            if let Some(&(p, run)) = chosen.get(id.as_str())
+                && run == r
+            {
+                lines.insert(p, (r, line.offset, line.len_in_file));
             }
-            start += n as u64;
         }
     }
     if lines.is_empty() {

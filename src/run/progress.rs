@@ -73,6 +73,12 @@ impl Progress {
         self.plain_line(done_all == self.total, retries);
     }
 
+    /// `cell`'s endpoint stopped (its breaker opened): what is left of the cell does not run now.
+    pub fn stopped(&self, cell: usize) {
+        self.bars[cell].set_message("stopped: the endpoint's breaker opened");
+        self.bars[cell].abandon();
+    }
+
     /// Called every second by the runner: without a terminal, a plain line every [`Progress::interval`]
     /// even while no trial finishes (a CPU model may take minutes per trial).
     pub fn tick(&self, retries: u64) {

@@ -5,15 +5,9 @@
 //! timing), and dealing round-robin spreads every cell over all shards so they finish together.
 //! `toolpick merge` puts the shards back together ([`super::merge`]).
 
-use serde::{Deserialize, Serialize};
-use std::fmt;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Shard {
-    /// 1-based.
-    pub index: usize,
-    pub count: usize,
-}
+/// The shard type is part of the run directory's record (`run.json`'s `shard`); choosing trials is
+/// the runner's, here.
+pub use crate::record::meta::Shard;
 
 impl Shard {
     /// Parse `i/n` with 1 ≤ i ≤ n.
@@ -36,12 +30,6 @@ impl Shard {
             mine[i] = p % self.count + 1 == self.index;
         }
         mine
-    }
-}
-
-impl fmt::Display for Shard {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", self.index, self.count)
     }
 }
 

@@ -1,4 +1,4 @@
-//! Building a trial record from an episode: the record's fields come from the task, the cell and what
+//! Building a trial record from an episode ([`build`] of a [`Place`] and what was [`Played`]): the record's fields come from the task, the cell and what
 //! the agent did, and the score is computed once here (and again by `report`, from the record alone).
 
 use crate::agent::Episode;
@@ -10,25 +10,38 @@ use crate::record::{LayoutKind, ScoredCall, Tokens, Trial};
 use crate::score::metrics::Safety;
 use crate::score::score_trial;
 
-/// The trial record of one finished episode (its `matrix_index` is set by the scheduler).
-#[allow(clippy::too_many_arguments)]
-pub fn build(
-    dataset: &str,
-    catalog: &str,
-    variant: &str,
-    layout: LayoutKind,
-    backend: &str,
-    task: &Task,
-    trial: usize,
-    seed: u64,
-    calls: Vec<ScoredCall>,
-    episode: Episode,
-    definitions_upfront: usize,
-    price: Option<Price>,
-    expected_destructive: bool,
-    declared: Declared,
-    live: Option<crate::record::live::LiveTrial>,
-) -> Trial {
+/// Where a trial ran: its cell of the matrix, task and trial number.
+pub struct Place<'a> {
+    pub dataset: &'a str,
+    pub catalog: &'a str,
+    pub variant: &'a str,
+    pub layout: LayoutKind,
+    pub backend: &'a str,
+    pub task: &'a Task,
+    pub trial: usize,
+    /// Position in the matrix (the order `trials.jsonl` is compacted into).
+    pub matrix_index: usize,
+    pub seed: u64,
+}
+
+/// What the episode did and what scoring needs to know of the tools it met.
+pub struct Played {
+    pub calls: Vec<ScoredCall>,
+    pub episode: Episode,
+    /// Tokens of the tool definitions the model was shown before its first turn.
+    pub definitions_upfront: usize,
+    pub price: Option<Price>,
+    /// Whether one of the task's expected tools is destructive.
+    pub expected_destructive: bool,
+    /// The expected tools' declared parameters.
+    pub declared: Declared,
+    pub live: Option<crate::record::live::LiveTrial>,
+}
+
+/// The trial record of one finished episode.
+pub fn build(place: Place, played: Played) -> Trial {
+    let Place { dataset, catalog, variant, layout, backend, task, trial, matrix_index, seed } = place;
+    let Played { calls, episode, definitions_upfront, price, expected_destructive, declared, live } = played;
     let results: usize = episode
         .messages
         .iter()
@@ -42,7 +55,7 @@ pub fn build(
     let expect_interactions = task.live.as_ref().map(|l| l.interactions.clone()).unwrap_or_default();
     crate::score::live::check(&mut score, &task.expected, &calls, &expect_interactions, live.as_ref());
     Trial {
-        trial_id: format!("{dataset}/{variant}/{}/{backend}/{}#{trial}", layout.as_str(), task.id),
+        trial_id: crate::record::meta::trial_id(dataset, variant, layout.as_str(), backend, &task.id, trial),
         dataset: dataset.into(),
         catalog: catalog.into(),
         variant: variant.into(),
@@ -50,7 +63,7 @@ pub fn build(
         backend: backend.into(),
         task_id: task.id.clone(),
         trial,
-        matrix_index: 0,
+        matrix_index,
         seed,
         kind: task.kind,
         category: task.category.clone(),

@@ -7,6 +7,12 @@
 //! - [`replay`]: plays back answers recorded elsewhere, one JSONL line per task (`replay:<FILE>`).
 //! - [`openai`]: any OpenAI-compatible chat-completions endpoint;
 //! - [`serving_errors`]: the endpoint answers that mean the model's call could not be parsed.
+//!
+//! The registry ([`BUILT_IN`], [`build`]): each backend is one [`Entry`] — its name as `--backends`
+//! and the experiment file's `backend` spell it, and how to build it from its [`ModelSpec`] and what
+//! the run knows ([`BuildContext`]). The runner calls [`build`] for every model; the backends that
+//! serve a layout over MCP (`mcp-agent`, `mcp-oracle`, `mcp-client`) are entries of the runner's
+//! (`run::serving`), passed in, because `agent` may not import the MCP server they need.
 
 pub mod lexical;
 pub mod openai;
@@ -16,22 +22,92 @@ pub mod replay;
 pub mod serving_errors;
 
 use super::Backend;
+use super::spec::ModelSpec;
+use crate::error::InputError;
 use crate::protocol::ToolCall;
+use crate::record::LayoutKind;
+use std::collections::HashSet;
+use std::sync::Arc;
 
 pub use lexical::{LexicalBackend, LexicalConfig};
+pub use openai::OpenAiBackend;
 pub use oracle::OracleBackend;
 pub use random::RandomBackend;
 pub use replay::ReplayBackend;
 
-/// Build a baseline backend by name (`replay` needs its file and the run's tasks: see
-/// [`ReplayBackend::load`]).
-pub fn by_name(name: &str, lexical: LexicalConfig) -> Option<Box<dyn Backend>> {
-    match name {
-        "lexical" => Some(Box::new(LexicalBackend::new(lexical))),
-        "oracle" => Some(Box::new(OracleBackend)),
-        "random" => Some(Box::new(RandomBackend)),
-        _ => None,
+/// What building a backend may need besides its spec.
+pub struct BuildContext<'a> {
+    pub lexical: LexicalConfig,
+    /// The endpoints' response cache (`None`: no cache).
+    pub cache: Option<Arc<super::cache::Cache>>,
+    pub layouts: &'a [LayoutKind],
+    /// Every task id of the run's datasets, selected or not (recorded answers may cover them all).
+    pub task_ids: &'a HashSet<&'a str>,
+    /// Every variant's tools, so recorded names resolve whatever a variant called a tool.
+    pub tools: &'a [replay::ToolNames<'a>],
+}
+
+/// A built backend; `endpoint` is the same backend when it is an OpenAI-compatible endpoint (the
+/// run checks it answers before the first episode).
+pub struct Built {
+    pub backend: Arc<dyn Backend>,
+    pub endpoint: Option<Arc<OpenAiBackend>>,
+}
+
+impl Built {
+    fn plain(backend: impl Backend + 'static) -> anyhow::Result<Built> {
+        Ok(Built { backend: Arc::new(backend), endpoint: None })
     }
+}
+
+/// One backend of the registry. `build` may complete the spec (the replay digest goes into the
+/// matrix hash, so resuming with other recorded answers is refused).
+pub struct Entry {
+    pub name: &'static str,
+    pub build: fn(&mut ModelSpec, &BuildContext) -> anyhow::Result<Built>,
+}
+
+/// The backends `agent` builds itself.
+pub const BUILT_IN: &[Entry] = &[
+    Entry { name: "lexical", build: |_, ctx| Built::plain(LexicalBackend::new(ctx.lexical)) },
+    Entry { name: "oracle", build: |_, _| Built::plain(OracleBackend) },
+    Entry { name: "random", build: |_, _| Built::plain(RandomBackend) },
+    Entry { name: "openai", build: build_openai },
+    Entry { name: "replay", build: build_replay },
+];
+
+/// Build the backend `spec` names, from [`BUILT_IN`] or `more` (the runner's entries).
+pub fn build(spec: &mut ModelSpec, ctx: &BuildContext, more: &[Entry]) -> anyhow::Result<Built> {
+    let entry = BUILT_IN
+        .iter()
+        .chain(more)
+        .find(|e| e.name == spec.backend)
+        .ok_or_else(|| InputError::new("--backends", format!("unknown backend `{}`; choose from {}", spec.backend, names_help())))?;
+    (entry.build)(spec, ctx)
+}
+
+fn build_openai(spec: &mut ModelSpec, ctx: &BuildContext) -> anyhow::Result<Built> {
+    let endpoint = Arc::new(OpenAiBackend::new(spec.clone(), ctx.cache.clone())?);
+    Ok(Built { backend: endpoint.clone(), endpoint: Some(endpoint) })
+}
+
+/// A replay backend: its file is checked against every task and tool of the run, and its digest goes
+/// into the matrix.
+fn build_replay(spec: &mut ModelSpec, ctx: &BuildContext) -> anyhow::Result<Built> {
+    let path = spec.replay_file.clone().ok_or_else(|| InputError::new("--backends", "the replay backend needs a file: replay:<FILE>"))?;
+    if let Some(other) = ctx.layouts.iter().find(|l| **l != LayoutKind::Flat) {
+        return Err(InputError::new(
+            &path,
+            format!(
+                "the replay backend plays recorded flat function calls, which never went through the `{}` layout's meta-tools; run it with --layouts flat",
+                other.as_str()
+            ),
+        )
+        .into());
+    }
+    let backend = ReplayBackend::load(&path, &spec.name, ctx.task_ids, ctx.tools.iter().copied())?;
+    spec.replay_digest = Some(backend.digest().to_string());
+    Built::plain(backend)
 }
 
 /// Every backend, as `--backends` and the experiment file's `backend` spell them.

@@ -1,7 +1,7 @@
 //! `toolpick mcp serve`: one presentation of a run — a catalog, a variant, a layout, and optionally one
 //! task's view of it (its candidates, distractors, poison) — served to any MCP client.
 //!
-//! The presentation is built by the run's own code ([`super::prepare`] on a one-cell matrix), so a
+//! The presentation is built by the run's own code ([`crate::run::prepare`] on a one-cell matrix), so a
 //! served catalog is exactly what a built-in backend is shown. Calls run through the layout
 //! (simulated execution); each one can be appended to a JSON Lines file as its call record
 //! (`--record`), in the trial file's `calls` vocabulary. The file is appended to, never truncated (a
@@ -9,7 +9,7 @@
 //! servers recording into one file never interleave), redacted like every trial record
 //! ([`crate::files::SharedLines`], [`crate::redact::global`]).
 
-use super::{Prepared, RunConfig, prepare};
+use crate::run::{Prepared, RunConfig, prepare};
 use crate::layout::Layout;
 use crate::mcp::serve::{Answer, BoxFuture, Served};
 use crate::protocol::{FunctionDef, Message, ToolCall};
@@ -22,12 +22,12 @@ use std::sync::{Arc, Mutex};
 pub struct Presentation {
     prepared: Arc<Prepared>,
     task: usize,
-    per_task: Option<super::Scenario>,
+    per_task: Option<crate::run::plan::Scenario>,
     state: Mutex<(Vec<Message>, usize)>,
     record: Option<crate::files::SharedLines>,
     client: Mutex<String>,
     /// Serving live (`--execute live`, `mcp proxy`): the session's sandbox and upstream server.
-    live: Option<super::live::LiveTrialRun>,
+    live: Option<crate::run::live::LiveTrialRun>,
     /// Function name → the MCP annotations of the catalog tool offered under it.
     annotations: std::collections::HashMap<String, serde_json::Value>,
 }
@@ -90,7 +90,7 @@ impl Presentation {
         let t = if self.task == usize::MAX { 0 } else { self.task };
         let task = &s.dataset.tasks[t];
         let kind = s.cells[0].layout.kind();
-        self.live = Some(super::live::start(&suite, task, self.prepared.backends[0].clone(), kind, 0, 0).await?);
+        self.live = Some(crate::run::live::start(&suite, task, self.prepared.backends[0].clone(), kind, 0, 0).await?);
         Ok(())
     }
 

@@ -28,8 +28,8 @@
 //! stderr with its file and line and skipped; a JSON line that is not a session's or a call's is an
 //! error naming its line and field.
 
-use super::serve::Presentation;
-use super::{Prepared, RunConfig};
+use super::presentation::Presentation;
+use crate::run::{Prepared, RunConfig};
 use crate::agent::{Backend, BoxFuture, TurnContext};
 use crate::error::InputError;
 use crate::layout::LayoutKind;
@@ -57,13 +57,13 @@ pub struct ServedSpec {
 
 impl ServedSpec {
     /// The one-cell run that presents this (`oracle` stands in as its backend until one is set).
-    pub fn config(&self, execute: Vec<String>, live: super::live::LiveOptions) -> RunConfig {
+    pub fn config(&self, execute: Vec<String>, live: crate::run::live::LiveOptions) -> RunConfig {
         RunConfig {
             catalogs: vec![self.catalog.clone()],
             datasets: vec![self.dataset.clone()],
             variants: vec![self.variant.clone()],
             layouts: vec![self.layout],
-            models: vec![super::config::ModelSpec::baseline("oracle")],
+            models: vec![crate::run::config::ModelSpec::baseline("oracle")],
             trials: 1,
             seed: self.seed,
             max_steps: 1,
@@ -417,7 +417,7 @@ pub struct CollectOptions {
 }
 
 /// Turn recorded sessions into a run: the latest session of each task is its trial.
-pub async fn collect(sessions: Sessions, options: CollectOptions) -> Result<super::RunOutcome> {
+pub async fn collect(sessions: Sessions, options: CollectOptions) -> Result<crate::run::RunOutcome> {
     let sessions_skipped = sessions.skipped;
     let mut latest: BTreeMap<String, (u64, String, Vec<SessionCall>)> = BTreeMap::new();
     for (n, (task, client, calls)) in sessions.sessions {
@@ -446,30 +446,24 @@ pub async fn collect(sessions: Sessions, options: CollectOptions) -> Result<supe
     config.subset.tasks = latest.keys().cloned().collect();
     config.max_steps = latest.values().map(|(_, _, c)| c.len() + 1).max().unwrap_or(1);
     config.repeat_limit = 0;
-    let mut model = super::config::ModelSpec::baseline("mcp-client");
+    let mut model = crate::run::config::ModelSpec::baseline("mcp-client");
     model.name = label.clone();
     config.models = vec![model];
-    let mut prepared = super::prepare(config)?;
+    let mut prepared = crate::run::prepare(config)?;
     let calls = latest.into_iter().map(|(task, (_, _, calls))| (task, calls)).collect();
     prepared.set_backend(0, Arc::new(SessionReplay { name: label, calls }));
     let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-    let run_id = options.run_id.unwrap_or_else(|| format!("mcp-sessions-{}", super::utc_stamp(unix)));
-    super::meta::check_run_id(&run_id).map_err(|why| InputError::new("--run-id", why))?;
-    let meta = json!({
-        "toolpick_version": env!("CARGO_PKG_VERSION"),
-        "started_unix": unix,
-        "started_utc": super::utc_stamp(unix),
-        "run_id": run_id,
-        "tokenizer": "o200k_base",
-        "served": {"sessions": "sessions.jsonl"},
-    });
-    let mut meta = meta;
+    let run_id = options.run_id.unwrap_or_else(|| format!("mcp-sessions-{}", crate::run::utc_stamp(unix)));
+    crate::run::meta::check_run_id(&run_id).map_err(|why| InputError::new("--run-id", why))?;
+    let mut meta = crate::record::meta::RunMeta::new(&run_id, unix, &crate::run::utc_stamp(unix));
+    let mut served = json!({"sessions": "sessions.jsonl"});
     if sessions_skipped > 0 {
         // Said on stderr as they were read; kept with the run so the count is not lost with the terminal.
-        meta["served"]["skipped_lines"] = json!(sessions_skipped);
+        served["skipped_lines"] = json!(sessions_skipped);
     }
+    meta.served = Some(served);
     let dir = options.out.join(&run_id);
-    let outcome = super::execute(prepared, &dir, meta, super::ExecOptions { quiet: true, ..Default::default() }).await?;
+    let outcome = crate::run::execute(prepared, &dir, meta, crate::run::ExecOptions { quiet: true, ..Default::default() }).await?;
     let copy = outcome.dir.join("sessions.jsonl");
     if std::fs::canonicalize(&options.source).ok() != std::fs::canonicalize(&copy).ok() {
         let bytes = std::fs::read(&options.source).map_err(|e| InputError::new(&options.source, format!("cannot read the sessions file: {e}")))?;
