@@ -47,9 +47,9 @@ pub struct ExperimentFile {
     /// Where executed calls run: `["simulated"]` (the default), `["live"]` (every catalog's real
     /// server), or per catalog (`["files=live"]`). See `--execute`.
     pub execute: Option<Vec<String>>,
-    /// Live-run settings (policy, limits); see `--allow-destructive` and the README.
+    /// Live-run settings (policy, limits); see `--allow-destructive` and docs/mcp.md.
     pub live: Option<super::live::LiveOptions>,
-    /// The judge of final answers (see `--judge` and the README's "Judged final answers").
+    /// The judge of final answers (see `--judge` and docs/judge.md).
     pub judge: Option<crate::judge::config::JudgeFile>,
     #[serde(default)]
     pub models: Vec<ModelSpec>,

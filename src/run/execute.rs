@@ -399,7 +399,7 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: RunMeta, options: Exe
         .collect();
     if !live.is_empty() {
         // What the platform gave: a network namespace per server, or none (then servers share the
-        // machine's network; see the README's "Live MCP servers").
+        // machine's network; see docs/mcp.md).
         let isolation = match crate::mcp::client::network_isolation() {
             Some(prefix) => format!("network namespace per server ({})", prefix.join(" ")),
             None => "none: `unshare` is not available to this user, servers share the machine's network".to_string(),
