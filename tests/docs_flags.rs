@@ -26,7 +26,7 @@ const OTHER_PROGRAMS: &[(&str, &str)] = &[
     ("--jinja", "llama-server: applies the model's chat template (local models)"),
     ("--enable-auto-tool-choice", "vllm serve: native tool calls (local models)"),
     ("--tool-call-parser", "vllm serve: the parser of the model's tool calls (local models)"),
-    ("--no-deps", "pip install: how the parity venv installs BFCL's checker"),
+    ("--no-deps", "pip's flag: the parity venv gets BFCL's checker without its dependencies"),
     ("--python", "scripts/install-mcp-servers.sh: also the PyPI servers and the MCP SDK"),
     ("--check", "scripts/install-mcp-servers.sh, install-parity-venv.sh: report what is missing, install nothing"),
 ];
