@@ -91,15 +91,15 @@ pub struct Trial {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub live: Option<super::live::LiveTrial>,
     /// The task's claims (facts a final answer must state), kept here so judging needs no dataset.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "claims_or_skip")]
     pub claims: Vec<String>,
     /// The task's reference answer, if it has one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "answer_or_skip")]
     pub reference_answer: Option<String>,
     /// The episode's final answer: the text of its last message when that is the assistant's (an
     /// episode that stopped on a tool result or an error has none). Kept here, not only in the
     /// transcript, so judging an answer reads the trial file alone. Format-1 records lack it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "answer_or_skip")]
     pub final_answer: Option<String>,
     /// The messages of the episode. Since trial format 2 they are written to `transcripts.jsonl`
     /// ([`super::transcripts`]) and left out here (empty, so not serialised); records of format 1 carry
@@ -132,6 +132,15 @@ enum Reading {
     /// record whose `declared` is not what it should be is an error in a report too, not a value
     /// skipped unseen.
     ForReport,
+    /// [`Reading::ForReport`] of a run without judgements: nor what only judging reads (the claims,
+    /// the reference and final answers).
+    ForUnjudgedReport,
+}
+
+impl Reading {
+    fn for_report(self) -> bool {
+        matches!(self, Reading::ForReport | Reading::ForUnjudgedReport)
+    }
 }
 
 thread_local! {
@@ -151,6 +160,22 @@ fn transcript_or_skip<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Mess
     }
 }
 
+fn claims_or_skip<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    if reading() == Reading::ForUnjudgedReport {
+        serde::de::IgnoredAny::deserialize(d)?;
+        return Ok(Vec::new());
+    }
+    Vec::deserialize(d)
+}
+
+fn answer_or_skip<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    if reading() == Reading::ForUnjudgedReport {
+        serde::de::IgnoredAny::deserialize(d)?;
+        return Ok(None);
+    }
+    Option::deserialize(d)
+}
+
 /// The argument keys a report reads without scoring: the navigation calls' servers and categories
 /// (`crate::score::diagnostics`).
 const REPORT_ARGUMENT_KEYS: [&str; 2] = ["server_names", "category_names"];
@@ -161,7 +186,7 @@ const REPORT_ARGUMENT_KEYS: [&str; 2] = ["server_names", "category_names"];
 pub(super) fn arguments_or_few<'de, D: serde::Deserializer<'de>>(
     d: D,
 ) -> Result<Option<serde_json::Value>, D::Error> {
-    if reading() != Reading::ForReport {
+    if !reading().for_report() {
         return Option::<serde_json::Value>::deserialize(d);
     }
     d.deserialize_option(FewArguments)
@@ -272,8 +297,11 @@ pub fn parse_without_transcript(line: &[u8]) -> serde_json::Result<Trial> {
 /// the call arguments only scoring reads (all but the navigation ones). The record is fit for every
 /// report but not for scoring: when its score is not of the current scorer, parse the line again
 /// with [`parse_without_transcript`] to score it.
-pub fn parse_for_report(line: &[u8]) -> serde_json::Result<Trial> {
-    parse_as(Reading::ForReport, line)
+///
+/// Of a run without judgements (`judged` false), the claims and answers are left out too: only
+/// judging reads them.
+pub fn parse_for_report(line: &[u8], judged: bool) -> serde_json::Result<Trial> {
+    parse_as(if judged { Reading::ForReport } else { Reading::ForUnjudgedReport }, line)
 }
 
 fn parse_as(how: Reading, line: &[u8]) -> serde_json::Result<Trial> {
@@ -339,14 +367,15 @@ mod tests {
         r#""name":"x","status":"malformed","arguments":"not json"},"read_only":false}],"steps":3,"#,
         r#""stop_reason":"answered","tokens":{"definitions_upfront":10,"tool_context_total":30},"#,
         r#""score":{"pass":true,"selection_correct":true,"abstention_correct":true,"scorer":2},"#,
-        r#""final_answer":"x","transcript":[{"role":"user","content":"Get repo x"}]}"#,
+        r#""claims":["x is got"],"reference_answer":"x","final_answer":"x","#,
+        r#""transcript":[{"role":"user","content":"Get repo x"}]}"#,
     );
 
     #[test]
     fn a_report_reads_everything_but_the_transcript_and_the_arguments_only_scoring_reads() {
         let full: Trial = serde_json::from_str(LINE).unwrap();
         assert!(!full.transcript.is_empty() && !full.declared.is_empty(), "the fixture has both");
-        let light = parse_for_report(LINE.as_bytes()).unwrap();
+        let light = parse_for_report(LINE.as_bytes(), true).unwrap();
         assert!(light.transcript.is_empty());
         let args: Vec<_> = light.calls.iter().map(|c| c.record.arguments.clone()).collect();
         assert_eq!(args[0], Some(serde_json::json!({"server_names": ["s"]})));
@@ -360,6 +389,16 @@ mod tests {
             c.record.arguments = a;
         }
         assert_eq!(light, rest);
+        // Without judgements, nor what only judging reads.
+        assert!(!full.claims.is_empty());
+        assert!(full.reference_answer.is_some() && full.final_answer.is_some());
+        let unjudged = parse_for_report(LINE.as_bytes(), false).unwrap();
+        assert!(unjudged.claims.is_empty());
+        assert_eq!((unjudged.reference_answer, unjudged.final_answer), (None, None));
+        rest.claims.clear();
+        rest.reference_answer = None;
+        rest.final_answer = None;
+        assert_eq!(parse_for_report(LINE.as_bytes(), false).unwrap(), rest);
         // The other readers on this thread still read whole records.
         assert_eq!(serde_json::from_str::<Trial>(LINE).unwrap(), full);
         assert_eq!(parse_without_transcript(LINE.as_bytes()).unwrap().declared, full.declared);
@@ -368,11 +407,17 @@ mod tests {
     #[test]
     fn a_bad_record_is_an_error_in_every_reading() {
         let bad = LINE.replace(r#""steps":3"#, r#""steps":"three""#);
-        let errors = [parse_for_report(bad.as_bytes()), parse_without_transcript(bad.as_bytes())];
+        let errors = [
+            parse_for_report(bad.as_bytes(), true),
+            parse_for_report(bad.as_bytes(), false),
+            parse_without_transcript(bad.as_bytes()),
+        ];
         for e in errors.map(Result::unwrap_err) {
             assert!(e.to_string().contains("invalid type: string \"three\""), "{e}");
         }
         let bad_arguments = LINE.replace(r#""server_names":["s"]"#, r#""server_names":["s""#);
-        assert!(parse_for_report(bad_arguments.as_bytes()).is_err());
+        assert!(parse_for_report(bad_arguments.as_bytes(), false).is_err());
+        let bad_answer = LINE.replace(r#""final_answer":"x""#, r#""final_answer":"x"#);
+        assert!(parse_for_report(bad_answer.as_bytes(), false).is_err(), "skipped, still checked");
     }
 }

@@ -284,6 +284,8 @@ fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool,
             Ok(kept)
         });
         let mut failed = None;
+        // Claims and answers are read only to join judgements (and the sample is re-read in full).
+        let judged = !judgements.0.is_empty();
         for batch in lines_rx.iter() {
             let parsed = batch
                 .lines
@@ -295,8 +297,9 @@ fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool,
                         crate::error::InputError::new(trials_path, message).at_line(*no)
                     };
                     use crate::record::trial::{parse_for_report, parse_without_transcript};
-                    let mut t: Trial =
-                        timed.time("scan: parse", || parse_for_report(line)).map_err(not_a_trial)?;
+                    let mut t: Trial = timed
+                        .time("scan: parse", || parse_for_report(line, judged))
+                        .map_err(not_a_trial)?;
                     if t.score.scorer != crate::score::VERSION {
                         // A stale score: scoring reads what the report's parse left out.
                         t = timed
