@@ -137,9 +137,8 @@ pub(crate) fn effect_of(good: &[f64], variant: &[f64], seed: u64) -> PairedEffec
 }
 
 /// Effects of every non-`good` variant, grouped by dataset/layout/backend, ranked within each group.
-/// `rows` are the run's scored trials (the per-task outcomes the effects pair).
-pub fn effects(cells: &[CellSummary], rows: &ScoreRows) -> Vec<Effect> {
-    let per_cell = outcomes(rows);
+/// `per_cell` are the run's per-task outcomes ([`outcomes`]), which the effects pair.
+pub fn effects(cells: &[CellSummary], per_cell: &Outcomes<'_>) -> Vec<Effect> {
     let empty = BTreeMap::new();
     let mut out = Vec::new();
     let mut groups: Vec<(&str, &str, &str)> = cells.iter().map(|c| (c.dataset.as_str(), c.layout.as_str(), c.backend.as_str())).collect();

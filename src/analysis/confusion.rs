@@ -38,15 +38,27 @@ impl Entry {
 
 /// Every cell's matrix, sorted by cell, expected tool, tool called.
 pub fn matrix(rows: &ScoreRows) -> Vec<Entry> {
-    let mut counts: BTreeMap<(String, String, String), (u64, Vec<usize>)> = BTreeMap::new();
+    // Counted by the interned codes (a million pairs, a few thousand entries), then named: building
+    // the names per pair was most of the analysis' time at scale.
+    type Counted = (u64, Vec<usize>);
+    let mut by_codes: rustc_hash::FxHashMap<([u32; 5], u32, u32), Counted> = Default::default();
     for &[row, e, c] in &rows.pairs {
-        let row = row as usize;
-        let cell = rows.cell_key(row);
-        let entry = counts.entry((cell, rows.str(e).to_string(), rows.str(c).to_string())).or_default();
+        let entry = by_codes.entry((rows.cell_codes(row as usize), e, c)).or_default();
         entry.0 += 1;
         if entry.1.len() < EXAMPLES {
-            entry.1.push(row);
+            entry.1.push(row as usize);
         }
+    }
+    let mut counts: BTreeMap<(String, String, String), Counted> = BTreeMap::new();
+    for ((cell, e, c), (n, examples)) in by_codes {
+        // Two cells whose names join to one key share it (see `ScoreRows::per_cell_means`): their
+        // counts add up and the examples are the first rows of both, in matrix order.
+        let key = (rows.key_of(cell), rows.str(e).to_string(), rows.str(c).to_string());
+        let entry = counts.entry(key).or_default();
+        entry.0 += n;
+        entry.1.extend(examples);
+        entry.1.sort_unstable();
+        entry.1.truncate(EXAMPLES);
     }
     let mut totals: BTreeMap<(String, String), u64> = BTreeMap::new();
     for ((cell, e, _), (n, _)) in &counts {
@@ -123,8 +135,9 @@ pub type ToolKey = [String; 5];
 
 /// Per tool and cell ([`ToolKey`]): the counts over the rows `keep` accepts.
 pub fn per_tool(rows: &ScoreRows, keep: impl Fn(usize) -> bool) -> BTreeMap<ToolKey, ToolCounts> {
-    let mut out: BTreeMap<ToolKey, ToolCounts> = BTreeMap::new();
-    let key = |row: usize, tool: u32| [rows.dataset[row], rows.variant[row], rows.layout[row], rows.backend[row], tool].map(|c| rows.str(c).to_string());
+    // Counted by the interned codes, then named once per key (distinct codes are distinct names).
+    let mut out: rustc_hash::FxHashMap<[u32; 5], ToolCounts> = Default::default();
+    let key = |row: usize, tool: u32| tool_codes(rows, row, tool);
     for &[row, e, c] in &rows.pairs {
         let row = row as usize;
         if !keep(row) {
@@ -145,7 +158,17 @@ pub fn per_tool(rows: &ScoreRows, keep: impl Fn(usize) -> bool) -> BTreeMap<Tool
             out.entry(key(row, t)).or_default().fp += 1;
         }
     }
-    out
+    out.into_iter().map(|(codes, counts)| (tool_key(rows, codes), counts)).collect()
+}
+
+/// A row's cell and a tool, as codes: `[dataset, variant, layout, backend, tool]`.
+pub(super) fn tool_codes(rows: &ScoreRows, row: usize, tool: u32) -> [u32; 5] {
+    [rows.dataset[row], rows.variant[row], rows.layout[row], rows.backend[row], tool]
+}
+
+/// The [`ToolKey`] of [`tool_codes`].
+pub(super) fn tool_key(rows: &ScoreRows, codes: [u32; 5]) -> ToolKey {
+    codes.map(|c| rows.str(c).to_string())
 }
 
 #[cfg(test)]

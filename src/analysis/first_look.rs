@@ -8,7 +8,6 @@
 use super::ablation::Effect;
 use super::cells::CellSummary;
 use super::confusion::Entry;
-use super::rows::ScoreRows;
 use crate::score::stats::Diff;
 
 /// One sentence and the page section (`id`) it points to. Names in the text are in backticks (as
@@ -92,7 +91,15 @@ fn subjects(cells: &[CellSummary]) -> Vec<Option<String>> {
 /// the findings are about the model (per model), with the lexical baseline's figure for the same
 /// comparison beside it.
 /// `top_confusions` are the confusions between tools in their ranking ([`super::confusion::top_between_tools`]).
-pub fn findings(all_cells: &[CellSummary], rows: &ScoreRows, effects: &[Effect], matrix: &[Entry], top_confusions: &[usize], lint: &super::Lint) -> Vec<Finding> {
+/// `per_cell` are the run's per-task outcomes ([`super::ablation::outcomes`]).
+pub fn findings(
+    all_cells: &[CellSummary],
+    per_cell: &super::ablation::Outcomes<'_>,
+    effects: &[Effect],
+    matrix: &[Entry],
+    top_confusions: &[usize],
+    lint: &super::Lint,
+) -> Vec<Finding> {
     let mut out = Vec::new();
     let subjects = subjects(all_cells);
     let about = |backend: &str, subject: &Option<String>| match subject {
@@ -102,7 +109,6 @@ pub fn findings(all_cells: &[CellSummary], rows: &ScoreRows, effects: &[Effect],
     // Layouts: every layout against flat, same dataset, catalog, variant and backend — paired task by
     // task over the tasks that need a call, as the ablation's effects are (the layouts run the same
     // tasks).
-    let per_cell = super::ablation::outcomes(rows);
     let empty = Default::default();
     let layout_effects: Vec<(Diff, &CellSummary)> = all_cells
         .iter()

@@ -64,11 +64,16 @@ impl RunAnalysis {
 /// Analyze a run's scored rows: every figure any report, comparison or gate shows, each computed once.
 pub fn analyze(rows: rows::ScoreRows, config: serde_json::Value, lint: &Lint) -> Result<RunAnalysis> {
     let (cells, categories) = cells::summarize(&rows)?;
-    let effects = ablation::effects(&cells, &rows);
+    // Per cell and task outcomes, which the ablation's effects and the first look's layout effects
+    // both pair (built once: at a million trials it is a map of a million tasks).
+    let outcomes = ablation::outcomes(&rows);
+    let effects = ablation::effects(&cells, &outcomes);
     let confusion = confusion::matrix(&rows);
     let top_confusions = confusion::top_between_tools(&confusion);
     let tools = tools::rows(&rows, lint);
     let curve = curve::lines(&cells);
-    let first_look = first_look::findings(&cells, &rows, &effects, &confusion, &top_confusions, lint);
+    let first_look =
+        first_look::findings(&cells, &outcomes, &effects, &confusion, &top_confusions, lint);
+    drop(outcomes);
     Ok(RunAnalysis { config, cells, categories, rows, effects, confusion, top_confusions, tools, curve, first_look })
 }

@@ -9,8 +9,10 @@ use std::collections::BTreeMap;
 /// Strings stored once and referred to by a `u32` code (code 0 is the empty string), so a million
 /// trials' dataset, variant, task and query names cost four bytes each.
 pub struct Interner {
-    ids: rustc_hash::FxHashMap<String, u32>,
-    names: Vec<String>,
+    /// Each string is stored once, shared by the map and the list (a million trials' task ids are a
+    /// million distinct strings).
+    ids: rustc_hash::FxHashMap<std::sync::Arc<str>, u32>,
+    names: Vec<std::sync::Arc<str>>,
     /// The id [`Interner::intern_in`] gave last, per slot.
     last: [u32; 8],
 }
@@ -29,8 +31,9 @@ impl Interner {
             return id;
         }
         let id = self.names.len() as u32;
-        self.names.push(s.to_string());
-        self.ids.insert(s.to_string(), id);
+        let name: std::sync::Arc<str> = s.into();
+        self.names.push(name.clone());
+        self.ids.insert(name, id);
         id
     }
 
@@ -39,7 +42,7 @@ impl Interner {
     /// hashed.
     pub fn intern_in(&mut self, slot: usize, s: &str) -> u32 {
         let last = self.last[slot];
-        if self.names[last as usize] == s {
+        if *self.names[last as usize] == *s {
             return last;
         }
         let id = self.intern(s);

@@ -35,13 +35,17 @@ impl ToolRow {
 /// Rows sorted by dataset, variant, layout, backend, tool: every tool a single-call task targets, or
 /// that was expected or called at all, in each cell.
 pub fn rows(r: &ScoreRows, lint: &Lint) -> Vec<ToolRow> {
-    let mut counts: BTreeMap<super::confusion::ToolKey, (u64, u64)> = BTreeMap::new();
+    use super::confusion::{tool_codes, tool_key};
+    // Counted by the interned codes, then named once per key (distinct codes are distinct names).
+    let mut by_codes: rustc_hash::FxHashMap<[u32; 5], (u64, u64)> = Default::default();
     let kept = |i: usize| !r.infra[i] && !matches!(r.str(r.backend[i]), "oracle" | "mcp-oracle");
     for i in (0..r.len()).filter(|&i| r.expected_tool[i] != 0 && kept(i)) {
-        let e = counts.entry([r.dataset[i], r.variant[i], r.layout[i], r.backend[i], r.expected_tool[i]].map(|c| r.str(c).to_string())).or_default();
+        let e = by_codes.entry(tool_codes(r, i, r.expected_tool[i])).or_default();
         e.0 += 1;
         e.1 += u64::from(r.selection[i]);
     }
+    let mut counts: BTreeMap<super::confusion::ToolKey, (u64, u64)> =
+        by_codes.into_iter().map(|(codes, n)| (tool_key(r, codes), n)).collect();
     let mut per_tool = super::confusion::per_tool(r, kept);
     for k in per_tool.keys() {
         counts.entry(k.clone()).or_default();

@@ -78,12 +78,63 @@ impl super::TrialSink for TrialsCsv {
 }
 
 /// One `trials.csv` row: the declared columns ([`TRIALS`]) of the trial, field by field (text borrowed
-/// from the record: it runs for every trial of a report).
+/// from the record: it runs for every trial of a report). Written straight into one buffer, quoted
+/// as the `csv` crate's writer quotes (a writer per row cost more than the row's values).
 fn encode_row(t: &crate::record::Trial) -> Result<Vec<u8>> {
-    let mut w = ::csv::WriterBuilder::new().buffer_capacity(512).from_writer(Vec::with_capacity(512));
-    for col in TRIALS.iter() {
-        write_value(&mut w, (col.read)(t, &()))?;
+    let mut out = Vec::with_capacity(512);
+    for (i, col) in TRIALS.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        match (col.read)(t, &()) {
+            Value::Text(s) => push_field(&mut out, s.as_bytes()),
+            Value::Count(n) => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
+            // Digits, a sign and a point, or `inf`: nothing a CSV field quotes (NaN, empty).
+            Value::Number(x) => out.extend_from_slice(super::fixed_or_empty(x, 6).as_bytes()),
+            Value::Flag(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
+            Value::Null => {}
+        }
     }
-    w.write_record(None::<&[u8]>)?;
-    w.into_inner().map_err(|e| anyhow::anyhow!("cannot encode a CSV row: {}", e.error()))
+    out.push(b'\n');
+    Ok(out)
+}
+
+/// One field as the `csv` crate writes it by default (`QuoteStyle::Necessary`, `\n` records):
+/// quoted, with its quotes doubled, when it holds a comma, a quote, `\r` or `\n`.
+fn push_field(out: &mut Vec<u8>, field: &[u8]) {
+    if !field.iter().any(|b| matches!(b, b',' | b'"' | b'\r' | b'\n')) {
+        out.extend_from_slice(field);
+        return;
+    }
+    out.push(b'"');
+    for &b in field {
+        if b == b'"' {
+            out.push(b'"');
+        }
+        out.push(b);
+    }
+    out.push(b'"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_field_is_written_as_the_csv_crate_writes_it() {
+        let fields = [
+            "", "plain", "a,b", "say \"hi\"", "\"", "line\nbreak", "cr\rhere", " spaced ", "#hash",
+            "é ✓ 只", "tab\there", "'single'", "\r\n", ",", "\"\"", "trailing,",
+        ];
+        for f in fields {
+            let mut ours = Vec::new();
+            push_field(&mut ours, f.as_bytes());
+            ours.extend_from_slice(b",x\n");
+            let mut w = ::csv::Writer::from_writer(Vec::new());
+            w.write_record([f, "x"]).unwrap();
+            let theirs = w.into_inner().unwrap();
+            let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
+            assert_eq!(text(ours), text(theirs), "{f:?}");
+        }
+    }
 }

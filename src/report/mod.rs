@@ -284,15 +284,29 @@ fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool,
             Ok(kept)
         });
         let mut failed = None;
+        // Claims and answers are read only to join judgements (and the sample is re-read in full).
+        let judged = !judgements.0.is_empty();
         for batch in lines_rx.iter() {
             let parsed = batch
                 .lines
                 .par_iter()
                 .map_init(phases::Local::default, |timed, (no, range)| {
+                    let line = &batch.data[range.clone()];
+                    let not_a_trial = |e: serde_json::Error| {
+                        let message = format!("not a trial record: {e}");
+                        crate::error::InputError::new(trials_path, message).at_line(*no)
+                    };
+                    use crate::record::trial::{parse_for_report, parse_without_transcript};
                     let mut t: Trial = timed
-                        .time("scan: parse", || crate::record::trial::parse_without_transcript(&batch.data[range.clone()]))
-                        .map_err(|e| crate::error::InputError::new(trials_path, format!("not a trial record: {e}")).at_line(*no))?;
-                    timed.time("scan: score", || crate::score::score_if_stale(&mut t));
+                        .time("scan: parse", || parse_for_report(line, judged))
+                        .map_err(not_a_trial)?;
+                    if t.score.scorer != crate::score::VERSION {
+                        // A stale score: scoring reads what the report's parse left out.
+                        t = timed
+                            .time("scan: parse again to score", || parse_without_transcript(line))
+                            .map_err(not_a_trial)?;
+                        timed.time("scan: score", || crate::score::score_if_stale(&mut t));
+                    }
                     t.judgement = judgements.of(&t);
                     let encoded = encoders.iter().zip(SINK_ENCODE).map(|(e, name)| timed.time(name, || e(&t))).collect::<Result<Vec<_>>>()?;
                     let derived = timed.time("scan: derive (pairing, diagnostics)", || rows::Derived::of(&t));
