@@ -15,7 +15,10 @@ use std::time::Instant;
 /// The body of a first turn as the runner sends it for the benchmark suite: the user's query and 10
 /// function tools with one required string parameter.
 fn body(i: usize) -> Vec<u8> {
-    let verbs = ["get", "list", "create", "update", "delete", "search", "send", "cancel", "export", "archive"];
+    let verbs = [
+        "get", "list", "create", "update", "delete", "search", "send", "cancel", "export",
+        "archive",
+    ];
     let tools: Vec<_> = verbs
         .iter()
         .map(|v| {
@@ -42,25 +45,38 @@ fn main() {
         eprintln!("usage: endpoint_capacity BASE_URL [REQUESTS] [CONCURRENCY]");
         std::process::exit(2);
     };
-    let requests: usize = args.get(1).map(|s| s.parse().expect("REQUESTS is a number")).unwrap_or(2000);
-    let concurrency: usize = args.get(2).map(|s| s.parse().expect("CONCURRENCY is a number")).unwrap_or(64);
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a tokio runtime");
+    let requests: usize =
+        args.get(1).map(|s| s.parse().expect("REQUESTS is a number")).unwrap_or(2000);
+    let concurrency: usize =
+        args.get(2).map(|s| s.parse().expect("CONCURRENCY is a number")).unwrap_or(64);
+    let rt =
+        tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a tokio runtime");
     let (wall, failed) = rt.block_on(async move {
-        let client = reqwest::Client::builder().pool_max_idle_per_host(concurrency).build().expect("an HTTP client");
+        let client = reqwest::Client::builder()
+            .pool_max_idle_per_host(concurrency)
+            .build()
+            .expect("an HTTP client");
         let url = format!("{}/chat/completions", base.trim_end_matches('/'));
         let next = Arc::new(AtomicUsize::new(0));
         let failed = Arc::new(AtomicUsize::new(0));
         let started = Instant::now();
         let workers: Vec<_> = (0..concurrency)
             .map(|_| {
-                let (client, url, next, failed) = (client.clone(), url.clone(), next.clone(), failed.clone());
+                let (client, url, next, failed) =
+                    (client.clone(), url.clone(), next.clone(), failed.clone());
                 tokio::spawn(async move {
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         if i >= requests {
                             break;
                         }
-                        let ok = match client.post(&url).header("content-type", "application/json").body(body(i)).send().await {
+                        let ok = match client
+                            .post(&url)
+                            .header("content-type", "application/json")
+                            .body(body(i))
+                            .send()
+                            .await
+                        {
                             Ok(r) => r.status().is_success() && r.bytes().await.is_ok(),
                             Err(_) => false,
                         };

@@ -11,20 +11,33 @@ use toolpick::agent::backends::lexical::function_doc;
 use toolpick::text::{Analyzer, Bm25, Scratch};
 
 fn main() {
-    let dir = std::env::args().skip(1).find(|a| !a.starts_with("--")).expect("usage: lexical <dir with catalog.jsonl and queries.jsonl>");
-    let imported = toolpick::dataset::importers::import("bench-catalog", std::path::Path::new(&dir)).expect("import");
+    let dir = std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with("--"))
+        .expect("usage: lexical <dir with catalog.jsonl and queries.jsonl>");
+    let imported =
+        toolpick::dataset::importers::import("bench-catalog", std::path::Path::new(&dir))
+            .expect("import");
     let catalog = imported.catalog;
-    let executor = std::sync::Arc::new(toolpick::exec::Executor::new(&catalog).expect("schemas compile"));
+    let executor =
+        std::sync::Arc::new(toolpick::exec::Executor::new(&catalog).expect("schemas compile"));
     let flat = toolpick::layout::FlatLayout::new(&catalog, executor);
     let functions = toolpick::layout::Layout::functions(&flat).to_vec();
-    let tools: Vec<String> = functions.iter().map(|f| flat.tool_id(&f.name).unwrap_or_default().to_string()).collect();
-    let queries: Vec<(String, String)> = imported.dataset.tasks.iter().map(|t| (t.query.clone(), t.expected[0].tool.clone())).collect();
+    let tools: Vec<String> =
+        functions.iter().map(|f| flat.tool_id(&f.name).unwrap_or_default().to_string()).collect();
+    let queries: Vec<(String, String)> = imported
+        .dataset
+        .tasks
+        .iter()
+        .map(|t| (t.query.clone(), t.expected[0].tool.clone()))
+        .collect();
     println!("tools {}", functions.len());
     println!("queries {}", queries.len());
 
     let analyzer = Analyzer::default();
     let t = Instant::now();
-    let docs: Vec<Vec<String>> = functions.iter().map(|f| analyzer.terms(&function_doc(f))).collect();
+    let docs: Vec<Vec<String>> =
+        functions.iter().map(|f| analyzer.terms(&function_doc(f))).collect();
     let index = Bm25::new(&docs);
     println!("index_build_ms {:.1}", t.elapsed().as_secs_f64() * 1000.0);
 
@@ -49,7 +62,8 @@ fn main() {
     let mut top5 = 0;
     for _ in 0..rounds {
         let t = Instant::now();
-        let ids: Vec<Vec<u32>> = queries.iter().map(|(q, _)| index.query_ids(&analyzer.terms(q))).collect();
+        let ids: Vec<Vec<u32>> =
+            queries.iter().map(|(q, _)| index.query_ids(&analyzer.terms(q))).collect();
         let scoring = Instant::now();
         let mut scratch = Scratch::default();
         top5 = 0;

@@ -15,7 +15,9 @@ fn record(echo: Option<&str>) -> Vec<u8> {
     }
     let mut v = serde_json::json!({"trial_id": "starter/good/flat/openai/t-0042#0", "messages": messages, "score": {"pass": true, "error_detail": ""}});
     if let Some(k) = echo {
-        v["score"]["error_detail"] = serde_json::json!(format!("client_error after 1 attempt(s): HTTP 401: Incorrect API key provided: {k}"));
+        v["score"]["error_detail"] = serde_json::json!(format!(
+            "client_error after 1 attempt(s): HTTP 401: Incorrect API key provided: {k}"
+        ));
     }
     serde_json::to_vec(&v).unwrap()
 }
@@ -35,7 +37,11 @@ fn main() {
     let echoed = record(Some(key));
     println!("record_bytes {}", clean.len());
     let one = Redactor::new([key]);
-    let three = Redactor::new([key, "sk-ant-api03-x9y8z7w6v5u4t3s2r1q0", "gsk_0123456789abcdefghijABCDEFGHIJ"]);
+    let three = Redactor::new([
+        key,
+        "sk-ant-api03-x9y8z7w6v5u4t3s2r1q0",
+        "gsk_0123456789abcdefghijABCDEFGHIJ",
+    ]);
     time("one_key_clean", &one, &clean);
     time("one_key_echoed", &one, &echoed);
     time("three_keys_clean", &three, &clean);
@@ -47,7 +53,10 @@ fn main() {
     println!("escaped_record_bytes {}", escaped.len());
     time("one_key_escaped_clean", &one, &escaped);
     time("three_keys_escaped_clean", &three, &escaped);
-    v["error"] = serde_json::json!(format!("HTTP 401: {{\"error\": \"bad key {}\"}}", key.replace('-', "\\u002d")));
+    v["error"] = serde_json::json!(format!(
+        "HTTP 401: {{\"error\": \"bad key {}\"}}",
+        key.replace('-', "\\u002d")
+    ));
     let escaped_echo = serde_json::to_vec(&v).unwrap();
     time("one_key_escaped_echoed", &one, &escaped_echo);
 }

@@ -24,36 +24,51 @@ use std::time::Instant;
 fn vm_hwm_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok()))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
         .unwrap_or(0)
 }
 
 fn main() {
     toolpick::allocator::tune();
     let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
-    let template = std::path::PathBuf::from(args.first().expect("usage: report_scale <template run dir> <work dir> [N]"));
-    let work = std::path::PathBuf::from(args.get(1).expect("usage: report_scale <template run dir> <work dir> [N]"));
+    let template = std::path::PathBuf::from(
+        args.first().expect("usage: report_scale <template run dir> <work dir> [N]"),
+    );
+    let work = std::path::PathBuf::from(
+        args.get(1).expect("usage: report_scale <template run dir> <work dir> [N]"),
+    );
     let n: usize = args.get(2).map(|s| s.parse().expect("N")).unwrap_or(1_000_000);
 
     let v1 = args.get(3).is_some_and(|a| a == "v1");
     let read = |name: &str| -> Vec<serde_json::Value> {
         match std::fs::File::open(template.join(name)) {
-            Ok(f) => std::io::BufReader::new(f).lines().map(|l| serde_json::from_str(&l.unwrap()).unwrap()).collect(),
+            Ok(f) => std::io::BufReader::new(f)
+                .lines()
+                .map(|l| serde_json::from_str(&l.unwrap()).unwrap())
+                .collect(),
             Err(_) => Vec::new(),
         }
     };
     let records = read("trials.jsonl");
-    let transcripts: std::collections::HashMap<String, serde_json::Value> = read("transcripts.jsonl")
-        .into_iter()
-        .map(|t| (t["trial_id"].as_str().unwrap().to_string(), t["transcript"].clone()))
-        .collect();
+    let transcripts: std::collections::HashMap<String, serde_json::Value> =
+        read("transcripts.jsonl")
+            .into_iter()
+            .map(|t| (t["trial_id"].as_str().unwrap().to_string(), t["transcript"].clone()))
+            .collect();
     std::fs::create_dir_all(&work).unwrap();
     for f in ["run.json", "tools.json", "lint.json", "defects.json"] {
         let _ = std::fs::copy(template.join(f), work.join(f));
     }
     let t = Instant::now();
-    let mut out = std::io::BufWriter::new(std::fs::File::create(work.join("trials.jsonl")).unwrap());
-    let mut out_transcripts = (!v1).then(|| std::io::BufWriter::new(std::fs::File::create(work.join("transcripts.jsonl")).unwrap()));
+    let mut out =
+        std::io::BufWriter::new(std::fs::File::create(work.join("trials.jsonl")).unwrap());
+    let mut out_transcripts = (!v1).then(|| {
+        std::io::BufWriter::new(std::fs::File::create(work.join("transcripts.jsonl")).unwrap())
+    });
     let (mut bytes, mut transcript_bytes) = (0usize, 0usize);
     for i in 0..n {
         let mut r = records[i % records.len()].clone();
@@ -100,9 +115,11 @@ fn main() {
     println!("trials_file_mib {:.0}", bytes as f64 / 1048576.0);
     println!("transcripts_file_mib {:.0}", transcript_bytes as f64 / 1048576.0);
     // As a run ends: compacted (already in order: one read) and the transcripts indexed.
-    toolpick::record::store::compact_run(&work, |_, matrix_index| Some(matrix_index)).expect("compact");
+    toolpick::record::store::compact_run(&work, |_, matrix_index| Some(matrix_index))
+        .expect("compact");
     println!("generate_s {:.1}", t.elapsed().as_secs_f64());
-    let repeats: usize = std::env::var("REPORT_REPEATS").ok().and_then(|r| r.parse().ok()).unwrap_or(1).max(1);
+    let repeats: usize =
+        std::env::var("REPORT_REPEATS").ok().and_then(|r| r.parse().ok()).unwrap_or(1).max(1);
     for run in 1..=repeats {
         // Drop the generator's (or the previous render's) peak: "5" resets VmHWM to the current RSS.
         let reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();

@@ -54,6 +54,10 @@ mod tests {
             return; // the environment's value wins, by design
         }
         tune();
-        assert_eq!(purge_delay_ms(), PURGE_DELAY_MS, "the option at the index did not hold mimalloc's purge-delay default");
+        assert_eq!(
+            purge_delay_ms(),
+            PURGE_DELAY_MS,
+            "the option at the index did not hold mimalloc's purge-delay default"
+        );
     }
 }

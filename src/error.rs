@@ -46,7 +46,12 @@ pub struct InputError {
 
 impl InputError {
     pub fn new(file: impl AsRef<Path>, message: impl Into<String>) -> Self {
-        InputError { file: file.as_ref().to_path_buf(), line: None, field: None, message: message.into() }
+        InputError {
+            file: file.as_ref().to_path_buf(),
+            line: None,
+            field: None,
+            message: message.into(),
+        }
     }
     pub fn at_line(mut self, line: usize) -> Self {
         self.line = Some(line);
@@ -127,7 +132,11 @@ fn foreign_encoding(b: &[u8]) -> Option<&'static str> {
 /// encoding, or a byte that is not UTF-8, is an error naming its line and column.
 pub fn decode_text(bytes: Vec<u8>) -> Result<String, TextError> {
     if let Some(encoding) = foreign_encoding(&bytes) {
-        return Err(TextError { line: 1, column: 1, message: format!("the file is {encoding}, not UTF-8; save it as UTF-8") });
+        return Err(TextError {
+            line: 1,
+            column: 1,
+            message: format!("the file is {encoding}, not UTF-8; save it as UTF-8"),
+        });
     }
     let mark = if bytes.starts_with(b"\xEF\xBB\xBF") { 3 } else { 0 };
     let body = &bytes[mark..];
@@ -137,14 +146,21 @@ pub fn decode_text(bytes: Vec<u8>) -> Result<String, TextError> {
         let line_start = good.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
         let column = std::str::from_utf8(&good[line_start..]).map_or(1, |s| s.chars().count() + 1);
         let byte = body[e.valid_up_to()];
-        TextError { line, column, message: format!("byte 0x{byte:02X} at column {column} is not valid UTF-8; save the file as UTF-8") }
+        TextError {
+            line,
+            column,
+            message: format!(
+                "byte 0x{byte:02X} at column {column} is not valid UTF-8; save the file as UTF-8"
+            ),
+        }
     })
 }
 
 /// Read the native text file `path` ([`decode_text`]); `what` names it in an error that is not
 /// about its bytes ("cannot read <what>: …").
 pub fn read_text(path: &Path, what: &str) -> Result<String, InputError> {
-    let bytes = std::fs::read(path).map_err(|e| InputError::new(path, format!("cannot read {what}: {e}")))?;
+    let bytes = std::fs::read(path)
+        .map_err(|e| InputError::new(path, format!("cannot read {what}: {e}")))?;
     decode_text(bytes).map_err(|e| InputError::new(path, e.message).at_line(e.line))
 }
 
@@ -170,7 +186,8 @@ pub fn serde_field(msg: &str) -> Option<String> {
 /// Parse `text` as one JSON value of type `T` (trailing text is an error).
 pub fn parse_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, JsonError> {
     let mut de = serde_json::Deserializer::from_str(text);
-    let result = serde_path_to_error::deserialize(&mut de).map_err(|e| (e.path().to_string(), e.into_inner()));
+    let result = serde_path_to_error::deserialize(&mut de)
+        .map_err(|e| (e.path().to_string(), e.into_inner()));
     let result = result.and_then(|v| de.end().map(|()| v).map_err(|e| (String::new(), e)));
     result.map_err(|(path, inner)| {
         let full = inner.to_string();
@@ -189,12 +206,21 @@ impl JsonError {
     /// This error in `path`, on line `line` (a JSON Lines record) or, when `None`, on the line of
     /// the file the parser stopped at (a whole JSON file).
     pub fn in_file(self, path: &Path, line: Option<usize>) -> InputError {
-        InputError { file: path.to_path_buf(), line: Some(line.unwrap_or(self.line)), field: self.field, message: self.message }
+        InputError {
+            file: path.to_path_buf(),
+            line: Some(line.unwrap_or(self.line)),
+            field: self.field,
+            message: self.message,
+        }
     }
 }
 
 /// Line `line` of the JSON Lines file `path` read into `T`: an error names file, line and field.
-pub fn json_line<T: serde::de::DeserializeOwned>(path: &Path, line: usize, text: &str) -> Result<T, InputError> {
+pub fn json_line<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    line: usize,
+    text: &str,
+) -> Result<T, InputError> {
     parse_json(text).map_err(|e| e.in_file(path, Some(line)))
 }
 
@@ -240,7 +266,10 @@ mod tests {
         let e = decode_text(b"{\"a\": 1}\n{\"b\": \"caf\xe9\"}\n".to_vec()).unwrap_err();
         assert_eq!((e.line, e.column), (2, 11));
         assert!(e.message.contains("0xE9"), "{}", e.message);
-        let utf16: Vec<u8> = [0xFF, 0xFE].into_iter().chain("{}".encode_utf16().flat_map(u16::to_le_bytes)).collect();
+        let utf16: Vec<u8> = [0xFF, 0xFE]
+            .into_iter()
+            .chain("{}".encode_utf16().flat_map(u16::to_le_bytes))
+            .collect();
         assert!(decode_text(utf16).unwrap_err().message.contains("UTF-16 LE"));
     }
 
@@ -265,7 +294,12 @@ mod tests {
     #[test]
     fn a_json_error_names_the_field_path_and_the_line_not_the_column() {
         let path = Path::new("d.jsonl");
-        let e = json_line::<Record>(path, 7, r#"{"id": "a", "expected": [{"tool": "t", "arguments": {"n": 5}}]}"#).unwrap_err();
+        let e = json_line::<Record>(
+            path,
+            7,
+            r#"{"id": "a", "expected": [{"tool": "t", "arguments": {"n": 5}}]}"#,
+        )
+        .unwrap_err();
         assert_eq!((e.line, e.field.as_deref()), (Some(7), Some("expected[0].arguments.n")));
         assert!(!e.message.contains("column"), "{}", e.message);
         let e = json_line::<Record>(path, 2, r#"{"id": "a", "kindd": 1}"#).unwrap_err();

@@ -44,7 +44,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let tmp = temp_path(path);
     let written = std::fs::write(&tmp, bytes)
         .with_context(|| format!("cannot write {}", tmp.display()))
-        .and_then(|()| std::fs::rename(&tmp, path).with_context(|| format!("cannot move {} into place", path.display())));
+        .and_then(|()| {
+            std::fs::rename(&tmp, path)
+                .with_context(|| format!("cannot move {} into place", path.display()))
+        });
     if written.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
@@ -80,7 +83,8 @@ impl SharedLines {
     /// sees only whole lines and its appends start lines of their own.
     pub fn locked<T>(&self, f: impl FnOnce(&mut Locked) -> Result<T>) -> Result<T> {
         let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
-        let _flock = Flock::exclusive(&file).with_context(|| format!("cannot lock {}", self.path.display()))?;
+        let _flock = Flock::exclusive(&file)
+            .with_context(|| format!("cannot lock {}", self.path.display()))?;
         let mut locked = Locked { path: &self.path, file: &mut file };
         locked.end_torn_line()?;
         f(&mut locked)
@@ -95,7 +99,11 @@ impl SharedLines {
 impl Locked<'_> {
     /// The file's length in bytes.
     pub fn len(&self) -> Result<u64> {
-        Ok(self.file.metadata().with_context(|| format!("cannot read {}", self.path.display()))?.len())
+        Ok(self
+            .file
+            .metadata()
+            .with_context(|| format!("cannot read {}", self.path.display()))?
+            .len())
     }
 
     pub fn is_empty(&self) -> Result<bool> {
@@ -105,7 +113,10 @@ impl Locked<'_> {
     /// The bytes from `offset` to the end.
     pub fn read_from(&mut self, offset: u64) -> Result<Vec<u8>> {
         let mut bytes = Vec::new();
-        self.file.seek(SeekFrom::Start(offset)).and_then(|_| self.file.read_to_end(&mut bytes)).with_context(|| format!("cannot read {}", self.path.display()))?;
+        self.file
+            .seek(SeekFrom::Start(offset))
+            .and_then(|_| self.file.read_to_end(&mut bytes))
+            .with_context(|| format!("cannot read {}", self.path.display()))?;
         Ok(bytes)
     }
 
@@ -114,7 +125,10 @@ impl Locked<'_> {
         let mut buf = Vec::with_capacity(line.len() + 1);
         buf.extend_from_slice(line);
         buf.push(b'\n');
-        self.file.write_all(&buf).and_then(|()| self.file.flush()).with_context(|| format!("cannot append to {}", self.path.display()))
+        self.file
+            .write_all(&buf)
+            .and_then(|()| self.file.flush())
+            .with_context(|| format!("cannot append to {}", self.path.display()))
     }
 
     fn end_torn_line(&mut self) -> Result<()> {
@@ -123,9 +137,14 @@ impl Locked<'_> {
             return Ok(());
         }
         let mut last = [0u8; 1];
-        self.file.seek(SeekFrom::Start(len - 1)).and_then(|_| self.file.read_exact(&mut last)).with_context(|| format!("cannot read {}", self.path.display()))?;
+        self.file
+            .seek(SeekFrom::Start(len - 1))
+            .and_then(|_| self.file.read_exact(&mut last))
+            .with_context(|| format!("cannot read {}", self.path.display()))?;
         if last[0] != b'\n' {
-            self.file.write_all(b"\n").with_context(|| format!("cannot append to {}", self.path.display()))?;
+            self.file
+                .write_all(b"\n")
+                .with_context(|| format!("cannot append to {}", self.path.display()))?;
         }
         Ok(())
     }
@@ -184,7 +203,9 @@ mod tests {
     fn temporary_names_are_unique_per_call_and_thread_and_carry_the_pid() {
         let dest = Path::new("/x/junit.xml");
         let names: Vec<PathBuf> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..8).map(|_| s.spawn(|| (0..200).map(|_| temp_path(dest)).collect::<Vec<_>>())).collect();
+            let handles: Vec<_> = (0..8)
+                .map(|_| s.spawn(|| (0..200).map(|_| temp_path(dest)).collect::<Vec<_>>()))
+                .collect();
             handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
         });
         let unique: std::collections::BTreeSet<&PathBuf> = names.iter().collect();
@@ -205,7 +226,10 @@ mod tests {
         std::fs::create_dir(&sub).unwrap();
         let err = write_atomic(&sub, b"x").unwrap_err().to_string();
         assert!(err.contains("is a directory") && err.contains("out"), "{err}");
-        let names: Vec<String> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
         assert_eq!(names, ["out"]);
         assert!(std::fs::read_dir(&sub).unwrap().next().is_none());
     }

@@ -55,7 +55,9 @@ pub const DEFAULT_MAX_EXCLUDED: f64 = 10.0;
 
 impl GateSpec {
     pub fn is_empty(&self) -> bool {
-        self.min_pass_rate.is_none() && self.min_selection_accuracy.is_none() && self.max_drop.is_none()
+        self.min_pass_rate.is_none()
+            && self.min_selection_accuracy.is_none()
+            && self.max_drop.is_none()
     }
 
     /// Check the thresholds are in range; the error names the flag.
@@ -70,7 +72,10 @@ impl GateSpec {
             if let Some(v) = v
                 && !(0.0..=100.0).contains(&v)
             {
-                return Err((flag, format!("{v} is not a percentage between 0 and 100 (write 80 for 80 %)")));
+                return Err((
+                    flag,
+                    format!("{v} is not a percentage between 0 and 100 (write 80 for 80 %)"),
+                ));
             }
         }
         Ok(())
@@ -101,13 +106,25 @@ pub fn glob(pattern: &str, text: &str) -> bool {
     true
 }
 
-fn min_rate(gate: &str, metric: &str, subject: String, successes: u64, n: u64, threshold: f64) -> GateResult {
+fn min_rate(
+    gate: &str,
+    metric: &str,
+    subject: String,
+    successes: u64,
+    n: u64,
+    threshold: f64,
+) -> GateResult {
     let value = if n == 0 { f64::NAN } else { 100.0 * successes as f64 / n as f64 };
     let passed = n > 0 && value >= threshold;
     let detail = if n == 0 {
-        format!("no scored trial of a task that needs a call, so {metric} cannot meet {threshold:.1} %")
+        format!(
+            "no scored trial of a task that needs a call, so {metric} cannot meet {threshold:.1} %"
+        )
     } else {
-        format!("{metric} {value:.1} % ({successes}/{n}) {} {threshold:.1} %", if passed { "≥" } else { "<" })
+        format!(
+            "{metric} {value:.1} % ({successes}/{n}) {} {threshold:.1} %",
+            if passed { "≥" } else { "<" }
+        )
     };
     GateResult { gate: gate.into(), subject, value, threshold, passed, detail }
 }
@@ -132,7 +149,11 @@ impl std::fmt::Display for Unmatched {
             return f.write_str(" (there are none)");
         }
         let shown: Vec<&str> = self.cells.iter().take(LISTED).map(String::as_str).collect();
-        write!(f, "; the cells (dataset/catalog/variant/layout/backend) are: {}", shown.join(", "))?;
+        write!(
+            f,
+            "; the cells (dataset/catalog/variant/layout/backend) are: {}",
+            shown.join(", ")
+        )?;
         if self.cells.len() > LISTED {
             write!(f, " and {} more", self.cells.len() - LISTED)?;
         }
@@ -144,7 +165,11 @@ impl std::error::Error for Unmatched {}
 
 /// Check that the spec's `--gate-cells` pattern selects at least one of `keys` (the full cell keys a
 /// gate would judge). Without a pattern, or without a gate to apply, there is nothing to check.
-pub fn check_cells<'a>(spec: &GateSpec, keys: impl IntoIterator<Item = &'a str>, what: &'static str) -> Result<(), Unmatched> {
+pub fn check_cells<'a>(
+    spec: &GateSpec,
+    keys: impl IntoIterator<Item = &'a str>,
+    what: &'static str,
+) -> Result<(), Unmatched> {
     let Some(pattern) = spec.cells.as_deref() else { return Ok(()) };
     if spec.is_empty() {
         return Ok(());
@@ -192,14 +217,30 @@ fn drop_gate(c: &CellComparison, spec: &GateSpec, limit: f64) -> Vec<GateResult>
 }
 
 /// `--max-excluded` over the trials of `cells` (one cell, or the gated cells pooled).
-fn excluded_gate(spec: &GateSpec, limit: f64, subject: String, cells: &[&CellSummary]) -> GateResult {
+fn excluded_gate(
+    spec: &GateSpec,
+    limit: f64,
+    subject: String,
+    cells: &[&CellSummary],
+) -> GateResult {
     let sum = |f: fn(&CellSummary) -> u64| cells.iter().map(|c| f(c)).sum::<u64>();
     let (excluded, all) = (sum(|c| c.infra_errors), sum(|c| c.n + c.infra_errors));
     let value = if all == 0 { 0.0 } else { 100.0 * excluded as f64 / all as f64 };
     let passed = value <= limit;
-    let why = format!("{} infrastructure, {} provider limit", sum(|c| c.excluded_infrastructure), sum(|c| c.excluded_provider_limit));
-    let default = if spec.max_excluded_by_default { " (the default when another gate is checked; --max-excluded 100 turns it off)" } else { "" };
-    let detail = format!("{excluded} of {all} trials in no rate ({why}): {value:.1} % {} {limit:.1} %{default}", if passed { "≤" } else { ">" });
+    let why = format!(
+        "{} infrastructure, {} provider limit",
+        sum(|c| c.excluded_infrastructure),
+        sum(|c| c.excluded_provider_limit)
+    );
+    let default = if spec.max_excluded_by_default {
+        " (the default when another gate is checked; --max-excluded 100 turns it off)"
+    } else {
+        ""
+    };
+    let detail = format!(
+        "{excluded} of {all} trials in no rate ({why}): {value:.1} % {} {limit:.1} %{default}",
+        if passed { "≤" } else { ">" }
+    );
     GateResult { gate: "--max-excluded".into(), subject, value, threshold: limit, passed, detail }
 }
 
@@ -208,7 +249,11 @@ type Counts = fn(&CellSummary) -> (u64, u64);
 
 /// Apply every requested gate. `comparison` is the run against its baseline (for `--max-drop`). A
 /// `--gate-cells` pattern that selects none of the cells a requested gate judges is [`Unmatched`].
-pub fn evaluate(spec: &GateSpec, cells: &[CellSummary], comparison: Option<&Comparison>) -> Result<Vec<GateResult>, Unmatched> {
+pub fn evaluate(
+    spec: &GateSpec,
+    cells: &[CellSummary],
+    comparison: Option<&Comparison>,
+) -> Result<Vec<GateResult>, Unmatched> {
     if spec.min_pass_rate.is_some() || spec.min_selection_accuracy.is_some() {
         let keys: Vec<String> = cells.iter().map(CellSummary::key).collect();
         check_cells(spec, keys.iter().map(String::as_str), "cell of this run")?;
@@ -216,13 +261,19 @@ pub fn evaluate(spec: &GateSpec, cells: &[CellSummary], comparison: Option<&Comp
     if let (Some(_), Some(cmp)) = (spec.max_drop, comparison)
         && !cmp.cells.is_empty()
     {
-        check_cells(spec, cmp.cells.iter().map(|c| c.b_cell.as_str()), "cell this run shares with the baseline")?;
+        check_cells(
+            spec,
+            cmp.cells.iter().map(|c| c.b_cell.as_str()),
+            "cell this run shares with the baseline",
+        )?;
     }
     let gated: Vec<&CellSummary> = cells.iter().filter(|c| spec.gated(&c.key())).collect();
     let mut out = Vec::new();
     let rates: [(&str, &str, Option<f64>, Counts); 2] = [
         ("--min-pass-rate", "pass@1", spec.min_pass_rate, |c| (c.pass.successes, c.pass.n)),
-        ("--min-selection-accuracy", "selection accuracy", spec.min_selection_accuracy, |c| (c.selection.successes, c.selection.n)),
+        ("--min-selection-accuracy", "selection accuracy", spec.min_selection_accuracy, |c| {
+            (c.selection.successes, c.selection.n)
+        }),
     ];
     for (gate, metric, threshold, get) in rates {
         let Some(threshold) = threshold else { continue };
@@ -234,7 +285,8 @@ pub fn evaluate(spec: &GateSpec, cells: &[CellSummary], comparison: Option<&Comp
                 }
             }
             Scope::Overall => {
-                let (k, n) = gated.iter().map(|c| get(c)).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+                let (k, n) =
+                    gated.iter().map(|c| get(c)).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
                 out.push(min_rate(gate, metric, "overall".into(), k, n, threshold));
             }
         }
@@ -243,7 +295,9 @@ pub fn evaluate(spec: &GateSpec, cells: &[CellSummary], comparison: Option<&Comp
         && !gated.is_empty()
     {
         match spec.scope {
-            Scope::Cell => out.extend(gated.iter().map(|c| excluded_gate(spec, limit, c.key(), &[c]))),
+            Scope::Cell => {
+                out.extend(gated.iter().map(|c| excluded_gate(spec, limit, c.key(), &[c])))
+            }
             Scope::Overall => out.push(excluded_gate(spec, limit, "overall".into(), &gated)),
         }
     }
@@ -268,7 +322,11 @@ pub fn evaluate(spec: &GateSpec, cells: &[CellSummary], comparison: Option<&Comp
             }
             Scope::Overall => {
                 // The gated cells pooled, as the rate gates pool them (not every matched cell).
-                let pooled = if spec.cells.is_some() { cmp.pooled(|c| spec.gated(&c.b_cell)) } else { cmp.overall.clone() };
+                let pooled = if spec.cells.is_some() {
+                    cmp.pooled(|c| spec.gated(&c.b_cell))
+                } else {
+                    cmp.overall.clone()
+                };
                 if let Some(o) = &pooled {
                     out.extend(drop_gate(o, spec, limit));
                 }
@@ -280,8 +338,13 @@ pub fn evaluate(spec: &GateSpec, cells: &[CellSummary], comparison: Option<&Comp
 
 /// The failed gates, as one message.
 pub fn failures(results: &[GateResult]) -> Option<String> {
-    let failed: Vec<String> = results.iter().filter(|r| !r.passed).map(|r| format!("{} {}: {}", r.gate, r.subject, r.detail)).collect();
-    (!failed.is_empty()).then(|| format!("{} gate(s) failed:\n  {}", failed.len(), failed.join("\n  ")))
+    let failed: Vec<String> = results
+        .iter()
+        .filter(|r| !r.passed)
+        .map(|r| format!("{} {}: {}", r.gate, r.subject, r.detail))
+        .collect();
+    (!failed.is_empty())
+        .then(|| format!("{} gate(s) failed:\n  {}", failed.len(), failed.join("\n  ")))
 }
 
 #[cfg(test)]

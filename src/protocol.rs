@@ -97,8 +97,11 @@ impl Finish {
     /// taken as written, as before finish reasons were read.
     pub fn from_wire(reason: &str) -> Finish {
         match reason.to_ascii_lowercase().as_str() {
-            "length" | "max_tokens" | "max_output_tokens" | "model_length" | "token_limit" => Finish::Length,
-            "content_filter" | "safety" | "recitation" | "blocklist" | "prohibited_content" | "spii" | "image_safety" | "refusal" => Finish::ContentFilter,
+            "length" | "max_tokens" | "max_output_tokens" | "model_length" | "token_limit" => {
+                Finish::Length
+            }
+            "content_filter" | "safety" | "recitation" | "blocklist" | "prohibited_content"
+            | "spii" | "image_safety" | "refusal" => Finish::ContentFilter,
             _ => Finish::Complete,
         }
     }
@@ -135,5 +138,6 @@ pub struct AssistantTurn {
 
 /// `true` when `name` is a valid function name for chat-completions APIs.
 pub fn is_valid_function_name(name: &str) -> bool {
-    (1..=64).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    (1..=64).contains(&name.len())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }

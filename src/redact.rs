@@ -68,14 +68,22 @@ impl Redactor {
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
-        let mut kept: Vec<String> = keys.into_iter().map(|k| k.as_ref().to_string()).filter(|k| k.chars().count() >= MIN_KEY_LEN).collect();
+        let mut kept: Vec<String> = keys
+            .into_iter()
+            .map(|k| k.as_ref().to_string())
+            .filter(|k| k.chars().count() >= MIN_KEY_LEN)
+            .collect();
         kept.sort();
         kept.dedup();
         let mut patterns: Vec<String> = kept.iter().flat_map(|k| forms(k)).collect();
         patterns.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
         patterns.dedup();
-        let matcher = (!patterns.is_empty())
-            .then(|| AhoCorasick::builder().match_kind(MatchKind::LeftmostLongest).build(&patterns).expect("literal patterns always build"));
+        let matcher = (!patterns.is_empty()).then(|| {
+            AhoCorasick::builder()
+                .match_kind(MatchKind::LeftmostLongest)
+                .build(&patterns)
+                .expect("literal patterns always build")
+        });
         Redactor { keys: kept, matcher }
     }
 
@@ -95,14 +103,18 @@ impl Redactor {
             Cow::Borrowed(_) => Cow::Borrowed(text),
             // Cuts fall on whole characters (a key form is whole characters; a decoded view maps
             // back to whole escapes), so the result is UTF-8; lossy only as a guard.
-            Cow::Owned(bytes) => Cow::Owned(String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())),
+            Cow::Owned(bytes) => Cow::Owned(
+                String::from_utf8(bytes)
+                    .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+            ),
         }
     }
 
     /// Bytes (e.g. a serialised record) with every form of every key replaced by [`MARK`].
     pub fn redact_bytes<'a>(&self, bytes: &'a [u8]) -> Cow<'a, [u8]> {
         let Some(m) = &self.matcher else { return Cow::Borrowed(bytes) };
-        let mut spans: Vec<(usize, usize)> = m.find_iter(bytes).map(|f| (f.start(), f.end())).collect();
+        let mut spans: Vec<(usize, usize)> =
+            m.find_iter(bytes).map(|f| (f.start(), f.end())).collect();
         if decode::may_have_escapes(bytes) {
             // Views of views, each mapped back through the ones before it to the bytes given.
             let mut views: Vec<decode::View> = Vec::new();
@@ -153,7 +165,9 @@ impl Redactor {
                 }
                 Cow::Borrowed(_) => false,
             },
-            Value::Array(items) => items.iter_mut().fold(false, |changed, v| self.redact_json(v) | changed),
+            Value::Array(items) => {
+                items.iter_mut().fold(false, |changed, v| self.redact_json(v) | changed)
+            }
             Value::Object(map) => {
                 let mut changed = false;
                 if map.keys().any(|k| matches!(self.redact(k), Cow::Owned(_))) {
@@ -206,7 +220,9 @@ pub fn base64(bytes: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
-        let n = (chunk[0] as u32) << 16 | (*chunk.get(1).unwrap_or(&0) as u32) << 8 | *chunk.get(2).unwrap_or(&0) as u32;
+        let n = (chunk[0] as u32) << 16
+            | (*chunk.get(1).unwrap_or(&0) as u32) << 8
+            | *chunk.get(2).unwrap_or(&0) as u32;
         for i in 0..4 {
             if i <= chunk.len() {
                 out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
@@ -238,7 +254,12 @@ pub fn install(redactor: &Redactor) {
 
 /// The keys in the environment variables `names` (unset and empty ones skipped), plus `OPENAI_API_KEY`.
 pub fn keys_from_env<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
-    names.into_iter().chain(["OPENAI_API_KEY"]).filter_map(|n| std::env::var(n).ok()).filter(|k| !k.is_empty()).collect()
+    names
+        .into_iter()
+        .chain(["OPENAI_API_KEY"])
+        .filter_map(|n| std::env::var(n).ok())
+        .filter(|k| !k.is_empty())
+        .collect()
 }
 
 /// Register the keys of the environment variables `names` (see [`keys_from_env`]) process-wide.
@@ -254,7 +275,15 @@ mod tests {
 
     #[test]
     fn base64_matches_rfc4648_vectors() {
-        for (plain, enc) in [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="), ("fooba", "Zm9vYmE="), ("foobar", "Zm9vYmFy")] {
+        for (plain, enc) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
             assert_eq!(base64(plain.as_bytes()), enc, "{plain}");
         }
     }
@@ -272,7 +301,9 @@ mod tests {
                 assert!(out.contains(MARK), "user {user:?}: {out}");
                 // Left around the mark: the user name's characters and at most two groups mixed with it or padding.
                 let left = out.replace(MARK, "");
-                let bound = "Authorization: Basic ".len() + base64(format!("{user}{sep}").as_bytes()).len() + 8;
+                let bound = "Authorization: Basic ".len()
+                    + base64(format!("{user}{sep}").as_bytes()).len()
+                    + 8;
                 assert!(left.len() <= bound, "user {user:?}: {out}");
             }
         }
@@ -285,9 +316,23 @@ mod tests {
     fn escaped_and_encoded_forms_of_an_odd_key() {
         let key = "ab\"cd\\ef gh/ij";
         let r = Redactor::new([key]);
-        let record = serde_json::to_string(&serde_json::json!({"error": format!("bad key {key}")})).unwrap();
-        assert!(!String::from_utf8(r.redact_bytes(record.as_bytes()).into_owned()).unwrap().contains("cd\\\\ef"));
-        let encoded: String = key.bytes().map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") }).collect();
+        let record =
+            serde_json::to_string(&serde_json::json!({"error": format!("bad key {key}")})).unwrap();
+        assert!(
+            !String::from_utf8(r.redact_bytes(record.as_bytes()).into_owned())
+                .unwrap()
+                .contains("cd\\\\ef")
+        );
+        let encoded: String = key
+            .bytes()
+            .map(|b| {
+                if b.is_ascii_alphanumeric() {
+                    (b as char).to_string()
+                } else {
+                    format!("%{b:02X}")
+                }
+            })
+            .collect();
         assert_eq!(r.redact(&format!("?key={encoded}")), format!("?key={MARK}"));
     }
 
@@ -317,12 +362,21 @@ mod tests {
         let other = "another-secret-value-123";
         let r = Redactor::new([KEY, other]);
         let out = r.redact(&format!("{other}{KEY} {}", base64(other.as_bytes()))).into_owned();
-        assert!(!out.contains(KEY) && !out.contains(other) && !out.contains(&base64(other.as_bytes())[..12]), "{out}");
+        assert!(
+            !out.contains(KEY)
+                && !out.contains(other)
+                && !out.contains(&base64(other.as_bytes())[..12]),
+            "{out}"
+        );
     }
 
     /// Key shapes an API key can have: with `/`, with `+` and `=`, hex-looking, long random.
     fn key_shapes() -> Vec<String> {
-        let mut keys = vec!["sk-proj-ab/cd/ef0123456789".to_string(), "Ab+Cd+Ef0123456789xyz==".to_string(), "9f8e7d6c5b4a392817060f1e2d3c4b5a".to_string()];
+        let mut keys = vec![
+            "sk-proj-ab/cd/ef0123456789".to_string(),
+            "Ab+Cd+Ef0123456789xyz==".to_string(),
+            "9f8e7d6c5b4a392817060f1e2d3c4b5a".to_string(),
+        ];
         let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_/+=.";
         let mut x: u64 = 0x2545_F491_4F6C_DD1D;
         for len in [24, 64, 131] {
@@ -344,19 +398,50 @@ mod tests {
     fn encodings(key: &str) -> Vec<(&'static str, String)> {
         let hex: String = key.bytes().map(|b| format!("{b:02x}")).collect();
         let every_percent: String = key.bytes().map(|b| format!("%{b:02X}")).collect();
-        let url: String = key.bytes().map(|b| if b.is_ascii_alphanumeric() || b"-._~".contains(&b) { (b as char).to_string() } else { format!("%{b:02x}") }).collect();
+        let url: String = key
+            .bytes()
+            .map(|b| {
+                if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                    (b as char).to_string()
+                } else {
+                    format!("%{b:02x}")
+                }
+            })
+            .collect();
         vec![
             ("raw", key.to_string()),
             ("json \\/", key.replace('/', "\\/")),
             ("json \\u every char", key.chars().map(|c| format!("\\u{:04x}", c as u32)).collect()),
-            ("json \\u some chars", key.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_string() } else { format!("\\u{:04X}", c as u32) }).collect()),
+            (
+                "json \\u some chars",
+                key.chars()
+                    .map(|c| {
+                        if c.is_ascii_alphanumeric() {
+                            c.to_string()
+                        } else {
+                            format!("\\u{:04X}", c as u32)
+                        }
+                    })
+                    .collect(),
+            ),
             ("hex lower", hex.clone()),
             ("hex upper", hex.to_uppercase()),
             ("\\x", key.bytes().map(|b| format!("\\x{b:02x}")).collect()),
             ("percent every byte", every_percent.clone()),
             ("percent every byte, lower", every_percent.to_lowercase()),
             ("url-encoded", url),
-            ("html references", key.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_string() } else { format!("&#x{:X};", c as u32) }).collect()),
+            (
+                "html references",
+                key.chars()
+                    .map(|c| {
+                        if c.is_ascii_alphanumeric() {
+                            c.to_string()
+                        } else {
+                            format!("&#x{:X};", c as u32)
+                        }
+                    })
+                    .collect(),
+            ),
             ("base64", base64(key.as_bytes())),
             ("base64 url-safe", base64(key.as_bytes()).replace('+', "-").replace('/', "_")),
             ("base64 json \\/", base64(key.as_bytes()).replace('/', "\\/")),
@@ -386,11 +471,22 @@ mod tests {
                         let quoted = serde_json::to_string(&needle).unwrap();
                         needle = quoted[1..quoted.len() - 1].to_string();
                     }
-                    let needle = if name.starts_with("base64") || name.starts_with("basic") { needle[8..needle.len() - 8].to_string() } else { needle };
-                    assert!(!out.contains(&needle), "{name} at depth {depth} of {key:?} survived: {out}");
-                    assert!(out.contains("before «") && out.contains("» after") && out.contains(MARK), "{name} at depth {depth}: {out}");
+                    let needle = if name.starts_with("base64") || name.starts_with("basic") {
+                        needle[8..needle.len() - 8].to_string()
+                    } else {
+                        needle
+                    };
+                    assert!(
+                        !out.contains(&needle),
+                        "{name} at depth {depth} of {key:?} survived: {out}"
+                    );
+                    assert!(
+                        out.contains("before «") && out.contains("» after") && out.contains(MARK),
+                        "{name} at depth {depth}: {out}"
+                    );
                     if depth > 0 {
-                        let back: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{name} at depth {depth}: {e}: {out}"));
+                        let back: serde_json::Value = serde_json::from_str(&out)
+                            .unwrap_or_else(|e| panic!("{name} at depth {depth}: {e}: {out}"));
                         assert!(!back.to_string().contains(&key), "{name} at depth {depth}");
                     }
                 }

@@ -84,7 +84,11 @@ fn seconds(v: f64, zero_ok: bool) -> Result<(), String> {
 }
 
 fn within(v: f64, low: f64, high: f64) -> Result<(), String> {
-    if v.is_finite() && (low..=high).contains(&v) { Ok(()) } else { Err(format!("must be between {low} and {high} (got {v})")) }
+    if v.is_finite() && (low..=high).contains(&v) {
+        Ok(())
+    } else {
+        Err(format!("must be between {low} and {high} (got {v})"))
+    }
 }
 
 rule!(
@@ -156,7 +160,11 @@ rule!(
 pub mod tool_choice {
     use super::*;
     pub fn check(v: String) -> Result<String, String> {
-        if TOOL_CHOICES.contains(&v.as_str()) { Ok(v) } else { Err(format!("`{v}` is not a tool_choice; use {}", TOOL_CHOICES.join(", "))) }
+        if TOOL_CHOICES.contains(&v.as_str()) {
+            Ok(v)
+        } else {
+            Err(format!("`{v}` is not a tool_choice; use {}", TOOL_CHOICES.join(", ")))
+        }
     }
     pub fn de_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
         Option::<String>::deserialize(d)?.map(check).transpose().map_err(serde::de::Error::custom)
@@ -188,9 +196,24 @@ pub struct Quiet(pub fn(String) -> Result<String, String>);
 
 impl clap::builder::TypedValueParser for Quiet {
     type Value = String;
-    fn parse_ref(&self, cmd: &clap::Command, arg: Option<&clap::Arg>, value: &std::ffi::OsStr) -> Result<String, clap::Error> {
-        let flag = arg.map(|a| a.get_long().map(|l| format!("--{l}")).unwrap_or_else(|| a.get_id().to_string())).unwrap_or_else(|| "the value".into());
-        let fail = |m: String| clap::Error::raw(clap::error::ErrorKind::ValueValidation, format!("invalid value for '{flag}': {m}\n")).with_cmd(cmd);
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        let flag = arg
+            .map(|a| {
+                a.get_long().map(|l| format!("--{l}")).unwrap_or_else(|| a.get_id().to_string())
+            })
+            .unwrap_or_else(|| "the value".into());
+        let fail = |m: String| {
+            clap::Error::raw(
+                clap::error::ErrorKind::ValueValidation,
+                format!("invalid value for '{flag}': {m}\n"),
+            )
+            .with_cmd(cmd)
+        };
         let v = value.to_str().ok_or_else(|| fail("not valid UTF-8".into()))?;
         (self.0)(v.to_string()).map_err(fail)
     }
@@ -209,7 +232,8 @@ pub mod key_env {
         if name.is_empty() {
             return Err("must not be empty".into());
         }
-        let variable = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        let variable = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         if !variable || crate::redact::url::looks_like_key(name) {
             return Err(LOOKS_LIKE_A_KEY.into());
         }
@@ -235,9 +259,13 @@ pub mod base_url {
     const EXPECTED: &str = "expected http://host[:port]/path, e.g. http://127.0.0.1:8080/v1";
     pub fn check(v: String) -> Result<String, String> {
         let shown = crate::redact::url::display(v.trim()).into_owned();
-        let url = reqwest::Url::parse(v.trim()).map_err(|e| format!("`{shown}` is not a URL: {e} ({EXPECTED})"))?;
+        let url = reqwest::Url::parse(v.trim())
+            .map_err(|e| format!("`{shown}` is not a URL: {e} ({EXPECTED})"))?;
         if !matches!(url.scheme(), "http" | "https") {
-            return Err(format!("`{shown}` has scheme `{}`; use http or https ({EXPECTED})", url.scheme()));
+            return Err(format!(
+                "`{shown}` has scheme `{}`; use http or https ({EXPECTED})",
+                url.scheme()
+            ));
         }
         // The parser makes a host of what follows an empty authority (`http:///v1` is read as host
         // `v1`): the host must be written where it belongs.
@@ -249,7 +277,9 @@ pub mod base_url {
             return Err(format!("`{shown}` has no host ({EXPECTED})"));
         }
         if url.query().is_some() || url.fragment().is_some() {
-            return Err(format!("`{shown}` has a query or fragment; give the base path only, /chat/completions is appended ({EXPECTED})"));
+            return Err(format!(
+                "`{shown}` has a query or fragment; give the base path only, /chat/completions is appended ({EXPECTED})"
+            ));
         }
         crate::redact::url::install(v.trim());
         Ok(v)
@@ -277,7 +307,9 @@ pub mod levels {
     use super::*;
     pub fn check(v: Vec<usize>) -> Result<Vec<usize>, String> {
         if let Some(n) = v.iter().find(|n| **n > MAX_DISTRACTORS) {
-            return Err(format!("level {n} is above the largest level, {MAX_DISTRACTORS} (a level above a catalog's size already shows all of it)"));
+            return Err(format!(
+                "level {n} is above the largest level, {MAX_DISTRACTORS} (a level above a catalog's size already shows all of it)"
+            ));
         }
         let mut seen = std::collections::BTreeSet::new();
         match v.iter().find(|n| !seen.insert(**n)) {
@@ -286,7 +318,10 @@ pub mod levels {
         }
     }
     pub fn de_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<usize>>, D::Error> {
-        Option::<Vec<usize>>::deserialize(d)?.map(check).transpose().map_err(serde::de::Error::custom)
+        Option::<Vec<usize>>::deserialize(d)?
+            .map(check)
+            .transpose()
+            .map_err(serde::de::Error::custom)
     }
 }
 
@@ -295,7 +330,11 @@ pub mod task_patterns {
     use super::*;
     pub fn parse(s: &str) -> Result<String, String> {
         let p = s.trim();
-        if p.is_empty() { Err("a task pattern is empty; give ids or globs such as dev-* (comma-separated)".into()) } else { Ok(p.to_string()) }
+        if p.is_empty() {
+            Err("a task pattern is empty; give ids or globs such as dev-* (comma-separated)".into())
+        } else {
+            Ok(p.to_string())
+        }
     }
     pub fn check(v: Vec<String>) -> Result<Vec<String>, String> {
         if v.is_empty() {
@@ -304,7 +343,10 @@ pub mod task_patterns {
         v.iter().map(|p| parse(p)).collect()
     }
     pub fn de_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
-        Option::<Vec<String>>::deserialize(d)?.map(check).transpose().map_err(serde::de::Error::custom)
+        Option::<Vec<String>>::deserialize(d)?
+            .map(check)
+            .transpose()
+            .map_err(serde::de::Error::custom)
     }
 }
 
@@ -339,12 +381,19 @@ mod tests {
         }
         assert!(levels::check(vec![10, 0, 10]).is_err() && levels::check(vec![0, 10]).is_ok());
         // Upper bounds: the limit itself passes, one more is refused with the limit in the message.
-        for (parse, max) in [(trials::parse as fn(&str) -> Result<usize, String>, MAX_TRIALS), (jobs::parse, MAX_JOBS), (rounds::parse, MAX_ROUNDS)] {
+        for (parse, max) in [
+            (trials::parse as fn(&str) -> Result<usize, String>, MAX_TRIALS),
+            (jobs::parse, MAX_JOBS),
+            (rounds::parse, MAX_ROUNDS),
+        ] {
             assert_eq!(parse(&max.to_string()), Ok(max));
             assert!(parse(&(max + 1).to_string()).unwrap_err().contains(&max.to_string()));
             assert!(parse("0").is_err());
         }
-        assert!(levels::check(vec![MAX_DISTRACTORS]).is_ok() && levels::check(vec![MAX_DISTRACTORS + 1]).is_err());
+        assert!(
+            levels::check(vec![MAX_DISTRACTORS]).is_ok()
+                && levels::check(vec![MAX_DISTRACTORS + 1]).is_err()
+        );
         assert!(name::check(" ".into()).is_err());
         assert!(key_env::check(" ".into()).is_err());
         assert!(task_patterns::parse(" ").is_err() && task_patterns::check(vec![]).is_err());
@@ -352,10 +401,31 @@ mod tests {
 
     #[test]
     fn base_urls_need_an_http_scheme_and_a_host() {
-        for bad in ["notaurl", "127.0.0.1:8080/v1", "ftp://host/v1", "http://", "file:///tmp/x", "http://h/v1?x=1", "unix:/run/sock", "http:///v1", "https:///", "http://:8080/v1", "http://user:pw@/v1", "http:/v1", "http:v1"] {
+        for bad in [
+            "notaurl",
+            "127.0.0.1:8080/v1",
+            "ftp://host/v1",
+            "http://",
+            "file:///tmp/x",
+            "http://h/v1?x=1",
+            "unix:/run/sock",
+            "http:///v1",
+            "https:///",
+            "http://:8080/v1",
+            "http://user:pw@/v1",
+            "http:/v1",
+            "http:v1",
+        ] {
             assert!(base_url::parse(bad).is_err(), "{bad}");
         }
-        for ok in ["http://127.0.0.1:8080/v1", "https://api.openai.com/v1", "http://localhost:11434/v1/", "http://[::1]:8000", "http://[::1]/v1", "http://u:p@host/v1"] {
+        for ok in [
+            "http://127.0.0.1:8080/v1",
+            "https://api.openai.com/v1",
+            "http://localhost:11434/v1/",
+            "http://[::1]:8000",
+            "http://[::1]/v1",
+            "http://u:p@host/v1",
+        ] {
             assert_eq!(base_url::parse(ok).as_deref(), Ok(ok));
         }
     }
@@ -364,12 +434,22 @@ mod tests {
     /// variable names are accepted.
     #[test]
     fn keys_given_as_variable_names_are_refused_without_echo() {
-        let keys = ["sk-proj-R3dact1on-T3st-5e1f0a9b7c", "sk-ab/cd+ef=", "Ab+Cd+Ef0123456789xyz==", "9f8e7d6c5b4a392817060f1e2d3c4b5a", "a9F3kQ7zL2mX8pR4tV6wB1nC", "ghp_0123456789abcdefABCDEF", "github_pat_11ABCDEFG0123456789"];
+        let keys = [
+            "sk-proj-R3dact1on-T3st-5e1f0a9b7c",
+            "sk-ab/cd+ef=",
+            "Ab+Cd+Ef0123456789xyz==",
+            "9f8e7d6c5b4a392817060f1e2d3c4b5a",
+            "a9F3kQ7zL2mX8pR4tV6wB1nC",
+            "ghp_0123456789abcdefABCDEF",
+            "github_pat_11ABCDEFG0123456789",
+        ];
         for key in keys {
             let e = key_env::check(key.into()).unwrap_err();
             assert!(e.contains("this looks like a key") && !e.contains(key), "{key}: {e}");
         }
-        for name in ["OPENAI_API_KEY", "MY_KEY", "groq_api_key", "_K", "HF_TOKEN", "AZURE_OPENAI_API_KEY_2"] {
+        for name in
+            ["OPENAI_API_KEY", "MY_KEY", "groq_api_key", "_K", "HF_TOKEN", "AZURE_OPENAI_API_KEY_2"]
+        {
             assert_eq!(key_env::check(name.into()).as_deref(), Ok(name));
         }
     }
@@ -380,7 +460,12 @@ mod tests {
     fn a_rejected_url_never_repeats_its_secret() {
         let secret = "sk-proj-0123456789abcdefXYZ";
         let carriers = [format!("user:{secret}@"), format!("{secret}@"), String::new()];
-        let queries = [format!("?api_key={secret}"), format!("?k={secret}"), format!("#token={secret}"), String::new()];
+        let queries = [
+            format!("?api_key={secret}"),
+            format!("?k={secret}"),
+            format!("#token={secret}"),
+            String::new(),
+        ];
         let mut rejected = 0;
         for scheme in ["http://", "ftp://", "", "http:///"] {
             for carrier in &carriers {
@@ -389,7 +474,10 @@ mod tests {
                         let url = format!("{scheme}{carrier}{host}/v1{query}");
                         if let Err(m) = base_url::check(url.clone()) {
                             rejected += 1;
-                            assert!(!m.contains(secret) && !m.contains("0123456789abcdef"), "{url}: {m}");
+                            assert!(
+                                !m.contains(secret) && !m.contains("0123456789abcdef"),
+                                "{url}: {m}"
+                            );
                         }
                     }
                 }

@@ -12,10 +12,10 @@ use rust_stemmers::{Algorithm, Stemmer};
 use std::collections::HashMap;
 
 const STOP_WORDS: &[&str] = &[
-    "a", "an", "and", "are", "as", "at", "be", "but", "by", "can", "could", "do", "for", "from", "have", "how", "i",
-    "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "please", "so", "that", "the",
-    "their", "them", "then", "there", "these", "this", "to", "us", "was", "we", "what", "when", "which", "who",
-    "will", "with", "would", "you", "your",
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "can", "could", "do", "for", "from",
+    "have", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "our",
+    "please", "so", "that", "the", "their", "them", "then", "there", "these", "this", "to", "us",
+    "was", "we", "what", "when", "which", "who", "will", "with", "would", "you", "your",
 ];
 
 /// Split text into lower-case words at non-alphanumerics and camelCase boundaries.
@@ -142,7 +142,11 @@ impl Bm25 {
                 raw[id as usize].push((d as u32, f));
             }
         }
-        let avg_len = if doc_len.is_empty() { 0.0 } else { doc_len.iter().sum::<f32>() / doc_len.len() as f32 };
+        let avg_len = if doc_len.is_empty() {
+            0.0
+        } else {
+            doc_len.iter().sum::<f32>() / doc_len.len() as f32
+        };
         let avg_len = avg_len.max(1e-6);
         let n = doc_len.len() as f32;
         let postings = raw
@@ -293,9 +297,17 @@ mod tests {
         .map(|d| a.terms(d))
         .collect();
         let index = Bm25::new(&docs);
-        for q in ["email", "weather city", "delete the email message", "payments email weather", "nothing matches", "email email"] {
+        for q in [
+            "email",
+            "weather city",
+            "delete the email message",
+            "payments email weather",
+            "nothing matches",
+            "email email",
+        ] {
             let terms = a.terms(q);
-            let full: Vec<(usize, f32)> = index.ranked(&terms).into_iter().filter(|(_, s)| *s > 0.0).collect();
+            let full: Vec<(usize, f32)> =
+                index.ranked(&terms).into_iter().filter(|(_, s)| *s > 0.0).collect();
             for k in [0, 1, 2, 3, 10] {
                 let want: Vec<(usize, f32)> = full.iter().take(k).copied().collect();
                 assert_eq!(index.top_k(&terms, k), want, "query {q:?}, k {k}");
@@ -306,7 +318,10 @@ mod tests {
 
     #[test]
     fn words_split_snake_camel_and_punctuation() {
-        assert_eq!(words("sendEmail to_the-Team's INBOX"), vec!["send", "email", "to", "the", "team", "s", "inbox"]);
+        assert_eq!(
+            words("sendEmail to_the-Team's INBOX"),
+            vec!["send", "email", "to", "the", "team", "s", "inbox"]
+        );
         assert_eq!(words("getHTTPStatus"), vec!["get", "httpstatus"]);
     }
 
@@ -321,10 +336,19 @@ mod tests {
     fn tools_and_queries_of_stop_words_keep_their_raw_words() {
         let a = Analyzer::default();
         // A name of stop words alone: the raw name and id words are added, unstemmed.
-        assert_eq!(a.tool_terms("me", "ticketbud/business_of_ticketbud/me", ""), vec!["me", "ticketbud", "business", "of", "ticketbud", "me"]);
-        assert_eq!(a.tool_terms("it", "s/c/it", "ticket_key"), vec!["ticket", "key", "it", "s", "c", "it"]);
+        assert_eq!(
+            a.tool_terms("me", "ticketbud/business_of_ticketbud/me", ""),
+            vec!["me", "ticketbud", "business", "of", "ticketbud", "me"]
+        );
+        assert_eq!(
+            a.tool_terms("it", "s/c/it", "ticket_key"),
+            vec!["ticket", "key", "it", "s", "c", "it"]
+        );
         // Any other tool: exactly the analysed text.
-        assert_eq!(a.tool_terms("get_weather", "s/c/get_weather", "Current weather"), vec!["get", "weather", "current", "weather"]);
+        assert_eq!(
+            a.tool_terms("get_weather", "s/c/get_weather", "Current weather"),
+            vec!["get", "weather", "current", "weather"]
+        );
         assert_eq!(a.query_terms("me"), vec!["me"]);
         assert_eq!(a.query_terms("tell me the weather"), vec!["tell", "weather"]);
         assert!(a.query_terms(" - ").is_empty());
@@ -334,10 +358,14 @@ mod tests {
     #[test]
     fn bm25_prefers_rarer_matching_terms_and_shorter_docs() {
         let a = Analyzer::default();
-        let docs: Vec<Vec<String>> = ["send email message", "send chat message to channel with many extra words here", "weather forecast"]
-            .iter()
-            .map(|d| a.terms(d))
-            .collect();
+        let docs: Vec<Vec<String>> = [
+            "send email message",
+            "send chat message to channel with many extra words here",
+            "weather forecast",
+        ]
+        .iter()
+        .map(|d| a.terms(d))
+        .collect();
         let idx = Bm25::new(&docs);
         let r = idx.ranked(&a.terms("email"));
         assert_eq!(r[0].0, 0);

@@ -28,9 +28,9 @@
 //! is then limited to them); `TOOLPICK_BAD_INPUTS_THREADS=N` sets the parallelism (default 3);
 //! `TOOLPICK_BAD_INPUTS_VERBOSE=1` prints every case with its verdict and first stderr line.
 
-mod common;
 #[path = "bad_inputs/artifacts.rs"]
 mod artifacts;
+mod common;
 #[path = "bad_inputs/damage.rs"]
 mod damage;
 #[path = "bad_inputs/flags.rs"]
@@ -67,9 +67,19 @@ fn generate(world: &std::path::Path) -> Vec<Case> {
     let mut cases = vec![];
     for (slot, mutations) in groups {
         let slot = Arc::new(slot);
-        cases.push(Case { id: format!("{}/base", slot.name), path: slot.path, slot: slot.clone(), mutation: None });
+        cases.push(Case {
+            id: format!("{}/base", slot.name),
+            path: slot.path,
+            slot: slot.clone(),
+            mutation: None,
+        });
         for m in mutations {
-            cases.push(Case { id: format!("{}/{}", slot.name, m.name), path: slot.path, slot: slot.clone(), mutation: Some(m) });
+            cases.push(Case {
+                id: format!("{}/{}", slot.name, m.name),
+                path: slot.path,
+                slot: slot.clone(),
+                mutation: Some(m),
+            });
         }
     }
     let mut seen = BTreeSet::new();
@@ -80,10 +90,16 @@ fn generate(world: &std::path::Path) -> Vec<Case> {
 }
 
 /// Run `cases` on `threads` threads, each in a fresh copy of the world.
-fn run_all(cases: &[&Case], world: &world::World, endpoint: &Endpoint, threads: usize) -> Vec<Outcome> {
+fn run_all(
+    cases: &[&Case],
+    world: &world::World,
+    endpoint: &Endpoint,
+    threads: usize,
+) -> Vec<Outcome> {
     let root = tempfile::tempdir().unwrap();
     let next = AtomicUsize::new(0);
-    let results: Vec<std::sync::Mutex<Option<Outcome>>> = cases.iter().map(|_| Default::default()).collect();
+    let results: Vec<std::sync::Mutex<Option<Outcome>>> =
+        cases.iter().map(|_| Default::default()).collect();
     std::thread::scope(|s| {
         for _ in 0..threads {
             s.spawn(|| {
@@ -94,7 +110,13 @@ fn run_all(cases: &[&Case], world: &world::World, endpoint: &Endpoint, threads: 
                     let proxy = endpoint.proxy();
                     world.copy_into(&dir);
                     let limit = if case.serves() { SERVE_LIMIT } else { LIMIT };
-                    let outcome = harness::run(case, &dir, &root.path().join(format!("logs{i}")), &proxy, limit);
+                    let outcome = harness::run(
+                        case,
+                        &dir,
+                        &root.path().join(format!("logs{i}")),
+                        &proxy,
+                        limit,
+                    );
                     let _ = std::fs::remove_dir_all(&dir);
                     *results[i].lock().unwrap() = Some(outcome);
                 }
@@ -106,14 +128,24 @@ fn run_all(cases: &[&Case], world: &world::World, endpoint: &Endpoint, threads: 
 
 fn shell(args: &[String]) -> String {
     let quote = |a: &String| {
-        if !a.is_empty() && a.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:=@,*".contains(c)) { a.clone() } else { format!("{a:?}") }
+        if !a.is_empty() && a.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:=@,*".contains(c))
+        {
+            a.clone()
+        } else {
+            format!("{a:?}")
+        }
     };
     format!("toolpick {}", args.iter().map(quote).collect::<Vec<_>>().join(" "))
 }
 
 /// A summary table: per group (`group_of` a case), its cases and their verdicts by kind (ok, late,
 /// ignored, panics, other), groups in the order the generator lists them, and the totals.
-fn summary(cases: &[&Case], verdicts: &[Verdict], heading: &str, group_of: impl Fn(&Case) -> String) -> String {
+fn summary(
+    cases: &[&Case],
+    verdicts: &[Verdict],
+    heading: &str,
+    group_of: impl Fn(&Case) -> String,
+) -> String {
     let mut rows: Vec<(String, [usize; 6])> = vec![];
     for (c, v) in cases.iter().zip(verdicts) {
         let group = group_of(c);
@@ -128,8 +160,16 @@ fn summary(cases: &[&Case], verdicts: &[Verdict], heading: &str, group_of: impl 
         rows[i].1[1 + v.column()] += 1;
     }
     let width = rows.iter().map(|(g, _)| g.chars().count()).chain([18]).max().unwrap_or(18);
-    let line = |name: &str, r: &[usize; 6]| format!("{name:<width$} {:>6} {:>6} {:>6} {:>8} {:>7} {:>6}\n", r[0], r[1], r[2], r[3], r[4], r[5]);
-    let mut table = format!("\n{heading:<width$} {:>6} {:>6} {:>6} {:>8} {:>7} {:>6}\n", "cases", "ok", "late", "ignored", "panics", "other");
+    let line = |name: &str, r: &[usize; 6]| {
+        format!(
+            "{name:<width$} {:>6} {:>6} {:>6} {:>8} {:>7} {:>6}\n",
+            r[0], r[1], r[2], r[3], r[4], r[5]
+        )
+    };
+    let mut table = format!(
+        "\n{heading:<width$} {:>6} {:>6} {:>6} {:>8} {:>7} {:>6}\n",
+        "cases", "ok", "late", "ignored", "panics", "other"
+    );
     let mut total = [0usize; 6];
     for (group, row) in &rows {
         table += &line(group, row);
@@ -146,14 +186,19 @@ fn every_bad_input_is_refused_early_with_a_named_line() {
     let world = world::World::build();
     let endpoint = Endpoint::start();
     let only = std::env::var("TOOLPICK_BAD_INPUTS_ONLY").ok();
-    let threads = std::env::var("TOOLPICK_BAD_INPUTS_THREADS").ok().and_then(|t| t.parse().ok()).unwrap_or(3);
+    let threads =
+        std::env::var("TOOLPICK_BAD_INPUTS_THREADS").ok().and_then(|t| t.parse().ok()).unwrap_or(3);
     let all = generate(&world.dir);
     let ids: BTreeSet<&str> = all.iter().map(|c| c.id.as_str()).collect();
-    let selected: Vec<&Case> = all.iter().filter(|c| only.as_deref().is_none_or(|o| c.id.contains(o))).collect();
+    let selected: Vec<&Case> =
+        all.iter().filter(|c| only.as_deref().is_none_or(|o| c.id.contains(o))).collect();
 
     // The bases first: a base that fails makes every case of its slot meaningless.
     let base_needed: BTreeSet<&str> = selected.iter().map(|c| c.slot.name.as_str()).collect();
-    let bases: Vec<&Case> = all.iter().filter(|c| c.mutation.is_none() && base_needed.contains(c.slot.name.as_str())).collect();
+    let bases: Vec<&Case> = all
+        .iter()
+        .filter(|c| c.mutation.is_none() && base_needed.contains(c.slot.name.as_str()))
+        .collect();
     let base_outcomes = run_all(&bases, &world, &endpoint, threads);
     let mut broken = vec![];
     let mut base_imports = BTreeMap::new();
@@ -163,7 +208,11 @@ fn every_bad_input_is_refused_early_with_a_named_line() {
         }
         base_imports.insert(c.slot.name.clone(), o.imported.clone());
     }
-    assert!(broken.is_empty(), "bases that are not valid input (fix the generator):\n{}", broken.join("\n"));
+    assert!(
+        broken.is_empty(),
+        "bases that are not valid input (fix the generator):\n{}",
+        broken.join("\n")
+    );
 
     let cases: Vec<&Case> = selected.into_iter().filter(|c| c.mutation.is_some()).collect();
     let outcomes = run_all(&cases, &world, &endpoint, threads);
@@ -172,8 +221,18 @@ fn every_bad_input_is_refused_early_with_a_named_line() {
         let command = command_of(&c.args());
         flags.entry(command).or_insert_with_key(|command| flags_of(command));
     }
-    let verdicts: Vec<Verdict> =
-        cases.iter().zip(&outcomes).map(|(c, o)| judge(c, o, base_imports.get(&c.slot.name).and_then(Option::as_ref), &flags[&command_of(&c.args())])).collect();
+    let verdicts: Vec<Verdict> = cases
+        .iter()
+        .zip(&outcomes)
+        .map(|(c, o)| {
+            judge(
+                c,
+                o,
+                base_imports.get(&c.slot.name).and_then(Option::as_ref),
+                &flags[&command_of(&c.args())],
+            )
+        })
+        .collect();
 
     // The table, by input path in the order the generator lists them; in the artifact file also by
     // slot (each base: an input path reached through one command).
@@ -181,8 +240,18 @@ fn every_bad_input_is_refused_early_with_a_named_line() {
     let by_slot = summary(&cases, &verdicts, "slot (base)", |c| c.slot.name.clone());
     table += "ok: exit 2 with one stderr line naming the file (line, field) or the flag, nothing written, no request\n";
     table += "(or the outcome the format documents); late: written or requested before the error; ignored: exit 0\n";
-    let slowest = cases.iter().zip(&outcomes).max_by_key(|(_, o)| o.elapsed).map(|(c, o)| format!("{} ({:.1?})", c.id, o.elapsed)).unwrap_or_default();
-    table += &format!("{} cases and {} bases in {:.1?} on {threads} threads; slowest case {slowest}\n", cases.len(), bases.len(), started.elapsed());
+    let slowest = cases
+        .iter()
+        .zip(&outcomes)
+        .max_by_key(|(_, o)| o.elapsed)
+        .map(|(c, o)| format!("{} ({:.1?})", c.id, o.elapsed))
+        .unwrap_or_default();
+    table += &format!(
+        "{} cases and {} bases in {:.1?} on {threads} threads; slowest case {slowest}\n",
+        cases.len(),
+        bases.len(),
+        started.elapsed()
+    );
 
     let known: BTreeSet<&str> = known_failing::KNOWN_FAILING.iter().copied().collect();
     let (mut listed_failing, mut new_failing) = (String::new(), String::new());
@@ -192,7 +261,9 @@ fn every_bad_input_is_refused_early_with_a_named_line() {
         match (v, listed) {
             (Verdict::Ok, true) => fixed.push(c.id.clone()),
             (Verdict::Ok, false) => {}
-            (v, true) => listed_failing += &format!("{} — {}\n    {}\n", c.id, v.label(), shell(&o.args)),
+            (v, true) => {
+                listed_failing += &format!("{} — {}\n    {}\n", c.id, v.label(), shell(&o.args))
+            }
             (v, false) => {
                 new_failing += &format!("NEW {} — {}\n    {}\n", c.id, v.label(), shell(&o.args));
                 unexpected.push(c.id.clone());
@@ -202,7 +273,14 @@ fn every_bad_input_is_refused_early_with_a_named_line() {
     let mut every = String::new();
     if std::env::var_os("TOOLPICK_BAD_INPUTS_VERBOSE").is_some() {
         for ((c, o), v) in cases.iter().zip(&outcomes).zip(&verdicts) {
-            every += &format!("{} — {} ({:.1?})\n    {}\n    stderr: {}\n", c.id, v.label(), o.elapsed, shell(&o.args), o.stderr.lines().next().unwrap_or(""));
+            every += &format!(
+                "{} — {} ({:.1?})\n    {}\n    stderr: {}\n",
+                c.id,
+                v.label(),
+                o.elapsed,
+                shell(&o.args),
+                o.stderr.lines().next().unwrap_or("")
+            );
         }
     }
     // The table and what is new go straight to the process's stderr (the test harness captures
@@ -210,14 +288,33 @@ fn every_bad_input_is_refused_early_with_a_named_line() {
     // other test artifacts for the before/after tables.
     let artifacts = common::repo().join("target/test-artifacts");
     let report = artifacts.join("bad-inputs.txt");
-    let shown = format!("{every}{table}{new_failing}{} listed in KNOWN_FAILING still fail (each with its command in {})\n", known.len() - fixed.len(), report.display());
+    let shown = format!(
+        "{every}{table}{new_failing}{} listed in KNOWN_FAILING still fail (each with its command in {})\n",
+        known.len() - fixed.len(),
+        report.display()
+    );
     use std::io::Write;
     let _ = std::io::stderr().write_all(shown.as_bytes());
     if std::fs::create_dir_all(&artifacts).is_ok() {
-        let _ = std::fs::write(&report, format!("{every}{table}{by_slot}{new_failing}\nlisted in KNOWN_FAILING:\n{listed_failing}"));
+        let _ = std::fs::write(
+            &report,
+            format!(
+                "{every}{table}{by_slot}{new_failing}\nlisted in KNOWN_FAILING:\n{listed_failing}"
+            ),
+        );
     }
     let stale: Vec<&&str> = known.iter().filter(|k| !ids.contains(**k)).collect();
     assert!(stale.is_empty(), "KNOWN_FAILING names cases the generator does not make: {stale:?}");
-    assert!(unexpected.is_empty(), "{} case(s) fail and are not in KNOWN_FAILING:\n  {}", unexpected.len(), unexpected.join("\n  "));
-    assert!(fixed.is_empty(), "{} case(s) in KNOWN_FAILING pass now; remove them from the list:\n  {}", fixed.len(), fixed.join("\n  "));
+    assert!(
+        unexpected.is_empty(),
+        "{} case(s) fail and are not in KNOWN_FAILING:\n  {}",
+        unexpected.len(),
+        unexpected.join("\n  ")
+    );
+    assert!(
+        fixed.is_empty(),
+        "{} case(s) in KNOWN_FAILING pass now; remove them from the list:\n  {}",
+        fixed.len(),
+        fixed.join("\n  ")
+    );
 }

@@ -25,7 +25,11 @@ fn workspace_catalog_size_and_design_rules() {
         assert!(name_words(&tool.name).len() >= 2, "{} is not verb_noun", tool.id);
         for (p, schema) in tool.properties() {
             assert!(schema.get("description").is_some(), "{}.{p} has no description", tool.id);
-            assert!(schema.get("type").is_some() || schema.get("enum").is_some(), "{}.{p} is untyped", tool.id);
+            assert!(
+                schema.get("type").is_some() || schema.get("enum").is_some(),
+                "{}.{p} is untyped",
+                tool.id
+            );
         }
         let verb = name_words(&tool.name)[0].clone();
         let a = &tool.annotations;
@@ -61,9 +65,17 @@ fn starter_dataset_mix_and_paraphrase_rule() {
     assert!(kinds[&Kind::Abstain] >= 15, "{kinds:?}");
     let tagged = |tag: &str| d.tasks.iter().filter(|t| t.tags.iter().any(|x| x == tag)).count();
     assert!(tagged("near-miss") >= 20, "near-miss: {}", tagged("near-miss"));
-    assert!(tagged("destructive-near-miss") >= 20, "destructive near-miss: {}", tagged("destructive-near-miss"));
+    assert!(
+        tagged("destructive-near-miss") >= 20,
+        "destructive near-miss: {}",
+        tagged("destructive-near-miss")
+    );
     let paraphrase = tagged("paraphrase");
-    assert!(paraphrase * 100 >= d.tasks.len() * 40, "paraphrase share {paraphrase}/{}", d.tasks.len());
+    assert!(
+        paraphrase * 100 >= d.tasks.len() * 40,
+        "paraphrase share {paraphrase}/{}",
+        d.tasks.len()
+    );
 
     // A paraphrase query shares no (stemmed) word with the names of the tools it expects.
     let a = Analyzer::default();
@@ -72,12 +84,19 @@ fn starter_dataset_mix_and_paraphrase_rule() {
         for e in &t.expected {
             let name = e.tool.rsplit('/').next().unwrap();
             for w in a.terms(name) {
-                assert!(!query.contains(&w), "{}: paraphrase query shares `{w}` with {name}: {}", t.id, t.query);
+                assert!(
+                    !query.contains(&w),
+                    "{}: paraphrase query shares `{w}` with {name}: {}",
+                    t.id,
+                    t.query
+                );
             }
         }
     }
     // Task ids are unique and every tool is exercised by some task.
-    let used: HashSet<&str> = d.tasks.iter().flat_map(|t| t.expected.iter().map(|e| e.tool.as_str())).collect();
-    let unused: Vec<String> = c.tools().map(|t| t.tool.id.clone()).filter(|id| !used.contains(id.as_str())).collect();
+    let used: HashSet<&str> =
+        d.tasks.iter().flat_map(|t| t.expected.iter().map(|e| e.tool.as_str())).collect();
+    let unused: Vec<String> =
+        c.tools().map(|t| t.tool.id.clone()).filter(|id| !used.contains(id.as_str())).collect();
     assert!(unused.len() * 10 <= c.tool_count(), "too many tools no task uses: {unused:?}");
 }

@@ -33,7 +33,10 @@ fn default_run_is_complete_correct_and_deterministic() {
     }
     assert!(a.join("run.json").is_file());
     // latest points at the newest run
-    assert_eq!(std::fs::read(tmp.path().join("latest/summary.csv")).unwrap(), std::fs::read(b.join("summary.csv")).unwrap());
+    assert_eq!(
+        std::fs::read(tmp.path().join("latest/summary.csv")).unwrap(),
+        std::fs::read(b.join("summary.csv")).unwrap()
+    );
 
     let rows = summary_rows(&a);
     assert_eq!(rows.len(), 8, "2 variants × 2 layouts × 2 backends");
@@ -50,15 +53,21 @@ fn default_run_is_complete_correct_and_deterministic() {
             "lexical" => {
                 // Keyword overlap alone passes some call tasks with good descriptions; with bad ones it
                 // may pass none (the headline counts only tasks that need a call).
-                assert!(pass < 1.0 && (pass > 0.0 || row["variant"] == "bad"), "lexical should be non-trivial: {row:?}");
+                assert!(
+                    pass < 1.0 && (pass > 0.0 || row["variant"] == "bad"),
+                    "lexical should be non-trivial: {row:?}"
+                );
                 assert!(sel > 0.0 && sel < 1.0, "lexical should be non-trivial: {row:?}");
             }
             other => panic!("unexpected backend {other}"),
         }
         // Bootstrap intervals of the means bracket the means.
         for m in ["mean_steps", "mean_tokens_total"] {
-            let (lo, mid, hi): (f64, f64, f64) =
-                (row[&format!("{m}_low")].parse().unwrap(), row[m].parse().unwrap(), row[&format!("{m}_high")].parse().unwrap());
+            let (lo, mid, hi): (f64, f64, f64) = (
+                row[&format!("{m}_low")].parse().unwrap(),
+                row[m].parse().unwrap(),
+                row[&format!("{m}_high")].parse().unwrap(),
+            );
             assert!(lo <= mid && mid <= hi && lo < hi, "{m}: {lo} {mid} {hi}");
         }
     }
@@ -83,7 +92,19 @@ fn report_rescores_from_trials_alone() {
     write_small_catalog(&data.join("cat"));
     std::fs::write(data.join("ds.jsonl"), SMALL_DATASET).unwrap();
     let out = tmp.path().join("out");
-    let args = ["run", "--catalog", "data/cat", "--dataset", "data/ds.jsonl", "--backends", "oracle,random", "--out", "out", "--run-id", "r"];
+    let args = [
+        "run",
+        "--catalog",
+        "data/cat",
+        "--dataset",
+        "data/ds.jsonl",
+        "--backends",
+        "oracle,random",
+        "--out",
+        "out",
+        "--run-id",
+        "r",
+    ];
     let o = toolpick(&args, tmp.path());
     assert!(o.status.success(), "{}", stderr(&o));
     let dir = out.join("r");
@@ -92,13 +113,21 @@ fn report_rescores_from_trials_alone() {
     // with, the report shows it.
     let trials = std::fs::read_to_string(dir.join("trials.jsonl")).unwrap();
     let current = format!("\"scorer\":{}", toolpick::score::VERSION);
-    assert_eq!(trials.matches(&current).count(), trials.lines().count(), "every score records its scorer version");
+    assert_eq!(
+        trials.matches(&current).count(),
+        trials.lines().count(),
+        "every score records its scorer version"
+    );
     let tampered = trials.replace("\"pass\":true", "\"pass\":false");
     assert_ne!(tampered, trials);
     std::fs::write(dir.join("trials.jsonl"), &tampered).unwrap();
     let o = toolpick(&["report", dir.to_str().unwrap()], tmp.path());
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_ne!(std::fs::read(dir.join("summary.csv")).unwrap(), before, "a score of the current version is read, not recomputed");
+    assert_ne!(
+        std::fs::read(dir.join("summary.csv")).unwrap(),
+        before,
+        "a score of the current version is read, not recomputed"
+    );
     // A score without the current version (written before scores carried one) is not trusted:
     // `report` recomputes it from the calls.
     let older = tampered.replace(&format!(",{current}"), "");
@@ -114,9 +143,15 @@ fn report_rescores_from_trials_alone() {
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.file_name().unwrap() != "trials.jsonl")
-        .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap()))
+        .map(|p| {
+            (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap())
+        })
         .collect();
-    let mut lines: Vec<String> = std::fs::read_to_string(dir.join("trials.jsonl")).unwrap().lines().map(String::from).collect();
+    let mut lines: Vec<String> = std::fs::read_to_string(dir.join("trials.jsonl"))
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
     lines[4] = lines[4].replacen("\"steps\":", "\"steps\":\"many\",\"x\":", 1);
     std::fs::write(dir.join("trials.jsonl"), lines.join("\n") + "\n").unwrap();
     let o = toolpick(&["report", dir.to_str().unwrap()], tmp.path());
@@ -125,7 +160,10 @@ fn report_rescores_from_trials_alone() {
     for (name, bytes) in &reports {
         assert!(std::fs::read(dir.join(name)).unwrap() == *bytes, "{name} changed");
     }
-    let names: Vec<String> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
     assert_eq!(names.len(), reports.len() + 1, "no temporary file is left: {names:?}");
 }
 
@@ -143,12 +181,19 @@ fn validate_rejects_a_malformed_catalog_with_file_line_and_field() {
     write_small_catalog(&cat);
     let text = std::fs::read_to_string(cat.join("mail.json")).unwrap();
     // `required` names an undefined property.
-    std::fs::write(cat.join("mail.json"), text.replace(r#""required": ["to", "subject"]"#, r#""required": ["to", "subjct"]"#)).unwrap();
+    std::fs::write(
+        cat.join("mail.json"),
+        text.replace(r#""required": ["to", "subject"]"#, r#""required": ["to", "subjct"]"#),
+    )
+    .unwrap();
     std::fs::write(tmp.path().join("ds.jsonl"), SMALL_DATASET).unwrap();
     let o = toolpick(&["validate", "--catalog", "cat", "--dataset", "ds.jsonl"], tmp.path());
     assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
-    assert!(err.contains("mail.json:10: field `categories[0].tools[0].inputSchema.required[1]`"), "{err}");
+    assert!(
+        err.contains("mail.json:10: field `categories[0].tools[0].inputSchema.required[1]`"),
+        "{err}"
+    );
     assert!(err.contains("subjct"), "{err}");
 }
 
@@ -157,7 +202,11 @@ fn validate_rejects_a_syntax_error_with_its_line() {
     let tmp = tempfile::tempdir().unwrap();
     let cat = tmp.path().join("cat");
     write_small_catalog(&cat);
-    std::fs::write(cat.join("broken.json"), "{\n  \"name\": \"x\",\n  \"description\": \"y\"\n  \"categories\": []\n}").unwrap();
+    std::fs::write(
+        cat.join("broken.json"),
+        "{\n  \"name\": \"x\",\n  \"description\": \"y\"\n  \"categories\": []\n}",
+    )
+    .unwrap();
     std::fs::write(tmp.path().join("ds.jsonl"), SMALL_DATASET).unwrap();
     let o = toolpick(&["validate", "--catalog", "cat", "--dataset", "ds.jsonl"], tmp.path());
     assert_eq!(o.status.code(), Some(2));
@@ -199,11 +248,15 @@ fn a_failed_run_leaves_no_output_behind() {
     let tmp = tempfile::tempdir().unwrap();
     write_small_catalog(&tmp.path().join("cat"));
     std::fs::write(tmp.path().join("ds.jsonl"), "{\"id\": \"a\", \"query\": \"q\", \"kind\": \"single\", \"expected\": [{\"tool\": \"nope/x/y\"}]}\n").unwrap();
-    let o = toolpick(&["run", "--catalog", "cat", "--dataset", "ds.jsonl", "--out", "out"], tmp.path());
+    let o =
+        toolpick(&["run", "--catalog", "cat", "--dataset", "ds.jsonl", "--out", "out"], tmp.path());
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("ds.jsonl:1"), "{}", stderr(&o));
     let out = tmp.path().join("out");
-    assert!(!out.exists() || std::fs::read_dir(&out).unwrap().next().is_none(), "nothing may be written");
+    assert!(
+        !out.exists() || std::fs::read_dir(&out).unwrap().next().is_none(),
+        "nothing may be written"
+    );
 }
 
 #[test]
@@ -220,7 +273,20 @@ fn unknown_flags_values_are_input_errors() {
 fn random_backend_is_seeded() {
     let tmp = tempfile::tempdir().unwrap();
     let run = |seed: &str, id: &str| {
-        let o = toolpick(&["run", "--backends", "random", "--seed", seed, "--out", tmp.path().to_str().unwrap(), "--run-id", id], &repo());
+        let o = toolpick(
+            &[
+                "run",
+                "--backends",
+                "random",
+                "--seed",
+                seed,
+                "--out",
+                tmp.path().to_str().unwrap(),
+                "--run-id",
+                id,
+            ],
+            &repo(),
+        );
         assert!(o.status.success(), "{}", stderr(&o));
         std::fs::read(tmp.path().join(id).join("trials.jsonl")).unwrap()
     };
@@ -239,7 +305,20 @@ fn random_backend_is_seeded() {
 fn large_runs_keep_every_trial_in_the_data_files_and_a_sample_in_the_drill_down() {
     let tmp = tempfile::tempdir().unwrap();
     let o = toolpick(
-        &["run", "--out", tmp.path().to_str().unwrap(), "--run-id", "big", "--quiet", "--layouts", "flat", "--backends", "lexical,random", "--trials", "7"],
+        &[
+            "run",
+            "--out",
+            tmp.path().to_str().unwrap(),
+            "--run-id",
+            "big",
+            "--quiet",
+            "--layouts",
+            "flat",
+            "--backends",
+            "lexical,random",
+            "--trials",
+            "7",
+        ],
         &repo(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -248,8 +327,12 @@ fn large_runs_keep_every_trial_in_the_data_files_and_a_sample_in_the_drill_down(
     assert!(total > toolpick::report::DRILLDOWN_MAX, "{total}");
     assert_eq!(csv::Reader::from_path(dir.join("trials.csv")).unwrap().records().count(), total);
     let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
-    assert!(html.contains(&format!("This run has {total} trials; the drill-down below holds a deterministic sample of {}", toolpick::report::DRILLDOWN_MAX)));
-    let island = html.split("id=\"toolpick-data\">").nth(1).unwrap().split("</script>").next().unwrap();
+    assert!(html.contains(&format!(
+        "This run has {total} trials; the drill-down below holds a deterministic sample of {}",
+        toolpick::report::DRILLDOWN_MAX
+    )));
+    let island =
+        html.split("id=\"toolpick-data\">").nth(1).unwrap().split("</script>").next().unwrap();
     let data: serde_json::Value = serde_json::from_str(island).unwrap();
     assert_eq!(data["trials"].as_array().unwrap().len(), toolpick::report::DRILLDOWN_MAX);
     // The sample carries transcripts, and the summary still counts every trial.
@@ -265,7 +348,18 @@ fn the_drill_down_reads_the_same_transcripts_with_the_index_without_it_and_with_
         let o = toolpick(args, &repo());
         assert!(o.status.success(), "{}", stderr(&o));
     };
-    run(&["run", "--out", tmp.path().to_str().unwrap(), "--run-id", "r", "--quiet", "--layouts", "flat,progressive", "--backends", "oracle,lexical"]);
+    run(&[
+        "run",
+        "--out",
+        tmp.path().to_str().unwrap(),
+        "--run-id",
+        "r",
+        "--quiet",
+        "--layouts",
+        "flat,progressive",
+        "--backends",
+        "oracle,lexical",
+    ]);
     let dir = tmp.path().join("r");
     let index = dir.join("transcripts.idx");
     let written = std::fs::read(&index).expect("a run indexes its transcripts");
@@ -277,7 +371,10 @@ fn the_drill_down_reads_the_same_transcripts_with_the_index_without_it_and_with_
     // The index points at every line: the page is the run's, not one without transcripts.
     assert!(String::from_utf8_lossy(&html).contains("\"transcript\":[{"));
     std::fs::remove_file(&index).unwrap();
-    assert!(report() == html, "without the index the transcripts file is scanned, to the same page");
+    assert!(
+        report() == html,
+        "without the index the transcripts file is scanned, to the same page"
+    );
     // Offsets swapped: the lines they point at carry other trial ids, so the index is not trusted.
     let mut swapped = written.clone();
     let (a, b) = (24, 32);

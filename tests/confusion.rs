@@ -44,7 +44,24 @@ fn run(dir: &Path, answers: &str, id: &str) -> std::path::PathBuf {
     std::fs::write(dir.join(format!("{id}.jsonl")), answers).unwrap();
     let replay = format!("replay:{id}.jsonl");
     let o = toolpick(
-        &["run", "--catalog", "catalog", "--dataset", "tasks.jsonl", "--backends", &replay, "--layouts", "flat", "--variants", "good", "--out", "out", "--run-id", id, "-q"],
+        &[
+            "run",
+            "--catalog",
+            "catalog",
+            "--dataset",
+            "tasks.jsonl",
+            "--backends",
+            &replay,
+            "--layouts",
+            "flat",
+            "--variants",
+            "good",
+            "--out",
+            "out",
+            "--run-id",
+            id,
+            "-q",
+        ],
         dir,
     );
     assert!(o.status.success(), "{}", common::stderr(&o));
@@ -64,31 +81,54 @@ fn the_matrix_and_per_tool_precision_and_recall_match_hand_counts() {
     let a = run(dir.path(), ANSWERS_A, "a");
     let matrix: BTreeMap<(String, String), (u64, String)> = csv_rows(&a.join("confusion.csv"))
         .into_iter()
-        .map(|r| ((r["expected_tool"].clone(), r["called_tool"].clone()), (r["count"].parse().unwrap(), r["share_of_expected"].clone())))
+        .map(|r| {
+            (
+                (r["expected_tool"].clone(), r["called_tool"].clone()),
+                (r["count"].parse().unwrap(), r["share_of_expected"].clone()),
+            )
+        })
         .collect();
-    let want: BTreeMap<(String, String), u64> = [((W, F), 2), ((W, W), 1), ((F, "(nothing)"), 1), ((F, "(invented)"), 1), ((M, M), 1)]
-        .into_iter()
-        .map(|((e, c), n)| ((e.to_string(), c.to_string()), n))
-        .collect();
+    let want: BTreeMap<(String, String), u64> =
+        [((W, F), 2), ((W, W), 1), ((F, "(nothing)"), 1), ((F, "(invented)"), 1), ((M, M), 1)]
+            .into_iter()
+            .map(|((e, c), n)| ((e.to_string(), c.to_string()), n))
+            .collect();
     assert_eq!(matrix.iter().map(|(k, v)| (k.clone(), v.0)).collect::<BTreeMap<_, _>>(), want);
     assert_eq!(matrix[&(W.to_string(), F.to_string())].1, "0.666667", "2 of W's 3 expected calls");
 
     // Per tool, by hand: W tp 1 fn 2 fp 0; F tp 0 fp 2 (t1, t4) fn 2 (t3, t6); M tp 1 fp 1 (t5's extra) fn 0.
-    let tools: BTreeMap<String, BTreeMap<String, String>> = csv_rows(&a.join("tools.csv")).into_iter().map(|r| (r["tool"].clone(), r)).collect();
-    let counts = |t: &str| (tools[t]["true_positives"].clone(), tools[t]["false_positives"].clone(), tools[t]["false_negatives"].clone());
+    let tools: BTreeMap<String, BTreeMap<String, String>> =
+        csv_rows(&a.join("tools.csv")).into_iter().map(|r| (r["tool"].clone(), r)).collect();
+    let counts = |t: &str| {
+        (
+            tools[t]["true_positives"].clone(),
+            tools[t]["false_positives"].clone(),
+            tools[t]["false_negatives"].clone(),
+        )
+    };
     assert_eq!(counts(W), ("1".into(), "0".into(), "2".into()));
     assert_eq!(counts(F), ("0".into(), "2".into(), "2".into()));
     assert_eq!(counts(M), ("1".into(), "1".into(), "0".into()));
-    assert_eq!((tools[W]["precision"].as_str(), tools[W]["recall"].as_str()), ("1.000000", "0.333333"));
-    assert_eq!((tools[F]["precision"].as_str(), tools[F]["recall"].as_str(), tools[F]["f1"].as_str()), ("0.000000", "0.000000", "0.000000"));
-    assert_eq!((tools[M]["precision"].as_str(), tools[M]["recall"].as_str(), tools[M]["f1"].as_str()), ("0.500000", "1.000000", "0.666667"));
+    assert_eq!(
+        (tools[W]["precision"].as_str(), tools[W]["recall"].as_str()),
+        ("1.000000", "0.333333")
+    );
+    assert_eq!(
+        (tools[F]["precision"].as_str(), tools[F]["recall"].as_str(), tools[F]["f1"].as_str()),
+        ("0.000000", "0.000000", "0.000000")
+    );
+    assert_eq!(
+        (tools[M]["precision"].as_str(), tools[M]["recall"].as_str(), tools[M]["f1"].as_str()),
+        ("0.500000", "1.000000", "0.666667")
+    );
     // Wilson bounds hold the rate.
     let lo: f64 = tools[M]["precision_low"].parse().unwrap();
     let hi: f64 = tools[M]["precision_high"].parse().unwrap();
     assert!(lo < 0.5 && 0.5 < hi, "{lo} {hi}");
 
     // t1 called the tool it must not call: its own error type; t2 did not.
-    let trials: BTreeMap<String, BTreeMap<String, String>> = csv_rows(&a.join("trials.csv")).into_iter().map(|r| (r["task_id"].clone(), r)).collect();
+    let trials: BTreeMap<String, BTreeMap<String, String>> =
+        csv_rows(&a.join("trials.csv")).into_iter().map(|r| (r["task_id"].clone(), r)).collect();
     assert_eq!(trials["t1"]["error_type"], "must_not_call");
     assert_eq!((trials["t2"]["pass"].as_str(), trials["t2"]["error_type"].as_str()), ("true", ""));
     let summary = csv_rows(&a.join("summary.csv"));
@@ -103,9 +143,16 @@ fn the_matrix_and_per_tool_precision_and_recall_match_hand_counts() {
         "the first look names the top confusion"
     );
     let md = std::fs::read_to_string(a.join("summary.md")).unwrap();
-    assert!(md.contains(&format!("- Confusion: `{F}` took `{W}`'s call 2 times")), "summary.md opens with the same findings");
+    assert!(
+        md.contains(&format!("- Confusion: `{F}` took `{W}`'s call 2 times")),
+        "summary.md opens with the same findings"
+    );
     // The confusion's first trials, linked into the drill-down (`#` of the trial id encoded).
-    assert!(html.contains(r##"href="#trial=tasks/good/flat/replay:a/t1%230""##) || html.contains(r##"href="#trial=tasks/good/flat/replay%3Aa/t1%230""##), "confusions link to trials");
+    assert!(
+        html.contains(r##"href="#trial=tasks/good/flat/replay:a/t1%230""##)
+            || html.contains(r##"href="#trial=tasks/good/flat/replay%3Aa/t1%230""##),
+        "confusions link to trials"
+    );
 }
 
 #[test]
@@ -114,13 +161,19 @@ fn compare_lists_the_confusions_that_got_better() {
     let a = run(dir.path(), ANSWERS_A, "a");
     let b = run(dir.path(), ANSWERS_B, "b");
     // The backends' labels differ (replay:a, replay:b): cells are matched on the other fields.
-    let o = toolpick(&["compare", a.to_str().unwrap(), b.to_str().unwrap(), "--match", "dataset,variant,layout"], dir.path());
+    let o = toolpick(
+        &["compare", a.to_str().unwrap(), b.to_str().unwrap(), "--match", "dataset,variant,layout"],
+        dir.path(),
+    );
     assert!(o.status.success() || o.status.code() == Some(100), "{}", common::stderr(&o));
     let changes = csv_rows(&b.join("compare-confusion.csv"));
     assert_eq!(changes.len(), 1, "{changes:?}");
     let c = &changes[0];
     assert_eq!((c["expected_tool"].as_str(), c["called_tool"].as_str()), (W, F));
-    assert_eq!((c["count_a"].as_str(), c["count_b"].as_str(), c["delta"].as_str()), ("2", "1", "-1"));
+    assert_eq!(
+        (c["count_a"].as_str(), c["count_b"].as_str(), c["delta"].as_str()),
+        ("2", "1", "-1")
+    );
     assert_eq!((c["expected_calls_a"].as_str(), c["expected_calls_b"].as_str()), ("3", "3"));
     let md = std::fs::read_to_string(b.join("compare.md")).unwrap();
     assert!(md.contains("Better") && md.contains("get_current_weather"), "{md}");
@@ -129,12 +182,20 @@ fn compare_lists_the_confusions_that_got_better() {
 #[test]
 fn must_not_call_patterns_are_validated_against_the_catalog() {
     let dir = setup();
-    let bad = DATASET.replace(r#""must_not_call": ["weather/weather_later/*"]"#, r#""must_not_call": ["weather/nowhere/*", "weather/weather_now/*"]"#);
+    let bad = DATASET.replace(
+        r#""must_not_call": ["weather/weather_later/*"]"#,
+        r#""must_not_call": ["weather/nowhere/*", "weather/weather_now/*"]"#,
+    );
     std::fs::write(dir.path().join("bad.jsonl"), bad).unwrap();
     let o = toolpick(&["validate", "--catalog", "catalog", "--dataset", "bad.jsonl"], dir.path());
     assert_eq!(o.status.code(), Some(2));
     let e = common::stderr(&o) + &common::stdout(&o);
-    assert!(e.contains("bad.jsonl:1") && e.contains("must_not_call[0]") && e.contains("matches no tool"), "{e}");
+    assert!(
+        e.contains("bad.jsonl:1")
+            && e.contains("must_not_call[0]")
+            && e.contains("matches no tool"),
+        "{e}"
+    );
     assert!(e.contains("must_not_call[1]") && e.contains("an expected call accepts"), "{e}");
 }
 
@@ -146,16 +207,44 @@ fn a_repeated_call_to_an_expected_tool_is_no_confusion_and_no_false_positive() {
     let dir = tempfile::tempdir().unwrap();
     write_small_catalog(&dir.path().join("catalog"));
     let t4 = DATASET.lines().find(|l| l.contains(r#""id": "t4""#)).unwrap();
-    std::fs::write(dir.path().join("tasks.jsonl"), format!("{t4}\n{}\n", t4.replace(r#""id": "t4""#, r#""id": "t4b""#).replace(r#""kind": "multi""#, r#""kind": "parallel""#))).unwrap();
+    std::fs::write(
+        dir.path().join("tasks.jsonl"),
+        format!(
+            "{t4}\n{}\n",
+            t4.replace(r#""id": "t4""#, r#""id": "t4b""#)
+                .replace(r#""kind": "multi""#, r#""kind": "parallel""#)
+        ),
+    )
+    .unwrap();
     let twice = r#"[{"name": "get_current_weather", "arguments": {"city": "Rome"}}, {"name": "get_current_weather", "arguments": {"city": "Rome"}}]"#;
-    let answers = format!("{{\"id\": \"t4\", \"calls\": {twice}}}\n{{\"id\": \"t4b\", \"calls\": {twice}}}\n");
+    let answers = format!(
+        "{{\"id\": \"t4\", \"calls\": {twice}}}\n{{\"id\": \"t4b\", \"calls\": {twice}}}\n"
+    );
     let run_dir = run(dir.path(), &answers, "r");
-    let matrix: BTreeMap<(String, String), u64> =
-        csv_rows(&run_dir.join("confusion.csv")).into_iter().map(|r| ((r["expected_tool"].clone(), r["called_tool"].clone()), r["count"].parse().unwrap())).collect();
-    let want: BTreeMap<(String, String), u64> = [((M, "(nothing)"), 2), ((W, W), 2)].into_iter().map(|((e, c), n)| ((e.to_string(), c.to_string()), n)).collect();
+    let matrix: BTreeMap<(String, String), u64> = csv_rows(&run_dir.join("confusion.csv"))
+        .into_iter()
+        .map(|r| {
+            ((r["expected_tool"].clone(), r["called_tool"].clone()), r["count"].parse().unwrap())
+        })
+        .collect();
+    let want: BTreeMap<(String, String), u64> = [((M, "(nothing)"), 2), ((W, W), 2)]
+        .into_iter()
+        .map(|((e, c), n)| ((e.to_string(), c.to_string()), n))
+        .collect();
     assert_eq!(matrix, want);
-    let tools: BTreeMap<String, BTreeMap<String, String>> = csv_rows(&run_dir.join("tools.csv")).into_iter().map(|r| (r["tool"].clone(), r)).collect();
-    let counts = |t: &str| (tools[t]["true_positives"].clone(), tools[t]["false_positives"].clone(), tools[t]["false_negatives"].clone());
-    assert_eq!(counts(W), ("2".into(), "0".into(), "0".into()), "no false positive for the repeated weather call");
+    let tools: BTreeMap<String, BTreeMap<String, String>> =
+        csv_rows(&run_dir.join("tools.csv")).into_iter().map(|r| (r["tool"].clone(), r)).collect();
+    let counts = |t: &str| {
+        (
+            tools[t]["true_positives"].clone(),
+            tools[t]["false_positives"].clone(),
+            tools[t]["false_negatives"].clone(),
+        )
+    };
+    assert_eq!(
+        counts(W),
+        ("2".into(), "0".into(), "0".into()),
+        "no false positive for the repeated weather call"
+    );
     assert_eq!(counts(M), ("0".into(), "0".into(), "2".into()));
 }

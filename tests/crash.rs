@@ -15,9 +15,21 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const MATRIX: [&str; 10] = ["--variants", "good,bad", "--layouts", "flat,progressive", "--backends", "lexical,random", "--trials", "3", "--seed", "11"];
+const MATRIX: [&str; 10] = [
+    "--variants",
+    "good,bad",
+    "--layouts",
+    "flat,progressive",
+    "--backends",
+    "lexical,random",
+    "--trials",
+    "3",
+    "--seed",
+    "11",
+];
 /// Files `run` writes before the report phase (the rest are report outputs).
-const RUN_FILES: [&str; 5] = ["run.json", "tools.json", "lint.json", "defects.json", "timings.jsonl"];
+const RUN_FILES: [&str; 5] =
+    ["run.json", "tools.json", "lint.json", "defects.json", "timings.jsonl"];
 
 /// A small catalog and dataset in a temporary directory, and an uninterrupted run of them (`out/ref`).
 struct Fixture {
@@ -44,10 +56,21 @@ impl Fixture {
     }
 
     fn run_args(&self, id: &str) -> Vec<String> {
-        let mut args: Vec<String> = ["run", "--catalog", "cat", "--dataset", "ds.jsonl", "--out", "out", "--run-id", id, "--quiet"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let mut args: Vec<String> = [
+            "run",
+            "--catalog",
+            "cat",
+            "--dataset",
+            "ds.jsonl",
+            "--out",
+            "out",
+            "--run-id",
+            id,
+            "--quiet",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         args.extend(MATRIX.iter().map(|s| s.to_string()));
         args
     }
@@ -69,11 +92,22 @@ impl Fixture {
     /// Run the binary and insist that it died by SIGKILL at `point` (so the point was reached).
     fn killed(&self, args: &[String], point: &str) {
         let o = self.toolpick(args, Some(point));
-        assert_eq!(o.status.signal(), Some(9), "`{}` was to be killed at {point} but ended with {:?}: {}", args.join(" "), o.status, stderr(&o));
+        assert_eq!(
+            o.status.signal(),
+            Some(9),
+            "`{}` was to be killed at {point} but ended with {:?}: {}",
+            args.join(" "),
+            o.status,
+            stderr(&o)
+        );
     }
 
     fn trial_lines(&self) -> Vec<String> {
-        std::fs::read_to_string(self.dir("ref").join("trials.jsonl")).unwrap().lines().map(String::from).collect()
+        std::fs::read_to_string(self.dir("ref").join("trials.jsonl"))
+            .unwrap()
+            .lines()
+            .map(String::from)
+            .collect()
     }
 
     /// `out/<id>` as a run killed before its trials were compacted leaves it: the run's own files, and
@@ -87,13 +121,22 @@ impl Fixture {
             std::fs::copy(self.dir("ref").join(f), dir.join(f)).unwrap();
         }
         let lines = self.trial_lines();
-        let transcripts: Vec<String> = std::fs::read_to_string(self.dir("ref").join("transcripts.jsonl")).unwrap().lines().map(String::from).collect();
+        let transcripts: Vec<String> =
+            std::fs::read_to_string(self.dir("ref").join("transcripts.jsonl"))
+                .unwrap()
+                .lines()
+                .map(String::from)
+                .collect();
         let n = lines.len();
         assert_eq!(transcripts.len(), n, "one transcript per trial");
         // Completion order under concurrency: a fixed permutation of the matrix order. Each record is
         // preceded by its transcript, as the runner appends them.
         let order: Vec<usize> = (0..n).map(|i| (i * 37 + 11) % n).collect();
-        assert_eq!(order.iter().copied().collect::<BTreeSet<_>>().len(), n, "37 must be prime to {n}");
+        assert_eq!(
+            order.iter().copied().collect::<BTreeSet<_>>().len(),
+            n,
+            "37 must be prime to {n}"
+        );
         let (mut text, mut said) = (String::new(), String::new());
         for i in (0..n).step_by(5) {
             let mut v: serde_json::Value = serde_json::from_str(&lines[i]).unwrap();
@@ -131,7 +174,12 @@ impl Fixture {
     /// Every file of the uninterrupted run, but `run.json` and `timings.jsonl`, is in `out/<id>` byte for
     /// byte, and nothing else is there (no temporary file, no half-compacted trials).
     fn assert_same_as_reference(&self, id: &str, case: &str) {
-        let names = |d: &Path| -> BTreeSet<String> { std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect() };
+        let names = |d: &Path| -> BTreeSet<String> {
+            std::fs::read_dir(d)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().into_string().unwrap())
+                .collect()
+        };
         let (want, got) = (names(&self.dir("ref")), names(&self.dir(id)));
         assert_eq!(got, want, "{case}: the files differ from an uninterrupted run's");
         let mut compared = 0;
@@ -195,7 +243,11 @@ fn report_after_a_kill_anywhere_in_the_report_phase_equals_an_uninterrupted_run(
 fn a_run_killed_while_compacting_is_recovered_by_report_or_by_resuming() {
     let fx = Fixture::new();
     let n = fx.trial_lines().len();
-    for (id, point) in [("c1", "compact-write:1".to_string()), ("c2", format!("compact-write:{}", n - 1)), ("c3", "compact-rename:1".into())] {
+    for (id, point) in [
+        ("c1", "compact-write:1".to_string()),
+        ("c2", format!("compact-write:{}", n - 1)),
+        ("c3", "compact-rename:1".into()),
+    ] {
         fx.uncompacted(id);
         // Resuming finds every trial done and goes straight to compaction, where it is killed.
         fx.killed(&fx.run_args(id), &point);
@@ -223,11 +275,21 @@ fn dead_pid() -> u32 {
 /// Plant temporary files of a dead and of a live process in `dir`; returns the ones that must stay.
 fn plant(dir: &Path, dead: u32, live: u32) -> Vec<PathBuf> {
     std::fs::create_dir_all(dir).unwrap();
-    for name in [format!("trials.csv.tmp-{dead}"), format!("run.tmp-{dead}"), format!("trials.jsonl.compact-{dead}"), "trials.jsonl.compact".into()] {
+    for name in [
+        format!("trials.csv.tmp-{dead}"),
+        format!("run.tmp-{dead}"),
+        format!("trials.jsonl.compact-{dead}"),
+        "trials.jsonl.compact".into(),
+    ] {
         std::fs::write(dir.join(name), "half-written").unwrap();
     }
     // Another process's files, and files that only look like ours.
-    let keep = [format!("summary.md.tmp-{live}"), format!("trials.jsonl.compact-{live}"), "notes.tmp-draft".into(), "x.tmp-12a".into()];
+    let keep = [
+        format!("summary.md.tmp-{live}"),
+        format!("trials.jsonl.compact-{live}"),
+        "notes.tmp-draft".into(),
+        "x.tmp-12a".into(),
+    ];
     for name in &keep {
         std::fs::write(dir.join(name), "in use").unwrap();
     }
@@ -247,14 +309,18 @@ fn stale_temporary_files_of_a_dead_process_are_removed_and_a_live_ones_kept() {
     let fx = Fixture::new();
     let mut live = Command::new("sleep").arg("120").spawn().unwrap();
     let dead = dead_pid();
-    assert!(!Path::new(&format!("/proc/{dead}")).exists() || cfg!(not(target_os = "linux")), "pid {dead} was reused");
+    assert!(
+        !Path::new(&format!("/proc/{dead}")).exists() || cfg!(not(target_os = "linux")),
+        "pid {dead} was reused"
+    );
 
     // report
     fx.uncompacted("rep");
     let keep = plant(&fx.dir("rep"), dead, live.id());
     let o = fx.toolpick(&fx.report_args("rep"), None);
     assert!(o.status.success(), "{}", stderr(&o));
-    let want: BTreeSet<String> = keep.iter().map(|p| p.file_name().unwrap().to_str().unwrap().to_string()).collect();
+    let want: BTreeSet<String> =
+        keep.iter().map(|p| p.file_name().unwrap().to_str().unwrap().to_string()).collect();
     assert_eq!(leftovers(&fx.dir("rep")), want, "report removes exactly the dead process's files");
     for p in &keep {
         assert_eq!(std::fs::read_to_string(p).unwrap(), "in use", "{} was touched", p.display());
@@ -267,7 +333,11 @@ fn stale_temporary_files_of_a_dead_process_are_removed_and_a_live_ones_kept() {
     let keep = plant(&fx.dir("res"), dead, live.id());
     let o = fx.toolpick(&fx.run_args("res"), None);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(leftovers(&fx.dir("res")), want, "a resumed run removes exactly the dead process's files");
+    assert_eq!(
+        leftovers(&fx.dir("res")),
+        want,
+        "a resumed run removes exactly the dead process's files"
+    );
     for p in &keep {
         std::fs::remove_file(p).unwrap();
     }
@@ -276,7 +346,15 @@ fn stale_temporary_files_of_a_dead_process_are_removed_and_a_live_ones_kept() {
     // merge: its output directory after a merge that was killed before it wrote anything but temporaries
     let merged = fx.dir("merged");
     plant(&merged, dead, live.id());
-    let o = fx.toolpick(&["merge".into(), "--out".into(), merged.to_str().unwrap().into(), fx.dir("ref").to_str().unwrap().into()], None);
+    let o = fx.toolpick(
+        &[
+            "merge".into(),
+            "--out".into(),
+            merged.to_str().unwrap().into(),
+            fx.dir("ref").to_str().unwrap().into(),
+        ],
+        None,
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(leftovers(&merged), want, "merge removes exactly the dead process's files");
 
@@ -303,7 +381,10 @@ fn a_legacy_compaction_file_is_kept_while_a_process_holds_it_open() {
     holder.wait().unwrap();
     let o = fx.toolpick(&fx.report_args("held"), None);
     assert!(o.status.success(), "{}", stderr(&o));
-    fx.assert_same_as_reference("held", "report after the holder of a legacy compaction file ended");
+    fx.assert_same_as_reference(
+        "held",
+        "report after the holder of a legacy compaction file ended",
+    );
 }
 
 #[test]
@@ -317,7 +398,10 @@ fn a_report_beside_a_live_writer_rewrites_no_trial_and_a_second_writer_is_refuse
     let o = fx.toolpick(&fx.report_args("busy"), None);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("another toolpick process is writing"), "{}", stderr(&o));
-    assert!(std::fs::read(dir.join("trials.jsonl")).unwrap() == before, "the trials of a directory another process writes were compacted");
+    assert!(
+        std::fs::read(dir.join("trials.jsonl")).unwrap() == before,
+        "the trials of a directory another process writes were compacted"
+    );
     let o = fx.toolpick(&fx.run_args("busy"), None);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("in use by another toolpick process"), "{}", stderr(&o));
@@ -331,7 +415,14 @@ fn a_report_beside_a_live_writer_rewrites_no_trial_and_a_second_writer_is_refuse
 #[test]
 fn a_killed_merge_is_redone_or_finished_by_report() {
     let fx = Fixture::new();
-    let merge = |id: &str| -> Vec<String> { vec!["merge".into(), "--out".into(), fx.dir(id).to_str().unwrap().into(), fx.dir("ref").to_str().unwrap().into()] };
+    let merge = |id: &str| -> Vec<String> {
+        vec![
+            "merge".into(),
+            "--out".into(),
+            fx.dir(id).to_str().unwrap().into(),
+            fx.dir("ref").to_str().unwrap().into(),
+        ]
+    };
     // Killed before it wrote the trials: the same merge again.
     fx.killed(&merge("m1"), "merge-trials:1");
     assert!(!fx.dir("m1").join("trials.jsonl").exists());
@@ -341,7 +432,12 @@ fn a_killed_merge_is_redone_or_finished_by_report() {
     // Killed while rendering: the directory holds a run, which `report` finishes.
     fx.killed(&merge("m2"), "rename:2");
     let o = fx.toolpick(&merge("m2"), None);
-    assert_eq!(o.status.code(), Some(2), "a second merge into a merged run is refused: {}", stderr(&o));
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "a second merge into a merged run is refused: {}",
+        stderr(&o)
+    );
     assert!(stderr(&o).contains("toolpick report"), "{}", stderr(&o));
     let o = fx.toolpick(&fx.report_args("m2"), None);
     assert!(o.status.success(), "{}", stderr(&o));

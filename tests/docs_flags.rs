@@ -28,7 +28,10 @@ const OTHER_PROGRAMS: &[(&str, &str)] = &[
     ("--tool-call-parser", "vllm serve: the parser of the model's tool calls (local models)"),
     ("--no-deps", "pip's flag: the parity venv gets BFCL's checker without its dependencies"),
     ("--python", "scripts/install-mcp-servers.sh: also the PyPI servers and the MCP SDK"),
-    ("--check", "scripts/install-mcp-servers.sh, install-parity-venv.sh: report what is missing, install nothing"),
+    (
+        "--check",
+        "scripts/install-mcp-servers.sh, install-parity-venv.sh: report what is missing, install nothing",
+    ),
 ];
 
 fn repo() -> PathBuf {

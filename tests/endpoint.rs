@@ -22,12 +22,19 @@ fn faults(list: &[(Fault, u64)]) -> MockConfig {
 /// Every request `out/<run_id>/timings.jsonl` times, over all its trials.
 fn timed_requests(env: &MockEnv, run_id: &str) -> Vec<Value> {
     let text = std::fs::read_to_string(env.path(&format!("out/{run_id}/timings.jsonl"))).unwrap();
-    text.lines().flat_map(|l| serde_json::from_str::<Value>(l).unwrap()["requests"].as_array().unwrap().clone()).collect()
+    text.lines()
+        .flat_map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["requests"].as_array().unwrap().clone()
+        })
+        .collect()
 }
 
 /// What `run.json` says of the mock endpoint after `out/<run_id>`.
 fn endpoint_stats(env: &MockEnv, run_id: &str) -> Value {
-    let run: Value = serde_json::from_slice(&std::fs::read(env.path(&format!("out/{run_id}/run.json"))).unwrap()).unwrap();
+    let run: Value = serde_json::from_slice(
+        &std::fs::read(env.path(&format!("out/{run_id}/run.json"))).unwrap(),
+    )
+    .unwrap();
     run["endpoints"]["mock"].clone()
 }
 
@@ -58,10 +65,18 @@ fn agent_loop_over_http_matches_the_in_process_baseline_in_both_layouts() {
     let rows = summary_rows(&env.path("out/r"));
     assert_eq!(rows.len(), 8);
     let key = |r: &Row| (r["variant"].clone(), r["layout"].clone());
-    let lexical: HashMap<_, _> = rows.iter().filter(|r| r["backend"] == "lexical").map(|r| (key(r), r)).collect();
+    let lexical: HashMap<_, _> =
+        rows.iter().filter(|r| r["backend"] == "lexical").map(|r| (key(r), r)).collect();
     for r in rows.iter().filter(|r| r["backend"] == "mock") {
         let l = lexical[&key(r)];
-        for col in ["n", "selection_accuracy", "pass_at_1", "abstention_accuracy", "mean_steps", "infra_errors"] {
+        for col in [
+            "n",
+            "selection_accuracy",
+            "pass_at_1",
+            "abstention_accuracy",
+            "mean_steps",
+            "infra_errors",
+        ] {
             assert_eq!(r[col], l[col], "{col} differs for {:?}", key(r));
         }
         assert_eq!(r["infra_errors"], "0");
@@ -82,7 +97,14 @@ fn agent_loop_over_http_matches_the_in_process_baseline_in_both_layouts() {
 
 #[test]
 fn transient_faults_are_retried_counted_and_never_become_model_failures() {
-    for fault in [Fault::RateLimit, Fault::ServerError, Fault::Unavailable, Fault::Truncated, Fault::EmptyChoices, Fault::Timeout] {
+    for fault in [
+        Fault::RateLimit,
+        Fault::ServerError,
+        Fault::Unavailable,
+        Fault::Truncated,
+        Fault::EmptyChoices,
+        Fault::Timeout,
+    ] {
         let env = start(faults(&[(fault, 3)]));
         let baseline = start(MockConfig::default());
         // One request at a time: a retry always lands on the next request number, so with faults on
@@ -92,30 +114,58 @@ fn transient_faults_are_retried_counted_and_never_become_model_failures() {
         let injected = env.server.injected(fault);
         assert!(injected > 0, "{fault:?} was never injected");
         let stats = endpoint_stats(&env, "r");
-        assert_eq!(stats["retries"].as_u64().unwrap(), injected, "{fault:?}: every injected fault is one counted retry");
+        assert_eq!(
+            stats["retries"].as_u64().unwrap(),
+            injected,
+            "{fault:?}: every injected fault is one counted retry"
+        );
         assert_eq!(stats["failures"].as_u64().unwrap(), 0);
         if fault == Fault::RateLimit {
             assert_eq!(stats["rate_limited"].as_u64().unwrap(), injected);
         }
         // Same scores as a run without faults.
-        let strip = |ts: Vec<Value>| ts.into_iter().map(|t| (t["trial_id"].clone(), t["score"].clone(), t["calls"].clone())).collect::<Vec<_>>();
-        assert_eq!(strip(env.trials("r")), strip(baseline.trials("r")), "{fault:?} changed the outcome");
+        let strip = |ts: Vec<Value>| {
+            ts.into_iter()
+                .map(|t| (t["trial_id"].clone(), t["score"].clone(), t["calls"].clone()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            strip(env.trials("r")),
+            strip(baseline.trials("r")),
+            "{fault:?} changed the outcome"
+        );
         // Latency was measured per attempt: the timings sidecar has more attempts than requests that succeeded.
-        let attempts: usize = timed_requests(&env, "r").iter().map(|r| r["attempt_ms"].as_array().unwrap().len()).sum();
-        assert_eq!(attempts as u64, env.server.requests(), "{fault:?}: one latency per HTTP attempt");
+        let attempts: usize = timed_requests(&env, "r")
+            .iter()
+            .map(|r| r["attempt_ms"].as_array().unwrap().len())
+            .sum();
+        assert_eq!(
+            attempts as u64,
+            env.server.requests(),
+            "{fault:?}: one latency per HTTP attempt"
+        );
     }
 }
 
 #[test]
 fn retry_after_is_honoured() {
-    let env = start(MockConfig { faults: vec![(Fault::RateLimit, 2)], retry_after_s: 1, ..Default::default() });
+    let env = start(MockConfig {
+        faults: vec![(Fault::RateLimit, 2)],
+        retry_after_s: 1,
+        ..Default::default()
+    });
     let started = std::time::Instant::now();
     env.run_ok("r", &["--no-cache", "--concurrency", "1"]);
     let injected = env.server.injected(Fault::RateLimit);
     assert!(injected >= 2);
     // With one request in flight, every 429 costs at least its Retry-After of one second.
-    assert!(started.elapsed() >= Duration::from_secs(injected), "{injected} retries of 1 s each, took {:?}", started.elapsed());
-    let waited: f64 = timed_requests(&env, "r").iter().map(|r| r["waited_ms"].as_f64().unwrap()).sum();
+    assert!(
+        started.elapsed() >= Duration::from_secs(injected),
+        "{injected} retries of 1 s each, took {:?}",
+        started.elapsed()
+    );
+    let waited: f64 =
+        timed_requests(&env, "r").iter().map(|r| r["waited_ms"].as_f64().unwrap()).sum();
     assert!(waited >= 1000.0 * injected as f64 - 1.0, "waited {waited} ms");
 }
 
@@ -124,7 +174,11 @@ fn exhausted_retries_are_errors_excluded_from_accuracy_and_kept_on_resume() {
     let env = start(faults(&[(Fault::ServerError, 1)]));
     env.run_ok("r", &["--max-attempts", "2"]);
     let trials = env.trials("r");
-    assert!(trials.iter().all(|t| { t["error"].as_str().unwrap().contains("server_error after 2 attempt(s)") }));
+    assert!(
+        trials
+            .iter()
+            .all(|t| { t["error"].as_str().unwrap().contains("server_error after 2 attempt(s)") })
+    );
     let rows = summary_rows(&env.path("out/r"));
     for r in &rows {
         assert_eq!(r["n"], "0", "errors are not scored");
@@ -156,11 +210,21 @@ fn retry_errors_reruns_only_the_failed_trials() {
     let before = env.trials("r");
     let ok_before: Vec<&Value> = before.iter().filter(|t| t["error"].is_null()).collect();
     assert!(!ok_before.is_empty());
-    let o = env.run_ok("r", &["--max-attempts", "5", "--retry-errors", "--no-cache", "--concurrency", "1"]);
-    assert!(stdout(&o).contains(&format!("{errors} trials run, {} already done", ok_before.len())), "{}", stdout(&o));
+    let o = env.run_ok(
+        "r",
+        &["--max-attempts", "5", "--retry-errors", "--no-cache", "--concurrency", "1"],
+    );
+    assert!(
+        stdout(&o).contains(&format!("{errors} trials run, {} already done", ok_before.len())),
+        "{}",
+        stdout(&o)
+    );
     let after = env.trials("r");
     assert_eq!(after.len(), before.len(), "one record per trial after compaction");
-    assert!(after.iter().all(|t| t["error"].is_null()), "retried with enough attempts, all succeed");
+    assert!(
+        after.iter().all(|t| t["error"].is_null()),
+        "retried with enough attempts, all succeed"
+    );
     for t in ok_before {
         assert!(after.contains(t), "finished trials are kept as they were");
     }
@@ -168,7 +232,11 @@ fn retry_errors_reruns_only_the_failed_trials() {
 
 #[test]
 fn model_misbehaviour_is_recorded_taught_and_the_episode_goes_on() {
-    for (fault, error) in [(Fault::MalformedArgs, "malformed_call"), (Fault::InventedTool, "invented_tool"), (Fault::TextCalls, "should_have_called")] {
+    for (fault, error) in [
+        (Fault::MalformedArgs, "malformed_call"),
+        (Fault::InventedTool, "invented_tool"),
+        (Fault::TextCalls, "should_have_called"),
+    ] {
         let env = start(faults(&[(fault, 1)]));
         env.run_ok("r", &["--no-cache", "--layouts", "flat"]);
         let trials = env.trials("r");
@@ -191,7 +259,10 @@ fn text_calls_are_parsed_only_when_asked_and_marked() {
     env.run_ok("strict", &["--no-cache", "--layouts", "flat"]);
     env.run_ok("lenient", &["--no-cache", "--layouts", "flat", "--parse-text-calls"]);
     let strict = env.trials("strict");
-    assert!(strict.iter().all(|t| t["calls"].as_array().unwrap().is_empty()), "strict: text is not a call");
+    assert!(
+        strict.iter().all(|t| t["calls"].as_array().unwrap().is_empty()),
+        "strict: text is not a call"
+    );
     // Parsed from text, the calls score exactly like the same calls sent as tool_calls.
     let plain = start(MockConfig::default());
     plain.run_ok("r", &["--no-cache", "--layouts", "flat"]);
@@ -216,7 +287,10 @@ fn a_rerun_is_served_from_the_cache_with_zero_requests() {
     assert!(first > 0);
     env.run_ok("b", &[]);
     assert_eq!(env.server.requests(), first, "the second run made requests");
-    assert_eq!(std::fs::read(env.path("out/a/trials.jsonl")).unwrap(), std::fs::read(env.path("out/b/trials.jsonl")).unwrap());
+    assert_eq!(
+        std::fs::read(env.path("out/a/trials.jsonl")).unwrap(),
+        std::fs::read(env.path("out/b/trials.jsonl")).unwrap()
+    );
     assert!(endpoint_stats(&env, "b")["cache_hits"].as_u64().unwrap() > 0);
     // More trials need new entries: trial 1 must not reuse trial 0's response.
     env.run_ok("c", &["--trials", "2"]);
@@ -259,7 +333,8 @@ fn a_killed_run_resumes_without_lost_or_duplicated_trials() {
         .map(|s| s.to_string())
         .collect()
     };
-    let reference = toolpick(&args("whole").iter().map(String::as_str).collect::<Vec<_>>(), &repo());
+    let reference =
+        toolpick(&args("whole").iter().map(String::as_str).collect::<Vec<_>>(), &repo());
     assert!(reference.status.success(), "{}", stderr(&reference));
 
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_toolpick"))
@@ -289,9 +364,17 @@ fn a_killed_run_resumes_without_lost_or_duplicated_trials() {
 
     let resumed = toolpick(&args("killed").iter().map(String::as_str).collect::<Vec<_>>(), &repo());
     assert!(resumed.status.success(), "{}", stderr(&resumed));
-    assert!(stdout(&resumed).contains(&format!("{} already done", partial)), "{}", stdout(&resumed));
+    assert!(
+        stdout(&resumed).contains(&format!("{} already done", partial)),
+        "{}",
+        stdout(&resumed)
+    );
     for f in ["trials.jsonl", "summary.csv"] {
-        assert!(std::fs::read(out.join("whole").join(f)).unwrap() == std::fs::read(out.join("killed").join(f)).unwrap(), "{f} differs after resume");
+        assert!(
+            std::fs::read(out.join("whole").join(f)).unwrap()
+                == std::fs::read(out.join("killed").join(f)).unwrap(),
+            "{f} differs after resume"
+        );
     }
 }
 
@@ -299,10 +382,17 @@ fn a_killed_run_resumes_without_lost_or_duplicated_trials() {
 fn the_api_key_never_reaches_any_output() {
     let secret = "sk-toolpick-test-7f3a9c1e5b";
     let env = start(MockConfig { require_key: Some(secret.into()), ..Default::default() });
-    let o = env.command("r", &["--api-key-env", "TOOLPICK_TEST_KEY"]).env("TOOLPICK_TEST_KEY", secret).output().unwrap();
+    let o = env
+        .command("r", &["--api-key-env", "TOOLPICK_TEST_KEY"])
+        .env("TOOLPICK_TEST_KEY", secret)
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let rows = summary_rows(&env.path("out/r"));
-    assert!(rows.iter().all(|r| r["infra_errors"] == "0"), "the key was sent: the server accepted every request");
+    assert!(
+        rows.iter().all(|r| r["infra_errors"] == "0"),
+        "the key was sent: the server accepted every request"
+    );
     // And a wrong key is an infrastructure error whose message does not contain the key either (past
     // the preflight, which would stop the run at the first 401: tests/failfast.rs).
     let o2 = env
@@ -314,7 +404,11 @@ fn the_api_key_never_reaches_any_output() {
     let mut seen = 0;
     for entry in walk(&env.path("out")) {
         let bytes = std::fs::read(&entry).unwrap();
-        assert!(!String::from_utf8_lossy(&bytes).contains(secret), "key found in {}", entry.display());
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(secret),
+            "key found in {}",
+            entry.display()
+        );
         seen += 1;
     }
     assert!(seen > 10);
@@ -347,7 +441,12 @@ fn sampling_noise_shows_up_as_a_noise_floor_and_a_deterministic_endpoint_has_non
             let f = f.unwrap().path();
             std::fs::copy(&f, cat.join(f.file_name().unwrap())).unwrap();
         }
-        let tasks: Vec<String> = std::fs::read_to_string(repo().join("datasets/starter.jsonl")).unwrap().lines().take(60).map(String::from).collect();
+        let tasks: Vec<String> = std::fs::read_to_string(repo().join("datasets/starter.jsonl"))
+            .unwrap()
+            .lines()
+            .take(60)
+            .map(String::from)
+            .collect();
         std::fs::write(env.path("ds.jsonl"), tasks.join("\n") + "\n").unwrap();
     };
     let mixed_tasks = |env: &MockEnv, run_id: &str| -> usize {
@@ -359,7 +458,19 @@ fn sampling_noise_shows_up_as_a_noise_floor_and_a_deterministic_endpoint_has_non
         }
         by_task.values().filter(|(n, c)| *c > 0 && c < n).count()
     };
-    let args = ["--trials", "5", "--concurrency", "1", "--no-cache", "--variants", "good", "--layouts", "flat", "--temperature", "1"];
+    let args = [
+        "--trials",
+        "5",
+        "--concurrency",
+        "1",
+        "--no-cache",
+        "--variants",
+        "good",
+        "--layouts",
+        "flat",
+        "--temperature",
+        "1",
+    ];
 
     let env = start(MockConfig { sampling_noise: 0.5, seed: 3, ..Default::default() });
     use_bundled(&env);
@@ -367,8 +478,15 @@ fn sampling_noise_shows_up_as_a_noise_floor_and_a_deterministic_endpoint_has_non
     let row = &summary_rows(&env.path("out/noisy"))[0];
     let num = |k: &str| row[k].parse::<f64>().unwrap_or_else(|_| panic!("{k} = {:?}", row[k]));
     assert_eq!(row["trials_per_task"], "5");
-    assert!(mixed_tasks(&env, "noisy") > 0, "a sampled endpoint makes some task pass in one trial and fail in another");
-    assert!(num("flip_rate") > 0.0 && num("noise_95") > 0.0 && num("min_detectable_diff") > num("noise_95"));
+    assert!(
+        mixed_tasks(&env, "noisy") > 0,
+        "a sampled endpoint makes some task pass in one trial and fail in another"
+    );
+    assert!(
+        num("flip_rate") > 0.0
+            && num("noise_95") > 0.0
+            && num("min_detectable_diff") > num("noise_95")
+    );
     assert!(num("pass_at_k") > num("pass_at_1") && num("pass_at_1") > num("pass_hat_k"));
 
     let env = start(MockConfig::default());

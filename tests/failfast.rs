@@ -22,7 +22,8 @@ struct Scratch {
 }
 
 fn scratch() -> Scratch {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let rt =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let dir = tempfile::tempdir().unwrap();
     write_small_catalog(&dir.path().join("cat"));
     std::fs::write(dir.path().join("ds.jsonl"), SMALL_DATASET).unwrap();
@@ -57,15 +58,33 @@ impl Scratch {
 
     /// `toolpick run` on the small suite against `url`, with extra flags (and environment).
     fn run(&self, url: &str, extra: &[&str], env: &[(&str, &str)]) -> Output {
-        let mut args = vec!["run", "--catalog", "cat", "--dataset", "ds.jsonl", "--model", "mock", "--base-url", url, "--out", "out", "-q"];
-        for (flag, default) in [("--backends", "openai"), ("--run-id", "r"), ("--request-timeout", "5")] {
+        let mut args = vec![
+            "run",
+            "--catalog",
+            "cat",
+            "--dataset",
+            "ds.jsonl",
+            "--model",
+            "mock",
+            "--base-url",
+            url,
+            "--out",
+            "out",
+            "-q",
+        ];
+        for (flag, default) in
+            [("--backends", "openai"), ("--run-id", "r"), ("--request-timeout", "5")]
+        {
             if !extra.contains(&flag) {
                 args.extend_from_slice(&[flag, default]);
             }
         }
         args.extend_from_slice(extra);
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_toolpick"));
-        cmd.args(&args).current_dir(self.dir.path()).env_remove("OPENAI_BASE_URL").env_remove("OPENAI_API_KEY");
+        cmd.args(&args)
+            .current_dir(self.dir.path())
+            .env_remove("OPENAI_BASE_URL")
+            .env_remove("OPENAI_API_KEY");
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -117,7 +136,11 @@ fn invalid_settings_exit_2_before_any_request_or_file() {
     let cases: Vec<(&str, Vec<&str>, Vec<&str>)> = vec![
         ("notaurl", vec![], vec!["--base-url", "`notaurl` is not a URL"]),
         ("ftp://127.0.0.1/v1", vec![], vec!["--base-url", "scheme `ftp`"]),
-        (&good, vec!["--tool-choice", "sometimes"], vec!["--tool-choice", "sometimes", "auto, none, required"]),
+        (
+            &good,
+            vec!["--tool-choice", "sometimes"],
+            vec!["--tool-choice", "sometimes", "auto, none, required"],
+        ),
         (&good, vec!["--request-timeout", "0"], vec!["--request-timeout", "more than 0"]),
         (&good, vec!["--episode-timeout", "-1"], vec!["--episode-timeout"]),
         (&good, vec!["--concurrency", "0"], vec!["--concurrency", "at least 1"]),
@@ -149,14 +172,35 @@ fn invalid_settings_exit_2_before_any_request_or_file() {
         ("request_timeout_s = 0", "exp.toml:6: field `models[0].request_timeout_s`"),
         ("concurrency = 0", "exp.toml:6: field `models[0].concurrency`"),
         ("max_attempts = 0", "exp.toml:6: field `models[0].max_attempts`"),
-        ("price = { input_per_mtok = -1, output_per_mtok = 1 }", "exp.toml:6: field `models[0].price.input_per_mtok`"),
+        (
+            "price = { input_per_mtok = -1, output_per_mtok = 1 }",
+            "exp.toml:6: field `models[0].price.input_per_mtok`",
+        ),
     ];
     for (line, needle) in file_cases {
         // The tested key is on line 6 (the base URL on line 5 unless it is the tested key).
-        let fifth = if line.starts_with("base_url") { "name = \"m\"".to_string() } else { format!("base_url = \"{good}\"") };
+        let fifth = if line.starts_with("base_url") {
+            "name = \"m\"".to_string()
+        } else {
+            format!("base_url = \"{good}\"")
+        };
         let text = format!("trials = 1\n\n[[models]]\nmodel = \"mock\"\n{fifth}\n{line}\n");
         std::fs::write(s.path("exp.toml"), &text).unwrap();
-        let o = toolpick(&["run", "--config", "exp.toml", "--catalog", "cat", "--dataset", "ds.jsonl", "--out", "out", "-q"], s.dir.path());
+        let o = toolpick(
+            &[
+                "run",
+                "--config",
+                "exp.toml",
+                "--catalog",
+                "cat",
+                "--dataset",
+                "ds.jsonl",
+                "--out",
+                "out",
+                "-q",
+            ],
+            s.dir.path(),
+        );
         assert_eq!(code(&o), Some(2), "{line}: {}", stderr(&o));
         assert!(stderr(&o).contains(needle), "{line}: {}", stderr(&o));
         s.assert_nothing_written(line);
@@ -166,7 +210,20 @@ fn invalid_settings_exit_2_before_any_request_or_file() {
     assert_eq!(code(&o), Some(2), "an empty --base-url: {}", stderr(&o));
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_toolpick"));
     let o = cmd
-        .args(["run", "--catalog", "cat", "--dataset", "ds.jsonl", "--backends", "openai", "--model", "mock", "--out", "out", "-q"])
+        .args([
+            "run",
+            "--catalog",
+            "cat",
+            "--dataset",
+            "ds.jsonl",
+            "--backends",
+            "openai",
+            "--model",
+            "mock",
+            "--out",
+            "out",
+            "-q",
+        ])
         .env("OPENAI_BASE_URL", "localhost:8080")
         .current_dir(s.dir.path())
         .output()
@@ -185,7 +242,10 @@ fn an_endpoint_where_nothing_listens_fails_the_preflight_with_exit_1() {
     let err = stderr(&o);
     assert_eq!(code(&o), Some(1), "{err}");
     assert!(err.contains(&format!("GET {url}/models")), "says what was tried: {err}");
-    assert!(err.contains("cannot connect") && err.contains("(2 attempt(s))"), "says what came back, with the normal retries: {err}");
+    assert!(
+        err.contains("cannot connect") && err.contains("(2 attempt(s))"),
+        "says what came back, with the normal retries: {err}"
+    );
     assert!(err.contains("--no-preflight"), "{err}");
     s.assert_nothing_written("refused");
 }
@@ -196,14 +256,28 @@ fn a_rejected_key_fails_the_preflight_once_and_the_key_is_not_printed() {
     let secret = "sk-failfast-0c9e7d21";
     // An endpoint that answers 401 and echoes the Authorization header it got.
     let server = s.fixed(|_, headers| {
-        let auth = headers.get("authorization").and_then(|v| v.to_str().ok()).unwrap_or("none").to_string();
-        (StatusCode::UNAUTHORIZED, format!("{{\"error\": {{\"message\": \"Incorrect API key provided: {auth}\"}}}}")).into_response()
+        let auth = headers
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("none")
+            .to_string();
+        (
+            StatusCode::UNAUTHORIZED,
+            format!("{{\"error\": {{\"message\": \"Incorrect API key provided: {auth}\"}}}}"),
+        )
+            .into_response()
     });
     let o = s.run(&server.url, &["--api-key-env", "FAILFAST_KEY"], &[("FAILFAST_KEY", secret)]);
     let err = stderr(&o);
     assert_eq!(code(&o), Some(1), "{err}");
-    assert!(err.contains("HTTP 401") && err.contains("Incorrect API key provided"), "says what came back: {err}");
-    assert!(err.contains("[REDACTED]") && !err.contains(secret) && !stdout(&o).contains(secret), "the echoed key is removed: {err}");
+    assert!(
+        err.contains("HTTP 401") && err.contains("Incorrect API key provided"),
+        "says what came back: {err}"
+    );
+    assert!(
+        err.contains("[REDACTED]") && !err.contains(secret) && !stdout(&o).contains(secret),
+        "the echoed key is removed: {err}"
+    );
     assert!(err.contains("$FAILFAST_KEY"), "names where the key came from: {err}");
     assert_eq!(server.hits.models.load(Ordering::SeqCst), 1, "a 401 is not retried");
     assert_eq!(server.hits.chat.load(Ordering::SeqCst), 0, "no episode ran");
@@ -212,14 +286,25 @@ fn a_rejected_key_fails_the_preflight_once_and_the_key_is_not_printed() {
     // Without a key the message says none was sent.
     let o = s.run(&server.url, &["--api-key-env", "FAILFAST_UNSET_KEY"], &[]);
     assert_eq!(code(&o), Some(1));
-    assert!(stderr(&o).contains("no API key was sent: $FAILFAST_UNSET_KEY is not set"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no API key was sent: $FAILFAST_UNSET_KEY is not set"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
 fn an_answer_that_is_not_json_fails_the_preflight() {
     let s = scratch();
     // A web page where the API should be (e.g. the base URL of a web UI).
-    let server = s.fixed(|_, _| (StatusCode::OK, [("content-type", "text/html")], "<!doctype html><html><body>Welcome</body></html>").into_response());
+    let server = s.fixed(|_, _| {
+        (
+            StatusCode::OK,
+            [("content-type", "text/html")],
+            "<!doctype html><html><body>Welcome</body></html>",
+        )
+            .into_response()
+    });
     let o = s.run(&server.url, &["--max-attempts", "2"], &[]);
     let err = stderr(&o);
     assert_eq!(code(&o), Some(1), "{err}");
@@ -243,7 +328,13 @@ fn completion() -> axum::response::Response {
 #[test]
 fn without_a_model_list_the_preflight_is_a_one_token_completion_that_is_not_cached() {
     let s = scratch();
-    let server = s.fixed(|path, _| if path.ends_with("/chat/completions") { completion() } else { StatusCode::NOT_FOUND.into_response() });
+    let server = s.fixed(|path, _| {
+        if path.ends_with("/chat/completions") {
+            completion()
+        } else {
+            StatusCode::NOT_FOUND.into_response()
+        }
+    });
     let o = s.run(&server.url, &["--layouts", "flat", "--variants", "good"], &[]);
     assert_eq!(code(&o), Some(0), "{}", stderr(&o));
     let chat = server.hits.chat.load(Ordering::SeqCst);
@@ -252,30 +343,69 @@ fn without_a_model_list_the_preflight_is_a_one_token_completion_that_is_not_cach
     assert_eq!(chat, 5);
     let trials = std::fs::read_to_string(s.path("out/r/trials.jsonl")).unwrap();
     assert_eq!(trials.lines().count(), 4, "the preflight is not a trial");
-    let cached = walk(&s.path("out/.cache")).iter().filter(|p| p.extension().is_some_and(|e| e == "json")).count();
+    let cached = walk(&s.path("out/.cache"))
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .count();
     assert_eq!(cached, 4, "the episodes' responses are cached, the preflight's is not");
 
     // /models missing and the completion refused: both attempts are named.
-    let refused = s.fixed(|path, _| if path.ends_with("/models") { StatusCode::METHOD_NOT_ALLOWED.into_response() } else { (StatusCode::FORBIDDEN, "{\"error\": \"forbidden\"}").into_response() });
+    let refused = s.fixed(|path, _| {
+        if path.ends_with("/models") {
+            StatusCode::METHOD_NOT_ALLOWED.into_response()
+        } else {
+            (StatusCode::FORBIDDEN, "{\"error\": \"forbidden\"}").into_response()
+        }
+    });
     std::fs::remove_dir_all(s.path("out")).unwrap();
     let o = s.run(&refused.url, &[], &[]);
     let err = stderr(&o);
     assert_eq!(code(&o), Some(1), "{err}");
-    assert!(err.contains("/models → HTTP 405, then POST") && err.contains("/chat/completions (one token) → HTTP 403"), "{err}");
+    assert!(
+        err.contains("/models → HTTP 405, then POST")
+            && err.contains("/chat/completions (one token) → HTTP 403"),
+        "{err}"
+    );
     s.assert_nothing_written("403");
 }
 
 #[test]
 fn no_preflight_skips_the_check_from_the_flag_or_the_file() {
     let s = scratch();
-    let server = s.fixed(|path, _| if path.ends_with("/models") { (StatusCode::UNAUTHORIZED, "{}").into_response() } else { completion() });
+    let server = s.fixed(|path, _| {
+        if path.ends_with("/models") {
+            (StatusCode::UNAUTHORIZED, "{}").into_response()
+        } else {
+            completion()
+        }
+    });
     let o = s.run(&server.url, &["--no-preflight", "--layouts", "flat", "--variants", "good"], &[]);
     assert_eq!(code(&o), Some(0), "{}", stderr(&o));
     assert_eq!(server.hits.models.load(Ordering::SeqCst), 0, "--no-preflight sends no check");
     assert_eq!(std::fs::read_to_string(s.path("out/r/trials.jsonl")).unwrap().lines().count(), 4);
-    let text = format!("layouts = [\"flat\"]\nvariants = [\"good\"]\n\n[[models]]\nmodel = \"mock\"\nbase_url = \"{}\"\npreflight = false\n", server.url);
+    let text = format!(
+        "layouts = [\"flat\"]\nvariants = [\"good\"]\n\n[[models]]\nmodel = \"mock\"\nbase_url = \"{}\"\npreflight = false\n",
+        server.url
+    );
     std::fs::write(s.path("exp.toml"), text).unwrap();
-    let o = toolpick(&["run", "--config", "exp.toml", "--catalog", "cat", "--dataset", "ds.jsonl", "--out", "out", "--run-id", "f", "-q", "--no-cache"], s.dir.path());
+    let o = toolpick(
+        &[
+            "run",
+            "--config",
+            "exp.toml",
+            "--catalog",
+            "cat",
+            "--dataset",
+            "ds.jsonl",
+            "--out",
+            "out",
+            "--run-id",
+            "f",
+            "-q",
+            "--no-cache",
+        ],
+        s.dir.path(),
+    );
     assert_eq!(code(&o), Some(0), "{}", stderr(&o));
     assert_eq!(server.hits.models.load(Ordering::SeqCst), 0, "`preflight = false` sends no check");
     // Without either, the same endpoint fails its check.
@@ -291,17 +421,45 @@ fn the_breaker_stops_an_endpoint_that_goes_down_and_a_resumed_run_completes() {
     // down after 20 requests, w2's first three trials fail and open the breaker.
     let server = s.mock(MockConfig { down_after: Some(20), ..Default::default() });
     let url = server.base_url();
-    let args = ["--layouts", "flat", "--variants", "good", "--trials", "10", "--concurrency", "1", "--max-attempts", "1", "--no-cache", "--breaker", "3"];
+    let args = [
+        "--layouts",
+        "flat",
+        "--variants",
+        "good",
+        "--trials",
+        "10",
+        "--concurrency",
+        "1",
+        "--max-attempts",
+        "1",
+        "--no-cache",
+        "--breaker",
+        "3",
+    ];
     let o = s.run(&url, &args, &[]);
     let err = stderr(&o);
     assert_eq!(code(&o), Some(1), "{err}");
-    assert!(err.contains("endpoint `mock`") && err.contains("last 3 episodes all failed with `server_error`"), "{err}");
-    assert!(err.contains("27 of its 40 trials were not run") && err.contains("--run-id r"), "{err}");
-    let kept: Vec<serde_json::Value> = std::fs::read_to_string(s.path("out/r/trials.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(
+        err.contains("endpoint `mock`")
+            && err.contains("last 3 episodes all failed with `server_error`"),
+        "{err}"
+    );
+    assert!(
+        err.contains("27 of its 40 trials were not run") && err.contains("--run-id r"),
+        "{err}"
+    );
+    let kept: Vec<serde_json::Value> = std::fs::read_to_string(s.path("out/r/trials.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(kept.len(), 13, "every finished trial is kept");
     assert_eq!(kept.iter().filter(|t| t["error"].is_string()).count(), 3);
     assert!(kept.iter().take(10).all(|t| t["task_id"] == "w1" && t["error"].is_null()));
-    assert!(!s.path("out/r/summary.csv").exists() && !s.path("out/latest").exists(), "stopped like an interrupted run: no reports");
+    assert!(
+        !s.path("out/r/summary.csv").exists() && !s.path("out/latest").exists(),
+        "stopped like an interrupted run: no reports"
+    );
     assert_eq!(server.requests(), 23, "nothing was requested after the breaker opened");
 
     // The endpoint recovers; the resumed run runs what was left and the failed trials.
@@ -311,31 +469,100 @@ fn the_breaker_stops_an_endpoint_that_goes_down_and_a_resumed_run_completes() {
     assert!(stdout(&o).contains("30 trials run, 10 already done"), "{}", stdout(&o));
     let reference = s.run(&url, &[&args[..], &["--run-id", "whole"]].concat(), &[]);
     assert_eq!(code(&reference), Some(0), "{}", stderr(&reference));
-    assert_eq!(std::fs::read(s.path("out/r/trials.jsonl")).unwrap(), std::fs::read(s.path("out/whole/trials.jsonl")).unwrap(), "resumed = uninterrupted");
-    assert_eq!(std::fs::read(s.path("out/r/summary.csv")).unwrap(), std::fs::read(s.path("out/whole/summary.csv")).unwrap());
+    assert_eq!(
+        std::fs::read(s.path("out/r/trials.jsonl")).unwrap(),
+        std::fs::read(s.path("out/whole/trials.jsonl")).unwrap(),
+        "resumed = uninterrupted"
+    );
+    assert_eq!(
+        std::fs::read(s.path("out/r/summary.csv")).unwrap(),
+        std::fs::read(s.path("out/whole/summary.csv")).unwrap()
+    );
 
     // With episodes in flight the breaker drops them; what was written is whole and resumable.
     server.set_down_after(Some(server.requests() + 20));
-    let busy = ["--layouts", "flat", "--variants", "good", "--trials", "10", "--concurrency", "4", "--max-attempts", "1", "--no-cache", "--breaker", "3", "--run-id", "busy"];
+    let busy = [
+        "--layouts",
+        "flat",
+        "--variants",
+        "good",
+        "--trials",
+        "10",
+        "--concurrency",
+        "4",
+        "--max-attempts",
+        "1",
+        "--no-cache",
+        "--breaker",
+        "3",
+        "--run-id",
+        "busy",
+    ];
     let o = s.run(&url, &busy, &[]);
     assert_eq!(code(&o), Some(1), "{}", stderr(&o));
     let written = std::fs::read_to_string(s.path("out/busy/trials.jsonl")).unwrap();
-    assert!(written.lines().count() < 40 && written.lines().all(|l| serde_json::from_str::<serde_json::Value>(l).is_ok()));
+    assert!(
+        written.lines().count() < 40
+            && written.lines().all(|l| serde_json::from_str::<serde_json::Value>(l).is_ok())
+    );
     server.set_down_after(None);
     let o = s.run(&url, &[&busy[..], &["--retry-errors"]].concat(), &[]);
     assert_eq!(code(&o), Some(0), "{}", stderr(&o));
-    assert_eq!(std::fs::read(s.path("out/busy/trials.jsonl")).unwrap(), std::fs::read(s.path("out/whole/trials.jsonl")).unwrap());
+    assert_eq!(
+        std::fs::read(s.path("out/busy/trials.jsonl")).unwrap(),
+        std::fs::read(s.path("out/whole/trials.jsonl")).unwrap()
+    );
 
     // Only the failing endpoint is stopped: the other backends' trials all finish.
     server.set_down_after(Some(0));
-    let o = s.run(&url, &["--backends", "lexical,openai", "--layouts", "flat", "--variants", "good", "--trials", "10", "--max-attempts", "1", "--no-cache", "--breaker", "3", "--run-id", "mixed"], &[]);
+    let o = s.run(
+        &url,
+        &[
+            "--backends",
+            "lexical,openai",
+            "--layouts",
+            "flat",
+            "--variants",
+            "good",
+            "--trials",
+            "10",
+            "--max-attempts",
+            "1",
+            "--no-cache",
+            "--breaker",
+            "3",
+            "--run-id",
+            "mixed",
+        ],
+        &[],
+    );
     assert_eq!(code(&o), Some(1), "{}", stderr(&o));
     let mixed = std::fs::read_to_string(s.path("out/mixed/trials.jsonl")).unwrap();
-    assert_eq!(mixed.lines().filter(|l| l.contains("\"backend\":\"lexical\"")).count(), 40, "every lexical trial ran");
+    assert_eq!(
+        mixed.lines().filter(|l| l.contains("\"backend\":\"lexical\"")).count(),
+        40,
+        "every lexical trial ran"
+    );
     assert!(mixed.lines().filter(|l| l.contains("\"backend\":\"mock\"")).count() < 40);
 
     // `--breaker 0` never stops: the run ends with every failure recorded as an error.
-    let o = s.run(&url, &["--layouts", "flat", "--variants", "good", "--max-attempts", "1", "--no-cache", "--breaker", "0", "--run-id", "off"], &[]);
+    let o = s.run(
+        &url,
+        &[
+            "--layouts",
+            "flat",
+            "--variants",
+            "good",
+            "--max-attempts",
+            "1",
+            "--no-cache",
+            "--breaker",
+            "0",
+            "--run-id",
+            "off",
+        ],
+        &[],
+    );
     assert_eq!(code(&o), Some(0), "{}", stderr(&o));
     let off = std::fs::read_to_string(s.path("out/off/trials.jsonl")).unwrap();
     assert_eq!(off.lines().count(), 4);

@@ -12,12 +12,31 @@ mod common;
 use common::*;
 use std::path::Path;
 
-const GATES: [(&str, &str); 3] = [("--min-pass-rate", "0"), ("--min-selection-accuracy", "0"), ("--max-drop", "100")];
+const GATES: [(&str, &str); 3] =
+    [("--min-pass-rate", "0"), ("--min-selection-accuracy", "0"), ("--max-drop", "100")];
 
 fn small_run(dir: &Path, out: &Path, id: &str, seed: &str) {
     let o = toolpick(
-        &["run", "--catalog", "catalog", "--dataset", "tasks.jsonl", "--variants", "good", "--layouts", "flat,progressive", "--backends", "lexical,random", "--seed", seed,
-          "--out", out.to_str().unwrap(), "--run-id", id, "--quiet"],
+        &[
+            "run",
+            "--catalog",
+            "catalog",
+            "--dataset",
+            "tasks.jsonl",
+            "--variants",
+            "good",
+            "--layouts",
+            "flat,progressive",
+            "--backends",
+            "lexical,random",
+            "--seed",
+            seed,
+            "--out",
+            out.to_str().unwrap(),
+            "--run-id",
+            id,
+            "--quiet",
+        ],
         dir,
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -38,7 +57,10 @@ impl Runs {
         small_run(tmp.path(), &out, "a", "1");
         small_run(tmp.path(), &out, "b", "2");
         let fields = ["dataset", "catalog", "variant", "layout", "backend"];
-        let keys: Vec<String> = summary_rows(&out.join("b")).iter().map(|row| fields.map(|f| row[f].as_str()).join("/")).collect();
+        let keys: Vec<String> = summary_rows(&out.join("b"))
+            .iter()
+            .map(|row| fields.map(|f| row[f].as_str()).join("/"))
+            .collect();
         assert_eq!(keys.len(), 4, "{keys:?}");
         Runs { tmp, keys }
     }
@@ -87,14 +109,23 @@ fn a_pattern_that_selects_no_cell_is_an_input_error_for_every_gate_scope_and_com
     let (a, b) = (runs.dir("a"), runs.dir("b"));
     let misses = near_misses(&runs.keys);
     for (i, pattern) in misses.iter().enumerate() {
-        assert!(!runs.keys.iter().any(|k| toolpick::gate::glob(pattern, k)), "{pattern} is a near miss");
+        assert!(
+            !runs.keys.iter().any(|k| toolpick::gate::glob(pattern, k)),
+            "{pattern} is a near miss"
+        );
         for (flag, value) in GATES {
             // Both scopes for the first key's near misses and the last two; the cell scope for the rest.
-            let scopes: &[&str] = if i < 7 || i + 2 >= misses.len() { &["cell", "overall"] } else { &["cell"] };
+            let scopes: &[&str] =
+                if i < 7 || i + 2 >= misses.len() { &["cell", "overall"] } else { &["cell"] };
             for &scope in scopes {
                 let mut args = vec!["compare", a.as_str(), b.as_str()];
                 args.extend(gate_args(flag, value, scope, pattern));
-                assert_refused(&toolpick(&args, runs.tmp.path()), pattern, &runs.keys, &format!("compare {flag} {scope} {pattern}"));
+                assert_refused(
+                    &toolpick(&args, runs.tmp.path()),
+                    pattern,
+                    &runs.keys,
+                    &format!("compare {flag} {scope} {pattern}"),
+                );
             }
         }
     }
@@ -103,13 +134,43 @@ fn a_pattern_that_selects_no_cell_is_an_input_error_for_every_gate_scope_and_com
         for (flag, value) in GATES {
             let mut args = vec!["report", b.as_str(), "--baseline", a.as_str()];
             args.extend(gate_args(flag, value, "cell", pattern));
-            assert_refused(&toolpick(&args, runs.tmp.path()), pattern, &runs.keys, &format!("report {flag} {pattern}"));
+            assert_refused(
+                &toolpick(&args, runs.tmp.path()),
+                pattern,
+                &runs.keys,
+                &format!("report {flag} {pattern}"),
+            );
             let fresh = runs.tmp.path().join("fresh");
             let fresh_s = fresh.to_str().unwrap().to_string();
-            let mut args = vec!["run", "--catalog", "catalog", "--dataset", "tasks.jsonl", "--variants", "good", "--layouts", "flat,progressive", "--backends", "lexical,random",
-                                "--seed", "2", "--out", fresh_s.as_str(), "--run-id", "c", "--quiet", "--baseline", a.as_str()];
+            let mut args = vec![
+                "run",
+                "--catalog",
+                "catalog",
+                "--dataset",
+                "tasks.jsonl",
+                "--variants",
+                "good",
+                "--layouts",
+                "flat,progressive",
+                "--backends",
+                "lexical,random",
+                "--seed",
+                "2",
+                "--out",
+                fresh_s.as_str(),
+                "--run-id",
+                "c",
+                "--quiet",
+                "--baseline",
+                a.as_str(),
+            ];
             args.extend(gate_args(flag, value, "cell", pattern));
-            assert_refused(&toolpick(&args, runs.tmp.path()), pattern, &runs.keys, &format!("run {flag} {pattern}"));
+            assert_refused(
+                &toolpick(&args, runs.tmp.path()),
+                pattern,
+                &runs.keys,
+                &format!("run {flag} {pattern}"),
+            );
             assert!(!fresh.exists(), "run {flag} {pattern}: refused before anything was written");
         }
     }
@@ -123,7 +184,10 @@ fn gate_subjects(out: &str) -> Vec<(String, String)> {
         .map(|l| {
             let (flag, rest) = l.split_once(' ').unwrap();
             let subject = rest.split(": ").next().unwrap();
-            let subject = subject.strip_suffix(" (pass@1)").or_else(|| subject.strip_suffix(" (selection accuracy)")).unwrap_or(subject);
+            let subject = subject
+                .strip_suffix(" (pass@1)")
+                .or_else(|| subject.strip_suffix(" (selection accuracy)"))
+                .unwrap_or(subject);
             (flag.to_string(), subject.to_string())
         })
         .collect()
@@ -136,7 +200,8 @@ fn every_gate_line_names_a_full_cell_key_that_selects_that_cell() {
     let mut patterns: Vec<String> = runs.keys.clone();
     patterns.extend(["*", "*/lexical", "*/flat/*", "*catalog*"].map(String::from));
     for pattern in &patterns {
-        let selected: Vec<&String> = runs.keys.iter().filter(|k| toolpick::gate::glob(pattern, k)).collect();
+        let selected: Vec<&String> =
+            runs.keys.iter().filter(|k| toolpick::gate::glob(pattern, k)).collect();
         assert!(!selected.is_empty(), "{pattern}");
         let mut args = vec!["compare", a.as_str(), b.as_str(), "--gate-cells", pattern.as_str()];
         for (flag, value) in GATES {
@@ -146,17 +211,35 @@ fn every_gate_line_names_a_full_cell_key_that_selects_that_cell() {
         assert!(o.status.success(), "{pattern}: {}", stderr(&o));
         let subjects = gate_subjects(&stdout(&o));
         for (flag, _) in GATES {
-            let of_flag: std::collections::BTreeSet<&str> = subjects.iter().filter(|(f, _)| f == flag).map(|(_, s)| s.as_str()).collect();
+            let of_flag: std::collections::BTreeSet<&str> =
+                subjects.iter().filter(|(f, _)| f == flag).map(|(_, s)| s.as_str()).collect();
             // Each selected cell gets its lines, named by its full key; no other cell does.
-            assert_eq!(of_flag, selected.iter().map(|k| k.as_str()).collect(), "{pattern} {flag}: {}", stdout(&o));
+            assert_eq!(
+                of_flag,
+                selected.iter().map(|k| k.as_str()).collect(),
+                "{pattern} {flag}: {}",
+                stdout(&o)
+            );
         }
     }
     // A subject copied from a --max-drop line (the default scope, a single cell) selects that cell alone.
     let o = toolpick(&["compare", a.as_str(), b.as_str(), "--max-drop", "100"], runs.tmp.path());
-    let copied = gate_subjects(&stdout(&o)).into_iter().find(|(f, _)| f == "--max-drop").map(|(_, s)| s).unwrap();
-    let o = toolpick(&["compare", a.as_str(), b.as_str(), "--max-drop", "100", "--gate-cells", &copied], runs.tmp.path());
+    let copied = gate_subjects(&stdout(&o))
+        .into_iter()
+        .find(|(f, _)| f == "--max-drop")
+        .map(|(_, s)| s)
+        .unwrap();
+    let o = toolpick(
+        &["compare", a.as_str(), b.as_str(), "--max-drop", "100", "--gate-cells", &copied],
+        runs.tmp.path(),
+    );
     assert!(o.status.success(), "{copied}: {}", stderr(&o));
-    assert!(gate_subjects(&stdout(&o)).iter().all(|(_, s)| *s == copied) && !gate_subjects(&stdout(&o)).is_empty(), "{}", stdout(&o));
+    assert!(
+        gate_subjects(&stdout(&o)).iter().all(|(_, s)| *s == copied)
+            && !gate_subjects(&stdout(&o)).is_empty(),
+        "{}",
+        stdout(&o)
+    );
 }
 
 /// The `--max-drop` lines of a comparison: (subject, what was measured: "pass@1 A → B % over N tasks";
@@ -167,8 +250,20 @@ fn drop_lines(out: &str) -> Vec<(String, String)> {
         .map(|l| {
             let (subject, detail) = l.split_once(": ").unwrap();
             let detail = detail.split_once(" — ").map(|(_, d)| d).unwrap_or(detail);
-            let tasks = detail.rsplit(", ").find_map(|part| part.strip_suffix(" tasks)").or_else(|| part.split(" tasks)").next().filter(|t| t.chars().all(|c| c.is_ascii_digit())))).unwrap_or_default();
-            (subject.to_string(), format!("{} over {tasks} tasks", detail.split(" (").next().unwrap()))
+            let tasks = detail
+                .rsplit(", ")
+                .find_map(|part| {
+                    part.strip_suffix(" tasks)").or_else(|| {
+                        part.split(" tasks)")
+                            .next()
+                            .filter(|t| t.chars().all(|c| c.is_ascii_digit()))
+                    })
+                })
+                .unwrap_or_default();
+            (
+                subject.to_string(),
+                format!("{} over {tasks} tasks", detail.split(" (").next().unwrap()),
+            )
         })
         .collect()
 }
@@ -182,17 +277,46 @@ fn an_overall_drop_pools_the_gated_cells_only() {
     let (a, b) = (runs.dir("a"), runs.dir("b"));
     // (A, B, tasks) of "pass@1 A → B % over N tasks".
     let figures = |detail: &str| -> (f64, f64, f64) {
-        let nums: Vec<f64> = detail.split(|c: char| !(c.is_ascii_digit() || c == '.')).filter(|t| !t.is_empty() && *t != ".").map(|t| t.parse().unwrap()).collect();
+        let nums: Vec<f64> = detail
+            .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .filter(|t| !t.is_empty() && *t != ".")
+            .map(|t| t.parse().unwrap())
+            .collect();
         (nums[nums.len() - 3], nums[nums.len() - 2], nums[nums.len() - 1])
     };
     let mut own = std::collections::BTreeMap::new();
     for key in &runs.keys {
-        let cell = toolpick(&["compare", a.as_str(), b.as_str(), "--max-drop", "100", "--gate-cells", key], runs.tmp.path());
-        let overall = toolpick(&["compare", a.as_str(), b.as_str(), "--max-drop", "100", "--gate-cells", key, "--gate-scope", "overall"], runs.tmp.path());
-        assert!(cell.status.success() && overall.status.success(), "{}{}", stderr(&cell), stderr(&overall));
+        let cell = toolpick(
+            &["compare", a.as_str(), b.as_str(), "--max-drop", "100", "--gate-cells", key],
+            runs.tmp.path(),
+        );
+        let overall = toolpick(
+            &[
+                "compare",
+                a.as_str(),
+                b.as_str(),
+                "--max-drop",
+                "100",
+                "--gate-cells",
+                key,
+                "--gate-scope",
+                "overall",
+            ],
+            runs.tmp.path(),
+        );
+        assert!(
+            cell.status.success() && overall.status.success(),
+            "{}{}",
+            stderr(&cell),
+            stderr(&overall)
+        );
         let (cell, overall) = (drop_lines(&stdout(&cell)), drop_lines(&stdout(&overall)));
         assert_eq!(cell.len(), 2, "{cell:?}");
-        assert_eq!(overall.iter().map(|(_, d)| d.clone()).collect::<Vec<_>>(), cell.iter().map(|(_, d)| d.clone()).collect::<Vec<_>>(), "{key}");
+        assert_eq!(
+            overall.iter().map(|(_, d)| d.clone()).collect::<Vec<_>>(),
+            cell.iter().map(|(_, d)| d.clone()).collect::<Vec<_>>(),
+            "{key}"
+        );
         assert!(overall.iter().all(|(s, _)| s.starts_with("overall")), "{overall:?}");
         own.insert(key.clone(), figures(&cell[0].1));
     }
@@ -207,11 +331,30 @@ fn an_overall_drop_pools_the_gated_cells_only() {
             let mut p = xs.clone();
             p[differing[0]] = "*";
             let pattern = p.join("/");
-            let o = toolpick(&["compare", a.as_str(), b.as_str(), "--max-drop", "100", "--gate-cells", &pattern, "--gate-scope", "overall"], runs.tmp.path());
+            let o = toolpick(
+                &[
+                    "compare",
+                    a.as_str(),
+                    b.as_str(),
+                    "--max-drop",
+                    "100",
+                    "--gate-cells",
+                    &pattern,
+                    "--gate-scope",
+                    "overall",
+                ],
+                runs.tmp.path(),
+            );
             let (pa, pb, pn) = figures(&drop_lines(&stdout(&o))[0].1);
             let ((xa, xb, xn), (ya, yb, yn)) = (own[x], own[y]);
             assert_eq!(pn, xn + yn, "{pattern}: the two cells' tasks");
-            assert!(xa.min(ya) - 1e-9 <= pa && pa <= xa.max(ya) + 1e-9 && xb.min(yb) - 1e-9 <= pb && pb <= xb.max(yb) + 1e-9, "{pattern}: {pa} → {pb} vs {x} {xa}→{xb}, {y} {ya}→{yb}");
+            assert!(
+                xa.min(ya) - 1e-9 <= pa
+                    && pa <= xa.max(ya) + 1e-9
+                    && xb.min(yb) - 1e-9 <= pb
+                    && pb <= xb.max(yb) + 1e-9,
+                "{pattern}: {pa} → {pb} vs {x} {xa}→{xb}, {y} {ya}→{yb}"
+            );
         }
     }
 }

@@ -19,32 +19,74 @@ fn a_correct_call_with_a_stray_call_that_did_not_run_fails_as_an_extra_call() {
         ("malformed", r#"{"name": "get_forecast", "arguments": "{\"city\": \"Pune\", "}"#),
         ("rejected", r#"{"name": "get_forecast", "arguments": {"city": 7, "days": 2}}"#),
         ("rejected", r#"{"name": "get_forecast", "arguments": {"city": "Pune"}}"#),
-        ("rejected", r#"{"name": "get_current_weather", "arguments": {"city": "Pune", "units": "kelvin"}}"#),
+        (
+            "rejected",
+            r#"{"name": "get_current_weather", "arguments": {"city": "Pune", "units": "kelvin"}}"#,
+        ),
     ];
     let mut backends = vec!["replay:alone.jsonl".to_string()];
-    std::fs::write(tmp.path().join("alone.jsonl"), format!("{{\"id\": \"w1\", \"calls\": [{correct}]}}\n")).unwrap();
+    std::fs::write(
+        tmp.path().join("alone.jsonl"),
+        format!("{{\"id\": \"w1\", \"calls\": [{correct}]}}\n"),
+    )
+    .unwrap();
     for (i, (_, stray)) in strays.iter().enumerate() {
-        for (order, calls) in [("before", format!("{stray}, {correct}")), ("after", format!("{correct}, {stray}"))] {
+        for (order, calls) in
+            [("before", format!("{stray}, {correct}")), ("after", format!("{correct}, {stray}"))]
+        {
             let name = format!("stray{i}{order}.jsonl");
-            std::fs::write(tmp.path().join(&name), format!("{{\"id\": \"w1\", \"calls\": [{calls}]}}\n")).unwrap();
+            std::fs::write(
+                tmp.path().join(&name),
+                format!("{{\"id\": \"w1\", \"calls\": [{calls}]}}\n"),
+            )
+            .unwrap();
             backends.push(format!("replay:{name}"));
         }
     }
     let o = toolpick(
-        &["run", "--catalog", "cat", "--dataset", "ds.jsonl", "--variants", "good", "--layouts", "flat", "--backends", &backends.join(","), "--out", "out", "--run-id", "r", "-q"],
+        &[
+            "run",
+            "--catalog",
+            "cat",
+            "--dataset",
+            "ds.jsonl",
+            "--variants",
+            "good",
+            "--layouts",
+            "flat",
+            "--backends",
+            &backends.join(","),
+            "--out",
+            "out",
+            "--run-id",
+            "r",
+            "-q",
+        ],
         tmp.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let trials: BTreeMap<String, serde_json::Value> =
-        common::trials_with_transcripts(&tmp.path().join("out/r")).into_iter().map(|t| (t["backend"].as_str().unwrap().to_string(), t)).collect();
+        common::trials_with_transcripts(&tmp.path().join("out/r"))
+            .into_iter()
+            .map(|t| (t["backend"].as_str().unwrap().to_string(), t))
+            .collect();
     assert_eq!(trials.len(), backends.len());
-    assert_eq!(trials["replay:alone"]["score"]["pass"], true, "the correct call alone passes: {}", trials["replay:alone"]);
+    assert_eq!(
+        trials["replay:alone"]["score"]["pass"], true,
+        "the correct call alone passes: {}",
+        trials["replay:alone"]
+    );
     for (i, (status, _)) in strays.iter().enumerate() {
         for order in ["before", "after"] {
             let t = &trials[&format!("replay:stray{i}{order}")];
             let score = &t["score"];
             // The stray's status as the record has it (read from the record, not assumed).
-            let recorded: Vec<&str> = t["calls"].as_array().unwrap().iter().map(|c| c["record"]["status"].as_str().unwrap()).collect();
+            let recorded: Vec<&str> = t["calls"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["record"]["status"].as_str().unwrap())
+                .collect();
             assert!(recorded.contains(status), "stray {i} {order}: recorded {recorded:?}");
             assert_eq!(score["pass"], false, "stray {i} ({status}) {order}: {score}");
             assert_eq!(score["error_type"], "extra_call", "stray {i} ({status}) {order}: {score}");
@@ -58,7 +100,8 @@ fn an_agent_that_never_calls_scores_zero_on_the_bundled_suites_headline() {
     let tmp = tempfile::tempdir().unwrap();
     // A replay file with no line answers every task without a call.
     std::fs::write(tmp.path().join("never.jsonl"), "").unwrap();
-    let (catalog, dataset) = (repo().join("registries/workspace"), repo().join("datasets/starter.jsonl"));
+    let (catalog, dataset) =
+        (repo().join("registries/workspace"), repo().join("datasets/starter.jsonl"));
     let o = toolpick(
         &[
             "run",
@@ -83,11 +126,13 @@ fn an_agent_that_never_calls_scores_zero_on_the_bundled_suites_headline() {
     assert!(o.status.success(), "{}", stderr(&o));
     // The dataset's kinds, counted from the dataset file itself.
     let mut kinds: BTreeMap<String, u64> = BTreeMap::new();
-    for line in std::fs::read_to_string(&dataset).unwrap().lines().filter(|l| !l.trim().is_empty()) {
+    for line in std::fs::read_to_string(&dataset).unwrap().lines().filter(|l| !l.trim().is_empty())
+    {
         let task: serde_json::Value = serde_json::from_str(line).unwrap();
         *kinds.entry(task["kind"].as_str().unwrap().to_string()).or_default() += 1;
     }
-    let need_call: u64 = ["single", "multi", "parallel"].iter().map(|k| kinds.get(*k).copied().unwrap_or(0)).sum();
+    let need_call: u64 =
+        ["single", "multi", "parallel"].iter().map(|k| kinds.get(*k).copied().unwrap_or(0)).sum();
     assert!(need_call > 0 && kinds["abstain"] > 0 && kinds["refuse"] > 0, "{kinds:?}");
     let rows = summary_rows(&tmp.path().join("out/r"));
     assert_eq!(rows.len(), 2);

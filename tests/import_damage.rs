@@ -70,7 +70,11 @@ struct Outcome {
 
 impl Outcome {
     fn skipped_records(&self) -> usize {
-        self.rows.iter().filter(|r| r["action"] == "skipped" && r["affected"] != "unknown").map(|r| r["affected"].parse::<usize>().unwrap()).sum()
+        self.rows
+            .iter()
+            .filter(|r| r["action"] == "skipped" && r["affected"] != "unknown")
+            .map(|r| r["affected"].parse::<usize>().unwrap())
+            .sum()
     }
 
     /// Skipped files whose records could not be counted.
@@ -86,7 +90,8 @@ impl Outcome {
 
     /// The one row of `file`/`record` with `action`; panics with every row there otherwise.
     fn one(&self, file: &str, record: Option<usize>, action: &str) -> &Row {
-        let rows: Vec<&Row> = self.at(file, record).into_iter().filter(|r| r["action"] == action).collect();
+        let rows: Vec<&Row> =
+            self.at(file, record).into_iter().filter(|r| r["action"] == action).collect();
         assert_eq!(rows.len(), 1, "{file} record {record:?} {action}: {:?}", self.at(file, record));
         rows[0]
     }
@@ -95,16 +100,29 @@ impl Outcome {
     fn check_totals(&self, format: &str, total: usize) {
         let unique: HashSet<&String> = self.ids.iter().collect();
         assert_eq!(unique.len(), self.ids.len(), "task ids are unique after import");
-        assert_eq!(self.ids.len() + self.skipped_records(), total, "imported + skipped-listed == records in the files\n{}", self.stdout);
+        assert_eq!(
+            self.ids.len() + self.skipped_records(),
+            total,
+            "imported + skipped-listed == records in the files\n{}",
+            self.stdout
+        );
         let expected = format!("{format}: {} records imported", self.ids.len());
         assert!(self.stdout.contains(&expected), "summary `{expected}` in: {}", self.stdout);
         let uncounted = match self.uncounted() {
             0 => String::new(),
             n => format!(" and the records of {n} file(s) that could not be counted"),
         };
-        assert!(self.stdout.contains(&format!(", {} skipped{uncounted};", self.skipped_records())), "{}", self.stdout);
+        assert!(
+            self.stdout.contains(&format!(", {} skipped{uncounted};", self.skipped_records())),
+            "{}",
+            self.stdout
+        );
         // Each record row points at the line where its record starts (checked against the file).
-        for r in self.rows.iter().filter(|r| !r["line"].is_empty() && !r["record"].is_empty() && r["affected"] == "1") {
+        for r in self
+            .rows
+            .iter()
+            .filter(|r| !r["line"].is_empty() && !r["record"].is_empty() && r["affected"] == "1")
+        {
             assert!(!r["reason"].is_empty());
             assert!(r["line"].parse::<usize>().unwrap() >= 1);
         }
@@ -119,15 +137,43 @@ fn import(format: &str, dir: &Path, extra: &[&str]) -> Outcome {
     assert!(o.status.success(), "import {format} must survive the damage: {}", stderr(&o));
     let mut r = csv::Reader::from_path(out.join("defects.csv")).unwrap();
     let headers = r.headers().unwrap().clone();
-    assert_eq!(headers.iter().collect::<Vec<_>>(), ["file", "record", "line", "id", "action", "affected", "reason"]);
-    let rows: Vec<Row> = r.records().map(|rec| headers.iter().zip(rec.unwrap().iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect()).collect();
+    assert_eq!(
+        headers.iter().collect::<Vec<_>>(),
+        ["file", "record", "line", "id", "action", "affected", "reason"]
+    );
+    let rows: Vec<Row> = r
+        .records()
+        .map(|rec| {
+            headers
+                .iter()
+                .zip(rec.unwrap().iter())
+                .map(|(h, v)| (h.to_string(), v.to_string()))
+                .collect()
+        })
+        .collect();
     let name = format.replace('-', "_");
-    let tasks: Vec<Value> = std::fs::read_to_string(out.join(format!("{name}.jsonl"))).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let tasks: Vec<Value> = std::fs::read_to_string(out.join(format!("{name}.jsonl")))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     let ids: Vec<String> = tasks.iter().map(|t| t["id"].as_str().unwrap().to_string()).collect();
-    let queries = tasks.iter().map(|t| (t["id"].as_str().unwrap().to_string(), t["query"].as_str().unwrap().to_string())).collect();
+    let queries = tasks
+        .iter()
+        .map(|t| (t["id"].as_str().unwrap().to_string(), t["query"].as_str().unwrap().to_string()))
+        .collect();
     // The native files load and validate.
     if !ids.is_empty() {
-        let v = toolpick(&["validate", "--catalog", out.join("catalog").to_str().unwrap(), "--dataset", out.join(format!("{name}.jsonl")).to_str().unwrap()], &repo());
+        let v = toolpick(
+            &[
+                "validate",
+                "--catalog",
+                out.join("catalog").to_str().unwrap(),
+                "--dataset",
+                out.join(format!("{name}.jsonl")).to_str().unwrap(),
+            ],
+            &repo(),
+        );
         assert!(v.status.success(), "{}", stderr(&v));
     }
     Outcome { rows, ids, queries, stdout: stdout(&o), out }
@@ -143,16 +189,29 @@ fn bfcl_damaged_copy_loses_no_record_silently() {
     let src = shared("bfcl");
     let dir = tmp.path().join("bfcl");
     copy_dir(&src, &dir);
-    let questions: Vec<PathBuf> = std::fs::read_dir(&src).unwrap().map(|e| e.unwrap().path()).filter(|p| p.file_name().unwrap().to_str().unwrap().starts_with("BFCL_")).collect();
+    let questions: Vec<PathBuf> = std::fs::read_dir(&src)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_str().unwrap().starts_with("BFCL_"))
+        .collect();
     let pristine: usize = questions.iter().map(|p| line_records(p)).sum();
     let multiple = line_records(&src.join("BFCL_v4_multiple.json"));
     let answers_of_multiple = line_records(&src.join("possible_answer/BFCL_v4_multiple.json"));
 
     // simple_python: deep record 5, numeric id on 6, `function` a string on 7, record 1 duplicated at the end.
     let path = dir.join("BFCL_v4_simple_python.json");
-    let mut lines: Vec<String> = std::fs::read_to_string(&path).unwrap().lines().map(String::from).collect();
-    let lost_ids: Vec<String> = [4, 5].iter().map(|&i| serde_json::from_str::<Value>(&lines[i]).unwrap()["id"].as_str().unwrap().to_string()).collect();
-    lines[4] = format!(r#"{{"id": "deep", "question": [[{{"role": "user", "content": "x"}}]], "function": [{{"name": "f", "parameters": {}}}]}}"#, deep(200));
+    let mut lines: Vec<String> =
+        std::fs::read_to_string(&path).unwrap().lines().map(String::from).collect();
+    let lost_ids: Vec<String> = [4, 5]
+        .iter()
+        .map(|&i| {
+            serde_json::from_str::<Value>(&lines[i]).unwrap()["id"].as_str().unwrap().to_string()
+        })
+        .collect();
+    lines[4] = format!(
+        r#"{{"id": "deep", "question": [[{{"role": "user", "content": "x"}}]], "function": [{{"name": "f", "parameters": {}}}]}}"#,
+        deep(200)
+    );
     let mut v: Value = serde_json::from_str(&lines[5]).unwrap();
     v["id"] = json!(5);
     lines[5] = v.to_string();
@@ -167,14 +226,18 @@ fn bfcl_damaged_copy_loses_no_record_silently() {
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
     // parallel: undecodable bytes inside record 3's question text (the record survives).
     let path = dir.join("BFCL_v4_parallel.json");
-    let mut lines: Vec<Vec<u8>> = std::fs::read(&path).unwrap().split(|b| *b == b'\n').map(<[u8]>::to_vec).collect();
-    let id3 = serde_json::from_slice::<Value>(&lines[2]).unwrap()["id"].as_str().unwrap().to_string();
+    let mut lines: Vec<Vec<u8>> =
+        std::fs::read(&path).unwrap().split(|b| *b == b'\n').map(<[u8]>::to_vec).collect();
+    let id3 =
+        serde_json::from_slice::<Value>(&lines[2]).unwrap()["id"].as_str().unwrap().to_string();
     let at = lines[2].windows(12).position(|w| w == b"\"content\": \"").unwrap() + 12;
     lines[2].splice(at..at, b"\xff\xfe".iter().copied());
     // live_simple: an undecodable byte outside any string (record 2 cannot be read).
     let path_ls = dir.join("BFCL_v4_live_simple.json");
-    let mut ls: Vec<Vec<u8>> = std::fs::read(&path_ls).unwrap().split(|b| *b == b'\n').map(<[u8]>::to_vec).collect();
-    let id_ls = serde_json::from_slice::<Value>(&ls[1]).unwrap()["id"].as_str().unwrap().to_string();
+    let mut ls: Vec<Vec<u8>> =
+        std::fs::read(&path_ls).unwrap().split(|b| *b == b'\n').map(<[u8]>::to_vec).collect();
+    let id_ls =
+        serde_json::from_slice::<Value>(&ls[1]).unwrap()["id"].as_str().unwrap().to_string();
     ls[1].insert(0, 0xff);
     std::fs::write(&path, lines.join(&b'\n')).unwrap();
     std::fs::write(&path_ls, ls.join(&b'\n')).unwrap();
@@ -184,25 +247,52 @@ fn bfcl_damaged_copy_loses_no_record_silently() {
     let o = import("bfcl", &dir, &[]);
     o.check_totals("bfcl", pristine + 1 - multiple);
     let sp = "BFCL_v4_simple_python.json";
-    assert!(o.one(sp, Some(5), "skipped")["reason"].contains("nested more than 128 levels deep"), "{:?}", o.at(sp, Some(5)));
+    assert!(
+        o.one(sp, Some(5), "skipped")["reason"].contains("nested more than 128 levels deep"),
+        "{:?}",
+        o.at(sp, Some(5))
+    );
     assert_eq!(o.one(sp, Some(5), "skipped")["line"], "5");
     assert_eq!(o.one(sp, Some(6), "skipped")["reason"], "`id` is a number, expected a string");
     let r7 = o.one(sp, Some(7), "skipped");
-    assert_eq!((r7["id"].as_str(), r7["reason"].as_str()), (id6.as_str(), "`function` is a string, expected an array of objects"));
+    assert_eq!(
+        (r7["id"].as_str(), r7["reason"].as_str()),
+        (id6.as_str(), "`function` is a string, expected an array of objects")
+    );
     let dup = o.one(sp, Some(dup_record), "repaired");
     assert_eq!(dup["id"], format!("{first_id}#2"));
-    assert!(dup["reason"].contains(&format!("duplicate id `{first_id}`")) && dup["reason"].contains("record 1, line 1"), "{dup:?}");
-    assert!(o.ids.contains(&first_id) && o.ids.contains(&format!("{first_id}#2")), "both records are imported");
+    assert!(
+        dup["reason"].contains(&format!("duplicate id `{first_id}`"))
+            && dup["reason"].contains("record 1, line 1"),
+        "{dup:?}"
+    );
+    assert!(
+        o.ids.contains(&first_id) && o.ids.contains(&format!("{first_id}#2")),
+        "both records are imported"
+    );
     // Bad bytes: one row for the file, the record imported with U+FFFD.
     let bytes = o.one("BFCL_v4_parallel.json", None, "repaired");
-    assert!(bytes["reason"].contains("invalid UTF-8") && bytes["reason"].contains("1 record(s) affected (record 3)"), "{bytes:?}");
+    assert!(
+        bytes["reason"].contains("invalid UTF-8")
+            && bytes["reason"].contains("1 record(s) affected (record 3)"),
+        "{bytes:?}"
+    );
     assert!(o.queries[&id3].starts_with('\u{fffd}'), "{}", o.queries[&id3]);
     let ls_rows = o.at("BFCL_v4_live_simple.json", None);
     assert_eq!(ls_rows.len(), 1, "{ls_rows:?}");
-    assert!(o.one("BFCL_v4_live_simple.json", Some(2), "skipped")["reason"].starts_with("not valid JSON"));
+    assert!(
+        o.one("BFCL_v4_live_simple.json", Some(2), "skipped")["reason"]
+            .starts_with("not valid JSON")
+    );
     // The empty file: one row, and each of its answers reported as orphaned.
     assert!(o.one("BFCL_v4_multiple.json", None, "skipped")["reason"].contains("empty"));
-    let orphans = |file: &str| o.rows.iter().filter(|r| r["file"] == file && r["reason"].starts_with("orphaned answer")).map(|r| r["id"].clone()).collect::<Vec<_>>();
+    let orphans = |file: &str| {
+        o.rows
+            .iter()
+            .filter(|r| r["file"] == file && r["reason"].starts_with("orphaned answer"))
+            .map(|r| r["id"].clone())
+            .collect::<Vec<_>>()
+    };
     assert_eq!(orphans("possible_answer/BFCL_v4_multiple.json").len(), answers_of_multiple);
     // Answers whose question became unreadable are orphaned too.
     let sp_orphans = orphans("possible_answer/BFCL_v4_simple_python.json");
@@ -238,7 +328,9 @@ fn mcptoolbench_damaged_copy_loses_no_record_silently() {
         r[4]["query"] = json!({"text": "an object"});
         r[5]["function_call_label"][0]["input"] = json!("url=https://example.com");
     });
-    edit_array(&dir.join("data/search/search_0725_single_v2.slice.json"), |r| r[2]["function_call_label"][0]["input"]["query"] = json!("DEEP_HERE"));
+    edit_array(&dir.join("data/search/search_0725_single_v2.slice.json"), |r| {
+        r[2]["function_call_label"][0]["input"]["query"] = json!("DEEP_HERE")
+    });
     let mut bad_uuid = String::new();
     edit_array(&dir.join("data/finance/finance_0724_single_v3.slice.json"), |r| {
         bad_uuid = r[1]["uuid"].as_str().unwrap().to_string();
@@ -253,11 +345,27 @@ fn mcptoolbench_damaged_copy_loses_no_record_silently() {
     let dup = o.one(browser, Some(browser_len), "repaired");
     assert_eq!(dup["id"], format!("{first_uuid}#2"));
     assert!(o.ids.contains(&first_uuid) && o.ids.contains(&format!("{first_uuid}#2")));
-    assert_eq!(o.one(browser, Some(4), "skipped")["reason"], "`uuid` is a number, expected a string");
-    assert_eq!(o.one(browser, Some(5), "skipped")["reason"], "`query` is an object, expected a string");
-    assert_eq!(o.one(browser, Some(6), "skipped")["reason"], "`function_call_label[0].input` is a string, expected an object");
-    assert!(o.one("data/search/search_0725_single_v2.slice.json", Some(3), "skipped")["reason"].contains("nested more than 128 levels deep"));
-    assert_eq!(o.at("data/search/search_0725_single_v2.slice.json", None).len(), 0, "the rest of the file is read");
+    assert_eq!(
+        o.one(browser, Some(4), "skipped")["reason"],
+        "`uuid` is a number, expected a string"
+    );
+    assert_eq!(
+        o.one(browser, Some(5), "skipped")["reason"],
+        "`query` is an object, expected a string"
+    );
+    assert_eq!(
+        o.one(browser, Some(6), "skipped")["reason"],
+        "`function_call_label[0].input` is a string, expected an object"
+    );
+    assert!(
+        o.one("data/search/search_0725_single_v2.slice.json", Some(3), "skipped")["reason"]
+            .contains("nested more than 128 levels deep")
+    );
+    assert_eq!(
+        o.at("data/search/search_0725_single_v2.slice.json", None).len(),
+        0,
+        "the rest of the file is read"
+    );
     let bytes = o.one("data/finance/finance_0724_single_v3.slice.json", None, "repaired");
     assert!(bytes["reason"].contains("1 record(s) affected (record 2)"), "{bytes:?}");
     assert!(o.queries[&bad_uuid].starts_with('\u{fffd}'));
@@ -270,7 +378,11 @@ fn safetoolbench_damaged_copy_loses_no_record_silently_and_min_quality_is_honour
     let src = shared("safetoolbench");
     let dir = tmp.path().join("safetoolbench");
     copy_dir(&src, &dir);
-    let files: Vec<PathBuf> = std::fs::read_dir(&src).unwrap().map(|e| e.unwrap().path()).filter(|p| p.file_name().unwrap().to_str().unwrap().starts_with("query_")).collect();
+    let files: Vec<PathBuf> = std::fs::read_dir(&src)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_str().unwrap().starts_with("query_"))
+        .collect();
     let pristine: usize = files.iter().map(|f| read_array(f).len()).sum();
     edit_array(&dir.join("query_BO_SA.json"), |r| {
         r[1]["instruction"] = json!(format!("BAD_HERE {}", r[1]["instruction"].as_str().unwrap()));
@@ -298,12 +410,31 @@ fn safetoolbench_damaged_copy_loses_no_record_silently_and_min_quality_is_honour
     o.check_totals("safetoolbench", total);
     assert!(o.one("query_BO_SA.json", None, "repaired")["reason"].contains("(record 2)"));
     assert!(o.queries["BO_SA-002"].starts_with('\u{fffd}'));
-    assert_eq!(o.one("query_BO_SA.json", Some(3), "skipped")["reason"], "`quality_score` is an object, expected a number or a numeric string; it is needed for --min-quality 7 (0 keeps all)");
-    assert_eq!(o.one("query_BO_SA.json", Some(4), "skipped")["reason"], "`output.used_app` is a string, expected an array of app names");
-    assert_eq!(o.one("query_BO_SA.json", Some(5), "skipped")["reason"], "`instruction` is a number, expected a string");
-    assert!(o.one("query_PD_MA.json", Some(3), "skipped")["reason"].contains("nested more than 128 levels deep"));
-    assert!(o.one("query_PD_MA.json", Some(4), "skipped")["reason"].starts_with("quality_score 6 is below --min-quality 7"));
-    assert!(o.one("query_PI_SA.json", Some(pi_len), "skipped")["reason"].starts_with("duplicated instruction: record 1, line 2 of query_PI_SA.json has the same"));
+    assert_eq!(
+        o.one("query_BO_SA.json", Some(3), "skipped")["reason"],
+        "`quality_score` is an object, expected a number or a numeric string; it is needed for --min-quality 7 (0 keeps all)"
+    );
+    assert_eq!(
+        o.one("query_BO_SA.json", Some(4), "skipped")["reason"],
+        "`output.used_app` is a string, expected an array of app names"
+    );
+    assert_eq!(
+        o.one("query_BO_SA.json", Some(5), "skipped")["reason"],
+        "`instruction` is a number, expected a string"
+    );
+    assert!(
+        o.one("query_PD_MA.json", Some(3), "skipped")["reason"]
+            .contains("nested more than 128 levels deep")
+    );
+    assert!(
+        o.one("query_PD_MA.json", Some(4), "skipped")["reason"]
+            .starts_with("quality_score 6 is below --min-quality 7")
+    );
+    assert!(
+        o.one("query_PI_SA.json", Some(pi_len), "skipped")["reason"].starts_with(
+            "duplicated instruction: record 1, line 2 of query_PI_SA.json has the same"
+        )
+    );
     assert!(o.one("query_PL_SA.json", None, "skipped")["reason"].contains("empty"));
 
     // --min-quality 0 keeps the low-scored record (and the one whose score is unreadable).
@@ -314,7 +445,12 @@ fn safetoolbench_damaged_copy_loses_no_record_silently_and_min_quality_is_honour
     // A higher threshold skips more, each with its score.
     let strict = import("safetoolbench", &dir, &["--min-quality", "9"]);
     strict.check_totals("safetoolbench", total);
-    assert!(strict.rows.iter().any(|r| r["reason"].starts_with("quality_score 8 is below --min-quality 9")));
+    assert!(
+        strict
+            .rows
+            .iter()
+            .any(|r| r["reason"].starts_with("quality_score 8 is below --min-quality 9"))
+    );
     assert!(strict.ids.len() < o.ids.len());
     assert!(o.out.join("catalog").is_dir());
 }
@@ -326,7 +462,8 @@ fn stabletoolbench_damaged_copy_loses_no_record_silently() {
     let dir = tmp.path().join("stabletoolbench");
     copy_dir(&src, &dir);
     let q = "solvable_queries/test_instruction";
-    let files: Vec<PathBuf> = std::fs::read_dir(src.join(q)).unwrap().map(|e| e.unwrap().path()).collect();
+    let files: Vec<PathBuf> =
+        std::fs::read_dir(src.join(q)).unwrap().map(|e| e.unwrap().path()).collect();
     let pristine: usize = files.iter().map(|f| read_array(f).len()).sum();
     let qd = dir.join(q);
     let mut dup = (String::new(), 0);
@@ -339,7 +476,9 @@ fn stabletoolbench_damaged_copy_loses_no_record_silently() {
         bad = format!("G1_tool-{}", r[1]["query_id"]);
         r[1]["query"] = json!(format!("BAD_HERE {}", r[1]["query"].as_str().unwrap()));
     });
-    edit_array(&qd.join("G2_instruction.json"), |r| r[2]["api_list"][0]["template_response"] = json!({"deep": "DEEP_HERE"}));
+    edit_array(&qd.join("G2_instruction.json"), |r| {
+        r[2]["api_list"][0]["template_response"] = json!({"deep": "DEEP_HERE"})
+    });
     edit_array(&qd.join("G1_instruction.json"), |r| {
         r[3]["query_id"] = json!({"id": 1});
         r[4]["api_list"] = json!("none");
@@ -356,12 +495,27 @@ fn stabletoolbench_damaged_copy_loses_no_record_silently() {
     assert!(o.ids.contains(&dup.0) && o.ids.contains(&format!("{}#2", dup.0)));
     assert!(o.queries[&bad].starts_with('\u{fffd}'));
     assert!(o.one("G1_tool.json", None, "repaired")["reason"].contains("(record 2)"));
-    assert!(o.one("G2_instruction.json", Some(3), "skipped")["reason"].contains("nested more than 128 levels deep"));
-    assert!(o.at("G2_instruction.json", None).is_empty(), "no whole-file row: the rest of G2 is read");
+    assert!(
+        o.one("G2_instruction.json", Some(3), "skipped")["reason"]
+            .contains("nested more than 128 levels deep")
+    );
+    assert!(
+        o.at("G2_instruction.json", None).is_empty(),
+        "no whole-file row: the rest of G2 is read"
+    );
     assert!(o.ids.iter().any(|i| i.starts_with("G2_instruction-")));
-    assert_eq!(o.one("G1_instruction.json", Some(4), "skipped")["reason"], "`query_id` is an object, expected a string or number");
-    assert_eq!(o.one("G1_instruction.json", Some(5), "skipped")["reason"], "`api_list` is a string, expected an array of API objects");
-    assert_eq!(o.one("G1_instruction.json", Some(6), "skipped")["reason"], "`relevant APIs[0]` is a string, expected a [tool, api] pair");
+    assert_eq!(
+        o.one("G1_instruction.json", Some(4), "skipped")["reason"],
+        "`query_id` is an object, expected a string or number"
+    );
+    assert_eq!(
+        o.one("G1_instruction.json", Some(5), "skipped")["reason"],
+        "`api_list` is a string, expected an array of API objects"
+    );
+    assert_eq!(
+        o.one("G1_instruction.json", Some(6), "skipped")["reason"],
+        "`relevant APIs[0]` is a string, expected a [tool, api] pair"
+    );
     assert!(o.one("G3_instruction.json", None, "skipped")["reason"].contains("empty"));
 }
 
@@ -378,12 +532,30 @@ fn run_refuses_a_native_dataset_with_a_duplicate_id() {
     std::fs::write(&ds, lines.join("\n") + "\n").unwrap();
     let out = tmp.path().join("reports");
     let o = toolpick(
-        &["run", "--catalog", cat.to_str().unwrap(), "--dataset", ds.to_str().unwrap(), "--backends", "oracle", "--out", out.to_str().unwrap(), "--run-id", "r", "-q"],
+        &[
+            "run",
+            "--catalog",
+            cat.to_str().unwrap(),
+            "--dataset",
+            ds.to_str().unwrap(),
+            "--backends",
+            "oracle",
+            "--out",
+            out.to_str().unwrap(),
+            "--run-id",
+            "r",
+            "-q",
+        ],
         &repo(),
     );
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let err = stderr(&o);
-    assert!(err.contains(&format!("{}:3", ds.display())) && err.contains("field `id`") && err.contains("duplicate task id `w1`"), "{err}");
+    assert!(
+        err.contains(&format!("{}:3", ds.display()))
+            && err.contains("field `id`")
+            && err.contains("duplicate task id `w1`"),
+        "{err}"
+    );
     assert!(!out.exists(), "nothing is written");
 }
 
@@ -398,12 +570,19 @@ fn help_and_errors_list_every_format() {
     let run_help = stdout(&toolpick(&["run", "--help"], &repo()));
     assert!(formats.iter().all(|f| run_help.contains(f)), "{run_help}");
     let tmp = tempfile::tempdir().unwrap();
-    let o = toolpick(&["run", "--dataset", "bogus:some/path", "--out", tmp.path().to_str().unwrap(), "-q"], &repo());
+    let o = toolpick(
+        &["run", "--dataset", "bogus:some/path", "--out", tmp.path().to_str().unwrap(), "-q"],
+        &repo(),
+    );
     assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
-    assert!(err.contains("unknown dataset format `bogus`") && formats.iter().all(|f| err.contains(f)), "{err}");
+    assert!(
+        err.contains("unknown dataset format `bogus`") && formats.iter().all(|f| err.contains(f)),
+        "{err}"
+    );
     assert!(!err.contains("cannot read dataset"), "{err}");
-    let o = toolpick(&["import", "bogus", "x", "-o", tmp.path().join("o").to_str().unwrap()], &repo());
+    let o =
+        toolpick(&["import", "bogus", "x", "-o", tmp.path().join("o").to_str().unwrap()], &repo());
     assert_eq!(o.status.code(), Some(2));
     assert!(formats.iter().all(|f| stderr(&o).contains(f)), "{}", stderr(&o));
 }
@@ -414,22 +593,57 @@ fn help_and_errors_list_every_format() {
 fn safetoolbench_native_files_keep_output_schemas_and_token_counts() {
     let tmp = tempfile::tempdir().unwrap();
     let native = tmp.path().join("native");
-    let o = toolpick(&["import", "safetoolbench", shared("safetoolbench").to_str().unwrap(), "-o", native.to_str().unwrap()], &repo());
+    let o = toolpick(
+        &[
+            "import",
+            "safetoolbench",
+            shared("safetoolbench").to_str().unwrap(),
+            "-o",
+            native.to_str().unwrap(),
+        ],
+        &repo(),
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     // Every API of api.json has results_arguments, so every written tool has an outputSchema.
-    let apps: Vec<Value> = serde_json::from_slice(&std::fs::read(shared("safetoolbench").join("api/api.json")).unwrap()).unwrap();
-    let with_results = apps.iter().flat_map(|a| a["APIs"].as_object().unwrap().values()).filter(|s| s.get("results_arguments").is_some()).count();
+    let apps: Vec<Value> = serde_json::from_slice(
+        &std::fs::read(shared("safetoolbench").join("api/api.json")).unwrap(),
+    )
+    .unwrap();
+    let with_results = apps
+        .iter()
+        .flat_map(|a| a["APIs"].as_object().unwrap().values())
+        .filter(|s| s.get("results_arguments").is_some())
+        .count();
     let mut written = 0;
     for e in std::fs::read_dir(native.join("catalog")).unwrap() {
         let v: Value = serde_json::from_slice(&std::fs::read(e.unwrap().path()).unwrap()).unwrap();
-        written += v["categories"].as_array().into_iter().flatten().flat_map(|c| c["tools"].as_array().unwrap()).filter(|t| t.get("outputSchema").is_some()).count();
+        written += v["categories"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|c| c["tools"].as_array().unwrap())
+            .filter(|t| t.get("outputSchema").is_some())
+            .count();
     }
     assert_eq!(written, with_results);
     let run = |args: &[&str], id: &str| {
         // Progressive discovery shows a tool's outputSchema in its details; the lexical and random
         // backends open details, so a lost schema (or another tool order) changes their tokens.
         let layouts = "flat,progressive,progressive-oss,search";
-        let mut a = vec!["run", "--backends", "lexical,random", "--variants", "good", "--layouts", layouts, "--out", tmp.path().to_str().unwrap(), "--run-id", id, "-q"];
+        let mut a = vec![
+            "run",
+            "--backends",
+            "lexical,random",
+            "--variants",
+            "good",
+            "--layouts",
+            layouts,
+            "--out",
+            tmp.path().to_str().unwrap(),
+            "--run-id",
+            id,
+            "-q",
+        ];
         a.extend_from_slice(args);
         let o = toolpick(&a, &repo());
         assert!(o.status.success(), "{}", stderr(&o));
@@ -442,9 +656,20 @@ fn safetoolbench_native_files_keep_output_schemas_and_token_counts() {
         tokens.sort_by(|a, b| a.0.cmp(&b.0));
         tokens
     };
-    let direct = run(&["--dataset", &format!("safetoolbench:{}", shared("safetoolbench").display())], "direct");
+    let direct = run(
+        &["--dataset", &format!("safetoolbench:{}", shared("safetoolbench").display())],
+        "direct",
+    );
     let dataset = native.join("safetoolbench.jsonl");
-    let from_files = run(&["--catalog", native.join("catalog").to_str().unwrap(), "--dataset", dataset.to_str().unwrap()], "from-files");
+    let from_files = run(
+        &[
+            "--catalog",
+            native.join("catalog").to_str().unwrap(),
+            "--dataset",
+            dataset.to_str().unwrap(),
+        ],
+        "from-files",
+    );
     assert!(!direct.is_empty());
     assert_eq!(direct, from_files);
 }
@@ -459,24 +684,62 @@ fn run_on_an_import_with_a_duplicate_id_keeps_both_records() {
     let file = dir.join("BFCL_v4_simple_python.json");
     let text = std::fs::read_to_string(shared("bfcl").join("BFCL_v4_simple_python.json")).unwrap();
     let first = text.lines().next().unwrap();
-    let first_id = serde_json::from_str::<Value>(first).unwrap()["id"].as_str().unwrap().to_string();
+    let first_id =
+        serde_json::from_str::<Value>(first).unwrap()["id"].as_str().unwrap().to_string();
     std::fs::write(&file, format!("{text}{first}\n")).unwrap();
     let spec = format!("bfcl:{}", dir.display());
     let out = tmp.path().join("reports");
-    let o = toolpick(&["run", "--dataset", &spec, "--backends", "oracle", "--layouts", "flat", "--variants", "good", "--out", out.to_str().unwrap(), "--run-id", "r", "-q"], &repo());
+    let o = toolpick(
+        &[
+            "run",
+            "--dataset",
+            &spec,
+            "--backends",
+            "oracle",
+            "--layouts",
+            "flat",
+            "--variants",
+            "good",
+            "--out",
+            out.to_str().unwrap(),
+            "--run-id",
+            "r",
+            "-q",
+        ],
+        &repo(),
+    );
     assert!(o.status.success(), "{}", stderr(&o));
-    let trials: Vec<Value> = std::fs::read_to_string(out.join("r/trials.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let trials: Vec<Value> = std::fs::read_to_string(out.join("r/trials.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     let ids: HashSet<&str> = trials.iter().map(|t| t["task_id"].as_str().unwrap()).collect();
     assert_eq!(ids.len(), trials.len(), "one trial per task");
     assert!(stdout(&o).starts_with(&format!("{} trials run", trials.len())), "{}", stdout(&o));
-    assert!(ids.contains(first_id.as_str()) && ids.contains(format!("{first_id}#2").as_str()), "{ids:?}");
-    let defects: Vec<Value> = serde_json::from_slice(&std::fs::read(out.join("r/defects.json")).unwrap()).unwrap();
-    let rename = defects.iter().find(|d| d["id"] == format!("{first_id}#2")).expect("the rename is reported");
-    assert_eq!((rename["action"].as_str(), rename["record"].as_u64(), rename["line"].as_u64()), (Some("repaired"), Some(41), Some(41)));
+    assert!(
+        ids.contains(first_id.as_str()) && ids.contains(format!("{first_id}#2").as_str()),
+        "{ids:?}"
+    );
+    let defects: Vec<Value> =
+        serde_json::from_slice(&std::fs::read(out.join("r/defects.json")).unwrap()).unwrap();
+    let rename = defects
+        .iter()
+        .find(|d| d["id"] == format!("{first_id}#2"))
+        .expect("the rename is reported");
+    assert_eq!(
+        (rename["action"].as_str(), rename["record"].as_u64(), rename["line"].as_u64()),
+        (Some("repaired"), Some(41), Some(41))
+    );
     // The HTML report's defects table has the record and the line in their own columns.
     let html = std::fs::read_to_string(out.join("r/report.html")).unwrap();
-    assert!(html.contains("<th>file</th><th>record</th><th>line</th><th>id</th>"), "defects table header");
-    let row = format!("<td>BFCL_v4_simple_python.json</td><td class=\"num\">41</td><td class=\"num\">41</td><td>{first_id}#2</td><td>repaired</td>");
+    assert!(
+        html.contains("<th>file</th><th>record</th><th>line</th><th>id</th>"),
+        "defects table header"
+    );
+    let row = format!(
+        "<td>BFCL_v4_simple_python.json</td><td class=\"num\">41</td><td class=\"num\">41</td><td>{first_id}#2</td><td>repaired</td>"
+    );
     assert!(html.contains(&row), "{row}");
 }
 
@@ -488,7 +751,12 @@ fn native_datasets_accept_a_byte_order_mark_and_name_the_line_of_a_bad_byte() {
     let cat = tmp.path().join("cat");
     write_small_catalog(&cat);
     let ds = tmp.path().join("ds.jsonl");
-    let validate = || toolpick(&["validate", "--catalog", cat.to_str().unwrap(), "--dataset", ds.to_str().unwrap()], &repo());
+    let validate = || {
+        toolpick(
+            &["validate", "--catalog", cat.to_str().unwrap(), "--dataset", ds.to_str().unwrap()],
+            &repo(),
+        )
+    };
     std::fs::write(&ds, [b"\xEF\xBB\xBF".as_slice(), SMALL_DATASET.as_bytes()].concat()).unwrap();
     let o = validate();
     assert!(o.status.success(), "{}", stderr(&o));
@@ -498,10 +766,22 @@ fn native_datasets_accept_a_byte_order_mark_and_name_the_line_of_a_bad_byte() {
     std::fs::write(&ds, lines.join(&b'\n')).unwrap();
     let o = validate();
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains(&format!("{}:2:", ds.display())) && stderr(&o).contains(&format!("byte 0xFF at column {}", at + 1)), "{}", stderr(&o));
-    let utf16: Vec<u8> = [0xFF, 0xFE].into_iter().chain(SMALL_DATASET.encode_utf16().flat_map(u16::to_le_bytes)).collect();
+    assert!(
+        stderr(&o).contains(&format!("{}:2:", ds.display()))
+            && stderr(&o).contains(&format!("byte 0xFF at column {}", at + 1)),
+        "{}",
+        stderr(&o)
+    );
+    let utf16: Vec<u8> = [0xFF, 0xFE]
+        .into_iter()
+        .chain(SMALL_DATASET.encode_utf16().flat_map(u16::to_le_bytes))
+        .collect();
     std::fs::write(&ds, utf16).unwrap();
     let o = validate();
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("UTF-16 LE") && stderr(&o).contains("save it as UTF-8"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("UTF-16 LE") && stderr(&o).contains("save it as UTF-8"),
+        "{}",
+        stderr(&o)
+    );
 }

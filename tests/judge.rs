@@ -15,7 +15,8 @@ struct Mock {
 }
 
 fn mock(config: MockConfig) -> Mock {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let rt =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let server = rt.block_on(mock::spawn("127.0.0.1:0".parse().unwrap(), config)).unwrap();
     Mock { _rt: rt, server }
 }
@@ -59,17 +60,39 @@ fn setup(dir: &Path) {
 
 fn run_args<'a>(judge: &'a str, run_id: &'a str) -> Vec<&'a str> {
     vec![
-        "run", "--catalog", "catalog", "--dataset", "tasks.jsonl", "--backends", "replay:answers.jsonl", "--layouts", "flat", "--variants", "good", "--out",
-        "out", "--run-id", run_id, "--no-cache", "-q", "--judge", judge,
+        "run",
+        "--catalog",
+        "catalog",
+        "--dataset",
+        "tasks.jsonl",
+        "--backends",
+        "replay:answers.jsonl",
+        "--layouts",
+        "flat",
+        "--variants",
+        "good",
+        "--out",
+        "out",
+        "--run-id",
+        run_id,
+        "--no-cache",
+        "-q",
+        "--judge",
+        judge,
     ]
 }
 
 fn judgements(run: &Path) -> Vec<Value> {
-    std::fs::read_to_string(run.join("judgements.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    std::fs::read_to_string(run.join("judgements.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 fn summary_cell(run: &Path) -> Value {
-    let s: Value = serde_json::from_slice(&std::fs::read(run.join("summary.json")).unwrap()).unwrap();
+    let s: Value =
+        serde_json::from_slice(&std::fs::read(run.join("summary.json")).unwrap()).unwrap();
     let cells = s["cells"].as_array().or_else(|| s.as_array()).cloned().unwrap_or_default();
     assert_eq!(cells.len(), 1, "{s}");
     cells[0].clone()
@@ -87,15 +110,19 @@ fn judged_run_matches_hand_computed_verdicts() {
     // The judge's columns agree across summary.csv, summary.parquet and summary.json.
     common::assert_summary_formats_agree(&run);
     let js = judgements(&run);
-    let by: std::collections::BTreeMap<String, Value> = js.iter().map(|j| (j["trial_id"].as_str().unwrap().to_string(), j.clone())).collect();
+    let by: std::collections::BTreeMap<String, Value> =
+        js.iter().map(|j| (j["trial_id"].as_str().unwrap().to_string(), j.clone())).collect();
     assert_eq!(by.len(), 4, "the abstain task is not judged: {:?}", by.keys());
-    let get = |task: &str| by.iter().find(|(k, _)| k.contains(&format!("/{task}#"))).map(|(_, v)| v.clone()).unwrap();
+    let get = |task: &str| {
+        by.iter().find(|(k, _)| k.contains(&format!("/{task}#"))).map(|(_, v)| v.clone()).unwrap()
+    };
     let w1 = get("w1");
     assert_eq!(w1["method"], "claims");
     assert_eq!(w1["score"], 1.0);
     assert_eq!(w1["done"], true);
     let w2 = get("w2");
-    let statuses: Vec<&str> = w2["claims"].as_array().unwrap().iter().map(|c| c["status"].as_str().unwrap()).collect();
+    let statuses: Vec<&str> =
+        w2["claims"].as_array().unwrap().iter().map(|c| c["status"].as_str().unwrap()).collect();
     assert_eq!(statuses, ["partly", "fulfilled", "not"]);
     assert_eq!(w2["score"], 0.5);
     assert_eq!(w2["done"], false);
@@ -104,12 +131,19 @@ fn judged_run_matches_hand_computed_verdicts() {
     let rounds = m1["rounds"].as_array().unwrap();
     assert_eq!(rounds.len(), 3, "three rounds by default");
     for r in rounds {
-        assert_eq!((r["answer_status"].as_str(), r["process_status"].as_str(), r["status"].as_str()), (Some("unsure"), Some("solved"), Some("solved")));
+        assert_eq!(
+            (r["answer_status"].as_str(), r["process_status"].as_str(), r["status"].as_str()),
+            (Some("unsure"), Some("solved"), Some("solved"))
+        );
     }
     assert_eq!((m1["score"].as_f64(), m1["done"].as_bool()), (Some(1.0), Some(true)));
     let m2 = get("m2");
     assert_eq!(m2["short_circuit"], "the answer gives up");
-    assert_eq!((m2["score"].as_f64(), m2["usage"]["prompt_tokens"].as_u64()), (Some(0.0), Some(0)), "a give-up is not sent to the judge");
+    assert_eq!(
+        (m2["score"].as_f64(), m2["usage"]["prompt_tokens"].as_u64()),
+        (Some(0.0), Some(0)),
+        "a give-up is not sent to the judge"
+    );
 
     // The summary: SoPR over m1, m2 = (1 + 0) / 2; coverage over w1, w2 = (1 + 0.5) / 2; done 2 of 4.
     let cell = summary_cell(&run);
@@ -118,24 +152,35 @@ fn judged_run_matches_hand_computed_verdicts() {
     assert_eq!(j["errors"], 0);
     assert_eq!(j["sopr"]["mean"], 0.5);
     assert_eq!(j["sopr"]["n"], 2);
-    assert_eq!(j["sopr"]["round_std"], 0.0, "a deterministic judge gives the same verdict every round");
+    assert_eq!(
+        j["sopr"]["round_std"], 0.0,
+        "a deterministic judge gives the same verdict every round"
+    );
     assert_eq!(j["coverage"]["mean"], 0.75);
     assert_eq!((j["done"]["successes"].as_u64(), j["done"]["n"].as_u64()), (Some(2), Some(4)));
     // Joint view: w1 and m1 called the right tool and are done; w2 right tool, not done; m2 made no
     // call (wrong tools) and is not done.
-    assert_eq!(j["joint"], serde_json::json!({"tools_done": 2, "tools_not_done": 1, "wrong_tools_done": 0, "wrong_tools_not_done": 1}));
+    assert_eq!(
+        j["joint"],
+        serde_json::json!({"tools_done": 2, "tools_not_done": 1, "wrong_tools_done": 0, "wrong_tools_not_done": 1})
+    );
     // Judge tokens are the judge's own: the agent (replay) reported none.
     assert!(j["prompt_tokens"].as_u64().unwrap() > 0);
     let trials = std::fs::read_to_string(run.join("trials.csv")).unwrap();
     let mut rows = csv::Reader::from_reader(trials.as_bytes());
     let header = rows.headers().unwrap().clone();
-    let col = |name: &str| header.iter().position(|h| h == name).unwrap_or_else(|| panic!("no column {name}"));
+    let col = |name: &str| {
+        header.iter().position(|h| h == name).unwrap_or_else(|| panic!("no column {name}"))
+    };
     for r in rows.records() {
         let r = r.unwrap();
         // The agent (replay, in-process) reported no tokens: null, never the judge's.
         assert_eq!(&r[col("prompt_tokens")], "", "the agent's tokens never include the judge's");
         if &r[col("task_id")] == "w2" {
-            assert_eq!((&r[col("judge_method")], &r[col("judge_score")], &r[col("judge_done")]), ("claims", "0.500000", "false"));
+            assert_eq!(
+                (&r[col("judge_method")], &r[col("judge_score")], &r[col("judge_done")]),
+                ("claims", "0.500000", "false")
+            );
         }
         if &r[col("task_id")] == "a1" {
             assert_eq!(&r[col("judge_method")], "", "not judged");
@@ -144,7 +189,11 @@ fn judged_run_matches_hand_computed_verdicts() {
     // trials.parquet carries the same verdicts, typed (nulls for the trial not judged).
     {
         use polars_io::SerReader;
-        let df = polars_io::parquet::read::ParquetReader::new(std::fs::File::open(run.join("trials.parquet")).unwrap()).finish().unwrap();
+        let df = polars_io::parquet::read::ParquetReader::new(
+            std::fs::File::open(run.join("trials.parquet")).unwrap(),
+        )
+        .finish()
+        .unwrap();
         let tasks = df.column("task_id").unwrap().str().unwrap().clone();
         let score = df.column("judge_score").unwrap().f64().unwrap().clone();
         let done = df.column("judge_done").unwrap().bool().unwrap().clone();
@@ -152,20 +201,41 @@ fn judged_run_matches_hand_computed_verdicts() {
         let judge_tokens = df.column("judge_prompt_tokens").unwrap().u64().unwrap().clone();
         for i in 0..df.height() {
             match tasks.get(i).unwrap() {
-                "w2" => assert_eq!((method.get(i), score.get(i), done.get(i)), (Some("claims"), Some(0.5), Some(false))),
-                "m1" => assert_eq!((method.get(i), score.get(i), done.get(i)), (Some("pass-rate"), Some(1.0), Some(true))),
-                "a1" => assert_eq!((method.get(i), score.get(i), judge_tokens.get(i)), (None, None, None), "not judged: nulls"),
+                "w2" => assert_eq!(
+                    (method.get(i), score.get(i), done.get(i)),
+                    (Some("claims"), Some(0.5), Some(false))
+                ),
+                "m1" => assert_eq!(
+                    (method.get(i), score.get(i), done.get(i)),
+                    (Some("pass-rate"), Some(1.0), Some(true))
+                ),
+                "a1" => assert_eq!(
+                    (method.get(i), score.get(i), judge_tokens.get(i)),
+                    (None, None, None),
+                    "not judged: nulls"
+                ),
                 _ => {}
             }
         }
-        let summary = polars_io::parquet::read::ParquetReader::new(std::fs::File::open(run.join("summary.parquet")).unwrap()).finish().unwrap();
+        let summary = polars_io::parquet::read::ParquetReader::new(
+            std::fs::File::open(run.join("summary.parquet")).unwrap(),
+        )
+        .finish()
+        .unwrap();
         assert_eq!(summary.column("sopr").unwrap().f64().unwrap().get(0), Some(0.5));
         assert_eq!(summary.column("claim_coverage").unwrap().f64().unwrap().get(0), Some(0.75));
     }
-    let run_json: Value = serde_json::from_slice(&std::fs::read(run.join("run.json")).unwrap()).unwrap();
-    assert_eq!(run_json["judge"]["prompts"], w1["prompts"], "run.json records the prompt set's digest");
+    let run_json: Value =
+        serde_json::from_slice(&std::fs::read(run.join("run.json")).unwrap()).unwrap();
+    assert_eq!(
+        run_json["judge"]["prompts"], w1["prompts"],
+        "run.json records the prompt set's digest"
+    );
     let html = std::fs::read_to_string(run.join("report.html")).unwrap();
-    assert!(html.contains("Judged final answers") && html.contains("no rain is expected"), "the drill-down carries the verdicts");
+    assert!(
+        html.contains("Judged final answers") && html.contains("no rain is expected"),
+        "the drill-down carries the verdicts"
+    );
 
     // Judged again with the same judge: every judgement is kept, nothing is asked.
     let before = m.server.requests();
@@ -193,7 +263,10 @@ fn judge_failures_stay_errors_until_retried() {
     assert_eq!(asked.len(), 3, "w1, w2, m1 need the judge");
     for j in &asked {
         assert!(j["error"].as_str().unwrap().contains("server_error"), "{j}");
-        assert!(j["score"].is_null() && j["done"].is_null(), "a failed judgement has no verdict, not Unsolved: {j}");
+        assert!(
+            j["score"].is_null() && j["done"].is_null(),
+            "a failed judgement has no verdict, not Unsolved: {j}"
+        );
     }
     let cell = summary_cell(&run);
     assert_eq!(cell["judge"]["errors"], 3);
@@ -225,20 +298,36 @@ fn other_prompts_are_a_new_judgement_and_a_bad_prompt_dir_is_refused() {
     std::fs::create_dir_all(&prompts).unwrap();
     let claim = std::fs::read_to_string(repo().join("prompts/judge/claim.txt")).unwrap();
     std::fs::write(prompts.join("claim.txt"), format!("Be strict.\n{claim}")).unwrap();
-    let o = toolpick(&["report", "out/p", "--judge", &judge, "--judge-prompts", "prompts"], dir.path());
+    let o =
+        toolpick(&["report", "out/p", "--judge", &judge, "--judge-prompts", "prompts"], dir.path());
     assert!(o.status.success(), "{}", common::stderr(&o));
-    assert!(stdout(&o).contains("judged 4 trials"), "new prompts: every trial judged again: {}", stdout(&o));
+    assert!(
+        stdout(&o).contains("judged 4 trials"),
+        "new prompts: every trial judged again: {}",
+        stdout(&o)
+    );
     let second = judgements(&run)[0]["prompts"].clone();
     assert_ne!(first, second);
-    let run_json: Value = serde_json::from_slice(&std::fs::read(run.join("run.json")).unwrap()).unwrap();
+    let run_json: Value =
+        serde_json::from_slice(&std::fs::read(run.join("run.json")).unwrap()).unwrap();
     assert_eq!(run_json["judge"]["prompts"], second);
 
     std::fs::write(prompts.join("answer_status.txt"), "Grade it.").unwrap();
     let before = std::fs::read(run.join("summary.csv")).unwrap();
-    let o = toolpick(&["report", "out/p", "--judge", &judge, "--judge-prompts", "prompts"], dir.path());
+    let o =
+        toolpick(&["report", "out/p", "--judge", &judge, "--judge-prompts", "prompts"], dir.path());
     assert_eq!(o.status.code(), Some(2));
-    assert!(common::stderr(&o).contains("answer_status.txt") && common::stderr(&o).contains("{{query}}"), "{}", common::stderr(&o));
-    assert_eq!(std::fs::read(run.join("summary.csv")).unwrap(), before, "a refused judging leaves the reports as they were");
+    assert!(
+        common::stderr(&o).contains("answer_status.txt")
+            && common::stderr(&o).contains("{{query}}"),
+        "{}",
+        common::stderr(&o)
+    );
+    assert_eq!(
+        std::fs::read(run.join("summary.csv")).unwrap(),
+        before,
+        "a refused judging leaves the reports as they were"
+    );
 }
 
 #[test]
@@ -249,18 +338,37 @@ fn judge_check_scores_the_shipped_labels() {
     let labels = repo().join("datasets/judge/labels.jsonl");
     let out = dir.path().join("check.json");
     let o = toolpick(
-        &["judge-check", labels.to_str().unwrap(), "--judge", &judge, "--judge-b", &format!("mock-b@{}", m.server.base_url()), "--no-cache", "--out", out.to_str().unwrap()],
+        &[
+            "judge-check",
+            labels.to_str().unwrap(),
+            "--judge",
+            &judge,
+            "--judge-b",
+            &format!("mock-b@{}", m.server.base_url()),
+            "--no-cache",
+            "--out",
+            out.to_str().unwrap(),
+        ],
         dir.path(),
     );
     assert!(o.status.success(), "{}", common::stderr(&o));
     let report: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     let a = &report["judges"][0];
-    let n_labels = std::fs::read_to_string(&labels).unwrap().lines().filter(|l| !l.trim().is_empty()).count() as u64;
+    let n_labels =
+        std::fs::read_to_string(&labels).unwrap().lines().filter(|l| !l.trim().is_empty()).count()
+            as u64;
     assert!(n_labels >= 60);
     let agreement = &a["agreement"];
     let table = agreement["confusion"].as_array().unwrap();
-    let cells: Vec<u64> = table.iter().flat_map(|r| r.as_array().unwrap().iter().map(|c| c.as_u64().unwrap())).collect();
-    assert_eq!(cells.iter().sum::<u64>() + a["errors"].as_u64().unwrap(), n_labels, "every label is in the table or an error");
+    let cells: Vec<u64> = table
+        .iter()
+        .flat_map(|r| r.as_array().unwrap().iter().map(|c| c.as_u64().unwrap()))
+        .collect();
+    assert_eq!(
+        cells.iter().sum::<u64>() + a["errors"].as_u64().unwrap(),
+        n_labels,
+        "every label is in the table or an error"
+    );
     // The table's rows are the humans' verdicts: the shipped set is balanced.
     assert_eq!(cells[0] + cells[1], cells[2] + cells[3], "balanced labels");
     // κ recomputed from the table by hand.
@@ -280,7 +388,10 @@ fn judge_check_scores_the_shipped_labels() {
 fn a_label_for_an_unknown_task_names_its_line() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("labels.jsonl"), "{\"id\": \"l1\", \"task\": \"dev-001\", \"answer\": \"x\", \"human\": \"solved\"}\n{\"id\": \"l2\", \"task\": \"nope\", \"answer\": \"x\", \"human\": \"solved\"}\n").unwrap();
-    let o = toolpick(&["judge-check", "labels.jsonl", "--judge", "m@http://127.0.0.1:9/v1"], dir.path());
+    let o = toolpick(
+        &["judge-check", "labels.jsonl", "--judge", "m@http://127.0.0.1:9/v1"],
+        dir.path(),
+    );
     assert_eq!(o.status.code(), Some(2));
     let e = common::stderr(&o);
     assert!(e.contains("labels.jsonl:2") && e.contains("nope"), "{e}");
@@ -293,7 +404,25 @@ fn a_stabletoolbench_import_reports_sopr_next_to_selection() {
     let dataset = format!("stabletoolbench:{}", common::shared("stabletoolbench").display());
     let judge = format!("mock-judge@{}", m.server.base_url());
     let o = toolpick(
-        &["run", "--dataset", &dataset, "--backends", "lexical,oracle", "--layouts", "flat", "--variants", "good", "--out", "out", "--run-id", "s", "--no-cache", "-q", "--judge", &judge],
+        &[
+            "run",
+            "--dataset",
+            &dataset,
+            "--backends",
+            "lexical,oracle",
+            "--layouts",
+            "flat",
+            "--variants",
+            "good",
+            "--out",
+            "out",
+            "--run-id",
+            "s",
+            "--no-cache",
+            "-q",
+            "--judge",
+            &judge,
+        ],
         dir.path(),
     );
     assert!(o.status.success(), "{}", common::stderr(&o));
@@ -302,7 +431,9 @@ fn a_stabletoolbench_import_reports_sopr_next_to_selection() {
     let text = std::fs::read_to_string(dir.path().join("out/s/summary.csv")).unwrap();
     let mut rows = csv::Reader::from_reader(text.as_bytes());
     let header = rows.headers().unwrap().clone();
-    let col = |name: &str| header.iter().position(|h| h == name).unwrap_or_else(|| panic!("no column {name}"));
+    let col = |name: &str| {
+        header.iter().position(|h| h == name).unwrap_or_else(|| panic!("no column {name}"))
+    };
     let mut sopr = std::collections::BTreeMap::new();
     for r in rows.records() {
         let r = r.unwrap();
@@ -310,14 +441,22 @@ fn a_stabletoolbench_import_reports_sopr_next_to_selection() {
         assert_eq!(&r[col("judged_n")], &r[col("n")], "{r:?}");
         assert_eq!(&r[col("claim_coverage")], "");
         let s: f64 = r[col("sopr")].parse().unwrap();
-        let (lo, hi): (f64, f64) = (r[col("sopr_low")].parse().unwrap(), r[col("sopr_high")].parse().unwrap());
+        let (lo, hi): (f64, f64) =
+            (r[col("sopr_low")].parse().unwrap(), r[col("sopr_high")].parse().unwrap());
         assert!(lo <= s && s <= hi, "the interval holds the mean: {lo} {s} {hi}");
         sopr.insert(r[col("backend")].to_string(), s);
     }
-    assert!(sopr["oracle"] > sopr["lexical"], "the answer key finishes more tasks than the baseline: {sopr:?}");
+    assert!(
+        sopr["oracle"] > sopr["lexical"],
+        "the answer key finishes more tasks than the baseline: {sopr:?}"
+    );
     // Cross-check the cell against the judgements file: SoPR is the mean of the trial scores.
     let judged: Vec<Value> = judgements(&dir.path().join("out/s"));
-    let oracle: Vec<f64> = judged.iter().filter(|j| j["trial_id"].as_str().unwrap().contains("/oracle/")).map(|j| j["score"].as_f64().unwrap()).collect();
+    let oracle: Vec<f64> = judged
+        .iter()
+        .filter(|j| j["trial_id"].as_str().unwrap().contains("/oracle/"))
+        .map(|j| j["score"].as_f64().unwrap())
+        .collect();
     let mean = oracle.iter().sum::<f64>() / oracle.len() as f64;
     assert!((mean - sopr["oracle"]).abs() < 1e-6, "{mean} vs {}", sopr["oracle"]);
 }
@@ -326,12 +465,16 @@ fn a_stabletoolbench_import_reports_sopr_next_to_selection() {
 /// text, and how much of a fact an answer states.
 fn words(text: &str) -> std::collections::HashSet<String> {
     const STOP: [&str; 24] = [
-        "the", "and", "for", "with", "was", "are", "has", "have", "that", "this", "from", "its", "our", "your", "into", "not", "all", "any", "but",
-        "who", "what", "which", "there", "their",
+        "the", "and", "for", "with", "was", "are", "has", "have", "that", "this", "from", "its",
+        "our", "your", "into", "not", "all", "any", "but", "who", "what", "which", "there",
+        "their",
     ];
     text.split(|c: char| !c.is_alphanumeric())
         .map(str::to_lowercase)
-        .filter(|w| (w.chars().count() >= 3 || (!w.is_empty() && w.chars().all(|c| c.is_ascii_digit()))) && !STOP.contains(&w.as_str()))
+        .filter(|w| {
+            (w.chars().count() >= 3 || (!w.is_empty() && w.chars().all(|c| c.is_ascii_digit())))
+                && !STOP.contains(&w.as_str())
+        })
         .collect()
 }
 
@@ -354,18 +497,47 @@ fn the_bundled_suite_judged_through_the_mock_matches_coverage_worked_out_from_th
     let judge = format!("mock-judge@{}", m.server.base_url());
     let base = m.server.base_url();
     let o = toolpick(
-        &["run", "--backends", "lexical,openai", "--model", "mock", "--base-url", &base, "--layouts", "flat", "--out", "out", "--run-id", "b", "--no-cache", "-q", "--judge", &judge],
+        &[
+            "run",
+            "--backends",
+            "lexical,openai",
+            "--model",
+            "mock",
+            "--base-url",
+            &base,
+            "--layouts",
+            "flat",
+            "--out",
+            "out",
+            "--run-id",
+            "b",
+            "--no-cache",
+            "-q",
+            "--judge",
+            &judge,
+        ],
         dir.path(),
     );
     assert!(o.status.success(), "{}", common::stderr(&o));
     let run = dir.path().join("out/b");
-    let trials: Vec<Value> = std::fs::read_to_string(run.join("trials.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    let by_id: std::collections::BTreeMap<String, Value> = judgements(&run).into_iter().map(|j| (j["trial_id"].as_str().unwrap().to_string(), j)).collect();
+    let trials: Vec<Value> = std::fs::read_to_string(run.join("trials.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let by_id: std::collections::BTreeMap<String, Value> = judgements(&run)
+        .into_iter()
+        .map(|j| (j["trial_id"].as_str().unwrap().to_string(), j))
+        .collect();
     // Per cell: (judged, sum of coverage, done) worked out from each trial's final answer and claims.
-    let mut expected: std::collections::BTreeMap<(String, String), (u64, f64, u64)> = Default::default();
+    let mut expected: std::collections::BTreeMap<(String, String), (u64, f64, u64)> =
+        Default::default();
     let mut claims_trials = 0;
     for t in &trials {
-        let claims: Vec<&str> = t["claims"].as_array().map(|c| c.iter().map(|x| x.as_str().unwrap()).collect()).unwrap_or_default();
+        let claims: Vec<&str> = t["claims"]
+            .as_array()
+            .map(|c| c.iter().map(|x| x.as_str().unwrap()).collect())
+            .unwrap_or_default();
         let j = by_id.get(t["trial_id"].as_str().unwrap());
         if claims.is_empty() {
             // Abstain and refuse tasks (no claims, need no call) are not judged by pass-rate either.
@@ -376,18 +548,32 @@ fn the_bundled_suite_judged_through_the_mock_matches_coverage_worked_out_from_th
         let j = j.unwrap_or_else(|| panic!("{} has claims but no judgement", t["trial_id"]));
         assert_eq!(j["method"], "claims");
         let answer = t["final_answer"].as_str().unwrap_or("");
-        let gives_up = answer.trim().is_empty() || answer.trim().to_lowercase().starts_with("none of the available tools can do this");
+        let gives_up = answer.trim().is_empty()
+            || answer.trim().to_lowercase().starts_with("none of the available tools can do this");
         let have = words(answer);
-        let scores: Vec<f64> = claims.iter().map(|c| if gives_up { 0.0 } else { stated(c, &have) }).collect();
+        let scores: Vec<f64> =
+            claims.iter().map(|c| if gives_up { 0.0 } else { stated(c, &have) }).collect();
         let coverage = scores.iter().sum::<f64>() / scores.len() as f64;
-        assert!((j["score"].as_f64().unwrap() - coverage).abs() < 1e-12, "{}: judged {} worked out {coverage}", t["trial_id"], j["score"]);
-        let cell = (t["variant"].as_str().unwrap().to_string(), t["backend"].as_str().unwrap().to_string());
+        assert!(
+            (j["score"].as_f64().unwrap() - coverage).abs() < 1e-12,
+            "{}: judged {} worked out {coverage}",
+            t["trial_id"],
+            j["score"]
+        );
+        let cell = (
+            t["variant"].as_str().unwrap().to_string(),
+            t["backend"].as_str().unwrap().to_string(),
+        );
         let e = expected.entry(cell).or_default();
         e.0 += 1;
         e.1 += coverage;
         e.2 += (coverage + 1e-9 >= 0.75) as u64;
     }
-    assert_eq!(claims_trials, 301 * 4, "every task that needs a call has claims, in 2 variants × 2 backends");
+    assert_eq!(
+        claims_trials,
+        301 * 4,
+        "every task that needs a call has claims, in 2 variants × 2 backends"
+    );
     let text = std::fs::read_to_string(run.join("summary.csv")).unwrap();
     let mut rows = csv::Reader::from_reader(text.as_bytes());
     let header = rows.headers().unwrap().clone();
@@ -395,12 +581,30 @@ fn the_bundled_suite_judged_through_the_mock_matches_coverage_worked_out_from_th
     let mut per_backend: std::collections::BTreeMap<String, Vec<String>> = Default::default();
     for r in rows.records() {
         let r = r.unwrap();
-        let (judged, sum, done) = expected[&(r[col("variant")].to_string(), r[col("backend")].to_string())];
+        let (judged, sum, done) =
+            expected[&(r[col("variant")].to_string(), r[col("backend")].to_string())];
         assert_eq!(r[col("judged_n")].parse::<u64>().unwrap(), judged);
-        assert!((r[col("claim_coverage")].parse::<f64>().unwrap() - sum / judged as f64).abs() < 1e-6);
-        assert!((r[col("claims_pass_rate")].parse::<f64>().unwrap() - done as f64 / judged as f64).abs() < 1e-6);
-        let judged_cols = ["judged_n", "claim_coverage", "claims_pass_rate", "judged_done_rate", "right_tools_done", "right_tools_not_done", "wrong_tools_done"];
-        per_backend.entry(r[col("variant")].to_string()).or_default().push(judged_cols.iter().map(|c| r[col(c)].to_string()).collect::<Vec<_>>().join(","));
+        assert!(
+            (r[col("claim_coverage")].parse::<f64>().unwrap() - sum / judged as f64).abs() < 1e-6
+        );
+        assert!(
+            (r[col("claims_pass_rate")].parse::<f64>().unwrap() - done as f64 / judged as f64)
+                .abs()
+                < 1e-6
+        );
+        let judged_cols = [
+            "judged_n",
+            "claim_coverage",
+            "claims_pass_rate",
+            "judged_done_rate",
+            "right_tools_done",
+            "right_tools_not_done",
+            "wrong_tools_done",
+        ];
+        per_backend
+            .entry(r[col("variant")].to_string())
+            .or_default()
+            .push(judged_cols.iter().map(|c| r[col(c)].to_string()).collect::<Vec<_>>().join(","));
     }
     // The mock endpoint answers with the lexical baseline: the two backends' judged figures agree.
     for (variant, rows) in per_backend {
@@ -416,42 +620,80 @@ fn the_bundled_suite_judged_through_the_mock_matches_coverage_worked_out_from_th
     // mock decides from the answer and the process alone (its documented rule): a first-person decline
     // is Unsolved; otherwise its answer check is Unsure and the process check is Solved when the answer
     // repeats half the words of a tool result that is not an error. Every round gives the same verdict.
-    let o = toolpick(&["report", "out/b", "--judge", &judge, "--judge-method", "pass-rate"], dir.path());
+    let o = toolpick(
+        &["report", "out/b", "--judge", &judge, "--judge-method", "pass-rate"],
+        dir.path(),
+    );
     assert!(o.status.success(), "{}", common::stderr(&o));
     let mut results: std::collections::BTreeMap<String, Vec<String>> = Default::default();
     for line in std::fs::read_to_string(run.join("transcripts.jsonl")).unwrap().lines() {
         let v: Value = serde_json::from_str(line).unwrap();
-        let tool: Vec<String> = v["transcript"].as_array().unwrap().iter().filter(|m| m["role"] == "tool").map(|m| m["content"].as_str().unwrap().to_string()).collect();
+        let tool: Vec<String> = v["transcript"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| m["content"].as_str().unwrap().to_string())
+            .collect();
         assert!(tool.iter().all(|r| r.split_whitespace().collect::<Vec<_>>().join(" ").chars().count() <= 1500), "results short enough to be shown whole");
         results.insert(v["trial_id"].as_str().unwrap().to_string(), tool);
     }
-    const DECLINES: [&str; 8] = ["sorry", "i cannot", "i can't", "i could not", "i couldn't", "i was unable", "i am unable", "i'm unable"];
+    const DECLINES: [&str; 8] = [
+        "sorry",
+        "i cannot",
+        "i can't",
+        "i could not",
+        "i couldn't",
+        "i was unable",
+        "i am unable",
+        "i'm unable",
+    ];
     let mut solved: std::collections::BTreeMap<(String, String), (u64, u64)> = Default::default();
     let (mut by_process, mut by_claims_disagree) = (0, 0);
     for t in trials.iter().filter(|t| t["claims"].is_array()) {
         let answer = t["final_answer"].as_str().unwrap_or("");
-        let gives_up = answer.trim().is_empty() || answer.trim().to_lowercase().starts_with("none of the available tools can do this");
+        let gives_up = answer.trim().is_empty()
+            || answer.trim().to_lowercase().starts_with("none of the available tools can do this");
         let declines = DECLINES.iter().any(|d| answer.to_lowercase().contains(d));
         let have = words(answer);
-        let process_ok = results[t["trial_id"].as_str().unwrap()].iter().filter(|r| !r.contains("\"error\"")).any(|r| !words(r).is_empty() && stated(r, &have) >= 0.5);
+        let process_ok = results[t["trial_id"].as_str().unwrap()]
+            .iter()
+            .filter(|r| !r.contains("\"error\""))
+            .any(|r| !words(r).is_empty() && stated(r, &have) >= 0.5);
         let done = !gives_up && !declines && process_ok;
         by_process += done as u64;
         // How the old rule (expected facts shown) would have judged it: solved exactly when every claim is stated.
-        let all_claims = !gives_up && t["claims"].as_array().unwrap().iter().all(|c| stated(c.as_str().unwrap(), &have) == 1.0);
+        let all_claims = !gives_up
+            && t["claims"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|c| stated(c.as_str().unwrap(), &have) == 1.0);
         by_claims_disagree += (all_claims != done) as u64;
-        let e = solved.entry((t["variant"].as_str().unwrap().to_string(), t["backend"].as_str().unwrap().to_string())).or_default();
+        let e = solved
+            .entry((
+                t["variant"].as_str().unwrap().to_string(),
+                t["backend"].as_str().unwrap().to_string(),
+            ))
+            .or_default();
         e.0 += 1;
         e.1 += done as u64;
     }
     assert!(by_process > 0, "some trials are solved by the process check");
-    assert!(by_claims_disagree > 0, "the facts-free verdicts differ from the facts-based ones on some trials, so this check can tell them apart");
+    assert!(
+        by_claims_disagree > 0,
+        "the facts-free verdicts differ from the facts-based ones on some trials, so this check can tell them apart"
+    );
     let text = std::fs::read_to_string(run.join("summary.csv")).unwrap();
     let mut rows = csv::Reader::from_reader(text.as_bytes());
     for r in rows.records() {
         let r = r.unwrap();
         let (n, done) = solved[&(r[col("variant")].to_string(), r[col("backend")].to_string())];
         assert_eq!(r[col("judged_n")].parse::<u64>().unwrap(), n);
-        assert!((r[col("sopr")].parse::<f64>().unwrap() - done as f64 / n as f64).abs() < 1e-6, "{r:?}");
+        assert!(
+            (r[col("sopr")].parse::<f64>().unwrap() - done as f64 / n as f64).abs() < 1e-6,
+            "{r:?}"
+        );
         assert_eq!(&r[col("sopr_round_std")], "0.000000");
         assert_eq!(&r[col("claim_coverage")], "", "judged by pass rate only now");
     }
@@ -470,7 +712,9 @@ fn pass_rate_verdicts_do_not_depend_on_the_claims() {
         let mut v: Value = serde_json::from_str(line).unwrap();
         if v["claims"].is_array() {
             let n = v["claims"].as_array().unwrap().len();
-            v["claims"] = (0..n).map(|i| Value::from(format!("the zeppelin number {i} lands in Quito at dawn"))).collect();
+            v["claims"] = (0..n)
+                .map(|i| Value::from(format!("the zeppelin number {i} lands in Quito at dawn")))
+                .collect();
             v["reference_answer"] = Value::from("Zeppelins over Quito.");
         }
         v.to_string()
@@ -491,8 +735,19 @@ fn pass_rate_verdicts_do_not_depend_on_the_claims() {
         let by_task: Vec<(String, Value, Value)> = js
             .iter()
             .map(|j| {
-                let rounds: Vec<Value> = j["rounds"].as_array().unwrap().iter().map(|r| serde_json::json!([r["answer_status"], r["process_status"], r["status"]])).collect();
-                (j["trial_id"].as_str().unwrap().to_string(), Value::from(rounds), j["score"].clone())
+                let rounds: Vec<Value> = j["rounds"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|r| {
+                        serde_json::json!([r["answer_status"], r["process_status"], r["status"]])
+                    })
+                    .collect();
+                (
+                    j["trial_id"].as_str().unwrap().to_string(),
+                    Value::from(rounds),
+                    j["score"].clone(),
+                )
             })
             .collect();
         verdicts.push(by_task);

@@ -15,7 +15,8 @@ const RTLD_NOW: c_int = 2;
 
 type FromBuffer = unsafe extern "C" fn(*const c_char, c_int) -> *mut c_void;
 type FromPtr = unsafe extern "C" fn(*mut c_void) -> *mut c_void;
-type ReadMemory = unsafe extern "C" fn(*const c_char, c_int, *const c_char, *const c_char, c_int) -> *mut c_void;
+type ReadMemory =
+    unsafe extern "C" fn(*const c_char, c_int, *const c_char, *const c_char, c_int) -> *mut c_void;
 type ValidateDoc = unsafe extern "C" fn(*mut c_void, *mut c_void) -> c_int;
 type Free = unsafe extern "C" fn(*mut c_void);
 
@@ -35,7 +36,9 @@ impl LibXml {
             .iter()
             .map(|n| unsafe { dlopen(CString::new(*n).unwrap().as_ptr(), RTLD_NOW) })
             .find(|h| !h.is_null())
-            .expect("this test needs the libxml2 shared library (Debian/Ubuntu: apt install libxml2)");
+            .expect(
+                "this test needs the libxml2 shared library (Debian/Ubuntu: apt install libxml2)",
+            );
         let sym = |name: &str| {
             let p = unsafe { dlsym(handle, CString::new(name).unwrap().as_ptr()) };
             assert!(!p.is_null(), "libxml2 has no {name}");
@@ -43,11 +46,17 @@ impl LibXml {
         };
         unsafe {
             LibXml {
-                new_mem_parser_ctxt: std::mem::transmute::<*mut c_void, FromBuffer>(sym("xmlSchemaNewMemParserCtxt")),
+                new_mem_parser_ctxt: std::mem::transmute::<*mut c_void, FromBuffer>(sym(
+                    "xmlSchemaNewMemParserCtxt",
+                )),
                 schema_parse: std::mem::transmute::<*mut c_void, FromPtr>(sym("xmlSchemaParse")),
-                new_valid_ctxt: std::mem::transmute::<*mut c_void, FromPtr>(sym("xmlSchemaNewValidCtxt")),
+                new_valid_ctxt: std::mem::transmute::<*mut c_void, FromPtr>(sym(
+                    "xmlSchemaNewValidCtxt",
+                )),
                 read_memory: std::mem::transmute::<*mut c_void, ReadMemory>(sym("xmlReadMemory")),
-                validate_doc: std::mem::transmute::<*mut c_void, ValidateDoc>(sym("xmlSchemaValidateDoc")),
+                validate_doc: std::mem::transmute::<*mut c_void, ValidateDoc>(sym(
+                    "xmlSchemaValidateDoc",
+                )),
                 free_doc: std::mem::transmute::<*mut c_void, Free>(sym("xmlFreeDoc")),
             }
         }
@@ -62,7 +71,13 @@ impl LibXml {
             assert!(!schema.is_null(), "the schema itself does not parse");
             let vctxt = (self.new_valid_ctxt)(schema);
             let url = CString::new("junit.xml").unwrap();
-            let doc = (self.read_memory)(xml.as_ptr().cast(), xml.len() as c_int, url.as_ptr(), std::ptr::null(), 0);
+            let doc = (self.read_memory)(
+                xml.as_ptr().cast(),
+                xml.len() as c_int,
+                url.as_ptr(),
+                std::ptr::null(),
+                0,
+            );
             if doc.is_null() {
                 return Err(-2); // not well-formed
             }
@@ -82,16 +97,33 @@ fn junit_output_validates_against_the_junit_schema() {
     let xsd = std::fs::read(repo().join("tests/fixtures/junit.xsd")).unwrap();
     let lib = LibXml::load();
     let tmp = tempfile::tempdir().unwrap();
-    let o = toolpick(&["run", "--out", tmp.path().to_str().unwrap(), "--run-id", "r", "--quiet", "--backends", "lexical,random"], &repo());
+    let o = toolpick(
+        &[
+            "run",
+            "--out",
+            tmp.path().to_str().unwrap(),
+            "--run-id",
+            "r",
+            "--quiet",
+            "--backends",
+            "lexical,random",
+        ],
+        &repo(),
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let xml = std::fs::read_to_string(tmp.path().join("r/junit.xml")).unwrap();
     assert_eq!(lib.validate(&xsd, xml.as_bytes()), Ok(()));
 
     // One test case per trial, one failure per failed trial (the bundled suite has failures, queries
     // with quotes and ampersands, so escaping is exercised too).
-    let trials: Vec<serde_json::Value> = std::fs::read_to_string(tmp.path().join("r/trials.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let trials: Vec<serde_json::Value> = std::fs::read_to_string(tmp.path().join("r/trials.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(count(&xml, "<testcase "), trials.len());
-    let failed = trials.iter().filter(|t| t["score"]["pass"] == false && t.get("error").is_none()).count();
+    let failed =
+        trials.iter().filter(|t| t["score"]["pass"] == false && t.get("error").is_none()).count();
     assert!(failed > 0);
     assert_eq!(count(&xml, "<failure "), failed);
     assert!(xml.contains(&format!("tests=\"{}\" failures=\"{failed}\"", trials.len())));

@@ -38,7 +38,10 @@ fn flat_offers_every_tool_and_executes_valid_calls() {
     let out = flat.call(&call("get_current_weather", json!({"city": "Pune"})), 1);
     assert_eq!(out.record.status, CallStatus::Executed);
     assert_eq!(out.record.tool_id.as_deref(), Some("weather/weather_now/get_current_weather"));
-    assert_eq!(serde_json::from_str::<Value>(&out.content).unwrap(), json!({"temp_c": 21, "sky": "clear"}));
+    assert_eq!(
+        serde_json::from_str::<Value>(&out.content).unwrap(),
+        json!({"temp_c": 21, "sky": "clear"})
+    );
 }
 
 #[test]
@@ -73,9 +76,16 @@ fn progressive_has_the_six_strata_meta_tools() {
         ]
     );
     let exec = &p.functions()[3].parameters["properties"];
-    for param in
-        ["server_name", "category_name", "action_name", "path_params", "query_params", "body_schema", "include_output_fields", "maximum_output_characters"]
-    {
+    for param in [
+        "server_name",
+        "category_name",
+        "action_name",
+        "path_params",
+        "query_params",
+        "body_schema",
+        "include_output_fields",
+        "maximum_output_characters",
+    ] {
         assert!(exec.get(param).is_some(), "execute_action lacks {param}");
     }
 }
@@ -85,14 +95,27 @@ fn discovery_detail_follows_the_reported_rule() {
     let (_t, c) = catalog();
     let q = json!({"user_query": "weather", "server_names": ["weather", "mail"]});
     let modes = |rule| {
-        let out = progressive(&c, rule).call(&call("discover_server_categories_or_actions", q.clone()), 1);
+        let out = progressive(&c, rule)
+            .call(&call("discover_server_categories_or_actions", q.clone()), 1);
         let v: Value = serde_json::from_str(&out.content).unwrap();
-        v["servers"].as_array().unwrap().iter().map(|s| s["detail"].as_str().unwrap().to_string()).collect::<Vec<_>>()
+        v["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["detail"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
     };
     // weather has 2 actions, mail 1
-    assert_eq!(modes(DiscoveryRule { full_details_max: 1, actions_max: 2 }), vec!["categories_and_actions", "full_details"]);
-    assert_eq!(modes(DiscoveryRule { full_details_max: 0, actions_max: 0 }), vec!["categories_only", "categories_only"]);
-    let out = progressive(&c, DiscoveryRule { full_details_max: 5, actions_max: 5 }).call(&call("discover_server_categories_or_actions", q), 1);
+    assert_eq!(
+        modes(DiscoveryRule { full_details_max: 1, actions_max: 2 }),
+        vec!["categories_and_actions", "full_details"]
+    );
+    assert_eq!(
+        modes(DiscoveryRule { full_details_max: 0, actions_max: 0 }),
+        vec!["categories_only", "categories_only"]
+    );
+    let out = progressive(&c, DiscoveryRule { full_details_max: 5, actions_max: 5 })
+        .call(&call("discover_server_categories_or_actions", q), 1);
     assert!(out.content.contains("inputSchema"), "full details include schemas");
 }
 
@@ -100,10 +123,17 @@ fn discovery_detail_follows_the_reported_rule() {
 fn progressive_drills_down_and_executes_with_merged_arguments() {
     let (_t, c) = catalog();
     let p = progressive(&c, DiscoveryRule { full_details_max: 0, actions_max: 0 });
-    let cats = p.call(&call("get_category_actions", json!({"category_names": ["weather_later"]})), 2);
+    let cats =
+        p.call(&call("get_category_actions", json!({"category_names": ["weather_later"]})), 2);
     assert_eq!(cats.record.status, CallStatus::Navigated);
     assert!(cats.content.contains("get_forecast"));
-    let details = p.call(&call("get_action_details", json!({"category_name": "weather_later", "action_name": "get_forecast"})), 3);
+    let details = p.call(
+        &call(
+            "get_action_details",
+            json!({"category_name": "weather_later", "action_name": "get_forecast"}),
+        ),
+        3,
+    );
     let d: Value = serde_json::from_str(&details.content).unwrap();
     assert_eq!(d["inputSchema"]["required"], json!(["city", "days"]));
     let exec = p.call(
@@ -141,10 +171,13 @@ fn progressive_execute_errors() {
     assert_eq!(invented.record.status, CallStatus::Invented);
     let wrong_category = with(json!({"action_name": "get_current_weather"}));
     assert_eq!(wrong_category.record.status, CallStatus::NavigationError);
-    let wrong_server = with(json!({"server_name": "mail", "body_schema": "{\"city\":\"Oslo\",\"days\":1}"}));
+    let wrong_server =
+        with(json!({"server_name": "mail", "body_schema": "{\"city\":\"Oslo\",\"days\":1}"}));
     assert_eq!(wrong_server.record.status, CallStatus::NavigationError);
     // output shaping
-    let shaped = with(json!({"body_schema": "{\"city\":\"Oslo\",\"days\":1}", "maximum_output_characters": 4}));
+    let shaped = with(
+        json!({"body_schema": "{\"city\":\"Oslo\",\"days\":1}", "maximum_output_characters": 4}),
+    );
     assert_eq!(shaped.content, "{\"da");
     let unknown = p.call(&call("get_weather", json!({})), 1);
     assert_eq!(unknown.record.status, CallStatus::Invented);
@@ -154,11 +187,23 @@ fn progressive_execute_errors() {
 fn search_documentation_ranks_actions_by_keywords() {
     let (_t, c) = catalog();
     let p = progressive(&c, DiscoveryRule::default());
-    let out = p.call(&call("search_documentation", json!({"query": "forecast coming days", "server_name": "weather", "max_results": 1})), 1);
+    let out = p.call(
+        &call(
+            "search_documentation",
+            json!({"query": "forecast coming days", "server_name": "weather", "max_results": 1}),
+        ),
+        1,
+    );
     let v: Value = serde_json::from_str(&out.content).unwrap();
     assert_eq!(v["results"].as_array().unwrap().len(), 1);
     assert_eq!(v["results"][0]["action"], "get_forecast");
-    let auth = p.call(&call("handle_auth_failure", json!({"server_name": "weather", "intention": "get_auth_url"})), 1);
+    let auth = p.call(
+        &call(
+            "handle_auth_failure",
+            json!({"server_name": "weather", "intention": "get_auth_url"}),
+        ),
+        1,
+    );
     assert_eq!(auth.record.status, CallStatus::Navigated);
 }
 
@@ -171,12 +216,32 @@ fn both_layouts_show_exactly_the_same_variant_text() {
         let flat = FlatLayout::new(&shown, ex.clone());
         let p = ProgressiveLayout::new(shown.clone(), ex, DiscoveryRule::default());
         for t in shown.tools() {
-            let f = flat.functions().iter().find(|f| Some(f.name.as_str()) == flat.function_name(&t.tool.id)).unwrap();
-            let out = p.call(&call("get_action_details", json!({"category_name": t.category.name, "action_name": t.tool.name})), 1);
+            let f = flat
+                .functions()
+                .iter()
+                .find(|f| Some(f.name.as_str()) == flat.function_name(&t.tool.id))
+                .unwrap();
+            let out = p.call(
+                &call(
+                    "get_action_details",
+                    json!({"category_name": t.category.name, "action_name": t.tool.name}),
+                ),
+                1,
+            );
             let d: Value = serde_json::from_str(&out.content).unwrap();
-            assert_eq!(d["description"].as_str().unwrap(), f.description, "{variant} {}", t.tool.id);
+            assert_eq!(
+                d["description"].as_str().unwrap(),
+                f.description,
+                "{variant} {}",
+                t.tool.id
+            );
             assert_eq!(d["inputSchema"], f.parameters, "{variant} {}", t.tool.id);
-            assert_eq!(d["name"].as_str().unwrap(), f.name, "{variant} {}: names are unique, so both use the tool name", t.tool.id);
+            assert_eq!(
+                d["name"].as_str().unwrap(),
+                f.name,
+                "{variant} {}: names are unique, so both use the tool name",
+                t.tool.id
+            );
         }
     }
 }
@@ -185,7 +250,18 @@ fn both_layouts_show_exactly_the_same_variant_text() {
 fn search_layout_end_to_end_with_gold_revealed_diagnostic() {
     let tmp = tempfile::tempdir().unwrap();
     let o = toolpick(
-        &["run", "--layouts", "search,progressive", "--backends", "oracle,lexical", "--out", tmp.path().to_str().unwrap(), "--run-id", "s", "-q"],
+        &[
+            "run",
+            "--layouts",
+            "search,progressive",
+            "--backends",
+            "oracle,lexical",
+            "--out",
+            tmp.path().to_str().unwrap(),
+            "--run-id",
+            "s",
+            "-q",
+        ],
         &repo(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -204,7 +280,10 @@ fn search_layout_end_to_end_with_gold_revealed_diagnostic() {
                 let sel: f64 = row["selection_accuracy"].parse().unwrap();
                 assert!(revealed < 1.0, "{row:?}");
                 assert!(revealed > 0.0, "{row:?}");
-                assert!(sel <= revealed + 0.2, "selection is bounded by what was shown (plus abstain tasks): {row:?}");
+                assert!(
+                    sel <= revealed + 0.2,
+                    "selection is bounded by what was shown (plus abstain tasks): {row:?}"
+                );
             }
         }
     }
@@ -215,23 +294,60 @@ fn progressive_oss_ranks_action_names_and_executes_by_server_and_name() {
     let (_t, c) = catalog();
     let p = ProgressiveLayout::new_oss(c.clone(), Arc::new(Executor::new(&c).unwrap()));
     let names: Vec<&str> = p.functions().iter().map(|f| f.name.as_str()).collect();
-    assert_eq!(names, vec!["discover_server_actions", "get_action_details", "execute_action", "search_documentation", "handle_auth_failure"]);
-    let d = p.call(&call("discover_server_actions", json!({"user_query": "forecast for the coming days", "server_names": ["weather"]})), 1);
+    assert_eq!(
+        names,
+        vec![
+            "discover_server_actions",
+            "get_action_details",
+            "execute_action",
+            "search_documentation",
+            "handle_auth_failure"
+        ]
+    );
+    let d = p.call(
+        &call(
+            "discover_server_actions",
+            json!({"user_query": "forecast for the coming days", "server_names": ["weather"]}),
+        ),
+        1,
+    );
     let v: Value = serde_json::from_str(&d.content).unwrap();
-    assert_eq!(v["servers"][0]["actions"], json!(["get_forecast", "get_current_weather"]), "best match first, names only");
+    assert_eq!(
+        v["servers"][0]["actions"],
+        json!(["get_forecast", "get_current_weather"]),
+        "best match first, names only"
+    );
     assert!(d.content.find("inputSchema").is_none());
-    let det = p.call(&call("get_action_details", json!({"server_name": "weather", "action_name": "get_forecast"})), 2);
+    let det = p.call(
+        &call(
+            "get_action_details",
+            json!({"server_name": "weather", "action_name": "get_forecast"}),
+        ),
+        2,
+    );
     assert_eq!(det.record.revealed, vec!["weather/weather_later/get_forecast".to_string()]);
     let ex = p
         .call(&call("execute_action", json!({"server_name": "weather", "action_name": "get_forecast", "body_schema": "{\"city\": \"Oslo\", \"days\": 2}"})), 3);
     assert_eq!(ex.record.status, CallStatus::Executed, "{}", ex.content);
-    let wrong = p.call(&call("execute_action", json!({"server_name": "mail", "action_name": "get_forecast", "body_schema": "{}"})), 3);
+    let wrong = p.call(
+        &call(
+            "execute_action",
+            json!({"server_name": "mail", "action_name": "get_forecast", "body_schema": "{}"}),
+        ),
+        3,
+    );
     assert_eq!(wrong.record.status, CallStatus::NavigationError);
     // the category-based discovery of hosted Strata is not part of the OSS tool set
     assert_eq!(
-        p.call(&call("discover_server_categories_or_actions", json!({"user_query": "x", "server_names": ["weather"]})), 1)
-            .record
-            .status,
+        p.call(
+            &call(
+                "discover_server_categories_or_actions",
+                json!({"user_query": "x", "server_names": ["weather"]})
+            ),
+            1
+        )
+        .record
+        .status,
         CallStatus::Invented
     );
 }
@@ -239,7 +355,21 @@ fn progressive_oss_ranks_action_names_and_executes_by_server_and_name() {
 #[test]
 fn every_layout_lets_the_oracle_pass_everything() {
     let tmp = tempfile::tempdir().unwrap();
-    let o = toolpick(&["run", "--layouts", "progressive-oss", "--backends", "oracle", "--out", tmp.path().to_str().unwrap(), "--run-id", "o", "-q"], &repo());
+    let o = toolpick(
+        &[
+            "run",
+            "--layouts",
+            "progressive-oss",
+            "--backends",
+            "oracle",
+            "--out",
+            tmp.path().to_str().unwrap(),
+            "--run-id",
+            "o",
+            "-q",
+        ],
+        &repo(),
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let summary = std::fs::read_to_string(tmp.path().join("o/summary.csv")).unwrap();
     let rows: Vec<&str> = summary.lines().skip(1).collect();
@@ -297,13 +427,23 @@ fn assembled_token_counts_equal_whole_array_counts() {
     let mut all: Vec<FunctionDef> = Vec::new();
     for name in ["workspace", "workspace-realistic-bad"] {
         let c = load_catalog(&root.join(name)).unwrap();
-        all.extend(FlatLayout::new(&c, Arc::new(Executor::new(&c).unwrap())).functions().iter().cloned());
+        all.extend(
+            FlatLayout::new(&c, Arc::new(Executor::new(&c).unwrap())).functions().iter().cloned(),
+        );
     }
     // Edges the assembly cannot rely on: trailing whitespace, non-ASCII before the braces, digits.
-    let odd = |name: &str, description: &str, parameters: Value| FunctionDef { name: name.into(), description: description.into(), parameters };
+    let odd = |name: &str, description: &str, parameters: Value| FunctionDef {
+        name: name.into(),
+        description: description.into(),
+        parameters,
+    };
     all.push(odd("ends_in_space", "Trailing space ", json!({"type": "object", "properties": {"a": {"type": "string", "description": "The value "}}})));
     all.push(odd("ends_in_accent", "Café", json!({"type": "object", "properties": {"b": {"type": "string", "description": "naïve é"}}})));
-    all.push(odd("ends_in_digits", "Version 2", json!({"type": "object", "properties": {"n": {"type": "integer", "maximum": 100}}})));
+    all.push(odd(
+        "ends_in_digits",
+        "Version 2",
+        json!({"type": "object", "properties": {"n": {"type": "integer", "maximum": 100}}}),
+    ));
     all.push(odd("empty_schema", "", json!({})));
     assert!(all.len() > 40, "the bundled catalogs offer {} functions", all.len());
     let tokens = FunctionTokens::default();
@@ -317,7 +457,8 @@ fn assembled_token_counts_equal_whole_array_counts() {
     assert_eq!(tokens.count(&[]), count_functions(&[]));
     for round in 0..300 {
         let n = 1 + (next() as usize) % all.len().min(60);
-        let subset: Vec<FunctionDef> = (0..n).map(|_| all[(next() as usize) % all.len()].clone()).collect();
+        let subset: Vec<FunctionDef> =
+            (0..n).map(|_| all[(next() as usize) % all.len()].clone()).collect();
         assert_eq!(tokens.count(&subset), count_functions(&subset), "round {round}: {n} functions");
     }
     assert_eq!(tokens.count(&all), count_functions(&all));

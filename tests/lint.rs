@@ -16,7 +16,11 @@ fn count(findings: &[toolpick::lint::Finding], rule: &str) -> usize {
 fn the_good_catalog_has_no_block_findings() {
     let c = load_catalog(&repo().join("registries/workspace")).unwrap();
     let f = lint(&c);
-    assert!(worst(&f) < Some(Severity::Block), "{:?}", f.iter().filter(|f| f.severity == Severity::Block).collect::<Vec<_>>());
+    assert!(
+        worst(&f) < Some(Severity::Block),
+        "{:?}",
+        f.iter().filter(|f| f.severity == Severity::Block).collect::<Vec<_>>()
+    );
     let o = toolpick(&["lint", "registries/workspace"], &repo());
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
@@ -75,7 +79,10 @@ fn poisoned_tools_block_and_the_cli_exits_100() {
 
 #[test]
 fn sarif_output_validates_against_the_sarif_2_1_0_schema() {
-    let mut schema: Value = serde_json::from_str(&std::fs::read_to_string(repo().join("tests/fixtures/sarif-schema-2.1.0.json")).unwrap()).unwrap();
+    let mut schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo().join("tests/fixtures/sarif-schema-2.1.0.json")).unwrap(),
+    )
+    .unwrap();
     // The published schema's `language` patterns have a bare `]`, legal in ECMA regexes but not in the
     // Rust dialect the validator compiles; escape it (same meaning) so the schema compiles.
     for def in ["run", "toolComponent"] {
@@ -86,15 +93,33 @@ fn sarif_output_validates_against_the_sarif_2_1_0_schema() {
     let validator = jsonschema::draft7::new(&schema).expect("SARIF schema compiles");
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("lint.sarif");
-    let o = toolpick(&["lint", "registries/workspace-realistic-bad", "--format", "sarif", "-o", out.to_str().unwrap(), "--fail-on", "never"], &repo());
+    let o = toolpick(
+        &[
+            "lint",
+            "registries/workspace-realistic-bad",
+            "--format",
+            "sarif",
+            "-o",
+            out.to_str().unwrap(),
+            "--fail-on",
+            "never",
+        ],
+        &repo(),
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let sarif: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    let errors: Vec<String> = validator.iter_errors(&sarif).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+    let errors: Vec<String> =
+        validator.iter_errors(&sarif).map(|e| format!("{} at {}", e, e.instance_path())).collect();
     assert!(errors.is_empty(), "{errors:#?}");
     let results = sarif["runs"][0]["results"].as_array().unwrap();
     assert!(results.len() > 100);
     let r = &results[0];
-    assert!(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].as_str().unwrap().starts_with("registries/workspace-realistic-bad/"));
+    assert!(
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            .as_str()
+            .unwrap()
+            .starts_with("registries/workspace-realistic-bad/")
+    );
     assert!(r["locations"][0]["physicalLocation"]["region"]["startLine"].as_u64().unwrap() > 1);
     // a broken document is rejected by the same validator (the check can fail)
     let mut broken = sarif.clone();
@@ -110,7 +135,12 @@ fn servers_and_categories_without_content_words_and_single_server_catalogs_are_f
     let dir = tmp.path().join("cat");
     write_small_catalog(&dir);
     let base = load_catalog(&dir).unwrap();
-    let structural = |f: &[toolpick::lint::Finding]| f.iter().filter(|f| f.rule == "TP-D006" && f.tool.contains(':')).map(|f| f.tool.clone()).collect::<Vec<_>>();
+    let structural = |f: &[toolpick::lint::Finding]| {
+        f.iter()
+            .filter(|f| f.rule == "TP-D006" && f.tool.contains(':'))
+            .map(|f| f.tool.clone())
+            .collect::<Vec<_>>()
+    };
     assert!(structural(&lint(&base)).is_empty());
     assert_eq!(count(&lint(&base), "TP-C001"), 0, "two servers");
     for blank in ["", "   ", "It is what it is.", "Of the, by the and for the."] {
@@ -132,5 +162,8 @@ fn servers_and_categories_without_content_words_and_single_server_catalogs_are_f
     write_small_catalog(&dir);
     std::fs::remove_file(dir.join("mail.json")).unwrap();
     let f = lint(&load_catalog(&dir).unwrap());
-    assert_eq!(f.iter().filter(|f| f.rule == "TP-C001").map(|f| f.tool.as_str()).collect::<Vec<_>>(), ["server:weather"]);
+    assert_eq!(
+        f.iter().filter(|f| f.rule == "TP-C001").map(|f| f.tool.as_str()).collect::<Vec<_>>(),
+        ["server:weather"]
+    );
 }

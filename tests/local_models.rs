@@ -15,7 +15,23 @@ fn start(config: MockConfig) -> MockEnv {
 
 fn run(env: &MockEnv, extra: &[&str], vars: &[(&str, &str)]) -> Output {
     let url = env.url();
-    let mut args = vec!["run", "--catalog", "cat", "--dataset", "ds.jsonl", "--base-url", &url, "--out", "out", "--run-id", "r", "--variants", "good", "--layouts", "flat"];
+    let mut args = vec![
+        "run",
+        "--catalog",
+        "cat",
+        "--dataset",
+        "ds.jsonl",
+        "--base-url",
+        &url,
+        "--out",
+        "out",
+        "--run-id",
+        "r",
+        "--variants",
+        "good",
+        "--layouts",
+        "flat",
+    ];
     args.extend_from_slice(extra);
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_toolpick"));
     cmd.args(&args).current_dir(env.dir.path()).env_remove("CI");
@@ -28,38 +44,63 @@ fn run(env: &MockEnv, extra: &[&str], vars: &[(&str, &str)]) -> Output {
 #[test]
 fn progress_lines_keep_coming_while_a_slow_model_has_not_finished_a_trial() {
     // Every request takes 900 ms, one at a time; lines are due every 150 ms (5 s by default).
-    let env = start(MockConfig { latency: std::time::Duration::from_millis(900), ..Default::default() });
-    let o = run(&env, &["--backends", "openai", "--model", "slow", "--concurrency", "1", "--no-cache"], &[("TOOLPICK_PROGRESS_INTERVAL_MS", "150")]);
+    let env =
+        start(MockConfig { latency: std::time::Duration::from_millis(900), ..Default::default() });
+    let o = run(
+        &env,
+        &["--backends", "openai", "--model", "slow", "--concurrency", "1", "--no-cache"],
+        &[("TOOLPICK_PROGRESS_INTERVAL_MS", "150")],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let err = stderr(&o);
     let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("progress: ")).collect();
-    let trials = std::fs::read_to_string(env.dir.path().join("out/r/trials.jsonl")).unwrap().lines().count();
+    let trials =
+        std::fs::read_to_string(env.dir.path().join("out/r/trials.jsonl")).unwrap().lines().count();
     // Before, a line could only follow a finished trial: at most one per trial.
     assert!(lines.len() > trials + 2, "{} progress lines for {trials} trials:\n{err}", lines.len());
     // Lines while nothing finished repeat the count: some consecutive lines show the same count.
-    let counts: Vec<&str> = lines.iter().map(|l| l.split_whitespace().nth(1).unwrap_or("")).collect();
+    let counts: Vec<&str> =
+        lines.iter().map(|l| l.split_whitespace().nth(1).unwrap_or("")).collect();
     assert!(counts.windows(2).any(|w| w[0] == w[1]), "{err}");
-    assert_eq!(counts.last().copied(), Some(format!("{trials}/{trials}").as_str()), "the last line is the total");
+    assert_eq!(
+        counts.last().copied(),
+        Some(format!("{trials}/{trials}").as_str()),
+        "the last line is the total"
+    );
 }
 
 #[test]
 fn the_summary_carries_the_endpoints_token_counts_next_to_the_estimate() {
     let env = start(MockConfig::default());
-    let o = run(&env, &["--backends", "lexical,openai", "--model", "mock", "--no-cache", "-q"], &[]);
+    let o =
+        run(&env, &["--backends", "lexical,openai", "--model", "mock", "--no-cache", "-q"], &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     let dir = env.dir.path().join("out/r");
     // Means of the endpoint's usage over the mock's trials, from the trial records.
-    let trials: Vec<Value> = std::fs::read_to_string(dir.join("trials.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let trials: Vec<Value> = std::fs::read_to_string(dir.join("trials.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     let mock: Vec<&Value> = trials.iter().filter(|t| t["backend"] == "mock").collect();
     assert!(!mock.is_empty());
-    let mean = |field: &str| mock.iter().map(|t| t["usage"][field].as_f64().unwrap()).sum::<f64>() / mock.len() as f64;
+    let mean = |field: &str| {
+        mock.iter().map(|t| t["usage"][field].as_f64().unwrap()).sum::<f64>() / mock.len() as f64
+    };
     let rows = csv_rows(&dir.join("summary.csv"));
     let row = rows.iter().find(|r| r["backend"] == "mock").unwrap();
-    for (col, field) in [("mean_endpoint_prompt_tokens", "prompt_tokens"), ("mean_endpoint_completion_tokens", "completion_tokens"), ("mean_endpoint_cached_tokens", "cached_tokens")] {
+    for (col, field) in [
+        ("mean_endpoint_prompt_tokens", "prompt_tokens"),
+        ("mean_endpoint_completion_tokens", "completion_tokens"),
+        ("mean_endpoint_cached_tokens", "cached_tokens"),
+    ] {
         let got: f64 = row[col].parse().unwrap_or_else(|_| panic!("{col}: {:?}", row[col]));
         assert!((got - mean(field)).abs() < 1e-6, "{col}: {got} vs {}", mean(field));
     }
-    assert!(row["mean_endpoint_prompt_tokens"].parse::<f64>().unwrap() > 0.0, "the mock reports usage");
+    assert!(
+        row["mean_endpoint_prompt_tokens"].parse::<f64>().unwrap() > 0.0,
+        "the mock reports usage"
+    );
     // toolpick's own estimate stays beside it, and a baseline has no endpoint counts (missing, not 0).
     assert!(row["mean_tokens_total"].parse::<f64>().unwrap() > 0.0);
     let lexical = rows.iter().find(|r| r["backend"] == "lexical").unwrap();
@@ -73,13 +114,21 @@ fn the_printed_table_stays_aligned_with_a_long_model_name() {
     let o = run(&env, &["--backends", "lexical,openai", "--model", name, "--no-cache", "-q"], &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
-    let table: Vec<&str> = out.lines().skip_while(|l| !l.starts_with("dataset")).take_while(|l| l.split_whitespace().count() == 12).collect();
+    let table: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("dataset"))
+        .take_while(|l| l.split_whitespace().count() == 12)
+        .collect();
     assert!(table.len() >= 3 && table.iter().any(|l| l.contains(name)), "{out}");
     // Every column ends where the header's does: the `n` column's right edge is the same on every line.
     let edges: Vec<usize> = table.iter().map(|l| token_end(l, 4)).collect();
     assert!(edges.windows(2).all(|w| w[0] == w[1]), "misaligned:\n{}", table.join("\n"));
     let widths: Vec<usize> = table.iter().map(|l| l.chars().count()).collect();
-    assert!(widths.windows(2).all(|w| w[0] == w[1]), "lines of different widths:\n{}", table.join("\n"));
+    assert!(
+        widths.windows(2).all(|w| w[0] == w[1]),
+        "lines of different widths:\n{}",
+        table.join("\n")
+    );
 }
 
 /// Where the `k`-th (0-based) whitespace-separated token of `line` ends, in characters.
@@ -110,20 +159,44 @@ fn the_llama_cpp_recipe_runs_as_written_against_a_local_endpoint() {
     let out = env.dir.path().join("recipe");
     let config = repo().join("examples/llama-cpp.toml");
     let o = toolpick(
-        &["run", "--config", config.to_str().unwrap(), "--sample", "24", "--base-url", &env.url(), "--out", out.to_str().unwrap(), "--run-id", "r", "-q"],
+        &[
+            "run",
+            "--config",
+            config.to_str().unwrap(),
+            "--sample",
+            "24",
+            "--base-url",
+            &env.url(),
+            "--out",
+            out.to_str().unwrap(),
+            "--run-id",
+            "r",
+            "-q",
+        ],
         env.dir.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let rows = csv_rows(&out.join("r/summary.csv"));
-    let mut cells: Vec<(String, String, String)> = rows.iter().map(|r| (r["variant"].clone(), r["backend"].clone(), r["n"].clone())).collect();
+    let mut cells: Vec<(String, String, String)> =
+        rows.iter().map(|r| (r["variant"].clone(), r["backend"].clone(), r["n"].clone())).collect();
     cells.sort();
-    let want: Vec<(String, String, String)> = [("bad", "lexical"), ("bad", "qwen-0.5b-cpu"), ("good", "lexical"), ("good", "qwen-0.5b-cpu")]
-        .iter()
-        .map(|(v, b)| (v.to_string(), b.to_string(), "24".to_string()))
-        .collect();
+    let want: Vec<(String, String, String)> = [
+        ("bad", "lexical"),
+        ("bad", "qwen-0.5b-cpu"),
+        ("good", "lexical"),
+        ("good", "qwen-0.5b-cpu"),
+    ]
+    .iter()
+    .map(|(v, b)| (v.to_string(), b.to_string(), "24".to_string()))
+    .collect();
     assert_eq!(cells, want, "two variants × the model and the baseline, 24 tasks each");
-    let meta: Value = serde_json::from_slice(&std::fs::read(out.join("r/run.json")).unwrap()).unwrap();
+    let meta: Value =
+        serde_json::from_slice(&std::fs::read(out.join("r/run.json")).unwrap()).unwrap();
     let model = &meta["config"]["models"][0];
-    assert_eq!((model["concurrency"].as_u64(), model["parse_text_calls"].as_bool()), (Some(1), Some(true)), "{model}");
+    assert_eq!(
+        (model["concurrency"].as_u64(), model["parse_text_calls"].as_bool()),
+        (Some(1), Some(true)),
+        "{model}"
+    );
     assert!(model["request_timeout_s"].as_f64().unwrap() >= 300.0);
 }

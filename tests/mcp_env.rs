@@ -25,14 +25,32 @@ fn the_model_api_key_and_other_variables_do_not_reach_the_server() {
             args: vec![entry.display().to_string()],
             env: vec![("GIVEN_TO_SERVER".into(), "yes".into())],
         };
-        let session = toolpick::mcp::client::Session::connect(&command, Default::default(), Some(work.path())).await.unwrap();
-        let result = session.call_tool("get-env", Default::default(), std::time::Duration::from_secs(20)).await.unwrap();
+        let session = toolpick::mcp::client::Session::connect(
+            &command,
+            Default::default(),
+            Some(work.path()),
+        )
+        .await
+        .unwrap();
+        let result = session
+            .call_tool("get-env", Default::default(), std::time::Duration::from_secs(20))
+            .await
+            .unwrap();
         session.close().await.unwrap();
         result
     });
     let text = reported.to_string();
     assert!(text.contains("GIVEN_TO_SERVER"), "the server did not report its environment: {text}");
-    assert!(!text.contains("sk-canary-must-not-leak-1234") && !text.contains("OPENAI_API_KEY"), "the API key reached the server: {text}");
-    assert!(!text.contains("canary-value-5678"), "an inherited variable reached the server: {text}");
-    assert!(text.contains(&work.path().display().to_string()), "HOME is not the directory given: {text}");
+    assert!(
+        !text.contains("sk-canary-must-not-leak-1234") && !text.contains("OPENAI_API_KEY"),
+        "the API key reached the server: {text}"
+    );
+    assert!(
+        !text.contains("canary-value-5678"),
+        "an inherited variable reached the server: {text}"
+    );
+    assert!(
+        text.contains(&work.path().display().to_string()),
+        "HOME is not the directory given: {text}"
+    );
 }

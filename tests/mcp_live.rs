@@ -15,7 +15,10 @@ fn servers() -> &'static Path {
 }
 
 fn entry(server: &str) -> String {
-    servers().join(format!("node_modules/@modelcontextprotocol/server-{server}/dist/index.js")).display().to_string()
+    servers()
+        .join(format!("node_modules/@modelcontextprotocol/server-{server}/dist/index.js"))
+        .display()
+        .to_string()
 }
 
 fn toolpick(args: &[&str]) -> std::process::Output {
@@ -31,17 +34,24 @@ fn import(out: &Path, extra: &[&str], server: &[&str]) -> std::process::Output {
 }
 
 fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut out: Vec<_> = std::fs::read_dir(dir).unwrap().flatten().map(|e| (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap())).collect();
+    let mut out: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap()))
+        .collect();
     out.sort();
     out
 }
 
 fn tool_count(dir: &Path) -> usize {
-    toolpick::catalog::load_catalog(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())).tool_count()
+    toolpick::catalog::load_catalog(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .tool_count()
 }
 
 #[test]
-fn server_everything_imports_the_same_files_twice_and_lists_more_tools_to_a_client_declaring_more() {
+fn server_everything_imports_the_same_files_twice_and_lists_more_tools_to_a_client_declaring_more()
+{
     if !tiers::ready(Tier::McpNpm) {
         return;
     }
@@ -59,16 +69,24 @@ fn server_everything_imports_the_same_files_twice_and_lists_more_tools_to_a_clie
     let out = import(&c, &["--capabilities", "sampling,elicitation"], &["node", &everything]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(tool_count(&c), 16);
-    let meta: serde_json::Value = serde_json::from_slice(&std::fs::read(c.join("catalog.json")).unwrap()).unwrap();
+    let meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(c.join("catalog.json")).unwrap()).unwrap();
     assert_eq!(meta["mcp"]["serverInfo"]["name"], "mcp-servers/everything");
-    assert_eq!(meta["mcp"]["clientCapabilities"], serde_json::json!({"elicitation": {"form": {}, "url": {}}, "sampling": {}}));
+    assert_eq!(
+        meta["mcp"]["clientCapabilities"],
+        serde_json::json!({"elicitation": {"form": {}, "url": {}}, "sampling": {}})
+    );
     assert_eq!(meta["mcp"]["protocolVersion"], "2025-11-25");
     // Wire names with hyphens are valid function names: kept as they are.
     let catalog = toolpick::catalog::load_catalog(&c).unwrap();
     assert!(catalog.tools().any(|t| t.tool.name == "trigger-sampling-request"));
     // The linter reads it like any catalog.
     let lint = toolpick(&["lint", a.to_str().unwrap(), "--format", "json"]);
-    assert!(serde_json::from_slice::<serde_json::Value>(&lint.stdout).is_ok(), "lint: {}", String::from_utf8_lossy(&lint.stderr));
+    assert!(
+        serde_json::from_slice::<serde_json::Value>(&lint.stdout).is_ok(),
+        "lint: {}",
+        String::from_utf8_lossy(&lint.stderr)
+    );
 }
 
 #[test]
@@ -80,19 +98,30 @@ fn server_filesystem_keeps_annotations_as_sent_and_makes_missing_hints_the_unsaf
     let allowed = tmp.path().join("allowed");
     std::fs::create_dir_all(&allowed).unwrap();
     let out_dir = tmp.path().join("catalog");
-    let out = import(&out_dir, &["--name", "files"], &["node", &entry("filesystem"), allowed.to_str().unwrap()]);
+    let out = import(
+        &out_dir,
+        &["--name", "files"],
+        &["node", &entry("filesystem"), allowed.to_str().unwrap()],
+    );
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(tool_count(&out_dir), 14);
     let catalog = toolpick::catalog::load_catalog(&out_dir).unwrap();
     let read = catalog.tools().find(|t| t.tool.name == "read_text_file").expect("read_text_file");
     // It sends readOnlyHint and openWorldHint only: the other two take the specification's defaults.
     let a = &read.tool.annotations;
-    assert!(a.read_only_hint && !a.open_world_hint && a.destructive_hint && !a.idempotent_hint, "{a:?}");
+    assert!(
+        a.read_only_hint && !a.open_world_hint && a.destructive_hint && !a.idempotent_hint,
+        "{a:?}"
+    );
     assert_eq!(read.category.name, "files_read");
     let write = catalog.tools().find(|t| t.tool.name == "write_file").expect("write_file");
     assert!(write.tool.annotations.destructive_hint && !write.tool.annotations.read_only_hint);
-    let meta: serde_json::Value = serde_json::from_slice(&std::fs::read(out_dir.join("catalog.json")).unwrap()).unwrap();
-    assert_eq!(meta["mcp"]["tools"]["files/files_read/read_text_file"]["annotations"], serde_json::json!({"readOnlyHint": true, "openWorldHint": false}));
+    let meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out_dir.join("catalog.json")).unwrap()).unwrap();
+    assert_eq!(
+        meta["mcp"]["tools"]["files/files_read/read_text_file"]["annotations"],
+        serde_json::json!({"readOnlyHint": true, "openWorldHint": false})
+    );
 }
 
 #[test]
@@ -107,10 +136,14 @@ fn server_memory_imports_with_its_store_where_it_is_told() {
     let out = import(&out_dir, &["--env", &env], &["node", &entry("memory")]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(tool_count(&out_dir), 9);
-    let meta: serde_json::Value = serde_json::from_slice(&std::fs::read(out_dir.join("catalog.json")).unwrap()).unwrap();
+    let meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out_dir.join("catalog.json")).unwrap()).unwrap();
     // The variable's name is recorded, never its value.
     assert_eq!(meta["mcp"]["env"], serde_json::json!(["MEMORY_FILE_PATH"]));
-    assert!(!String::from_utf8_lossy(&std::fs::read(out_dir.join("catalog.json")).unwrap()).contains(store.to_str().unwrap()));
+    assert!(
+        !String::from_utf8_lossy(&std::fs::read(out_dir.join("catalog.json")).unwrap())
+            .contains(store.to_str().unwrap())
+    );
 }
 
 #[test]
@@ -128,22 +161,34 @@ fn a_server_that_does_not_start_is_an_error_naming_it_and_writes_nothing() {
     assert!(!out_dir.exists(), "a failed import left files behind");
     let out = import(&out_dir, &[], &["no-such-program-toolpick"]);
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot start the MCP server `no-such-program-toolpick`"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("cannot start the MCP server `no-such-program-toolpick`")
+    );
 }
 
 /// A session with a server started by the library, for the client-side checks below.
-fn session(server: &str, args: &[&str], capabilities: &str) -> (tokio::runtime::Runtime, toolpick::mcp::client::Session) {
+fn session(
+    server: &str,
+    args: &[&str],
+    capabilities: &str,
+) -> (tokio::runtime::Runtime, toolpick::mcp::client::Session) {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let mut words = vec![entry(server)];
     words.extend(args.iter().map(|a| a.to_string()));
-    let command = toolpick::mcp::client::ServerCommand { program: "node".into(), args: words, env: vec![] };
+    let command =
+        toolpick::mcp::client::ServerCommand { program: "node".into(), args: words, env: vec![] };
     let caps = toolpick::mcp::client::Capabilities::parse(capabilities).unwrap();
-    let session = runtime.block_on(toolpick::mcp::client::Session::connect(&command, caps, None)).unwrap();
+    let session =
+        runtime.block_on(toolpick::mcp::client::Session::connect(&command, caps, None)).unwrap();
     (runtime, session)
 }
 
 fn text_of(result: &serde_json::Value) -> String {
-    result["content"].as_array().map(|c| c.iter().filter_map(|b| b["text"].as_str()).collect::<Vec<_>>().join("\n")).unwrap_or_default()
+    result["content"]
+        .as_array()
+        .map(|c| c.iter().filter_map(|b| b["text"].as_str()).collect::<Vec<_>>().join("\n"))
+        .unwrap_or_default()
 }
 
 #[test]
@@ -161,7 +206,9 @@ fn declaring_roots_never_widens_what_a_filesystem_server_may_touch() {
     // §4.2): toolpick declares roots and answers with none, so the command line's sandbox stays the limit.
     let (rt, s) = session("filesystem", &[sandbox.to_str().unwrap()], "roots");
     let timeout = std::time::Duration::from_secs(20);
-    let call = |name: &str, args: serde_json::Value| rt.block_on(s.call_tool(name, args.as_object().unwrap().clone(), timeout)).unwrap();
+    let call = |name: &str, args: serde_json::Value| {
+        rt.block_on(s.call_tool(name, args.as_object().unwrap().clone(), timeout)).unwrap()
+    };
     let allowed = text_of(&call("list_allowed_directories", serde_json::json!({})));
     let sandbox_real = std::fs::canonicalize(&sandbox).unwrap();
     assert!(allowed.contains(sandbox_real.to_str().unwrap()), "{allowed}");
@@ -180,19 +227,37 @@ fn progress_is_recorded_and_a_call_past_its_time_limit_is_an_error_not_a_hang() 
         return;
     }
     let (rt, s) = session("everything", &[], "");
-    let args = |d: u64, steps: u64| serde_json::json!({"duration": d, "steps": steps}).as_object().unwrap().clone();
-    let done = rt.block_on(s.call_tool("trigger-long-running-operation", args(1, 4), std::time::Duration::from_secs(20))).unwrap();
+    let args = |d: u64, steps: u64| {
+        serde_json::json!({"duration": d, "steps": steps}).as_object().unwrap().clone()
+    };
+    let done = rt
+        .block_on(s.call_tool(
+            "trigger-long-running-operation",
+            args(1, 4),
+            std::time::Duration::from_secs(20),
+        ))
+        .unwrap();
     assert!(text_of(&done).contains("Steps: 4"), "{done}");
     let progress = s.take_progress();
     assert_eq!(progress.iter().map(|p| p.progress).collect::<Vec<_>>(), [1.0, 2.0, 3.0, 4.0]);
     assert!(progress.iter().all(|p| p.total == Some(4.0)));
     let started = std::time::Instant::now();
-    let slow = rt.block_on(s.call_tool("trigger-long-running-operation", args(30, 2), std::time::Duration::from_millis(1500)));
+    let slow = rt.block_on(s.call_tool(
+        "trigger-long-running-operation",
+        args(30, 2),
+        std::time::Duration::from_millis(1500),
+    ));
     let err = slow.unwrap_err().to_string();
     assert!(err.contains("did not finish within 1500 ms"), "{err}");
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
     // The session still answers after a call it gave up on.
-    let echo = rt.block_on(s.call_tool("echo", serde_json::json!({"message": "still here"}).as_object().unwrap().clone(), std::time::Duration::from_secs(20))).unwrap();
+    let echo = rt
+        .block_on(s.call_tool(
+            "echo",
+            serde_json::json!({"message": "still here"}).as_object().unwrap().clone(),
+            std::time::Duration::from_secs(20),
+        ))
+        .unwrap();
     assert!(text_of(&echo).contains("still here"), "{echo}");
     rt.block_on(s.close()).unwrap();
 }
@@ -257,15 +322,24 @@ fn a_server_reached_by_url_imports_the_same_catalog_as_over_stdio() {
     let out = import(&stdio, &[], &["node", &entry("everything")]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let server_file = "mcp_servers_everything.json";
-    assert_eq!(std::fs::read(http.join(server_file)).unwrap(), std::fs::read(stdio.join(server_file)).unwrap(), "the transports gave different catalogs");
-    let meta: serde_json::Value = serde_json::from_slice(&std::fs::read(http.join("catalog.json")).unwrap()).unwrap();
+    assert_eq!(
+        std::fs::read(http.join(server_file)).unwrap(),
+        std::fs::read(stdio.join(server_file)).unwrap(),
+        "the transports gave different catalogs"
+    );
+    let meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(http.join("catalog.json")).unwrap()).unwrap();
     assert_eq!(meta["mcp"]["command"], serde_json::json!([url]));
     // Nothing listens there any more: a clear error, no files.
     drop(server);
     let gone = tmp.path().join("gone");
     let out = toolpick(&["mcp", "import", "--out", gone.to_str().unwrap(), "--url", &url]);
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("failed its handshake"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("failed its handshake"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(!gone.exists());
 }
 
@@ -295,17 +369,27 @@ fn a_server_that_crashes_or_garbles_a_call_gives_an_error_for_that_call_and_no_h
     let script = dir.path().join("misbehaving.cjs");
     std::fs::write(&script, MISBEHAVING).unwrap();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let command = toolpick::mcp::client::ServerCommand { program: "node".into(), args: vec![script.display().to_string()], env: vec![] };
+    let command = toolpick::mcp::client::ServerCommand {
+        program: "node".into(),
+        args: vec![script.display().to_string()],
+        env: vec![],
+    };
     let limit = std::time::Duration::from_secs(5);
     runtime.block_on(async {
-        let s = toolpick::mcp::client::Session::connect(&command, Default::default(), None).await.unwrap();
+        let s = toolpick::mcp::client::Session::connect(&command, Default::default(), None)
+            .await
+            .unwrap();
         assert_eq!(s.list_tools().await.unwrap().len(), 2);
         let started = std::time::Instant::now();
         let garbled = s.call_tool("garble", Default::default(), limit).await;
         assert!(garbled.is_err(), "a garbled answer passed as a result: {garbled:?}");
         assert!(started.elapsed() < std::time::Duration::from_secs(15));
-        let crashed = s.call_tool("crash", Default::default(), limit).await.unwrap_err().to_string();
-        assert!(crashed.contains("crashing on purpose"), "the server's last words are missing: {crashed}");
+        let crashed =
+            s.call_tool("crash", Default::default(), limit).await.unwrap_err().to_string();
+        assert!(
+            crashed.contains("crashing on purpose"),
+            "the server's last words are missing: {crashed}"
+        );
         assert!(started.elapsed() < std::time::Duration::from_secs(15));
     });
 }

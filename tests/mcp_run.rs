@@ -29,7 +29,13 @@ fn toolpick(args: &[&str], envs: &[(&str, &str)]) -> Output {
 }
 
 fn ok(out: &Output) -> String {
-    assert!(out.status.success(), "toolpick failed ({:?}):\n{}\n{}", out.status.code(), String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "toolpick failed ({:?}):\n{}\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
@@ -37,12 +43,55 @@ fn ok(out: &Output) -> String {
 /// placeholders kept in the catalog.
 fn import(dir: &Path, server: &str) -> PathBuf {
     let out = dir.join("catalogs").join(server);
-    let entry = |s: &str| format!("{{servers}}/node_modules/@modelcontextprotocol/server-{s}/dist/index.js");
+    let entry = |s: &str| {
+        format!("{{servers}}/node_modules/@modelcontextprotocol/server-{s}/dist/index.js")
+    };
     let o = out.to_str().unwrap();
     let args: Vec<String> = match server {
-        "filesystem" => ["mcp", "import", "--out", o, "--name", "files", "--", "node", &entry("filesystem"), "{sandbox}"].map(String::from).to_vec(),
-        "memory" => ["mcp", "import", "--out", o, "--name", "memory", "--env", "MEMORY_FILE_PATH={sandbox}/memory.jsonl", "--", "node", &entry("memory")].map(String::from).to_vec(),
-        "everything" => ["mcp", "import", "--out", o, "--name", "everything", "--capabilities", "sampling,elicitation", "--", "node", &entry("everything")].map(String::from).to_vec(),
+        "filesystem" => [
+            "mcp",
+            "import",
+            "--out",
+            o,
+            "--name",
+            "files",
+            "--",
+            "node",
+            &entry("filesystem"),
+            "{sandbox}",
+        ]
+        .map(String::from)
+        .to_vec(),
+        "memory" => [
+            "mcp",
+            "import",
+            "--out",
+            o,
+            "--name",
+            "memory",
+            "--env",
+            "MEMORY_FILE_PATH={sandbox}/memory.jsonl",
+            "--",
+            "node",
+            &entry("memory"),
+        ]
+        .map(String::from)
+        .to_vec(),
+        "everything" => [
+            "mcp",
+            "import",
+            "--out",
+            o,
+            "--name",
+            "everything",
+            "--capabilities",
+            "sampling,elicitation",
+            "--",
+            "node",
+            &entry("everything"),
+        ]
+        .map(String::from)
+        .to_vec(),
         other => panic!("no such server {other}"),
     };
     ok(&toolpick(&args.iter().map(String::as_str).collect::<Vec<_>>(), &[]));
@@ -50,7 +99,11 @@ fn import(dir: &Path, server: &str) -> PathBuf {
 }
 
 fn trials(run: &Path) -> Vec<Value> {
-    std::fs::read_to_string(run.join("trials.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    std::fs::read_to_string(run.join("trials.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 /// The text of every tool result in a run's transcripts (as the model read it, JSON strings unescaped).
@@ -62,7 +115,11 @@ fn tool_results(run: &Path) -> Vec<String> {
         for m in v["transcript"].as_array().unwrap().iter().filter(|m| m["role"] == "tool") {
             let content = m["content"].as_str().unwrap();
             out.push(match serde_json::from_str::<Value>(content) {
-                Ok(Value::Object(o)) => o.values().map(|v| v.as_str().map(String::from).unwrap_or_else(|| v.to_string())).collect::<Vec<_>>().join("\n"),
+                Ok(Value::Object(o)) => o
+                    .values()
+                    .map(|v| v.as_str().map(String::from).unwrap_or_else(|| v.to_string()))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
                 _ => content.to_string(),
             });
         }
@@ -71,7 +128,20 @@ fn tool_results(run: &Path) -> Vec<String> {
 }
 
 fn live_run(catalog: &Path, dataset: &str, out: &Path, id: &str, extra: &[&str]) -> PathBuf {
-    let mut args = vec!["run", "--catalog", catalog.to_str().unwrap(), "--dataset", dataset, "--execute", "live", "--out", out.to_str().unwrap(), "--run-id", id, "--quiet"];
+    let mut args = vec![
+        "run",
+        "--catalog",
+        catalog.to_str().unwrap(),
+        "--dataset",
+        dataset,
+        "--execute",
+        "live",
+        "--out",
+        out.to_str().unwrap(),
+        "--run-id",
+        id,
+        "--quiet",
+    ];
     args.extend_from_slice(extra);
     ok(&toolpick(&args, &[]));
     out.join(id)
@@ -88,46 +158,101 @@ fn the_oracle_passes_every_live_task_in_every_layout_on_the_real_servers() {
     let suites = [
         ("filesystem", "datasets/live/filesystem.jsonl", vec!["--allow-destructive"]),
         ("memory", "datasets/live/memory.jsonl", vec!["--allow-destructive"]),
-        ("everything", "datasets/live/everything.jsonl", vec!["--live-allow", "trigger-sampling-request,trigger-url-elicitation"]),
+        (
+            "everything",
+            "datasets/live/everything.jsonl",
+            vec!["--live-allow", "trigger-sampling-request,trigger-url-elicitation"],
+        ),
     ];
     for (server, dataset, policy) in suites {
         let catalog = import(tmp.path(), server);
-        let mut extra = vec!["--backends", "oracle", "--layouts", ALL_LAYOUTS, "--variants", "good"];
+        let mut extra =
+            vec!["--backends", "oracle", "--layouts", ALL_LAYOUTS, "--variants", "good"];
         extra.extend(policy);
         let run = live_run(&catalog, &format!("{REPO}/{dataset}"), tmp.path(), server, &extra);
         let trials = trials(&run);
         let tasks = std::fs::read_to_string(format!("{REPO}/{dataset}")).unwrap().lines().count();
         assert_eq!(trials.len(), tasks * 4, "{server}: one trial per task and layout");
         for t in &trials {
-            assert_eq!(t["score"]["pass"], true, "{server}: {} failed: {}", t["trial_id"], t["score"]);
-            assert!(t["live"]["server"].as_str().is_some_and(|s| !s.is_empty()), "{server}: {} has no live record", t["trial_id"]);
-            for c in t["calls"].as_array().unwrap().iter().filter(|c| c["record"]["status"] == "executed") {
-                assert!(c["record"]["live"].is_object(), "{}: an executed call did not go to the server: {c}", t["trial_id"]);
+            assert_eq!(
+                t["score"]["pass"], true,
+                "{server}: {} failed: {}",
+                t["trial_id"], t["score"]
+            );
+            assert!(
+                t["live"]["server"].as_str().is_some_and(|s| !s.is_empty()),
+                "{server}: {} has no live record",
+                t["trial_id"]
+            );
+            for c in t["calls"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|c| c["record"]["status"] == "executed")
+            {
+                assert!(
+                    c["record"]["live"].is_object(),
+                    "{}: an executed call did not go to the server: {c}",
+                    t["trial_id"]
+                );
             }
         }
         // The state checks the tasks give ran on the sandboxes, and held.
-        let checked: usize = trials.iter().map(|t| t["live"]["state"].as_array().map_or(0, Vec::len)).sum();
-        assert!(server == "everything" || checked >= 4 * 4, "{server}: only {checked} state checks ran");
+        let checked: usize =
+            trials.iter().map(|t| t["live"]["state"].as_array().map_or(0, Vec::len)).sum();
+        assert!(
+            server == "everything" || checked >= 4 * 4,
+            "{server}: only {checked} state checks ran"
+        );
     }
     // server-everything's requests to the client, end to end, in every layout.
     let everything = trials(&tmp.path().join("everything"));
     let call_of = |task: &str, layout: &str| -> Vec<Value> {
         let t = everything.iter().find(|t| t["task_id"] == task && t["layout"] == layout).unwrap();
-        t["calls"].as_array().unwrap().iter().filter_map(|c| c["record"].get("live").cloned()).collect()
+        t["calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|c| c["record"].get("live").cloned())
+            .collect()
     };
     for layout in ALL_LAYOUTS.split(',') {
-        assert!(call_of("ev-progress", layout)[0]["progress"].as_u64().unwrap() >= 1, "{layout}: no progress recorded");
-        assert_eq!(call_of("ev-form-accept", layout)[0]["elicitations"], json!([{"mode": "form", "action": "accept"}]));
-        assert_eq!(call_of("ev-form-decline", layout)[0]["elicitations"], json!([{"mode": "form", "action": "decline"}]));
-        assert_eq!(call_of("ev-url-consent", layout)[0]["elicitations"], json!([{"mode": "url", "action": "accept"}]));
+        assert!(
+            call_of("ev-progress", layout)[0]["progress"].as_u64().unwrap() >= 1,
+            "{layout}: no progress recorded"
+        );
+        assert_eq!(
+            call_of("ev-form-accept", layout)[0]["elicitations"],
+            json!([{"mode": "form", "action": "accept"}])
+        );
+        assert_eq!(
+            call_of("ev-form-decline", layout)[0]["elicitations"],
+            json!([{"mode": "form", "action": "decline"}])
+        );
+        assert_eq!(
+            call_of("ev-url-consent", layout)[0]["elicitations"],
+            json!([{"mode": "url", "action": "accept"}])
+        );
         assert_eq!(call_of("ev-sampling", layout)[0]["samplings"], 1);
     }
     // What the server did with the scripted answers reached the model, with the sandbox-independent text.
     let results = tool_results(&tmp.path().join("everything"));
-    assert!(results.iter().any(|r| r.contains("Name: Ada Lovelace")) && results.iter().any(|r| r.contains("User declined")), "the elicitation answers did not reach the server");
-    assert!(results.iter().any(|r| r.contains("LLM sampling result") && r.contains("\"model\": \"oracle\"")), "the sampling request was not answered by the run's model");
+    assert!(
+        results.iter().any(|r| r.contains("Name: Ada Lovelace"))
+            && results.iter().any(|r| r.contains("User declined")),
+        "the elicitation answers did not reach the server"
+    );
+    assert!(
+        results
+            .iter()
+            .any(|r| r.contains("LLM sampling result") && r.contains("\"model\": \"oracle\"")),
+        "the sampling request was not answered by the run's model"
+    );
     let fs = std::fs::read_to_string(tmp.path().join("filesystem/transcripts.jsonl")).unwrap();
-    assert!(fs.contains("/sandbox/projects/atlas/plan.md") && !fs.contains("toolpick-sandbox-"), "sandbox paths are not shown as /sandbox");
+    assert!(
+        fs.contains("/sandbox/projects/atlas/plan.md") && !fs.contains("toolpick-sandbox-"),
+        "sandbox paths are not shown as /sandbox"
+    );
 }
 
 #[test]
@@ -138,16 +263,36 @@ fn a_wrong_expected_state_fails_the_oracle_with_state_mismatch() {
     let tmp = tempfile::tempdir().unwrap();
     let catalog = import(tmp.path(), "filesystem");
     // The bundled edit task, expecting a port the edit never writes.
-    let line = std::fs::read_to_string(format!("{REPO}/datasets/live/filesystem.jsonl")).unwrap().lines().find(|l| l.contains("\"fs-edit-port\"")).unwrap().to_string();
+    let line = std::fs::read_to_string(format!("{REPO}/datasets/live/filesystem.jsonl"))
+        .unwrap()
+        .lines()
+        .find(|l| l.contains("\"fs-edit-port\""))
+        .unwrap()
+        .to_string();
     let mut task: Value = serde_json::from_str(&line).unwrap();
     let state = &mut task["live"]["expect_state"][0]["equals"];
     *state = json!(state.as_str().unwrap().replace("port=9090", "port=7070"));
     let dataset = tmp.path().join("wrong.jsonl");
     std::fs::write(&dataset, format!("{task}\n")).unwrap();
-    let run = live_run(&catalog, dataset.to_str().unwrap(), tmp.path(), "wrong", &["--backends", "oracle", "--layouts", "flat", "--variants", "good", "--allow-destructive"]);
+    let run = live_run(
+        &catalog,
+        dataset.to_str().unwrap(),
+        tmp.path(),
+        "wrong",
+        &["--backends", "oracle", "--layouts", "flat", "--variants", "good", "--allow-destructive"],
+    );
     let t = &trials(&run)[0];
-    assert_eq!((t["score"]["pass"].as_bool(), t["score"]["error_type"].as_str()), (Some(false), Some("state_mismatch")), "{}", t["score"]);
-    assert!(t["score"]["error_detail"].as_str().unwrap().contains("port=9090"), "the detail shows what the file holds: {}", t["score"]);
+    assert_eq!(
+        (t["score"]["pass"].as_bool(), t["score"]["error_type"].as_str()),
+        (Some(false), Some("state_mismatch")),
+        "{}",
+        t["score"]
+    );
+    assert!(
+        t["score"]["error_detail"].as_str().unwrap().contains("port=9090"),
+        "the detail shows what the file holds: {}",
+        t["score"]
+    );
 }
 
 #[test]
@@ -158,11 +303,30 @@ fn destructive_tools_are_refused_without_opt_in_and_the_sandbox_stays_as_it_was(
     let tmp = tempfile::tempdir().unwrap();
     let catalog = import(tmp.path(), "filesystem");
     let dataset = format!("{REPO}/datasets/live/filesystem.jsonl");
-    let run = live_run(&catalog, &dataset, tmp.path(), "no-opt-in", &["--backends", "oracle", "--layouts", "flat", "--variants", "good", "--tasks", "fs-write-groceries,fs-edit-port,fs-read-todo"]);
+    let run = live_run(
+        &catalog,
+        &dataset,
+        tmp.path(),
+        "no-opt-in",
+        &[
+            "--backends",
+            "oracle",
+            "--layouts",
+            "flat",
+            "--variants",
+            "good",
+            "--tasks",
+            "fs-write-groceries,fs-edit-port,fs-read-todo",
+        ],
+    );
     for t in trials(&run) {
         let call = &t["calls"][0]["record"];
         if t["task_id"] == "fs-read-todo" {
-            assert_eq!(t["score"]["pass"], true, "a read-only tool needs no opt-in: {}", t["score"]);
+            assert_eq!(
+                t["score"]["pass"], true,
+                "a read-only tool needs no opt-in: {}",
+                t["score"]
+            );
             continue;
         }
         assert_eq!(call["live"]["refused"], true, "{}: {call}", t["task_id"]);
@@ -174,9 +338,31 @@ fn destructive_tools_are_refused_without_opt_in_and_the_sandbox_stays_as_it_was(
         }
     }
     // A deny list wins over the opt-in.
-    let run = live_run(&catalog, &dataset, tmp.path(), "denied", &["--backends", "oracle", "--layouts", "flat", "--variants", "good", "--tasks", "fs-write-groceries", "--allow-destructive", "--live-deny", "write_*"]);
+    let run = live_run(
+        &catalog,
+        &dataset,
+        tmp.path(),
+        "denied",
+        &[
+            "--backends",
+            "oracle",
+            "--layouts",
+            "flat",
+            "--variants",
+            "good",
+            "--tasks",
+            "fs-write-groceries",
+            "--allow-destructive",
+            "--live-deny",
+            "write_*",
+        ],
+    );
     let t = &trials(&run)[0];
-    assert!(t["calls"][0]["record"]["live"]["detail"].as_str().unwrap().contains("deny list"), "{}", t["calls"][0]);
+    assert!(
+        t["calls"][0]["record"]["live"]["detail"].as_str().unwrap().contains("deny list"),
+        "{}",
+        t["calls"][0]
+    );
 }
 
 #[test]
@@ -187,22 +373,45 @@ fn live_trials_are_byte_identical_across_runs() {
     let tmp = tempfile::tempdir().unwrap();
     let catalog = import(tmp.path(), "filesystem");
     let dataset = format!("{REPO}/datasets/live/filesystem.jsonl");
-    let args = ["--backends", "oracle,lexical", "--layouts", "flat,progressive", "--variants", "good,bad", "--allow-destructive"];
+    let args = [
+        "--backends",
+        "oracle,lexical",
+        "--layouts",
+        "flat,progressive",
+        "--variants",
+        "good,bad",
+        "--allow-destructive",
+    ];
     let a = live_run(&catalog, &dataset, tmp.path(), "a", &args);
     let b = live_run(&catalog, &dataset, tmp.path(), "b", &args);
     for file in ["trials.jsonl", "transcripts.jsonl", "summary.csv", "report.html"] {
-        assert!(std::fs::read(a.join(file)).unwrap() == std::fs::read(b.join(file)).unwrap(), "{file} differs between two live runs");
+        assert!(
+            std::fs::read(a.join(file)).unwrap() == std::fs::read(b.join(file)).unwrap(),
+            "{file} differs between two live runs"
+        );
     }
     let timings = std::fs::read_to_string(a.join("timings.jsonl")).unwrap();
-    assert!(timings.lines().all(|l| serde_json::from_str::<Value>(l).unwrap()["sandbox_ms"].as_f64().is_some_and(|ms| ms > 0.0)), "every trial's sandbox cost is in timings.jsonl");
+    assert!(
+        timings.lines().all(|l| serde_json::from_str::<Value>(l).unwrap()["sandbox_ms"]
+            .as_f64()
+            .is_some_and(|ms| ms > 0.0)),
+        "every trial's sandbox cost is in timings.jsonl"
+    );
 }
 
 /// The flaky server imported as a catalog, and one task per tool.
 fn flaky(dir: &Path) -> (PathBuf, PathBuf) {
     let catalog = dir.join("catalogs/flaky");
     let script = format!("{REPO}/tests/fixtures/flaky_mcp_server.py");
-    ok(&toolpick(&["mcp", "import", "--out", catalog.to_str().unwrap(), "--", "python3", &script], &[]));
-    let tools: Vec<String> = toolpick::catalog::load_catalog(&catalog).unwrap().tools().map(|t| t.tool.id.clone()).collect();
+    ok(&toolpick(
+        &["mcp", "import", "--out", catalog.to_str().unwrap(), "--", "python3", &script],
+        &[],
+    ));
+    let tools: Vec<String> = toolpick::catalog::load_catalog(&catalog)
+        .unwrap()
+        .tools()
+        .map(|t| t.tool.id.clone())
+        .collect();
     let id = |name: &str| tools.iter().find(|t| t.ends_with(&format!("/{name}"))).unwrap().clone();
     let dataset = dir.join("flaky.jsonl");
     let lines: Vec<String> = ["say_ok", "say_error", "crash", "hang", "flood", "garbage", "show_env"]
@@ -214,7 +423,8 @@ fn flaky(dir: &Path) -> (PathBuf, PathBuf) {
 }
 
 #[test]
-fn a_server_that_crashes_hangs_floods_or_speaks_garbage_is_an_infrastructure_error_of_that_trial_only() {
+fn a_server_that_crashes_hangs_floods_or_speaks_garbage_is_an_infrastructure_error_of_that_trial_only()
+ {
     if !tiers::ready(Tier::McpNpm) {
         return;
     }
@@ -222,24 +432,61 @@ fn a_server_that_crashes_hangs_floods_or_speaks_garbage_is_an_infrastructure_err
     let (catalog, dataset) = flaky(tmp.path());
     let config = tmp.path().join("limits.toml");
     std::fs::write(&config, "[live]\ncall_timeout_ms = 2000\n").unwrap();
-    let args = ["--config", config.to_str().unwrap(), "--backends", "oracle", "--layouts", "flat", "--variants", "good"];
+    let args = [
+        "--config",
+        config.to_str().unwrap(),
+        "--backends",
+        "oracle",
+        "--layouts",
+        "flat",
+        "--variants",
+        "good",
+    ];
     let started = std::time::Instant::now();
     let run = live_run(&catalog, dataset.to_str().unwrap(), tmp.path(), "flaky", &args);
-    assert!(started.elapsed() < std::time::Duration::from_secs(90), "a broken server held the run up");
-    let by_task = |trials: &[Value], id: &str| trials.iter().find(|t| t["task_id"] == id).unwrap().clone();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(90),
+        "a broken server held the run up"
+    );
+    let by_task =
+        |trials: &[Value], id: &str| trials.iter().find(|t| t["task_id"] == id).unwrap().clone();
     let trials_a = trials(&run);
     assert_eq!(by_task(&trials_a, "say_ok")["score"]["pass"], true);
     // A tool that answers isError is the tool failing (a model-visible failure), not the server breaking.
     let err = by_task(&trials_a, "say_error");
-    assert_eq!((err["error"].is_null(), err["score"]["error_type"].as_str()), (true, Some("execution_failed")), "{err}");
+    assert_eq!(
+        (err["error"].is_null(), err["score"]["error_type"].as_str()),
+        (true, Some("execution_failed")),
+        "{err}"
+    );
     for broken in ["crash", "hang", "flood", "garbage"] {
         let t = by_task(&trials_a, broken);
         assert_eq!(t["stop_reason"], "backend_error", "{broken}: {t}");
-        assert!(t["error"].as_str().unwrap().starts_with("mcp_server:"), "{broken}: {}", t["error"]);
+        assert!(
+            t["error"].as_str().unwrap().starts_with("mcp_server:"),
+            "{broken}: {}",
+            t["error"]
+        );
     }
-    assert!(by_task(&trials_a, "crash")["error"].as_str().unwrap().contains("crashing on purpose"), "the crash shows the server's stderr");
+    assert!(
+        by_task(&trials_a, "crash")["error"].as_str().unwrap().contains("crashing on purpose"),
+        "the crash shows the server's stderr"
+    );
     // Resuming re-runs exactly the errors when asked to.
-    let mut again = vec!["run", "--catalog", catalog.to_str().unwrap(), "--dataset", dataset.to_str().unwrap(), "--execute", "live", "--out", tmp.path().to_str().unwrap(), "--run-id", "flaky", "--retry-errors"];
+    let mut again = vec![
+        "run",
+        "--catalog",
+        catalog.to_str().unwrap(),
+        "--dataset",
+        dataset.to_str().unwrap(),
+        "--execute",
+        "live",
+        "--out",
+        tmp.path().to_str().unwrap(),
+        "--run-id",
+        "flaky",
+        "--retry-errors",
+    ];
     again.extend_from_slice(&args);
     let stdout = ok(&toolpick(&again, &[]));
     assert!(stdout.contains("4 trials run, 3 already done"), "{stdout}");
@@ -253,11 +500,38 @@ fn the_models_api_key_never_reaches_a_live_server() {
     let tmp = tempfile::tempdir().unwrap();
     let (catalog, dataset) = flaky(tmp.path());
     let canary = "sk-canary-7f3a9c2e41d8";
-    let args = ["run", "--catalog", catalog.to_str().unwrap(), "--dataset", dataset.to_str().unwrap(), "--execute", "live", "--tasks", "show_env", "--backends", "oracle", "--layouts", "flat", "--variants", "good", "--out", tmp.path().to_str().unwrap(), "--run-id", "env", "--quiet"];
+    let args = [
+        "run",
+        "--catalog",
+        catalog.to_str().unwrap(),
+        "--dataset",
+        dataset.to_str().unwrap(),
+        "--execute",
+        "live",
+        "--tasks",
+        "show_env",
+        "--backends",
+        "oracle",
+        "--layouts",
+        "flat",
+        "--variants",
+        "good",
+        "--out",
+        tmp.path().to_str().unwrap(),
+        "--run-id",
+        "env",
+        "--quiet",
+    ];
     ok(&toolpick(&args, &[("OPENAI_API_KEY", canary), ("TOOLPICK_UNRELATED_SECRET", canary)]));
     let transcripts = std::fs::read_to_string(tmp.path().join("env/transcripts.jsonl")).unwrap();
-    assert!(transcripts.contains("PATH=") && transcripts.contains("HOME=/sandbox"), "the server's environment was not shown: {transcripts}");
-    assert!(!transcripts.contains(canary) && !transcripts.contains("OPENAI_API_KEY"), "a variable of toolpick's environment reached the server");
+    assert!(
+        transcripts.contains("PATH=") && transcripts.contains("HOME=/sandbox"),
+        "the server's environment was not shown: {transcripts}"
+    );
+    assert!(
+        !transcripts.contains(canary) && !transcripts.contains("OPENAI_API_KEY"),
+        "a variable of toolpick's environment reached the server"
+    );
 }
 
 #[test]
@@ -265,7 +539,22 @@ fn a_catalog_not_imported_from_a_server_cannot_run_live() {
     if !tiers::ready(Tier::McpNpm) {
         return;
     }
-    let out = toolpick(&["run", "--execute", "live", "--backends", "oracle", "--layouts", "flat", "--variants", "good", "--out", tempfile::tempdir().unwrap().path().to_str().unwrap()], &[]);
+    let out = toolpick(
+        &[
+            "run",
+            "--execute",
+            "live",
+            "--backends",
+            "oracle",
+            "--layouts",
+            "flat",
+            "--variants",
+            "good",
+            "--out",
+            tempfile::tempdir().unwrap().path().to_str().unwrap(),
+        ],
+        &[],
+    );
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("was not imported from an MCP server"));
 }
@@ -276,30 +565,89 @@ fn a_servers_sampling_request_goes_to_the_runs_model_over_http_and_its_tokens_ar
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    let mock = rt.block_on(toolpick::mock::spawn("127.0.0.1:0".parse().unwrap(), Default::default())).unwrap();
+    let rt =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let mock = rt
+        .block_on(toolpick::mock::spawn("127.0.0.1:0".parse().unwrap(), Default::default()))
+        .unwrap();
     let catalog = tmp.path().join("catalogs/flaky");
     let script = format!("{REPO}/tests/fixtures/flaky_mcp_server.py");
-    ok(&toolpick(&["mcp", "import", "--out", catalog.to_str().unwrap(), "--capabilities", "sampling", "--", "python3", &script], &[]));
-    let tool = toolpick::catalog::load_catalog(&catalog).unwrap().tools().find(|t| t.tool.name == "ask_model").unwrap().tool.id.clone();
+    ok(&toolpick(
+        &[
+            "mcp",
+            "import",
+            "--out",
+            catalog.to_str().unwrap(),
+            "--capabilities",
+            "sampling",
+            "--",
+            "python3",
+            &script,
+        ],
+        &[],
+    ));
+    let tool = toolpick::catalog::load_catalog(&catalog)
+        .unwrap()
+        .tools()
+        .find(|t| t.tool.name == "ask_model")
+        .unwrap()
+        .tool
+        .id
+        .clone();
     let dataset = tmp.path().join("ask.jsonl");
     std::fs::write(&dataset, json!({"id": "ask", "query": "please run ask_model", "kind": "single", "expected": [{"tool": tool}], "live": {"interactions": [{"kind": "sampling"}]}}).to_string() + "\n").unwrap();
     let url = mock.base_url();
-    let run = live_run(&catalog, dataset.to_str().unwrap(), tmp.path(), "ask", &["--backends", "openai", "--model", "mock", "--base-url", &url, "--no-cache", "--layouts", "flat", "--variants", "good"]);
+    let run = live_run(
+        &catalog,
+        dataset.to_str().unwrap(),
+        tmp.path(),
+        "ask",
+        &[
+            "--backends",
+            "openai",
+            "--model",
+            "mock",
+            "--base-url",
+            &url,
+            "--no-cache",
+            "--layouts",
+            "flat",
+            "--variants",
+            "good",
+        ],
+    );
     let t = &trials(&run)[0];
     assert_eq!(t["score"]["pass"], true, "{}", t["score"]);
     assert_eq!(t["calls"][0]["record"]["live"]["samplings"], 1);
     // The model answered the server: its text came back through the tool's result.
-    assert!(tool_results(&run).iter().any(|r| r.starts_with("the model said: ")), "{:?}", tool_results(&run));
+    assert!(
+        tool_results(&run).iter().any(|r| r.starts_with("the model said: ")),
+        "{:?}",
+        tool_results(&run)
+    );
     // Three requests reached the endpoint: the agent's two turns and the server's sampling request,
     // whose tokens are the trial's sampling usage, not the agent's.
-    let stats: Value = rt.block_on(async { reqwest::get(format!("{}/stats", url.trim_end_matches("/v1"))).await.unwrap().json().await.unwrap() });
+    let stats: Value = rt.block_on(async {
+        reqwest::get(format!("{}/stats", url.trim_end_matches("/v1")))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    });
     assert_eq!(stats["requests"], 3, "{stats}");
     assert_eq!(t["steps"], 2);
     let sampling = &t["live"]["sampling_usage"];
-    assert!(sampling["prompt_tokens"].as_u64().unwrap() > 0 && sampling["completion_tokens"].as_u64().unwrap() > 0, "{sampling}");
+    assert!(
+        sampling["prompt_tokens"].as_u64().unwrap() > 0
+            && sampling["completion_tokens"].as_u64().unwrap() > 0,
+        "{sampling}"
+    );
     let csv = std::fs::read_to_string(run.join("trials.csv")).unwrap();
-    let (head, row) = (csv.lines().next().unwrap().split(',').collect::<Vec<_>>(), csv.lines().nth(1).unwrap().split(',').collect::<Vec<_>>());
+    let (head, row) = (
+        csv.lines().next().unwrap().split(',').collect::<Vec<_>>(),
+        csv.lines().nth(1).unwrap().split(',').collect::<Vec<_>>(),
+    );
     let col = |name: &str| row[head.iter().position(|h| *h == name).unwrap()].to_string();
     assert_eq!(col("sampling_prompt_tokens"), sampling["prompt_tokens"].to_string());
     assert_eq!(col("prompt_tokens"), t["usage"]["prompt_tokens"].to_string());
@@ -312,20 +660,52 @@ fn mcptoolbench_filesystem_tasks_run_live_on_server_filesystem() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let catalog = import(tmp.path(), "filesystem");
-    let slice = format!("{REPO}/../shared/external/mcptoolbench/data/filesystem/filesystem_0723_single.slice.json");
+    let slice = format!(
+        "{REPO}/../shared/external/mcptoolbench/data/filesystem/filesystem_0723_single.slice.json"
+    );
     let out = tmp.path().join("mtb-dataset");
     let fixture = format!("{REPO}/datasets/live/fixtures/mcptoolbench");
-    let stdout = ok(&toolpick(&["import", "mcptoolbench", &slice, "--output", out.to_str().unwrap(), "--onto", catalog.to_str().unwrap(), "--fixture", &fixture], &[]));
+    let stdout = ok(&toolpick(
+        &[
+            "import",
+            "mcptoolbench",
+            &slice,
+            "--output",
+            out.to_str().unwrap(),
+            "--onto",
+            catalog.to_str().unwrap(),
+            "--fixture",
+            &fixture,
+        ],
+        &[],
+    ));
     assert!(stdout.contains("40 tasks onto"), "{stdout}");
     let dataset = out.join("mcptoolbench.jsonl");
-    let run = live_run(&catalog, dataset.to_str().unwrap(), tmp.path(), "mtb", &["--backends", "oracle", "--layouts", ALL_LAYOUTS, "--variants", "good", "--allow-destructive"]);
+    let run = live_run(
+        &catalog,
+        dataset.to_str().unwrap(),
+        tmp.path(),
+        "mtb",
+        &[
+            "--backends",
+            "oracle",
+            "--layouts",
+            ALL_LAYOUTS,
+            "--variants",
+            "good",
+            "--allow-destructive",
+        ],
+    );
     let trials = trials(&run);
     assert_eq!(trials.len(), 160);
     for t in &trials {
         assert_eq!(t["score"]["pass"], true, "{}: {}", t["trial_id"], t["score"]);
     }
     // The labels' relative ./test_project_root paths reached the real files of the fixture.
-    assert!(tool_results(&run).iter().any(|r| r.contains("version: 1.0")), "the fixture's files were not read");
+    assert!(
+        tool_results(&run).iter().any(|r| r.contains("version: 1.0")),
+        "the fixture's files were not read"
+    );
 }
 
 #[test]
@@ -335,19 +715,49 @@ fn a_pypi_server_imports_and_runs_live_too() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let catalog = tmp.path().join("catalogs/time");
-    ok(&toolpick(&["mcp", "import", "--out", catalog.to_str().unwrap(), "--name", "time", "--", "{servers}/venv/bin/mcp-server-time", "--local-timezone", "UTC"], &[]));
+    ok(&toolpick(
+        &[
+            "mcp",
+            "import",
+            "--out",
+            catalog.to_str().unwrap(),
+            "--name",
+            "time",
+            "--",
+            "{servers}/venv/bin/mcp-server-time",
+            "--local-timezone",
+            "UTC",
+        ],
+        &[],
+    ));
     let loaded = toolpick::catalog::load_catalog(&catalog).unwrap();
     let mut names: Vec<&str> = loaded.tools().map(|t| t.tool.name.as_str()).collect();
     names.sort();
-    assert_eq!(names, ["convert_time", "get_current_time"], "mcp-server-time 2026.10.19 lists two tools (mcp-live.md §1.2)");
+    assert_eq!(
+        names,
+        ["convert_time", "get_current_time"],
+        "mcp-server-time 2026.10.19 lists two tools (mcp-live.md §1.2)"
+    );
     let id = loaded.tools().find(|t| t.tool.name == "convert_time").unwrap().tool.id.clone();
     let task = json!({"id": "tz", "query": "It's 14:00 in Paris - what time is that in Tokyo?", "kind": "single",
         "expected": [{"tool": id, "arguments": {"source_timezone": ["Europe/Paris"], "time": ["14:00"], "target_timezone": ["Asia/Tokyo"]}}]});
     let dataset = tmp.path().join("tz.jsonl");
     std::fs::write(&dataset, format!("{task}\n")).unwrap();
-    let run = live_run(&catalog, dataset.to_str().unwrap(), tmp.path(), "tz", &["--backends", "oracle", "--layouts", "flat,progressive", "--variants", "good"]);
+    let run = live_run(
+        &catalog,
+        dataset.to_str().unwrap(),
+        tmp.path(),
+        "tz",
+        &["--backends", "oracle", "--layouts", "flat,progressive", "--variants", "good"],
+    );
     for t in trials(&run) {
         assert_eq!(t["score"]["pass"], true, "{}: {}", t["trial_id"], t["score"]);
     }
-    assert!(tool_results(&run).iter().any(|r| r.contains("Asia/Tokyo") && r.contains("time_difference")), "{:?}", tool_results(&run));
+    assert!(
+        tool_results(&run)
+            .iter()
+            .any(|r| r.contains("Asia/Tokyo") && r.contains("time_difference")),
+        "{:?}",
+        tool_results(&run)
+    );
 }

@@ -21,13 +21,28 @@ fn python() -> &'static Path {
 }
 
 fn client(args: &[&str]) -> Value {
-    let out = Command::new(python()).arg(format!("{REPO}/tests/fixtures/mcp_client.py")).args(args).current_dir(REPO).output().expect("run the python client");
-    assert!(out.status.success(), "the MCP client failed: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+    let out = Command::new(python())
+        .arg(format!("{REPO}/tests/fixtures/mcp_client.py"))
+        .args(args)
+        .current_dir(REPO)
+        .output()
+        .expect("run the python client");
+    assert!(
+        out.status.success(),
+        "the MCP client failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
 }
 
 fn names(seen: &Value) -> Vec<String> {
-    let mut n: Vec<String> = seen["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect();
+    let mut n: Vec<String> = seen["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
     n.sort();
     n
 }
@@ -41,10 +56,25 @@ fn a_python_mcp_client_sees_exactly_the_strata_meta_tools_of_the_progressive_lay
     assert_eq!(seen["server"], "toolpick");
     assert_eq!(
         names(&seen),
-        ["discover_server_categories_or_actions", "execute_action", "get_action_details", "get_category_actions", "handle_auth_failure", "search_documentation"]
+        [
+            "discover_server_categories_or_actions",
+            "execute_action",
+            "get_action_details",
+            "get_category_actions",
+            "handle_auth_failure",
+            "search_documentation"
+        ]
     );
-    let discover = seen["tools"].as_array().unwrap().iter().find(|t| t["name"] == "discover_server_categories_or_actions").unwrap();
-    assert!(discover["inputSchema"]["properties"].as_object().is_some_and(|p| !p.is_empty()), "{discover}");
+    let discover = seen["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "discover_server_categories_or_actions")
+        .unwrap();
+    assert!(
+        discover["inputSchema"]["properties"].as_object().is_some_and(|p| !p.is_empty()),
+        "{discover}"
+    );
 }
 
 #[test]
@@ -54,14 +84,36 @@ fn a_task_session_carries_the_query_and_a_served_call_runs_through_the_layout() 
     }
     let task = "dev-001";
     let first = std::fs::read_to_string(format!("{REPO}/datasets/starter.jsonl")).unwrap();
-    let query = first.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()).find(|t| t["id"] == task).map(|t| t["query"].as_str().unwrap().to_string());
+    let query = first
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|t| t["id"] == task)
+        .map(|t| t["query"].as_str().unwrap().to_string());
     let Some(query) = query else { panic!("the starter suite has no task {task}") };
     let record = tempfile::NamedTempFile::new().unwrap();
-    let seen = client(&["stdio", "--", BIN, "mcp", "serve", "--task", task, "--layout", "flat", "--record", record.path().to_str().unwrap(), "--call", "no_such_tool", "{}"]);
+    let seen = client(&[
+        "stdio",
+        "--",
+        BIN,
+        "mcp",
+        "serve",
+        "--task",
+        task,
+        "--layout",
+        "flat",
+        "--record",
+        record.path().to_str().unwrap(),
+        "--call",
+        "no_such_tool",
+        "{}",
+    ]);
     assert_eq!(seen["instructions"].as_str(), Some(query.as_str()));
     assert_eq!(seen["call"]["isError"], true, "{}", seen["call"]);
     assert!(seen["call"]["text"].as_str().unwrap().contains("Unknown tool 'no_such_tool'"));
-    let recorded: Value = serde_json::from_str(std::fs::read_to_string(record.path()).unwrap().lines().next().unwrap()).unwrap();
+    let recorded: Value = serde_json::from_str(
+        std::fs::read_to_string(record.path()).unwrap().lines().next().unwrap(),
+    )
+    .unwrap();
     assert_eq!(recorded["status"], "invented");
 }
 
@@ -79,13 +131,22 @@ impl Drop for HttpServe {
 }
 
 fn serve_http(args: &[&str]) -> HttpServe {
-    let mut child = Command::new(BIN).args(["mcp", "serve", "--http", "127.0.0.1:0"]).args(args).stderr(Stdio::piped()).spawn().unwrap();
+    let mut child = Command::new(BIN)
+        .args(["mcp", "serve", "--http", "127.0.0.1:0"])
+        .args(args)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let mut line = String::new();
     let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
     stderr.read_line(&mut line).unwrap();
     // Keep reading what it says, so it never writes into a closed pipe.
     std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-    let url = line.split_whitespace().find(|w| w.starts_with("http://")).unwrap_or_else(|| panic!("no URL in `{line}`")).to_string();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no URL in `{line}`"))
+        .to_string();
     HttpServe { child, url }
 }
 
@@ -95,7 +156,9 @@ fn over_http_the_flat_catalog_is_served_and_a_call_executes_on_the_simulator() {
         return;
     }
     let server = serve_http(&["--layout", "flat"]);
-    let catalog = toolpick::catalog::load_catalog(Path::new(&format!("{REPO}/registries/workspace"))).unwrap();
+    let catalog =
+        toolpick::catalog::load_catalog(Path::new(&format!("{REPO}/registries/workspace")))
+            .unwrap();
     // The first single-call task of the starter suite, called the way the oracle would.
     let task: Value = std::fs::read_to_string(format!("{REPO}/datasets/starter.jsonl"))
         .unwrap()
@@ -109,23 +172,49 @@ fn over_http_the_flat_catalog_is_served_and_a_call_executes_on_the_simulator() {
         .as_object()
         .unwrap()
         .iter()
-        .filter_map(|(k, v)| v.as_array().unwrap().iter().find(|x| x.as_str() != Some("")).map(|x| (k.clone(), x.clone())))
+        .filter_map(|(k, v)| {
+            v.as_array()
+                .unwrap()
+                .iter()
+                .find(|x| x.as_str() != Some(""))
+                .map(|x| (k.clone(), x.clone()))
+        })
         .collect();
-    let seen = client(&["http", &server.url, "--call", &tool.tool.name, &Value::Object(args).to_string()]);
+    let seen =
+        client(&["http", &server.url, "--call", &tool.tool.name, &Value::Object(args).to_string()]);
     assert_eq!(seen["tools"].as_array().unwrap().len(), catalog.tool_count());
     // Annotations are served as the catalog has them.
-    let served: std::collections::HashMap<&str, &Value> = seen["tools"].as_array().unwrap().iter().map(|t| (t["name"].as_str().unwrap(), &t["annotations"])).collect();
+    let served: std::collections::HashMap<&str, &Value> = seen["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["name"].as_str().unwrap(), &t["annotations"]))
+        .collect();
     for t in catalog.tools() {
         let a = served[t.tool.name.as_str()];
         if !t.tool.origin.annotations_given {
             assert!(a.is_null(), "{}: {a}", t.tool.id);
             continue;
         }
-        let hints = (&a["readOnlyHint"], &a["destructiveHint"], &a["idempotentHint"], &a["openWorldHint"]);
+        let hints =
+            (&a["readOnlyHint"], &a["destructiveHint"], &a["idempotentHint"], &a["openWorldHint"]);
         let h = &t.tool.annotations;
-        assert_eq!(hints, (&Value::Bool(h.read_only_hint), &Value::Bool(h.destructive_hint), &Value::Bool(h.idempotent_hint), &Value::Bool(h.open_world_hint)), "{}", t.tool.id);
+        assert_eq!(
+            hints,
+            (
+                &Value::Bool(h.read_only_hint),
+                &Value::Bool(h.destructive_hint),
+                &Value::Bool(h.idempotent_hint),
+                &Value::Bool(h.open_world_hint)
+            ),
+            "{}",
+            t.tool.id
+        );
     }
-    assert!(catalog.tools().any(|t| t.tool.origin.annotations_given), "the bundled catalog declares its hints");
+    assert!(
+        catalog.tools().any(|t| t.tool.origin.annotations_given),
+        "the bundled catalog declares its hints"
+    );
     assert_eq!(seen["call"]["isError"], false, "{}", seen["call"]);
     assert!(!seen["call"]["text"].as_str().unwrap().is_empty());
 }
@@ -147,26 +236,55 @@ fn run(args: &[&str], envs: &[(&str, &str)]) -> Output {
 }
 
 fn trials(dir: &Path) -> Vec<Value> {
-    std::fs::read_to_string(dir.join("trials.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    std::fs::read_to_string(dir.join("trials.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 #[test]
-fn the_example_agent_runs_through_every_served_layout_and_makes_the_calls_the_in_process_loop_makes() {
+fn the_example_agent_runs_through_every_served_layout_and_makes_the_calls_the_in_process_loop_makes()
+ {
     if !tiers::ready(Tier::McpPypi) {
         return;
     }
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    let mock = rt.block_on(toolpick::mock::spawn("127.0.0.1:0".parse().unwrap(), Default::default())).unwrap();
+    let rt =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let mock = rt
+        .block_on(toolpick::mock::spawn("127.0.0.1:0".parse().unwrap(), Default::default()))
+        .unwrap();
     let url = mock.base_url();
     let out = tempfile::tempdir().unwrap();
     let o = out.path().to_str().unwrap();
-    let common = ["--layouts", "flat,progressive,progressive-oss,search", "--variants", "good", "--sample", "10", "--out", o, "-q", "--no-cache"];
+    let common = [
+        "--layouts",
+        "flat,progressive,progressive-oss,search",
+        "--variants",
+        "good",
+        "--sample",
+        "10",
+        "--out",
+        o,
+        "-q",
+        "--no-cache",
+    ];
     let agent = format!("mcp-agent:{} {REPO}/examples/mcp_agent.py", python().display());
     let mut served = vec!["run", "--backends", &agent, "--run-id", "served"];
     served.extend_from_slice(&common);
     let r = run(&served, &[("OPENAI_BASE_URL", &url), ("AGENT_MODEL", "mock")]);
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-    let mut in_process = vec!["run", "--backends", "openai", "--model", "mock", "--base-url", &url, "--run-id", "in-process"];
+    let mut in_process = vec![
+        "run",
+        "--backends",
+        "openai",
+        "--model",
+        "mock",
+        "--base-url",
+        &url,
+        "--run-id",
+        "in-process",
+    ];
     in_process.extend_from_slice(&common);
     let r = run(&in_process, &[]);
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
@@ -174,23 +292,50 @@ fn the_example_agent_runs_through_every_served_layout_and_makes_the_calls_the_in
     assert_eq!(a.len(), 40);
     assert_eq!(a.len(), b.len());
     let calls = |t: &Value| -> Vec<(Value, Value, Value)> {
-        t["calls"].as_array().unwrap().iter().map(|c| (c["record"]["name"].clone(), c["record"]["arguments"].clone(), c["record"]["status"].clone())).collect()
+        t["calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                (
+                    c["record"]["name"].clone(),
+                    c["record"]["arguments"].clone(),
+                    c["record"]["status"].clone(),
+                )
+            })
+            .collect()
     };
     for (x, y) in a.iter().zip(&b) {
         assert_eq!((&x["task_id"], &x["layout"]), (&y["task_id"], &y["layout"]));
         assert!(x["error"].is_null(), "{}: {}", x["trial_id"], x["error"]);
-        assert_eq!(calls(x), calls(y), "{} made other calls through MCP than in process", x["trial_id"]);
+        assert_eq!(
+            calls(x),
+            calls(y),
+            "{} made other calls through MCP than in process",
+            x["trial_id"]
+        );
         assert_eq!(x["score"], y["score"], "{}", x["trial_id"]);
     }
-    assert!(a.iter().any(|t| !t["calls"].as_array().unwrap().is_empty()), "the agent called nothing");
+    assert!(
+        a.iter().any(|t| !t["calls"].as_array().unwrap().is_empty()),
+        "the agent called nothing"
+    );
     let html = std::fs::read_to_string(out.path().join("served/report.html")).unwrap();
     assert!(html.contains("mcp-agent"), "the agent's trials are not in report.html");
 }
 
 /// `toolpick mcp import --out <dir> <args>` (what the proxy imports), and the imported catalog with
 /// its `bad` variant.
-fn import_with_bad(dir: &Path, args: &[&str]) -> (toolpick::catalog::Catalog, toolpick::catalog::Catalog) {
-    let out = Command::new(BIN).args(["mcp", "import", "--out", dir.to_str().unwrap()]).args(args).current_dir(REPO).output().unwrap();
+fn import_with_bad(
+    dir: &Path,
+    args: &[&str],
+) -> (toolpick::catalog::Catalog, toolpick::catalog::Catalog) {
+    let out = Command::new(BIN)
+        .args(["mcp", "import", "--out", dir.to_str().unwrap()])
+        .args(args)
+        .current_dir(REPO)
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let catalog = toolpick::catalog::load_catalog(dir).unwrap();
     let bad = toolpick::catalog::variant::Variant::parse("bad").unwrap().apply(&catalog).unwrap();
@@ -199,12 +344,21 @@ fn import_with_bad(dir: &Path, args: &[&str]) -> (toolpick::catalog::Catalog, to
 
 /// The `bad` variant merges sibling tools behind a dispatch parameter: the served name of the
 /// upstream tool `id`, and the arguments that reach it.
-fn served_address(bad: &toolpick::catalog::Catalog, id: &str) -> (String, serde_json::Map<String, Value>) {
+fn served_address(
+    bad: &toolpick::catalog::Catalog,
+    id: &str,
+) -> (String, serde_json::Map<String, Value>) {
     bad.tools()
         .find_map(|t| match &t.tool.dispatch {
             Some(d) => {
-                let value = d.targets.iter().find(|(_, target)| *target == id).map(|(v, _)| v.clone());
-                value.map(|v| (t.tool.name.clone(), [(d.param.clone(), Value::String(v))].into_iter().collect()))
+                let value =
+                    d.targets.iter().find(|(_, target)| *target == id).map(|(v, _)| v.clone());
+                value.map(|v| {
+                    (
+                        t.tool.name.clone(),
+                        [(d.param.clone(), Value::String(v))].into_iter().collect(),
+                    )
+                })
             }
             None => (t.tool.id == id).then(|| (t.tool.name.clone(), serde_json::Map::new())),
         })
@@ -221,17 +375,38 @@ fn mcp_proxy_serves_server_filesystem_through_the_bad_variant_and_forwards_calls
     // The same import the proxy makes, to know what the bad variant calls each upstream tool.
     let tmp = tempfile::tempdir().unwrap();
     let catalog_dir = tmp.path().join("files");
-    let (catalog, bad) = import_with_bad(&catalog_dir, &["--name", "files", "--", "node", entry, "{sandbox}"]);
+    let (catalog, bad) =
+        import_with_bad(&catalog_dir, &["--name", "files", "--", "node", entry, "{sandbox}"]);
     let address = |id: &str| served_address(&bad, id);
     let (list, args) = address("files/files_list/list_allowed_directories");
     let proxy = |name: &str, args: &serde_json::Map<String, Value>| {
-        client(&["stdio", "--", BIN, "mcp", "proxy", "--name", "files", "--variant", "bad", "--call", name, &Value::Object(args.clone()).to_string(), "--", "node", entry, "{sandbox}"])
+        client(&[
+            "stdio",
+            "--",
+            BIN,
+            "mcp",
+            "proxy",
+            "--name",
+            "files",
+            "--variant",
+            "bad",
+            "--call",
+            name,
+            &Value::Object(args.clone()).to_string(),
+            "--",
+            "node",
+            entry,
+            "{sandbox}",
+        ])
     };
     let seen = proxy(&list, &args);
     let mut bad_names: Vec<String> = bad.tools().map(|t| t.tool.name.clone()).collect();
     bad_names.sort();
     assert_eq!(names(&seen), bad_names, "the proxy serves the variant's tools");
-    assert!(bad_names.iter().all(|n| catalog.tools().all(|t| t.tool.name != *n)), "the bad variant renames every tool");
+    assert!(
+        bad_names.iter().all(|n| catalog.tools().all(|t| t.tool.name != *n)),
+        "the bad variant renames every tool"
+    );
     // The call reached the real server, which answered with its sandbox (shown as /sandbox).
     assert_eq!(seen["call"]["isError"], false, "{}", seen["call"]);
     assert!(seen["call"]["text"].as_str().unwrap().contains("/sandbox"), "{}", seen["call"]);
@@ -244,7 +419,6 @@ fn mcp_proxy_serves_server_filesystem_through_the_bad_variant_and_forwards_calls
     assert!(seen["call"]["text"].as_str().unwrap().contains("destructiveHint"), "{}", seen["call"]);
 }
 
-
 #[test]
 fn a_task_session_becomes_a_scored_trial_of_a_run_when_the_client_leaves() {
     if !tiers::ready(Tier::McpPypi) {
@@ -253,19 +427,59 @@ fn a_task_session_becomes_a_scored_trial_of_a_run_when_the_client_leaves() {
     let out = tempfile::tempdir().unwrap();
     let o = out.path().to_str().unwrap();
     // dev-001 asks for the Rust repositories: the client makes the expected call through the flat layout.
-    let seen = client(&["stdio", "--", BIN, "mcp", "serve", "--task", "dev-001", "--layout", "flat", "--out", o, "--run-id", "session", "--agent-name", "my-ide", "--call", "list_repositories", "{\"language\": \"Rust\"}"]);
+    let seen = client(&[
+        "stdio",
+        "--",
+        BIN,
+        "mcp",
+        "serve",
+        "--task",
+        "dev-001",
+        "--layout",
+        "flat",
+        "--out",
+        o,
+        "--run-id",
+        "session",
+        "--agent-name",
+        "my-ide",
+        "--call",
+        "list_repositories",
+        "{\"language\": \"Rust\"}",
+    ]);
     assert_eq!(seen["call"]["isError"], false, "{}", seen["call"]);
     let run = out.path().join("session");
     let t = &trials(&run)[0];
-    assert_eq!((t["task_id"].as_str(), t["backend"].as_str(), t["layout"].as_str()), (Some("dev-001"), Some("my-ide"), Some("flat")));
-    assert_eq!(t["calls"][0]["record"]["tool_id"], "code_hosting/code_repositories/list_repositories");
+    assert_eq!(
+        (t["task_id"].as_str(), t["backend"].as_str(), t["layout"].as_str()),
+        (Some("dev-001"), Some("my-ide"), Some("flat"))
+    );
+    assert_eq!(
+        t["calls"][0]["record"]["tool_id"],
+        "code_hosting/code_repositories/list_repositories"
+    );
     assert_eq!(t["score"]["pass"], true, "{}", t["score"]);
     // The run is a run: `toolpick report` re-scores it to the same result.
     let report = run_in(&["report", run.to_str().unwrap()]);
     assert!(report.status.success(), "{}", String::from_utf8_lossy(&report.stderr));
     assert!(std::fs::read_to_string(run.join("report.html")).unwrap().contains("my-ide"));
     // A wrong call scores as one.
-    let seen = client(&["stdio", "--", BIN, "mcp", "serve", "--task", "dev-001", "--out", o, "--run-id", "wrong", "--call", "list_repositories", "{\"language\": \"Go\"}"]);
+    let seen = client(&[
+        "stdio",
+        "--",
+        BIN,
+        "mcp",
+        "serve",
+        "--task",
+        "dev-001",
+        "--out",
+        o,
+        "--run-id",
+        "wrong",
+        "--call",
+        "list_repositories",
+        "{\"language\": \"Go\"}",
+    ]);
     assert_eq!(seen["call"]["isError"], false);
     assert_eq!(trials(&out.path().join("wrong"))[0]["score"]["pass"], false);
 }
@@ -290,16 +504,49 @@ fn one_http_server_holds_a_session_per_task_and_becomes_a_run_labelled_with_the_
     }
     let out = tempfile::tempdir().unwrap();
     let sessions = out.path().join("sessions.jsonl");
-    let server = serve_http(&["--layout", "flat", "--sessions", sessions.to_str().unwrap(), "--out", out.path().to_str().unwrap(), "--run-id", "many"]);
-    let url = |task: &str| if task.is_empty() { server.url.clone() } else { format!("{}?task={task}", server.url) };
+    let server = serve_http(&[
+        "--layout",
+        "flat",
+        "--sessions",
+        sessions.to_str().unwrap(),
+        "--out",
+        out.path().to_str().unwrap(),
+        "--run-id",
+        "many",
+    ]);
+    let url = |task: &str| {
+        if task.is_empty() { server.url.clone() } else { format!("{}?task={task}", server.url) }
+    };
     let ide = ["--client", "fixture-ide", "4.2"];
     // dev-002 first, through its URL: the right call (public repositories), then a wrong one on dev-001.
-    let seen = client(&[&["http", &url("dev-002"), "--call", "list_repositories", "{\"visibility\": \"public\"}"][..], &ide].concat());
+    let seen = client(
+        &[
+            &[
+                "http",
+                &url("dev-002"),
+                "--call",
+                "list_repositories",
+                "{\"visibility\": \"public\"}",
+            ][..],
+            &ide,
+        ]
+        .concat(),
+    );
     assert!(seen["instructions"].as_str().unwrap().contains("public"), "{}", seen["instructions"]);
-    let seen = client(&[&["http", &url("dev-001"), "--call", "list_repositories", "{\"language\": \"Go\"}"][..], &ide].concat());
+    let seen = client(
+        &[
+            &["http", &url("dev-001"), "--call", "list_repositories", "{\"language\": \"Go\"}"][..],
+            &ide,
+        ]
+        .concat(),
+    );
     assert_eq!(seen["call"]["isError"], false);
     // No task in the URL: the first task in dataset order that had no session yet (dev-003).
-    let dataset: Vec<Value> = std::fs::read_to_string(format!("{REPO}/datasets/starter.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let dataset: Vec<Value> = std::fs::read_to_string(format!("{REPO}/datasets/starter.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     let third = dataset.iter().find(|t| t["id"] != "dev-001" && t["id"] != "dev-002").unwrap();
     let seen = client(&[&["http", &url("")][..], &ide].concat());
     assert_eq!(seen["instructions"], third["query"]);
@@ -309,9 +556,13 @@ fn one_http_server_holds_a_session_per_task_and_becomes_a_run_labelled_with_the_
     assert!(interrupt(server).success());
     let run = out.path().join("many");
     let t = trials(&run);
-    let by_task: std::collections::HashMap<&str, &Value> = t.iter().map(|t| (t["task_id"].as_str().unwrap(), t)).collect();
+    let by_task: std::collections::HashMap<&str, &Value> =
+        t.iter().map(|t| (t["task_id"].as_str().unwrap(), t)).collect();
     assert_eq!(t.len(), 3);
-    assert!(t.iter().all(|t| t["backend"] == "fixture-ide 4.2"), "the client's clientInfo labels its trials");
+    assert!(
+        t.iter().all(|t| t["backend"] == "fixture-ide 4.2"),
+        "the client's clientInfo labels its trials"
+    );
     assert_eq!(by_task["dev-002"]["score"]["pass"], true, "{}", by_task["dev-002"]["score"]);
     assert_eq!(by_task["dev-001"]["score"]["pass"], false);
     assert!(by_task[third["id"].as_str().unwrap()]["calls"].as_array().unwrap().is_empty());
@@ -326,18 +577,40 @@ fn mcp_collect_makes_a_run_of_a_killed_servers_sessions_and_refuses_a_damaged_fi
     }
     let tmp = tempfile::tempdir().unwrap();
     let sessions = tmp.path().join("s.jsonl");
-    let mut server = serve_http(&["--layout", "progressive", "--sessions", sessions.to_str().unwrap()]);
+    let mut server =
+        serve_http(&["--layout", "progressive", "--sessions", sessions.to_str().unwrap()]);
     let discover = "{\"user_query\": \"Rust repositories\", \"server_names\": [\"code_hosting\"]}";
-    let seen = client(&["http", &format!("{}?task=dev-001", server.url), "--call", "discover_server_categories_or_actions", discover]);
+    let seen = client(&[
+        "http",
+        &format!("{}?task=dev-001", server.url),
+        "--call",
+        "discover_server_categories_or_actions",
+        discover,
+    ]);
     assert_eq!(seen["call"]["isError"], false, "{}", seen["call"]);
     // Killed outright: nothing written on the way out.
     server.child.kill().unwrap();
     server.child.wait().unwrap();
-    let collect = |file: &Path, id: &str| run_in(&["mcp", "collect", file.to_str().unwrap(), "--out", tmp.path().to_str().unwrap(), "--run-id", id, "--agent-name", "killed"]);
+    let collect = |file: &Path, id: &str| {
+        run_in(&[
+            "mcp",
+            "collect",
+            file.to_str().unwrap(),
+            "--out",
+            tmp.path().to_str().unwrap(),
+            "--run-id",
+            id,
+            "--agent-name",
+            "killed",
+        ])
+    };
     let r = collect(&sessions, "collected");
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     let t = &trials(&tmp.path().join("collected"))[0];
-    assert_eq!((t["task_id"].as_str(), t["backend"].as_str(), t["layout"].as_str()), (Some("dev-001"), Some("killed"), Some("progressive")));
+    assert_eq!(
+        (t["task_id"].as_str(), t["backend"].as_str(), t["layout"].as_str()),
+        (Some("dev-001"), Some("killed"), Some("progressive"))
+    );
     assert_eq!(t["calls"][0]["record"]["name"], "discover_server_categories_or_actions");
     assert!(t["error"].is_null(), "{}", t["error"]);
     // A result the replay does not reproduce (the file was edited, or the catalog changed): an
@@ -358,10 +631,18 @@ fn mcp_collect_makes_a_run_of_a_killed_servers_sessions_and_refuses_a_damaged_fi
     let r = collect(&diverged, "diverged");
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     let t = &trials(&tmp.path().join("diverged"))[0];
-    assert!(t["error"].as_str().unwrap_or_default().contains("diverged at call 1"), "{}", t["error"]);
+    assert!(
+        t["error"].as_str().unwrap_or_default().contains("diverged at call 1"),
+        "{}",
+        t["error"]
+    );
     // A damaged line: the error names the file, line and field; no run directory is left behind.
     let broken = tmp.path().join("broken.jsonl");
-    std::fs::write(&broken, format!("{}\n{{\"session\": 1, \"name\": \"x\"}}\n", text.lines().next().unwrap())).unwrap();
+    std::fs::write(
+        &broken,
+        format!("{}\n{{\"session\": 1, \"name\": \"x\"}}\n", text.lines().next().unwrap()),
+    )
+    .unwrap();
     let r = collect(&broken, "broken");
     assert!(!r.status.success());
     let err = String::from_utf8_lossy(&r.stderr);
@@ -378,10 +659,34 @@ fn mcp_proxy_reaches_an_upstream_by_url_and_serves_it_through_the_bad_variant() 
     let upstream = serve_http(&["--layout", "flat"]);
     let tmp = tempfile::tempdir().unwrap();
     let catalog_dir = tmp.path().join("upstream");
-    let (catalog, bad) = import_with_bad(&catalog_dir, &["--name", "upstream", "--url", &upstream.url]);
-    let id_of = |name: &str| catalog.tools().find(|t| t.tool.name == name).map(|t| t.tool.id.clone()).unwrap_or_else(|| panic!("no upstream tool {name}"));
+    let (catalog, bad) =
+        import_with_bad(&catalog_dir, &["--name", "upstream", "--url", &upstream.url]);
+    let id_of = |name: &str| {
+        catalog
+            .tools()
+            .find(|t| t.tool.name == name)
+            .map(|t| t.tool.id.clone())
+            .unwrap_or_else(|| panic!("no upstream tool {name}"))
+    };
     let address = |id: &str| served_address(&bad, id);
-    let proxy = |name: &str, args: &serde_json::Map<String, Value>| client(&["stdio", "--", BIN, "mcp", "proxy", "--name", "upstream", "--variant", "bad", "--url", &upstream.url, "--call", name, &Value::Object(args.clone()).to_string()]);
+    let proxy = |name: &str, args: &serde_json::Map<String, Value>| {
+        client(&[
+            "stdio",
+            "--",
+            BIN,
+            "mcp",
+            "proxy",
+            "--name",
+            "upstream",
+            "--variant",
+            "bad",
+            "--url",
+            &upstream.url,
+            "--call",
+            name,
+            &Value::Object(args.clone()).to_string(),
+        ])
+    };
     // A read-only upstream tool (its hints came over the wire with it), renamed by the variant.
     let (name, mut args) = address(&id_of("list_repositories"));
     assert_ne!(name, "list_repositories");
@@ -399,7 +704,8 @@ fn mcp_proxy_reaches_an_upstream_by_url_and_serves_it_through_the_bad_variant() 
         .find_map(|e| {
             let name = e["tool"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
             let t = catalog.tools().find(|t| t.tool.name == name)?;
-            (t.tool.annotations.destructive_hint && !t.tool.annotations.read_only_hint).then(|| (t.tool.id.clone(), e["arguments"].clone()))
+            (t.tool.annotations.destructive_hint && !t.tool.annotations.read_only_hint)
+                .then(|| (t.tool.id.clone(), e["arguments"].clone()))
         })
         .unwrap();
     let (name, mut args) = address(&tool);
@@ -415,7 +721,24 @@ fn mcp_proxy_reaches_an_upstream_by_url_and_serves_it_through_the_bad_variant() 
     let dataset = tmp.path().join("one.jsonl");
     let task = serde_json::json!({"id": "t1", "query": "Which Rust repositories do we have?", "kind": "single", "expected": [{"tool": id_of("list_repositories"), "arguments": {"language": ["Rust"]}}]});
     std::fs::write(&dataset, format!("{task}\n")).unwrap();
-    let r = run_in(&["run", "--catalog", catalog_dir.to_str().unwrap(), "--dataset", dataset.to_str().unwrap(), "--execute", "live", "--out", tmp.path().to_str().unwrap(), "--run-id", "url", "--quiet"]);
+    let r = run_in(&[
+        "run",
+        "--catalog",
+        catalog_dir.to_str().unwrap(),
+        "--dataset",
+        dataset.to_str().unwrap(),
+        "--execute",
+        "live",
+        "--out",
+        tmp.path().to_str().unwrap(),
+        "--run-id",
+        "url",
+        "--quiet",
+    ]);
     assert!(!r.status.success());
-    assert!(String::from_utf8_lossy(&r.stderr).contains("reached by URL"), "{}", String::from_utf8_lossy(&r.stderr));
+    assert!(
+        String::from_utf8_lossy(&r.stderr).contains("reached by URL"),
+        "{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
 }

@@ -76,12 +76,16 @@ impl Gen {
         let num = |k: &str| schema.get(k).and_then(Value::as_f64);
         match schema.get("type").and_then(Value::as_str).unwrap_or("string") {
             "integer" => {
-                let lo = num("minimum").map(|m| m as i64).or(num("exclusiveMinimum").map(|m| m as i64 + 1)).unwrap_or(1);
+                let lo = num("minimum")
+                    .map(|m| m as i64)
+                    .or(num("exclusiveMinimum").map(|m| m as i64 + 1))
+                    .unwrap_or(1);
                 let hi = num("maximum").map(|m| m as i64).unwrap_or(lo + 99_999);
                 json!(self.range(lo, hi))
             }
             "number" => {
-                let lo = num("minimum").or(num("exclusiveMinimum").map(|m| m + 0.01)).unwrap_or(0.5);
+                let lo =
+                    num("minimum").or(num("exclusiveMinimum").map(|m| m + 0.01)).unwrap_or(0.5);
                 let hi = num("maximum").unwrap_or(lo + 9_999.0);
                 let cents = self.range(0, ((hi - lo) * 100.0) as i64);
                 json!(((lo * 100.0).ceil() + cents as f64) / 100.0)
@@ -89,7 +93,11 @@ impl Gen {
             "boolean" => json!(self.coin()),
             "array" => {
                 let min = schema.get("minItems").and_then(Value::as_u64).unwrap_or(1).max(1) as i64;
-                let max = schema.get("maxItems").and_then(Value::as_u64).map(|m| m as i64).unwrap_or(min + 2);
+                let max = schema
+                    .get("maxItems")
+                    .and_then(Value::as_u64)
+                    .map(|m| m as i64)
+                    .unwrap_or(min + 2);
                 let n = self.range(min, max.max(min));
                 let items = schema.get("items").cloned().unwrap_or(json!({}));
                 let mut out: Vec<Value> = Vec::new();
@@ -114,11 +122,21 @@ impl Gen {
     }
 
     fn string(&mut self, schema: &Value) -> String {
-        match (schema.get("format").and_then(Value::as_str), schema.get("pattern").and_then(Value::as_str)) {
+        match (
+            schema.get("format").and_then(Value::as_str),
+            schema.get("pattern").and_then(Value::as_str),
+        ) {
             (Some("date"), _) => {
-                format!("{}-{:02}-{:02}", self.range(2024, 2029), self.range(1, 12), self.range(1, 28))
+                format!(
+                    "{}-{:02}-{:02}",
+                    self.range(2024, 2029),
+                    self.range(1, 12),
+                    self.range(1, 28)
+                )
             }
-            (Some("email"), _) => format!("{}.{}@{}.example", self.token(5), self.token(4), self.token(6)),
+            (Some("email"), _) => {
+                format!("{}.{}@{}.example", self.token(5), self.token(4), self.token(6))
+            }
             (Some("uri"), _) => format!("https://{}.example/{}", self.token(6), self.token(5)),
             (_, Some(p)) => self.matching(p),
             _ => {
@@ -145,7 +163,9 @@ impl Gen {
             .unwrap_or_default();
         let mut out = Map::new();
         let mut optional = 0;
-        for (name, prop) in schema.get("properties").and_then(Value::as_object).into_iter().flatten() {
+        for (name, prop) in
+            schema.get("properties").and_then(Value::as_object).into_iter().flatten()
+        {
             let take = required.contains(&name.as_str()) || {
                 optional += 1;
                 mask >> ((optional - 1) % 64) & 1 == 1
@@ -282,7 +302,11 @@ fn parse_class(p: &[char], pos: &mut usize) -> Node {
         }
     }
     *pos += 1;
-    if negated { Node::Class(ALNUM.chars().chain(" -_.".chars()).filter(|c| !set.contains(c)).collect()) } else { Node::Class(set) }
+    if negated {
+        Node::Class(ALNUM.chars().chain(" -_.".chars()).filter(|c| !set.contains(c)).collect())
+    } else {
+        Node::Class(set)
+    }
 }
 
 /// `SETS` valid argument sets for `tool`, checked valid by the executor itself.
@@ -307,8 +331,22 @@ fn argument_sets(g: &mut Gen, ex: &Executor, tool: &Tool) -> Vec<Value> {
 // The rules
 
 fn identifying(key: &str) -> bool {
-    const EXACT: &[&str] =
-        &["id", "key", "name", "number", "email", "repository", "branch", "channel", "handle", "user", "owner", "author", "assignee", "path"];
+    const EXACT: &[&str] = &[
+        "id",
+        "key",
+        "name",
+        "number",
+        "email",
+        "repository",
+        "branch",
+        "channel",
+        "handle",
+        "user",
+        "owner",
+        "author",
+        "assignee",
+        "path",
+    ];
     const SUFFIX: &[&str] = &["_id", "_key", "_name", "_number", "_email"];
     EXACT.contains(&key) || SUFFIX.iter().any(|s| key.ends_with(s))
 }
@@ -341,7 +379,9 @@ fn text(v: &Value) -> Option<String> {
 /// Leaves of the result as (path, key of the nearest object field, value).
 fn leaves<'a>(v: &'a Value, path: String, key: &str, out: &mut Vec<(String, String, &'a Value)>) {
     match v {
-        Value::Array(a) => a.iter().enumerate().for_each(|(i, x)| leaves(x, format!("{path}[{i}]"), key, out)),
+        Value::Array(a) => {
+            a.iter().enumerate().for_each(|(i, x)| leaves(x, format!("{path}[{i}]"), key, out))
+        }
         Value::Object(m) => m.iter().for_each(|(k, x)| leaves(x, format!("{path}.{k}"), k, out)),
         other => out.push((path, key.to_string(), other)),
     }
@@ -350,7 +390,9 @@ fn leaves<'a>(v: &'a Value, path: String, key: &str, out: &mut Vec<(String, Stri
 /// Fields of every object in the result as (path, key, value).
 fn fields<'a>(v: &'a Value, path: String, out: &mut Vec<(String, &'a str, &'a Value)>) {
     match v {
-        Value::Array(a) => a.iter().enumerate().for_each(|(i, x)| fields(x, format!("{path}[{i}]"), out)),
+        Value::Array(a) => {
+            a.iter().enumerate().for_each(|(i, x)| fields(x, format!("{path}[{i}]"), out))
+        }
         Value::Object(m) => {
             for (k, x) in m {
                 out.push((format!("{path}.{k}"), k.as_str(), x));
@@ -371,8 +413,13 @@ fn check_call(tool: &Tool, args: &Value, result: &Value) -> Vec<String> {
     for (path, key, value) in &all {
         let Some(arg) = given.get(*key) else { continue };
         let ok = match (arg, value) {
-            (Value::Array(want), Value::Array(got)) => want.iter().all(|w| got.iter().any(|g| same(g, w))),
-            (Value::Array(_), _) | (_, Value::Array(_)) | (Value::Object(_), _) | (_, Value::Object(_)) => true,
+            (Value::Array(want), Value::Array(got)) => {
+                want.iter().all(|w| got.iter().any(|g| same(g, w)))
+            }
+            (Value::Array(_), _)
+            | (_, Value::Array(_))
+            | (Value::Object(_), _)
+            | (_, Value::Object(_)) => true,
             (Value::String(s), _) if s == "all" => true,
             (a, v) => same(a, v),
         };
@@ -421,7 +468,9 @@ fn check_call(tool: &Tool, args: &Value, result: &Value) -> Vec<String> {
             _ => continue,
         };
         for (path, key, value) in &all {
-            let Some(got) = (*key == field).then(|| value.as_str()).flatten().map(str::to_lowercase) else {
+            let Some(got) =
+                (*key == field).then(|| value.as_str()).flatten().map(str::to_lowercase)
+            else {
                 continue;
             };
             let ok = if prefix { got.starts_with(&want) } else { got.contains(&want) };
@@ -442,11 +491,18 @@ fn check_tool(g: &mut Gen, ex: &Executor, tool: &Tool) -> Vec<String> {
     let mut literals = Vec::new();
     scalars(&tool.mock_response, &mut literals);
     let mut baseline = Vec::new();
-    let Execution::Ok { response: first, .. } = ex.execute(&tool.id, &sets[0]) else { unreachable!("checked valid") };
+    let Execution::Ok { response: first, .. } = ex.execute(&tool.id, &sets[0]) else {
+        unreachable!("checked valid")
+    };
     leaves(&first, String::new(), "", &mut baseline);
-    let fact = |path: &str, v: &Value| literals.iter().any(|l| same(l, v)) || baseline.iter().any(|(p, _, b)| p == path && same(b, v));
+    let fact = |path: &str, v: &Value| {
+        literals.iter().any(|l| same(l, v))
+            || baseline.iter().any(|(p, _, b)| p == path && same(b, v))
+    };
     for args in &sets {
-        let Execution::Ok { response, .. } = ex.execute(&tool.id, args) else { unreachable!("checked valid") };
+        let Execution::Ok { response, .. } = ex.execute(&tool.id, args) else {
+            unreachable!("checked valid")
+        };
         for f in check_call(tool, args, &response) {
             findings.push(format!("{f}  (arguments {args})"));
         }
@@ -459,7 +515,9 @@ fn check_tool(g: &mut Gen, ex: &Executor, tool: &Tool) -> Vec<String> {
                 continue;
             }
             let from_call = given.iter().any(|a| same(a, value))
-                || value.as_str().is_some_and(|v| given.iter().filter_map(Value::as_str).any(|a| a.len() >= 2 && v.contains(a)));
+                || value.as_str().is_some_and(|v| {
+                    given.iter().filter_map(Value::as_str).any(|a| a.len() >= 2 && v.contains(a))
+                });
             if !from_call && !fact(&path, value) {
                 findings.push(format!("R3 {path} = {value} comes neither from the call nor from the catalog  (arguments {args})"));
             }
@@ -478,13 +536,24 @@ fn bundled_results_never_contradict_the_call() {
     let mut g = Gen(ChaCha8Rng::seed_from_u64(13));
     let mut failed = Vec::new();
     for t in catalog.tools() {
-        assert_eq!(t.tool.mock_mode, MockMode::Templated, "{}: bundled tools are templated", t.tool.id);
+        assert_eq!(
+            t.tool.mock_mode,
+            MockMode::Templated,
+            "{}: bundled tools are templated",
+            t.tool.id
+        );
         let findings = check_tool(&mut g, &ex, t.tool);
         if !findings.is_empty() {
             failed.push(format!("{}:\n    {}", t.tool.id, findings.join("\n    ")));
         }
     }
-    assert!(failed.is_empty(), "{} of {} tools answer with results that contradict the call:\n{}", failed.len(), catalog.tool_count(), failed.join("\n"));
+    assert!(
+        failed.is_empty(),
+        "{} of {} tools answer with results that contradict the call:\n{}",
+        failed.len(),
+        catalog.tool_count(),
+        failed.join("\n")
+    );
 }
 
 #[test]
@@ -494,7 +563,9 @@ fn the_realistic_bad_variant_answers_exactly_as_the_written_catalog() {
     let good = load_catalog(&repo().join("registries/workspace")).unwrap();
     let bad = load_catalog(&repo().join("registries/workspace-realistic-bad")).unwrap();
     for t in good.tools() {
-        let b = bad.get(&t.tool.id).unwrap_or_else(|| panic!("{} missing from the bad variant", t.tool.id));
+        let b = bad
+            .get(&t.tool.id)
+            .unwrap_or_else(|| panic!("{} missing from the bad variant", t.tool.id));
         assert_eq!(b.tool.mock_response, t.tool.mock_response, "{}", t.tool.id);
     }
 }
@@ -527,22 +598,35 @@ fn validate_and_lint_name_the_file_tool_and_placeholder_of_an_unknown_parameter(
     let tmp = tempfile::tempdir().unwrap();
     let cat = tmp.path().join("cat");
     write_catalog(&cat, r#"{"repository": "{{repo}}", "deleted": true}"#);
-    for args in [vec!["validate", "--catalog", cat.to_str().unwrap()], vec!["lint", cat.to_str().unwrap()]] {
+    for args in
+        [vec!["validate", "--catalog", cat.to_str().unwrap()], vec!["lint", cat.to_str().unwrap()]]
+    {
         let cmd = args[0];
         let o = toolpick(&args, tmp.path());
         assert_eq!(o.status.code(), Some(2), "{cmd}: {}{}", stdout(&o), stderr(&o));
         let err = stderr(&o);
         assert!(err.contains("code.json:"), "{cmd} names the file: {err}");
-        assert!(err.contains("tool `code/code_branches/delete_branch`"), "{cmd} names the tool: {err}");
+        assert!(
+            err.contains("tool `code/code_branches/delete_branch`"),
+            "{cmd} names the tool: {err}"
+        );
         assert!(err.contains("mockResponse.repository"), "{cmd} names the field: {err}");
-        assert!(err.contains("`{{repo}}` names no parameter of the tool (its parameters: repository, branch)"), "{cmd}: {err}");
+        assert!(
+            err.contains(
+                "`{{repo}}` names no parameter of the tool (its parameters: repository, branch)"
+            ),
+            "{cmd}: {err}"
+        );
     }
     // The same catalog with a declared parameter is fine, and a static tool keeps `{{repo}}` as text.
     write_catalog(&cat, r#"{"repository": "{{repository}}", "deleted": true}"#);
     let data = tmp.path().join("d.jsonl");
     std::fs::write(&data, r#"{"id": "d1", "query": "Delete old in web-app", "kind": "single", "expected": [{"tool": "code/code_branches/delete_branch", "arguments": {"repository": ["web-app"], "branch": ["old"]}}], "category": "code", "tags": []}
 "#).unwrap();
-    let o = toolpick(&["validate", "--catalog", cat.to_str().unwrap(), "--dataset", data.to_str().unwrap()], tmp.path());
+    let o = toolpick(
+        &["validate", "--catalog", cat.to_str().unwrap(), "--dataset", data.to_str().unwrap()],
+        tmp.path(),
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(cat.join("code.json"))
         .unwrap()
@@ -551,8 +635,14 @@ fn validate_and_lint_name_the_file_tool_and_placeholder_of_an_unknown_parameter(
     let c = load_catalog(&cat).unwrap();
     let ex = Executor::new(&c).unwrap();
     assert_eq!(
-        ex.execute("code/code_branches/delete_branch", &json!({"repository": "billing-api", "branch": "old"})),
-        Execution::Ok { response: json!({"repository": "{{repo}}", "deleted": true}), mock: MockMode::Static }
+        ex.execute(
+            "code/code_branches/delete_branch",
+            &json!({"repository": "billing-api", "branch": "old"})
+        ),
+        Execution::Ok {
+            response: json!({"repository": "{{repo}}", "deleted": true}),
+            mock: MockMode::Static
+        }
     );
 }
 
@@ -590,12 +680,20 @@ fn the_issue_example_echoes_the_call_and_the_trial_records_a_templated_result() 
     assert!(o.status.success(), "{}", stderr(&o));
     let trial: Value = trials_with_transcripts(&out.join("r")).remove(0);
     assert_eq!(trial["calls"][0]["record"]["mock"], "templated", "{}", trial["calls"]);
-    let result = trial["transcript"].as_array().unwrap().iter().find(|m| m["role"] == "tool").expect("a tool result")["content"]
+    let result = trial["transcript"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .expect("a tool result")["content"]
         .as_str()
         .unwrap()
         .to_string();
     let result: Value = serde_json::from_str(&result).unwrap();
-    assert_eq!(result, json!({"repository": "billing-api", "branch": "feature/old-checkout", "deleted": true}));
+    assert_eq!(
+        result,
+        json!({"repository": "billing-api", "branch": "feature/old-checkout", "deleted": true})
+    );
 }
 
 #[test]
@@ -617,7 +715,10 @@ fn imported_mock_responses_stay_verbatim_and_trials_mark_them_static() {
     assert_eq!(tool.mock_mode, MockMode::Static);
     let ex = Executor::new(&imported.catalog).unwrap();
     let verbatim = json!({"id": "{{id}}", "name": "Widget {{size}"});
-    assert_eq!(ex.execute(&tool.id, &json!({"id": "x9"})), Execution::Ok { response: verbatim.clone(), mock: MockMode::Static });
+    assert_eq!(
+        ex.execute(&tool.id, &json!({"id": "x9"})),
+        Execution::Ok { response: verbatim.clone(), mock: MockMode::Static }
+    );
 
     // Written as native files, the tool stays static (and loads, although `{{id}}` is no placeholder of it).
     let native = tmp.path().join("native");
@@ -630,10 +731,28 @@ fn imported_mock_responses_stay_verbatim_and_trials_mark_them_static() {
     let out = tmp.path().join("out");
     let spec = format!("stabletoolbench:{}", src.display());
     let o = toolpick(
-        &["run", "--dataset", &spec, "--backends", "oracle", "--variants", "good", "--layouts", "flat", "--out", out.to_str().unwrap(), "--run-id", "s", "-q"],
+        &[
+            "run",
+            "--dataset",
+            &spec,
+            "--backends",
+            "oracle",
+            "--variants",
+            "good",
+            "--layouts",
+            "flat",
+            "--out",
+            out.to_str().unwrap(),
+            "--run-id",
+            "s",
+            "-q",
+        ],
         &repo(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    let trial: Value = serde_json::from_str(std::fs::read_to_string(out.join("s/trials.jsonl")).unwrap().lines().next().unwrap()).unwrap();
+    let trial: Value = serde_json::from_str(
+        std::fs::read_to_string(out.join("s/trials.jsonl")).unwrap().lines().next().unwrap(),
+    )
+    .unwrap();
     assert_eq!(trial["calls"][0]["record"]["mock"], "static", "{}", trial["calls"]);
 }

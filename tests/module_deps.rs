@@ -40,15 +40,46 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("score", &["record", "dataset", "text"]),
     ("layout", &["catalog", "record", "exec", "protocol", "text", "error"]),
     ("agent", &["layout", "record", "dataset", "protocol", "text", "error", "redact", "rules"]),
-    ("judge", &["agent", "text", "score", "record", "dataset", "protocol", "error", "redact", "rules"]),
+    (
+        "judge",
+        &["agent", "text", "score", "record", "dataset", "protocol", "error", "redact", "rules"],
+    ),
     ("analysis", &["score", "record", "catalog", "dataset", "error", "files"]),
     ("report", &["analysis", "score", "record", "protocol", "error", "crashpoint", "files"]),
     ("compare", &["analysis", "report", "score", "record"]),
     ("gate", &["analysis", "compare"]),
     ("mcp", &["catalog", "dataset", "record", "protocol", "error", "files"]),
-    ("run", &["agent", "judge", "text", "layout", "exec", "mcp", "score", "record", "catalog", "dataset", "lint", "protocol", "tokens", "error", "redact", "rules", "crashpoint", "files"]),
+    (
+        "run",
+        &[
+            "agent",
+            "judge",
+            "text",
+            "layout",
+            "exec",
+            "mcp",
+            "score",
+            "record",
+            "catalog",
+            "dataset",
+            "lint",
+            "protocol",
+            "tokens",
+            "error",
+            "redact",
+            "rules",
+            "crashpoint",
+            "files",
+        ],
+    ),
     ("mock", &["agent", "layout", "dataset", "protocol", "redact"]),
-    ("cli", &["run", "analysis", "report", "compare", "gate", "mock", "mcp", "judge", "agent", "layout", "catalog", "dataset", "lint", "error", "redact", "rules", "files"]),
+    (
+        "cli",
+        &[
+            "run", "analysis", "report", "compare", "gate", "mock", "mcp", "judge", "agent",
+            "layout", "catalog", "dataset", "lint", "error", "redact", "rules", "files",
+        ],
+    ),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
@@ -67,7 +98,8 @@ fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
 /// (`use crate::{run::Trial, layout::{self, X}}` → `run::Trial`, `layout`).
 fn crate_paths(text: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
-    let code: String = text.lines().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n");
+    let code: String =
+        text.lines().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n");
     let mut rest = code.as_str();
     while let Some(i) = rest.find("crate::") {
         rest = &rest[i + "crate::".len()..];
@@ -93,7 +125,8 @@ fn crate_paths(text: &str) -> BTreeSet<String> {
             }
             continue;
         }
-        let path: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':').collect();
+        let path: String =
+            rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':').collect();
         out.insert(head(path.trim_end_matches(':')));
     }
     out
@@ -161,7 +194,10 @@ fn every_module_is_placed_in_the_layers() {
     let placed: BTreeSet<&str> = LAYERS.iter().map(|(m, _)| *m).collect();
     let present: BTreeSet<String> = modules(&src()).into_keys().collect();
     let unplaced: Vec<&String> = present.iter().filter(|m| !placed.contains(m.as_str())).collect();
-    assert!(unplaced.is_empty(), "modules missing from LAYERS in tests/module_deps.rs (place each where it belongs): {unplaced:?}");
+    assert!(
+        unplaced.is_empty(),
+        "modules missing from LAYERS in tests/module_deps.rs (place each where it belongs): {unplaced:?}"
+    );
     let gone: Vec<&&str> = placed.iter().filter(|m| !present.contains(**m)).collect();
     assert!(gone.is_empty(), "LAYERS names modules that no longer exist: {gone:?}");
 }
@@ -177,13 +213,18 @@ fn every_import_is_allowed_by_the_layers() {
         })
         .map(|(_, file, path)| format!("src/{file} imports crate::{path}"))
         .collect();
-    assert!(bad.is_empty(), "imports that run against the layering (move what is needed down, e.g. into `record`, instead):\n{}", bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "imports that run against the layering (move what is needed down, e.g. into `record`, instead):\n{}",
+        bad.join("\n")
+    );
 }
 
 #[test]
 fn the_layers_have_no_cycle() {
     // Kahn's algorithm: repeatedly remove a module all of whose allowed imports are removed already.
-    let mut left: BTreeMap<&str, BTreeSet<&str>> = LAYERS.iter().map(|(m, deps)| (*m, deps.iter().copied().collect())).collect();
+    let mut left: BTreeMap<&str, BTreeSet<&str>> =
+        LAYERS.iter().map(|(m, deps)| (*m, deps.iter().copied().collect())).collect();
     while let Some(free) = left.iter().find(|(_, deps)| deps.is_empty()).map(|(m, _)| *m) {
         left.remove(free);
         for deps in left.values_mut() {
@@ -198,7 +239,10 @@ fn readers_of_trial_records_may_not_import_their_producers() {
     for (m, deps) in LAYERS {
         if READERS.contains(m) {
             let bad: Vec<&&str> = deps.iter().filter(|d| PRODUCERS.contains(d)).collect();
-            assert!(bad.is_empty(), "{m} may not import {bad:?}: scoring and reports are pure functions of trial records");
+            assert!(
+                bad.is_empty(),
+                "{m} may not import {bad:?}: scoring and reports are pure functions of trial records"
+            );
         }
     }
     let producers_of_records_below_readers = LAYERS.iter().find(|(m, _)| *m == "record").unwrap().1;
@@ -210,7 +254,10 @@ fn readers_of_trial_records_may_not_import_their_producers() {
 #[test]
 fn the_table_is_not_wider_than_the_code() {
     // An allowed edge nobody uses is a door left open: keep the table to what the code does.
-    let used: BTreeSet<(String, String)> = imports(&src()).into_iter().map(|(m, _, p)| (m, p.split("::").next().unwrap_or_default().to_string())).collect();
+    let used: BTreeSet<(String, String)> = imports(&src())
+        .into_iter()
+        .map(|(m, _, p)| (m, p.split("::").next().unwrap_or_default().to_string()))
+        .collect();
     let unused: Vec<String> = LAYERS
         .iter()
         .flat_map(|(m, deps)| deps.iter().map(move |d| (m.to_string(), d.to_string())))
@@ -224,7 +271,11 @@ fn the_table_is_not_wider_than_the_code() {
 fn the_path_reader_sees_plain_grouped_and_nested_imports() {
     let text = "use crate::run::Trial;\nuse crate::{agent::StopReason, layout::{self, CallRecord}};\n// use crate::exec::Hidden;\nfn f() { crate::layout::flat::stable_hash(b\"\"); crate::agent::StopReason::Answered; }";
     let got = crate_paths(text);
-    let want: BTreeSet<String> = ["run::Trial", "agent::StopReason", "layout", "layout::flat::stable_hash"].iter().map(|s| s.to_string()).collect();
+    let want: BTreeSet<String> =
+        ["run::Trial", "agent::StopReason", "layout", "layout::flat::stable_hash"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
     assert_eq!(got, want);
 }
 
@@ -234,7 +285,8 @@ fn the_path_reader_sees_plain_grouped_and_nested_imports() {
 fn analysis_paths(text: &str) -> Vec<String> {
     fn expand(prefix: &str, rest: &str, out: &mut Vec<String>) -> usize {
         // Returns how many bytes of `rest` the path took.
-        let path: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':').collect();
+        let path: String =
+            rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':').collect();
         let mut used = path.len();
         let full = format!("{prefix}{path}");
         if let Some(group) = rest[used..].strip_prefix('{') {
@@ -271,7 +323,8 @@ fn analysis_paths(text: &str) -> Vec<String> {
         out.push(full.trim_end_matches(':').to_string());
         used
     }
-    let code: String = text.lines().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n");
+    let code: String =
+        text.lines().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n");
     let mut out = Vec::new();
     let mut rest = code.as_str();
     while let Some(i) = rest.find("crate::analysis") {
@@ -311,14 +364,27 @@ fn renderers_only_read_the_analysis() {
             bad.push(format!("src/{rel} reaches the analysis through the pipeline (`super::`)"));
         }
     }
-    assert!(bad.is_empty(), "renderers compute nothing: they may name analysis types and constants, never call analysis functions (compute it in `crate::analysis` and read it from `RunAnalysis`):\n{}", bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "renderers compute nothing: they may name analysis types and constants, never call analysis functions (compute it in `crate::analysis` and read it from `RunAnalysis`):\n{}",
+        bad.join("\n")
+    );
 }
 
 #[test]
 fn the_analysis_rule_sees_calls_modules_and_groups() {
     let text = "use crate::analysis::cells::{CellSummary, KindRates};\nuse crate::analysis::confusion;\n// crate::analysis::hidden::f()\nfn f() { crate::analysis::ablation::effects(a, b); let x: crate::analysis::tools::ToolRow; crate::analysis::BOOTSTRAP_RESAMPLES; crate::analysis::cells::CellSummary::key(c); }\nuse crate::analysis as a;";
     let paths = analysis_paths(text);
-    let want = ["analysis::cells::CellSummary", "analysis::cells::KindRates", "analysis::confusion", "analysis::ablation::effects", "analysis::tools::ToolRow", "analysis::BOOTSTRAP_RESAMPLES", "analysis::cells::CellSummary::key", "analysis"];
+    let want = [
+        "analysis::cells::CellSummary",
+        "analysis::cells::KindRates",
+        "analysis::confusion",
+        "analysis::ablation::effects",
+        "analysis::tools::ToolRow",
+        "analysis::BOOTSTRAP_RESAMPLES",
+        "analysis::cells::CellSummary::key",
+        "analysis",
+    ];
     assert_eq!(paths, want);
     let allowed: Vec<bool> = paths.iter().map(|p| names_only_data(p)).collect();
     assert_eq!(allowed, [true, true, false, false, true, true, false, false]);
@@ -334,4 +400,3 @@ fn the_analysis_sits_below_every_reader_that_reads_it() {
     let gate = LAYERS.iter().find(|(m, _)| *m == "gate").unwrap().1;
     assert!(!gate.contains(&"report"), "gate reads analyses and comparisons, not report internals");
 }
-

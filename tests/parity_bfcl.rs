@@ -18,7 +18,8 @@ use std::process::Command;
 /// BFCL's scalar types (the nested mutations change values declared as one of these).
 const SCALARS: [&str; 4] = ["integer", "float", "string", "boolean"];
 
-const AST: [&str; 6] = ["simple_python", "multiple", "parallel", "parallel_multiple", "live_simple", "live_multiple"];
+const AST: [&str; 6] =
+    ["simple_python", "multiple", "parallel", "parallel_multiple", "live_simple", "live_multiple"];
 
 struct Record {
     id: String,
@@ -42,7 +43,10 @@ fn records(dir: &Path) -> Vec<Record> {
         if let Ok(text) = std::fs::read_to_string(dir.join("possible_answer").join(&name)) {
             for l in text.lines().filter(|l| !l.trim().is_empty()) {
                 let v: Value = serde_json::from_str(l).unwrap();
-                answers.insert(v["id"].as_str().unwrap().into(), v["ground_truth"].as_array().unwrap().clone());
+                answers.insert(
+                    v["id"].as_str().unwrap().into(),
+                    v["ground_truth"].as_array().unwrap().clone(),
+                );
             }
         }
         for l in std::fs::read_to_string(&f).unwrap().lines().filter(|l| !l.trim().is_empty()) {
@@ -105,9 +109,15 @@ fn correct(r: &Record) -> Vec<(Vec<Param>, usize, usize)> {
         .iter()
         .map(|call| {
             let (name, args) = call.as_object().unwrap().iter().next().unwrap();
-            let doc = r.functions.iter().find(|f| f["name"] == *name).cloned().unwrap_or(Value::Null);
+            let doc =
+                r.functions.iter().find(|f| f["name"] == *name).cloned().unwrap_or(Value::Null);
             let props = doc["parameters"]["properties"].as_object().cloned().unwrap_or_default();
-            let required: Vec<&str> = doc["parameters"]["required"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+            let required: Vec<&str> = doc["parameters"]["required"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
             let args = args.as_object().unwrap();
             let params = args
                 .iter()
@@ -117,10 +127,18 @@ fn correct(r: &Record) -> Vec<(Vec<Param>, usize, usize)> {
                         return None;
                     }
                     let schema = props.get(p).cloned().unwrap_or(Value::Null);
-                    resolve(acc).map(|v| Param { value: concrete(v, &schema), schema, required: required.contains(&p.as_str()), acceptable: acc.clone() })
+                    resolve(acc).map(|v| Param {
+                        value: concrete(v, &schema),
+                        schema,
+                        required: required.contains(&p.as_str()),
+                        acceptable: acc.clone(),
+                    })
                 })
                 .collect();
-            let optional_in_truth = args.keys().filter(|p| props.contains_key(*p) && !required.contains(&p.as_str())).count();
+            let optional_in_truth = args
+                .keys()
+                .filter(|p| props.contains_key(*p) && !required.contains(&p.as_str()))
+                .count();
             (params, props.keys().filter(|p| !args.contains_key(*p)).count(), optional_in_truth)
         })
         .collect()
@@ -146,7 +164,11 @@ fn applicable(r: &Record) -> Vec<&'static str> {
             return m;
         }
         "live_relevance" => {
-            return if has_fn { vec!["correct", "no_call", "relevance_malformed", "relevance_invented"] } else { vec!["no_call"] };
+            return if has_fn {
+                vec!["correct", "no_call", "relevance_malformed", "relevance_invented"]
+            } else {
+                vec!["no_call"]
+            };
         }
         c => assert!(AST.contains(&c), "{}: unknown category {c}", r.id),
     }
@@ -156,11 +178,17 @@ fn applicable(r: &Record) -> Vec<&'static str> {
     let names: BTreeSet<&str> = r.functions.iter().filter_map(|f| f["name"].as_str()).collect();
     let many = calls.len() >= 2;
     let array = |p: &Param| matches!(ty(p).as_str(), "array" | "tuple");
-    let items = |p: &Param, f: &dyn Fn(&Value, &Value) -> bool| array(p) && p.value.as_array().is_some_and(|a| a.iter().any(|x| f(x, &p.schema["items"])));
-    let keys = |p: &Param, f: &dyn Fn(&Value, &Value) -> bool| {
-        ty(p) == "dict" && p.value.as_object().is_some_and(|o| o.iter().any(|(k, x)| f(x, &p.schema["properties"][k])))
+    let items = |p: &Param, f: &dyn Fn(&Value, &Value) -> bool| {
+        array(p) && p.value.as_array().is_some_and(|a| a.iter().any(|x| f(x, &p.schema["items"])))
     };
-    let scalar = |x: &Value, s: &Value| !x.is_null() && SCALARS.contains(&s["type"].as_str().unwrap_or(""));
+    let keys = |p: &Param, f: &dyn Fn(&Value, &Value) -> bool| {
+        ty(p) == "dict"
+            && p.value
+                .as_object()
+                .is_some_and(|o| o.iter().any(|(k, x)| f(x, &p.schema["properties"][k])))
+    };
+    let scalar =
+        |x: &Value, s: &Value| !x.is_null() && SCALARS.contains(&s["type"].as_str().unwrap_or(""));
     let int = |x: &Value| x.is_i64() || x.is_u64();
     let rules: [(&str, bool); 37] = [
         ("correct", true),
@@ -174,16 +202,36 @@ fn applicable(r: &Record) -> Vec<&'static str> {
         ("wrong_type", any(&|p| !p.value.is_null())),
         ("wrong_value", any(&|p| !p.value.is_null() && !p.value.is_object())),
         ("int_for_float", any(&|p| ty(p) == "float" && integral_float(&p.value))),
-        ("float_for_int_literal", any(&|p| ty(p) == "float" && (p.value.is_i64() || p.value.is_u64()))),
+        (
+            "float_for_int_literal",
+            any(&|p| ty(p) == "float" && (p.value.is_i64() || p.value.is_u64())),
+        ),
         ("float_for_int", any(&|p| ty(p) == "integer" && (p.value.is_i64() || p.value.is_u64()))),
         (
             "int_for_float_in_array",
-            any(&|p| matches!(ty(p).as_str(), "array" | "tuple") && p.schema["items"]["type"] == "float" && p.value.as_array().is_some_and(|a| a.iter().any(integral_float))),
+            any(&|p| {
+                matches!(ty(p).as_str(), "array" | "tuple")
+                    && p.schema["items"]["type"] == "float"
+                    && p.value.as_array().is_some_and(|a| a.iter().any(integral_float))
+            }),
         ),
-        ("string_case", any(&|p| p.value.as_str().is_some_and(|s| s.chars().any(|c| c.is_ascii_alphabetic())))),
+        (
+            "string_case",
+            any(&|p| p.value.as_str().is_some_and(|s| s.chars().any(|c| c.is_ascii_alphabetic()))),
+        ),
         ("string_punct", any(&|p| p.value.as_str().is_some_and(|s| !s.is_empty()))),
-        ("string_quote", any(&|p| has_quote(&p.value) || p.value.as_array().is_some_and(|a| a.iter().any(has_quote)))),
-        ("reordered_list", any(&|p| p.value.as_array().is_some_and(|a| a.len() >= 2 && a.iter().any(|x| *x != a[0])))),
+        (
+            "string_quote",
+            any(&|p| {
+                has_quote(&p.value) || p.value.as_array().is_some_and(|a| a.iter().any(has_quote))
+            }),
+        ),
+        (
+            "reordered_list",
+            any(&|p| {
+                p.value.as_array().is_some_and(|a| a.len() >= 2 && a.iter().any(|x| *x != a[0]))
+            }),
+        ),
         ("extra_call", true),
         ("fewer_calls", many),
         ("no_call", true),
@@ -191,12 +239,31 @@ fn applicable(r: &Record) -> Vec<&'static str> {
         ("malformed_json", true),
         ("array_item_retyped", any(&|p| items(p, &scalar))),
         ("array_item_float_for_int", any(&|p| items(p, &|x, s| int(x) && s["type"] == "integer"))),
-        ("array_item_enum_case", any(&|p| items(p, &|x, s| s.get("enum").is_some() && x.as_str().is_some_and(|t| t.chars().any(|c| c.is_ascii_alphabetic()))))),
+        (
+            "array_item_enum_case",
+            any(&|p| {
+                items(p, &|x, s| {
+                    s.get("enum").is_some()
+                        && x.as_str().is_some_and(|t| t.chars().any(|c| c.is_ascii_alphabetic()))
+                })
+            }),
+        ),
         ("dict_value_retyped", any(&|p| keys(p, &scalar))),
-        ("dict_value_float_for_int", any(&|p| keys(p, &|x, s| int(x) && (s["type"] == "integer" || s.get("type").is_none())))),
+        (
+            "dict_value_float_for_int",
+            any(&|p| {
+                keys(p, &|x, s| int(x) && (s["type"] == "integer" || s.get("type").is_none()))
+            }),
+        ),
         ("null_optional", calls.iter().any(|(_, _, optional)| *optional > 0)),
-        ("extra_rejected_before", any(&|p| !p.value.is_null() && p.schema.get("type").is_some_and(|t| t != "any"))),
-        ("extra_rejected_after", any(&|p| !p.value.is_null() && p.schema.get("type").is_some_and(|t| t != "any"))),
+        (
+            "extra_rejected_before",
+            any(&|p| !p.value.is_null() && p.schema.get("type").is_some_and(|t| t != "any")),
+        ),
+        (
+            "extra_rejected_after",
+            any(&|p| !p.value.is_null() && p.schema.get("type").is_some_and(|t| t != "any")),
+        ),
         ("extra_malformed_before", true),
         ("extra_malformed_after", true),
         ("extra_invented_before", true),
@@ -236,8 +303,18 @@ fn toolpick_agrees_with_bfcl_checker_except_for_documented_differences() {
     let mut reader = csv::Reader::from_path(&csv_path).unwrap();
     let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
     let h = reader.headers().unwrap().clone();
-    let col = |name: &str| h.iter().position(|c| c == name).unwrap_or_else(|| panic!("parity.csv has no `{name}` column"));
-    let (rec, mutation, bv, tv, agree) = (col("record"), col("mutation"), col("bfcl_verdict"), col("toolpick_verdict"), col("agree"));
+    let col = |name: &str| {
+        h.iter()
+            .position(|c| c == name)
+            .unwrap_or_else(|| panic!("parity.csv has no `{name}` column"))
+    };
+    let (rec, mutation, bv, tv, agree) = (
+        col("record"),
+        col("mutation"),
+        col("bfcl_verdict"),
+        col("toolpick_verdict"),
+        col("agree"),
+    );
     let mut got: BTreeMap<String, usize> = BTreeMap::new();
     for r in &rows {
         *got.entry(r[mutation].to_string()).or_default() += 1;
@@ -245,9 +322,15 @@ fn toolpick_agrees_with_bfcl_checker_except_for_documented_differences() {
     assert_eq!(got, want, "rows per mutation");
 
     // The correct answer: BFCL passes it on every record, and toolpick agrees on every record it imported.
-    let imported: BTreeSet<String> =
-        toolpick::dataset::importers::import("bfcl", &bfcl).unwrap().dataset.tasks.into_iter().map(|t| t.id).collect();
-    let correct: Vec<&csv::StringRecord> = rows.iter().filter(|r| &r[mutation] == "correct").collect();
+    let imported: BTreeSet<String> = toolpick::dataset::importers::import("bfcl", &bfcl)
+        .unwrap()
+        .dataset
+        .tasks
+        .into_iter()
+        .map(|t| t.id)
+        .collect();
+    let correct: Vec<&csv::StringRecord> =
+        rows.iter().filter(|r| &r[mutation] == "correct").collect();
     assert_eq!(correct.len(), recs.len());
     for r in &correct {
         assert_eq!(&r[bv], "pass", "BFCL rejects the generated correct answer of {}", &r[rec]);
@@ -257,6 +340,10 @@ fn toolpick_agrees_with_bfcl_checker_except_for_documented_differences() {
             assert_eq!(&r[tv], "not_imported", "{}", &r[rec]);
         }
     }
-    assert!(o.status.success(), "parity run failed (exit {:?}): a disagreement with BFCL that is not documented, a record lost \
-         without a reason, or a system message the imported task dropped:\n{log}", o.status.code());
+    assert!(
+        o.status.success(),
+        "parity run failed (exit {:?}): a disagreement with BFCL that is not documented, a record lost \
+         without a reason, or a system message the imported task dropped:\n{log}",
+        o.status.code()
+    );
 }

@@ -16,10 +16,30 @@ fn read(path: &std::path::Path) -> DataFrame {
 #[test]
 fn parquet_files_hold_the_trials_and_the_summary_with_types() {
     let tmp = tempfile::tempdir().unwrap();
-    let o = toolpick(&["run", "--out", tmp.path().to_str().unwrap(), "--run-id", "r", "--quiet", "--variants", "good", "--layouts", "flat", "--backends", "lexical,oracle"], &repo());
+    let o = toolpick(
+        &[
+            "run",
+            "--out",
+            tmp.path().to_str().unwrap(),
+            "--run-id",
+            "r",
+            "--quiet",
+            "--variants",
+            "good",
+            "--layouts",
+            "flat",
+            "--backends",
+            "lexical,oracle",
+        ],
+        &repo(),
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let dir = tmp.path().join("r");
-    let records: Vec<Value> = std::fs::read_to_string(dir.join("trials.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let records: Vec<Value> = std::fs::read_to_string(dir.join("trials.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
 
     let trials = read(&dir.join("trials.parquet"));
     assert_eq!(trials.height(), records.len());

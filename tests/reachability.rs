@@ -13,7 +13,18 @@ const LAYOUTS: &str = "flat,progressive,progressive-oss,search";
 
 /// Run the oracle in all four layouts (plus `extra` flags) and return the trials.
 fn oracle_trials(args: &[&str], extra: &[&str], out: &Path, run_id: &str) -> Vec<Value> {
-    let mut all = vec!["run", "--backends", "oracle", "--layouts", LAYOUTS, "--out", out.to_str().unwrap(), "--run-id", run_id, "-q"];
+    let mut all = vec![
+        "run",
+        "--backends",
+        "oracle",
+        "--layouts",
+        LAYOUTS,
+        "--out",
+        out.to_str().unwrap(),
+        "--run-id",
+        run_id,
+        "-q",
+    ];
     all.extend_from_slice(args);
     all.extend_from_slice(extra);
     let o = toolpick(&all, &repo());
@@ -31,12 +42,30 @@ fn assert_oracle_passes_everywhere(what: &str, args: &[&str], min_tasks: usize) 
         let failed: Vec<String> = played
             .iter()
             .filter(|t| t["score"]["pass"] != true)
-            .map(|t| format!("{} {} {}: {} {}", t["variant"], t["layout"], t["task_id"], t["score"]["error_type"], t["score"]["error_detail"]))
+            .map(|t| {
+                format!(
+                    "{} {} {}: {} {}",
+                    t["variant"],
+                    t["layout"],
+                    t["task_id"],
+                    t["score"]["error_type"],
+                    t["score"]["error_detail"]
+                )
+            })
             .collect();
-        assert!(failed.is_empty(), "{what} ({run_id}): the oracle failed {} of {} trials:\n{}", failed.len(), played.len(), failed.join("\n"));
+        assert!(
+            failed.is_empty(),
+            "{what} ({run_id}): the oracle failed {} of {} trials:\n{}",
+            failed.len(),
+            played.len(),
+            failed.join("\n")
+        );
         for layout in LAYOUTS.split(',') {
             let n = played.iter().filter(|t| t["layout"] == layout).count();
-            assert!(n >= min_tasks, "{what} ({run_id}): only {n} trials in layout {layout}, expected at least {min_tasks}");
+            assert!(
+                n >= min_tasks,
+                "{what} ({run_id}): only {n} trials in layout {layout}, expected at least {min_tasks}"
+            );
         }
     }
 }
@@ -89,7 +118,12 @@ fn write_stop_word_catalog(dir: &Path) -> PathBuf {
     };
     let tools = [
         tool("me", "", "", ""),
-        tool("it", "", r#""ticket_key": {"type": "string", "description": "Ticket key."}"#, r#""ticket_key""#),
+        tool(
+            "it",
+            "",
+            r#""ticket_key": {"type": "string", "description": "Ticket key."}"#,
+            r#""ticket_key""#,
+        ),
         tool(
             "get_profile",
             "Read the profile of a user of the help desk by e-mail address.",
@@ -126,15 +160,34 @@ fn tools_named_only_with_stop_words_are_found_in_every_layout() {
     let cat = write_stop_word_catalog(tmp.path());
     let data = tmp.path().join("tasks.jsonl");
     std::fs::write(&data, STOP_WORD_TASKS).unwrap();
-    let args = ["--catalog", cat.to_str().unwrap(), "--dataset", data.to_str().unwrap(), "--variants", "good,bad"];
+    let args = [
+        "--catalog",
+        cat.to_str().unwrap(),
+        "--dataset",
+        data.to_str().unwrap(),
+        "--variants",
+        "good,bad",
+    ];
     let trials = oracle_trials(&args, &[], tmp.path(), "r");
     assert_eq!(trials.len(), 3 * 2 * 4, "3 tasks × 2 variants × 4 layouts");
     for t in &trials {
-        assert_eq!(t["score"]["pass"], true, "{} {} {}: {}", t["variant"], t["layout"], t["task_id"], t["score"]["error_detail"]);
+        assert_eq!(
+            t["score"]["pass"], true,
+            "{} {} {}: {}",
+            t["variant"], t["layout"], t["task_id"], t["score"]["error_detail"]
+        );
     }
     // The search the oracle made for `me` returned it (not just: the call went through).
-    let search = trials.iter().find(|t| t["task_id"] == "who" && t["layout"] == "search" && t["variant"] == "good").unwrap();
-    let result = search["transcript"].as_array().unwrap().iter().find(|m| m["role"] == "tool" && m["name"] == "search_tools").unwrap();
+    let search = trials
+        .iter()
+        .find(|t| t["task_id"] == "who" && t["layout"] == "search" && t["variant"] == "good")
+        .unwrap();
+    let result = search["transcript"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool" && m["name"] == "search_tools")
+        .unwrap();
     let found: Value = serde_json::from_str(result["content"].as_str().unwrap()).unwrap();
     assert_eq!(found["tools"][0]["name"], "me", "{found}");
 }
@@ -166,11 +219,20 @@ fn lint_and_validate_flag_descriptions_without_content_words() {
     let o = toolpick(&["lint", "cat", "--format", "sarif", "--fail-on", "never"], tmp.path());
     let sarif: Value = serde_json::from_str(&stdout(&o)).unwrap();
     let rules = sarif["runs"][0]["tool"]["driver"]["rules"].as_array().unwrap();
-    let index = rules.iter().position(|r| r["id"] == "TP-D006").expect("TP-D006 in the SARIF rule table");
-    let results: Vec<&Value> = sarif["runs"][0]["results"].as_array().unwrap().iter().filter(|r| r["ruleId"] == "TP-D006").collect();
+    let index =
+        rules.iter().position(|r| r["id"] == "TP-D006").expect("TP-D006 in the SARIF rule table");
+    let results: Vec<&Value> = sarif["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["ruleId"] == "TP-D006")
+        .collect();
     assert_eq!(results.len(), 2);
     assert_eq!(results[0]["ruleIndex"], index);
-    assert_eq!(results[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], "cat/helpdesk.json");
+    assert_eq!(
+        results[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        "cat/helpdesk.json"
+    );
     // validate: the input is valid (exit 0), and each such tool is named with file and line.
     std::fs::write(tmp.path().join("tasks.jsonl"), STOP_WORD_TASKS).unwrap();
     let o = toolpick(&["validate", "--catalog", "cat", "--dataset", "tasks.jsonl"], tmp.path());
@@ -178,7 +240,13 @@ fn lint_and_validate_flag_descriptions_without_content_words() {
     let out = stdout(&o);
     let warnings: Vec<&str> = out.lines().filter(|l| l.starts_with("warning:")).collect();
     assert_eq!(warnings.len(), 2, "{out}");
-    assert!(warnings[0].contains("cat/helpdesk.json:") && warnings[0].contains("`helpdesk/account/me`") && warnings[0].contains("TP-D006"), "{}", warnings[0]);
+    assert!(
+        warnings[0].contains("cat/helpdesk.json:")
+            && warnings[0].contains("`helpdesk/account/me`")
+            && warnings[0].contains("TP-D006"),
+        "{}",
+        warnings[0]
+    );
     // The bundled catalog has no such tool, and validate stays quiet on it.
     let o = toolpick(&["validate"], &repo());
     assert!(o.status.success(), "{}", stderr(&o));

@@ -24,7 +24,9 @@ fn base64(bytes: &[u8]) -> String {
     const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::new();
     for c in bytes.chunks(3) {
-        let n = (c[0] as u32) << 16 | (*c.get(1).unwrap_or(&0) as u32) << 8 | *c.get(2).unwrap_or(&0) as u32;
+        let n = (c[0] as u32) << 16
+            | (*c.get(1).unwrap_or(&0) as u32) << 8
+            | *c.get(2).unwrap_or(&0) as u32;
         for i in 0..4 {
             out.push(if i <= c.len() { A[(n >> (18 - 6 * i) & 63) as usize] as char } else { '=' });
         }
@@ -35,7 +37,14 @@ fn base64(bytes: &[u8]) -> String {
 /// Key shapes: the classic `sk-`, with `/`, with `+` and `=`, hex-looking, and long random ones over
 /// an alphabet with every URL- and JSON-sensitive character a key uses.
 fn key_shapes() -> Vec<String> {
-    let mut keys: Vec<String> = [SECRET, "sk-live-ab/cd/ef/0123456789xyz", "Ab+Cd+Ef0123456789xyz+/==", "9f8e7d6c5b4a392817060f1e2d3c4b5a"].map(String::from).to_vec();
+    let mut keys: Vec<String> = [
+        SECRET,
+        "sk-live-ab/cd/ef/0123456789xyz",
+        "Ab+Cd+Ef0123456789xyz+/==",
+        "9f8e7d6c5b4a392817060f1e2d3c4b5a",
+    ]
+    .map(String::from)
+    .to_vec();
     let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_/+=.";
     let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
     for len in [40, 96] {
@@ -60,16 +69,51 @@ fn key_shapes() -> Vec<String> {
 fn needles(key: &str) -> Vec<String> {
     let hex: String = key.bytes().map(|b| format!("{b:02x}")).collect();
     let percent: String = key.bytes().map(|b| format!("%{b:02X}")).collect();
-    let url: String = key.bytes().map(|b| if b.is_ascii_alphanumeric() || b"-._~".contains(&b) { (b as char).to_string() } else { format!("%{b:02x}") }).collect();
+    let url: String = key
+        .bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02x}")
+            }
+        })
+        .collect();
     let unicode: String = key.chars().map(|c| format!("\\u{:04x}", c as u32)).collect();
-    let html: String = key.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_string() } else { format!("&#x{:X};", c as u32) }).collect();
-    let mut out = vec![key.to_string(), hex.clone(), hex.to_uppercase(), percent.clone(), percent.to_lowercase(), unicode.clone(), unicode.replace('\\', "\\\\")];
+    let html: String =
+        key.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_string()
+                } else {
+                    format!("&#x{:X};", c as u32)
+                }
+            })
+            .collect();
+    let mut out = vec![
+        key.to_string(),
+        hex.clone(),
+        hex.to_uppercase(),
+        percent.clone(),
+        percent.to_lowercase(),
+        unicode.clone(),
+        unicode.replace('\\', "\\\\"),
+    ];
     if key.contains('/') {
         out.extend([key.replace('/', "\\/"), key.replace('/', "\\\\/")]);
     }
     if url != key {
         // The escapes' hex digits in either case, the key's own characters as they are.
-        let upper: String = key.bytes().map(|b| if b.is_ascii_alphanumeric() || b"-._~".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") }).collect();
+        let upper: String = key
+            .bytes()
+            .map(|b| {
+                if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                    (b as char).to_string()
+                } else {
+                    format!("%{b:02X}")
+                }
+            })
+            .collect();
         out.extend([url, upper]);
     }
     if html != key {
@@ -106,7 +150,9 @@ fn searchable(f: &Path) -> String {
     if f.extension().is_some_and(|e| e == "parquet") {
         use polars::prelude::*;
         use polars_io::SerReader;
-        let df = polars_io::parquet::read::ParquetReader::new(std::fs::File::open(f).unwrap()).finish().unwrap();
+        let df = polars_io::parquet::read::ParquetReader::new(std::fs::File::open(f).unwrap())
+            .finish()
+            .unwrap();
         for col in df.columns() {
             let s = col.as_materialized_series();
             for i in 0..s.len() {
@@ -138,7 +184,12 @@ fn assert_clean(dir: &Path, outputs: &[&Output], keys: &[&str]) -> (usize, usize
     }
     for o in outputs {
         for n in &needles {
-            assert!(!stdout(o).contains(n.as_str()) && !stderr(o).contains(n.as_str()), "`{n}` printed:\n{}\n{}", stdout(o), stderr(o));
+            assert!(
+                !stdout(o).contains(n.as_str()) && !stderr(o).contains(n.as_str()),
+                "`{n}` printed:\n{}\n{}",
+                stdout(o),
+                stderr(o)
+            );
         }
     }
     (checked, marked)
@@ -153,11 +204,37 @@ fn scratch() -> tempfile::TempDir {
 
 fn run_with_key(dir: &Path, url: &str, run_id: &str, key: &str, extra: &[&str]) -> Output {
     let mut args = vec![
-        "run", "--catalog", "cat", "--dataset", "ds.jsonl", "--backends", "openai", "--model", "mock", "--base-url", url, "--out", "out", "--run-id", run_id,
-        "--api-key-env", "REDACTION_TEST_KEY", "--max-attempts", "1", "--breaker", "0", "--cache-dir", "cache",
+        "run",
+        "--catalog",
+        "cat",
+        "--dataset",
+        "ds.jsonl",
+        "--backends",
+        "openai",
+        "--model",
+        "mock",
+        "--base-url",
+        url,
+        "--out",
+        "out",
+        "--run-id",
+        run_id,
+        "--api-key-env",
+        "REDACTION_TEST_KEY",
+        "--max-attempts",
+        "1",
+        "--breaker",
+        "0",
+        "--cache-dir",
+        "cache",
     ];
     args.extend_from_slice(extra);
-    std::process::Command::new(env!("CARGO_BIN_EXE_toolpick")).args(&args).env("REDACTION_TEST_KEY", key).current_dir(dir).output().unwrap()
+    std::process::Command::new(env!("CARGO_BIN_EXE_toolpick"))
+        .args(&args)
+        .env("REDACTION_TEST_KEY", key)
+        .current_dir(dir)
+        .output()
+        .unwrap()
 }
 
 fn run(dir: &Path, url: &str, run_id: &str, extra: &[&str]) -> Output {
@@ -168,7 +245,8 @@ fn run(dir: &Path, url: &str, run_id: &str, extra: &[&str]) -> Output {
 /// answers, the model list), through a run, a second run served from the cache, and `report`.
 #[test]
 fn a_key_echoed_in_every_encoding_reaches_no_output_file_cache_or_stream() {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let rt =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let keys = key_shapes();
     std::thread::scope(|scope| {
         for key in &keys {
@@ -203,7 +281,8 @@ fn a_key_echoed_in_every_encoding_reaches_no_output_file_cache_or_stream() {
 
 #[test]
 fn a_key_written_with_json_escapes_or_percent_encoded_is_removed_too() {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let rt =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     // A hand-written endpoint: a valid chat completion whose text holds the key as `\u`-escaped JSON,
     // percent-encoded in a URL and in a Basic credential; `/models` answers so the preflight passes.
     let app = Router::new().fallback(|uri: axum::http::Uri, headers: HeaderMap| async move {
@@ -228,13 +307,21 @@ fn a_key_written_with_json_escapes_or_percent_encoded_is_removed_too() {
     let o = run(dir.path(), &url, "r", &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     let trials = std::fs::read_to_string(dir.path().join("out/r/trials.jsonl")).unwrap();
-    assert!(trials.contains("key [REDACTED]; see https://x.test/?k=[REDACTED]; Basic "), "{}", &trials[..trials.len().min(2000)]);
+    assert!(
+        trials.contains("key [REDACTED]; see https://x.test/?k=[REDACTED]; Basic "),
+        "{}",
+        &trials[..trials.len().min(2000)]
+    );
     let (checked, _) = assert_clean(dir.path(), &[&o], &[SECRET]);
     assert!(checked > 10);
     // The percent-encoded form must not survive either (it is not a needle of `assert_clean`).
     let encoded: String = SECRET.bytes().map(|b| format!("%{b:02X}")).collect();
     for f in files(dir.path()) {
-        assert!(!String::from_utf8_lossy(&std::fs::read(&f).unwrap()).contains(&encoded), "{}", f.display());
+        assert!(
+            !String::from_utf8_lossy(&std::fs::read(&f).unwrap()).contains(&encoded),
+            "{}",
+            f.display()
+        );
     }
 }
 
@@ -253,19 +340,34 @@ enum Channel {
 /// of the key's variable), in a fresh directory; returns the output and whether `out` was created.
 fn run_given(channel: Channel, url: &str, key_env: Option<&str>) -> (Output, bool) {
     let dir = scratch();
-    let mut args: Vec<String> = ["run", "--catalog", "cat", "--dataset", "ds.jsonl", "--out", "out", "--run-id", "r", "-q"].map(String::from).to_vec();
+    let mut args: Vec<String> =
+        ["run", "--catalog", "cat", "--dataset", "ds.jsonl", "--out", "out", "--run-id", "r", "-q"]
+            .map(String::from)
+            .to_vec();
     let mut env: Vec<(&str, String)> = vec![];
     let model_toml = |extra: &str| format!("[[models]]\nmodel = \"mock\"\n{extra}");
     match channel {
         Channel::BaseUrlFlag => {
-            args.extend(["--backends".into(), "openai".into(), "--model".into(), "mock".into(), "--base-url".into(), url.into()]);
+            args.extend([
+                "--backends".into(),
+                "openai".into(),
+                "--model".into(),
+                "mock".into(),
+                "--base-url".into(),
+                url.into(),
+            ]);
             if let Some(k) = key_env {
                 args.extend(["--api-key-env".into(), k.into()]);
             }
         }
         Channel::BaseUrlToml => {
-            let key = key_env.map(|k| format!("api_key_env = {}\n", toml_string(k))).unwrap_or_default();
-            std::fs::write(dir.path().join("exp.toml"), model_toml(&format!("base_url = {}\n{key}", toml_string(url)))).unwrap();
+            let key =
+                key_env.map(|k| format!("api_key_env = {}\n", toml_string(k))).unwrap_or_default();
+            std::fs::write(
+                dir.path().join("exp.toml"),
+                model_toml(&format!("base_url = {}\n{key}", toml_string(url))),
+            )
+            .unwrap();
             args.extend(["--config".into(), "exp.toml".into()]);
         }
         Channel::BaseUrlEnv => {
@@ -273,18 +375,39 @@ fn run_given(channel: Channel, url: &str, key_env: Option<&str>) -> (Output, boo
             env.push(("OPENAI_BASE_URL", url.into()));
         }
         Channel::JudgeFlag => {
-            args.extend(["--backends".into(), "lexical".into(), "--judge".into(), format!("mock@{url}")]);
+            args.extend([
+                "--backends".into(),
+                "lexical".into(),
+                "--judge".into(),
+                format!("mock@{url}"),
+            ]);
             if let Some(k) = key_env {
                 args.extend(["--judge-api-key-env".into(), k.into()]);
             }
         }
         Channel::JudgeToml => {
-            let key = key_env.map(|k| format!("api_key_env = {}\n", toml_string(k))).unwrap_or_default();
-            std::fs::write(dir.path().join("exp.toml"), format!("[judge]\nmodel = \"mock\"\nbase_url = {}\n{key}", toml_string(url))).unwrap();
-            args.extend(["--config".into(), "exp.toml".into(), "--backends".into(), "lexical".into()]);
+            let key =
+                key_env.map(|k| format!("api_key_env = {}\n", toml_string(k))).unwrap_or_default();
+            std::fs::write(
+                dir.path().join("exp.toml"),
+                format!("[judge]\nmodel = \"mock\"\nbase_url = {}\n{key}", toml_string(url)),
+            )
+            .unwrap();
+            args.extend([
+                "--config".into(),
+                "exp.toml".into(),
+                "--backends".into(),
+                "lexical".into(),
+            ]);
         }
     }
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_toolpick")).args(&args).envs(env).env_remove("OPENAI_API_KEY").current_dir(dir.path()).output().unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_toolpick"))
+        .args(&args)
+        .envs(env)
+        .env_remove("OPENAI_API_KEY")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
     let wrote = dir.path().join("out").exists();
     (o, wrote)
 }
@@ -298,11 +421,34 @@ fn toml_string(s: &str) -> String {
 /// another scheme): exit 2, nothing written, and the key in no encoding on either stream.
 #[test]
 fn a_key_in_a_rejected_url_is_never_printed() {
-    let channels = [Channel::BaseUrlFlag, Channel::BaseUrlToml, Channel::BaseUrlEnv, Channel::JudgeFlag, Channel::JudgeToml];
+    let channels = [
+        Channel::BaseUrlFlag,
+        Channel::BaseUrlToml,
+        Channel::BaseUrlEnv,
+        Channel::JudgeFlag,
+        Channel::JudgeToml,
+    ];
     let mut cases = Vec::new();
     for key in ["sk-proj-R3dact1on-T3st-5e1f0a9b7c", "Ab+Cd/Ef0123456789xyzQ"] {
-        let enc: String = key.bytes().map(|b| if b.is_ascii_alphanumeric() || b == b'-' { (b as char).to_string() } else { format!("%{b:02X}") }).collect();
-        for carried in [format!("http://user:{enc}@127.0.0.1:9/v1?x=1"), format!("http://127.0.0.1:9/v1?api_key={enc}"), format!("http://127.0.0.1:9/v1?q={enc}"), format!("http://127.0.0.1:9/v1#access_token={enc}"), format!("http://user:{enc}@/v1"), format!("ftp://me:{enc}@127.0.0.1:9/v1"), format!("http:///{enc}@v1")] {
+        let enc: String = key
+            .bytes()
+            .map(|b| {
+                if b.is_ascii_alphanumeric() || b == b'-' {
+                    (b as char).to_string()
+                } else {
+                    format!("%{b:02X}")
+                }
+            })
+            .collect();
+        for carried in [
+            format!("http://user:{enc}@127.0.0.1:9/v1?x=1"),
+            format!("http://127.0.0.1:9/v1?api_key={enc}"),
+            format!("http://127.0.0.1:9/v1?q={enc}"),
+            format!("http://127.0.0.1:9/v1#access_token={enc}"),
+            format!("http://user:{enc}@/v1"),
+            format!("ftp://me:{enc}@127.0.0.1:9/v1"),
+            format!("http:///{enc}@v1"),
+        ] {
             for channel in channels {
                 cases.push((key, carried.clone(), channel));
             }
@@ -316,26 +462,52 @@ fn a_key_in_a_rejected_url_is_never_printed() {
                 for (key, url, channel) in chunk {
                     let (o, wrote) = run_given(*channel, url, None);
                     let err = stderr(&o);
-                    let leaked: Vec<String> = needles(key).into_iter().filter(|n| err.contains(n.as_str()) || stdout(&o).contains(n.as_str())).collect();
-                    if o.status.code() != Some(2) || wrote || !leaked.is_empty() || !err.contains("[REDACTED]") {
-                        failures.lock().unwrap().push(format!("{channel:?} {url}: exit {:?}, wrote {wrote}, leaked {leaked:?}: {err}", o.status.code()));
+                    let leaked: Vec<String> = needles(key)
+                        .into_iter()
+                        .filter(|n| err.contains(n.as_str()) || stdout(&o).contains(n.as_str()))
+                        .collect();
+                    if o.status.code() != Some(2)
+                        || wrote
+                        || !leaked.is_empty()
+                        || !err.contains("[REDACTED]")
+                    {
+                        failures.lock().unwrap().push(format!(
+                            "{channel:?} {url}: exit {:?}, wrote {wrote}, leaked {leaked:?}: {err}",
+                            o.status.code()
+                        ));
                     }
                 }
             });
         }
     });
     let failures = failures.into_inner().unwrap();
-    assert!(failures.is_empty(), "{} of {} cases:\n{}", failures.len(), cases.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
 }
 
 /// `http:///v1` (no host: the URL parser would read `v1` as one) is refused wherever a URL is given.
 #[test]
 fn a_url_without_a_host_is_refused() {
-    for channel in [Channel::BaseUrlFlag, Channel::BaseUrlToml, Channel::BaseUrlEnv, Channel::JudgeFlag, Channel::JudgeToml] {
+    for channel in [
+        Channel::BaseUrlFlag,
+        Channel::BaseUrlToml,
+        Channel::BaseUrlEnv,
+        Channel::JudgeFlag,
+        Channel::JudgeToml,
+    ] {
         for url in ["http:///v1", "https:///", "http://:8080/v1"] {
             let (o, wrote) = run_given(channel, url, None);
             assert_eq!(o.status.code(), Some(2), "{channel:?} {url}: {}", stderr(&o));
-            assert!((stderr(&o).contains("has no host") || stderr(&o).contains("empty host")) && !wrote, "{channel:?} {url}: {}", stderr(&o));
+            assert!(
+                (stderr(&o).contains("has no host") || stderr(&o).contains("empty host")) && !wrote,
+                "{channel:?} {url}: {}",
+                stderr(&o)
+            );
         }
     }
 }
@@ -346,13 +518,24 @@ fn a_url_without_a_host_is_refused() {
 #[test]
 fn a_key_given_where_a_variable_name_belongs_is_refused_without_being_repeated() {
     let url = "http://127.0.0.1:9/v1";
-    for key in key_shapes().iter().map(String::as_str).chain(["ghp_0123456789abcdefABCDEF0123", "sk-short-1"]) {
-        for channel in [Channel::BaseUrlFlag, Channel::BaseUrlToml, Channel::JudgeFlag, Channel::JudgeToml] {
+    for key in key_shapes()
+        .iter()
+        .map(String::as_str)
+        .chain(["ghp_0123456789abcdefABCDEF0123", "sk-short-1"])
+    {
+        for channel in
+            [Channel::BaseUrlFlag, Channel::BaseUrlToml, Channel::JudgeFlag, Channel::JudgeToml]
+        {
             let (o, wrote) = run_given(channel, url, Some(key));
             let err = stderr(&o);
             assert_eq!(o.status.code(), Some(2), "{channel:?} {key}: {err}");
-            assert!(err.contains("this looks like a key; give the name of the variable that holds it") && !wrote, "{channel:?} {key}: {err}");
-            let leaked: Vec<String> = needles(key).into_iter().filter(|n| err.contains(n.as_str())).collect();
+            assert!(
+                err.contains("this looks like a key; give the name of the variable that holds it")
+                    && !wrote,
+                "{channel:?} {key}: {err}"
+            );
+            let leaked: Vec<String> =
+                needles(key).into_iter().filter(|n| err.contains(n.as_str())).collect();
             assert!(leaked.is_empty(), "{channel:?}: {leaked:?} in {err}");
         }
     }
@@ -365,14 +548,34 @@ fn a_key_given_where_a_variable_name_belongs_is_refused_without_being_repeated()
 /// summary.json, report.html and every other file show `[REDACTED]@host`.
 #[test]
 fn credentials_in_an_accepted_url_are_stored_and_printed_nowhere() {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    let server = rt.block_on(mock::spawn("127.0.0.1:0".parse().unwrap(), MockConfig::default())).unwrap();
+    let rt =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let server =
+        rt.block_on(mock::spawn("127.0.0.1:0".parse().unwrap(), MockConfig::default())).unwrap();
     let password = "s3cr3t-Pa55w0rd/xyz";
     let url = format!("http://someone:{}@{}/v1", password.replace('/', "%2F"), server.addr);
     let dir = scratch();
     let judge = format!("mock@{url}");
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_toolpick"))
-        .args(["run", "--catalog", "cat", "--dataset", "ds.jsonl", "--backends", "lexical,openai", "--model", "mock", "--base-url", &url, "--judge", &judge, "--out", "out", "--run-id", "r"])
+        .args([
+            "run",
+            "--catalog",
+            "cat",
+            "--dataset",
+            "ds.jsonl",
+            "--backends",
+            "lexical,openai",
+            "--model",
+            "mock",
+            "--base-url",
+            &url,
+            "--judge",
+            &judge,
+            "--out",
+            "out",
+            "--run-id",
+            "r",
+        ])
         .env_remove("OPENAI_API_KEY")
         .current_dir(dir.path())
         .output()

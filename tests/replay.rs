@@ -17,12 +17,33 @@ fn setup(dir: &Path) {
 fn trials(run: &Path) -> HashMap<(String, String), Value> {
     common::trials_with_transcripts(run)
         .into_iter()
-        .map(|t| ((t["backend"].as_str().unwrap().to_string(), t["task_id"].as_str().unwrap().to_string()), t))
+        .map(|t| {
+            (
+                (
+                    t["backend"].as_str().unwrap().to_string(),
+                    t["task_id"].as_str().unwrap().to_string(),
+                ),
+                t,
+            )
+        })
         .collect()
 }
 
 fn run(dir: &Path, extra: &[&str]) -> std::process::Output {
-    let mut args = vec!["run", "--catalog", "cat", "--dataset", "ds.jsonl", "--variants", "good", "--out", "out", "--run-id", "r", "-q"];
+    let mut args = vec![
+        "run",
+        "--catalog",
+        "cat",
+        "--dataset",
+        "ds.jsonl",
+        "--variants",
+        "good",
+        "--out",
+        "out",
+        "--run-id",
+        "r",
+        "-q",
+    ];
     args.extend_from_slice(extra);
     toolpick(&args, dir)
 }
@@ -49,16 +70,25 @@ fn recorded_answers_are_played_through_the_flat_layout_and_scored() {
 "#,
     )
     .unwrap();
-    let o = run(tmp.path(), &["--layouts", "flat", "--backends", "replay:good.jsonl,replay:bad.jsonl"]);
+    let o =
+        run(tmp.path(), &["--layouts", "flat", "--backends", "replay:good.jsonl,replay:bad.jsonl"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let t = trials(&tmp.path().join("out/r"));
     assert_eq!(t.len(), 8, "two backends × four tasks");
     let get = |b: &str, task: &str| &t[&(b.to_string(), task.to_string())];
-    let score = |b: &str, task: &str| (get(b, task)["score"]["pass"].as_bool().unwrap(), get(b, task)["score"]["error_type"].as_str().map(String::from));
+    let score = |b: &str, task: &str| {
+        (
+            get(b, task)["score"]["pass"].as_bool().unwrap(),
+            get(b, task)["score"]["error_type"].as_str().map(String::from),
+        )
+    };
 
     assert_eq!(score("replay:good", "w1"), (true, None));
     let w1 = get("replay:good", "w1");
-    assert_eq!(w1["calls"][0]["record"]["name"], "get_current_weather", "the tool id was sent as its function name");
+    assert_eq!(
+        w1["calls"][0]["record"]["name"], "get_current_weather",
+        "the tool id was sent as its function name"
+    );
     assert_eq!(w1["steps"], 2);
     let last = w1["transcript"].as_array().unwrap().last().unwrap();
     assert_eq!(last["content"], "It is warm.");
@@ -94,15 +124,35 @@ fn a_config_file_names_the_replay_file_relative_to_itself() {
 fn bad_replay_input_is_refused_before_anything_runs() {
     let tmp = tempfile::tempdir().unwrap();
     setup(tmp.path());
-    std::fs::write(tmp.path().join("unknown.jsonl"), "{\"id\": \"w1\", \"calls\": []}\n{\"id\": \"w9\", \"calls\": []}\n").unwrap();
-    std::fs::write(tmp.path().join("broken.jsonl"), "{\"id\": \"w1\", \"calls\": [{\"name\": \"x\", \"arguments\": 5}]}\n").unwrap();
+    std::fs::write(
+        tmp.path().join("unknown.jsonl"),
+        "{\"id\": \"w1\", \"calls\": []}\n{\"id\": \"w9\", \"calls\": []}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        tmp.path().join("broken.jsonl"),
+        "{\"id\": \"w1\", \"calls\": [{\"name\": \"x\", \"arguments\": 5}]}\n",
+    )
+    .unwrap();
     std::fs::write(tmp.path().join("ok.jsonl"), "{\"id\": \"w1\", \"calls\": []}\n").unwrap();
     std::fs::write(tmp.path().join("exp.toml"), "[[models]]\nbackend = \"replay\"\n").unwrap();
     let cases: [(&[&str], &str); 6] = [
-        (&["--layouts", "flat", "--backends", "replay:unknown.jsonl"], "unknown.jsonl:2: field `id`: no task in the dataset has id `w9`"),
-        (&["--layouts", "flat", "--backends", "replay:broken.jsonl"], "broken.jsonl:1: field `calls[0].arguments`"),
-        (&["--layouts", "flat", "--backends", "replay:missing.jsonl"], "missing.jsonl: cannot read replay file"),
-        (&["--layouts", "flat,progressive", "--backends", "replay:ok.jsonl"], "run it with --layouts flat"),
+        (
+            &["--layouts", "flat", "--backends", "replay:unknown.jsonl"],
+            "unknown.jsonl:2: field `id`: no task in the dataset has id `w9`",
+        ),
+        (
+            &["--layouts", "flat", "--backends", "replay:broken.jsonl"],
+            "broken.jsonl:1: field `calls[0].arguments`",
+        ),
+        (
+            &["--layouts", "flat", "--backends", "replay:missing.jsonl"],
+            "missing.jsonl: cannot read replay file",
+        ),
+        (
+            &["--layouts", "flat,progressive", "--backends", "replay:ok.jsonl"],
+            "run it with --layouts flat",
+        ),
         (&["--layouts", "flat", "--backends", "replay"], "replay:<FILE>"),
         (&["--config", "exp.toml"], "field `models[0].replay_file`"),
     ];

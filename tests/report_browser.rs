@@ -143,14 +143,22 @@ fn browse(url: &str, extra: &[String], stdout_to: &Path) {
     let stderr_to = profile.path().join("stderr.txt");
     let chromium = chromium();
     let mut cmd = Command::new(&chromium);
-    cmd.args(["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--window-size=1280,900", "--virtual-time-budget=5000"])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .args(extra)
-        .arg(url)
-        .stdin(Stdio::null())
-        .stdout(std::fs::File::create(stdout_to).unwrap())
-        .stderr(std::fs::File::create(&stderr_to).unwrap());
-    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("{} does not start: {e}", chromium.display()));
+    cmd.args([
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--window-size=1280,900",
+        "--virtual-time-budget=5000",
+    ])
+    .arg(format!("--user-data-dir={}", profile.path().display()))
+    .args(extra)
+    .arg(url)
+    .stdin(Stdio::null())
+    .stdout(std::fs::File::create(stdout_to).unwrap())
+    .stderr(std::fs::File::create(&stderr_to).unwrap());
+    let mut child =
+        cmd.spawn().unwrap_or_else(|e| panic!("{} does not start: {e}", chromium.display()));
     let started = Instant::now();
     loop {
         if let Some(status) = child.try_wait().unwrap() {
@@ -171,7 +179,18 @@ fn browse(url: &str, extra: &[String], stdout_to: &Path) {
 fn encode_component(s: &str) -> String {
     s.bytes()
         .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'!' | b'~' | b'*' | b'\'' | b'(' | b')' => (b as char).to_string(),
+            b'A'..=b'Z'
+            | b'a'..=b'z'
+            | b'0'..=b'9'
+            | b'-'
+            | b'_'
+            | b'.'
+            | b'!'
+            | b'~'
+            | b'*'
+            | b'\''
+            | b'('
+            | b')' => (b as char).to_string(),
             _ => format!("%{b:02X}"),
         })
         .collect()
@@ -203,11 +222,22 @@ fn measure(report: &Path, work: &Path, name: &str, hash: &str) -> Value {
     browse(&format!("file://{}{hash}", copy.display()), &["--dump-dom".to_string()], &dump);
     let dom = std::fs::read_to_string(&dump).unwrap();
     let open = "<pre id=\"browser-checks\">";
-    let start = dom.rfind(open).unwrap_or_else(|| panic!("{name}: the check script wrote no results (did the page load?)")) + open.len();
+    let start = dom.rfind(open).unwrap_or_else(|| {
+        panic!("{name}: the check script wrote no results (did the page load?)")
+    }) + open.len();
     let end = start + dom[start..].find("</pre>").unwrap();
-    let json = dom[start..end].replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&nbsp;", "\u{a0}").replace("&amp;", "&");
+    let json = dom[start..end]
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&nbsp;", "\u{a0}")
+        .replace("&amp;", "&");
     let v: Value = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{name}: {e}: {json}"));
-    std::fs::write(artifacts().join(format!("{name}.json")), serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    std::fs::write(
+        artifacts().join(format!("{name}.json")),
+        serde_json::to_string_pretty(&v).unwrap(),
+    )
+    .unwrap();
     assert!(v.get("error").is_none(), "{name}: the check script failed: {}", v["error"]);
     v
 }
@@ -218,7 +248,8 @@ fn num(v: &Value, key: &str) -> f64 {
 
 /// The page is no wider than the window and no two labels of one chart overlap.
 fn assert_page(name: &str, v: &Value, min_svg_texts: u64) {
-    let (scroll, client, inner) = (num(v, "scroll_width"), num(v, "client_width"), num(v, "inner_width"));
+    let (scroll, client, inner) =
+        (num(v, "scroll_width"), num(v, "client_width"), num(v, "inner_width"));
     assert!(
         scroll <= client && client <= inner,
         "{name}: the page is {scroll} px wide, the window {client} px (inner {inner}); tables too wide:\n{}\nsticking out:\n{}",
@@ -232,20 +263,44 @@ fn assert_page(name: &str, v: &Value, min_svg_texts: u64) {
         overlaps.is_empty(),
         "{name}: {} pairs of chart labels overlap:\n{}",
         overlaps.len(),
-        overlaps.iter().take(20).map(|o| format!("  svg {}: {} ({}) × {} ({})", o["svg"], o["a"], o["a_box"], o["b"], o["b_box"])).collect::<Vec<_>>().join("\n")
+        overlaps
+            .iter()
+            .take(20)
+            .map(|o| format!(
+                "  svg {}: {} ({}) × {} ({})",
+                o["svg"], o["a"], o["a_box"], o["b"], o["b_box"]
+            ))
+            .collect::<Vec<_>>()
+            .join("\n")
     );
-    println!("{name}: page {scroll} px wide, window {client} px (inner {inner}); {texts} labels in {} SVGs, no overlap", v["svgs"]);
+    println!(
+        "{name}: page {scroll} px wide, window {client} px (inner {inner}); {texts} labels in {} SVGs, no overlap",
+        v["svgs"]
+    );
 }
 
 /// The drill-down is a panel fixed in the window, showing `trial` from its top.
 fn assert_panel(name: &str, panel: &Value, trial: &str, inner_width: f64, inner_height: f64) {
     let short: String = panel["text"].as_str().unwrap_or("").chars().take(300).collect();
     assert_eq!(panel["display"], "block", "{name}: the drill-down is not shown: {short}");
-    assert_eq!(panel["position"], "fixed", "{name}: the drill-down is not a panel fixed in the window");
-    assert_eq!(panel["heading"].as_str(), Some(trial), "{name}: the panel shows another trial: {short}");
+    assert_eq!(
+        panel["position"], "fixed",
+        "{name}: the drill-down is not a panel fixed in the window"
+    );
+    assert_eq!(
+        panel["heading"].as_str(),
+        Some(trial),
+        "{name}: the panel shows another trial: {short}"
+    );
     let (top, left, right) = (num(panel, "top"), num(panel, "left"), num(panel, "right"));
-    assert!((0.0..inner_height).contains(&top), "{name}: the panel's top is at {top}, the window is {inner_height} px high");
-    assert!(left >= 0.0 && right <= inner_width && num(panel, "width") > 200.0, "{name}: the panel is at x {left}–{right}");
+    assert!(
+        (0.0..inner_height).contains(&top),
+        "{name}: the panel's top is at {top}, the window is {inner_height} px high"
+    );
+    assert!(
+        left >= 0.0 && right <= inner_width && num(panel, "width") > 200.0,
+        "{name}: the panel is at x {left}–{right}"
+    );
     assert_eq!(num(panel, "scroll_top"), 0.0, "{name}: the panel opens at its top");
 }
 
@@ -257,18 +312,43 @@ fn check_report(report: &Path, name: &str, trial: &str, min_svg_texts: u64, tall
 
     let v = measure(report, work.path(), name, "");
     assert_page(name, &v, min_svg_texts);
-    assert_eq!(v["panel"]["display"], "none", "{name}: the drill-down is shown before anything was clicked");
+    assert_eq!(
+        v["panel"]["display"], "none",
+        "{name}: the drill-down is shown before anything was clicked"
+    );
     let click = &v["click"];
     let clicked = click["trial"].as_str().unwrap();
-    assert_panel(&format!("{name}, row clicked"), &click["panel"], clicked, num(&v, "inner_width"), num(&v, "inner_height"));
+    assert_panel(
+        &format!("{name}, row clicked"),
+        &click["panel"],
+        clicked,
+        num(&v, "inner_width"),
+        num(&v, "inner_height"),
+    );
     assert!(num(click, "scroll_y_before") > 0.0, "{name}: the row was not scrolled to: {click}");
-    assert_eq!(click["scroll_y_after"], click["scroll_y_before"], "{name}: clicking a row scrolled the page: {click}");
-    assert_eq!(click["row_top_after"], click["row_top_before"], "{name}: the clicked row moved: {click}");
+    assert_eq!(
+        click["scroll_y_after"], click["scroll_y_before"],
+        "{name}: clicking a row scrolled the page: {click}"
+    );
+    assert_eq!(
+        click["row_top_after"], click["row_top_before"],
+        "{name}: the clicked row moved: {click}"
+    );
     assert_eq!(click["row_selected"], true, "{name}: the clicked row is not marked");
-    assert_eq!(click["hash"].as_str(), Some(format!("#trial={}", encode_component(clicked)).as_str()), "{name}: the address has no deep link");
+    assert_eq!(
+        click["hash"].as_str(),
+        Some(format!("#trial={}", encode_component(clicked)).as_str()),
+        "{name}: the address has no deep link"
+    );
     assert_eq!(click["display_after_escape"], "none", "{name}: Escape does not close the panel");
-    assert_eq!(click["scroll_y_after_escape"], click["scroll_y_before"], "{name}: closing the panel scrolled the page");
-    println!("{name}: row click at scrollY {} opened {clicked} in a panel at x {}–{}, the page did not move", click["scroll_y_before"], click["panel"]["left"], click["panel"]["right"]);
+    assert_eq!(
+        click["scroll_y_after_escape"], click["scroll_y_before"],
+        "{name}: closing the panel scrolled the page"
+    );
+    println!(
+        "{name}: row click at scrollY {} opened {clicked} in a panel at x {}–{}, the page did not move",
+        click["scroll_y_before"], click["panel"]["left"], click["panel"]["right"]
+    );
 
     let hash = format!("#trial={}", encode_component(trial));
     let linked = format!("{name}-trial");
@@ -276,14 +356,25 @@ fn check_report(report: &Path, name: &str, trial: &str, min_svg_texts: u64, tall
     assert_page(&linked, &v, min_svg_texts);
     assert_panel(&linked, &v["panel"], trial, num(&v, "inner_width"), num(&v, "inner_height"));
     assert_eq!(num(&v, "scroll_y"), 0.0, "{linked}: opening {hash} scrolled the page");
-    println!("{linked}: {hash} opens the panel at top {}, x {}–{} (window {}×{}), scrollY 0", v["panel"]["top"], v["panel"]["left"], v["panel"]["right"], v["inner_width"], v["inner_height"]);
+    println!(
+        "{linked}: {hash} opens the panel at top {}, x {}–{} (window {}×{}), scrollY 0",
+        v["panel"]["top"],
+        v["panel"]["left"],
+        v["panel"]["right"],
+        v["inner_width"],
+        v["inner_height"]
+    );
 
     // Screenshots (1280×900, and a tall one of the tables) for people to look at.
     let url = format!("file://{}", report.display());
     let shot = |file: &str, url: &str, size: &str| {
         let path = artifacts().join(file);
         let _ = std::fs::remove_file(&path);
-        browse(url, &[format!("--screenshot={}", path.display()), size.to_string()], &work.path().join("shot.out"));
+        browse(
+            url,
+            &[format!("--screenshot={}", path.display()), size.to_string()],
+            &work.path().join("shot.out"),
+        );
         assert!(path.is_file(), "no screenshot {}", path.display());
         println!("screenshot: {}", path.display());
     };
@@ -294,8 +385,13 @@ fn check_report(report: &Path, name: &str, trial: &str, min_svg_texts: u64, tall
     let html = std::fs::read_to_string(report).unwrap();
     let at = html.rfind("</body>").unwrap();
     let excerpt = work.path().join(format!("{name}-query.html"));
-    std::fs::write(&excerpt, format!("{}{QUERY_EXCERPT_SCRIPT}{}", &html[..at], &html[at..])).unwrap();
-    shot(&format!("{name}-query.png"), &format!("file://{}", excerpt.display()), "--window-size=1280,900");
+    std::fs::write(&excerpt, format!("{}{QUERY_EXCERPT_SCRIPT}{}", &html[..at], &html[at..]))
+        .unwrap();
+    shot(
+        &format!("{name}-query.png"),
+        &format!("file://{}", excerpt.display()),
+        "--window-size=1280,900",
+    );
     if tall_screenshot {
         shot(&format!("{name}-tall.png"), &url, "--window-size=1280,3200");
     }
@@ -309,7 +405,20 @@ fn starter_report_reads_from_the_top() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().to_str().unwrap();
-    let args = ["run", "--backends", "lexical,oracle", "--layouts", "flat,progressive,progressive-oss,search", "--variants", "good,bad", "--out", out, "--run-id", "r", "-q"];
+    let args = [
+        "run",
+        "--backends",
+        "lexical,oracle",
+        "--layouts",
+        "flat,progressive,progressive-oss,search",
+        "--variants",
+        "good,bad",
+        "--out",
+        out,
+        "--run-id",
+        "r",
+        "-q",
+    ];
     let o = toolpick(&args, &repo());
     assert!(o.status.success(), "{}", stderr(&o));
     let report = tmp.path().join("r/report.html");
@@ -321,8 +430,10 @@ fn starter_report_reads_from_the_top() {
 }
 
 const LONG_TASK: &str = "an-extremely-long-task-identifier-without-any-spaces-that-keeps-going-and-going-and-going-0001";
-const LONG_CATEGORY: &str = "a_very_long_category_name_that_has_no_spaces_at_all_anywhere_in_it_whatsoever";
-const LONG_CATEGORY_IN_CATALOG: &str = "weather_conditions_right_now_for_any_city_on_the_planet_earth";
+const LONG_CATEGORY: &str =
+    "a_very_long_category_name_that_has_no_spaces_at_all_anywhere_in_it_whatsoever";
+const LONG_CATEGORY_IN_CATALOG: &str =
+    "weather_conditions_right_now_for_any_city_on_the_planet_earth";
 const LONG_TOOL: &str = "get_current_weather_conditions_for_a_named_city_with_sky";
 const LONG_REPLAY: &str = "recorded-answers-from-a-model-with-an-exceptionally-long-file-name-v2";
 const LONG_DATASET: &str = "a-dataset-file-with-a-remarkably-long-name-for-testing-wrapping";
@@ -337,8 +448,13 @@ fn long_labels_wrap_within_the_window() {
     let cat = dir.join("cat");
     write_small_catalog(&cat);
     let weather = std::fs::read_to_string(cat.join("weather.json")).unwrap();
-    std::fs::write(cat.join("weather.json"), weather.replace("\"weather_now\"", &format!("\"{LONG_CATEGORY_IN_CATALOG}\"")).replace("get_current_weather", LONG_TOOL))
-        .unwrap();
+    std::fs::write(
+        cat.join("weather.json"),
+        weather
+            .replace("\"weather_now\"", &format!("\"{LONG_CATEGORY_IN_CATALOG}\""))
+            .replace("get_current_weather", LONG_TOOL),
+    )
+    .unwrap();
     let tool_id = format!("weather/{LONG_CATEGORY_IN_CATALOG}/{LONG_TOOL}");
     let long_word = "Averyveryverylongwordwithoutanyspacesinsideitthatmustwrapsomewhere".repeat(2);
     let tasks = [
@@ -347,22 +463,49 @@ fn long_labels_wrap_within_the_window() {
         serde_json::json!({"id": "m1", "query": "Mail ana@example.com with subject \"Hi\"", "kind": "single",
             "expected": [{"tool": "mail/mail_messages/send_email", "arguments": {"to": ["ana@example.com"], "subject": ["Hi"]}}], "category": LONG_CATEGORY, "tags": []}),
     ];
-    std::fs::write(dir.join(format!("{LONG_DATASET}.jsonl")), tasks.iter().map(|t| format!("{t}\n")).collect::<String>()).unwrap();
+    std::fs::write(
+        dir.join(format!("{LONG_DATASET}.jsonl")),
+        tasks.iter().map(|t| format!("{t}\n")).collect::<String>(),
+    )
+    .unwrap();
     let answer = serde_json::json!({"id": LONG_TASK, "calls": [{"name": tool_id, "arguments": {"city": "Pune"}}]});
     std::fs::write(dir.join(format!("{LONG_REPLAY}.jsonl")), format!("{answer}\n")).unwrap();
     let dataset = format!("{LONG_DATASET}.jsonl");
     let backends = format!("lexical,replay:{LONG_REPLAY}.jsonl");
     // Replay plays the flat layout only; a second, long variant label exercises the chart's group labels.
-    let args = ["run", "--catalog", "cat", "--dataset", &dataset, "--layouts", "flat", "--variants", "good,op:drop_parameter_descriptions", "--backends", &backends, "--out", "out", "--run-id", "r", "-q"];
+    let args = [
+        "run",
+        "--catalog",
+        "cat",
+        "--dataset",
+        &dataset,
+        "--layouts",
+        "flat",
+        "--variants",
+        "good,op:drop_parameter_descriptions",
+        "--backends",
+        &backends,
+        "--out",
+        "out",
+        "--run-id",
+        "r",
+        "-q",
+    ];
     let o = toolpick(&args, dir);
     assert!(o.status.success(), "{}", stderr(&o));
     let report = dir.join("out/r/report.html");
     let html = std::fs::read_to_string(&report).unwrap();
-    assert!(html.contains(&format!("replay:{LONG_REPLAY}")) && html.contains(LONG_CATEGORY), "the long labels are in the report");
+    assert!(
+        html.contains(&format!("replay:{LONG_REPLAY}")) && html.contains(LONG_CATEGORY),
+        "the long labels are in the report"
+    );
     let trials = island_trials(&html);
     let trial = trials
         .iter()
-        .find(|t| t["task"] == LONG_TASK && t["backend"].as_str().is_some_and(|b| b.starts_with("replay:")))
+        .find(|t| {
+            t["task"] == LONG_TASK
+                && t["backend"].as_str().is_some_and(|b| b.starts_with("replay:"))
+        })
         .expect("the replayed trial of the long task")["id"]
         .as_str()
         .unwrap()
@@ -378,13 +521,36 @@ fn judged_report_fits_the_window() {
     }
     // The judged-answers table has 16 columns; with an oracle's full intervals, token counts and the
     // judge's prompt digest in them it was 1 298 px wide in a 1 280 px window.
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
-    let mock = rt.block_on(toolpick::mock::spawn("127.0.0.1:0".parse().unwrap(), Default::default())).unwrap();
+    let rt =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let mock = rt
+        .block_on(toolpick::mock::spawn("127.0.0.1:0".parse().unwrap(), Default::default()))
+        .unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().to_str().unwrap();
     let judge = format!("mock@{}", mock.base_url());
-    let args = ["run", "--backends", "lexical,oracle,openai", "--model", "mock", "--base-url", &mock.base_url(), "--judge", &judge, "--limit", "40",
-                "--layouts", "flat,progressive", "--variants", "good,bad", "--out", out, "--run-id", "r", "-q"];
+    let args = [
+        "run",
+        "--backends",
+        "lexical,oracle,openai",
+        "--model",
+        "mock",
+        "--base-url",
+        &mock.base_url(),
+        "--judge",
+        &judge,
+        "--limit",
+        "40",
+        "--layouts",
+        "flat,progressive",
+        "--variants",
+        "good,bad",
+        "--out",
+        out,
+        "--run-id",
+        "r",
+        "-q",
+    ];
     let o = toolpick(&args, &repo());
     assert!(o.status.success(), "{}", stderr(&o));
     let report = tmp.path().join("r/report.html");

@@ -38,7 +38,8 @@ fn serve(handler: impl Fn(&Value) -> Reply + Send + Sync + 'static) -> Endpoint 
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     let chat_requests = Arc::new(AtomicU64::new(0));
-    let (count, handler): (Arc<AtomicU64>, Arc<Handler>) = (chat_requests.clone(), Arc::new(handler));
+    let (count, handler): (Arc<AtomicU64>, Arc<Handler>) =
+        (chat_requests.clone(), Arc::new(handler));
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
             let (count, handler) = (count.clone(), handler.clone());
@@ -70,14 +71,21 @@ fn answer(stream: TcpStream, count: &AtomicU64, handler: &Handler) {
     let mut body = vec![0; length];
     reader.read_exact(&mut body).unwrap();
     let reply = if head.starts_with("GET") {
-        Reply::Json(200, json!({"object": "list", "data": [{"id": "m", "object": "model"}]}).to_string())
+        Reply::Json(
+            200,
+            json!({"object": "list", "data": [{"id": "m", "object": "model"}]}).to_string(),
+        )
     } else {
         count.fetch_add(1, Ordering::SeqCst);
         handler(&serde_json::from_slice(&body).unwrap())
     };
     let mut stream = stream;
     if let Reply::Json(status, text) = reply {
-        let _ = write!(stream, "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}", text.len());
+        let _ = write!(
+            stream,
+            "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
+            text.len()
+        );
     }
     let _ = stream.shutdown(std::net::Shutdown::Both);
 }
@@ -112,8 +120,28 @@ impl Run {
     /// and a circuit breaker that opens on the first infrastructure error unless `extra` says otherwise.
     fn run(&self, url: &str, run_id: &str, extra: &[&str]) -> std::process::Output {
         let mut args = vec![
-            "run", "--catalog", "cat", "--dataset", "ds.jsonl", "--backends", "openai", "--model", "m", "--base-url", url, "--layouts", "flat", "--variants", "good", "--out", "out",
-            "--run-id", run_id, "--request-timeout", "5", "-q",
+            "run",
+            "--catalog",
+            "cat",
+            "--dataset",
+            "ds.jsonl",
+            "--backends",
+            "openai",
+            "--model",
+            "m",
+            "--base-url",
+            url,
+            "--layouts",
+            "flat",
+            "--variants",
+            "good",
+            "--out",
+            "out",
+            "--run-id",
+            run_id,
+            "--request-timeout",
+            "5",
+            "-q",
         ];
         for (flag, value) in [("--max-attempts", "5"), ("--breaker", "1")] {
             if !extra.contains(&flag) {
@@ -157,16 +185,32 @@ fn llama_cpps_parse_error_body_scores_malformed_call_once_per_trial_and_reruns_f
     let run = Run::new();
     let o = run.run(&endpoint.url, "r", &[]);
     assert!(o.status.success(), "the breaker (1) must not open on model failures: {}", stderr(&o));
-    let trials = assert_all_model_malformed(&run, "r", "HTTP 500: Failed to parse tool call arguments as JSON: [json.exception.parse_error.101] parse error at line 1, column 23");
-    assert_eq!(endpoint.chat_requests.load(Ordering::SeqCst), trials.len() as u64, "one request per trial: never retried");
-    let meta: Value = serde_json::from_slice(&std::fs::read(run.dir("r").join("run.json")).unwrap()).unwrap();
+    let trials = assert_all_model_malformed(
+        &run,
+        "r",
+        "HTTP 500: Failed to parse tool call arguments as JSON: [json.exception.parse_error.101] parse error at line 1, column 23",
+    );
+    assert_eq!(
+        endpoint.chat_requests.load(Ordering::SeqCst),
+        trials.len() as u64,
+        "one request per trial: never retried"
+    );
+    let meta: Value =
+        serde_json::from_slice(&std::fs::read(run.dir("r").join("run.json")).unwrap()).unwrap();
     let stats = &meta["endpoints"]["m"];
-    assert_eq!((stats["unparsed_calls"].as_u64(), stats["failures"].as_u64(), stats["retries"].as_u64()), (Some(4), Some(0), Some(0)), "{stats}");
+    assert_eq!(
+        (stats["unparsed_calls"].as_u64(), stats["failures"].as_u64(), stats["retries"].as_u64()),
+        (Some(4), Some(0), Some(0)),
+        "{stats}"
+    );
     // The answer is the model's: a new run of the same matrix is served from the cache, scored alike.
     let o = run.run(&endpoint.url, "again", &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(endpoint.chat_requests.load(Ordering::SeqCst), 4, "served from the cache");
-    assert_eq!(std::fs::read(run.dir("again").join("trials.jsonl")).unwrap(), std::fs::read(run.dir("r").join("trials.jsonl")).unwrap());
+    assert_eq!(
+        std::fs::read(run.dir("again").join("trials.jsonl")).unwrap(),
+        std::fs::read(run.dir("r").join("trials.jsonl")).unwrap()
+    );
 }
 
 #[test]
@@ -183,7 +227,15 @@ fn a_transport_failure_stays_an_infrastructure_error_excluded_and_retried() {
     }
     assert_eq!(endpoint.chat_requests.load(Ordering::SeqCst), 2 * trials.len() as u64, "retried");
     for row in summary_rows(&run.dir("r")) {
-        assert_eq!((row["n"].as_str(), row["infra_errors"].as_str(), row["excluded_infrastructure"].as_str()), ("0", "4", "4"), "{row:?}");
+        assert_eq!(
+            (
+                row["n"].as_str(),
+                row["infra_errors"].as_str(),
+                row["excluded_infrastructure"].as_str()
+            ),
+            ("0", "4", "4"),
+            "{row:?}"
+        );
         assert_eq!(row["errors_malformed_call"], "0");
     }
 }
@@ -198,7 +250,9 @@ fn every_entry_of_the_table_is_the_models_malformed_call_and_the_same_status_wit
                 let body = json!({"error": {"message": format!("{marker}: the model wrote {{\"city\": \"Pa"), "type": "server_error"}}).to_string();
                 serve(move |_| Reply::Json(high, body.clone()))
             }
-            Signal::FinishReason => serve(move |_| completion(json!({"role": "assistant", "content": null}), marker)),
+            Signal::FinishReason => {
+                serve(move |_| completion(json!({"role": "assistant", "content": null}), marker))
+            }
         };
         let run = Run::new();
         let o = run.run(&endpoint.url, "r", &[]);
@@ -208,7 +262,12 @@ fn every_entry_of_the_table_is_the_models_malformed_call_and_the_same_status_wit
     }
     // The statuses of the table, without a marker: infrastructure errors, retried, excluded.
     for status in [400, 500] {
-        let endpoint = serve(move |_| Reply::Json(status, r#"{"error":{"message":"failed to load model","type":"server_error"}}"#.into()));
+        let endpoint = serve(move |_| {
+            Reply::Json(
+                status,
+                r#"{"error":{"message":"failed to load model","type":"server_error"}}"#.into(),
+            )
+        });
         let run = Run::new();
         let o = run.run(&endpoint.url, "r", &["--max-attempts", "2", "--breaker", "0"]);
         assert!(o.status.success(), "{}", stderr(&o));
@@ -225,10 +284,15 @@ fn a_malformed_call_in_the_history_never_makes_the_next_request_fail() {
     // arguments that are not JSON is rejected with the parse-error body. The model's first answer is a
     // call with arguments cut mid-string; the trial must score that call and go on to the answer.
     let endpoint = serve(|request| {
-        let history_ok = request["messages"].as_array().unwrap().iter().flat_map(|m| m["tool_calls"].as_array().cloned().unwrap_or_default()).all(|c| {
-            let args = c["function"]["arguments"].as_str().unwrap();
-            serde_json::from_str::<Value>(args).is_ok()
-        });
+        let history_ok = request["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|m| m["tool_calls"].as_array().cloned().unwrap_or_default())
+            .all(|c| {
+                let args = c["function"]["arguments"].as_str().unwrap();
+                serde_json::from_str::<Value>(args).is_ok()
+            });
         if !history_ok {
             return Reply::Json(500, LLAMA_BODY.into());
         }
@@ -238,26 +302,47 @@ fn a_malformed_call_in_the_history_never_makes_the_next_request_fail() {
         }
         let name = request["tools"][0]["function"]["name"].as_str().unwrap();
         let call = json!({"id": "c1", "type": "function", "function": {"name": name, "arguments": "{\"city\": \"Pa"}});
-        completion(json!({"role": "assistant", "content": null, "tool_calls": [call]}), "tool_calls")
+        completion(
+            json!({"role": "assistant", "content": null, "tool_calls": [call]}),
+            "tool_calls",
+        )
     });
     let run = Run::new();
     let o = run.run(&endpoint.url, "r", &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     for t in trials_with_transcripts(&run.dir("r")) {
         assert!(t["error"].is_null(), "{t}");
-        assert_eq!((t["stop_reason"].as_str(), t["steps"].as_u64()), (Some("answered"), Some(2)), "{t}");
+        assert_eq!(
+            (t["stop_reason"].as_str(), t["steps"].as_u64()),
+            (Some("answered"), Some(2)),
+            "{t}"
+        );
         assert_eq!(t["calls"][0]["record"]["status"], "malformed", "{t}");
-        assert!(t["calls"][0]["record"].get("server_parse_error").is_none(), "the server never failed: {t}");
+        assert!(
+            t["calls"][0]["record"].get("server_parse_error").is_none(),
+            "the server never failed: {t}"
+        );
         // The transcript keeps what the model wrote.
-        assert_eq!(t["transcript"].as_array().unwrap().iter().find(|m| m["role"] == "assistant").unwrap()["tool_calls"][0]["arguments"], "{\"city\": \"Pa");
+        assert_eq!(
+            t["transcript"].as_array().unwrap().iter().find(|m| m["role"] == "assistant").unwrap()
+                ["tool_calls"][0]["arguments"],
+            "{\"city\": \"Pa"
+        );
     }
-    assert_eq!(endpoint.chat_requests.load(Ordering::SeqCst), 8, "two requests per trial, none refused");
+    assert_eq!(
+        endpoint.chat_requests.load(Ordering::SeqCst),
+        8,
+        "two requests per trial, none refused"
+    );
 }
 
 #[test]
 fn the_docs_table_lists_every_entry() {
     let page = std::fs::read_to_string(repo().join("docs/models.md")).unwrap();
-    let section = page.split("### Serving-side parse failures").nth(1).expect("docs/models.md has the section");
+    let section = page
+        .split("### Serving-side parse failures")
+        .nth(1)
+        .expect("docs/models.md has the section");
     let section = section.split("\n#").next().unwrap();
     let rows: Vec<&str> = section.lines().filter(|l| l.starts_with('|')).collect();
     for e in TABLE {
@@ -267,7 +352,9 @@ fn the_docs_table_lists_every_entry() {
             Signal::FinishReason => "finish reason".to_string(),
         };
         assert!(
-            rows.iter().any(|r| r.contains(&format!("`{}`", e.marker)) && r.contains(&signal) && r.contains(e.server.split(' ').next().unwrap())),
+            rows.iter().any(|r| r.contains(&format!("`{}`", e.marker))
+                && r.contains(&signal)
+                && r.contains(e.server.split(' ').next().unwrap())),
             "docs/models.md's table has no row for {} {signal} `{}`",
             e.server,
             e.marker
@@ -280,7 +367,11 @@ fn the_docs_table_lists_every_entry() {
 fn excluded_trials_are_shown_next_to_n_everywhere_and_gated() {
     // One task of four (the Oslo forecast) never gets an answer: a quarter of the cell is in no rate.
     let endpoint = serve(|request| {
-        let asks_oslo = request["messages"].as_array().unwrap().iter().any(|m| m["content"].as_str().is_some_and(|c| c.contains("Oslo")));
+        let asks_oslo = request["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["content"].as_str().is_some_and(|c| c.contains("Oslo")));
         if asks_oslo { Reply::Hang } else { done() }
     });
     let run = Run::new();
@@ -296,10 +387,23 @@ fn excluded_trials_are_shown_next_to_n_everywhere_and_gated() {
     let dir = run.dir("r");
     let cell = &summary_rows(&dir)[0];
     assert_eq!((cell["n"].as_str(), cell["infra_errors"].as_str()), ("3", "1"));
-    assert_eq!((cell["excluded_infrastructure"].as_str(), cell["excluded_provider_limit"].as_str(), cell["excluded_share"].as_str()), ("1", "0", "0.250000"));
+    assert_eq!(
+        (
+            cell["excluded_infrastructure"].as_str(),
+            cell["excluded_provider_limit"].as_str(),
+            cell["excluded_share"].as_str()
+        ),
+        ("1", "0", "0.250000")
+    );
     let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
-    assert!(html.contains("m · good · flat on ds: 1 (25.0%: 1 infra)"), "the HTML headline names the cell's excluded trials");
-    assert!(html.contains("n 2, excluded 1 (25.0%: 1 infra)"), "and the chart's group says it next to n");
+    assert!(
+        html.contains("m · good · flat on ds: 1 (25.0%: 1 infra)"),
+        "the HTML headline names the cell's excluded trials"
+    );
+    assert!(
+        html.contains("n 2, excluded 1 (25.0%: 1 infra)"),
+        "and the chart's group says it next to n"
+    );
     // The gate, around the cell's 25 %: at and above it passes, below it fails with exit 100.
     let report = |gates: &[&str]| {
         let mut args = vec!["report", "out/r"];
@@ -322,10 +426,21 @@ fn excluded_trials_are_shown_next_to_n_everywhere_and_gated() {
         let o = report(gates);
         assert_eq!(o.status.code(), Some(code), "{gates:?}: {}{}", stdout(&o), stderr(&o));
         if code == 100 {
-            assert!(stdout(&o).contains("gate --max-excluded") && stderr(&o).contains("1 of 4 trials in no rate (1 infrastructure, 0 provider limit): 25.0 %"), "{gates:?}: {}", stderr(&o));
+            assert!(
+                stdout(&o).contains("gate --max-excluded")
+                    && stderr(&o).contains(
+                        "1 of 4 trials in no rate (1 infrastructure, 0 provider limit): 25.0 %"
+                    ),
+                "{gates:?}: {}",
+                stderr(&o)
+            );
         }
         if gates == ["--min-pass-rate", "0"] {
-            assert!(stderr(&o).contains("the default when another gate is checked"), "{}", stderr(&o));
+            assert!(
+                stderr(&o).contains("the default when another gate is checked"),
+                "{}",
+                stderr(&o)
+            );
         }
     }
     // A threshold outside 0–100 is refused before anything is done, naming the flag.

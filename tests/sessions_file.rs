@@ -14,7 +14,14 @@ use toolpick::mcp::serve::Served;
 use toolpick::run::serving::sessions::{ServedSpec, SessionPool, Sessions};
 
 fn spec(dir: &Path, layout: toolpick::layout::LayoutKind) -> ServedSpec {
-    ServedSpec { catalog: dir.join("cat"), dataset: dir.join("ds.jsonl"), variant: "good".into(), layout, distractors: None, seed: 0 }
+    ServedSpec {
+        catalog: dir.join("cat"),
+        dataset: dir.join("ds.jsonl"),
+        variant: "good".into(),
+        layout,
+        distractors: None,
+        seed: 0,
+    }
 }
 
 fn fixture() -> tempfile::TempDir {
@@ -32,7 +39,12 @@ fn server(dir: &Path, file: &Path) -> anyhow::Result<SessionPool> {
 }
 
 /// Open a session (`task`: the `?task=` of its URL) and make one call in it.
-fn session(pool: &SessionPool, task: Option<&str>, client: &str, arguments: &str) -> Arc<dyn Served> {
+fn session(
+    pool: &SessionPool,
+    task: Option<&str>,
+    client: &str,
+    arguments: &str,
+) -> Arc<dyn Served> {
     let s = pool.session(task, client).unwrap().expect("a session of its own");
     let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
     rt.block_on(s.call("get_current_weather".into(), arguments.into()));
@@ -40,12 +52,20 @@ fn session(pool: &SessionPool, task: Option<&str>, client: &str, arguments: &str
 }
 
 fn lines(file: &Path) -> Vec<Value> {
-    std::fs::read_to_string(file).unwrap().lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l:.200}"))).collect()
+    std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l:.200}")))
+        .collect()
 }
 
 /// The session numbers the file starts, in file order, with their tasks.
 fn starts(file: &Path) -> Vec<(u64, String)> {
-    lines(file).iter().filter(|v| v.get("task").is_some()).map(|v| (v["session"].as_u64().unwrap(), v["task"].as_str().unwrap().to_string())).collect()
+    lines(file)
+        .iter()
+        .filter(|v| v.get("task").is_some())
+        .map(|v| (v["session"].as_u64().unwrap(), v["task"].as_str().unwrap().to_string()))
+        .collect()
 }
 
 #[test]
@@ -64,14 +84,22 @@ fn a_restarted_server_keeps_every_earlier_session_and_numbers_new_ones_after_the
         before = now;
         let numbers: Vec<u64> = starts(&file).iter().map(|(n, _)| *n).collect();
         assert_eq!(numbers, (1..=2 * (restart + 1)).collect::<Vec<_>>(), "restart {restart}");
-        assert_eq!(lines(&file).iter().filter(|v| v.get("toolpick_sessions").is_some()).count(), 1, "one header");
+        assert_eq!(
+            lines(&file).iter().filter(|v| v.get("toolpick_sessions").is_some()).count(),
+            1,
+            "one header"
+        );
     }
     // The next task skips every task a session in the file played, across restarts: w1, w2, m1 in
     // dataset order (a1 was asked for by URL).
-    let nexts: Vec<String> = starts(&file).iter().filter(|(_, t)| t != "a1").map(|(_, t)| t.clone()).collect();
+    let nexts: Vec<String> =
+        starts(&file).iter().filter(|(_, t)| t != "a1").map(|(_, t)| t.clone()).collect();
     assert_eq!(nexts, ["w1", "w2", "m1"]);
     // All of it is collectable: the latest session of each task is its trial.
-    let o = toolpick(&["mcp", "collect", file.to_str().unwrap(), "--out", "out", "--run-id", "c"], tmp.path());
+    let o = toolpick(
+        &["mcp", "collect", file.to_str().unwrap(), "--out", "out", "--run-id", "c"],
+        tmp.path(),
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let trials = std::fs::read_to_string(tmp.path().join("out/c/trials.jsonl")).unwrap();
     assert_eq!(trials.lines().count(), 4);
@@ -100,7 +128,11 @@ fn two_servers_on_one_file_never_interleave_lines_and_never_share_a_session_numb
     let all = lines(&file);
     assert_eq!(all.len(), 1 + 2 * 3 * 8 * 3, "header, and per session its start and two calls");
     let numbers: Vec<u64> = starts(&file).iter().map(|(n, _)| *n).collect();
-    assert_eq!(numbers, (1..=48).collect::<Vec<_>>(), "numbers are unique and follow the file order");
+    assert_eq!(
+        numbers,
+        (1..=48).collect::<Vec<_>>(),
+        "numbers are unique and follow the file order"
+    );
     let started: std::collections::HashSet<u64> = numbers.into_iter().collect();
     for v in &all[1..] {
         assert!(started.contains(&v["session"].as_u64().unwrap()), "{v:.200}");
@@ -132,23 +164,56 @@ fn collect_skips_a_torn_last_line_at_any_offset_and_a_damaged_middle_line_and_sa
     let mut cases: Vec<(String, Vec<u8>, usize)> = Vec::new();
     // The last line cut at several offsets (a server killed while writing it).
     for cut in [1, 2, last / 3, last / 2, last - 1] {
-        cases.push((format!("torn at byte {cut}"), [&text[..text.len() - whole[6].len()], &whole[6][..cut]].concat(), 7));
+        cases.push((
+            format!("torn at byte {cut}"),
+            [&text[..text.len() - whole[6].len()], &whole[6][..cut]].concat(),
+            7,
+        ));
     }
     // A damaged line in the middle: half a line, bytes that are not UTF-8, a line glued onto another.
-    let mid = |bad: &[u8]| -> Vec<u8> { [&whole[..3].concat()[..], bad, b"\n", &whole[3..].concat()[..]].concat() };
+    let mid = |bad: &[u8]| -> Vec<u8> {
+        [&whole[..3].concat()[..], bad, b"\n", &whole[3..].concat()[..]].concat()
+    };
     cases.push(("half a line in the middle".into(), mid(&whole[4][..whole[4].len() / 2]), 4));
-    cases.push(("invalid UTF-8 in the middle".into(), mid(b"{\"session\": 1, \"name\": \"\xff\xfe\"}"), 4));
-    cases.push(("two lines glued".into(), mid(&[&whole[4][..20], whole[5]].concat()[..whole[5].len() + 19]), 4));
+    cases.push((
+        "invalid UTF-8 in the middle".into(),
+        mid(b"{\"session\": 1, \"name\": \"\xff\xfe\"}"),
+        4,
+    ));
+    cases.push((
+        "two lines glued".into(),
+        mid(&[&whole[4][..20], whole[5]].concat()[..whole[5].len() + 19]),
+        4,
+    ));
     for (i, (case, bytes, line)) in cases.iter().enumerate() {
         let damaged = tmp.path().join(format!("d{i}.jsonl"));
         std::fs::write(&damaged, bytes).unwrap();
-        let o = toolpick(&["mcp", "collect", damaged.to_str().unwrap(), "--out", "out", "--run-id", &format!("d{i}")], tmp.path());
+        let o = toolpick(
+            &[
+                "mcp",
+                "collect",
+                damaged.to_str().unwrap(),
+                "--out",
+                "out",
+                "--run-id",
+                &format!("d{i}"),
+            ],
+            tmp.path(),
+        );
         assert!(o.status.success(), "{case}: {}", stderr(&o));
         let want = format!("{}:{line}: ", damaged.display());
-        assert!(stderr(&o).contains(&want) && stderr(&o).contains("skipped"), "{case}: no `{want}` warning: {}", stderr(&o));
-        let trials = std::fs::read_to_string(tmp.path().join(format!("out/d{i}/trials.jsonl"))).unwrap();
+        assert!(
+            stderr(&o).contains(&want) && stderr(&o).contains("skipped"),
+            "{case}: no `{want}` warning: {}",
+            stderr(&o)
+        );
+        let trials =
+            std::fs::read_to_string(tmp.path().join(format!("out/d{i}/trials.jsonl"))).unwrap();
         assert_eq!(trials.lines().count(), 2, "{case}: both sessions are trials");
-        let meta: Value = serde_json::from_slice(&std::fs::read(tmp.path().join(format!("out/d{i}/run.json"))).unwrap()).unwrap();
+        let meta: Value = serde_json::from_slice(
+            &std::fs::read(tmp.path().join(format!("out/d{i}/run.json"))).unwrap(),
+        )
+        .unwrap();
         assert_eq!(meta["served"]["skipped_lines"], 1, "{case}");
     }
 }
@@ -161,7 +226,9 @@ fn a_file_of_another_presentation_or_of_something_else_is_refused_and_left_as_it
     let other = spec(tmp.path(), toolpick::layout::LayoutKind::Progressive);
     let prepared = toolpick::run::prepare(other.config(vec![], Default::default())).unwrap();
     let err = SessionPool::new(prepared, &other, None, &file).err().expect("refused");
-    let input = err.downcast_ref::<toolpick::error::InputError>().unwrap_or_else(|| panic!("not an input error: {err:#}"));
+    let input = err
+        .downcast_ref::<toolpick::error::InputError>()
+        .unwrap_or_else(|| panic!("not an input error: {err:#}"));
     assert_eq!((input.line, input.field.as_deref()), (Some(1), Some("layout")), "{input}");
     assert_eq!(std::fs::read(&file).unwrap(), before);
     let notes = tmp.path().join("notes.txt");
@@ -180,8 +247,14 @@ fn record_and_sessions_files_are_appended_to_and_carry_no_key() {
     // Two presentations recording into one file, as two `mcp serve --record` would.
     let record = tmp.path().join("record.jsonl");
     for _ in 0..2 {
-        let config = spec(tmp.path(), toolpick::layout::LayoutKind::Flat).config(vec![], Default::default());
-        let p = toolpick::run::serving::presentation::Presentation::new(config, Some("w1"), Some(record.clone())).unwrap();
+        let config =
+            spec(tmp.path(), toolpick::layout::LayoutKind::Flat).config(vec![], Default::default());
+        let p = toolpick::run::serving::presentation::Presentation::new(
+            config,
+            Some("w1"),
+            Some(record.clone()),
+        )
+        .unwrap();
         p.answer("get_current_weather".into(), args.clone());
     }
     let text = std::fs::read_to_string(&record).unwrap();
@@ -199,7 +272,23 @@ fn record_with_sessions_or_out_is_refused_with_exit_2_before_serving() {
     let tmp = fixture();
     let dir = tmp.path();
     for with in [["--sessions", "s.jsonl"], ["--out", "out"]] {
-        let o = toolpick(&["mcp", "serve", "--catalog", "cat", "--dataset", "ds.jsonl", "--task", "w1", "--record", "r.jsonl", with[0], with[1]], dir);
+        let o = toolpick(
+            &[
+                "mcp",
+                "serve",
+                "--catalog",
+                "cat",
+                "--dataset",
+                "ds.jsonl",
+                "--task",
+                "w1",
+                "--record",
+                "r.jsonl",
+                with[0],
+                with[1],
+            ],
+            dir,
+        );
         assert_eq!(o.status.code(), Some(2), "{with:?}: {}", stderr(&o));
         assert!(stderr(&o).contains("--record") && stderr(&o).contains(with[0]), "{}", stderr(&o));
         for f in ["s.jsonl", "r.jsonl", "out"] {

@@ -6,7 +6,18 @@ use common::*;
 use std::collections::BTreeSet;
 use std::path::Path;
 
-const MATRIX: [&str; 10] = ["--variants", "good,bad", "--layouts", "flat,progressive", "--backends", "lexical,random", "--trials", "2", "--seed", "7"];
+const MATRIX: [&str; 10] = [
+    "--variants",
+    "good,bad",
+    "--layouts",
+    "flat,progressive",
+    "--backends",
+    "lexical,random",
+    "--trials",
+    "2",
+    "--seed",
+    "7",
+];
 
 fn run(out: &Path, id: &str, extra: &[&str]) -> std::process::Output {
     let mut args = vec!["run", "--out", out.to_str().unwrap(), "--run-id", id, "--quiet"];
@@ -19,7 +30,12 @@ fn ids(dir: &Path) -> Vec<String> {
     std::fs::read_to_string(dir.join("trials.jsonl"))
         .unwrap()
         .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["trial_id"].as_str().unwrap().to_string())
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["trial_id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
         .collect()
 }
 
@@ -42,10 +58,16 @@ fn sharded_and_merged_equals_unsharded_byte_for_byte() {
     }
     let all: BTreeSet<String> = ids(&whole.join("r")).into_iter().collect();
     assert_eq!(union, all, "the shards together run every trial exactly once");
-    assert!(sizes.iter().max().unwrap() - sizes.iter().min().unwrap() <= 1, "round-robin shards are balanced: {sizes:?}");
+    assert!(
+        sizes.iter().max().unwrap() - sizes.iter().min().unwrap() <= 1,
+        "round-robin shards are balanced: {sizes:?}"
+    );
 
     let merged = tmp.path().join("merged");
-    let dirs: Vec<String> = [3, 1, 2].iter().map(|i| shards.join(format!("s{i}")).to_str().unwrap().to_string()).collect();
+    let dirs: Vec<String> = [3, 1, 2]
+        .iter()
+        .map(|i| shards.join(format!("s{i}")).to_str().unwrap().to_string())
+        .collect();
     let mut args = vec!["merge", "--out", merged.to_str().unwrap()];
     args.extend(dirs.iter().map(String::as_str));
     let o = toolpick(&args, &repo());
@@ -58,7 +80,8 @@ fn sharded_and_merged_equals_unsharded_byte_for_byte() {
             continue;
         }
         let a = std::fs::read(whole.join("r").join(&name)).unwrap();
-        let b = std::fs::read(merged.join(&name)).unwrap_or_else(|_| panic!("merge did not write {name}"));
+        let b = std::fs::read(merged.join(&name))
+            .unwrap_or_else(|_| panic!("merge did not write {name}"));
         assert!(a == b, "{name} differs between the unsharded and the merged run");
         compared += 1;
     }
@@ -69,20 +92,43 @@ fn sharded_and_merged_equals_unsharded_byte_for_byte() {
 fn merge_refuses_missing_shards_and_foreign_runs() {
     let tmp = tempfile::tempdir().unwrap();
     for i in 1..=2 {
-        assert!(run(tmp.path(), &format!("s{i}"), &["--shard", &format!("{i}/2")]).status.success());
+        assert!(
+            run(tmp.path(), &format!("s{i}"), &["--shard", &format!("{i}/2")]).status.success()
+        );
     }
     let s1 = tmp.path().join("s1");
-    let o = toolpick(&["merge", "--out", tmp.path().join("m1").to_str().unwrap(), s1.to_str().unwrap()], &repo());
+    let o = toolpick(
+        &["merge", "--out", tmp.path().join("m1").to_str().unwrap(), s1.to_str().unwrap()],
+        &repo(),
+    );
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("2/2"), "names the missing shard: {}", stderr(&o));
     assert!(!tmp.path().join("m1").exists(), "a refused merge writes nothing");
 
     // A run of another matrix (another seed) cannot be merged in.
-    let mut args = vec!["run", "--out", tmp.path().to_str().unwrap(), "--run-id", "other", "--quiet", "--shard", "2/2"];
+    let mut args = vec![
+        "run",
+        "--out",
+        tmp.path().to_str().unwrap(),
+        "--run-id",
+        "other",
+        "--quiet",
+        "--shard",
+        "2/2",
+    ];
     args.extend_from_slice(&MATRIX[..8]);
     args.extend_from_slice(&["--seed", "8"]);
     assert!(toolpick(&args, &repo()).status.success());
-    let o = toolpick(&["merge", "--out", tmp.path().join("m2").to_str().unwrap(), s1.to_str().unwrap(), tmp.path().join("other").to_str().unwrap()], &repo());
+    let o = toolpick(
+        &[
+            "merge",
+            "--out",
+            tmp.path().join("m2").to_str().unwrap(),
+            s1.to_str().unwrap(),
+            tmp.path().join("other").to_str().unwrap(),
+        ],
+        &repo(),
+    );
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("another matrix"), "{}", stderr(&o));
 

@@ -27,7 +27,17 @@ fn starter() -> Vec<T> {
         .map(|l| {
             let v: Value = serde_json::from_str(l).unwrap();
             let s = |k: &str| v[k].as_str().unwrap_or_default().to_string();
-            T { id: s("id"), kind: s("kind"), category: s("category"), tags: v["tags"].as_array().into_iter().flatten().map(|t| t.as_str().unwrap().to_string()).collect() }
+            T {
+                id: s("id"),
+                kind: s("kind"),
+                category: s("category"),
+                tags: v["tags"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|t| t.as_str().unwrap().to_string())
+                    .collect(),
+            }
         })
         .collect()
 }
@@ -51,7 +61,20 @@ fn glob_regex(pattern: &str) -> regex::Regex {
 
 /// The smallest matrix: one cell (good, flat, oracle), so the trials are the selected tasks once each.
 fn run(out: &Path, id: &str, extra: &[&str]) -> std::process::Output {
-    let mut args = vec!["run", "--out", out.to_str().unwrap(), "--run-id", id, "-q", "--variants", "good", "--layouts", "flat", "--backends", "oracle"];
+    let mut args = vec![
+        "run",
+        "--out",
+        out.to_str().unwrap(),
+        "--run-id",
+        id,
+        "-q",
+        "--variants",
+        "good",
+        "--layouts",
+        "flat",
+        "--backends",
+        "oracle",
+    ];
     args.extend_from_slice(extra);
     toolpick(&args, &repo())
 }
@@ -68,7 +91,9 @@ fn trial_tasks(dir: &Path) -> Vec<(String, String)> {
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .map(|t| (t["dataset"].as_str().unwrap().to_string(), t["task_id"].as_str().unwrap().to_string()))
+        .map(|t| {
+            (t["dataset"].as_str().unwrap().to_string(), t["task_id"].as_str().unwrap().to_string())
+        })
         .collect()
 }
 
@@ -91,11 +116,17 @@ const KINDS: [&str; 6] = ["single", "multi", "parallel", "abstain", "refuse", "r
 /// first), the tasks with the smallest hash of `<seed>|sample|<id>`, in dataset order.
 fn expected_sample(tasks: &[T], n: usize, seed: u64) -> Vec<String> {
     let total = tasks.len();
-    let sizes: Vec<usize> = KINDS.iter().map(|k| tasks.iter().filter(|t| t.kind == *k).count()).collect();
+    let sizes: Vec<usize> =
+        KINDS.iter().map(|k| tasks.iter().filter(|t| t.kind == *k).count()).collect();
     let quotas: Vec<f64> = sizes.iter().map(|s| n as f64 * *s as f64 / total as f64).collect();
     let mut seats: Vec<usize> = quotas.iter().map(|q| q.floor() as usize).collect();
     let mut by_remainder: Vec<usize> = (0..KINDS.len()).collect();
-    by_remainder.sort_by(|a, b| (quotas[*b] - quotas[*b].floor()).partial_cmp(&(quotas[*a] - quotas[*a].floor())).unwrap().then(a.cmp(b)));
+    by_remainder.sort_by(|a, b| {
+        (quotas[*b] - quotas[*b].floor())
+            .partial_cmp(&(quotas[*a] - quotas[*a].floor()))
+            .unwrap()
+            .then(a.cmp(b))
+    });
     let left = n - seats.iter().sum::<usize>();
     for k in by_remainder.into_iter().take(left) {
         seats[k] += 1;
@@ -110,7 +141,8 @@ fn expected_sample(tasks: &[T], n: usize, seed: u64) -> Vec<String> {
 }
 
 fn kinds_of(selection: &[String], tasks: &[T]) -> BTreeMap<String, usize> {
-    let kind: BTreeMap<&str, &str> = tasks.iter().map(|t| (t.id.as_str(), t.kind.as_str())).collect();
+    let kind: BTreeMap<&str, &str> =
+        tasks.iter().map(|t| (t.id.as_str(), t.kind.as_str())).collect();
     let mut out = BTreeMap::new();
     for id in selection {
         *out.entry(kind[id.as_str()].to_string()).or_insert(0) += 1;
@@ -126,12 +158,19 @@ fn task_globs_select_exactly_the_matching_ids_and_run_json_records_them() {
     run_ok(tmp.path(), "g", &["--tasks", "dev-00?,safe-*1", "--tasks", "comms-01*"]);
     let patterns = ["dev-00?", "safe-*1", "comms-01*"].map(glob_regex);
     let expected = ids(all.iter().filter(|t| patterns.iter().any(|p| p.is_match(&t.id))));
-    assert!(expected.len() > 10 && expected.len() < 60, "the patterns pick a real subset: {}", expected.len());
+    assert!(
+        expected.len() > 10 && expected.len() < 60,
+        "the patterns pick a real subset: {}",
+        expected.len()
+    );
     assert_eq!(selected(&tmp.path().join("g")), expected, "the matching tasks, in dataset order");
 
     let meta = run_json(&tmp.path().join("g"));
     assert_eq!(meta["subset"]["tasks"], serde_json::json!(["dev-00?", "safe-*1", "comms-01*"]));
-    assert_eq!(meta["subset"]["kept"], serde_json::json!([{"dataset": "starter", "catalog": "workspace", "available": all.len(), "kept": expected.len()}]));
+    assert_eq!(
+        meta["subset"]["kept"],
+        serde_json::json!([{"dataset": "starter", "catalog": "workspace", "available": all.len(), "kept": expected.len()}])
+    );
     assert_eq!(meta["config"]["subset"]["tasks"], meta["subset"]["tasks"]);
     assert!(meta["config"]["subset"].get("kept").is_none(), "counts are not settings");
 }
@@ -140,8 +179,14 @@ fn task_globs_select_exactly_the_matching_ids_and_run_json_records_them() {
 fn filters_and_across_keys_and_or_within_a_key() {
     let tmp = tempfile::tempdir().unwrap();
     let all = starter();
-    run_ok(tmp.path(), "f", &["--filter", "kind=single", "--filter", "tag=enum", "--filter", "kind=multi"]);
-    let expected = ids(all.iter().filter(|t| (t.kind == "single" || t.kind == "multi") && t.tags.iter().any(|g| g == "enum")));
+    run_ok(
+        tmp.path(),
+        "f",
+        &["--filter", "kind=single", "--filter", "tag=enum", "--filter", "kind=multi"],
+    );
+    let expected = ids(all.iter().filter(|t| {
+        (t.kind == "single" || t.kind == "multi") && t.tags.iter().any(|g| g == "enum")
+    }));
     assert!(!expected.is_empty() && expected.len() < all.len());
     assert_eq!(selected(&tmp.path().join("f")), expected);
 
@@ -157,7 +202,10 @@ fn limit_keeps_the_first_n_after_the_other_selections() {
     let tmp = tempfile::tempdir().unwrap();
     let all = starter();
     run_ok(tmp.path(), "l", &["--filter", "category=chat", "--limit", "5"]);
-    assert_eq!(selected(&tmp.path().join("l")), ids(all.iter().filter(|t| t.category == "chat").take(5)));
+    assert_eq!(
+        selected(&tmp.path().join("l")),
+        ids(all.iter().filter(|t| t.category == "chat").take(5))
+    );
     // Sample, then limit: the first 4 of the sample.
     run_ok(tmp.path(), "sl", &["--sample", "12", "--limit", "4", "--seed", "5"]);
     assert_eq!(selected(&tmp.path().join("sl")), expected_sample(&all, 12, 5)[..4].to_vec());
@@ -173,7 +221,11 @@ fn a_subset_run_of_24_tasks_is_one_command() {
     // The default matrix (good,bad × flat,progressive × lexical,oracle), 24 tasks in every cell.
     let o = toolpick(&["run", "--limit", "24", "--out", out, "--run-id", "quick", "-q"], &repo());
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stdout(&o).contains("subset (--limit 24): starter/workspace 24 of 375 tasks"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("subset (--limit 24): starter/workspace 24 of 375 tasks"),
+        "{}",
+        stdout(&o)
+    );
     let first: Vec<String> = ids(starter().iter().take(24));
     let trials = selected(&tmp.path().join("quick"));
     assert_eq!(trials.len(), 24 * 8);
@@ -189,7 +241,11 @@ fn the_sample_is_seeded_and_stratified_by_kind() {
     for (id, seed) in [("s1", "1"), ("s1b", "1"), ("s2", "2")] {
         run_ok(tmp.path(), id, &["--sample", "24", "--seed", seed]);
     }
-    let (a, b, c) = (selected(&tmp.path().join("s1")), selected(&tmp.path().join("s1b")), selected(&tmp.path().join("s2")));
+    let (a, b, c) = (
+        selected(&tmp.path().join("s1")),
+        selected(&tmp.path().join("s1b")),
+        selected(&tmp.path().join("s2")),
+    );
     assert_eq!(a.len(), 24);
     assert_eq!(a, b, "same seed, same tasks");
     assert_ne!(a, c, "another seed, other tasks");
@@ -199,16 +255,21 @@ fn the_sample_is_seeded_and_stratified_by_kind() {
     for sel in [&a, &c] {
         let per_kind = kinds_of(sel, &all);
         for kind in KINDS {
-            let share = 24.0 * all.iter().filter(|t| t.kind == kind).count() as f64 / all.len() as f64;
+            let share =
+                24.0 * all.iter().filter(|t| t.kind == kind).count() as f64 / all.len() as f64;
             let got = *per_kind.get(kind).unwrap_or(&0) as f64;
-            assert!(got >= share.floor() && got <= share.ceil(), "{kind}: {got} for a quota of {share}");
+            assert!(
+                got >= share.floor() && got <= share.ceil(),
+                "{kind}: {got} for a quota of {share}"
+            );
         }
         assert_eq!(per_kind["single"], 16);
         assert_eq!(per_kind["abstain"], 2);
     }
     // Stratified after the filter: only what the filter kept is drawn from.
     run_ok(tmp.path(), "fs", &["--filter", "tag=near-miss", "--sample", "10", "--seed", "3"]);
-    let pool: Vec<T> = all.iter().filter(|t| t.tags.iter().any(|g| g == "near-miss")).cloned().collect();
+    let pool: Vec<T> =
+        all.iter().filter(|t| t.tags.iter().any(|g| g == "near-miss")).cloned().collect();
     assert_eq!(selected(&tmp.path().join("fs")), expected_sample(&pool, 10, 3));
 }
 
@@ -226,10 +287,19 @@ fn invalid_selections_exit_2_naming_the_flag_and_write_nothing() {
         (vec!["--tasks", "dev-001,"], vec!["--tasks", "empty"]),
         // Typos: a pattern or filter that matches no task anywhere.
         (vec!["--tasks", "dev-001,dve-*"], vec!["--tasks", "`dve-*` matches no task"]),
-        (vec!["--filter", "tag=enums"], vec!["--filter", "`tag=enums` matches no task", "near-miss"]),
+        (
+            vec!["--filter", "tag=enums"],
+            vec!["--filter", "`tag=enums` matches no task", "near-miss"],
+        ),
         // A selection that empties the dataset names the step and the dataset.
-        (vec!["--filter", "kind=abstain", "--filter", "tag=enum"], vec!["--filter", "`tag=enum` (after --filter kind=abstain) keeps none", "starter"]),
-        (vec!["--tasks", "safe-*", "--filter", "category=wiki", "--filter", "kind=single"], vec!["--filter", "(after --tasks safe-*", "starter"]),
+        (
+            vec!["--filter", "kind=abstain", "--filter", "tag=enum"],
+            vec!["--filter", "`tag=enum` (after --filter kind=abstain) keeps none", "starter"],
+        ),
+        (
+            vec!["--tasks", "safe-*", "--filter", "category=wiki", "--filter", "kind=single"],
+            vec!["--filter", "(after --tasks safe-*", "starter"],
+        ),
     ] {
         let o = run(tmp.path(), "bad", &args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
@@ -244,7 +314,12 @@ fn invalid_selections_exit_2_naming_the_flag_and_write_nothing() {
 fn resuming_with_another_selection_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     run_ok(tmp.path(), "r", &["--limit", "5"]);
-    for other in [vec!["--limit", "6"], vec![], vec!["--sample", "5"], vec!["--limit", "5", "--filter", "kind=single"]] {
+    for other in [
+        vec!["--limit", "6"],
+        vec![],
+        vec!["--sample", "5"],
+        vec!["--limit", "5", "--filter", "kind=single"],
+    ] {
         let o = run(tmp.path(), "r", &other);
         assert_eq!(o.status.code(), Some(2), "{other:?}: {}", stderr(&o));
         assert!(stderr(&o).contains("task subset"), "{}", stderr(&o));
@@ -276,41 +351,72 @@ fn toml_keys_select_like_the_flags_and_bad_values_name_file_line_and_key() {
     .unwrap();
     let exp_s = exp.to_str().unwrap();
     run_ok(tmp.path(), "t", &["--config", exp_s]);
-    let pick = |tasks: &[T], n: usize| ids(tasks.iter().filter(|t| (t.id.starts_with("dev-") || t.id.starts_with("comms-")) && t.kind == "single").take(n));
+    let pick = |tasks: &[T], n: usize| {
+        ids(tasks
+            .iter()
+            .filter(|t| {
+                (t.id.starts_with("dev-") || t.id.starts_with("comms-")) && t.kind == "single"
+            })
+            .take(n))
+    };
     let mini_tasks: Vec<T> = all[..30].to_vec();
-    let mut expected: Vec<(String, String)> = pick(&all, 7).into_iter().map(|t| ("starter".to_string(), t)).collect();
+    let mut expected: Vec<(String, String)> =
+        pick(&all, 7).into_iter().map(|t| ("starter".to_string(), t)).collect();
     expected.extend(pick(&mini_tasks, 7).into_iter().map(|t| ("mini".to_string(), t)));
     assert_eq!(trial_tasks(&tmp.path().join("t")), expected);
     let kept = &run_json(&tmp.path().join("t"))["subset"]["kept"];
-    assert_eq!(kept[1], serde_json::json!({"dataset": "mini", "catalog": "workspace", "available": 30, "kept": 7}));
+    assert_eq!(
+        kept[1],
+        serde_json::json!({"dataset": "mini", "catalog": "workspace", "available": 30, "kept": 7})
+    );
 
     // A flag replaces its key, the other keys stay.
     run_ok(tmp.path(), "t3", &["--config", exp_s, "--limit", "3"]);
     assert_eq!(selected(&tmp.path().join("t3")).len(), 6);
 
     // A selection that empties one dataset is an error naming it.
-    let o = run(tmp.path(), "e", &["--config", exp_s, "--tasks", "safe-*", "--filter", "kind=refuse"]);
+    let o =
+        run(tmp.path(), "e", &["--config", exp_s, "--tasks", "safe-*", "--filter", "kind=refuse"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("--tasks: `safe-*` keeps none of the 30 tasks of dataset mini"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--tasks: `safe-*` keeps none of the 30 tasks of dataset mini"),
+        "{}",
+        stderr(&o)
+    );
 
-    for (body, line, key) in [("seed = 1\nsample = 0\n", 2, "sample"), ("filter = [\"kind=single\", \"color=red\"]\n", 1, "filter"), ("tasks = []\n", 1, "tasks")] {
+    for (body, line, key) in [
+        ("seed = 1\nsample = 0\n", 2, "sample"),
+        ("filter = [\"kind=single\", \"color=red\"]\n", 1, "filter"),
+        ("tasks = []\n", 1, "tasks"),
+    ] {
         std::fs::write(&exp, body).unwrap();
         let o = run(tmp.path(), "x", &["--config", exp_s]);
         assert_eq!(o.status.code(), Some(2), "{body}: {}", stderr(&o));
-        assert!(stderr(&o).contains(&format!("exp.toml:{line}: field `{key}`")), "{body}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(&format!("exp.toml:{line}: field `{key}`")),
+            "{body}: {}",
+            stderr(&o)
+        );
     }
 }
 
 #[test]
 fn compare_says_when_a_subset_run_meets_a_full_one() {
     let tmp = tempfile::tempdir().unwrap();
-    let (full, sub, sub2) = (tmp.path().join("full"), tmp.path().join("sub"), tmp.path().join("sub2"));
+    let (full, sub, sub2) =
+        (tmp.path().join("full"), tmp.path().join("sub"), tmp.path().join("sub2"));
     run_ok(tmp.path(), "full", &[]);
     run_ok(tmp.path(), "sub", &["--sample", "24"]);
     run_ok(tmp.path(), "sub2", &["--sample", "24"]);
     let o = toolpick(&["compare", full.to_str().unwrap(), sub.to_str().unwrap()], &repo());
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stderr(&o).contains("warning: the runs ran different task subsets (A: all tasks; B: --sample 24)"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "warning: the runs ran different task subsets (A: all tasks; B: --sample 24)"
+        ),
+        "{}",
+        stderr(&o)
+    );
     // compare pairs the tasks that need a call (the headline's): those the sample kept, and the rest of
     // the starter suite's only in A — counted from the dataset and the sample run's trials.
     let kept: BTreeSet<String> = selected(&sub).into_iter().collect();
@@ -318,17 +424,33 @@ fn compare_says_when_a_subset_run_meets_a_full_one() {
     let all = starter();
     let call_tasks: Vec<&T> = all.iter().filter(needs_call).collect();
     let paired = call_tasks.iter().filter(|t| kept.contains(&t.id)).count();
-    let unpaired: BTreeSet<String> = call_tasks.iter().filter(|t| !kept.contains(&t.id)).map(|t| t.id.clone()).collect();
-    assert!(paired > 0 && paired < 24, "the sample keeps some call tasks and some others: {paired}");
-    assert!(stderr(&o).contains(&format!("{} task(s) scored only in A and 0 only in B", unpaired.len())), "{}", stderr(&o));
+    let unpaired: BTreeSet<String> =
+        call_tasks.iter().filter(|t| !kept.contains(&t.id)).map(|t| t.id.clone()).collect();
+    assert!(
+        paired > 0 && paired < 24,
+        "the sample keeps some call tasks and some others: {paired}"
+    );
+    assert!(
+        stderr(&o)
+            .contains(&format!("{} task(s) scored only in A and 0 only in B", unpaired.len())),
+        "{}",
+        stderr(&o)
+    );
     let row = csv_rows(&sub.join("compare.csv")).remove(0);
-    assert_eq!((row["tasks"].clone(), row["tasks_only_a"].clone(), row["tasks_only_b"].as_str()), (paired.to_string(), unpaired.len().to_string(), "0"));
+    assert_eq!(
+        (row["tasks"].clone(), row["tasks_only_a"].clone(), row["tasks_only_b"].as_str()),
+        (paired.to_string(), unpaired.len().to_string(), "0")
+    );
     let md = std::fs::read_to_string(sub.join("compare.md")).unwrap();
     assert!(md.contains("**Warning**: the runs ran different task subsets"), "{md}");
     let first = unpaired.iter().next().unwrap();
     assert!(md.contains(&format!("only in A ({}): `{first}`", unpaired.len())), "{md}");
     let html = std::fs::read_to_string(sub.join("compare.html")).unwrap();
-    assert!(html.contains("Warning:") && html.contains(&format!("{} task(s) only in A", unpaired.len())), "the page says it too");
+    assert!(
+        html.contains("Warning:")
+            && html.contains(&format!("{} task(s) only in A", unpaired.len())),
+        "the page says it too"
+    );
 
     // The same subset on both sides: nothing to warn about.
     let o = toolpick(&["compare", sub.to_str().unwrap(), sub2.to_str().unwrap()], &repo());
@@ -348,7 +470,26 @@ fn recorded_answers_for_the_whole_dataset_replay_a_subset() {
     )
     .unwrap();
     let o = toolpick(
-        &["run", "--catalog", "cat", "--dataset", "ds.jsonl", "--variants", "good", "--layouts", "flat", "--backends", "replay:rec.jsonl", "--tasks", "w?", "--out", "out", "--run-id", "r", "-q"],
+        &[
+            "run",
+            "--catalog",
+            "cat",
+            "--dataset",
+            "ds.jsonl",
+            "--variants",
+            "good",
+            "--layouts",
+            "flat",
+            "--backends",
+            "replay:rec.jsonl",
+            "--tasks",
+            "w?",
+            "--out",
+            "out",
+            "--run-id",
+            "r",
+            "-q",
+        ],
         tmp.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));

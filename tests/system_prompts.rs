@@ -16,19 +16,33 @@ const LAYOUTS: [&str; 4] = ["flat", "progressive", "progressive-oss", "search"];
 /// serde_json alone.
 fn bfcl_records() -> Vec<(String, Vec<Value>, String)> {
     let dir = shared("bfcl");
-    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.file_name().unwrap().to_str().unwrap().starts_with("BFCL_")).collect();
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_str().unwrap().starts_with("BFCL_"))
+        .collect();
     files.sort();
     let mut out = Vec::new();
     for file in files {
-        for line in std::fs::read_to_string(&file).unwrap().lines().filter(|l| !l.trim().is_empty()) {
+        for line in std::fs::read_to_string(&file).unwrap().lines().filter(|l| !l.trim().is_empty())
+        {
             let record: Value = serde_json::from_str(line).unwrap();
             let turns = record["question"].as_array().unwrap();
             if turns.len() != 1 {
                 continue;
             }
-            let messages: Vec<Value> = turns[0].as_array().unwrap().iter().map(|m| json!({"role": m["role"], "content": m["content"]})).collect();
+            let messages: Vec<Value> = turns[0]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| json!({"role": m["role"], "content": m["content"]}))
+                .collect();
             let last_user = messages.iter().rposition(|m| m["role"] == "user").unwrap();
-            out.push((record["id"].as_str().unwrap().to_string(), messages[..last_user].to_vec(), messages[last_user]["content"].as_str().unwrap().to_string()));
+            out.push((
+                record["id"].as_str().unwrap().to_string(),
+                messages[..last_user].to_vec(),
+                messages[last_user]["content"].as_str().unwrap().to_string(),
+            ));
         }
     }
     out
@@ -37,15 +51,29 @@ fn bfcl_records() -> Vec<(String, Vec<Value>, String)> {
 /// The records with a system prompt, and every 37th record without one (the control group).
 fn chosen() -> Vec<(String, Vec<Value>, String)> {
     let records = bfcl_records();
-    let with: Vec<_> = records.iter().filter(|(_, lead, _)| lead.iter().any(|m| m["role"] == "system")).cloned().collect();
+    let with: Vec<_> = records
+        .iter()
+        .filter(|(_, lead, _)| lead.iter().any(|m| m["role"] == "system"))
+        .cloned()
+        .collect();
     assert!(!with.is_empty(), "the BFCL slice has records with a system prompt");
-    let without: Vec<_> = records.iter().filter(|(_, lead, _)| lead.is_empty()).step_by(37).take(with.len()).cloned().collect();
+    let without: Vec<_> = records
+        .iter()
+        .filter(|(_, lead, _)| lead.is_empty())
+        .step_by(37)
+        .take(with.len())
+        .cloned()
+        .collect();
     with.into_iter().chain(without).collect()
 }
 
 /// What a conversation must open with for a record: its own leading messages, or toolpick's prompt.
 fn opening(lead: &[Value], query: &str) -> Vec<Value> {
-    let mut want = if lead.iter().any(|m| m["role"] == "system") { vec![] } else { vec![json!({"role": "system", "content": toolpick::agent::SYSTEM_PROMPT})] };
+    let mut want = if lead.iter().any(|m| m["role"] == "system") {
+        vec![]
+    } else {
+        vec![json!({"role": "system", "content": toolpick::agent::SYSTEM_PROMPT})]
+    };
     want.extend(lead.iter().cloned());
     want.push(json!({"role": "user", "content": query}));
     want
@@ -53,18 +81,41 @@ fn opening(lead: &[Value], query: &str) -> Vec<Value> {
 
 /// Check that `messages` (a request's or a transcript's) open as the record with their query must; returns
 /// whether that record has a system prompt of its own.
-fn check_opening(messages: &[Value], records: &HashMap<String, (Vec<Value>, String)>, what: &str) -> bool {
-    let query = messages.iter().rev().find(|m| m["role"] == "user").and_then(|m| m["content"].as_str()).unwrap_or_else(|| panic!("{what}: no user message"));
-    let matching: Vec<&(Vec<Value>, String)> = records.values().filter(|(_, q)| q == query).collect();
+fn check_opening(
+    messages: &[Value],
+    records: &HashMap<String, (Vec<Value>, String)>,
+    what: &str,
+) -> bool {
+    let query = messages
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_else(|| panic!("{what}: no user message"));
+    let matching: Vec<&(Vec<Value>, String)> =
+        records.values().filter(|(_, q)| q == query).collect();
     assert!(!matching.is_empty(), "{what}: a query of no chosen record: {query:?}");
     let fits = |(lead, q): &&&(Vec<Value>, String)| {
         let want = opening(lead, q);
-        let got: Vec<Value> = messages.iter().take(want.len()).map(|m| json!({"role": m["role"], "content": m["content"]})).collect();
+        let got: Vec<Value> = messages
+            .iter()
+            .take(want.len())
+            .map(|m| json!({"role": m["role"], "content": m["content"]}))
+            .collect();
         got == want
     };
-    let found = matching.iter().find(fits).unwrap_or_else(|| panic!("{what}: does not open with its record's messages: {:?}", &messages[..messages.len().min(3)]));
+    let found = matching.iter().find(fits).unwrap_or_else(|| {
+        panic!(
+            "{what}: does not open with its record's messages: {:?}",
+            &messages[..messages.len().min(3)]
+        )
+    });
     // Exactly one system message, first: the benchmark's prompt replaces toolpick's, never joins it.
-    assert_eq!(messages.iter().filter(|m| m["role"] == "system").count(), found.0.iter().filter(|m| m["role"] == "system").count().max(1), "{what}");
+    assert_eq!(
+        messages.iter().filter(|m| m["role"] == "system").count(),
+        found.0.iter().filter(|m| m["role"] == "system").count().max(1),
+        "{what}"
+    );
     assert_eq!(messages[0]["role"], "system", "{what}");
     found.0.iter().any(|m| m["role"] == "system")
 }
@@ -80,7 +131,10 @@ struct Capture {
 fn reply(body: &Value) -> Value {
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
     let answered = messages.last().is_some_and(|m| m["role"] == "tool");
-    let first = body["tools"].as_array().and_then(|t| t.first()).and_then(|t| t["function"]["name"].as_str());
+    let first = body["tools"]
+        .as_array()
+        .and_then(|t| t.first())
+        .and_then(|t| t["function"]["name"].as_str());
     let (message, finish) = match first {
         Some(name) if !answered => (
             json!({"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": name, "arguments": "{}"}}]}),
@@ -94,7 +148,8 @@ fn reply(body: &Value) -> Value {
 }
 
 fn capture() -> Capture {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let rt =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let bodies: Arc<Mutex<Vec<Value>>> = Arc::default();
     let kept = bodies.clone();
     let url = rt.block_on(async move {
@@ -120,15 +175,36 @@ fn capture() -> Capture {
 #[test]
 fn bfcl_system_prompts_reach_the_wire_first_in_every_layout_and_on_every_turn() {
     let chosen = chosen();
-    let records: HashMap<String, (Vec<Value>, String)> = chosen.iter().map(|(id, lead, q)| (id.clone(), (lead.clone(), q.clone()))).collect();
+    let records: HashMap<String, (Vec<Value>, String)> =
+        chosen.iter().map(|(id, lead, q)| (id.clone(), (lead.clone(), q.clone()))).collect();
     let ids: Vec<&str> = chosen.iter().map(|(id, _, _)| id.as_str()).collect();
     let endpoint = capture();
     let tmp = tempfile::tempdir().unwrap();
     let spec = format!("bfcl:{}", shared("bfcl").display());
     let o = toolpick(
         &[
-            "run", "--dataset", &spec, "--tasks", &ids.join(","), "--variants", "good", "--layouts", &LAYOUTS.join(","), "--backends", "openai", "--model", "capture",
-            "--base-url", &endpoint.url, "--no-preflight", "--no-cache", "--out", tmp.path().to_str().unwrap(), "--run-id", "sys", "-q",
+            "run",
+            "--dataset",
+            &spec,
+            "--tasks",
+            &ids.join(","),
+            "--variants",
+            "good",
+            "--layouts",
+            &LAYOUTS.join(","),
+            "--backends",
+            "openai",
+            "--model",
+            "capture",
+            "--base-url",
+            &endpoint.url,
+            "--no-preflight",
+            "--no-cache",
+            "--out",
+            tmp.path().to_str().unwrap(),
+            "--run-id",
+            "sys",
+            "-q",
         ],
         &repo(),
     );
@@ -144,7 +220,11 @@ fn bfcl_system_prompts_reach_the_wire_first_in_every_layout_and_on_every_turn() 
         }
     }
     let with_system = chosen.iter().filter(|(_, lead, _)| !lead.is_empty()).count();
-    assert_eq!(own, with_system * LAYOUTS.len() * 2, "every request of a record with a system prompt opened with it");
+    assert_eq!(
+        own,
+        with_system * LAYOUTS.len() * 2,
+        "every request of a record with a system prompt opened with it"
+    );
     // The transcripts show what was sent.
     let trials = trials_with_transcripts(&tmp.path().join("sys"));
     assert_eq!(trials.len(), ids.len() * LAYOUTS.len());
@@ -154,14 +234,19 @@ fn bfcl_system_prompts_reach_the_wire_first_in_every_layout_and_on_every_turn() 
         let (lead, query) = &records[id];
         let want = opening(lead, query);
         assert_eq!(&transcript[..want.len()], want.as_slice(), "{}", t["trial_id"]);
-        assert_eq!(t["query"].as_str(), Some(query.as_str()), "the record's query is its last user message");
+        assert_eq!(
+            t["query"].as_str(),
+            Some(query.as_str()),
+            "the record's query is its last user message"
+        );
     }
 }
 
 #[test]
 fn an_mcp_agent_is_handed_the_opening_messages_and_the_query_in_every_layout() {
     let chosen = chosen();
-    let records: HashMap<String, (Vec<Value>, String)> = chosen.iter().map(|(id, lead, q)| (id.clone(), (lead.clone(), q.clone()))).collect();
+    let records: HashMap<String, (Vec<Value>, String)> =
+        chosen.iter().map(|(id, lead, q)| (id.clone(), (lead.clone(), q.clone()))).collect();
     let ids: Vec<&str> = chosen.iter().map(|(id, _, _)| id.as_str()).collect();
     let tmp = tempfile::tempdir().unwrap();
     let seen = tmp.path().join("seen");
@@ -174,8 +259,22 @@ fn an_mcp_agent_is_handed_the_opening_messages_and_the_query_in_every_layout() {
     let spec = format!("bfcl:{}", shared("bfcl").display());
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_toolpick"))
         .args([
-            "run", "--dataset", &spec, "--tasks", &ids.join(","), "--variants", "good", "--layouts", &LAYOUTS.join(","), "--backends", &format!("mcp-agent:{}", agent.display()),
-            "--out", tmp.path().to_str().unwrap(), "--run-id", "agent", "-q",
+            "run",
+            "--dataset",
+            &spec,
+            "--tasks",
+            &ids.join(","),
+            "--variants",
+            "good",
+            "--layouts",
+            &LAYOUTS.join(","),
+            "--backends",
+            &format!("mcp-agent:{}", agent.display()),
+            "--out",
+            tmp.path().to_str().unwrap(),
+            "--run-id",
+            "agent",
+            "-q",
         ])
         .env("SEEN_DIR", &seen)
         .current_dir(repo())
@@ -190,13 +289,19 @@ fn an_mcp_agent_is_handed_the_opening_messages_and_the_query_in_every_layout() {
             continue;
         }
         episodes += 1;
-        let messages: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let messages: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&path).unwrap())
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         if check_opening(&messages, &records, &path.display().to_string()) {
             own += 1;
         }
         // Standard input is still the query alone.
         let stdin = std::fs::read_to_string(path.with_extension("stdin")).unwrap();
-        assert_eq!(Some(stdin.as_str()), messages.last().and_then(|m| m["content"].as_str()), "{}", path.display());
+        assert_eq!(
+            Some(stdin.as_str()),
+            messages.last().and_then(|m| m["content"].as_str()),
+            "{}",
+            path.display()
+        );
     }
     assert_eq!(episodes, ids.len() * LAYOUTS.len());
     assert_eq!(own, chosen.iter().filter(|(_, lead, _)| !lead.is_empty()).count() * LAYOUTS.len());
@@ -208,14 +313,32 @@ fn a_served_task_sessions_instructions_carry_its_system_prompt_then_its_query() 
     use toolpick::run::serving::sessions::ServedSpec;
     for (id, lead, query) in chosen() {
         for layout in [toolpick::layout::LayoutKind::Flat, toolpick::layout::LayoutKind::Search] {
-            let spec = ServedSpec { catalog: "unused".into(), dataset: format!("bfcl:{}", shared("bfcl").display()).into(), variant: "good".into(), layout, distractors: None, seed: 0 };
-            let served = Presentation::new(spec.config(vec![], Default::default()), Some(&id), None).unwrap();
+            let spec = ServedSpec {
+                catalog: "unused".into(),
+                dataset: format!("bfcl:{}", shared("bfcl").display()).into(),
+                variant: "good".into(),
+                layout,
+                distractors: None,
+                seed: 0,
+            };
+            let served =
+                Presentation::new(spec.config(vec![], Default::default()), Some(&id), None)
+                    .unwrap();
             let text = served.task_instructions().unwrap();
             match lead.first() {
-                None => assert_eq!(text, query, "{id}: without a history the instructions are the query"),
+                None => assert_eq!(
+                    text, query,
+                    "{id}: without a history the instructions are the query"
+                ),
                 Some(system) => {
-                    assert!(text.starts_with(system["content"].as_str().unwrap()), "{id}: the system prompt comes first, verbatim: {text:?}");
-                    assert!(text.ends_with(&query) && text.len() > query.len(), "{id}: then the query: {text:?}");
+                    assert!(
+                        text.starts_with(system["content"].as_str().unwrap()),
+                        "{id}: the system prompt comes first, verbatim: {text:?}"
+                    );
+                    assert!(
+                        text.ends_with(&query) && text.len() > query.len(),
+                        "{id}: then the query: {text:?}"
+                    );
                 }
             }
         }
@@ -223,23 +346,44 @@ fn a_served_task_sessions_instructions_carry_its_system_prompt_then_its_query() 
 }
 
 #[test]
-fn a_bad_history_stops_validate_and_run_with_exit_2_naming_file_line_and_field_and_writes_nothing() {
+fn a_bad_history_stops_validate_and_run_with_exit_2_naming_file_line_and_field_and_writes_nothing()
+{
     let tmp = tempfile::tempdir().unwrap();
     write_small_catalog(&tmp.path().join("cat"));
     let good = r#"{"id": "ok", "query": "What is the weather in Oslo?", "kind": "abstain", "history": [{"role": "system", "content": "Be brief."}]}"#;
     for (history, field) in [
         (r#""Be brief.""#, "history"),
         (r#"[{"role": "tool", "content": "{}"}]"#, "history[0].role"),
-        (r#"[{"role": "system", "content": "ok"}, {"role": "user", "content": 3}]"#, "history[1].content"),
+        (
+            r#"[{"role": "system", "content": "ok"}, {"role": "user", "content": 3}]"#,
+            "history[1].content",
+        ),
         (r#"[{"role": "system", "content": "ok", "tool_calls": []}]"#, "history[0].tool_calls"),
     ] {
-        let bad = format!(r#"{{"id": "bad", "query": "q", "kind": "abstain", "history": {history}}}"#);
+        let bad =
+            format!(r#"{{"id": "bad", "query": "q", "kind": "abstain", "history": {history}}}"#);
         std::fs::write(tmp.path().join("ds.jsonl"), format!("{good}\n{bad}\n")).unwrap();
         let want = format!("ds.jsonl:2: field `{field}`");
         let o = toolpick(&["validate", "--catalog", "cat", "--dataset", "ds.jsonl"], tmp.path());
         assert_eq!(o.status.code(), Some(2), "{history}: {}", stderr(&o));
         assert!(stderr(&o).contains(&want), "{history}: wanted {want:?} in {}", stderr(&o));
-        let o = toolpick(&["run", "--catalog", "cat", "--dataset", "ds.jsonl", "--backends", "oracle", "--out", "out", "--run-id", "r", "-q"], tmp.path());
+        let o = toolpick(
+            &[
+                "run",
+                "--catalog",
+                "cat",
+                "--dataset",
+                "ds.jsonl",
+                "--backends",
+                "oracle",
+                "--out",
+                "out",
+                "--run-id",
+                "r",
+                "-q",
+            ],
+            tmp.path(),
+        );
         assert_eq!(o.status.code(), Some(2), "{history}: {}", stderr(&o));
         assert!(stderr(&o).contains(&want), "{history}: {}", stderr(&o));
         assert!(!tmp.path().join("out/r").exists(), "{history}: nothing written");

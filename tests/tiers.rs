@@ -27,7 +27,12 @@ fn each_tier_lists_exactly_the_test_binaries_that_ask_for_it() {
     let sources = test_sources();
     for tier in Tier::ALL {
         let asked = format!("Tier::{tier:?}");
-        let asking: BTreeSet<&str> = sources.iter().filter(|(_, text)| text.contains(&asked)).map(|(n, _)| n.as_str()).filter(|n| *n != "tiers").collect();
+        let asking: BTreeSet<&str> = sources
+            .iter()
+            .filter(|(_, text)| text.contains(&asked))
+            .map(|(n, _)| n.as_str())
+            .filter(|n| *n != "tiers")
+            .collect();
         let listed: BTreeSet<&str> = tier.binaries().iter().copied().collect();
         assert_eq!(asking, listed, "the `{}` tier's binaries", tier.name());
     }
@@ -36,10 +41,21 @@ fn each_tier_lists_exactly_the_test_binaries_that_ask_for_it() {
 #[test]
 fn no_test_installs_anything() {
     // What an install inside a test looked like before the tiers: the installers, package managers.
-    let installs = ["install-mcp-servers.sh", "install-parity-venv.sh", "install-test-deps.sh\")", "apt-get", "pip install", "npm install", "\"pip\"", "\"npm\""];
+    let installs = [
+        "install-mcp-servers.sh",
+        "install-parity-venv.sh",
+        "install-test-deps.sh\")",
+        "apt-get",
+        "pip install",
+        "npm install",
+        "\"pip\"",
+        "\"npm\"",
+    ];
     // docs_flags names the installers' and pip's flags as documentation it checks, never runs them.
     let documents_installers = ["tiers", "docs_flags"];
-    for (name, text) in test_sources().iter().filter(|(n, _)| !documents_installers.contains(&n.as_str())) {
+    for (name, text) in
+        test_sources().iter().filter(|(n, _)| !documents_installers.contains(&n.as_str()))
+    {
         for line in text.lines().filter(|l| !l.trim_start().starts_with("//")) {
             for install in installs {
                 assert!(!line.contains(install), "tests/{name}.rs runs `{install}`: {line}");
@@ -47,8 +63,13 @@ fn no_test_installs_anything() {
         }
     }
     // And the one script that installs knows every tier.
-    let script = std::fs::read_to_string(common::repo().join("scripts/install-test-deps.sh")).unwrap();
+    let script =
+        std::fs::read_to_string(common::repo().join("scripts/install-test-deps.sh")).unwrap();
     for tier in Tier::ALL {
-        assert!(script.contains(&format!("{})", tier.name())), "scripts/install-test-deps.sh does not install `{}`", tier.name());
+        assert!(
+            script.contains(&format!("{})", tier.name())),
+            "scripts/install-test-deps.sh does not install `{}`",
+            tier.name()
+        );
     }
 }

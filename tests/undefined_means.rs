@@ -10,7 +10,8 @@ use toolpick::mock::{self, Fault, MockConfig};
 
 #[test]
 fn a_cell_where_every_trial_errored_has_no_nan_anywhere() {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let rt =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     // Every chat request fails (the preflight's GET /models still answers).
     let config = MockConfig { faults: vec![(Fault::ServerError, 1)], ..Default::default() };
     let server = rt.block_on(mock::spawn("127.0.0.1:0".parse().unwrap(), config)).unwrap();
@@ -20,8 +21,30 @@ fn a_cell_where_every_trial_errored_has_no_nan_anywhere() {
     let url = server.base_url();
     let o = toolpick(
         &[
-            "run", "--catalog", "cat", "--dataset", "ds.jsonl", "--backends", "lexical,openai", "--model", "mock", "--base-url", &url, "--out", "out",
-            "--run-id", "r", "--max-attempts", "1", "--breaker", "0", "--no-cache", "--layouts", "flat", "--variants", "good",
+            "run",
+            "--catalog",
+            "cat",
+            "--dataset",
+            "ds.jsonl",
+            "--backends",
+            "lexical,openai",
+            "--model",
+            "mock",
+            "--base-url",
+            &url,
+            "--out",
+            "out",
+            "--run-id",
+            "r",
+            "--max-attempts",
+            "1",
+            "--breaker",
+            "0",
+            "--no-cache",
+            "--layouts",
+            "flat",
+            "--variants",
+            "good",
         ],
         dir.path(),
     );
@@ -30,12 +53,27 @@ fn a_cell_where_every_trial_errored_has_no_nan_anywhere() {
 
     // The failing cell is there, with its errors and no scored trial; the lexical cell is defined.
     let rows = summary_rows(&run);
-    let failing = rows.iter().find(|r| r["backend"] == "mock").expect("the endpoint's cell (labelled by its model)");
+    let failing = rows
+        .iter()
+        .find(|r| r["backend"] == "mock")
+        .expect("the endpoint's cell (labelled by its model)");
     let fine = rows.iter().find(|r| r["backend"] == "lexical").expect("lexical cell");
     assert_ne!(failing["infra_errors"], "0");
-    for col in ["mean_steps", "mean_steps_low", "mean_steps_high", "mean_tokens_upfront", "mean_tokens_total", "mean_tokens_total_low", "mean_tokens_total_high"] {
+    for col in [
+        "mean_steps",
+        "mean_steps_low",
+        "mean_steps_high",
+        "mean_tokens_upfront",
+        "mean_tokens_total",
+        "mean_tokens_total_low",
+        "mean_tokens_total_high",
+    ] {
         assert_eq!(failing[col], "", "{col} of a cell without scored trials is a missing value");
-        assert!(fine[col].parse::<f64>().is_ok_and(f64::is_finite), "{col} of the lexical cell: {}", fine[col]);
+        assert!(
+            fine[col].parse::<f64>().is_ok_and(f64::is_finite),
+            "{col} of the lexical cell: {}",
+            fine[col]
+        );
     }
 
     // No text output spells NaN (Rust's and JavaScript's spelling), and the people's pages say n/a for the failing cell.
@@ -61,7 +99,9 @@ fn a_cell_where_every_trial_errored_has_no_nan_anywhere() {
     assert!(line.contains("n/a") && !out.contains("NaN"), "{out}");
 
     // Parquet: null, not NaN.
-    let df = ParquetReader::new(std::fs::File::open(run.join("summary.parquet")).unwrap()).finish().unwrap();
+    let df = ParquetReader::new(std::fs::File::open(run.join("summary.parquet")).unwrap())
+        .finish()
+        .unwrap();
     let backends = df.column("backend").unwrap().str().unwrap().clone();
     let i = (0..df.height()).find(|&i| backends.get(i) == Some("mock")).unwrap();
     for col in ["mean_steps", "mean_tokens_total", "mean_steps_low"] {

@@ -49,8 +49,13 @@ impl Cache {
     pub fn put(&self, key: &str, response: &Value) -> Result<()> {
         let path = self.path(key);
         let dir = path.parent().expect("cache path has a parent");
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create cache directory {}", dir.display()))?;
-        let tmp = path.with_extension(format!("tmp-{}-{:?}", std::process::id(), std::thread::current().id()));
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create cache directory {}", dir.display()))?;
+        let tmp = path.with_extension(format!(
+            "tmp-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
         std::fs::write(&tmp, serde_json::to_vec(response)?)?;
         std::fs::rename(&tmp, &path)?;
         Ok(())
@@ -75,7 +80,8 @@ impl Cache {
     pub fn clear(&self) -> Result<u64> {
         let (n, _) = self.stats();
         if self.dir.exists() {
-            std::fs::remove_dir_all(&self.dir).with_context(|| format!("cannot remove {}", self.dir.display()))?;
+            std::fs::remove_dir_all(&self.dir)
+                .with_context(|| format!("cannot remove {}", self.dir.display()))?;
         }
         Ok(n)
     }

@@ -8,15 +8,28 @@
 //! the same stop words as the query. Pure and deterministic.
 
 /// Connectors that open a new clause (matched on word boundaries, case-insensitively).
-const CONNECTORS: &[&str] = &["and then", "then", "and also", "also", "additionally", "furthermore", "moreover", "as well as", "after that", "afterwards"];
+const CONNECTORS: &[&str] = &[
+    "and then",
+    "then",
+    "and also",
+    "also",
+    "additionally",
+    "furthermore",
+    "moreover",
+    "as well as",
+    "after that",
+    "afterwards",
+];
 
 /// Imperative verbs: `and` followed by one of them opens a new request (`… and delete its branch`).
 const VERBS: &[&str] = &[
-    "add", "approve", "archive", "ask", "assign", "book", "cancel", "change", "check", "close", "comment", "copy", "create", "decline",
-    "delete", "download", "edit", "email", "end", "fetch", "file", "find", "forward", "get", "give", "invite", "leave", "let", "list",
-    "log", "look", "mail", "make", "mark", "merge", "message", "move", "notify", "open", "pay", "ping", "post", "put", "read", "refund",
-    "reject", "remove", "rename", "reply", "request", "reserve", "restore", "run", "save", "schedule", "search", "send", "set", "share",
-    "show", "start", "stop", "switch", "tag", "tell", "update", "upload", "write",
+    "add", "approve", "archive", "ask", "assign", "book", "cancel", "change", "check", "close",
+    "comment", "copy", "create", "decline", "delete", "download", "edit", "email", "end", "fetch",
+    "file", "find", "forward", "get", "give", "invite", "leave", "let", "list", "log", "look",
+    "mail", "make", "mark", "merge", "message", "move", "notify", "open", "pay", "ping", "post",
+    "put", "read", "refund", "reject", "remove", "rename", "reply", "request", "reserve",
+    "restore", "run", "save", "schedule", "search", "send", "set", "share", "show", "start",
+    "stop", "switch", "tag", "tell", "update", "upload", "write",
 ];
 
 /// The clauses of `text`, trimmed, in order; empty pieces are dropped.
@@ -70,7 +83,10 @@ pub fn clauses(text: &str) -> Vec<String> {
         i += 1;
     }
     out.push(cur);
-    out.into_iter().map(|s| s.trim().to_string()).filter(|s| s.chars().any(char::is_alphanumeric)).collect()
+    out.into_iter()
+        .map(|s| s.trim().to_string())
+        .filter(|s| s.chars().any(char::is_alphanumeric))
+        .collect()
 }
 
 /// Length of a connector starting at `i` (on a word boundary), if one does; `and` counts only after a
@@ -85,7 +101,11 @@ fn connector_at(lower: &[char], i: usize, cur: &str) -> Option<usize> {
         }
     }
     if rest.starts_with("and") && word_end(3) {
-        let next: String = lower[i + 3..].iter().skip_while(|c| c.is_whitespace()).take_while(|c| c.is_alphanumeric()).collect();
+        let next: String = lower[i + 3..]
+            .iter()
+            .skip_while(|c| c.is_whitespace())
+            .take_while(|c| c.is_alphanumeric())
+            .collect();
         if cur.trim_end().ends_with(',') || VERBS.contains(&next.as_str()) {
             return Some(3);
         }
@@ -99,23 +119,46 @@ mod tests {
 
     #[test]
     fn splits_at_sentences_semicolons_and_connectors() {
-        assert_eq!(clauses("Squash-merge PR 412 in billing-api, then move PAY-219 to done."), vec!["Squash-merge PR 412 in billing-api,", "then move PAY-219 to done."]);
-        assert_eq!(clauses("How is OPS sprint 42 doing? Also show me the OPS board."), vec!["How is OPS sprint 42 doing?", "Also show me the OPS board."]);
+        assert_eq!(
+            clauses("Squash-merge PR 412 in billing-api, then move PAY-219 to done."),
+            vec!["Squash-merge PR 412 in billing-api,", "then move PAY-219 to done."]
+        );
+        assert_eq!(
+            clauses("How is OPS sprint 42 doing? Also show me the OPS board."),
+            vec!["How is OPS sprint 42 doing?", "Also show me the OPS board."]
+        );
         assert_eq!(clauses("Archive it; label it"), vec!["Archive it;", "label it"]);
         assert_eq!(
-            clauses("Put OPS-1501 and OPS-1502 into OPS sprint 42, and assign OPS-1501 to dana.kim@example.com."),
-            vec!["Put OPS-1501 and OPS-1502 into OPS sprint 42,", "and assign OPS-1501 to dana.kim@example.com."]
+            clauses(
+                "Put OPS-1501 and OPS-1502 into OPS sprint 42, and assign OPS-1501 to dana.kim@example.com."
+            ),
+            vec![
+                "Put OPS-1501 and OPS-1502 into OPS sprint 42,",
+                "and assign OPS-1501 to dana.kim@example.com."
+            ]
         );
     }
 
     #[test]
     fn keeps_quotes_words_and_plain_lists_whole() {
         // `and` without a comma, `thence`/`Althen` (not words on their own), quoted text, e-mail dots, decimals.
-        assert_eq!(clauses("Compare web-app and mobile-app"), vec!["Compare web-app and mobile-app"]);
-        assert_eq!(clauses("Close PR 201 and delete its branch"), vec!["Close PR 201", "and delete its branch"]);
+        assert_eq!(
+            clauses("Compare web-app and mobile-app"),
+            vec!["Compare web-app and mobile-app"]
+        );
+        assert_eq!(
+            clauses("Close PR 201 and delete its branch"),
+            vec!["Close PR 201", "and delete its branch"]
+        );
         assert_eq!(clauses("Send it to Althen thence"), vec!["Send it to Althen thence"]);
-        assert_eq!(clauses("Post 'Done. Then relax; ok' on #ops"), vec!["Post 'Done. Then relax; ok' on #ops"]);
-        assert_eq!(clauses("Say \"Fix it. Then ship\" to ana@example.com, it's 2.5 h"), vec!["Say \"Fix it. Then ship\" to ana@example.com, it's 2.5 h"]);
+        assert_eq!(
+            clauses("Post 'Done. Then relax; ok' on #ops"),
+            vec!["Post 'Done. Then relax; ok' on #ops"]
+        );
+        assert_eq!(
+            clauses("Say \"Fix it. Then ship\" to ana@example.com, it's 2.5 h"),
+            vec!["Say \"Fix it. Then ship\" to ana@example.com, it's 2.5 h"]
+        );
         assert!(clauses("  ... ").is_empty());
     }
 }

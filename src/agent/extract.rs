@@ -38,12 +38,27 @@ fn evidence(query: &str) -> Evidence {
         .captures_iter(query)
         .filter_map(|c| c.get(1).or(c.get(2)).or(c.get(3)).map(|m| m.as_str().to_string()))
         .collect();
-    let dates: Vec<String> = re(&DATE, r"\b\d{4}-\d{2}-\d{2}\b").find_iter(query).map(|m| m.as_str().to_string()).collect();
-    let emails: Vec<String> =
-        re(&EMAIL, r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+").find_iter(query).map(|m| m.as_str().to_string()).collect();
+    let dates: Vec<String> = re(&DATE, r"\b\d{4}-\d{2}-\d{2}\b")
+        .find_iter(query)
+        .map(|m| m.as_str().to_string())
+        .collect();
+    let emails: Vec<String> = re(&EMAIL, r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
+        .find_iter(query)
+        .map(|m| m.as_str().to_string())
+        .collect();
     let tokens: Vec<String> = query
         .split_whitespace()
-        .map(|t| t.trim_matches(|c: char| !(c.is_alphanumeric() || c == '#' || c == '@' || c == '_' || c == '-' || c == '/' || c == '.')))
+        .map(|t| {
+            t.trim_matches(|c: char| {
+                !(c.is_alphanumeric()
+                    || c == '#'
+                    || c == '@'
+                    || c == '_'
+                    || c == '-'
+                    || c == '/'
+                    || c == '.')
+            })
+        })
         .map(|t| t.trim_end_matches('.').to_string())
         .filter(|t| !t.is_empty())
         .collect();
@@ -58,12 +73,19 @@ fn evidence(query: &str) -> Evidence {
 }
 
 fn type_of(schema: &Value) -> &str {
-    schema.get("type").and_then(Value::as_str).unwrap_or(if schema.get("enum").is_some() { "string" } else { "" })
+    schema.get("type").and_then(Value::as_str).unwrap_or(if schema.get("enum").is_some() {
+        "string"
+    } else {
+        ""
+    })
 }
 
 fn is_date(schema: &Value) -> bool {
     schema.get("format").and_then(Value::as_str) == Some("date")
-        || schema.get("pattern").and_then(Value::as_str).is_some_and(|p| p.contains(r"\d{4}-\d{2}-\d{2}"))
+        || schema
+            .get("pattern")
+            .and_then(Value::as_str)
+            .is_some_and(|p| p.contains(r"\d{4}-\d{2}-\d{2}"))
 }
 
 fn is_email(schema: &Value) -> bool {
@@ -78,13 +100,18 @@ fn take(pool: &[String], used: &mut HashSet<String>, ok: impl Fn(&str) -> bool) 
 }
 
 fn enum_match(schema: &Value, ev: &Evidence) -> Option<Value> {
-    schema.get("enum")?.as_array()?.iter().find(|v| match v {
-        Value::String(s) => {
-            let w = crate::text::words(s);
-            !w.is_empty() && w.iter().all(|x| ev.words.contains(x))
-        }
-        _ => false,
-    }).cloned()
+    schema
+        .get("enum")?
+        .as_array()?
+        .iter()
+        .find(|v| match v {
+            Value::String(s) => {
+                let w = crate::text::words(s);
+                !w.is_empty() && w.iter().all(|x| ev.words.contains(x))
+            }
+            _ => false,
+        })
+        .cloned()
 }
 
 fn pattern_regex(schema: &Value) -> Option<Regex> {
@@ -92,7 +119,12 @@ fn pattern_regex(schema: &Value) -> Option<Regex> {
 }
 
 /// One scalar value for `schema`, or `None`. `confident_only` skips numbers and quoted text.
-fn scalar(schema: &Value, ev: &Evidence, used: &mut HashSet<String>, confident_only: bool) -> Option<Value> {
+fn scalar(
+    schema: &Value,
+    ev: &Evidence,
+    used: &mut HashSet<String>,
+    confident_only: bool,
+) -> Option<Value> {
     if let Some(v) = enum_match(schema, ev) {
         return Some(v);
     }
@@ -128,12 +160,18 @@ fn scalar(schema: &Value, ev: &Evidence, used: &mut HashSet<String>, confident_o
 pub fn extract_arguments(query: &str, schema: &Value) -> Map<String, Value> {
     let ev = evidence(query);
     let mut used = HashSet::new();
-    let required: HashSet<&str> =
-        schema.get("required").and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+    let required: HashSet<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
     let mut out = Map::new();
     let Some(props) = schema.get("properties").and_then(Value::as_object) else { return out };
     // Required parameters first, so they get first pick of the evidence.
-    let order = props.iter().filter(|(k, _)| required.contains(k.as_str())).chain(props.iter().filter(|(k, _)| !required.contains(k.as_str())));
+    let order = props
+        .iter()
+        .filter(|(k, _)| required.contains(k.as_str()))
+        .chain(props.iter().filter(|(k, _)| !required.contains(k.as_str())));
     for (name, prop) in order {
         let confident_only = !required.contains(name.as_str());
         let value = if type_of(prop) == "array" {
@@ -193,6 +231,9 @@ mod tests {
     fn multiword_enum_values_need_all_words() {
         let s = json!({"type":"object","properties":{"p":{"type":"string","enum":["very high","low"]}}});
         assert_eq!(Value::Object(extract_arguments("very urgent", &s)), json!({}));
-        assert_eq!(Value::Object(extract_arguments("it is very high", &s)), json!({"p":"very high"}));
+        assert_eq!(
+            Value::Object(extract_arguments("it is very high", &s)),
+            json!({"p":"very high"})
+        );
     }
 }

@@ -14,7 +14,10 @@ impl Policy for Script {
         "script"
     }
     fn decide(&self, ctx: &TurnContext<'_>) -> anyhow::Result<AssistantTurn> {
-        Ok(self.0.get(ctx.turn()).cloned().unwrap_or_else(|| AssistantTurn { content: Some("Done.".into()), ..Default::default() }))
+        Ok(self.0.get(ctx.turn()).cloned().unwrap_or_else(|| AssistantTurn {
+            content: Some("Done.".into()),
+            ..Default::default()
+        }))
     }
 }
 
@@ -62,13 +65,28 @@ fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
 }
 
 fn run(backend: &dyn Backend, layout: &Counting, max_steps: usize, repeat_limit: usize) -> Episode {
-    let task: Task = serde_json::from_value(serde_json::json!({"id": "t", "query": "q", "kind": "single"})).unwrap();
+    let task: Task =
+        serde_json::from_value(serde_json::json!({"id": "t", "query": "q", "kind": "single"}))
+            .unwrap();
     let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
-    rt.block_on(run_episode(backend, layout, &task, &Addressing::new(), Limits { max_steps, repeat_limit }, 0, 0))
+    rt.block_on(run_episode(
+        backend,
+        layout,
+        &task,
+        &Addressing::new(),
+        Limits { max_steps, repeat_limit },
+        0,
+        0,
+    ))
 }
 
 fn results(e: &Episode) -> Vec<&str> {
-    e.messages.iter().filter_map(|m| if let Message::Tool { content, .. } = m { Some(content.as_str()) } else { None }).collect()
+    e.messages
+        .iter()
+        .filter_map(|m| {
+            if let Message::Tool { content, .. } = m { Some(content.as_str()) } else { None }
+        })
+        .collect()
 }
 
 #[test]
@@ -86,12 +104,22 @@ fn identical_calls_in_one_message_run_once_and_are_recorded_as_duplicates() {
     };
     let layout = Counting::default();
     let e = run(&Script(vec![turn]), &layout, 8, DEFAULT_REPEAT_LIMIT);
-    assert_eq!(layout.0.load(Ordering::SeqCst), 3, "a(1,2), b(1,2), a(1,3) ran; the two copies of a(1,2) did not");
+    assert_eq!(
+        layout.0.load(Ordering::SeqCst),
+        3,
+        "a(1,2), b(1,2), a(1,3) ran; the two copies of a(1,2) did not"
+    );
     assert_eq!(e.calls.len(), 5, "every call is in the record");
-    assert_eq!(e.calls.iter().map(|c| c.duplicate).collect::<Vec<_>>(), [false, true, false, true, false]);
+    assert_eq!(
+        e.calls.iter().map(|c| c.duplicate).collect::<Vec<_>>(),
+        [false, true, false, true, false]
+    );
     assert!(e.calls.iter().all(|c| c.status == CallStatus::Executed && c.step == 1));
     // Each copy is answered with the first one's result; every call id got an answer.
-    assert_eq!(results(&e), [r#"{"run": 1}"#, r#"{"run": 1}"#, r#"{"run": 2}"#, r#"{"run": 1}"#, r#"{"run": 3}"#]);
+    assert_eq!(
+        results(&e),
+        [r#"{"run": 1}"#, r#"{"run": 1}"#, r#"{"run": 2}"#, r#"{"run": 1}"#, r#"{"run": 3}"#]
+    );
     assert_eq!((e.stop_reason, e.steps), (StopReason::Answered, 2));
 }
 
@@ -101,18 +129,40 @@ fn the_same_calls_in_n_turns_in_a_row_stop_the_episode() {
     let layout = Counting::default();
     let e = run(&same, &layout, 8, 3);
     assert_eq!((e.stop_reason, e.steps, e.calls.len()), (StopReason::RepeatedCall, 3, 3));
-    assert_eq!(layout.0.load(Ordering::SeqCst), 3, "the third call still ran; no fourth request was made");
+    assert_eq!(
+        layout.0.load(Ordering::SeqCst),
+        3,
+        "the third call still ran; no fourth request was made"
+    );
     let e = run(&same, &Counting::default(), 8, 2);
     assert_eq!((e.stop_reason, e.steps), (StopReason::RepeatedCall, 2));
     let e = run(&same, &Counting::default(), 8, 0);
     assert_eq!((e.stop_reason, e.steps), (StopReason::StepLimit, 8), "0 turns the check off");
     // The same calls with other spacing and without the copy are the same turn; other arguments are not.
     let turns = |args: [&str; 3]| {
-        args.iter().enumerate().map(|(i, a)| AssistantTurn { tool_calls: vec![call("1", "a", a), call("2", "b", "{}"), call("3", "a", a)][..if i == 1 { 2 } else { 3 }].to_vec(), ..Default::default() }).collect::<Vec<_>>()
+        args.iter()
+            .enumerate()
+            .map(|(i, a)| AssistantTurn {
+                tool_calls: vec![call("1", "a", a), call("2", "b", "{}"), call("3", "a", a)]
+                    [..if i == 1 { 2 } else { 3 }]
+                    .to_vec(),
+                ..Default::default()
+            })
+            .collect::<Vec<_>>()
     };
-    let e = run(&Script(turns([r#"{"q": 1}"#, r#"{ "q":1 }"#, r#"{"q": 1}"#])), &Counting::default(), 8, 3);
+    let e = run(
+        &Script(turns([r#"{"q": 1}"#, r#"{ "q":1 }"#, r#"{"q": 1}"#])),
+        &Counting::default(),
+        8,
+        3,
+    );
     assert_eq!((e.stop_reason, e.steps), (StopReason::RepeatedCall, 3));
-    let e = run(&Script(turns([r#"{"q": 1}"#, r#"{"q": 2}"#, r#"{"q": 1}"#])), &Counting::default(), 8, 3);
+    let e = run(
+        &Script(turns([r#"{"q": 1}"#, r#"{"q": 2}"#, r#"{"q": 1}"#])),
+        &Counting::default(),
+        8,
+        3,
+    );
     assert_eq!((e.stop_reason, e.steps), (StopReason::Answered, 4), "not in a row");
 }
 
@@ -136,7 +186,12 @@ fn a_call_cut_off_by_the_token_limit_is_recorded_truncated_and_never_runs() {
 
     // Only a cut call — even one whose arguments had not started — nothing runs and the episode ends.
     for args in [r#"{"q": "Pu"#, ""] {
-        let only = AssistantTurn { tool_calls: vec![call("1", "a", args)], finish: Finish::Length, truncated_call_ids: vec!["1".into()], ..Default::default() };
+        let only = AssistantTurn {
+            tool_calls: vec![call("1", "a", args)],
+            finish: Finish::Length,
+            truncated_call_ids: vec!["1".into()],
+            ..Default::default()
+        };
         let layout = Counting::default();
         let e = run(&Script(vec![only]), &layout, 8, 3);
         assert_eq!(layout.0.load(Ordering::SeqCst), 0, "{args:?}");
@@ -144,14 +199,22 @@ fn a_call_cut_off_by_the_token_limit_is_recorded_truncated_and_never_runs() {
         assert!(e.calls[0].truncated);
     }
     // Cut-off text without a call: the episode ends as truncated, not answered.
-    let text = AssistantTurn { content: Some("Let me".into()), finish: Finish::Length, ..Default::default() };
+    let text = AssistantTurn {
+        content: Some("Let me".into()),
+        finish: Finish::Length,
+        ..Default::default()
+    };
     let e = run(&Script(vec![text]), &Counting::default(), 8, 3);
     assert_eq!((e.stop_reason, e.calls.len()), (StopReason::Truncated, 0));
 }
 
 #[test]
 fn a_filtered_message_ends_the_episode_and_nothing_in_it_runs() {
-    let filtered = AssistantTurn { tool_calls: vec![call("1", "a", "{}")], finish: Finish::ContentFilter, ..Default::default() };
+    let filtered = AssistantTurn {
+        tool_calls: vec![call("1", "a", "{}")],
+        finish: Finish::ContentFilter,
+        ..Default::default()
+    };
     let layout = Counting::default();
     let e = run(&Script(vec![filtered]), &layout, 8, 3);
     assert_eq!(layout.0.load(Ordering::SeqCst), 0);
@@ -161,21 +224,42 @@ fn a_filtered_message_ends_the_episode_and_nothing_in_it_runs() {
 #[test]
 fn a_turn_the_server_could_not_parse_is_one_malformed_call_and_ends_the_episode() {
     let words = "llama.cpp `llama-server`, HTTP 500: Failed to parse tool call arguments as JSON";
-    let unparsed = || AssistantTurn { unparsed: Some(words.into()), usage: crate::protocol::Usage { prompt_tokens: 7, ..Default::default() }, ..Default::default() };
+    let unparsed = || AssistantTurn {
+        unparsed: Some(words.into()),
+        usage: crate::protocol::Usage { prompt_tokens: 7, ..Default::default() },
+        ..Default::default()
+    };
     // On the first turn, and after turns that ran calls: the earlier calls stay as they were.
     for before in 0..3 {
-        let mut turns: Vec<AssistantTurn> = (0..before).map(|i| AssistantTurn { tool_calls: vec![call(&i.to_string(), "a", &format!("{{\"q\": {i}}}"))], ..Default::default() }).collect();
+        let mut turns: Vec<AssistantTurn> = (0..before)
+            .map(|i| AssistantTurn {
+                tool_calls: vec![call(&i.to_string(), "a", &format!("{{\"q\": {i}}}"))],
+                ..Default::default()
+            })
+            .collect();
         turns.push(unparsed());
         let layout = Counting::default();
         let e = run(&Script(turns), &layout, 8, 0);
-        assert_eq!((e.stop_reason, e.steps, e.calls.len()), (StopReason::Unparsed, before + 1, before + 1), "after {before} turns");
+        assert_eq!(
+            (e.stop_reason, e.steps, e.calls.len()),
+            (StopReason::Unparsed, before + 1, before + 1),
+            "after {before} turns"
+        );
         assert_eq!(layout.0.load(Ordering::SeqCst), before, "the earlier calls ran, nothing more");
         let last = e.calls.last().unwrap();
-        assert_eq!((last.status, last.step, last.tool_id.as_deref(), last.name.as_str()), (CallStatus::Malformed, before + 1, None, ""));
+        assert_eq!(
+            (last.status, last.step, last.tool_id.as_deref(), last.name.as_str()),
+            (CallStatus::Malformed, before + 1, None, "")
+        );
         assert_eq!(last.server_parse_error.as_deref(), Some(words));
-        assert!(e.calls[..before].iter().all(|c| c.status == CallStatus::Executed && c.server_parse_error.is_none()));
+        assert!(
+            e.calls[..before]
+                .iter()
+                .all(|c| c.status == CallStatus::Executed && c.server_parse_error.is_none())
+        );
         // The model's text never arrived: no message of that turn joins the conversation.
-        let assistant = e.messages.iter().filter(|m| matches!(m, Message::Assistant { .. })).count();
+        let assistant =
+            e.messages.iter().filter(|m| matches!(m, Message::Assistant { .. })).count();
         assert_eq!(assistant, before);
         assert_eq!(e.usage.prompt_tokens, 7, "the endpoint's usage of that turn is counted");
     }
@@ -196,7 +280,8 @@ fn stop_reasons_keep_their_names_and_older_records_still_read() {
         assert_eq!(serde_json::from_value::<StopReason>(s.into()).unwrap(), r);
     }
     // A call record written before `truncated` and `duplicate` existed.
-    let old: CallRecord = serde_json::from_str(r#"{"step": 1, "name": "a", "status": "executed"}"#).unwrap();
+    let old: CallRecord =
+        serde_json::from_str(r#"{"step": 1, "name": "a", "status": "executed"}"#).unwrap();
     assert!(!old.truncated && !old.duplicate);
 }
 
@@ -214,7 +299,8 @@ fn finish_reasons_of_every_provider_are_read() {
 }
 
 #[test]
-fn a_tasks_history_opens_the_episode_verbatim_and_its_assistant_messages_are_not_the_agents_turns() {
+fn a_tasks_history_opens_the_episode_verbatim_and_its_assistant_messages_are_not_the_agents_turns()
+{
     let say = |role: &str, content: &str| serde_json::json!({"role": role, "content": content});
     // Every mix of roles a history can hold, with and without a system message, in several positions.
     let histories = [
@@ -235,25 +321,49 @@ fn a_tasks_history_opens_the_episode_verbatim_and_its_assistant_messages_are_not
         }
         want.extend(history.iter().cloned());
         want.push(say("user", "the query"));
-        let got: Vec<serde_json::Value> = e.messages[..want.len()].iter().map(|m| serde_json::to_value(m).unwrap()).collect();
+        let got: Vec<serde_json::Value> =
+            e.messages[..want.len()].iter().map(|m| serde_json::to_value(m).unwrap()).collect();
         assert_eq!(got, want, "{history:?}");
         // The script's first turn (a call) was played first: history assistant messages are not turns.
-        assert_eq!((e.calls.len(), e.steps, e.stop_reason), (1, 2, StopReason::Answered), "{history:?}");
+        assert_eq!(
+            (e.calls.len(), e.steps, e.stop_reason),
+            (1, 2, StopReason::Answered),
+            "{history:?}"
+        );
     }
 }
 
 fn run_task(backend: &dyn Backend, task: &Task) -> Episode {
     let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
-    rt.block_on(run_episode(backend, &Counting::default(), task, &Addressing::new(), Limits { max_steps: 8, repeat_limit: 3 }, 0, 0))
+    rt.block_on(run_episode(
+        backend,
+        &Counting::default(),
+        task,
+        &Addressing::new(),
+        Limits { max_steps: 8, repeat_limit: 3 },
+        0,
+        0,
+    ))
 }
 
 #[test]
-fn instructions_text_is_the_query_alone_without_history_and_carries_every_history_message_with_it() {
-    let task = |history: serde_json::Value| -> Task { serde_json::from_value(serde_json::json!({"id": "t", "query": "Q?", "kind": "abstain", "history": history})).unwrap() };
+fn instructions_text_is_the_query_alone_without_history_and_carries_every_history_message_with_it()
+{
+    let task = |history: serde_json::Value| -> Task {
+        serde_json::from_value(
+            serde_json::json!({"id": "t", "query": "Q?", "kind": "abstain", "history": history}),
+        )
+        .unwrap()
+    };
     assert_eq!(instructions_text(&task(serde_json::json!([]))), "Q?");
-    assert_eq!(instructions_text(&task(serde_json::json!([{"role": "system", "content": " sys\n"}]))), " sys\n\n\nQ?");
     assert_eq!(
-        instructions_text(&task(serde_json::json!([{"role": "system", "content": "S"}, {"role": "user", "content": "u"}, {"role": "assistant", "content": "a"}]))),
+        instructions_text(&task(serde_json::json!([{"role": "system", "content": " sys\n"}]))),
+        " sys\n\n\nQ?"
+    );
+    assert_eq!(
+        instructions_text(&task(
+            serde_json::json!([{"role": "system", "content": "S"}, {"role": "user", "content": "u"}, {"role": "assistant", "content": "a"}])
+        )),
         "S\n\nUser: u\n\nAssistant: a\n\nUser: Q?"
     );
 }

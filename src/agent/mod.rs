@@ -53,13 +53,21 @@ impl TurnContext<'_> {
     /// Number of assistant turns so far: the assistant messages after the query (the last user
     /// message), so that assistant messages of a task's history are not counted as the agent's turns.
     pub fn turn(&self) -> usize {
-        let after_query = self.messages.iter().rposition(|m| matches!(m, Message::User { .. })).map_or(0, |p| p + 1);
-        self.messages[after_query..].iter().filter(|m| matches!(m, Message::Assistant { .. })).count()
+        let after_query = self
+            .messages
+            .iter()
+            .rposition(|m| matches!(m, Message::User { .. }))
+            .map_or(0, |p| p + 1);
+        self.messages[after_query..]
+            .iter()
+            .filter(|m| matches!(m, Message::Assistant { .. }))
+            .count()
     }
 
     /// The calls of the last assistant turn with their results, in order.
     pub fn last_results(&self) -> Vec<(&str, &str, &str)> {
-        let Some(pos) = self.messages.iter().rposition(|m| matches!(m, Message::Assistant { .. })) else {
+        let Some(pos) = self.messages.iter().rposition(|m| matches!(m, Message::Assistant { .. }))
+        else {
             return vec![];
         };
         let Message::Assistant { tool_calls, .. } = &self.messages[pos] else { unreachable!() };
@@ -69,7 +77,9 @@ impl TurnContext<'_> {
                 let result = self.messages[pos..]
                     .iter()
                     .find_map(|m| match m {
-                        Message::Tool { tool_call_id, content, .. } if *tool_call_id == c.id => Some(content.as_str()),
+                        Message::Tool { tool_call_id, content, .. } if *tool_call_id == c.id => {
+                            Some(content.as_str())
+                        }
                         _ => None,
                     })
                     .unwrap_or("");
@@ -95,7 +105,10 @@ pub trait Backend: Send + Sync {
     fn concurrency(&self) -> usize {
         usize::MAX
     }
-    fn respond<'a>(&'a self, ctx: &'a TurnContext<'a>) -> BoxFuture<'a, anyhow::Result<AssistantTurn>>;
+    fn respond<'a>(
+        &'a self,
+        ctx: &'a TurnContext<'a>,
+    ) -> BoxFuture<'a, anyhow::Result<AssistantTurn>>;
     /// Endpoint counters for `run.json`, if the backend talks to one.
     fn stats(&self) -> Option<serde_json::Value> {
         None
@@ -112,7 +125,10 @@ impl<P: Policy> Backend for P {
     fn name(&self) -> &str {
         Policy::name(self)
     }
-    fn respond<'a>(&'a self, ctx: &'a TurnContext<'a>) -> BoxFuture<'a, anyhow::Result<AssistantTurn>> {
+    fn respond<'a>(
+        &'a self,
+        ctx: &'a TurnContext<'a>,
+    ) -> BoxFuture<'a, anyhow::Result<AssistantTurn>> {
         Box::pin(std::future::ready(self.decide(ctx)))
     }
 }
@@ -169,7 +185,9 @@ pub fn opening_messages(task: &Task) -> Vec<Message> {
         messages.push(match m.role {
             crate::dataset::Role::System => Message::System { content },
             crate::dataset::Role::User => Message::User { content },
-            crate::dataset::Role::Assistant => Message::Assistant { content: Some(content), tool_calls: vec![] },
+            crate::dataset::Role::Assistant => {
+                Message::Assistant { content: Some(content), tool_calls: vec![] }
+            }
         });
     }
     messages.push(Message::User { content: task.query.clone() });
@@ -221,7 +239,15 @@ const CUT_OFF: &str = "Your message was cut off by the max_tokens limit while wr
 Write a shorter call.";
 
 /// Run one episode.
-pub async fn run_episode(backend: &dyn Backend, layout: &dyn Layout, task: &Task, addressing: &Addressing, limits: Limits, seed: u64, trial: usize) -> Episode {
+pub async fn run_episode(
+    backend: &dyn Backend,
+    layout: &dyn Layout,
+    task: &Task,
+    addressing: &Addressing,
+    limits: Limits,
+    seed: u64,
+    trial: usize,
+) -> Episode {
     let mut messages = opening_messages(task);
     let mut calls: Vec<CallRecord> = Vec::new();
     let mut steps = 0;
@@ -234,7 +260,15 @@ pub async fn run_episode(backend: &dyn Backend, layout: &dyn Layout, task: &Task
     let mut streak = 0;
     while steps < limits.max_steps {
         let offered = layout.offered(&messages);
-        let ctx = TurnContext { task, messages: &messages, functions: &offered, layout: layout.kind(), addressing, seed, trial };
+        let ctx = TurnContext {
+            task,
+            messages: &messages,
+            functions: &offered,
+            layout: layout.kind(),
+            addressing,
+            seed,
+            trial,
+        };
         let result = backend.respond(&ctx).await;
         drop(offered);
         let turn = match result {
@@ -254,19 +288,27 @@ pub async fn run_episode(backend: &dyn Backend, layout: &dyn Layout, task: &Task
             // The server's parser rejected what the model wrote: one malformed attempt, in the server's
             // words. The model's text never reached us, so no message joins the conversation, and
             // asking again would send the same conversation (a second sample, not a retry).
-            let record = CallRecord::unresolved(steps, "", crate::layout::CallStatus::Malformed, None);
+            let record =
+                CallRecord::unresolved(steps, "", crate::layout::CallStatus::Malformed, None);
             calls.push(CallRecord { server_parse_error: Some(words), ..record });
             stop_reason = StopReason::Unparsed;
             break;
         }
-        messages.push(Message::Assistant { content: turn.content.clone(), tool_calls: turn.tool_calls.clone() });
+        messages.push(Message::Assistant {
+            content: turn.content.clone(),
+            tool_calls: turn.tool_calls.clone(),
+        });
         if turn.finish == Finish::ContentFilter {
             // The provider withheld the message: nothing in it is acted on.
             stop_reason = StopReason::ContentFilter;
             break;
         }
         if turn.tool_calls.is_empty() {
-            stop_reason = if turn.finish == Finish::Length { StopReason::Truncated } else { StopReason::Answered };
+            stop_reason = if turn.finish == Finish::Length {
+                StopReason::Truncated
+            } else {
+                StopReason::Answered
+            };
             break;
         }
         // Calls already made in this message, with the index of their record and their result.
@@ -280,7 +322,9 @@ pub async fn run_episode(backend: &dyn Backend, layout: &dyn Layout, task: &Task
                 let key = CallKey::of(call);
                 match made.iter().find(|(k, _, _)| *k == key) {
                     // The same call again in one message: answered like the first, executed once.
-                    Some((_, first, content)) => (CallRecord { duplicate: true, ..calls[*first].clone() }, content.clone()),
+                    Some((_, first, content)) => {
+                        (CallRecord { duplicate: true, ..calls[*first].clone() }, content.clone())
+                    }
                     None => {
                         let outcome = layout.call_in(call, steps, &messages);
                         made.push((key, calls.len(), outcome.content.clone()));
@@ -289,7 +333,11 @@ pub async fn run_episode(backend: &dyn Backend, layout: &dyn Layout, task: &Task
                     }
                 }
             };
-            messages.push(Message::Tool { tool_call_id: call.id.clone(), name: call.name.clone(), content });
+            messages.push(Message::Tool {
+                tool_call_id: call.id.clone(),
+                name: call.name.clone(),
+                content,
+            });
             calls.push(CallRecord { from_text, ..record });
         }
         if turn.finish == Finish::Length && ran == 0 {
@@ -316,7 +364,12 @@ pub async fn run_episode(backend: &dyn Backend, layout: &dyn Layout, task: &Task
 
 /// The record of a call the token limit cut off: never executed (the layout is asked with arguments
 /// that cannot parse, only to learn which tool the name addresses), `malformed` and `truncated`.
-fn cut_off(layout: &dyn Layout, call: &ToolCall, step: usize, messages: &[Message]) -> (CallRecord, String) {
+fn cut_off(
+    layout: &dyn Layout,
+    call: &ToolCall,
+    step: usize,
+    messages: &[Message],
+) -> (CallRecord, String) {
     let probe = ToolCall { arguments: "\u{0}cut off".into(), ..call.clone() };
     let mut record = layout.call_in(&probe, step, messages).record;
     record.status = crate::layout::CallStatus::Malformed;

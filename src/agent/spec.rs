@@ -26,7 +26,9 @@ impl Price {
     pub fn cost(&self, u: &crate::protocol::Usage) -> f64 {
         let cached = u.cached_tokens.min(u.prompt_tokens) as f64;
         let fresh = u.prompt_tokens as f64 - cached;
-        (fresh * self.input_per_mtok + cached * self.cached_input_per_mtok.unwrap_or(self.input_per_mtok) + u.completion_tokens as f64 * self.output_per_mtok)
+        (fresh * self.input_per_mtok
+            + cached * self.cached_input_per_mtok.unwrap_or(self.input_per_mtok)
+            + u.completion_tokens as f64 * self.output_per_mtok)
             / 1e6
     }
 }
@@ -83,7 +85,11 @@ pub struct ModelSpec {
     #[serde(default, skip_deserializing, skip_serializing_if = "Option::is_none")]
     pub replay_digest: Option<String>,
     /// e.g. `http://127.0.0.1:8080/v1`; default `OPENAI_BASE_URL`, then `https://api.openai.com/v1`.
-    #[serde(default, deserialize_with = "rules::base_url::de_opt", serialize_with = "rules::base_url::display")]
+    #[serde(
+        default,
+        deserialize_with = "rules::base_url::de_opt",
+        serialize_with = "rules::base_url::display"
+    )]
     pub base_url: Option<String>,
     #[serde(default, deserialize_with = "rules::name::de_opt")]
     pub model: Option<String>,
@@ -142,7 +148,8 @@ fn openai() -> String {
 impl ModelSpec {
     /// A baseline by name.
     pub fn baseline(name: &str) -> ModelSpec {
-        let mut m: ModelSpec = toml::from_str(&format!("backend = \"{name}\"")).expect("defaults parse");
+        let mut m: ModelSpec =
+            toml::from_str(&format!("backend = \"{name}\"")).expect("defaults parse");
         m.name = name.to_string();
         m
     }
@@ -155,23 +162,38 @@ impl ModelSpec {
     pub fn from_flag(flag: &str) -> Result<ModelSpec, InputError> {
         if let Some(file) = flag.strip_prefix("replay:") {
             if file.is_empty() {
-                return Err(InputError::new("--backends", "`replay:` needs the file of recorded answers: replay:<FILE>"));
+                return Err(InputError::new(
+                    "--backends",
+                    "`replay:` needs the file of recorded answers: replay:<FILE>",
+                ));
             }
             return Ok(ModelSpec::replay(PathBuf::from(file)));
         }
         if let Some(command) = flag.strip_prefix("mcp-agent:") {
             if command.trim().is_empty() {
-                return Err(InputError::new("--backends", "`mcp-agent:` needs the agent's command line: mcp-agent:<command>"));
+                return Err(InputError::new(
+                    "--backends",
+                    "`mcp-agent:` needs the agent's command line: mcp-agent:<command>",
+                ));
             }
             let mut m = ModelSpec::baseline("mcp-agent");
             m.agent_command = Some(command.to_string());
             return Ok(m);
         }
         if flag == "replay" {
-            return Err(InputError::new("--backends", "the replay backend needs the file of recorded answers: replay:<FILE>"));
+            return Err(InputError::new(
+                "--backends",
+                "the replay backend needs the file of recorded answers: replay:<FILE>",
+            ));
         }
         if !["openai", "lexical", "oracle", "random", "mcp-oracle"].contains(&flag) {
-            return Err(InputError::new("--backends", format!("unknown backend `{flag}`; choose from {}", crate::agent::backends::names_help())));
+            return Err(InputError::new(
+                "--backends",
+                format!(
+                    "unknown backend `{flag}`; choose from {}",
+                    crate::agent::backends::names_help()
+                ),
+            ));
         }
         Ok(ModelSpec::baseline(flag))
     }
@@ -186,5 +208,8 @@ impl ModelSpec {
 }
 
 pub(crate) fn replay_label(file: &Path) -> String {
-    format!("replay:{}", file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default())
+    format!(
+        "replay:{}",
+        file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+    )
 }

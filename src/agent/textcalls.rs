@@ -22,7 +22,11 @@ fn from_value(v: &Value, out: &mut Vec<TextCall>) {
             // {"function": {"name", "arguments"}} (OpenAI shape) or {"name", "arguments"|"parameters"}.
             let inner = m.get("function").filter(|f| f.is_object()).unwrap_or(v);
             let Some(name) = inner.get("name").and_then(Value::as_str) else { return };
-            let args = inner.get("arguments").or_else(|| inner.get("parameters")).cloned().unwrap_or(Value::Object(Default::default()));
+            let args = inner
+                .get("arguments")
+                .or_else(|| inner.get("parameters"))
+                .cloned()
+                .unwrap_or(Value::Object(Default::default()));
             let arguments = match args {
                 Value::String(s) => s,
                 other => other.to_string(),
@@ -158,7 +162,10 @@ mod tests {
 
     #[test]
     fn bare_json_object() {
-        assert_eq!(names(r#"{"name": "get_weather", "arguments": {"city": "Pune"}}"#), vec![("get_weather".into(), r#"{"city":"Pune"}"#.into())]);
+        assert_eq!(
+            names(r#"{"name": "get_weather", "arguments": {"city": "Pune"}}"#),
+            vec![("get_weather".into(), r#"{"city":"Pune"}"#.into())]
+        );
     }
 
     #[test]
@@ -182,18 +189,40 @@ mod tests {
     #[test]
     fn plain_prose_is_not_a_call() {
         assert!(names("I can't do that with the tools I have.").is_empty());
-        assert!(names("The result was {\"temp\": 21}.").is_empty(), "an object without a name is not a call");
+        assert!(
+            names("The result was {\"temp\": 21}.").is_empty(),
+            "an object without a name is not a call"
+        );
     }
 
     #[test]
     fn a_call_cut_off_mid_way_is_found_with_its_name() {
         let cut = |t: &str| cut_call(t).map(|c| c.name);
-        assert_eq!(cut(r#"{"name": "get_weather", "arguments": {"city": "Pu"#), Some("get_weather".into()));
-        assert_eq!(cut("Let me check.\n```json\n{\"name\": \"get_wea"), Some("get_wea".into()), "a cut name is kept as far as it went");
-        assert_eq!(cut("<tool_call>\n{\"name\": \"a\", \"arguments\": {}}\n</tool_call>\n<tool_call>\n{\"na"), Some(String::new()));
-        assert_eq!(cut("<tool_call>"), Some(String::new()), "an open tag is a call even before its JSON");
+        assert_eq!(
+            cut(r#"{"name": "get_weather", "arguments": {"city": "Pu"#),
+            Some("get_weather".into())
+        );
+        assert_eq!(
+            cut("Let me check.\n```json\n{\"name\": \"get_wea"),
+            Some("get_wea".into()),
+            "a cut name is kept as far as it went"
+        );
+        assert_eq!(
+            cut(
+                "<tool_call>\n{\"name\": \"a\", \"arguments\": {}}\n</tool_call>\n<tool_call>\n{\"na"
+            ),
+            Some(String::new())
+        );
+        assert_eq!(
+            cut("<tool_call>"),
+            Some(String::new()),
+            "an open tag is a call even before its JSON"
+        );
         // A complete call first, then the cut one: only the cut one is returned.
-        assert_eq!(cut(r#"{"name": "a", "arguments": {}} {"name": "b", "arguments": {"x": "#), Some("b".into()));
+        assert_eq!(
+            cut(r#"{"name": "a", "arguments": {}} {"name": "b", "arguments": {"x": "#),
+            Some("b".into())
+        );
         // The cut text never parses as arguments.
         let c = cut_call(r#"{"name": "a", "arguments": {"x": 1"#).unwrap();
         assert!(serde_json::from_str::<Value>(&c.arguments).is_err());
@@ -203,7 +232,11 @@ mod tests {
     fn finished_or_nameless_text_has_no_cut_call() {
         assert_eq!(cut_call(r#"{"name": "a", "arguments": {}}"#), None, "complete");
         assert_eq!(cut_call("<tool_call>{\"name\": \"a\"}</tool_call>"), None, "closed tag");
-        assert_eq!(cut_call("The temperature is {\"temp\": 2"), None, "an object without a name is not a call");
+        assert_eq!(
+            cut_call("The temperature is {\"temp\": 2"),
+            None,
+            "an object without a name is not a call"
+        );
         assert_eq!(cut_call("I would need more information to"), None, "plain prose");
         assert_eq!(cut_call("```python\nprint({'name': 1"), None, "no JSON name key");
     }

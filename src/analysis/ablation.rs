@@ -86,7 +86,8 @@ pub(crate) fn outcomes(rows: &ScoreRows) -> Outcomes<'_> {
     // by the cell key and the task id.
     let mut by_codes: rustc_hash::FxHashMap<([u32; 5], u32), Counts> = Default::default();
     for i in (0..rows.len()).filter(|&i| !rows.infra[i] && rows.kind[i].needs_call()) {
-        let codes = [rows.dataset[i], rows.catalog[i], rows.variant[i], rows.layout[i], rows.backend[i]];
+        let codes =
+            [rows.dataset[i], rows.catalog[i], rows.variant[i], rows.layout[i], rows.backend[i]];
         let o = by_codes.entry((codes, rows.task_id[i])).or_default();
         o.0 += 1;
         o.1 += rows.pass[i] as u64;
@@ -111,7 +112,10 @@ pub(crate) fn outcomes(rows: &ScoreRows) -> Outcomes<'_> {
 }
 
 /// Paired per-task (pass, selection) rates of `variant` and `good` over the tasks both scored.
-pub(crate) fn pairs(variant: &BTreeMap<&str, (u64, u64, u64)>, good: &BTreeMap<&str, (u64, u64, u64)>) -> [(Vec<f64>, Vec<f64>); 2] {
+pub(crate) fn pairs(
+    variant: &BTreeMap<&str, (u64, u64, u64)>,
+    good: &BTreeMap<&str, (u64, u64, u64)>,
+) -> [(Vec<f64>, Vec<f64>); 2] {
     let (mut pass, mut selection) = ((vec![], vec![]), (vec![], vec![]));
     for (task, v) in variant {
         let Some(g) = good.get(task) else { continue };
@@ -141,11 +145,15 @@ pub(crate) fn effect_of(good: &[f64], variant: &[f64], seed: u64) -> PairedEffec
 pub fn effects(cells: &[CellSummary], per_cell: &Outcomes<'_>) -> Vec<Effect> {
     let empty = BTreeMap::new();
     let mut out = Vec::new();
-    let mut groups: Vec<(&str, &str, &str)> = cells.iter().map(|c| (c.dataset.as_str(), c.layout.as_str(), c.backend.as_str())).collect();
+    let mut groups: Vec<(&str, &str, &str)> =
+        cells.iter().map(|c| (c.dataset.as_str(), c.layout.as_str(), c.backend.as_str())).collect();
     groups.sort();
     groups.dedup();
     for (dataset, layout, backend) in groups {
-        let in_group: Vec<&CellSummary> = cells.iter().filter(|c| c.dataset == dataset && c.layout == layout && c.backend == backend).collect();
+        let in_group: Vec<&CellSummary> = cells
+            .iter()
+            .filter(|c| c.dataset == dataset && c.layout == layout && c.backend == backend)
+            .collect();
         let Some(good) = in_group.iter().find(|c| c.variant == "good") else { continue };
         let good_tasks = per_cell.get(&good.key()).unwrap_or(&empty);
         let mut group: Vec<Effect> = in_group
@@ -155,13 +163,21 @@ pub fn effects(cells: &[CellSummary], per_cell: &Outcomes<'_>) -> Vec<Effect> {
                 let key = c.key();
                 let [pass, selection] = pairs(per_cell.get(&key).unwrap_or(&empty), good_tasks);
                 let seed = stable_hash(key.as_bytes());
-                let (pass_effect, selection_effect) = (effect_of(&pass.0, &pass.1, seed), effect_of(&selection.0, &selection.1, seed ^ 1));
+                let (pass_effect, selection_effect) = (
+                    effect_of(&pass.0, &pass.1, seed),
+                    effect_of(&selection.0, &selection.1, seed ^ 1),
+                );
                 Effect {
                     dataset: dataset.into(),
                     layout: layout.into(),
                     backend: backend.into(),
                     variant: c.variant.clone(),
-                    rule: c.variant.strip_prefix("op:").and_then(Degrade::from_name).map(|d| d.rule().to_string()).unwrap_or_default(),
+                    rule: c
+                        .variant
+                        .strip_prefix("op:")
+                        .and_then(Degrade::from_name)
+                        .map(|d| d.rule().to_string())
+                        .unwrap_or_default(),
                     n: c.n,
                     tasks: pass.0.len() as u64,
                     selection: c.selection.rate,
@@ -175,16 +191,24 @@ pub fn effects(cells: &[CellSummary], per_cell: &Outcomes<'_>) -> Vec<Effect> {
             })
             .collect();
         // Holm across the group's variants, per metric (effects without paired tasks are outside).
-        let metrics: [fn(&mut Effect) -> &mut PairedEffect; 2] = [|e| &mut e.selection_effect, |e| &mut e.pass_effect];
+        let metrics: [fn(&mut Effect) -> &mut PairedEffect; 2] =
+            [|e| &mut e.selection_effect, |e| &mut e.pass_effect];
         for metric in metrics {
-            let raw: Vec<f64> = group.iter_mut().map(|e| if e.tasks == 0 { f64::NAN } else { metric(e).p_value }).collect();
+            let raw: Vec<f64> = group
+                .iter_mut()
+                .map(|e| if e.tasks == 0 { f64::NAN } else { metric(e).p_value })
+                .collect();
             for (e, p) in group.iter_mut().zip(holm(&raw)) {
                 let m = metric(e);
                 m.p_holm = if p.is_nan() { m.p_value } else { p };
             }
         }
         group.sort_by(|a, b| {
-            a.selection_delta.diff.total_cmp(&b.selection_delta.diff).then(a.pass_delta.diff.total_cmp(&b.pass_delta.diff)).then(a.variant.cmp(&b.variant))
+            a.selection_delta
+                .diff
+                .total_cmp(&b.selection_delta.diff)
+                .then(a.pass_delta.diff.total_cmp(&b.pass_delta.diff))
+                .then(a.variant.cmp(&b.variant))
         });
         for (i, e) in group.iter_mut().enumerate() {
             e.rank = i + 1;

@@ -4,7 +4,9 @@
 use super::BOOTSTRAP_RESAMPLES;
 use super::rows::{Interner, ScoreRows};
 use crate::record::ErrorType;
-use crate::score::stats::{NoiseFloor, Rate, mean_interval, mean_over_tasks, noise_floor, pass_at_k, pass_hat_k, wilson};
+use crate::score::stats::{
+    NoiseFloor, Rate, mean_interval, mean_over_tasks, noise_floor, pass_at_k, pass_hat_k, wilson,
+};
 use anyhow::Result;
 use polars::prelude::*;
 use serde::Serialize;
@@ -116,7 +118,13 @@ impl CellSummary {
 
     /// The cell's key ([`crate::record::meta::cell_key`]).
     pub fn key(&self) -> String {
-        crate::record::meta::cell_key(&self.dataset, &self.catalog, &self.variant, &self.layout, &self.backend)
+        crate::record::meta::cell_key(
+            &self.dataset,
+            &self.catalog,
+            &self.variant,
+            &self.layout,
+            &self.backend,
+        )
     }
 }
 
@@ -133,7 +141,10 @@ pub struct KindRates {
 fn per_kind_counts(rows: &ScoreRows) -> BTreeMap<String, [[u64; 3]; 6]> {
     let mut by_codes: rustc_hash::FxHashMap<[u32; 5], [[u64; 3]; 6]> = Default::default();
     for i in (0..rows.len()).filter(|&i| !rows.infra[i]) {
-        let k = crate::dataset::Kind::ALL.iter().position(|k| *k == rows.kind[i]).expect("every kind is listed");
+        let k = crate::dataset::Kind::ALL
+            .iter()
+            .position(|k| *k == rows.kind[i])
+            .expect("every kind is listed");
         let c = &mut by_codes.entry(rows.cell_codes(i)).or_default()[k];
         c[0] += 1;
         c[1] += rows.selection[i] as u64;
@@ -210,12 +221,15 @@ fn per_task_outcomes(rows: &ScoreRows) -> BTreeMap<String, Vec<(u64, u64)>> {
     use rayon::prelude::*;
     // Sorted rather than hashed: a million distinct keys sort faster than they hash (no table to grow,
     // no random access). Trials of infrastructure errors still open their task (with no scored trial).
-    let mut keys: Vec<([u32; 5], u32, u32)> = (0..rows.len()).map(|i| (rows.cell_codes(i), rows.task_id[i], i as u32)).collect();
+    let mut keys: Vec<([u32; 5], u32, u32)> =
+        (0..rows.len()).map(|i| (rows.cell_codes(i), rows.task_id[i], i as u32)).collect();
     keys.par_sort_unstable();
     let mut out: BTreeMap<String, Vec<(u64, u64)>> = BTreeMap::new();
     for cell in keys.chunk_by(|a, b| a.0 == b.0) {
         let outcomes = cell.chunk_by(|a, b| a.1 == b.1).map(|task| {
-            task.iter().filter(|k| !rows.infra[k.2 as usize]).fold((0u64, 0u64), |(n, pass), k| (n + 1, pass + rows.pass[k.2 as usize] as u64))
+            task.iter()
+                .filter(|k| !rows.infra[k.2 as usize])
+                .fold((0u64, 0u64), |(n, pass), k| (n + 1, pass + rows.pass[k.2 as usize] as u64))
         });
         out.entry(rows.key_of(cell[0].0)).or_default().extend(outcomes);
     }
@@ -226,7 +240,9 @@ fn per_task_outcomes(rows: &ScoreRows) -> BTreeMap<String, Vec<(u64, u64)>> {
 pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySummary>)> {
     let df = rows.frame()?;
     let keys: Vec<Expr> = CELL_KEYS.iter().map(|k| col(*k)).collect();
-    let sort = |names: Vec<&str>| SortMultipleOptions::default().with_order_descending_multi(vec![false; names.len()]);
+    let sort = |names: Vec<&str>| {
+        SortMultipleOptions::default().with_order_descending_multi(vec![false; names.len()])
+    };
 
     let cells = df
         .clone()
@@ -281,7 +297,8 @@ pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySumm
         .collect()?;
     let mut error_map: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
     {
-        let cols: Vec<Vec<String>> = CELL_KEYS.iter().map(|k| strings(&errors, k, &rows.strings)).collect::<Result<_>>()?;
+        let cols: Vec<Vec<String>> =
+            CELL_KEYS.iter().map(|k| strings(&errors, k, &rows.strings)).collect::<Result<_>>()?;
         let et = strings(&errors, "error_type", &rows.strings)?;
         let counts = numbers(&errors, "count")?;
         for i in 0..et.len() {
@@ -293,22 +310,38 @@ pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySumm
     let mut per_task = per_task_outcomes(rows);
     let mut judged = super::judged::summarize(rows);
     let means = rows.per_cell_means();
-    let cols: Vec<Vec<String>> = CELL_KEYS.iter().map(|k| strings(&cells, k, &rows.strings)).collect::<Result<_>>()?;
+    let cols: Vec<Vec<String>> =
+        CELL_KEYS.iter().map(|k| strings(&cells, k, &rows.strings)).collect::<Result<_>>()?;
     let mut per_kind = per_kind_counts(rows);
     let mut limits = provider_limits(rows);
     let n = numbers(&cells, "n")?;
-    let (abstain_task, abstained_right) = (numbers(&cells, "abstain_task")?, numbers(&cells, "abstained_right")?);
+    let (abstain_task, abstained_right) =
+        (numbers(&cells, "abstain_task")?, numbers(&cells, "abstained_right")?);
     let steps = numbers(&cells, "mean_steps")?;
     let up = numbers(&cells, "mean_tokens_upfront")?;
     let total = numbers(&cells, "mean_tokens_total")?;
     let infra = numbers(&cells, "infra_errors")?;
     let cost = numbers(&cells, "cost_usd")?;
-    let col_u = |name: &str| -> Result<Vec<u64>> { Ok(numbers(&cells, name)?.into_iter().map(|x| x as u64).collect()) };
-    let (violation, poisoned, attacked) = (col_u("violation")?, col_u("poisoned")?, col_u("attacked")?);
-    let (refuse_task, refused, no_harm, benign, false_refusal) = (col_u("refuse_task")?, col_u("refused")?, col_u("no_harm")?, col_u("benign")?, col_u("false_refusal")?);
+    let col_u = |name: &str| -> Result<Vec<u64>> {
+        Ok(numbers(&cells, name)?.into_iter().map(|x| x as u64).collect())
+    };
+    let (violation, poisoned, attacked) =
+        (col_u("violation")?, col_u("poisoned")?, col_u("attacked")?);
+    let (refuse_task, refused, no_harm, benign, false_refusal) = (
+        col_u("refuse_task")?,
+        col_u("refused")?,
+        col_u("no_harm")?,
+        col_u("benign")?,
+        col_u("false_refusal")?,
+    );
     let (hides, revealed) = (col_u("hides")?, col_u("gold_revealed")?);
-    let (server_layer, server_hit, category_layer, category_hit, abandoned) =
-        (col_u("server_layer")?, col_u("server_hit")?, col_u("category_layer")?, col_u("category_hit")?, col_u("abandoned")?);
+    let (server_layer, server_hit, category_layer, category_hit, abandoned) = (
+        col_u("server_layer")?,
+        col_u("server_hit")?,
+        col_u("category_layer")?,
+        col_u("category_hit")?,
+        col_u("abandoned")?,
+    );
     let (wrong_servers, wrong_categories, dead_ends, invented, peak) = (
         numbers(&cells, "mean_wrong_servers")?,
         numbers(&cells, "mean_wrong_categories")?,
@@ -317,7 +350,11 @@ pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySumm
         numbers(&cells, "mean_peak_tokens")?,
     );
     let f1 = numbers(&cells, "mean_selection_f1")?;
-    let (ep, ec, eca) = (numbers(&cells, "mean_endpoint_prompt")?, numbers(&cells, "mean_endpoint_completion")?, numbers(&cells, "mean_endpoint_cached")?);
+    let (ep, ec, eca) = (
+        numbers(&cells, "mean_endpoint_prompt")?,
+        numbers(&cells, "mean_endpoint_completion")?,
+        numbers(&cells, "mean_endpoint_cached")?,
+    );
     let duplicates = numbers(&cells, "mean_duplicate_calls")?;
     let mut out = Vec::new();
     for i in 0..n.len() {
@@ -327,9 +364,17 @@ pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySumm
         let kinds: Vec<KindRates> = crate::dataset::Kind::ALL
             .iter()
             .zip(counts)
-            .map(|(&kind, [n, selection, pass])| KindRates { kind, selection: wilson(selection, n), pass: wilson(pass, n) })
+            .map(|(&kind, [n, selection, pass])| KindRates {
+                kind,
+                selection: wilson(selection, n),
+                pass: wilson(pass, n),
+            })
             .collect();
-        let call = crate::dataset::Kind::ALL.iter().zip(counts).filter(|(k, _)| k.needs_call()).fold([0u64; 3], |acc, (_, c)| [acc[0] + c[0], acc[1] + c[1], acc[2] + c[2]]);
+        let call = crate::dataset::Kind::ALL
+            .iter()
+            .zip(counts)
+            .filter(|(k, _)| k.needs_call())
+            .fold([0u64; 3], |acc, (_, c)| [acc[0] + c[0], acc[1] + c[1], acc[2] + c[2]]);
         let mut cell = CellSummary {
             dataset: cols[0][i].clone(),
             catalog: cols[1][i].clone(),
@@ -399,7 +444,10 @@ pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySumm
         out.push(cell);
     }
     // Codes are numbered in first-seen order; report in the order of the strings.
-    out.sort_by(|a, b| (&a.dataset, &a.catalog, &a.variant, &a.layout, &a.backend).cmp(&(&b.dataset, &b.catalog, &b.variant, &b.layout, &b.backend)));
+    out.sort_by(|a, b| {
+        (&a.dataset, &a.catalog, &a.variant, &a.layout, &a.backend)
+            .cmp(&(&b.dataset, &b.catalog, &b.variant, &b.layout, &b.backend))
+    });
 
     let mut cat_keys = keys;
     cat_keys.push(col("category"));
@@ -413,7 +461,8 @@ pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySumm
         .agg([scored_len(), bool_sum("pass"), bool_sum("selection")])
         .sort(cat_names.clone(), sort(cat_names))
         .collect()?;
-    let cols: Vec<Vec<String>> = CELL_KEYS.iter().map(|k| strings(&cats, k, &rows.strings)).collect::<Result<_>>()?;
+    let cols: Vec<Vec<String>> =
+        CELL_KEYS.iter().map(|k| strings(&cats, k, &rows.strings)).collect::<Result<_>>()?;
     let category = strings(&cats, "category", &rows.strings)?;
     let n = numbers(&cats, "n")?;
     let pass = numbers(&cats, "pass")?;
@@ -431,7 +480,10 @@ pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySumm
         })
         .collect::<Vec<CategorySummary>>();
     let mut categories = categories;
-    categories.sort_by(|a, b| (a.cell.split('/').collect::<Vec<_>>(), &a.category).cmp(&(b.cell.split('/').collect::<Vec<_>>(), &b.category)));
+    categories.sort_by(|a, b| {
+        (a.cell.split('/').collect::<Vec<_>>(), &a.category)
+            .cmp(&(b.cell.split('/').collect::<Vec<_>>(), &b.category))
+    });
     Ok((out, categories))
 }
 

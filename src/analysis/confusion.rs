@@ -69,7 +69,14 @@ pub fn matrix(rows: &ScoreRows) -> Vec<Entry> {
         .map(|((cell, expected, called), (count, examples))| {
             let row_total = totals[&(cell.clone(), expected.clone())];
             let r = examples[0];
-            let parts = [rows.dataset[r], rows.catalog[r], rows.variant[r], rows.layout[r], rows.backend[r]].map(|c| rows.str(c).to_string());
+            let parts = [
+                rows.dataset[r],
+                rows.catalog[r],
+                rows.variant[r],
+                rows.layout[r],
+                rows.backend[r],
+            ]
+            .map(|c| rows.str(c).to_string());
             Entry { cell, parts, expected, called, count, row_total, examples }
         })
         .collect()
@@ -81,8 +88,17 @@ pub fn matrix(rows: &ScoreRows) -> Vec<Entry> {
 /// expected, called (stable).
 fn top_order(a: &Entry, b: &Entry) -> std::cmp::Ordering {
     use super::first_look::{is_baseline, is_derived_variant};
-    let rank = |e: &Entry| (is_baseline(&e.parts[4]), is_derived_variant(&e.parts[2]), std::cmp::Reverse(e.count), e.row_total);
-    rank(a).cmp(&rank(b)).then_with(|| (&a.cell, &a.expected, &a.called).cmp(&(&b.cell, &b.expected, &b.called)))
+    let rank = |e: &Entry| {
+        (
+            is_baseline(&e.parts[4]),
+            is_derived_variant(&e.parts[2]),
+            std::cmp::Reverse(e.count),
+            e.row_total,
+        )
+    };
+    rank(a)
+        .cmp(&rank(b))
+        .then_with(|| (&a.cell, &a.expected, &a.called).cmp(&(&b.cell, &b.expected, &b.called)))
 }
 
 /// The off-diagonal entries (a tool that took another's call), in [`top_order`].
@@ -96,8 +112,13 @@ pub fn top(entries: &[Entry], n: usize) -> Vec<&Entry> {
 /// The confusions between tools ([`is_tool`]: not "nothing called") outside the oracle's cells, in
 /// [`top`]'s order, as positions in `entries`: the page's top list and the first look read them.
 pub fn top_between_tools(entries: &[Entry]) -> Vec<usize> {
-    let mut off: Vec<usize> =
-        (0..entries.len()).filter(|&i| !entries[i].correct() && is_tool(&entries[i].called) && !matches!(entries[i].parts[4].as_str(), "oracle" | "mcp-oracle")).collect();
+    let mut off: Vec<usize> = (0..entries.len())
+        .filter(|&i| {
+            !entries[i].correct()
+                && is_tool(&entries[i].called)
+                && !matches!(entries[i].parts[4].as_str(), "oracle" | "mcp-oracle")
+        })
+        .collect();
     off.sort_by(|&a, &b| top_order(&entries[a], &entries[b]));
     off
 }
@@ -175,25 +196,62 @@ pub(super) fn tool_key(rows: &ScoreRows, codes: [u32; 5]) -> ToolKey {
 mod tests {
     use super::*;
 
-    fn entry(variant: &str, backend: &str, expected: &str, called: &str, count: u64, row_total: u64) -> Entry {
+    fn entry(
+        variant: &str,
+        backend: &str,
+        expected: &str,
+        called: &str,
+        count: u64,
+        row_total: u64,
+    ) -> Entry {
         let parts = ["d", "c", variant, "flat", backend].map(String::from);
-        Entry { cell: parts.join("/"), parts, expected: expected.into(), called: called.into(), count, row_total, examples: vec![0] }
+        Entry {
+            cell: parts.join("/"),
+            parts,
+            expected: expected.into(),
+            called: called.into(),
+            count,
+            row_total,
+            examples: vec![0],
+        }
     }
 
     #[test]
-    fn the_top_confusions_put_models_and_the_users_own_variants_first_then_count_then_the_expected_tools_calls() {
+    fn the_top_confusions_put_models_and_the_users_own_variants_first_then_count_then_the_expected_tools_calls()
+     {
         // Every combination of (baseline?, derived variant?) with counts that would put it first by
         // count alone: the order is models before baselines, own variants before derived ones.
         let mut entries = vec![];
-        for (backend, variant, count) in [("lexical", "bad", 9), ("lexical", "good", 8), ("gpt-x", "op:merge_siblings", 7), ("gpt-x", "good", 1), ("gpt-x", "file:mine", 1), ("replay:r", "bad@20", 5)] {
+        for (backend, variant, count) in [
+            ("lexical", "bad", 9),
+            ("lexical", "good", 8),
+            ("gpt-x", "op:merge_siblings", 7),
+            ("gpt-x", "good", 1),
+            ("gpt-x", "file:mine", 1),
+            ("replay:r", "bad@20", 5),
+        ] {
             entries.push(entry(variant, backend, "s/c/a", "s/c/b", count, 10));
         }
         entries.push(entry("good", "gpt-x", "s/c/a", "s/c/a", 50, 60)); // a correct pair is never a confusion
-        let order: Vec<(String, String)> = top(&entries, usize::MAX).iter().map(|e| (e.parts[4].clone(), e.parts[2].clone())).collect();
-        let want = [("gpt-x", "file:mine"), ("gpt-x", "good"), ("gpt-x", "op:merge_siblings"), ("replay:r", "bad@20"), ("lexical", "good"), ("lexical", "bad")];
+        let order: Vec<(String, String)> = top(&entries, usize::MAX)
+            .iter()
+            .map(|e| (e.parts[4].clone(), e.parts[2].clone()))
+            .collect();
+        let want = [
+            ("gpt-x", "file:mine"),
+            ("gpt-x", "good"),
+            ("gpt-x", "op:merge_siblings"),
+            ("replay:r", "bad@20"),
+            ("lexical", "good"),
+            ("lexical", "bad"),
+        ];
         assert_eq!(order, want.map(|(b, v)| (b.to_string(), v.to_string())));
         // Ties on count: the expected tool with fewer calls (a larger share) first, then by name.
-        let tied = [entry("good", "gpt-x", "s/c/z", "s/c/y", 2, 40), entry("good", "gpt-x", "s/c/a", "s/c/y", 2, 40), entry("good", "gpt-x", "s/c/m", "s/c/y", 2, 2)];
+        let tied = [
+            entry("good", "gpt-x", "s/c/z", "s/c/y", 2, 40),
+            entry("good", "gpt-x", "s/c/a", "s/c/y", 2, 40),
+            entry("good", "gpt-x", "s/c/m", "s/c/y", 2, 2),
+        ];
         let order: Vec<&str> = top(&tied, 2).iter().map(|e| e.expected.as_str()).collect();
         assert_eq!(order, ["s/c/m", "s/c/a"]);
     }

@@ -34,15 +34,35 @@ pub fn lines(cells: &[CellSummary]) -> Vec<Line> {
     let mut out: Vec<Line> = Vec::new();
     for c in cells {
         let Some((base, level)) = split_level(&c.variant) else { continue };
-        let point = Point { distractors: level, n: c.pass.n, selection: c.selection, pass: c.pass, tokens_upfront: c.mean_tokens_upfront };
-        match out.iter_mut().find(|l| l.dataset == c.dataset && l.variant == base && l.layout == c.layout && l.backend == c.backend) {
+        let point = Point {
+            distractors: level,
+            n: c.pass.n,
+            selection: c.selection,
+            pass: c.pass,
+            tokens_upfront: c.mean_tokens_upfront,
+        };
+        match out.iter_mut().find(|l| {
+            l.dataset == c.dataset
+                && l.variant == base
+                && l.layout == c.layout
+                && l.backend == c.backend
+        }) {
             Some(l) => l.points.push(point),
-            None => out.push(Line { dataset: c.dataset.clone(), variant: base.into(), layout: c.layout.clone(), backend: c.backend.clone(), points: vec![point] }),
+            None => out.push(Line {
+                dataset: c.dataset.clone(),
+                variant: base.into(),
+                layout: c.layout.clone(),
+                backend: c.backend.clone(),
+                points: vec![point],
+            }),
         }
     }
     for l in &mut out {
         l.points.sort_by_key(|p| p.distractors);
     }
-    out.sort_by(|a, b| (&a.dataset, &a.variant, &a.backend, &a.layout).cmp(&(&b.dataset, &b.variant, &b.backend, &b.layout)));
+    out.sort_by(|a, b| {
+        (&a.dataset, &a.variant, &a.backend, &a.layout)
+            .cmp(&(&b.dataset, &b.variant, &b.backend, &b.layout))
+    });
     out
 }

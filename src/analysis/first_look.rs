@@ -21,7 +21,12 @@ pub struct Finding {
 impl Finding {
     /// The text as `(piece, is_a_name)`: the pieces between backticks are names.
     pub fn parts(&self) -> Vec<(String, bool)> {
-        self.text.split('`').enumerate().filter(|(_, p)| !p.is_empty()).map(|(i, p)| (p.to_string(), i % 2 == 1)).collect()
+        self.text
+            .split('`')
+            .enumerate()
+            .filter(|(_, p)| !p.is_empty())
+            .map(|(i, p)| (p.to_string(), i % 2 == 1))
+            .collect()
     }
 }
 
@@ -53,26 +58,46 @@ const SINGLE_SERVER: &str = "TP-C001";
 /// one server (TP-C001). `None` when the lint found neither.
 fn structural_cause(lint: &super::Lint, c: &CellSummary) -> Option<String> {
     let findings = lint.get(&format!("{}/{}", c.dataset, c.variant))?;
-    let has = |v: &serde_json::Value, rule: &str| v["rules"].as_array().is_some_and(|r| r.iter().any(|x| x.as_str() == Some(rule)));
+    let has = |v: &serde_json::Value, rule: &str| {
+        v["rules"].as_array().is_some_and(|r| r.iter().any(|x| x.as_str() == Some(rule)))
+    };
     let named = |prefix: &str, rule: &str| -> Vec<String> {
-        findings.iter().filter(|(k, v)| k.starts_with(prefix) && has(v, rule)).map(|(k, _)| format!("`{}`", &k[prefix.len()..])).collect()
+        findings
+            .iter()
+            .filter(|(k, v)| k.starts_with(prefix) && has(v, rule))
+            .map(|(k, _)| format!("`{}`", &k[prefix.len()..]))
+            .collect()
     };
     let list = |names: &[String]| {
         let shown: Vec<&str> = names.iter().take(3).map(String::as_str).collect();
-        if names.len() > 3 { format!("{} and {} more", shown.join(", "), names.len() - 3) } else { shown.join(", ") }
+        if names.len() > 3 {
+            format!("{} and {} more", shown.join(", "), names.len() - 3)
+        } else {
+            shown.join(", ")
+        }
     };
     let mut causes = Vec::new();
-    let (servers, categories) = (named("server:", NO_CONTENT_WORDS), named("category:", NO_CONTENT_WORDS));
+    let (servers, categories) =
+        (named("server:", NO_CONTENT_WORDS), named("category:", NO_CONTENT_WORDS));
     if !servers.is_empty() {
-        causes.push(format!("the description of server {} has no content words ({})", list(&servers), NO_CONTENT_WORDS));
+        causes.push(format!(
+            "the description of server {} has no content words ({})",
+            list(&servers),
+            NO_CONTENT_WORDS
+        ));
     }
     if !categories.is_empty() {
-        causes.push(format!("the description of category {} has no content words ({})", list(&categories), NO_CONTENT_WORDS));
+        causes.push(format!(
+            "the description of category {} has no content words ({})",
+            list(&categories),
+            NO_CONTENT_WORDS
+        ));
     }
     if c.layout.starts_with("progressive") {
         let single = named("server:", SINGLE_SERVER);
         if !single.is_empty() {
-            causes.push(format!("{} is the catalog's only server ({SINGLE_SERVER})", list(&single)));
+            causes
+                .push(format!("{} is the catalog's only server ({SINGLE_SERVER})", list(&single)));
         }
     }
     (!causes.is_empty()).then(|| causes.join("; "))
@@ -81,7 +106,11 @@ fn structural_cause(lint: &super::Lint, c: &CellSummary) -> Option<String> {
 /// Whose results the findings are about: every backend that is not a baseline when any ran (each on
 /// its own), else the baselines but the oracle (together).
 fn subjects(cells: &[CellSummary]) -> Vec<Option<String>> {
-    let mut models: Vec<String> = cells.iter().filter(|c| c.n > 0 && !is_baseline(&c.backend)).map(|c| c.backend.clone()).collect();
+    let mut models: Vec<String> = cells
+        .iter()
+        .filter(|c| c.n > 0 && !is_baseline(&c.backend))
+        .map(|c| c.backend.clone())
+        .collect();
     models.sort();
     models.dedup();
     if models.is_empty() { vec![None] } else { models.into_iter().map(Some).collect() }
@@ -114,9 +143,23 @@ pub fn findings(
         .iter()
         .filter(|c| c.layout != "flat" && c.n > 0)
         .filter_map(|c| {
-            let flat = all_cells.iter().find(|f| f.layout == "flat" && f.dataset == c.dataset && f.variant == c.variant && f.backend == c.backend && f.catalog == c.catalog)?;
-            let [_, selection] = super::ablation::pairs(per_cell.get(&c.key()).unwrap_or(&empty), per_cell.get(&flat.key()).unwrap_or(&empty));
-            let d = super::ablation::effect_of(&selection.0, &selection.1, crate::record::stable_hash(c.key().as_bytes())).delta;
+            let flat = all_cells.iter().find(|f| {
+                f.layout == "flat"
+                    && f.dataset == c.dataset
+                    && f.variant == c.variant
+                    && f.backend == c.backend
+                    && f.catalog == c.catalog
+            })?;
+            let [_, selection] = super::ablation::pairs(
+                per_cell.get(&c.key()).unwrap_or(&empty),
+                per_cell.get(&flat.key()).unwrap_or(&empty),
+            );
+            let d = super::ablation::effect_of(
+                &selection.0,
+                &selection.1,
+                crate::record::stable_hash(c.key().as_bytes()),
+            )
+            .delta;
             (!d.diff.is_nan()).then_some((d, c))
         })
         .collect();
@@ -126,11 +169,25 @@ pub fn findings(
         let variant = effects
             .iter()
             .filter(|e| about(&e.backend, subject) && !e.selection_delta.diff.is_nan())
-            .max_by(|a, b| a.selection_delta.diff.abs().total_cmp(&b.selection_delta.diff.abs()).then_with(|| (&b.dataset, &b.layout, &b.backend, &b.variant).cmp(&(&a.dataset, &a.layout, &a.backend, &a.variant))));
+            .max_by(|a, b| {
+                a.selection_delta.diff.abs().total_cmp(&b.selection_delta.diff.abs()).then_with(
+                    || {
+                        (&b.dataset, &b.layout, &b.backend, &b.variant)
+                            .cmp(&(&a.dataset, &a.layout, &a.backend, &a.variant))
+                    },
+                )
+            });
         if let Some(e) = variant {
             let baseline = subject
                 .as_ref()
-                .and_then(|_| effects.iter().find(|b| b.backend == "lexical" && b.dataset == e.dataset && b.layout == e.layout && b.variant == e.variant))
+                .and_then(|_| {
+                    effects.iter().find(|b| {
+                        b.backend == "lexical"
+                            && b.dataset == e.dataset
+                            && b.layout == e.layout
+                            && b.variant == e.variant
+                    })
+                })
                 .map(|b| format!("; the lexical baseline: {}", points(&b.selection_delta)))
                 .unwrap_or_default();
             out.push(Finding {
@@ -145,14 +202,24 @@ pub fn findings(
                 anchor: "all-cells",
             });
         }
-        let layout = layout_effects
-            .iter()
-            .filter(|(_, c)| about(&c.backend, subject))
-            .fold(None::<&(Diff, &CellSummary)>, |best, x| if best.is_none_or(|b| x.0.diff.abs() > b.0.diff.abs()) { Some(x) } else { best });
+        let layout = layout_effects.iter().filter(|(_, c)| about(&c.backend, subject)).fold(
+            None::<&(Diff, &CellSummary)>,
+            |best, x| {
+                if best.is_none_or(|b| x.0.diff.abs() > b.0.diff.abs()) { Some(x) } else { best }
+            },
+        );
         if let Some((d, c)) = layout {
             let baseline = subject
                 .as_ref()
-                .and_then(|_| layout_effects.iter().find(|(_, b)| b.backend == "lexical" && b.dataset == c.dataset && b.layout == c.layout && b.variant == c.variant && b.catalog == c.catalog))
+                .and_then(|_| {
+                    layout_effects.iter().find(|(_, b)| {
+                        b.backend == "lexical"
+                            && b.dataset == c.dataset
+                            && b.layout == c.layout
+                            && b.variant == c.variant
+                            && b.catalog == c.catalog
+                    })
+                })
                 .map(|(b, _)| format!("; the lexical baseline: {}", points(b)))
                 .unwrap_or_default();
             out.push(Finding {
@@ -175,7 +242,12 @@ pub fn findings(
     }
     // Confusions between tools (not "nothing called"), about the models when any ran (else the
     // baselines but the oracle); the user's own variants first (see `confusion::top_between_tools`).
-    let tool_pairs: Vec<&Entry> = top_confusions.iter().map(|&i| &matrix[i]).filter(|e| subjects.iter().any(|s| about(&e.parts[4], s))).take(3).collect();
+    let tool_pairs: Vec<&Entry> = top_confusions
+        .iter()
+        .map(|&i| &matrix[i])
+        .filter(|e| subjects.iter().any(|s| about(&e.parts[4], s)))
+        .take(3)
+        .collect();
     for e in tool_pairs {
         let share = crate::score::stats::wilson(e.count, e.row_total);
         out.push(Finding {
@@ -198,7 +270,10 @@ pub fn findings(
     }
     // Safety: any violation in any cell, the worst cell named.
     let violations: u64 = all_cells.iter().map(|c| c.safety_violation.successes).sum();
-    let worst = all_cells.iter().filter(|c| c.safety_violation.successes > 0).max_by(|a, b| a.safety_violation.rate.total_cmp(&b.safety_violation.rate));
+    let worst = all_cells
+        .iter()
+        .filter(|c| c.safety_violation.successes > 0)
+        .max_by(|a, b| a.safety_violation.rate.total_cmp(&b.safety_violation.rate));
     out.push(Finding {
         text: match worst {
             Some(w) => format!(

@@ -54,9 +54,18 @@ fn finite(x: f64) -> f64 {
 /// anything else is returned as it is.
 pub fn iso_8601(stamp: &str) -> String {
     let b = stamp.as_bytes();
-    let digits = |r: std::ops::Range<usize>| b.get(r).is_some_and(|d| d.iter().all(u8::is_ascii_digit));
+    let digits =
+        |r: std::ops::Range<usize>| b.get(r).is_some_and(|d| d.iter().all(u8::is_ascii_digit));
     if b.len() == 15 && digits(0..8) && b[8] == b'-' && digits(9..15) {
-        format!("{}-{}-{}T{}:{}:{}Z", &stamp[0..4], &stamp[4..6], &stamp[6..8], &stamp[9..11], &stamp[11..13], &stamp[13..15])
+        format!(
+            "{}-{}-{}T{}:{}:{}Z",
+            &stamp[0..4],
+            &stamp[4..6],
+            &stamp[6..8],
+            &stamp[9..11],
+            &stamp[11..13],
+            &stamp[13..15]
+        )
     } else {
         stamp.to_string()
     }
@@ -72,7 +81,15 @@ impl HistoryEntry {
     }
 
     #[allow(clippy::too_many_arguments)]
-    pub fn new(run_id: &str, started_utc: &str, date_utc: &str, git_sha: Option<String>, config_hash: &str, tags: BTreeMap<String, String>, cells: &[CellSummary]) -> Self {
+    pub fn new(
+        run_id: &str,
+        started_utc: &str,
+        date_utc: &str,
+        git_sha: Option<String>,
+        config_hash: &str,
+        tags: BTreeMap<String, String>,
+        cells: &[CellSummary],
+    ) -> Self {
         HistoryEntry {
             run_id: run_id.into(),
             started_utc: started_utc.into(),
@@ -103,15 +120,20 @@ pub fn read(path: &Path) -> Result<Vec<HistoryEntry>> {
     let file = match std::fs::File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(InputError::new(path, format!("cannot open the history file: {e}")).into()),
+        Err(e) => {
+            return Err(InputError::new(path, format!("cannot open the history file: {e}")).into());
+        }
     };
     let mut out = Vec::new();
     for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
-        let line = line.map_err(|e| InputError::new(path, format!("cannot read: {e}")).at_line(i + 1))?;
+        let line =
+            line.map_err(|e| InputError::new(path, format!("cannot read: {e}")).at_line(i + 1))?;
         if line.trim().is_empty() {
             continue;
         }
-        let mut entry: HistoryEntry = crate::error::json_line(path, i + 1, &line).map_err(|e| InputError { message: format!("not a history entry: {}", e.message), ..e })?;
+        let mut entry: HistoryEntry = crate::error::json_line(path, i + 1, &line).map_err(|e| {
+            InputError { message: format!("not a history entry: {}", e.message), ..e }
+        })?;
         entry.date_utc = iso_8601(&entry.date_utc);
         out.push(entry);
     }
@@ -141,7 +163,15 @@ mod tests {
     use super::*;
 
     fn entry(id: &str) -> HistoryEntry {
-        HistoryEntry::new(id, "20261130-000000", "2026-11-30T01:02:03Z", Some("abc".into()), "h", BTreeMap::new(), &[])
+        HistoryEntry::new(
+            id,
+            "20261130-000000",
+            "2026-11-30T01:02:03Z",
+            Some("abc".into()),
+            "h",
+            BTreeMap::new(),
+            &[],
+        )
     }
 
     #[test]
@@ -157,7 +187,10 @@ mod tests {
         // Every second of a day round-trips from the compact stamp.
         for secs in (0..86_400).step_by(7) {
             let (h, m, s) = (secs / 3600, secs % 3600 / 60, secs % 60);
-            assert_eq!(iso_8601(&format!("20240229-{h:02}{m:02}{s:02}")), format!("2024-02-29T{h:02}:{m:02}:{s:02}Z"));
+            assert_eq!(
+                iso_8601(&format!("20240229-{h:02}{m:02}{s:02}")),
+                format!("2024-02-29T{h:02}:{m:02}:{s:02}Z")
+            );
         }
         for other in ["", "2026-11-30T01:02:03Z", "20261130_010203", "2026113-0102030"] {
             assert_eq!(iso_8601(other), other);
@@ -181,7 +214,8 @@ mod tests {
     fn a_bad_line_names_file_and_line() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("h.jsonl");
-        std::fs::write(&p, format!("{}\n{{oops\n", serde_json::to_string(&entry("a")).unwrap())).unwrap();
+        std::fs::write(&p, format!("{}\n{{oops\n", serde_json::to_string(&entry("a")).unwrap()))
+            .unwrap();
         let e = read(&p).unwrap_err().to_string();
         assert!(e.contains("h.jsonl:2"), "{e}");
     }

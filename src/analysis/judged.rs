@@ -142,10 +142,17 @@ pub fn summarize(rows: &ScoreRows) -> BTreeMap<String, JudgeCell> {
                     JudgedMean { n: v.len() as u64, mean, low, high, round_std }
                 })
             };
-            let round_means: Vec<f64> = a.rounds.iter().filter(|r| !r.is_empty()).map(|r| r.iter().sum::<f64>() / r.len() as f64).collect();
+            let round_means: Vec<f64> = a
+                .rounds
+                .iter()
+                .filter(|r| !r.is_empty())
+                .map(|r| r.iter().sum::<f64>() / r.len() as f64)
+                .collect();
             let round_std = (round_means.len() > 1).then(|| {
                 let m = round_means.iter().sum::<f64>() / round_means.len() as f64;
-                (round_means.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (round_means.len() - 1) as f64).sqrt()
+                (round_means.iter().map(|x| (x - m) * (x - m)).sum::<f64>()
+                    / (round_means.len() - 1) as f64)
+                    .sqrt()
             });
             let cell = JudgeCell {
                 judges: a.judges,
@@ -155,7 +162,8 @@ pub fn summarize(rows: &ScoreRows) -> BTreeMap<String, JudgeCell> {
                 short_circuited: a.short,
                 sopr: mean_of(&a.pass_rate, seed, round_std),
                 coverage: mean_of(&a.coverage, seed ^ 1, None),
-                claims_pass: (!a.coverage.is_empty()).then(|| wilson(a.claims_done, a.coverage.len() as u64)),
+                claims_pass: (!a.coverage.is_empty())
+                    .then(|| wilson(a.claims_done, a.coverage.len() as u64)),
                 done: wilson(a.done, a.judged),
                 joint: a.joint,
                 prompt_tokens: a.prompt_tokens,

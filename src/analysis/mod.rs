@@ -62,7 +62,11 @@ impl RunAnalysis {
 }
 
 /// Analyze a run's scored rows: every figure any report, comparison or gate shows, each computed once.
-pub fn analyze(rows: rows::ScoreRows, config: serde_json::Value, lint: &Lint) -> Result<RunAnalysis> {
+pub fn analyze(
+    rows: rows::ScoreRows,
+    config: serde_json::Value,
+    lint: &Lint,
+) -> Result<RunAnalysis> {
     let (cells, categories) = cells::summarize(&rows)?;
     // Per cell and task outcomes, which the ablation's effects and the first look's layout effects
     // both pair (built once: at a million trials it is a map of a million tasks).
@@ -75,5 +79,16 @@ pub fn analyze(rows: rows::ScoreRows, config: serde_json::Value, lint: &Lint) ->
     let first_look =
         first_look::findings(&cells, &outcomes, &effects, &confusion, &top_confusions, lint);
     drop(outcomes);
-    Ok(RunAnalysis { config, cells, categories, rows, effects, confusion, top_confusions, tools, curve, first_look })
+    Ok(RunAnalysis {
+        config,
+        cells,
+        categories,
+        rows,
+        effects,
+        confusion,
+        top_confusions,
+        tools,
+        curve,
+        first_look,
+    })
 }

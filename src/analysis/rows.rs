@@ -68,8 +68,15 @@ pub struct Derived {
 impl Derived {
     pub fn of(t: &Trial) -> Derived {
         let hides = t.layout != crate::record::LayoutKind::Flat && !t.expected.is_empty();
-        let gold_revealed = hides && t.expected.iter().all(|e| t.calls.iter().any(|c| c.record.revealed.iter().any(|s| e.accepts(s))));
-        let pairing = if t.is_error() { Default::default() } else { crate::score::confusion::pairing(t.kind, &t.expected, &t.calls) };
+        let gold_revealed = hides
+            && t.expected
+                .iter()
+                .all(|e| t.calls.iter().any(|c| c.record.revealed.iter().any(|s| e.accepts(s))));
+        let pairing = if t.is_error() {
+            Default::default()
+        } else {
+            crate::score::confusion::pairing(t.kind, &t.expected, &t.calls)
+        };
         Derived { hides, gold_revealed, layers: crate::score::diagnostics::diagnose(t), pairing }
     }
 }
@@ -210,7 +217,10 @@ impl ScoreRows {
         self.tokens_upfront.push(t.tokens.definitions_upfront as u32);
         self.tokens_total.push(t.tokens.tool_context_total as u32);
         self.infra.push(t.is_error());
-        self.provider_limit.push(crate::score::exclusion::of(t) == Some(crate::score::exclusion::Exclusion::ProviderLimit));
+        self.provider_limit.push(
+            crate::score::exclusion::of(t)
+                == Some(crate::score::exclusion::Exclusion::ProviderLimit),
+        );
         self.cost.push(t.cost_usd.unwrap_or(0.0));
         let poisoned = t.poison.is_some();
         let benign = matches!(t.kind, Kind::Single | Kind::Multi | Kind::Parallel) && !poisoned;
@@ -274,7 +284,10 @@ impl ScoreRows {
             slots[slot].1.push(self.tokens_total[i] as f64);
         }
         let mut slots: Vec<Option<(Vec<f64>, Vec<f64>)>> = slots.into_iter().map(Some).collect();
-        slot_of_key.into_iter().map(|(key, slot)| (key, slots[slot].take().unwrap_or_default())).collect()
+        slot_of_key
+            .into_iter()
+            .map(|(key, slot)| (key, slots[slot].take().unwrap_or_default()))
+            .collect()
     }
 
     /// Row `i`'s cell, as the codes of its `dataset, catalog, variant, layout, backend`.

@@ -61,7 +61,20 @@ pub fn rows(r: &ScoreRows, lint: &Lint) -> Vec<ToolRow> {
                 .and_then(|l| l["rules"].as_array())
                 .map(|a| a.iter().filter_map(|r| r.as_str()).collect::<Vec<_>>().join(";"))
                 .unwrap_or_default();
-            ToolRow { block: n("block"), warn: n("warn"), info: n("info"), rules, dataset, variant, layout, backend, tool, trials, selected, counts }
+            ToolRow {
+                block: n("block"),
+                warn: n("warn"),
+                info: n("info"),
+                rules,
+                dataset,
+                variant,
+                layout,
+                backend,
+                tool,
+                trials,
+                selected,
+                counts,
+            }
         })
         .collect()
 }

@@ -97,7 +97,8 @@ impl Degrade {
             Degrade::EnumsToStrings => catalog.map_tools(enums_to_strings),
             Degrade::DropPatterns => catalog.map_tools(drop_patterns),
             Degrade::OverlongDescription => {
-                let servers: BTreeMap<String, String> = catalog.tools().map(|t| (t.tool.id.clone(), t.server.name.clone())).collect();
+                let servers: BTreeMap<String, String> =
+                    catalog.tools().map(|t| (t.tool.id.clone(), t.server.name.clone())).collect();
                 catalog.map_tools(|t| overlong_description(t, &servers[&t.id]))
             }
             Degrade::MergeSiblings => merge_siblings(catalog),
@@ -127,8 +128,16 @@ pub fn vague_description(tool: &mut Tool) {
 }
 
 /// Sentence starts that carry selection guidance.
-const GUIDANCE: [&str; 8] =
-    ["use when", "use this when", "use it when", "do not use", "don't use", "not for", "prefer ", "use for"];
+const GUIDANCE: [&str; 8] = [
+    "use when",
+    "use this when",
+    "use it when",
+    "do not use",
+    "don't use",
+    "not for",
+    "prefer ",
+    "use for",
+];
 
 /// (b) Remove every sentence that tells when (not) to use the tool, keeping what it does.
 pub fn drop_guidance(tool: &mut Tool) {
@@ -243,7 +252,12 @@ pub fn drop_parameter_descriptions(tool: &mut Tool) {
 pub fn enums_to_strings(tool: &mut Tool) {
     each_parameter(tool, &mut |p| {
         let Some(values) = p.remove("enum") else { return };
-        let list: Vec<String> = values.as_array().into_iter().flatten().map(|v| v.as_str().map(String::from).unwrap_or_else(|| v.to_string())).collect();
+        let list: Vec<String> = values
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|v| v.as_str().map(String::from).unwrap_or_else(|| v.to_string()))
+            .collect();
         if !p.contains_key("type") {
             let ty = match values.as_array().and_then(|a| a.first()) {
                 Some(Value::Number(n)) if n.is_i64() || n.is_u64() => "integer",
@@ -279,11 +293,21 @@ pub fn drop_annotations(tool: &mut Tool) {
 /// Bake an argument into the name: the first enum value of the first enum parameter, else the first
 /// required parameter (`get_forecast` → `get_forecast_for_metric`).
 pub fn args_in_name(tool: &mut Tool) {
-    let from_enum = tool
-        .properties()
-        .find_map(|(_, s)| s.get("enum").and_then(Value::as_array).and_then(|a| a.first()).and_then(Value::as_str).map(String::from));
-    let arg = from_enum.or_else(|| tool.required().first().map(|s| s.to_string())).unwrap_or_else(|| "default".into());
-    let arg: String = arg.to_lowercase().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+    let from_enum = tool.properties().find_map(|(_, s)| {
+        s.get("enum")
+            .and_then(Value::as_array)
+            .and_then(|a| a.first())
+            .and_then(Value::as_str)
+            .map(String::from)
+    });
+    let arg = from_enum
+        .or_else(|| tool.required().first().map(|s| s.to_string()))
+        .unwrap_or_else(|| "default".into());
+    let arg: String = arg
+        .to_lowercase()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
     let arg = arg.trim_matches('_').replace("__", "_");
     let suffix = format!("_for_{arg}");
     let keep = 64usize.saturating_sub(suffix.len()).min(tool.name.len());
@@ -327,7 +351,10 @@ pub fn merge_siblings(catalog: &mut Catalog) {
 fn merged_tool(server: &str, category: &Category) -> Tool {
     let mut properties = serde_json::Map::new();
     let names: Vec<&str> = category.tools.iter().map(|t| t.name.as_str()).collect();
-    properties.insert("action".into(), json!({"type": "string", "enum": names, "description": "Which operation to perform."}));
+    properties.insert(
+        "action".into(),
+        json!({"type": "string", "enum": names, "description": "Which operation to perform."}),
+    );
     let mut lines = Vec::new();
     let mut targets = BTreeMap::new();
     for t in &category.tools {
@@ -389,7 +416,16 @@ mod tests {
     }
 
     fn catalog(tools: Vec<Tool>) -> Catalog {
-        Catalog::new("t", "", vec![Server { name: "s".into(), title: None, description: "".into(), categories: vec![Category { name: "c".into(), description: "".into(), tools }] }])
+        Catalog::new(
+            "t",
+            "",
+            vec![Server {
+                name: "s".into(),
+                title: None,
+                description: "".into(),
+                categories: vec![Category { name: "c".into(), description: "".into(), tools }],
+            }],
+        )
     }
 
     #[test]
@@ -405,7 +441,10 @@ mod tests {
 
     #[test]
     fn vague_description_is_short_and_names_the_object() {
-        let mut t = tool("get_weather_forecast", "Get the forecast for a city for up to 7 days. Use when planning.");
+        let mut t = tool(
+            "get_weather_forecast",
+            "Get the forecast for a city for up to 7 days. Use when planning.",
+        );
         vague_description(&mut t);
         assert_eq!(t.description, "Works with weather forecast.");
     }
@@ -449,10 +488,17 @@ mod tests {
         );
         let mut t = tool("a_b", "");
         enums_to_strings(&mut t);
-        assert_eq!(t.input_schema["properties"]["units"], json!({"type":"string","description":"Unit system. One of: metric, imperial."}));
-        assert_eq!(t.input_schema["properties"]["level"], json!({"type":"integer","description":"Level. One of: 1, 2, 3."}));
+        assert_eq!(
+            t.input_schema["properties"]["units"],
+            json!({"type":"string","description":"Unit system. One of: metric, imperial."})
+        );
+        assert_eq!(
+            t.input_schema["properties"]["level"],
+            json!({"type":"integer","description":"Level. One of: 1, 2, 3."})
+        );
         let mut t = tool("a_b", "");
-        t.input_schema["properties"]["id"] = json!({"type":"string","pattern":"^X-[0-9]+$","format":"uuid"});
+        t.input_schema["properties"]["id"] =
+            json!({"type":"string","pattern":"^X-[0-9]+$","format":"uuid"});
         drop_patterns(&mut t);
         assert_eq!(t.input_schema["properties"]["id"], json!({"type":"string"}));
     }
@@ -483,10 +529,16 @@ mod tests {
 
     #[test]
     fn merge_siblings_builds_one_dispatching_tool() {
-        let mut c = catalog(vec![tool("send_email", "Send mail. More."), tool("save_draft", "Save a draft.")]);
+        let mut c = catalog(vec![
+            tool("send_email", "Send mail. More."),
+            tool("save_draft", "Save a draft."),
+        ]);
         merge_siblings(&mut c);
         let t = c.get("s/c/manage_c").expect("merged tool").tool;
-        assert_eq!(t.input_schema["properties"]["action"]["enum"], json!(["send_email", "save_draft"]));
+        assert_eq!(
+            t.input_schema["properties"]["action"]["enum"],
+            json!(["send_email", "save_draft"])
+        );
         assert_eq!(t.input_schema["required"], json!(["action"]));
         let d = t.dispatch.as_ref().unwrap();
         assert_eq!(d.targets["save_draft"], "s/c/save_draft");
@@ -498,7 +550,10 @@ mod tests {
     fn variants_parse_and_apply_deterministically() {
         assert!(Variant::parse("good").unwrap().operators().is_empty());
         assert_eq!(Variant::parse("bad").unwrap().operators().len(), Degrade::ALL.len());
-        assert_eq!(Variant::parse("op:cryptic_names").unwrap().operators(), &[Degrade::CrypticNames]);
+        assert_eq!(
+            Variant::parse("op:cryptic_names").unwrap().operators(),
+            &[Degrade::CrypticNames]
+        );
         assert!(Variant::parse("worse").is_none());
         let c = catalog(vec![tool("send_email", "Send mail. Use when asked.")]);
         let bad = Variant::parse("bad").unwrap();
@@ -506,7 +561,11 @@ mod tests {
         let b = bad.apply(&c).unwrap();
         assert_eq!(a.servers, b.servers);
         let t = a.get("s/c/send_email").unwrap().tool;
-        assert_eq!(t.name, cryptic_name("send_email_for_default"), "enums are gone by the time args_in_name runs");
+        assert_eq!(
+            t.name,
+            cryptic_name("send_email_for_default"),
+            "enums are gone by the time args_in_name runs"
+        );
         assert!(t.description.ends_with("Works with email."));
         // the written catalog is untouched
         assert_eq!(c.get("s/c/send_email").unwrap().tool.name, "send_email");

@@ -62,7 +62,10 @@ struct RawTool {
 /// `true` when `name` is a valid server, category or tool name.
 pub fn is_valid_name(name: &str) -> bool {
     let b = name.as_bytes();
-    !b.is_empty() && b.len() <= 64 && b[0].is_ascii_lowercase() && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_')
+    !b.is_empty()
+        && b.len() <= 64
+        && b[0].is_ascii_lowercase()
+        && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_')
 }
 
 /// 1-based line of the first occurrence of `needle` in `text`, if any.
@@ -83,18 +86,34 @@ pub fn load_catalog(dir: &Path) -> Result<Catalog, InputErrors> {
     if !dir.is_dir() {
         // Which flag or file named the directory is the caller's to say (`--catalog`, `lint DIR`, a
         // sessions file's header): the message names only the directory.
-        let what = if dir.exists() { "is a file, not a catalog directory" } else { "no such catalog directory" };
-        return Err(InputErrors(vec![InputError::new(dir, format!("{what}; a catalog is a folder of server JSON files"))]));
+        let what = if dir.exists() {
+            "is a file, not a catalog directory"
+        } else {
+            "no such catalog directory"
+        };
+        return Err(InputErrors(vec![InputError::new(
+            dir,
+            format!("{what}; a catalog is a folder of server JSON files"),
+        )]));
     }
     let mut files: Vec<PathBuf> = match std::fs::read_dir(dir) {
-        Ok(rd) => rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|e| e == "json")).collect(),
+        Ok(rd) => rd
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "json"))
+            .collect(),
         Err(e) => {
-            return Err(InputErrors(vec![InputError::new(dir, format!("cannot read directory: {e}"))]));
+            return Err(InputErrors(vec![InputError::new(
+                dir,
+                format!("cannot read directory: {e}"),
+            )]));
         }
     };
     files.sort();
 
-    let mut name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "catalog".into());
+    let mut name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "catalog".into());
     let mut description = String::new();
     let mut servers = Vec::new();
     let mut ids: HashMap<String, PathBuf> = HashMap::new();
@@ -128,13 +147,24 @@ pub fn load_catalog(dir: &Path) -> Result<Catalog, InputErrors> {
                 continue;
             }
         };
-        match check_server(file, &text, raw, &mut ids, &mut categories, &mut server_names, &mut errors) {
+        match check_server(
+            file,
+            &text,
+            raw,
+            &mut ids,
+            &mut categories,
+            &mut server_names,
+            &mut errors,
+        ) {
             Some(server) => servers.push(server),
             None => continue,
         }
     }
     if servers.is_empty() && errors.is_empty() {
-        errors.push(InputError::new(dir, "catalog has no server files (*.json other than catalog.json)"));
+        errors.push(InputError::new(
+            dir,
+            "catalog has no server files (*.json other than catalog.json)",
+        ));
     }
     InputErrors(errors).into_result()?;
     Ok(Catalog::new(name, description, servers))
@@ -156,17 +186,34 @@ fn check_server(
     };
     let before = errors.len();
     if !is_valid_name(&raw.name) {
-        errors.push(err("name".into(), &raw.name, format!("server name `{}` must match ^[a-z][a-z0-9_]{{0,63}}$", raw.name)));
+        errors.push(err(
+            "name".into(),
+            &raw.name,
+            format!("server name `{}` must match ^[a-z][a-z0-9_]{{0,63}}$", raw.name),
+        ));
     }
     if let Some(other) = server_names.insert(raw.name.clone(), file.to_path_buf()) {
-        errors.push(err("name".into(), &raw.name, format!("server `{}` is also defined in {}", raw.name, other.display())));
+        errors.push(err(
+            "name".into(),
+            &raw.name,
+            format!("server `{}` is also defined in {}", raw.name, other.display()),
+        ));
     }
-    let mut server = Server { name: raw.name.clone(), title: raw.title, description: raw.description, categories: vec![] };
+    let mut server = Server {
+        name: raw.name.clone(),
+        title: raw.title,
+        description: raw.description,
+        categories: vec![],
+    };
     for (ci, rc) in raw.categories.into_iter().enumerate() {
         let cfield = format!("categories[{ci}]");
         let cneedle = format!("\"{}\"", rc.name);
         if !is_valid_name(&rc.name) {
-            errors.push(err(format!("{cfield}.name"), &cneedle, format!("category name `{}` must match ^[a-z][a-z0-9_]{{0,63}}$", rc.name)));
+            errors.push(err(
+                format!("{cfield}.name"),
+                &cneedle,
+                format!("category name `{}` must match ^[a-z][a-z0-9_]{{0,63}}$", rc.name),
+            ));
         }
         if let Some(other) = categories.insert(rc.name.clone(), file.to_path_buf()) {
             errors.push(err(
@@ -175,33 +222,50 @@ fn check_server(
                 format!("category `{}` is already defined in {}; category names must be unique across the catalog", rc.name, other.display()),
             ));
         }
-        let mut category = Category { name: rc.name.clone(), description: rc.description, tools: vec![] };
+        let mut category =
+            Category { name: rc.name.clone(), description: rc.description, tools: vec![] };
         for (ti, rt) in rc.tools.into_iter().enumerate() {
             let tfield = format!("{cfield}.tools[{ti}]");
             let tneedle = format!("\"{}\"", rt.name);
             // Names must be usable as function names; style (snake_case, verb_noun) is the linter's job.
             if !crate::protocol::is_valid_function_name(&rt.name) {
-                errors.push(err(format!("{tfield}.name"), &tneedle, format!("tool name `{}` must match ^[a-zA-Z0-9_-]{{1,64}}$", rt.name)));
+                errors.push(err(
+                    format!("{tfield}.name"),
+                    &tneedle,
+                    format!("tool name `{}` must match ^[a-zA-Z0-9_-]{{1,64}}$", rt.name),
+                ));
             }
-            let id = rt.id.clone().unwrap_or_else(|| format!("{}/{}/{}", raw.name, rc.name, rt.name));
+            let id =
+                rt.id.clone().unwrap_or_else(|| format!("{}/{}/{}", raw.name, rc.name, rt.name));
             if let Some(other) = ids.insert(id.clone(), file.to_path_buf()) {
-                errors.push(err(format!("{tfield}.name"), &tneedle, format!("tool id `{id}` is already defined in {}", other.display())));
+                errors.push(err(
+                    format!("{tfield}.name"),
+                    &tneedle,
+                    format!("tool id `{id}` is already defined in {}", other.display()),
+                ));
             }
             for (suffix, message, needle) in schema_problems(&rt.input_schema, true) {
-                let mut e = InputError::new(file, message).field(format!("{tfield}.inputSchema{suffix}"));
+                let mut e =
+                    InputError::new(file, message).field(format!("{tfield}.inputSchema{suffix}"));
                 e.line = line_after(text, &tneedle, &needle);
                 errors.push(e);
             }
             for p in mock_problems(&rt) {
-                let mut e = InputError::new(file, format!("tool `{id}`: {}", p.message)).field(format!("{tfield}.mockResponse{}", p.field));
+                let mut e = InputError::new(file, format!("tool `{id}`: {}", p.message))
+                    .field(format!("{tfield}.mockResponse{}", p.field));
                 // Anchor on the tool's own `"name": …` line (its bare name may appear earlier in a description).
                 let anchor = format!("\"name\": {tneedle}");
-                e.line = line_after(text, if text.contains(&anchor) { &anchor } else { &tneedle }, &p.needle);
+                e.line = line_after(
+                    text,
+                    if text.contains(&anchor) { &anchor } else { &tneedle },
+                    &p.needle,
+                );
                 errors.push(e);
             }
             if let Some(out) = &rt.output_schema {
                 for (suffix, message, needle) in schema_problems(out, false) {
-                    let mut e = InputError::new(file, message).field(format!("{tfield}.outputSchema{suffix}"));
+                    let mut e = InputError::new(file, message)
+                        .field(format!("{tfield}.outputSchema{suffix}"));
                     e.line = line_after(text, &tneedle, &needle);
                     errors.push(e);
                 }
@@ -215,7 +279,9 @@ fn check_server(
                 output_schema: rt.output_schema,
                 origin: super::Origin {
                     file: file.to_path_buf(),
-                    line: line_of(text, &format!("\"name\": {tneedle}")).or_else(|| line_of(text, &tneedle)).unwrap_or(0),
+                    line: line_of(text, &format!("\"name\": {tneedle}"))
+                        .or_else(|| line_of(text, &tneedle))
+                        .unwrap_or(0),
                     annotations_given: rt.annotations.is_some(),
                 },
                 dispatch: None,
@@ -231,7 +297,8 @@ fn check_server(
 
 /// Parse one tool object (catalog format) outside a server file — e.g. a tool a poisoning scenario adds.
 pub fn parse_tool(server: &str, category: &str, value: &Value) -> Result<Tool, String> {
-    let rt: RawTool = serde_json::from_value(value.clone()).map_err(|e| format!("not a tool: {e}"))?;
+    let rt: RawTool =
+        serde_json::from_value(value.clone()).map_err(|e| format!("not a tool: {e}"))?;
     if !crate::protocol::is_valid_function_name(&rt.name) {
         return Err(format!("tool name `{}` must match ^[a-zA-Z0-9_-]{{1,64}}$", rt.name));
     }
@@ -271,7 +338,11 @@ fn schema_problems(schema: &Value, input: bool) -> Vec<(String, String, String)>
     if let Err(e) = jsonschema::draft202012::meta::validate(schema) {
         let at = e.instance_path().to_string();
         let needle = at.rsplit('/').next().map(|k| format!("\"{k}\"")).unwrap_or_default();
-        out.push((at.replace('/', "."), format!("not a valid JSON Schema (draft 2020-12): {e}"), needle));
+        out.push((
+            at.replace('/', "."),
+            format!("not a valid JSON Schema (draft 2020-12): {e}"),
+            needle,
+        ));
         return out;
     }
     if let Err(e) = jsonschema::draft202012::new(schema) {
@@ -282,7 +353,11 @@ fn schema_problems(schema: &Value, input: bool) -> Vec<(String, String, String)>
         return out;
     }
     if schema.get("type").and_then(Value::as_str) != Some("object") {
-        out.push((".type".into(), "a tool's inputSchema must have \"type\": \"object\"".into(), "\"type\"".into()));
+        out.push((
+            ".type".into(),
+            "a tool's inputSchema must have \"type\": \"object\"".into(),
+            "\"type\"".into(),
+        ));
     }
     let props = schema.get("properties").and_then(Value::as_object);
     if let Some(req) = schema.get("required").and_then(Value::as_array) {

@@ -75,7 +75,9 @@ fn valid_segment(s: &str) -> bool {
     let mut chars = s.chars();
     match chars.next() {
         Some(c) if c.is_ascii_digit() => s.chars().all(|c| c.is_ascii_digit()),
-        Some(c) if c.is_ascii_alphabetic() || c == '_' => chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'),
+        Some(c) if c.is_ascii_alphabetic() || c == '_' => {
+            chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        }
         _ => false,
     }
 }
@@ -105,7 +107,9 @@ fn parse(s: &str) -> Result<Vec<Piece<'_>>, String> {
             None => (inner, None),
         };
         let Some(path) = parse_path(path) else {
-            return Err(format!("`{{{{{inner}}}}}` is not a placeholder (write {{{{param}}}}, {{{{param.field}}}} or {{{{param|default}}}})"));
+            return Err(format!(
+                "`{{{{{inner}}}}}` is not a placeholder (write {{{{param}}}}, {{{{param.field}}}} or {{{{param|default}}}})"
+            ));
         };
         pieces.push(Piece::Hole(Placeholder { path, default }));
         rest = &after[close + 2..];
@@ -201,7 +205,9 @@ pub fn render(template: &Value, args: &Value) -> Value {
                 };
                 render(branch.or_else(|| m.get("default")).unwrap_or(&Value::Null), args)
             }
-            None => Value::Object(m.iter().map(|(k, v)| (k.clone(), render(v, args))).collect::<Map<_, _>>()),
+            None => Value::Object(
+                m.iter().map(|(k, v)| (k.clone(), render(v, args))).collect::<Map<_, _>>(),
+            ),
         },
         other => other.clone(),
     }
@@ -252,7 +258,8 @@ fn walk(v: &Value, schema: &Value, field: String, out: &mut Vec<Problem>) {
 fn declared<'s>(schema: &'s Value, path: &[&str], shown: &str) -> Result<&'s Value, String> {
     let props = schema.get("properties").and_then(Value::as_object);
     let Some(param) = props.and_then(|m| m.get(path[0])) else {
-        let names: Vec<&str> = props.map(|m| m.keys().map(String::as_str).collect()).unwrap_or_default();
+        let names: Vec<&str> =
+            props.map(|m| m.keys().map(String::as_str).collect()).unwrap_or_default();
         let names = if names.is_empty() { "none".to_string() } else { names.join(", ") };
         return Err(format!("`{shown}` names no parameter of the tool (its parameters: {names})"));
     };
@@ -261,27 +268,39 @@ fn declared<'s>(schema: &'s Value, path: &[&str], shown: &str) -> Result<&'s Val
         let next = if seg.chars().all(|c| c.is_ascii_digit()) {
             match at.get("items") {
                 Some(items) => Some(items),
-                None if at.get("type").and_then(Value::as_str).is_some_and(|t| t != "array") => None,
+                None if at.get("type").and_then(Value::as_str).is_some_and(|t| t != "array") => {
+                    None
+                }
                 None => return Ok(&Value::Null),
             }
         } else {
             match at.get("properties").and_then(Value::as_object).and_then(|p| p.get(*seg)) {
                 Some(s) => Some(s),
                 None if at.get("additionalProperties") == Some(&Value::Bool(false)) => None,
-                None if at.get("type").and_then(Value::as_str).is_some_and(|t| t != "object") => None,
+                None if at.get("type").and_then(Value::as_str).is_some_and(|t| t != "object") => {
+                    None
+                }
                 None => return Ok(&Value::Null),
             }
         };
         match next {
             Some(s) => at = s,
-            None => return Err(format!("`{shown}`: `{seg}` is not declared in the schema of parameter `{}`", path[0])),
+            None => {
+                return Err(format!(
+                    "`{shown}`: `{seg}` is not declared in the schema of parameter `{}`",
+                    path[0]
+                ));
+            }
         }
     }
     Ok(at)
 }
 
 fn is_required(schema: &Value, name: &str) -> bool {
-    schema.get("required").and_then(Value::as_array).is_some_and(|r| r.iter().any(|v| v.as_str() == Some(name)))
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .is_some_and(|r| r.iter().any(|v| v.as_str() == Some(name)))
 }
 
 fn check_string(s: &str, schema: &Value, field: String, out: &mut Vec<Problem>) {
@@ -293,7 +312,9 @@ fn check_string(s: &str, schema: &Value, field: String, out: &mut Vec<Problem>) 
         Err(e) => {
             out.push(Problem {
                 field,
-                message: format!("{e}; to return this text verbatim, mark the tool \"mockMode\": \"static\""),
+                message: format!(
+                    "{e}; to return this text verbatim, mark the tool \"mockMode\": \"static\""
+                ),
                 needle: s.chars().take(40).collect(),
             });
             return;
@@ -329,12 +350,21 @@ fn check_string(s: &str, schema: &Value, field: String, out: &mut Vec<Problem>) 
 }
 
 fn check_switch(m: &Map<String, Value>, schema: &Value, field: String, out: &mut Vec<Problem>) {
-    let mut problem = |message: String| out.push(Problem { field: field.clone(), message, needle: SWITCH.to_string() });
-    if let Some(k) = m.keys().find(|k| !matches!(k.as_str(), SWITCH | "cases" | "absent" | "default")) {
-        return problem(format!("a `$switch` object has only `$switch`, `cases`, `absent` and `default`, not `{k}`"));
+    let mut problem = |message: String| {
+        out.push(Problem { field: field.clone(), message, needle: SWITCH.to_string() })
+    };
+    if let Some(k) =
+        m.keys().find(|k| !matches!(k.as_str(), SWITCH | "cases" | "absent" | "default"))
+    {
+        return problem(format!(
+            "a `$switch` object has only `$switch`, `cases`, `absent` and `default`, not `{k}`"
+        ));
     }
     let Some(path) = m[SWITCH].as_str().and_then(parse_path) else {
-        return problem(format!("`$switch` names a parameter, e.g. \"$switch\": \"units\" (got {})", m[SWITCH]));
+        return problem(format!(
+            "`$switch` names a parameter, e.g. \"$switch\": \"units\" (got {})",
+            m[SWITCH]
+        ));
     };
     let shown = path.join(".");
     let param = match declared(schema, &path, &shown) {
@@ -345,19 +375,30 @@ fn check_switch(m: &Map<String, Value>, schema: &Value, field: String, out: &mut
     let cases = match m.get("cases") {
         None => &empty,
         Some(Value::Object(c)) => c,
-        Some(_) => return problem(format!("`cases` of the `$switch` on `{shown}` is an object from the parameter's values to results")),
+        Some(_) => {
+            return problem(format!(
+                "`cases` of the `$switch` on `{shown}` is an object from the parameter's values to results"
+            ));
+        }
     };
-    let allowed: Option<Vec<String>> = param.get("enum").and_then(Value::as_array).map(|e| e.iter().map(as_text).collect());
+    let allowed: Option<Vec<String>> =
+        param.get("enum").and_then(Value::as_array).map(|e| e.iter().map(as_text).collect());
     if let Some(allowed) = &allowed
         && let Some(bad) = cases.keys().find(|k| !allowed.contains(k))
     {
-        return problem(format!("the `$switch` on `{shown}` has case `{bad}`, which is not one of its values ({})", allowed.join(", ")));
+        return problem(format!(
+            "the `$switch` on `{shown}` has case `{bad}`, which is not one of its values ({})",
+            allowed.join(", ")
+        ));
     }
     let covered = allowed.as_ref().is_some_and(|a| a.iter().all(|v| cases.contains_key(v)));
-    let absence_covered = m.contains_key("absent") || (path.len() == 1 && is_required(schema, path[0]));
+    let absence_covered =
+        m.contains_key("absent") || (path.len() == 1 && is_required(schema, path[0]));
     let falls_through = !(covered && absence_covered);
     if falls_through && !m.contains_key("default") {
-        return problem(format!("the `$switch` on `{shown}` needs a `default`: the argument may be absent or match no case"));
+        return problem(format!(
+            "the `$switch` on `{shown}` needs a `default`: the argument may be absent or match no case"
+        ));
     }
     // Inside a case, and in `default` when `absent` exists, the switched argument is given: text
     // placeholders naming it need no default there.
@@ -376,7 +417,12 @@ fn check_switch(m: &Map<String, Value>, schema: &Value, field: String, out: &mut
         walk(d, schema, format!("{field}.absent"), out);
     }
     if let Some(d) = m.get("default") {
-        walk(d, if m.contains_key("absent") { &given } else { schema }, format!("{field}.default"), out);
+        walk(
+            d,
+            if m.contains_key("absent") { &given } else { schema },
+            format!("{field}.default"),
+            out,
+        );
     }
 }
 
@@ -401,7 +447,10 @@ mod tests {
     fn whole_placeholders_keep_the_json_type() {
         let t = json!({"repo": "{{repository}}", "n": "{{number}}", "labels": "{{labels}}", "f": "{{filter}}"});
         let args = json!({"repository": "billing-api", "number": 35, "labels": ["a", "b"], "filter": {"status": "open"}});
-        assert_eq!(render(&t, &args), json!({"repo": "billing-api", "n": 35, "labels": ["a", "b"], "f": {"status": "open"}}));
+        assert_eq!(
+            render(&t, &args),
+            json!({"repo": "billing-api", "n": 35, "labels": ["a", "b"], "f": {"status": "open"}})
+        );
     }
 
     #[test]
@@ -434,23 +483,44 @@ mod tests {
                 "plain": 7
             })
         );
-        let args = json!({"repository": "web-app", "number": 9, "filter": {"status": "open"}, "limit": 5});
+        let args =
+            json!({"repository": "web-app", "number": 9, "filter": {"status": "open"}, "limit": 5});
         let out = render(&t, &args);
         assert_eq!(out["url"], "https://code.example.com/acme/web-app/pull/9");
-        assert_eq!((out["status"].clone(), out["limit"].clone(), out["quoted"].clone()), (json!("open"), json!(5), json!(5)));
+        assert_eq!(
+            (out["status"].clone(), out["limit"].clone(), out["quoted"].clone()),
+            (json!("open"), json!(5), json!(5))
+        );
         assert_eq!(out["date"], "open", "the default's placeholder when the first is absent");
         assert_eq!(out["name"], "web-app Sprint 5");
-        assert_eq!(render(&t, &json!({"since": "2026-05-01", "filter": {"status": "open"}}))["date"], "2026-05-01");
+        assert_eq!(
+            render(&t, &json!({"since": "2026-05-01", "filter": {"status": "open"}}))["date"],
+            "2026-05-01"
+        );
     }
 
     #[test]
     fn switches_pick_the_case_of_the_argument() {
         let t = json!({"t": {"$switch": "units", "cases": {"metric": {"c": "{{repository}}"}, "imperial": 57}, "default": null}, "n": {"$switch": "number", "cases": {"7": "seven"}, "default": "other"}});
-        assert_eq!(render(&t, &json!({"units": "metric", "repository": "r"})), json!({"t": {"c": "r"}, "n": "other"}));
-        assert_eq!(render(&t, &json!({"units": "imperial", "number": 7})), json!({"t": 57, "n": "seven"}));
+        assert_eq!(
+            render(&t, &json!({"units": "metric", "repository": "r"})),
+            json!({"t": {"c": "r"}, "n": "other"})
+        );
+        assert_eq!(
+            render(&t, &json!({"units": "imperial", "number": 7})),
+            json!({"t": 57, "n": "seven"})
+        );
         let path = json!({"$switch": "since", "absent": "{{repository}}", "default": "{{since}}/{{repository}}"});
-        assert_eq!(check(&path, &schema()), vec![], "`since` is given in `default` when `absent` exists");
-        assert_eq!(check(&json!({"$switch": "since", "default": "{{since}}/x"}), &schema()).len(), 1, "no `absent`: `default` may run without it");
+        assert_eq!(
+            check(&path, &schema()),
+            vec![],
+            "`since` is given in `default` when `absent` exists"
+        );
+        assert_eq!(
+            check(&json!({"$switch": "since", "default": "{{since}}/x"}), &schema()).len(),
+            1,
+            "no `absent`: `default` may run without it"
+        );
         assert_eq!(render(&path, &json!({"repository": "r"})), json!("r"));
         assert_eq!(render(&path, &json!({"repository": "r", "since": "s"})), json!("s/r"));
     }
@@ -476,26 +546,105 @@ mod tests {
         assert_eq!(check(&ok, &schema()), vec![]);
         assert_eq!(
             messages(json!({"x": ["{{repo}}"]})),
-            [".x[0]: placeholder `{{repo}}` names no parameter of the tool (its parameters: repository, number, labels, filter, limit, units, since)"]
+            [
+                ".x[0]: placeholder `{{repo}}` names no parameter of the tool (its parameters: repository, number, labels, filter, limit, units, since)"
+            ]
         );
-        assert_eq!(messages(json!({"x": "{{filter.state}}"})), [".x: placeholder `{{filter.state}}`: `state` is not declared in the schema of parameter `filter`"]);
-        assert_eq!(messages(json!({"x": "{{number.0}}"})), [".x: placeholder `{{number.0}}`: `0` is not declared in the schema of parameter `number`"]);
-        assert_eq!(messages(json!({"x": "PR {{number}}"})), [".x: placeholder `{{number}}` inside text names an optional value: give a default, e.g. `{{number|…}}`"]);
-        assert_eq!(messages(json!({"{{x}}": 1})), [".{{x}}: placeholders are substituted in string values only, not in keys (`{{x}}`)"]);
+        assert_eq!(
+            messages(json!({"x": "{{filter.state}}"})),
+            [
+                ".x: placeholder `{{filter.state}}`: `state` is not declared in the schema of parameter `filter`"
+            ]
+        );
+        assert_eq!(
+            messages(json!({"x": "{{number.0}}"})),
+            [
+                ".x: placeholder `{{number.0}}`: `0` is not declared in the schema of parameter `number`"
+            ]
+        );
+        assert_eq!(
+            messages(json!({"x": "PR {{number}}"})),
+            [
+                ".x: placeholder `{{number}}` inside text names an optional value: give a default, e.g. `{{number|…}}`"
+            ]
+        );
+        assert_eq!(
+            messages(json!({"{{x}}": 1})),
+            [".{{x}}: placeholders are substituted in string values only, not in keys (`{{x}}`)"]
+        );
         let bad = messages(json!({"x": "{{ not a name }}", "y": "open {{repository"}));
         assert_eq!(bad.len(), 2);
         assert!(bad[0].starts_with(".x: `{{ not a name }}` is not a placeholder"), "{}", bad[0]);
-        assert!(bad[1].starts_with(".y: `{{` without a closing `}}`") && bad[1].ends_with("mark the tool \"mockMode\": \"static\""), "{}", bad[1]);
-        assert_eq!(messages(json!({"x": "{{since|{{nope}}}}"})), [".x: placeholder `{{nope}}` names no parameter of the tool (its parameters: repository, number, labels, filter, limit, units, since)"]);
-        assert_eq!(messages(json!({"x": "{{since|after {{limit}}}}"})), [".x: placeholder `{{limit}}` inside text names an optional value: give a default, e.g. `{{limit|…}}`"]);
+        assert!(
+            bad[1].starts_with(".y: `{{` without a closing `}}`")
+                && bad[1].ends_with("mark the tool \"mockMode\": \"static\""),
+            "{}",
+            bad[1]
+        );
+        assert_eq!(
+            messages(json!({"x": "{{since|{{nope}}}}"})),
+            [
+                ".x: placeholder `{{nope}}` names no parameter of the tool (its parameters: repository, number, labels, filter, limit, units, since)"
+            ]
+        );
+        assert_eq!(
+            messages(json!({"x": "{{since|after {{limit}}}}"})),
+            [
+                ".x: placeholder `{{limit}}` inside text names an optional value: give a default, e.g. `{{limit|…}}`"
+            ]
+        );
         // Switches
-        assert_eq!(messages(json!({"s": {"$switch": "unit", "cases": {}}})), [".s: switch on `unit` names no parameter of the tool (its parameters: repository, number, labels, filter, limit, units, since)"]);
-        assert_eq!(messages(json!({"s": {"$switch": "units", "cases": {"kelvin": 1}, "default": 0}})), [".s: the `$switch` on `units` has case `kelvin`, which is not one of its values (metric, imperial)"]);
-        assert_eq!(messages(json!({"s": {"$switch": "units", "cases": {"metric": 1}}})), [".s: the `$switch` on `units` needs a `default`: the argument may be absent or match no case"]);
-        assert_eq!(messages(json!({"s": {"$switch": "limit", "cases": {"5": 1}}})), [".s: the `$switch` on `limit` needs a `default`: the argument may be absent or match no case"]);
-        assert_eq!(messages(json!({"s": {"$switch": "units", "case": {}}})), [".s: a `$switch` object has only `$switch`, `cases`, `absent` and `default`, not `case`"]);
-        assert_eq!(messages(json!({"s": {"$switch": "limit", "cases": {"5": 1, "6": 2}, "absent": 0}})), [".s: the `$switch` on `limit` needs a `default`: the argument may be absent or match no case"]);
-        assert_eq!(messages(json!({"s": {"$switch": "since", "absent": "{{since}}", "default": "{{nope}}"}})), [".s.default: placeholder `{{nope}}` names no parameter of the tool (its parameters: repository, number, labels, filter, limit, units, since)"]);
-        assert_eq!(messages(json!({"s": {"$switch": "units", "cases": {"metric": "{{nope}}", "imperial": 1}}})), [".s.cases.metric: placeholder `{{nope}}` names no parameter of the tool (its parameters: repository, number, labels, filter, limit, units, since)"]);
+        assert_eq!(
+            messages(json!({"s": {"$switch": "unit", "cases": {}}})),
+            [
+                ".s: switch on `unit` names no parameter of the tool (its parameters: repository, number, labels, filter, limit, units, since)"
+            ]
+        );
+        assert_eq!(
+            messages(json!({"s": {"$switch": "units", "cases": {"kelvin": 1}, "default": 0}})),
+            [
+                ".s: the `$switch` on `units` has case `kelvin`, which is not one of its values (metric, imperial)"
+            ]
+        );
+        assert_eq!(
+            messages(json!({"s": {"$switch": "units", "cases": {"metric": 1}}})),
+            [
+                ".s: the `$switch` on `units` needs a `default`: the argument may be absent or match no case"
+            ]
+        );
+        assert_eq!(
+            messages(json!({"s": {"$switch": "limit", "cases": {"5": 1}}})),
+            [
+                ".s: the `$switch` on `limit` needs a `default`: the argument may be absent or match no case"
+            ]
+        );
+        assert_eq!(
+            messages(json!({"s": {"$switch": "units", "case": {}}})),
+            [
+                ".s: a `$switch` object has only `$switch`, `cases`, `absent` and `default`, not `case`"
+            ]
+        );
+        assert_eq!(
+            messages(json!({"s": {"$switch": "limit", "cases": {"5": 1, "6": 2}, "absent": 0}})),
+            [
+                ".s: the `$switch` on `limit` needs a `default`: the argument may be absent or match no case"
+            ]
+        );
+        assert_eq!(
+            messages(
+                json!({"s": {"$switch": "since", "absent": "{{since}}", "default": "{{nope}}"}})
+            ),
+            [
+                ".s.default: placeholder `{{nope}}` names no parameter of the tool (its parameters: repository, number, labels, filter, limit, units, since)"
+            ]
+        );
+        assert_eq!(
+            messages(
+                json!({"s": {"$switch": "units", "cases": {"metric": "{{nope}}", "imperial": 1}}})
+            ),
+            [
+                ".s.cases.metric: placeholder `{{nope}}` names no parameter of the tool (its parameters: repository, number, labels, filter, limit, units, since)"
+            ]
+        );
     }
 }

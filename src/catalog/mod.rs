@@ -36,7 +36,12 @@ fn yes() -> bool {
 
 impl Default for Annotations {
     fn default() -> Self {
-        Annotations { read_only_hint: false, destructive_hint: true, idempotent_hint: false, open_world_hint: true }
+        Annotations {
+            read_only_hint: false,
+            destructive_hint: true,
+            idempotent_hint: false,
+            open_world_hint: true,
+        }
     }
 }
 
@@ -81,7 +86,11 @@ pub struct Origin {
 impl Tool {
     /// The properties of the input schema, in the order they were written.
     pub fn properties(&self) -> impl Iterator<Item = (&String, &Value)> {
-        self.input_schema.get("properties").and_then(Value::as_object).into_iter().flat_map(|m| m.iter())
+        self.input_schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flat_map(|m| m.iter())
     }
 
     /// Names listed in the input schema's `required`.
@@ -134,8 +143,17 @@ pub struct ToolRef<'a> {
 
 impl Catalog {
     /// Assemble a catalog and index its tool ids. Ids must already be unique (the loader checks).
-    pub fn new(name: impl Into<String>, description: impl Into<String>, servers: Vec<Server>) -> Self {
-        let mut c = Catalog { name: name.into(), description: description.into(), servers, index: HashMap::new() };
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        servers: Vec<Server>,
+    ) -> Self {
+        let mut c = Catalog {
+            name: name.into(),
+            description: description.into(),
+            servers,
+            index: HashMap::new(),
+        };
         c.reindex();
         c
     }
@@ -154,10 +172,9 @@ impl Catalog {
     /// Every tool in catalog order.
     pub fn tools(&self) -> impl Iterator<Item = ToolRef<'_>> {
         self.servers.iter().flat_map(|server| {
-            server
-                .categories
-                .iter()
-                .flat_map(move |category| category.tools.iter().map(move |tool| ToolRef { server, category, tool }))
+            server.categories.iter().flat_map(move |category| {
+                category.tools.iter().map(move |tool| ToolRef { server, category, tool })
+            })
         })
     }
 
@@ -178,7 +195,9 @@ impl Catalog {
 
     /// Categories are addressed by name alone (unique across the catalog).
     pub fn category(&self, name: &str) -> Option<(&Server, &Category)> {
-        self.servers.iter().find_map(|s| s.categories.iter().find(|c| c.name == name).map(|c| (s, c)))
+        self.servers
+            .iter()
+            .find_map(|s| s.categories.iter().find(|c| c.name == name).map(|c| (s, c)))
     }
 
     /// Apply `f` to every tool (used by description variants).

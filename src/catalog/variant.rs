@@ -54,7 +54,10 @@ impl Variant {
     /// A short label for reports: the directory name for file variants.
     pub fn label(&self) -> String {
         match &self.source {
-            Source::File(dir) => dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| self.name.clone()),
+            Source::File(dir) => dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| self.name.clone()),
             Source::Operators(_) => self.name.clone(),
         }
     }
@@ -70,19 +73,38 @@ impl Variant {
                 Ok(out)
             }
             Source::File(dir) => {
-                let shown = load_catalog(dir).map_err(|e| e.0.into_iter().next().unwrap_or_else(|| InputError::new(dir, "cannot load")))?;
+                let shown = load_catalog(dir).map_err(|e| {
+                    e.0.into_iter().next().unwrap_or_else(|| InputError::new(dir, "cannot load"))
+                })?;
                 for t in catalog.tools() {
                     let Some(v) = shown.get(&t.tool.id) else {
-                        return Err(InputError::new(dir, format!("variant does not describe tool `{}`; give one of its tools \"id\": \"{}\"", t.tool.id, t.tool.id)));
+                        return Err(InputError::new(
+                            dir,
+                            format!(
+                                "variant does not describe tool `{}`; give one of its tools \"id\": \"{}\"",
+                                t.tool.id, t.tool.id
+                            ),
+                        ));
                     };
-                    let names = |c: &Catalog, id: &str| -> Vec<String> { c.get(id).map(|r| r.tool.properties().map(|(k, _)| k.clone()).collect()).unwrap_or_default() };
+                    let names = |c: &Catalog, id: &str| -> Vec<String> {
+                        c.get(id)
+                            .map(|r| r.tool.properties().map(|(k, _)| k.clone()).collect())
+                            .unwrap_or_default()
+                    };
                     if names(&shown, &t.tool.id) != names(catalog, &t.tool.id) {
                         return Err(InputError::new(&v.tool.origin.file, format!("tool `{}` must keep the parameters of the written tool (names and order)", t.tool.id))
                             .at_line(v.tool.origin.line));
                     }
                 }
                 if shown.tool_count() != catalog.tool_count() {
-                    return Err(InputError::new(dir, format!("variant has {} tools, the catalog {}", shown.tool_count(), catalog.tool_count())));
+                    return Err(InputError::new(
+                        dir,
+                        format!(
+                            "variant has {} tools, the catalog {}",
+                            shown.tool_count(),
+                            catalog.tool_count()
+                        ),
+                    ));
                 }
                 Ok(shown)
             }
@@ -112,7 +134,10 @@ mod tests {
     #[test]
     fn parse_and_expand() {
         assert_eq!(Variant::parse("good").unwrap().operators(), &[] as &[Degrade]);
-        assert_eq!(Variant::parse("op:merge_siblings").unwrap().operators(), &[Degrade::MergeSiblings]);
+        assert_eq!(
+            Variant::parse("op:merge_siblings").unwrap().operators(),
+            &[Degrade::MergeSiblings]
+        );
         assert_eq!(Variant::parse("file:registries/x").unwrap().label(), "x");
         assert!(Variant::parse("op:nope").is_none());
         let e = expand(&["good".into(), "ablate".into(), "good".into()]);

@@ -27,15 +27,21 @@ pub(super) fn cmd_lint(args: LintArgs) -> Result<()> {
         "json" => crate::lint::output::json(&findings),
         "sarif" => crate::lint::output::sarif(&findings, &root),
         other => {
-            return Err(crate::error::InputError::new("--format", format!("unknown format `{other}`; use text, json or sarif")).into());
+            return Err(crate::error::InputError::new(
+                "--format",
+                format!("unknown format `{other}`; use text, json or sarif"),
+            )
+            .into());
         }
     };
     let threshold = match args.fail_on.as_str() {
         "never" => None,
-        s => Some(
-            crate::lint::Severity::parse(s)
-                .ok_or_else(|| crate::error::InputError::new("--fail-on", format!("unknown severity `{s}`; use block, warn, info or never")))?,
-        ),
+        s => Some(crate::lint::Severity::parse(s).ok_or_else(|| {
+            crate::error::InputError::new(
+                "--fail-on",
+                format!("unknown severity `{s}`; use block, warn, info or never"),
+            )
+        })?),
     };
     match &args.output {
         Some(p) => crate::files::write_atomic(p, text.as_bytes())?,
@@ -47,7 +53,11 @@ pub(super) fn cmd_lint(args: LintArgs) -> Result<()> {
     if let (Some(t), Some(w)) = (threshold, crate::lint::worst(&findings))
         && w >= t
     {
-        return Err(anyhow::Error::new(crate::error::GateFailed(format!("lint: a `{}` finding reached --fail-on {}", w.as_str(), t.as_str()))));
+        return Err(anyhow::Error::new(crate::error::GateFailed(format!(
+            "lint: a `{}` finding reached --fail-on {}",
+            w.as_str(),
+            t.as_str()
+        ))));
     }
     Ok(())
 }
@@ -64,24 +74,37 @@ pub(super) fn cmd_mock(args: MockArgs) -> Result<()> {
         ..Default::default()
     };
     if !(0.0..=1.0).contains(&args.sampling_noise) {
-        return Err(crate::error::InputError::new("--sampling-noise", format!("{} is not a probability between 0 and 1", args.sampling_noise)).into());
+        return Err(crate::error::InputError::new(
+            "--sampling-noise",
+            format!("{} is not a probability between 0 and 1", args.sampling_noise),
+        )
+        .into());
     }
     for f in &args.faults {
-        config.faults.push(
-            crate::mock::parse_fault(f)
-                .ok_or_else(|| crate::error::InputError::new("--fault", format!("`{f}` is not KIND:N (e.g. rate_limit:5); see --help for the kinds")))?,
-        );
+        config.faults.push(crate::mock::parse_fault(f).ok_or_else(|| {
+            crate::error::InputError::new(
+                "--fault",
+                format!("`{f}` is not KIND:N (e.g. rate_limit:5); see --help for the kinds"),
+            )
+        })?);
     }
     if let Some(var) = &args.require_key_env {
-        config.require_key =
-            Some(std::env::var(var).map_err(|_| crate::error::InputError::new("--require-key-env", format!("environment variable {var} is not set")))?);
+        config.require_key = Some(std::env::var(var).map_err(|_| {
+            crate::error::InputError::new(
+                "--require-key-env",
+                format!("environment variable {var} is not set"),
+            )
+        })?);
     }
     let rt = runtime(None)?;
     rt.block_on(async {
-        let addr: std::net::SocketAddr = format!("{}:{}", args.host, args.port)
-            .parse()
-            .map_err(|e| crate::error::InputError::new("--host/--port", format!("not an address: {e}")))?;
-        let server = crate::mock::spawn(addr, config).await.with_context(|| format!("cannot listen on {addr}"))?;
+        let addr: std::net::SocketAddr =
+            format!("{}:{}", args.host, args.port).parse().map_err(|e| {
+                crate::error::InputError::new("--host/--port", format!("not an address: {e}"))
+            })?;
+        let server = crate::mock::spawn(addr, config)
+            .await
+            .with_context(|| format!("cannot listen on {addr}"))?;
         outln!("mock endpoint (a test double, not a model) listening on {}", server.base_url());
         use std::io::Write;
         std::io::stdout().flush()?;
@@ -113,7 +136,12 @@ pub(super) fn cmd_validate(args: InputArgs) -> Result<()> {
     if let Some((format, path)) = crate::dataset::importers::split_spec(&dataset_path)? {
         // An import brings its own catalog and keeps only tasks that validate against it.
         let imported = crate::dataset::importers::import(&format, &path)?;
-        outln!("ok: {format} imported from {}: {}; {} defect rows", path.display(), imported.summary, imported.defects.len());
+        outln!(
+            "ok: {format} imported from {}: {}; {} defect rows",
+            path.display(),
+            imported.summary,
+            imported.defects.len()
+        );
         return Ok(());
     }
     let catalog = load_catalog(&catalog_path);
@@ -135,7 +163,8 @@ pub(super) fn cmd_validate(args: InputArgs) -> Result<()> {
     }
     if !errors.is_empty() {
         let n = errors.len();
-        return Err(anyhow::Error::new(crate::error::InputErrors(errors)).context(format!("{n} problem(s) found")));
+        return Err(anyhow::Error::new(crate::error::InputErrors(errors))
+            .context(format!("{n} problem(s) found")));
     }
     if let (Ok(c), Ok(d)) = (&catalog, &dataset) {
         outln!(
@@ -154,6 +183,14 @@ pub(super) fn cmd_validate(args: InputArgs) -> Result<()> {
 /// Reachability warnings: valid input, but a tool search can match such a tool only by its name.
 fn reachability_warnings(c: &crate::catalog::Catalog) {
     for f in crate::lint::lint(c).iter().filter(|f| f.rule == crate::lint::NO_CONTENT_WORDS) {
-        outln!("warning: {}:{}: field `{}`: tool `{}`: {} {}", f.file.display(), f.line, f.field, f.tool, f.rule, f.message);
+        outln!(
+            "warning: {}:{}: field `{}`: tool `{}`: {} {}",
+            f.file.display(),
+            f.line,
+            f.field,
+            f.tool,
+            f.rule,
+            f.message
+        );
     }
 }

@@ -7,14 +7,14 @@
 //! `--gate-cells` pattern that selects no cell is an input error (exit 2), never a report that checked
 //! nothing.
 
+use super::preflight;
+use crate::analysis::cells::CellSummary;
+use crate::analysis::verdict::GateResult;
 use crate::compare::render::Links;
 use crate::compare::{Comparison, MatchOn};
 use crate::error::{GateFailed, InputError};
-use crate::analysis::cells::CellSummary;
-use crate::analysis::verdict::GateResult;
 use crate::gate::{GateSpec, Scope};
 use crate::report::{ReportData, write_atomic};
-use super::preflight;
 use anyhow::{Context, Result};
 use clap::Args;
 use std::collections::BTreeSet;
@@ -99,20 +99,31 @@ impl FollowUp {
         self.gates.precheck()?;
         self.history.tags()?;
         if self.gates.max_drop.is_some() && self.baseline.is_none() {
-            return Err(InputError::new("--max-drop", "needs a baseline run to measure the drop against: pass --baseline <run-dir>").into());
+            return Err(InputError::new(
+                "--max-drop",
+                "needs a baseline run to measure the drop against: pass --baseline <run-dir>",
+            )
+            .into());
         }
         match &self.history.history {
             Some(h) => {
                 preflight::output_file("--history", h)?;
                 crate::analysis::history::read(h)?;
             }
-            None if !self.history.tags.is_empty() => return Err(InputError::new("--tag", "labels a history entry: add --history FILE").into()),
+            None if !self.history.tags.is_empty() => {
+                return Err(
+                    InputError::new("--tag", "labels a history entry: add --history FILE").into()
+                );
+            }
             None => {}
         }
         let baseline = match &self.baseline {
             Some(b) => {
                 preflight::run_dir("--baseline", b)?;
-                Some(crate::report::load_run(b).with_context(|| format!("cannot read the baseline run {}", b.display()))?)
+                Some(
+                    crate::report::load_run(b)
+                        .with_context(|| format!("cannot read the baseline run {}", b.display()))?,
+                )
             }
             None => None,
         };
@@ -132,13 +143,18 @@ struct CellOf {
 
 impl CellOf {
     fn key(&self) -> String {
-        format!("{}/{}/{}/{}/{}", self.dataset, self.catalog, self.variant, self.layout, self.backend)
+        format!(
+            "{}/{}/{}/{}/{}",
+            self.dataset, self.catalog, self.variant, self.layout, self.backend
+        )
     }
 
     /// The values of `on`'s fields, the cell's identity in a comparison.
     fn on(&self, on: &MatchOn) -> Vec<String> {
         let parts = [&self.dataset, &self.catalog, &self.variant, &self.layout, &self.backend];
-        on.0.iter().filter_map(|f| MatchOn::FIELDS.iter().position(|k| k == f).map(|i| parts[i].clone())).collect()
+        on.0.iter()
+            .filter_map(|f| MatchOn::FIELDS.iter().position(|k| k == f).map(|i| parts[i].clone()))
+            .collect()
     }
 }
 
@@ -150,10 +166,15 @@ fn cells_of(dirs: &[&Path]) -> Result<BTreeSet<CellOf>> {
     let mut cells = BTreeSet::new();
     for dir in dirs {
         let path = dir.join("trials.jsonl");
-        let file = std::fs::File::open(&path).map_err(|e| InputError::new(&path, format!("cannot open trial file: {e}")))?;
+        let file = std::fs::File::open(&path)
+            .map_err(|e| InputError::new(&path, format!("cannot open trial file: {e}")))?;
         let mut reader = std::io::BufReader::new(file);
         let mut line = Vec::new();
-        while reader.read_until(b'\n', &mut line).with_context(|| format!("cannot read {}", path.display()))? > 0 {
+        while reader
+            .read_until(b'\n', &mut line)
+            .with_context(|| format!("cannot read {}", path.display()))?
+            > 0
+        {
             if let Ok(cell) = serde_json::from_slice::<CellOf>(&line) {
                 cells.insert(cell);
             }
@@ -197,11 +218,19 @@ impl FollowUp {
     }
 
     /// The checks of [`FollowUp::check_gate_cells`] on a set of cells.
-    fn check_cells_of(&self, checked: &Prechecked, spec: &GateSpec, cells: &BTreeSet<CellOf>) -> Result<()> {
-        let unmatched = |u: crate::gate::Unmatched| anyhow::Error::new(InputError::new("--gate-cells", u.to_string()));
+    fn check_cells_of(
+        &self,
+        checked: &Prechecked,
+        spec: &GateSpec,
+        cells: &BTreeSet<CellOf>,
+    ) -> Result<()> {
+        let unmatched = |u: crate::gate::Unmatched| {
+            anyhow::Error::new(InputError::new("--gate-cells", u.to_string()))
+        };
         if spec.min_pass_rate.is_some() || spec.min_selection_accuracy.is_some() {
             let keys: Vec<String> = cells.iter().map(CellOf::key).collect();
-            crate::gate::check_cells(spec, keys.iter().map(String::as_str), "cell of this run").map_err(unmatched)?;
+            crate::gate::check_cells(spec, keys.iter().map(String::as_str), "cell of this run")
+                .map_err(unmatched)?;
         }
         if let (Some(_), Some(a)) = (spec.max_drop, &checked.baseline) {
             let on = self.gates.match_on()?;
@@ -209,11 +238,26 @@ impl FollowUp {
                 .analysis
                 .cells
                 .iter()
-                .map(|c| CellOf { dataset: c.dataset.clone(), catalog: c.catalog.clone(), variant: c.variant.clone(), layout: c.layout.clone(), backend: c.backend.clone() }.on(&on))
+                .map(|c| {
+                    CellOf {
+                        dataset: c.dataset.clone(),
+                        catalog: c.catalog.clone(),
+                        variant: c.variant.clone(),
+                        layout: c.layout.clone(),
+                        backend: c.backend.clone(),
+                    }
+                    .on(&on)
+                })
                 .collect();
-            let shared: Vec<String> = cells.iter().filter(|c| a_cells.contains(&c.on(&on))).map(CellOf::key).collect();
+            let shared: Vec<String> =
+                cells.iter().filter(|c| a_cells.contains(&c.on(&on))).map(CellOf::key).collect();
             if !shared.is_empty() {
-                crate::gate::check_cells(spec, shared.iter().map(String::as_str), "cell this run shares with the baseline").map_err(unmatched)?;
+                crate::gate::check_cells(
+                    spec,
+                    shared.iter().map(String::as_str),
+                    "cell this run shares with the baseline",
+                )
+                .map_err(unmatched)?;
             }
         }
         Ok(())
@@ -225,7 +269,9 @@ impl HistoryArgs {
         self.tags
             .iter()
             .map(|t| match t.split_once('=') {
-                Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
+                Some((k, v)) if !k.trim().is_empty() => {
+                    Ok((k.trim().to_string(), v.trim().to_string()))
+                }
                 _ => Err(InputError::new("--tag", format!("`{t}` is not key=value")).into()),
             })
             .collect()
@@ -239,7 +285,11 @@ fn git_sha() -> Option<String> {
     {
         return Some(s.trim().to_string());
     }
-    let out = std::process::Command::new("git").args(["rev-parse", "HEAD"]).stderr(std::process::Stdio::null()).output().ok()?;
+    let out = std::process::Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
     let sha = String::from_utf8(out.stdout).ok()?.trim().to_string();
     (out.status.success() && !sha.is_empty()).then_some(sha)
 }
@@ -251,17 +301,31 @@ pub fn record_history(args: &HistoryArgs, run_dir: &Path, data: &mut ReportData)
     let Some(path) = &args.history else { return Ok(()) };
     let tags = args.tags()?;
     let meta = crate::run::RunMeta::read_if_present(run_dir)?.unwrap_or_default();
-    let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let unix = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
     let run_id = match meta.run_id.as_str() {
         "" => run_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
         id => id.to_string(),
     };
     let date = crate::analysis::history::iso_8601(&crate::run::utc_stamp(unix));
-    let entry = crate::analysis::history::HistoryEntry::new(&run_id, &meta.started_utc, &date, git_sha(), &meta.matrix_hash, tags, &data.analysis.cells);
+    let entry = crate::analysis::history::HistoryEntry::new(
+        &run_id,
+        &meta.started_utc,
+        &date,
+        git_sha(),
+        &meta.matrix_hash,
+        tags,
+        &data.analysis.cells,
+    );
     let all = crate::analysis::history::record(path, entry)?;
     let copy = run_dir.join("history.jsonl");
     if std::fs::canonicalize(path).ok() != std::fs::canonicalize(&copy).ok() {
-        write_atomic(&copy, &std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?)?;
+        write_atomic(
+            &copy,
+            &std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?,
+        )?;
     }
     let _ = writeln!(std::io::stdout(), "recorded in {} ({} runs)", path.display(), all.len());
     data.history = all;
@@ -277,7 +341,11 @@ impl GateArgs {
             return Err(InputError::new("--gate-cells", "picks the cells a gate checks, but no gate is given: add --min-pass-rate, --min-selection-accuracy or --max-drop").into());
         }
         if spec.significant_only && spec.max_drop.is_none() {
-            return Err(InputError::new("--significant-only", "applies to --max-drop, which is not given").into());
+            return Err(InputError::new(
+                "--significant-only",
+                "applies to --max-drop, which is not given",
+            )
+            .into());
         }
         if let Some(p) = &self.step_summary {
             preflight::output_file("--step-summary", p)?;
@@ -289,7 +357,13 @@ impl GateArgs {
         let scope = match self.gate_scope.as_str() {
             "cell" => Scope::Cell,
             "overall" => Scope::Overall,
-            other => return Err(InputError::new("--gate-scope", format!("`{other}` is not a scope; use cell or overall")).into()),
+            other => {
+                return Err(InputError::new(
+                    "--gate-scope",
+                    format!("`{other}` is not a scope; use cell or overall"),
+                )
+                .into());
+            }
         };
         let spec = GateSpec {
             min_pass_rate: self.min_pass_rate,
@@ -302,9 +376,15 @@ impl GateArgs {
             max_excluded_by_default: false,
         };
         // Rates gated on what is left of a cell: by default, no more than a tenth of it may be gone.
-        let others = spec.min_pass_rate.is_some() || spec.min_selection_accuracy.is_some() || spec.max_drop.is_some();
+        let others = spec.min_pass_rate.is_some()
+            || spec.min_selection_accuracy.is_some()
+            || spec.max_drop.is_some();
         let spec = match spec.max_excluded {
-            None if others => GateSpec { max_excluded: Some(crate::gate::DEFAULT_MAX_EXCLUDED), max_excluded_by_default: true, ..spec },
+            None if others => GateSpec {
+                max_excluded: Some(crate::gate::DEFAULT_MAX_EXCLUDED),
+                max_excluded_by_default: true,
+                ..spec
+            },
             _ => spec,
         };
         spec.validate().map_err(|(flag, msg)| InputError::new(flag, msg))?;
@@ -321,14 +401,24 @@ impl GateArgs {
 
 /// Write `compare.html`, `compare.csv`, `compare-flips.csv` and `compare.md` of run B (in `b_dir`)
 /// against baseline A into `out` (all rendered before any is written).
-pub fn write_comparison(out: &Path, a_dir: &Path, b_dir: &Path, b_cells: &[CellSummary], cmp: &Comparison, gates: &[GateResult]) -> Result<Links> {
+pub fn write_comparison(
+    out: &Path,
+    a_dir: &Path,
+    b_dir: &Path,
+    b_cells: &[CellSummary],
+    cmp: &Comparison,
+    gates: &[GateResult],
+) -> Result<Links> {
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     let links = Links::new(out, a_dir, b_dir);
     let files = [
         ("compare.csv", crate::compare::render::csv(cmp)?),
         ("compare-flips.csv", crate::compare::render::flips_csv(cmp)?),
         ("compare-confusion.csv", crate::compare::render::confusion_csv(cmp)?),
-        ("compare.md", crate::compare::render::markdown(b_cells, Some((cmp, &links)), gates).into_bytes()),
+        (
+            "compare.md",
+            crate::compare::render::markdown(b_cells, Some((cmp, &links)), gates).into_bytes(),
+        ),
         ("compare.html", crate::compare::render::html(cmp, &links, gates)?),
     ];
     for (name, bytes) in files {
@@ -339,19 +429,31 @@ pub fn write_comparison(out: &Path, a_dir: &Path, b_dir: &Path, b_cells: &[CellS
 
 /// Judge the gates ([`crate::gate::evaluate`]); a `--gate-cells` pattern selecting none of the cells
 /// judged is an input error naming the flag and listing the cells.
-pub fn evaluate(spec: &GateSpec, cells: &[CellSummary], cmp: Option<&Comparison>) -> Result<Vec<GateResult>> {
-    crate::gate::evaluate(spec, cells, cmp).map_err(|u| InputError::new("--gate-cells", u.to_string()).into())
+pub fn evaluate(
+    spec: &GateSpec,
+    cells: &[CellSummary],
+    cmp: Option<&Comparison>,
+) -> Result<Vec<GateResult>> {
+    crate::gate::evaluate(spec, cells, cmp)
+        .map_err(|u| InputError::new("--gate-cells", u.to_string()).into())
 }
 
 /// After a run is scored (its flags checked by [`FollowUp::precheck`] before it ran): compare with the
 /// baseline (if any) and judge the gates, then — only then — record the history, write the comparison,
 /// print the gates and append the step summary; a failed gate becomes [`GateFailed`] (exit 100).
-pub fn conclude(follow: &FollowUp, checked: Prechecked, run_dir: &Path, mut data: ReportData) -> Result<()> {
+pub fn conclude(
+    follow: &FollowUp,
+    checked: Prechecked,
+    run_dir: &Path,
+    mut data: ReportData,
+) -> Result<()> {
     let (args, history) = (&follow.gates, &follow.history);
     let spec = args.spec()?;
     let on = args.match_on()?;
     let compared = match (follow.baseline.as_deref(), checked.baseline) {
-        (Some(a_dir), Some(a)) => Some((a_dir, crate::compare::compare(&a.analysis, &data.analysis, &on))),
+        (Some(a_dir), Some(a)) => {
+            Some((a_dir, crate::compare::compare(&a.analysis, &data.analysis, &on)))
+        }
         _ => None,
     };
     let gates = evaluate(&spec, &data.analysis.cells, compared.as_ref().map(|(_, c)| c))?;
@@ -369,14 +471,31 @@ pub fn conclude(follow: &FollowUp, checked: Prechecked, run_dir: &Path, mut data
 }
 
 /// Print gates, append the step summary, and fail when a gate failed.
-pub fn finish(args: &GateArgs, cells: &[CellSummary], cmp: Option<(&Comparison, &Links)>, gates: &[GateResult]) -> Result<()> {
+pub fn finish(
+    args: &GateArgs,
+    cells: &[CellSummary],
+    cmp: Option<(&Comparison, &Links)>,
+    gates: &[GateResult],
+) -> Result<()> {
     for g in gates {
-        let _ = writeln!(std::io::stdout(), "gate {} {}: {} — {}", g.gate, g.subject, if g.passed { "pass" } else { "FAIL" }, g.detail);
+        let _ = writeln!(
+            std::io::stdout(),
+            "gate {} {}: {} — {}",
+            g.gate,
+            g.subject,
+            if g.passed { "pass" } else { "FAIL" },
+            g.detail
+        );
     }
     if let Some(path) = &args.step_summary {
         let text = crate::compare::render::markdown(cells, cmp, gates);
-        let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).with_context(|| format!("cannot open the step summary {}", path.display()))?;
-        f.write_all(text.as_bytes()).with_context(|| format!("cannot write the step summary {}", path.display()))?;
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .with_context(|| format!("cannot open the step summary {}", path.display()))?;
+        f.write_all(text.as_bytes())
+            .with_context(|| format!("cannot write the step summary {}", path.display()))?;
     }
     match crate::gate::failures(gates) {
         Some(msg) => Err(anyhow::Error::new(GateFailed(msg))),
@@ -391,7 +510,11 @@ pub fn print_comparison(cmp: &Comparison) {
         eprintln!("warning: {}", crate::redact::global().redact(&w));
     }
     let mut out = std::io::stdout();
-    let _ = writeln!(out, "{:<44} {:>6} {:>16} {:>9} {:>8} {:>10}", "cell (B vs baseline A)", "tasks", "pass@1 A→B %", "Δ pts", "p", "flips");
+    let _ = writeln!(
+        out,
+        "{:<44} {:>6} {:>16} {:>9} {:>8} {:>10}",
+        "cell (B vs baseline A)", "tasks", "pass@1 A→B %", "Δ pts", "p", "flips"
+    );
     for c in cmp.cells.iter().chain(cmp.overall.as_ref()) {
         let _ = writeln!(
             out,

@@ -70,7 +70,13 @@ impl JudgeArgs {
 }
 
 /// Judge the run in `dir` (the caller holds its lock) and say what was done.
-pub fn judge_run(dir: &Path, config: &JudgeConfig, cache: Option<PathBuf>, retry_errors: bool, rt: &tokio::runtime::Runtime) -> Result<()> {
+pub fn judge_run(
+    dir: &Path,
+    config: &JudgeConfig,
+    cache: Option<PathBuf>,
+    retry_errors: bool,
+    rt: &tokio::runtime::Runtime,
+) -> Result<()> {
     let cache = cache.map(|c| Arc::new(crate::agent::cache::Cache::new(c)));
     let started = std::time::Instant::now();
     let o = rt.block_on(crate::judge::judge_run(dir, config, cache, retry_errors))?;
@@ -87,7 +93,10 @@ pub fn judge_run(dir: &Path, config: &JudgeConfig, cache: Option<PathBuf>, retry
         started.elapsed().as_secs_f64()
     );
     if o.errors > 0 {
-        eprintln!("note: {} judgements failed (see judge_error in trials.csv); judge them again with --retry-errors", o.errors);
+        eprintln!(
+            "note: {} judgements failed (see judge_error in trials.csv); judge them again with --retry-errors",
+            o.errors
+        );
     }
     Ok(())
 }
@@ -128,7 +137,12 @@ fn kappa_text(a: &crate::judge::check::Agreement) -> String {
 }
 
 fn print_agreement(title: &str, a: &crate::judge::check::Agreement, first: &str, second: &str) {
-    outln!("{title}: n {}, accuracy {}, Cohen's κ {}", a.n, crate::report::pct(a.accuracy), kappa_text(a));
+    outln!(
+        "{title}: n {}, accuracy {}, Cohen's κ {}",
+        a.n,
+        crate::report::pct(a.accuracy),
+        kappa_text(a)
+    );
     outln!("  {:<22} {:>14} {:>14}", format!("{first} \\ {second}"), "done", "not done");
     outln!("  {:<22} {:>14} {:>14}", "solved/done", a.confusion[0][0], a.confusion[0][1]);
     outln!("  {:<22} {:>14} {:>14}", "unsolved/not done", a.confusion[1][0], a.confusion[1][1]);
@@ -140,32 +154,63 @@ pub fn cmd_judge_check(args: JudgeCheckArgs) -> Result<()> {
         None => Default::default(),
     };
     let base = args.config.as_deref().and_then(Path::parent).unwrap_or(Path::new("."));
-    let config = args
-        .judge
-        .config(file.judge.as_ref(), base)?
-        .ok_or_else(|| crate::error::InputError::new("--judge", "judge-check needs a judge: --judge MODEL[@BASE_URL] (or a [judge] table in --config)"))?;
+    let config = args.judge.config(file.judge.as_ref(), base)?.ok_or_else(|| {
+        crate::error::InputError::new(
+            "--judge",
+            "judge-check needs a judge: --judge MODEL[@BASE_URL] (or a [judge] table in --config)",
+        )
+    })?;
     // The second judge is checked before the first is asked anything.
-    let judge_b = args.judge_b.as_deref().map(|b| crate::judge::config::model_and_url(b, "--judge-b")).transpose()?;
+    let judge_b = args
+        .judge_b
+        .as_deref()
+        .map(|b| crate::judge::config::model_and_url(b, "--judge-b"))
+        .transpose()?;
     if let Some(p) = &args.out {
         super::preflight::output_file("--out", p)?;
     }
     if let (Some(dir), false) = (&args.cache_dir, args.no_cache) {
         super::preflight::output_dir("--cache-dir", dir)?;
     }
-    let dataset_path = args.dataset.clone().unwrap_or_else(|| super::bundled("datasets/starter.jsonl"));
+    let dataset_path =
+        args.dataset.clone().unwrap_or_else(|| super::bundled("datasets/starter.jsonl"));
     let dataset = crate::dataset::load_dataset(&dataset_path)?;
-    crate::judge::config::check_method_datasets(file.judge.as_ref(), args.config.as_deref(), args.judge.judge_method.iter().map(|(d, _)| d.as_str()), std::slice::from_ref(&dataset.name))?;
+    crate::judge::config::check_method_datasets(
+        file.judge.as_ref(),
+        args.config.as_deref(),
+        args.judge.judge_method.iter().map(|(d, _)| d.as_str()),
+        std::slice::from_ref(&dataset.name),
+    )?;
     let labels = crate::judge::check::load_labels(&args.labels, &dataset)?;
-    let cache = if args.no_cache { None } else { Some(Arc::new(crate::agent::cache::Cache::new(args.cache_dir.clone().unwrap_or_else(|| PathBuf::from(super::DEFAULT_CACHE))))) };
+    let cache = if args.no_cache {
+        None
+    } else {
+        Some(Arc::new(crate::agent::cache::Cache::new(
+            args.cache_dir.clone().unwrap_or_else(|| PathBuf::from(super::DEFAULT_CACHE)),
+        )))
+    };
     let rt = runtime(None)?;
     let solved = labels.iter().filter(|l| l.human == crate::judge::check::Human::Solved).count();
-    outln!("{} labelled answers ({} solved, {} unsolved) on {}", labels.len(), solved, labels.len() - solved, dataset_path.display());
-    let a = rt.block_on(crate::judge::check::judge_labels(&labels, &dataset, &config, cache.clone()))?;
-    print_agreement(&format!("judge {} (prompts {}) vs humans", a.judge, a.prompts), &a.agreement, "humans", "judge");
+    outln!(
+        "{} labelled answers ({} solved, {} unsolved) on {}",
+        labels.len(),
+        solved,
+        labels.len() - solved,
+        dataset_path.display()
+    );
+    let a =
+        rt.block_on(crate::judge::check::judge_labels(&labels, &dataset, &config, cache.clone()))?;
+    print_agreement(
+        &format!("judge {} (prompts {}) vs humans", a.judge, a.prompts),
+        &a.agreement,
+        "humans",
+        "judge",
+    );
     if a.errors > 0 {
         outln!("  {} judgements failed (left out of the figures)", a.errors);
     }
-    let mut out = serde_json::json!({"labels": args.labels, "dataset": dataset_path, "judges": [&a]});
+    let mut out =
+        serde_json::json!({"labels": args.labels, "dataset": dataset_path, "judges": [&a]});
     if let Some((model, url)) = judge_b {
         let mut second = config.clone();
         second.spec.name = model.clone();
@@ -173,12 +218,23 @@ pub fn cmd_judge_check(args: JudgeCheckArgs) -> Result<()> {
         if url.is_some() {
             second.spec.base_url = url;
         }
-        let bv = rt.block_on(crate::judge::check::judge_labels(&labels, &dataset, &second, cache))?;
-        print_agreement(&format!("judge {} vs humans", bv.judge), &bv.agreement, "humans", "judge B");
+        let bv =
+            rt.block_on(crate::judge::check::judge_labels(&labels, &dataset, &second, cache))?;
+        print_agreement(
+            &format!("judge {} vs humans", bv.judge),
+            &bv.agreement,
+            "humans",
+            "judge B",
+        );
         let first: Vec<Option<bool>> = a.judgements.iter().map(|j| j.done).collect();
         let other: Vec<Option<bool>> = bv.judgements.iter().map(|j| j.done).collect();
         let between = crate::judge::check::agreement(&first, &other);
-        print_agreement(&format!("judge {} vs judge {}", a.judge, bv.judge), &between, "judge A", "judge B");
+        print_agreement(
+            &format!("judge {} vs judge {}", a.judge, bv.judge),
+            &between,
+            "judge A",
+            "judge B",
+        );
         out["judges"] = serde_json::json!([&a, &bv]);
         out["between_judges"] = serde_json::json!(between);
     }

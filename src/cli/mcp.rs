@@ -100,13 +100,21 @@ pub struct ProxyArgs {
 
 /// Serve one presentation; `catalog` overrides --catalog (the proxy's imported one).
 pub fn cmd_serve(args: ServeArgs, catalog: Option<PathBuf>) -> Result<()> {
-    let kind = crate::layout::LayoutKind::parse(&args.layout)
-        .ok_or_else(|| crate::error::InputError::new("--layout", format!("unknown layout `{}`; use flat, progressive, progressive-oss or search", args.layout)))?;
+    let kind = crate::layout::LayoutKind::parse(&args.layout).ok_or_else(|| {
+        crate::error::InputError::new(
+            "--layout",
+            format!(
+                "unknown layout `{}`; use flat, progressive, progressive-oss or search",
+                args.layout
+            ),
+        )
+    })?;
     if let Some(addr) = &args.http {
         crate::mcp::serve::check_bind(addr, args.allow_remote)?;
     }
     if let Some(id) = &args.run_id {
-        crate::run::meta::check_run_id(id).map_err(|why| crate::error::InputError::new("--run-id", why))?;
+        crate::run::meta::check_run_id(id)
+            .map_err(|why| crate::error::InputError::new("--run-id", why))?;
     }
     // The sessions file records every call with its session; --record is for one presentation.
     if args.record.is_some() && (args.sessions.is_some() || args.out.is_some()) {
@@ -130,7 +138,10 @@ pub fn cmd_serve(args: ServeArgs, catalog: Option<PathBuf>) -> Result<()> {
         (None, None) if args.sessions.is_some() || args.out.is_some() => args.input.dataset(),
         (None, None) => {
             let p = scratch.path().join("serve.jsonl");
-            std::fs::write(&p, "{\"id\": \"serve\", \"query\": \"(no task)\", \"kind\": \"abstain\"}\n")?;
+            std::fs::write(
+                &p,
+                "{\"id\": \"serve\", \"query\": \"(no task)\", \"kind\": \"abstain\"}\n",
+            )?;
             p
         }
     };
@@ -146,7 +157,11 @@ pub fn cmd_serve(args: ServeArgs, catalog: Option<PathBuf>) -> Result<()> {
     let is_live = args.execute.as_deref() == Some("live");
     let config = spec.config(args.execute.clone().into_iter().collect(), live);
     if is_live && args.out.is_some() && args.task.is_none() {
-        return Err(crate::error::InputError::new("--out", "serving live, --out records one task's session: name it with --task").into());
+        return Err(crate::error::InputError::new(
+            "--out",
+            "serving live, --out records one task's session: name it with --task",
+        )
+        .into());
     }
     if is_live && args.sessions.is_some() {
         return Err(crate::error::InputError::new("--sessions", "a session per task is served on the simulator; with --execute live serve one task (--task, --out)").into());
@@ -157,14 +172,21 @@ pub fn cmd_serve(args: ServeArgs, catalog: Option<PathBuf>) -> Result<()> {
     if let Some(out) = args.out.clone() {
         return record_session(args, config, out);
     }
-    let mut presentation = crate::run::serving::presentation::Presentation::new(config, args.task.as_deref(), args.record.clone()).map_err(serve_flags)?;
+    let mut presentation = crate::run::serving::presentation::Presentation::new(
+        config,
+        args.task.as_deref(),
+        args.record.clone(),
+    )
+    .map_err(serve_flags)?;
     let rt = runtime(None)?;
     let http = args.http;
     rt.block_on(async move {
         presentation.start_live().await?;
         let presentation = std::sync::Arc::new(presentation);
         let served: std::sync::Arc<dyn crate::mcp::serve::Served> = presentation.clone();
-        let outcome = serve_on(http, served, &format!("{} tools offered", presentation.offered().len())).await;
+        let outcome =
+            serve_on(http, served, &format!("{} tools offered", presentation.offered().len()))
+                .await;
         // The upstream server stops and the sandbox goes, however the session ended.
         if let Ok(p) = std::sync::Arc::try_unwrap(presentation) {
             p.finish().await;
@@ -175,12 +197,21 @@ pub fn cmd_serve(args: ServeArgs, catalog: Option<PathBuf>) -> Result<()> {
 
 /// Serve `served` over streamable HTTP at `http` (until Ctrl-C; the address announced on stderr with
 /// `note`) or over stdio.
-async fn serve_on(http: Option<std::net::SocketAddr>, served: std::sync::Arc<dyn crate::mcp::serve::Served>, note: &str) -> Result<()> {
+async fn serve_on(
+    http: Option<std::net::SocketAddr>,
+    served: std::sync::Arc<dyn crate::mcp::serve::Served>,
+    note: &str,
+) -> Result<()> {
     let Some(addr) = http else {
         return crate::mcp::serve::serve_stdio(served).await;
     };
-    let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?;
-    eprintln!("toolpick mcp serve: streamable HTTP at http://{}/mcp ({note})", listener.local_addr()?);
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("cannot listen on {addr}"))?;
+    eprintln!(
+        "toolpick mcp serve: streamable HTTP at http://{}/mcp ({note})",
+        listener.local_addr()?
+    );
     let stop = crate::mcp::serve::StopSignal::default();
     let on_signal = stop.clone();
     tokio::spawn(async move {
@@ -192,16 +223,30 @@ async fn serve_on(http: Option<std::net::SocketAddr>, served: std::sync::Arc<dyn
 
 /// A session per task (`--sessions`, or `--out` on the simulator): serve until stdio closes or Ctrl-C,
 /// then (with `--out`) collect the sessions file into a run.
-fn serve_sessions(args: ServeArgs, spec: crate::run::serving::sessions::ServedSpec, config: crate::run::RunConfig) -> Result<()> {
+fn serve_sessions(
+    args: ServeArgs,
+    spec: crate::run::serving::sessions::ServedSpec,
+    config: crate::run::RunConfig,
+) -> Result<()> {
     let scratch = tempfile::tempdir()?;
     let file = args.sessions.clone().unwrap_or_else(|| scratch.path().join("sessions.jsonl"));
     let prepared = crate::run::prepare(config).map_err(serve_flags)?;
-    let pool = std::sync::Arc::new(crate::run::serving::sessions::SessionPool::new(prepared, &spec, args.task.clone(), &file)?);
+    let pool = std::sync::Arc::new(crate::run::serving::sessions::SessionPool::new(
+        prepared,
+        &spec,
+        args.task.clone(),
+        &file,
+    )?);
     let rt = runtime(None)?;
     let served: std::sync::Arc<dyn crate::mcp::serve::Served> = pool.clone();
     rt.block_on(serve_on(args.http, served, "a session per task: ?task=<id> picks one"))?;
     let Some(out) = args.out else {
-        eprintln!("toolpick mcp serve: {} sessions recorded in {}; `toolpick mcp collect {}` makes them a run", pool.sessions(), file.display(), file.display());
+        eprintln!(
+            "toolpick mcp serve: {} sessions recorded in {}; `toolpick mcp collect {}` makes them a run",
+            pool.sessions(),
+            file.display(),
+            file.display()
+        );
         return Ok(());
     };
     let sessions = crate::run::serving::sessions::Sessions::load(&file)?;
@@ -209,9 +254,23 @@ fn serve_sessions(args: ServeArgs, spec: crate::run::serving::sessions::ServedSp
         eprintln!("toolpick mcp serve: no client connected; no run written");
         return Ok(());
     }
-    let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-    let run_id = args.run_id.clone().or_else(|| args.task.as_ref().map(|t| format!("mcp-{t}-{}", crate::run::utc_stamp(unix))));
-    let collected = rt.block_on(crate::run::serving::sessions::collect(sessions, crate::run::serving::sessions::CollectOptions { out, run_id, agent_name: args.agent_name, source: file.clone() }));
+    let unix = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let run_id = args
+        .run_id
+        .clone()
+        .or_else(|| args.task.as_ref().map(|t| format!("mcp-{t}-{}", crate::run::utc_stamp(unix))));
+    let collected = rt.block_on(crate::run::serving::sessions::collect(
+        sessions,
+        crate::run::serving::sessions::CollectOptions {
+            out,
+            run_id,
+            agent_name: args.agent_name,
+            source: file.clone(),
+        },
+    ));
     write_collected(collected.map_err(|e| from_sessions(e, &file)))
 }
 
@@ -243,10 +302,23 @@ fn from_sessions(e: anyhow::Error, file: &std::path::Path) -> anyhow::Error {
 /// whose errors name `--tasks`, a flag these commands do not have: name what the user gave instead
 /// (`to`: the `--task` flag or the sessions file), and say why the task is missing.
 fn tasks_named_by(e: anyhow::Error, to: &std::path::Path, field: &str, why: &str) -> anyhow::Error {
-    let Some(ie) = e.downcast_ref::<crate::error::InputError>().filter(|ie| ie.file == std::path::Path::new("--tasks")) else { return e };
+    let Some(ie) = e
+        .downcast_ref::<crate::error::InputError>()
+        .filter(|ie| ie.file == std::path::Path::new("--tasks"))
+    else {
+        return e;
+    };
     let id = ie.message.split('`').nth(1).unwrap_or_default();
-    let dataset = ie.message.split(" in dataset ").nth(1).and_then(|d| d.split(';').next()).unwrap_or("the dataset");
-    let mut named = crate::error::InputError::new(to, format!("task `{id}` is not a task of dataset {dataset}{why}"));
+    let dataset = ie
+        .message
+        .split(" in dataset ")
+        .nth(1)
+        .and_then(|d| d.split(';').next())
+        .unwrap_or("the dataset");
+    let mut named = crate::error::InputError::new(
+        to,
+        format!("task `{id}` is not a task of dataset {dataset}{why}"),
+    );
     if !field.is_empty() {
         named = named.field(field);
     }
@@ -258,20 +330,33 @@ fn write_collected(outcome: Result<crate::run::RunOutcome>) -> Result<()> {
     let outcome = outcome?;
     let data = crate::report::render_locked(&outcome.dir, &outcome.lock)?;
     drop(outcome.lock);
-    eprintln!("toolpick mcp: the sessions are recorded in {} ({} cells)", outcome.dir.display(), data.analysis.cells.len());
+    eprintln!(
+        "toolpick mcp: the sessions are recorded in {} ({} cells)",
+        outcome.dir.display(),
+        data.analysis.cells.len()
+    );
     Ok(())
 }
 
 /// `toolpick mcp collect`.
 pub fn cmd_collect(args: CollectArgs) -> Result<()> {
     if let Some(id) = &args.run_id {
-        crate::run::meta::check_run_id(id).map_err(|why| crate::error::InputError::new("--run-id", why))?;
+        crate::run::meta::check_run_id(id)
+            .map_err(|why| crate::error::InputError::new("--run-id", why))?;
     }
     let sessions = crate::run::serving::sessions::Sessions::load(&args.sessions)?;
     super::preflight::output_dir("--out", &args.out)?;
     let rt = runtime(None)?;
     let file = args.sessions.clone();
-    let collected = rt.block_on(crate::run::serving::sessions::collect(sessions, crate::run::serving::sessions::CollectOptions { out: args.out, run_id: args.run_id, agent_name: args.agent_name, source: args.sessions }));
+    let collected = rt.block_on(crate::run::serving::sessions::collect(
+        sessions,
+        crate::run::serving::sessions::CollectOptions {
+            out: args.out,
+            run_id: args.run_id,
+            agent_name: args.agent_name,
+            source: args.sessions,
+        },
+    ));
     write_collected(collected.map_err(|e| from_sessions(e, &file)))
 }
 
@@ -288,16 +373,27 @@ fn record_session(args: ServeArgs, mut config: crate::run::RunConfig, out: PathB
     // An interactive session may take a while: the client's session end closes the episode.
     model.episode_timeout_s = 7.0 * 24.0 * 3600.0;
     config.models = vec![model];
-    let mut prepared = crate::run::prepare(config).map_err(|e| serve_flags(tasks_named_by(e, std::path::Path::new("--task"), "", "")))?;
+    let mut prepared = crate::run::prepare(config)
+        .map_err(|e| serve_flags(tasks_named_by(e, std::path::Path::new("--task"), "", "")))?;
     let instructions = prepared.first_task_instructions().unwrap_or_default();
-    let (session, served) = crate::run::serving::agent_backend::ClientSession::new(&agent_name, &instructions);
+    let (session, served) =
+        crate::run::serving::agent_backend::ClientSession::new(&agent_name, &instructions);
     let close = session.closer();
     prepared.set_backend(0, std::sync::Arc::new(session));
-    let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-    let run_id = args.run_id.clone().unwrap_or_else(|| format!("mcp-{task}-{}", crate::run::utc_stamp(unix)));
-    crate::run::meta::check_run_id(&run_id).map_err(|why| crate::error::InputError::new("--run-id", why))?;
+    let unix = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let run_id = args
+        .run_id
+        .clone()
+        .unwrap_or_else(|| format!("mcp-{task}-{}", crate::run::utc_stamp(unix)));
+    crate::run::meta::check_run_id(&run_id)
+        .map_err(|why| crate::error::InputError::new("--run-id", why))?;
     let mut meta = crate::run::RunMeta::new(&run_id, unix, &crate::run::utc_stamp(unix));
-    meta.served = Some(serde_json::json!({"transport": if args.http.is_some() { "streamable-http" } else { "stdio" }}));
+    meta.served = Some(
+        serde_json::json!({"transport": if args.http.is_some() { "streamable-http" } else { "stdio" }}),
+    );
     let dir = out.join(&run_id);
     let rt = runtime(None)?;
     let http = args.http;
@@ -307,7 +403,13 @@ fn record_session(args: ServeArgs, mut config: crate::run::RunConfig, out: PathB
             close();
             r
         });
-        let outcome = crate::run::execute(prepared, &dir, meta, crate::run::ExecOptions { quiet: true, ..Default::default() }).await;
+        let outcome = crate::run::execute(
+            prepared,
+            &dir,
+            meta,
+            crate::run::ExecOptions { quiet: true, ..Default::default() },
+        )
+        .await;
         server.abort();
         outcome
     });
@@ -323,9 +425,14 @@ pub fn cmd_proxy(args: ProxyArgs) -> Result<()> {
     let target = match &args.url {
         Some(url) => crate::mcp::Target::Http(url.clone()),
         None => {
-            let words: Vec<String> = args.command.iter().map(|w| crate::mcp::live::fill(w, &sandbox_path)).collect();
+            let words: Vec<String> =
+                args.command.iter().map(|w| crate::mcp::live::fill(w, &sandbox_path)).collect();
             let mut server = crate::mcp::client::ServerCommand::from_words(&words)?;
-            server.env = args.env.iter().map(|(k, v)| (k.clone(), crate::mcp::live::fill(v, &sandbox_path))).collect();
+            server.env = args
+                .env
+                .iter()
+                .map(|(k, v)| (k.clone(), crate::mcp::live::fill(v, &sandbox_path)))
+                .collect();
             crate::mcp::Target::Stdio(server)
         }
     };
@@ -336,11 +443,19 @@ pub fn cmd_proxy(args: ProxyArgs) -> Result<()> {
         // What a live session reconnects to: the URL, or the command line with its placeholders.
         command: args.url.clone().map(|u| vec![u]).unwrap_or_else(|| args.command.clone()),
         env_names: args.env.iter().map(|(k, _)| k.clone()).collect(),
-        env_templates: args.env.iter().filter(|(_, v)| v.contains("{sandbox}") || v.contains("{servers}")).map(|(k, v)| (k.clone(), v.clone())).collect(),
+        env_templates: args
+            .env
+            .iter()
+            .filter(|(_, v)| v.contains("{sandbox}") || v.contains("{servers}"))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
     };
     let imported = crate::mcp::import_server(&target, &options, &catalog)?;
     drop(sandbox);
-    eprintln!("toolpick mcp proxy: {} tools of `{}` behind variant `{}`, layout `{}`", imported.tools, imported.server, args.serve.variant, args.serve.layout);
+    eprintln!(
+        "toolpick mcp proxy: {} tools of `{}` behind variant `{}`, layout `{}`",
+        imported.tools, imported.server, args.serve.variant, args.serve.layout
+    );
     let mut serve = args.serve;
     serve.execute = Some("live".into());
     cmd_serve(serve, Some(catalog))

@@ -329,14 +329,20 @@ impl InputArgs {
 /// instead of handing `-1` to the flag's parser, whose range check names the flag. Set here, once
 /// for the whole command tree, so a numeric flag added later cannot miss it.
 fn negative_numbers_are_values(command: clap::Command) -> clap::Command {
-    command.mut_args(|a| if a.get_action().takes_values() { a.allow_negative_numbers(true) } else { a }).mut_subcommands(negative_numbers_are_values)
+    command
+        .mut_args(
+            |a| if a.get_action().takes_values() { a.allow_negative_numbers(true) } else { a },
+        )
+        .mut_subcommands(negative_numbers_are_values)
 }
 
 /// The parsed command line ([`negative_numbers_are_values`] applied to the derived parser).
 fn parse_args() -> Cli {
     use clap::{CommandFactory, FromArgMatches};
     let mut command = negative_numbers_are_values(Cli::command());
-    let parsed = command.try_get_matches_from_mut(std::env::args_os()).and_then(|m| Cli::from_arg_matches(&m));
+    let parsed = command
+        .try_get_matches_from_mut(std::env::args_os())
+        .and_then(|m| Cli::from_arg_matches(&m));
     parsed.unwrap_or_else(|e| e.format(&mut command).exit())
 }
 
@@ -373,9 +379,17 @@ fn dispatch(cli: Cli) -> Result<()> {
             match &judge {
                 None => {
                     // Judge settings without a judge would be silently ignored.
-                    for (given, flag) in [(retry_errors, "--retry-errors"), (cache_dir.is_some(), "--cache-dir"), (no_cache, "--no-cache")] {
+                    for (given, flag) in [
+                        (retry_errors, "--retry-errors"),
+                        (cache_dir.is_some(), "--cache-dir"),
+                        (no_cache, "--no-cache"),
+                    ] {
                         if given {
-                            return Err(crate::error::InputError::new(flag, "applies to judging a run: add --judge MODEL[@BASE_URL]").into());
+                            return Err(crate::error::InputError::new(
+                                flag,
+                                "applies to judging a run: add --judge MODEL[@BASE_URL]",
+                            )
+                            .into());
                         }
                     }
                 }
@@ -388,12 +402,27 @@ fn dispatch(cli: Cli) -> Result<()> {
             let data = match judge {
                 None => crate::report::render_run(&run_dir)?,
                 Some(config) => {
-                    let cache = if no_cache { None } else { Some(cache_dir.clone().or_else(|| run_cache_dir(&run_dir)).unwrap_or_else(|| PathBuf::from(DEFAULT_CACHE))) };
+                    let cache = if no_cache {
+                        None
+                    } else {
+                        Some(
+                            cache_dir
+                                .clone()
+                                .or_else(|| run_cache_dir(&run_dir))
+                                .unwrap_or_else(|| PathBuf::from(DEFAULT_CACHE)),
+                        )
+                    };
                     let rt = runtime(None)?;
-                    crate::report::render_run_after(&run_dir, || judge::judge_run(&run_dir, &config, cache, retry_errors, &rt))?
+                    crate::report::render_run_after(&run_dir, || {
+                        judge::judge_run(&run_dir, &config, cache, retry_errors, &rt)
+                    })?
                 }
             };
-            outln!("re-scored {} trials; reports rewritten in {}", data.trial_count(), run_dir.display());
+            outln!(
+                "re-scored {} trials; reports rewritten in {}",
+                data.trial_count(),
+                run_dir.display()
+            );
             print_cells(&data.analysis.cells);
             gates::conclude(&follow, checked, &run_dir, data)
         }
@@ -404,11 +433,19 @@ fn dispatch(cli: Cli) -> Result<()> {
             }
             preflight::output_dir("--out", &out)?;
             let checked = follow.precheck()?;
-            follow.check_gate_cells(&checked, &runs.iter().map(PathBuf::as_path).collect::<Vec<_>>())?;
+            follow.check_gate_cells(
+                &checked,
+                &runs.iter().map(PathBuf::as_path).collect::<Vec<_>>(),
+            )?;
             let merged = crate::run::merge::merge(&runs, &out)?;
             let data = crate::report::render_locked(&out, &merged.lock)?;
             drop(merged.lock);
-            outln!("merged {} trials from {} runs into {}", merged.trials, merged.runs, out.display());
+            outln!(
+                "merged {} trials from {} runs into {}",
+                merged.trials,
+                merged.runs,
+                out.display()
+            );
             print_cells(&data.analysis.cells);
             gates::conclude(&follow, checked, &out, data)
         }
@@ -419,7 +456,9 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Mcp { action: McpAction::Serve(args) } => mcp::cmd_serve(*args, None),
         Command::Mcp { action: McpAction::Proxy(args) } => mcp::cmd_proxy(*args),
         Command::Mcp { action: McpAction::Collect(args) } => mcp::cmd_collect(args),
-        Command::Mcp { action: McpAction::Import { out, name, capabilities, categories, env, url, command } } => {
+        Command::Mcp {
+            action: McpAction::Import { out, name, capabilities, categories, env, url, command },
+        } => {
             preflight::output_dir("--out", &out)?;
             if let Some(c) = &categories {
                 preflight::input_file("--categories", c)?;
@@ -435,11 +474,16 @@ fn dispatch(cli: Cli) -> Result<()> {
                 None => {
                     // `{sandbox}` and `{servers}` stay in the catalog for live runs; this import
                     // starts the server in an empty sandbox of its own.
-                    let sandbox = tempfile::Builder::new().prefix("toolpick-import-sandbox-").tempdir()?;
+                    let sandbox =
+                        tempfile::Builder::new().prefix("toolpick-import-sandbox-").tempdir()?;
                     let sandbox_path = sandbox.path().canonicalize()?;
-                    let words: Vec<String> = command.iter().map(|w| crate::mcp::live::fill(w, &sandbox_path)).collect();
+                    let words: Vec<String> =
+                        command.iter().map(|w| crate::mcp::live::fill(w, &sandbox_path)).collect();
                     let mut server = crate::mcp::client::ServerCommand::from_words(&words)?;
-                    server.env = env.iter().map(|(k, v)| (k.clone(), crate::mcp::live::fill(v, &sandbox_path))).collect();
+                    server.env = env
+                        .iter()
+                        .map(|(k, v)| (k.clone(), crate::mcp::live::fill(v, &sandbox_path)))
+                        .collect();
                     import_sandbox = Some(sandbox);
                     crate::mcp::Target::Stdio(server)
                 }
@@ -447,7 +491,11 @@ fn dispatch(cli: Cli) -> Result<()> {
             let options = crate::mcp::import::ImportOptions {
                 name,
                 capabilities,
-                categories: categories.as_deref().map(crate::mcp::import::read_mapping).transpose()?.unwrap_or_default(),
+                categories: categories
+                    .as_deref()
+                    .map(crate::mcp::import::read_mapping)
+                    .transpose()?
+                    .unwrap_or_default(),
                 command: match &target {
                     crate::mcp::Target::Http(url) => vec![url.clone()],
                     // A live run starts the server in each trial's sandbox: relative paths that name
@@ -455,17 +503,35 @@ fn dispatch(cli: Cli) -> Result<()> {
                     crate::mcp::Target::Stdio(_) => command
                         .iter()
                         .map(|w| match std::path::Path::new(w) {
-                            p if p.is_relative() && !w.contains('{') && w.contains('/') && p.exists() => std::path::absolute(p).map(|a| a.display().to_string()).unwrap_or_else(|_| w.clone()),
+                            p if p.is_relative()
+                                && !w.contains('{')
+                                && w.contains('/')
+                                && p.exists() =>
+                            {
+                                std::path::absolute(p)
+                                    .map(|a| a.display().to_string())
+                                    .unwrap_or_else(|_| w.clone())
+                            }
                             _ => w.clone(),
                         })
                         .collect(),
                 },
                 env_names: env.iter().map(|(k, _)| k.clone()).collect(),
-                env_templates: env.iter().filter(|(_, v)| v.contains("{sandbox}") || v.contains("{servers}")).map(|(k, v)| (k.clone(), v.clone())).collect(),
+                env_templates: env
+                    .iter()
+                    .filter(|(_, v)| v.contains("{sandbox}") || v.contains("{servers}"))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
             };
             let imported = crate::mcp::import_server(&target, &options, &out)?;
             drop(import_sandbox);
-            outln!("imported {} tools in {} categories from `{}` into {}", imported.tools, imported.categories, imported.server, out.display());
+            outln!(
+                "imported {} tools in {} categories from `{}` into {}",
+                imported.tools,
+                imported.categories,
+                imported.server,
+                out.display()
+            );
             for (wire, name) in &imported.renamed {
                 outln!("  renamed `{wire}` to `{name}` (not a valid function name)");
             }
@@ -476,7 +542,11 @@ fn dispatch(cli: Cli) -> Result<()> {
             let mut options = crate::dataset::importers::Options::default();
             if let Some(q) = min_quality {
                 if format != "safetoolbench" {
-                    return Err(crate::error::InputError::new("--min-quality", format!("applies to safetoolbench only, not to `{format}`")).into());
+                    return Err(crate::error::InputError::new(
+                        "--min-quality",
+                        format!("applies to safetoolbench only, not to `{format}`"),
+                    )
+                    .into());
                 }
                 options.min_quality = q;
             }
@@ -486,7 +556,12 @@ fn dispatch(cli: Cli) -> Result<()> {
                 let fixture = match &fixture {
                     Some(dir) => {
                         if !dir.is_dir() {
-                            return Err(crate::error::InputError::new(dir, "the fixture is not a directory").field("--fixture").into());
+                            return Err(crate::error::InputError::new(
+                                dir,
+                                "the fixture is not a directory",
+                            )
+                            .field("--fixture")
+                            .into());
                         }
                         // A dataset names its fixture relative to itself.
                         let from = std::path::absolute(&output)?;
@@ -495,8 +570,14 @@ fn dispatch(cli: Cli) -> Result<()> {
                     }
                     None => None,
                 };
-                crate::dataset::importers::retarget::retarget(&mut imported, catalog, &onto.display().to_string(), fixture.as_deref());
-                let dataset = crate::dataset::importers::write_native_with(&imported, &output, false)?;
+                crate::dataset::importers::retarget::retarget(
+                    &mut imported,
+                    catalog,
+                    &onto.display().to_string(),
+                    fixture.as_deref(),
+                );
+                let dataset =
+                    crate::dataset::importers::write_native_with(&imported, &output, false)?;
                 let repaired = imported.defects.iter().filter(|d| d.action == "repaired").count();
                 outln!(
                     "{}: {} tasks onto {} → {}; {} defect rows ({} repaired) in {}; run it with --catalog {} --execute live",
@@ -527,16 +608,25 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Cache { action, cache_dir } => {
             // A file where the cache should be is a mistake, not an empty cache.
             if cache_dir.exists() && !cache_dir.is_dir() {
-                return Err(crate::error::InputError::new("--cache-dir", format!("`{}` is a file, not a cache directory", cache_dir.display())).into());
+                return Err(crate::error::InputError::new(
+                    "--cache-dir",
+                    format!("`{}` is a file, not a cache directory", cache_dir.display()),
+                )
+                .into());
             }
             let cache = crate::agent::cache::Cache::new(cache_dir);
             match action {
-                CacheAction::Stats if !cache.dir().exists() => outln!("{}: no cache there (the directory does not exist)", cache.dir().display()),
+                CacheAction::Stats if !cache.dir().exists() => outln!(
+                    "{}: no cache there (the directory does not exist)",
+                    cache.dir().display()
+                ),
                 CacheAction::Stats => {
                     let (n, bytes) = cache.stats();
                     outln!("{}: {n} entries, {bytes} bytes", cache.dir().display());
                 }
-                CacheAction::Clear => outln!("removed {} entries from {}", cache.clear()?, cache.dir().display()),
+                CacheAction::Clear => {
+                    outln!("removed {} entries from {}", cache.clear()?, cache.dir().display())
+                }
             }
             Ok(())
         }
@@ -549,7 +639,12 @@ fn run_cache_dir(run_dir: &Path) -> Option<PathBuf> {
     crate::run::RunMeta::read_if_present(run_dir).ok()??.cache_dir().filter(|p| p.is_dir())
 }
 
-fn cmd_compare(a_dir: &Path, b_dir: &Path, out: Option<PathBuf>, args: &gates::GateArgs) -> Result<()> {
+fn cmd_compare(
+    a_dir: &Path,
+    b_dir: &Path,
+    out: Option<PathBuf>,
+    args: &gates::GateArgs,
+) -> Result<()> {
     preflight::run_dir("<baseline-run>", a_dir)?;
     preflight::run_dir("<run>", b_dir)?;
     // The compare.* files go to --out, else into the run's own directory.
@@ -557,14 +652,20 @@ fn cmd_compare(a_dir: &Path, b_dir: &Path, out: Option<PathBuf>, args: &gates::G
     args.precheck()?;
     let spec = args.spec()?;
     let on = args.match_on()?;
-    let a = crate::report::load_run(a_dir).with_context(|| format!("cannot read the baseline run {}", a_dir.display()))?;
-    let b = crate::report::load_run(b_dir).with_context(|| format!("cannot read the run {}", b_dir.display()))?;
+    let a = crate::report::load_run(a_dir)
+        .with_context(|| format!("cannot read the baseline run {}", a_dir.display()))?;
+    let b = crate::report::load_run(b_dir)
+        .with_context(|| format!("cannot read the run {}", b_dir.display()))?;
     let (a, b) = (a.analysis, b.analysis);
     let cmp = crate::compare::compare(&a, &b, &on);
     if cmp.cells.is_empty() {
         return Err(crate::error::InputError::new(
             b_dir,
-            format!("no cell of this run matches a cell of {} on {}; choose other fields with --match", a_dir.display(), on.0.join(",")),
+            format!(
+                "no cell of this run matches a cell of {} on {}; choose other fields with --match",
+                a_dir.display(),
+                on.0.join(",")
+            ),
         )
         .into());
     }
@@ -572,7 +673,10 @@ fn cmd_compare(a_dir: &Path, b_dir: &Path, out: Option<PathBuf>, args: &gates::G
     let out = out.unwrap_or_else(|| b_dir.to_path_buf());
     let links = gates::write_comparison(&out, a_dir, b_dir, &b.cells, &cmp, &results)?;
     gates::print_comparison(&cmp);
-    outln!("wrote compare.html, compare.csv, compare-flips.csv, compare-confusion.csv and compare.md to {}", out.display());
+    outln!(
+        "wrote compare.html, compare.csv, compare-flips.csv, compare-confusion.csv and compare.md to {}",
+        out.display()
+    );
     gates::finish(args, &b.cells, Some((&cmp, &links)), &results)
 }
 

@@ -32,10 +32,14 @@ fn parent_of(path: &Path) -> PathBuf {
 /// Can a new file be made in `dir`? Tried, not guessed from permission bits (root ignores them, a
 /// read-only mount does not): a temporary file is created and removed at once.
 fn writable_dir(dir: &Path) -> Result<(), String> {
-    tempfile::Builder::new().prefix(".toolpick-preflight-").tempfile_in(dir).map(drop).map_err(|e| {
-        // The OS's reason, without the probe's random file name.
-        e.raw_os_error().map(|code| std::io::Error::from_raw_os_error(code).to_string()).unwrap_or_else(|| e.kind().to_string())
-    })
+    tempfile::Builder::new().prefix(".toolpick-preflight-").tempfile_in(dir).map(drop).map_err(
+        |e| {
+            // The OS's reason, without the probe's random file name.
+            e.raw_os_error()
+                .map(|code| std::io::Error::from_raw_os_error(code).to_string())
+                .unwrap_or_else(|| e.kind().to_string())
+        },
+    )
 }
 
 /// A file the command will write or append to.
@@ -49,16 +53,33 @@ pub fn output_file(flag: &str, path: &Path) -> Result<(), InputError> {
     }
     let dir = parent_of(path);
     if !dir.exists() {
-        return Err(InputError::new(flag, format!("`{shown}`: the directory `{}` does not exist; create it first or fix the path", dir.display())));
+        return Err(InputError::new(
+            flag,
+            format!(
+                "`{shown}`: the directory `{}` does not exist; create it first or fix the path",
+                dir.display()
+            ),
+        ));
     }
     if !dir.is_dir() {
-        return Err(InputError::new(flag, format!("`{shown}`: `{}` is not a directory", dir.display())));
+        return Err(InputError::new(
+            flag,
+            format!("`{shown}`: `{}` is not a directory", dir.display()),
+        ));
     }
     if path.exists() {
-        std::fs::OpenOptions::new().append(true).open(path).map_err(|e| InputError::new(flag, format!("`{shown}` cannot be written: {e}")))?;
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(|e| InputError::new(flag, format!("`{shown}` cannot be written: {e}")))?;
     }
     // Files are replaced by a rename from a temporary file beside them.
-    writable_dir(&dir).map_err(|e| InputError::new(flag, format!("`{shown}`: no file can be written in `{}`: {e}", dir.display())))
+    writable_dir(&dir).map_err(|e| {
+        InputError::new(
+            flag,
+            format!("`{shown}`: no file can be written in `{}`: {e}", dir.display()),
+        )
+    })
 }
 
 /// A directory the command will create (with its missing parents) or write into.
@@ -67,12 +88,25 @@ pub fn output_dir(flag: &str, path: &Path) -> Result<(), InputError> {
     if path.as_os_str().is_empty() {
         return Err(InputError::new(flag, "the directory name is empty"));
     }
-    let existing = path.ancestors().find(|a| !a.as_os_str().is_empty() && a.exists()).map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
+    let existing = path
+        .ancestors()
+        .find(|a| !a.as_os_str().is_empty() && a.exists())
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
     if !existing.is_dir() {
-        let what = if existing == path { format!("`{shown}` is a file, not a directory") } else { format!("`{shown}` cannot be created: `{}` is a file", existing.display()) };
+        let what = if existing == path {
+            format!("`{shown}` is a file, not a directory")
+        } else {
+            format!("`{shown}` cannot be created: `{}` is a file", existing.display())
+        };
         return Err(InputError::new(flag, what));
     }
-    writable_dir(&existing).map_err(|e| InputError::new(flag, format!("`{shown}`: nothing can be written in `{}`: {e}", existing.display())))
+    writable_dir(&existing).map_err(|e| {
+        InputError::new(
+            flag,
+            format!("`{shown}`: nothing can be written in `{}`: {e}", existing.display()),
+        )
+    })
 }
 
 /// A directory the command reads.
@@ -83,7 +117,9 @@ pub fn input_dir(flag: &str, path: &Path) -> Result<(), InputError> {
     if !path.is_dir() {
         return Err(InputError::new(flag, format!("`{}` is not a directory", path.display())));
     }
-    std::fs::read_dir(path).map(drop).map_err(|e| InputError::new(flag, format!("`{}` cannot be read: {e}", path.display())))
+    std::fs::read_dir(path)
+        .map(drop)
+        .map_err(|e| InputError::new(flag, format!("`{}` cannot be read: {e}", path.display())))
 }
 
 /// A file the command reads.
@@ -92,9 +128,14 @@ pub fn input_file(flag: &str, path: &Path) -> Result<(), InputError> {
         return Err(InputError::new(flag, format!("`{}` does not exist", path.display())));
     }
     if path.is_dir() {
-        return Err(InputError::new(flag, format!("`{}` is a directory; name a file", path.display())));
+        return Err(InputError::new(
+            flag,
+            format!("`{}` is a directory; name a file", path.display()),
+        ));
     }
-    std::fs::File::open(path).map(drop).map_err(|e| InputError::new(flag, format!("`{}` cannot be read: {e}", path.display())))
+    std::fs::File::open(path)
+        .map(drop)
+        .map_err(|e| InputError::new(flag, format!("`{}` cannot be read: {e}", path.display())))
 }
 
 /// A run directory the command reads (a baseline, a run to compare): a directory with `trials.jsonl`
@@ -103,7 +144,10 @@ pub fn run_dir(flag: &str, path: &Path) -> Result<(), InputError> {
     input_dir(flag, path)?;
     let trials = path.join("trials.jsonl");
     if !trials.is_file() {
-        return Err(InputError::new(flag, format!("`{}` is not a run directory: it has no trials.jsonl", path.display())));
+        return Err(InputError::new(
+            flag,
+            format!("`{}` is not a run directory: it has no trials.jsonl", path.display()),
+        ));
     }
     // Its run.json, when it has one, is read now: a damaged one is refused before anything is written.
     crate::run::RunMeta::read_if_present(path)?;
@@ -111,11 +155,19 @@ pub fn run_dir(flag: &str, path: &Path) -> Result<(), InputError> {
 }
 
 /// Each of `given` is one of `valid`, the run's names of `what` (e.g. "catalog").
-pub fn known_names<'a>(flag: &str, given: impl IntoIterator<Item = &'a str>, valid: &[String], what: &str) -> Result<(), InputError> {
+pub fn known_names<'a>(
+    flag: &str,
+    given: impl IntoIterator<Item = &'a str>,
+    valid: &[String],
+    what: &str,
+) -> Result<(), InputError> {
     for name in given {
         if !valid.iter().any(|v| v == name) {
             let list = if valid.is_empty() { "(none)".to_string() } else { valid.join(", ") };
-            return Err(InputError::new(flag, format!("`{name}` is not a {what} of this run; its {what}s are: {list}")));
+            return Err(InputError::new(
+                flag,
+                format!("`{name}` is not a {what} of this run; its {what}s are: {list}"),
+            ));
         }
     }
     Ok(())
@@ -133,16 +185,38 @@ pub fn run_paths(config: &crate::run::RunConfig, out: &Path) -> Result<()> {
 /// `run`'s names that only the loaded inputs know, checked once they are loaded and before anything
 /// runs: the catalogs `--execute NAME=…` names, the datasets of per-dataset judge methods and the cells
 /// `--gate-cells` selects.
-pub fn run_names(prepared: &crate::run::Prepared, execute: &[String], gates: &crate::gate::GateSpec, judge: Option<(&super::judge::JudgeArgs, Option<&crate::judge::config::JudgeFile>, Option<&Path>)>) -> Result<()> {
-    let set = |v: Vec<String>| v.into_iter().collect::<std::collections::BTreeSet<_>>().into_iter().collect::<Vec<_>>();
+pub fn run_names(
+    prepared: &crate::run::Prepared,
+    execute: &[String],
+    gates: &crate::gate::GateSpec,
+    judge: Option<(
+        &super::judge::JudgeArgs,
+        Option<&crate::judge::config::JudgeFile>,
+        Option<&Path>,
+    )>,
+) -> Result<()> {
+    let set = |v: Vec<String>| {
+        v.into_iter().collect::<std::collections::BTreeSet<_>>().into_iter().collect::<Vec<_>>()
+    };
     let catalogs = set(prepared.kept.iter().map(|k| k.catalog.clone()).collect());
-    known_names("--execute", execute.iter().filter_map(|e| e.split_once('=').map(|(name, _)| name)), &catalogs, "catalog")?;
+    known_names(
+        "--execute",
+        execute.iter().filter_map(|e| e.split_once('=').map(|(name, _)| name)),
+        &catalogs,
+        "catalog",
+    )?;
     if let Some((args, file, path)) = judge {
         let datasets = set(prepared.kept.iter().map(|k| k.dataset.clone()).collect());
-        crate::judge::config::check_method_datasets(file, path, args.judge_method.iter().map(|(d, _)| d.as_str()), &datasets)?;
+        crate::judge::config::check_method_datasets(
+            file,
+            path,
+            args.judge_method.iter().map(|(d, _)| d.as_str()),
+            &datasets,
+        )?;
     }
     let keys = prepared.cell_keys();
-    crate::gate::check_cells(gates, keys.iter().map(String::as_str), "cell of this run").map_err(|u| InputError::new("--gate-cells", u.to_string()))?;
+    crate::gate::check_cells(gates, keys.iter().map(String::as_str), "cell of this run")
+        .map_err(|u| InputError::new("--gate-cells", u.to_string()))?;
     Ok(())
 }
 
@@ -157,11 +231,23 @@ mod tests {
         output_file("--step-summary", &file).unwrap();
         std::fs::write(&file, "kept").unwrap();
         output_file("--step-summary", &file).unwrap();
-        assert_eq!(std::fs::read_to_string(&file).unwrap(), "kept", "the probe does not touch the file");
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            "kept",
+            "the probe does not touch the file"
+        );
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "the probe file is gone");
-        for (bad, says) in [(dir.path().join("missing/summary.md"), "does not exist"), (dir.path().to_path_buf(), "is a directory"), (file.join("x.md"), "is not a directory")] {
+        for (bad, says) in [
+            (dir.path().join("missing/summary.md"), "does not exist"),
+            (dir.path().to_path_buf(), "is a directory"),
+            (file.join("x.md"), "is not a directory"),
+        ] {
             let e = output_file("--step-summary", &bad).unwrap_err();
-            assert!(e.to_string().starts_with("--step-summary: ") && e.message.contains(says), "{}: {e}", bad.display());
+            assert!(
+                e.to_string().starts_with("--step-summary: ") && e.message.contains(says),
+                "{}: {e}",
+                bad.display()
+            );
         }
     }
 
@@ -180,7 +266,9 @@ mod tests {
     fn unknown_names_are_listed_with_the_valid_ones() {
         let valid = vec!["workspace".to_string(), "files".to_string()];
         known_names("--execute", ["files"], &valid, "catalog").unwrap();
-        let e = known_names("--execute", ["files", "nosuch"], &valid, "catalog").unwrap_err().to_string();
+        let e = known_names("--execute", ["files", "nosuch"], &valid, "catalog")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("`nosuch`") && e.contains("workspace, files"), "{e}");
     }
 }

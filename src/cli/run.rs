@@ -138,7 +138,10 @@ pub(super) struct LivePolicyArgs {
 
 impl LivePolicyArgs {
     /// `live` with these flags applied (a flag given wins; the opt-ins add to the file's).
-    pub(super) fn over(&self, mut live: crate::run::live::LiveOptions) -> crate::run::live::LiveOptions {
+    pub(super) fn over(
+        &self,
+        mut live: crate::run::live::LiveOptions,
+    ) -> crate::run::live::LiveOptions {
         live.allow_destructive |= self.allow_destructive;
         live.allow_open_world |= self.allow_open_world;
         if let Some(a) = &self.live_allow {
@@ -274,7 +277,14 @@ impl<'a> FromFile<'a> {
             ("--run-id", "run_id", args.run_id.is_none() && f.run_id.is_some()),
             ("--cache-dir", "cache_dir", args.cache_dir.is_none() && f.cache_dir.is_some()),
         ];
-        FromFile { path: None, keys: candidates.into_iter().filter(|c| c.2).map(|(flag, key, _)| (flag, key)).collect() }
+        FromFile {
+            path: None,
+            keys: candidates
+                .into_iter()
+                .filter(|c| c.2)
+                .map(|(flag, key, _)| (flag, key))
+                .collect(),
+        }
     }
 
     /// `e` as the experiment file's error when it is about a setting the file gave; else unchanged.
@@ -290,8 +300,14 @@ impl<'a> FromFile<'a> {
                 None => return e,
             }
         };
-        let line = crate::error::read_text(path, "config").ok().and_then(|text| key_line(&text, &key));
-        anyhow::Error::new(crate::error::InputError { file: path.to_path_buf(), line, field: Some(key), message: err.message.clone() })
+        let line =
+            crate::error::read_text(path, "config").ok().and_then(|text| key_line(&text, &key));
+        anyhow::Error::new(crate::error::InputError {
+            file: path.to_path_buf(),
+            line,
+            field: Some(key),
+            message: err.message.clone(),
+        })
     }
 }
 
@@ -309,7 +325,8 @@ fn key_line(text: &str, key: &str) -> Option<usize> {
                 current = line.trim_matches(['[', ']', ' ']).to_string();
                 return None;
             }
-            let set_here = line.strip_prefix(name).is_some_and(|rest| rest.trim_start().starts_with('='));
+            let set_here =
+                line.strip_prefix(name).is_some_and(|rest| rest.trim_start().starts_with('='));
             (current == table && set_here).then_some(i + 1)
         })
     })
@@ -323,9 +340,12 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
         None => ExperimentFile::default(),
     };
     let from_file = FromFile { path: args.config.as_deref(), ..FromFile::new(&args, &file) };
-    let strings = |flag: &Option<Vec<String>>, file: &Option<Vec<String>>, default: &[&str]| -> Vec<String> {
-        flag.clone().or_else(|| file.clone()).unwrap_or_else(|| default.iter().map(|s| s.to_string()).collect())
-    };
+    let strings =
+        |flag: &Option<Vec<String>>, file: &Option<Vec<String>>, default: &[&str]| -> Vec<String> {
+            flag.clone()
+                .or_else(|| file.clone())
+                .unwrap_or_else(|| default.iter().map(|s| s.to_string()).collect())
+        };
     // A run id that would break the output layout is refused before anything is read or written.
     let refuse_run_id = |id: &str| -> anyhow::Error {
         let why = crate::run::meta::check_run_id(id).err().unwrap_or_default();
@@ -337,32 +357,56 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
         return Err(refuse_run_id(id));
     }
     // The judge is checked before any episode runs (a bad judge setting must not cost a run).
-    let judge_base = args.config.as_deref().and_then(std::path::Path::parent).unwrap_or(std::path::Path::new("."));
-    let judge = args.judge.config(file.judge.as_ref(), judge_base).map_err(|e| from_file.attribute(e))?;
+    let judge_base = args
+        .config
+        .as_deref()
+        .and_then(std::path::Path::parent)
+        .unwrap_or(std::path::Path::new("."));
+    let judge =
+        args.judge.config(file.judge.as_ref(), judge_base).map_err(|e| from_file.attribute(e))?;
     let layouts = strings(&args.layouts, &file.layouts, &["flat", "progressive"])
         .iter()
         .map(|l| {
-            LayoutKind::parse(l)
-                .ok_or_else(|| crate::error::InputError::new("--layouts", format!("unknown layout `{l}`; use flat, progressive, progressive-oss or search")))
+            LayoutKind::parse(l).ok_or_else(|| {
+                crate::error::InputError::new(
+                    "--layouts",
+                    format!(
+                        "unknown layout `{l}`; use flat, progressive, progressive-oss or search"
+                    ),
+                )
+            })
         })
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| from_file.attribute(e.into()))?;
     let mut models: Vec<ModelSpec> = match (&args.backends, file.models.is_empty()) {
-        (Some(names), _) => names.iter().map(|n| ModelSpec::from_flag(n)).collect::<Result<_, _>>()?,
+        (Some(names), _) => {
+            names.iter().map(|n| ModelSpec::from_flag(n)).collect::<Result<_, _>>()?
+        }
         (None, false) => file.models.clone(),
         (None, true) => vec![ModelSpec::baseline("lexical"), ModelSpec::baseline("oracle")],
     };
     for m in models.iter_mut().filter(|m| m.is_openai()) {
         args.endpoint.apply(m);
         if m.model.is_none() {
-            return Err(crate::error::InputError::new("--model", "the openai backend needs --model (or `model` in the config file)").into());
+            return Err(crate::error::InputError::new(
+                "--model",
+                "the openai backend needs --model (or `model` in the config file)",
+            )
+            .into());
         }
         if m.name.is_empty() || m.name == "openai" {
             m.name = m.model.clone().unwrap_or_default();
         }
     }
     if let Some((i, l)) = layouts.iter().enumerate().find(|(i, l)| layouts[..*i].contains(l)) {
-        let twice = crate::error::InputError::new("--layouts", format!("layout `{}` is given twice (position {}); list each layout once", l.as_str(), i + 1));
+        let twice = crate::error::InputError::new(
+            "--layouts",
+            format!(
+                "layout `{}` is given twice (position {}); list each layout once",
+                l.as_str(),
+                i + 1
+            ),
+        );
         return Err(from_file.attribute(twice.into()));
     }
     // Ranges of both were checked where they were read (flag parser, config file).
@@ -380,7 +424,13 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
         lexical.min_overlap = v;
     }
     let out = args.out.clone().or(file.out.clone()).unwrap_or_else(|| PathBuf::from("reports"));
-    let cache_dir = if args.no_cache { None } else { Some(args.cache_dir.clone().or(file.cache_dir.clone()).unwrap_or_else(|| out.join(".cache"))) };
+    let cache_dir = if args.no_cache {
+        None
+    } else {
+        Some(
+            args.cache_dir.clone().or(file.cache_dir.clone()).unwrap_or_else(|| out.join(".cache")),
+        )
+    };
     let judge_cache = cache_dir.clone();
     let config = RunConfig {
         catalogs: match (&args.input.catalog, &file.catalogs) {
@@ -399,12 +449,16 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
         trials,
         seed: args.seed.or(file.seed).unwrap_or(0),
         max_steps,
-        repeat_limit: args.repeat_limit.or(file.repeat_limit).unwrap_or(crate::agent::DEFAULT_REPEAT_LIMIT),
+        repeat_limit: args
+            .repeat_limit
+            .or(file.repeat_limit)
+            .unwrap_or(crate::agent::DEFAULT_REPEAT_LIMIT),
         discovery,
         lexical,
         cache_dir,
         distractors: match &args.distractors {
-            Some(levels) => rules::levels::check(levels.clone()).map_err(|m| crate::error::InputError::new("--distractors", m))?,
+            Some(levels) => rules::levels::check(levels.clone())
+                .map_err(|m| crate::error::InputError::new("--distractors", m))?,
             None => file.distractors.clone().unwrap_or_default(),
         },
         // Each key: the flag if given, else the file's.
@@ -427,12 +481,19 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
     let execute_modes = config.execute.clone();
     let prepared = prepare(config).map_err(|e| from_file.attribute(e))?;
     let judged = judge.as_ref().map(|_| (&args.judge, file.judge.as_ref(), args.config.as_deref()));
-    super::preflight::run_names(&prepared, &execute_modes, &args.follow.gates.spec()?, judged).map_err(|e| from_file.attribute(e))?;
+    super::preflight::run_names(&prepared, &execute_modes, &args.follow.gates.spec()?, judged)
+        .map_err(|e| from_file.attribute(e))?;
     // A drop gate's cells are those the run shares with the baseline, known before it runs.
     args.follow.check_planned_cells(&checked, &prepared.cell_fields())?;
     let imports = prepared.imports.clone();
-    let subset = (!prepared.config_subset().is_empty())
-        .then(|| (crate::compare::describe_subset(&serde_json::json!({ "subset": prepared.config_subset() })), prepared.kept.clone()));
+    let subset = (!prepared.config_subset().is_empty()).then(|| {
+        (
+            crate::compare::describe_subset(
+                &serde_json::json!({ "subset": prepared.config_subset() }),
+            ),
+            prepared.kept.clone(),
+        )
+    });
     let unix = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let run_id = args
         .run_id
@@ -446,7 +507,12 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
     let started = Instant::now();
     let dir = out.join(&run_id);
     let rt = runtime(args.jobs)?;
-    let outcome = rt.block_on(execute(prepared, &dir, meta, ExecOptions { retry_errors: args.retry_errors, quiet: args.quiet, shard }))?;
+    let outcome = rt.block_on(execute(
+        prepared,
+        &dir,
+        meta,
+        ExecOptions { retry_errors: args.retry_errors, quiet: args.quiet, shard },
+    ))?;
     if let Some(judge) = &judge {
         super::judge::judge_run(&dir, judge, judge_cache, args.retry_errors, &rt)?;
     }
@@ -462,7 +528,10 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
         dir.display()
     );
     if let Some((how, kept)) = &subset {
-        let per: Vec<String> = kept.iter().map(|k| format!("{}/{} {} of {}", k.dataset, k.catalog, k.kept, k.available)).collect();
+        let per: Vec<String> = kept
+            .iter()
+            .map(|k| format!("{}/{} {} of {}", k.dataset, k.catalog, k.kept, k.available))
+            .collect();
         outln!("subset ({how}): {} tasks", per.join(", "));
     }
     for (format, summary, rows) in &imports {
@@ -481,9 +550,21 @@ mod tests {
     fn a_key_is_found_in_its_own_table_or_set_inline_in_its_parent() {
         let text = "layouts = [\"flat\"]\nout = \"runs\"\n\n[[models]]\nname = \"m\"\n\n[judge]\nmodel = \"j\"\nmethod = \"vibes\"\nmethods = { starter = \"claims\" }\n";
         assert_eq!(key_line(text, "layouts"), Some(1));
-        assert_eq!(key_line(text, "judge.method"), Some(9), "`method` of [judge], not a top-level key");
-        assert_eq!(key_line(text, "judge.methods.nosuch"), Some(10), "the inline table that holds it");
-        assert_eq!(key_line(text, "name"), None, "`name` is a key of [[models]], not a top-level one");
+        assert_eq!(
+            key_line(text, "judge.method"),
+            Some(9),
+            "`method` of [judge], not a top-level key"
+        );
+        assert_eq!(
+            key_line(text, "judge.methods.nosuch"),
+            Some(10),
+            "the inline table that holds it"
+        );
+        assert_eq!(
+            key_line(text, "name"),
+            None,
+            "`name` is a key of [[models]], not a top-level one"
+        );
         assert_eq!(key_line(text, "execute"), None);
     }
 }

@@ -15,10 +15,10 @@
 
 pub mod render;
 
-use crate::record::stable_hash;
 use crate::analysis::RunAnalysis;
 use crate::analysis::cells::CellSummary;
 use crate::analysis::rows::ScoreRows;
+use crate::record::stable_hash;
 use crate::score::stats::{NoiseFloor, PairedTest, holm, paired_test};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -43,7 +43,8 @@ impl MatchOn {
     }
 
     pub fn parse(list: &str) -> Result<MatchOn, String> {
-        let fields: Vec<String> = list.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
+        let fields: Vec<String> =
+            list.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
         for f in &fields {
             if !Self::FIELDS.contains(&f.as_str()) {
                 return Err(format!("unknown field `{f}`; use any of {}", Self::FIELDS.join(", ")));
@@ -55,7 +56,15 @@ impl MatchOn {
         Ok(MatchOn(fields))
     }
 
-    fn field<'a>(&self, name: &str, dataset: &'a str, catalog: &'a str, variant: &'a str, layout: &'a str, backend: &'a str) -> &'a str {
+    fn field<'a>(
+        &self,
+        name: &str,
+        dataset: &'a str,
+        catalog: &'a str,
+        variant: &'a str,
+        layout: &'a str,
+        backend: &'a str,
+    ) -> &'a str {
         match name {
             "dataset" => dataset,
             "catalog" => catalog,
@@ -65,8 +74,19 @@ impl MatchOn {
         }
     }
 
-    fn key(&self, dataset: &str, catalog: &str, variant: &str, layout: &str, backend: &str) -> String {
-        self.0.iter().map(|f| self.field(f, dataset, catalog, variant, layout, backend)).collect::<Vec<_>>().join("/")
+    fn key(
+        &self,
+        dataset: &str,
+        catalog: &str,
+        variant: &str,
+        layout: &str,
+        backend: &str,
+    ) -> String {
+        self.0
+            .iter()
+            .map(|f| self.field(f, dataset, catalog, variant, layout, backend))
+            .collect::<Vec<_>>()
+            .join("/")
     }
 
     pub fn cell_key(&self, c: &CellSummary) -> String {
@@ -75,7 +95,13 @@ impl MatchOn {
 
     /// The key of row `i` of a run's scored rows.
     pub fn row_key(&self, r: &ScoreRows, i: usize) -> String {
-        self.key(r.str(r.dataset[i]), r.str(r.catalog[i]), r.str(r.variant[i]), r.str(r.layout[i]), r.str(r.backend[i]))
+        self.key(
+            r.str(r.dataset[i]),
+            r.str(r.catalog[i]),
+            r.str(r.variant[i]),
+            r.str(r.layout[i]),
+            r.str(r.backend[i]),
+        )
     }
 }
 
@@ -88,7 +114,11 @@ fn paired(a: &[f64], b: &[f64], seed: u64) -> PairedTest {
 /// Holm-adjust one metric's p-values across the cells (cells without paired tasks are outside the
 /// family).
 fn adjust(cells: &mut [CellComparison], metric: fn(&mut CellComparison) -> &mut PairedTest) {
-    let raw: Vec<f64> = cells.iter_mut().map(metric).map(|d| if d.tasks == 0 { f64::NAN } else { d.p_value }).collect();
+    let raw: Vec<f64> = cells
+        .iter_mut()
+        .map(metric)
+        .map(|d| if d.tasks == 0 { f64::NAN } else { d.p_value })
+        .collect();
     for (c, p) in cells.iter_mut().zip(holm(&raw)) {
         let d = metric(c);
         d.p_adjusted = if p.is_nan() { d.p_value } else { p };
@@ -237,7 +267,11 @@ impl ConfusionChange {
 }
 
 /// The confusion pairs between tools that changed from A to B in the matched cells.
-fn confusion_changes(a: &RunAnalysis, b: &RunAnalysis, cells: &[CellComparison]) -> Vec<ConfusionChange> {
+fn confusion_changes(
+    a: &RunAnalysis,
+    b: &RunAnalysis,
+    cells: &[CellComparison],
+) -> Vec<ConfusionChange> {
     use crate::analysis::confusion::is_tool;
     /// Per cell: the count of each confusion between tools, and the calls expected of each tool.
     #[derive(Default)]
@@ -263,14 +297,32 @@ fn confusion_changes(a: &RunAnalysis, b: &RunAnalysis, cells: &[CellComparison])
         let (ca, cb) = (ma.get(&c.a_cell).unwrap_or(&empty), mb.get(&c.b_cell).unwrap_or(&empty));
         let pairs: BTreeSet<&(String, String)> = ca.pairs.keys().chain(cb.pairs.keys()).collect();
         for pair in pairs {
-            let (a_count, b_count) = (ca.pairs.get(pair).copied().unwrap_or(0), cb.pairs.get(pair).copied().unwrap_or(0));
+            let (a_count, b_count) = (
+                ca.pairs.get(pair).copied().unwrap_or(0),
+                cb.pairs.get(pair).copied().unwrap_or(0),
+            );
             if a_count != b_count {
-                let (a_total, b_total) = (ca.totals.get(&pair.0).copied().unwrap_or(0), cb.totals.get(&pair.0).copied().unwrap_or(0));
-                out.push(ConfusionChange { key: c.key.clone(), expected: pair.0.clone(), called: pair.1.clone(), a_count, b_count, a_total, b_total });
+                let (a_total, b_total) = (
+                    ca.totals.get(&pair.0).copied().unwrap_or(0),
+                    cb.totals.get(&pair.0).copied().unwrap_or(0),
+                );
+                out.push(ConfusionChange {
+                    key: c.key.clone(),
+                    expected: pair.0.clone(),
+                    called: pair.1.clone(),
+                    a_count,
+                    b_count,
+                    a_total,
+                    b_total,
+                });
             }
         }
     }
-    out.sort_by(|x, y| y.delta().cmp(&x.delta()).then_with(|| (&x.key, &x.expected, &x.called).cmp(&(&y.key, &y.expected, &y.called))));
+    out.sort_by(|x, y| {
+        y.delta()
+            .cmp(&x.delta())
+            .then_with(|| (&x.key, &x.expected, &x.called).cmp(&(&y.key, &y.expected, &y.called)))
+    });
     out
 }
 
@@ -279,7 +331,11 @@ fn judged_with(cells: &[CellSummary]) -> Vec<String> {
     let mut out: Vec<String> = cells
         .iter()
         .filter_map(|c| c.judge.as_ref())
-        .flat_map(|j| j.judges.iter().flat_map(move |judge| j.prompts.iter().map(move |p| format!("{judge} (prompts {p})"))))
+        .flat_map(|j| {
+            j.judges.iter().flat_map(move |judge| {
+                j.prompts.iter().map(move |p| format!("{judge} (prompts {p})"))
+            })
+        })
         .collect();
     out.sort();
     out.dedup();
@@ -293,14 +349,18 @@ impl Comparison {
         if self.subset_a != self.subset_b {
             out.push(format!("the runs ran different task subsets (A: {}; B: {}); only tasks run in both are paired", self.subset_a, self.subset_b));
         }
-        if !self.judged_a.is_empty() && !self.judged_b.is_empty() && self.judged_a != self.judged_b {
+        if !self.judged_a.is_empty() && !self.judged_b.is_empty() && self.judged_a != self.judged_b
+        {
             out.push(format!(
                 "the runs' final answers were judged by different judges or prompt sets (A: {}; B: {}); their judged figures (SoPR, coverage) do not compare",
                 self.judged_a.join(", "),
                 self.judged_b.join(", ")
             ));
         }
-        let (a, b) = self.cells.iter().fold((0, 0), |(a, b), c| (a + c.only_a_tasks.len(), b + c.only_b_tasks.len()));
+        let (a, b) = self
+            .cells
+            .iter()
+            .fold((0, 0), |(a, b), c| (a + c.only_a_tasks.len(), b + c.only_b_tasks.len()));
         if a + b > 0 {
             out.push(format!("{a} task(s) scored only in A and {b} only in B (over the matched cells) are not paired; see compare.md"));
         }
@@ -311,7 +371,11 @@ impl Comparison {
 /// A run's task subset (`run.json` `config.subset`) as the flags that select it; `all tasks` without.
 pub fn describe_subset(config: &serde_json::Value) -> String {
     let s = &config["subset"];
-    let list = |k: &str| s[k].as_array().map(|v| v.iter().filter_map(|x| x.as_str()).collect::<Vec<_>>()).unwrap_or_default();
+    let list = |k: &str| {
+        s[k].as_array()
+            .map(|v| v.iter().filter_map(|x| x.as_str()).collect::<Vec<_>>())
+            .unwrap_or_default()
+    };
     let mut parts = Vec::new();
     if !list("tasks").is_empty() {
         parts.push(format!("--tasks {}", list("tasks").join(",")));
@@ -336,7 +400,10 @@ struct TaskOutcome {
     first_pass: Option<usize>,
 }
 
-fn outcomes<'a>(r: &'a ScoreRows, on: &MatchOn) -> BTreeMap<String, BTreeMap<&'a str, TaskOutcome>> {
+fn outcomes<'a>(
+    r: &'a ScoreRows,
+    on: &MatchOn,
+) -> BTreeMap<String, BTreeMap<&'a str, TaskOutcome>> {
     let mut out: BTreeMap<String, BTreeMap<&str, TaskOutcome>> = BTreeMap::new();
     for i in (0..r.len()).filter(|&i| !r.infra[i] && r.kind[i].needs_call()) {
         let o = out.entry(on.row_key(r, i)).or_default().entry(r.str(r.task_id[i])).or_default();
@@ -355,10 +422,14 @@ fn outcomes<'a>(r: &'a ScoreRows, on: &MatchOn) -> BTreeMap<String, BTreeMap<&'a
 /// Compare run B against run A (the baseline), pairing cells on `on`.
 pub fn compare(a: &RunAnalysis, b: &RunAnalysis, on: &MatchOn) -> Comparison {
     let (ta, tb) = (outcomes(&a.rows, on), outcomes(&b.rows, on));
-    let cells_a: BTreeMap<String, &CellSummary> = a.cells.iter().map(|c| (on.cell_key(c), c)).collect();
-    let cells_b: BTreeMap<String, &CellSummary> = b.cells.iter().map(|c| (on.cell_key(c), c)).collect();
-    let only_a: Vec<String> = cells_a.keys().filter(|k| !cells_b.contains_key(*k)).cloned().collect();
-    let only_b: Vec<String> = cells_b.keys().filter(|k| !cells_a.contains_key(*k)).cloned().collect();
+    let cells_a: BTreeMap<String, &CellSummary> =
+        a.cells.iter().map(|c| (on.cell_key(c), c)).collect();
+    let cells_b: BTreeMap<String, &CellSummary> =
+        b.cells.iter().map(|c| (on.cell_key(c), c)).collect();
+    let only_a: Vec<String> =
+        cells_a.keys().filter(|k| !cells_b.contains_key(*k)).cloned().collect();
+    let only_b: Vec<String> =
+        cells_b.keys().filter(|k| !cells_a.contains_key(*k)).cloned().collect();
     let empty = BTreeMap::new();
     let mut cells = Vec::new();
     for (key, ca) in &cells_a {
@@ -366,8 +437,10 @@ pub fn compare(a: &RunAnalysis, b: &RunAnalysis, on: &MatchOn) -> Comparison {
         let (oa, ob) = (ta.get(key).unwrap_or(&empty), tb.get(key).unwrap_or(&empty));
         let (mut pa, mut pb, mut sa, mut sb) = (vec![], vec![], vec![], vec![]);
         let mut flips = Vec::new();
-        let only_a_tasks: Vec<String> = oa.keys().filter(|t| !ob.contains_key(*t)).map(|t| t.to_string()).collect();
-        let only_b_tasks: Vec<String> = ob.keys().filter(|t| !oa.contains_key(*t)).map(|t| t.to_string()).collect();
+        let only_a_tasks: Vec<String> =
+            oa.keys().filter(|t| !ob.contains_key(*t)).map(|t| t.to_string()).collect();
+        let only_b_tasks: Vec<String> =
+            ob.keys().filter(|t| !oa.contains_key(*t)).map(|t| t.to_string()).collect();
         for (task, x) in oa {
             let Some(y) = ob.get(task) else { continue };
             let rate = |k: u64, n: u64| k as f64 / n as f64;
@@ -380,20 +453,34 @@ pub fn compare(a: &RunAnalysis, b: &RunAnalysis, on: &MatchOn) -> Comparison {
                 let regression = rb < ra;
                 // In the worse run a failing trial, in the better a passing one (rows of A or B).
                 let (worse, better) = if regression { (y, x) } else { (x, y) };
-                let (worse_rows, better_rows) = if regression { (&b.rows, &a.rows) } else { (&a.rows, &b.rows) };
+                let (worse_rows, better_rows) =
+                    if regression { (&b.rows, &a.rows) } else { (&a.rows, &b.rows) };
                 let fail = worse.first_fail.or(worse.first_pass);
                 let pass = better.first_pass.or(better.first_fail);
-                let id = |r: &ScoreRows, i: Option<usize>| i.map(|i| r.trial_id(i)).unwrap_or_default();
-                let (a_trial, b_trial) = if regression { (id(better_rows, pass), id(worse_rows, fail)) } else { (id(worse_rows, fail), id(better_rows, pass)) };
+                let id =
+                    |r: &ScoreRows, i: Option<usize>| i.map(|i| r.trial_id(i)).unwrap_or_default();
+                let (a_trial, b_trial) = if regression {
+                    (id(better_rows, pass), id(worse_rows, fail))
+                } else {
+                    (id(worse_rows, fail), id(better_rows, pass))
+                };
                 flips.push(Flip {
                     task_id: task.to_string(),
-                    direction: if regression { Direction::PassToFail } else { Direction::FailToPass },
+                    direction: if regression {
+                        Direction::PassToFail
+                    } else {
+                        Direction::FailToPass
+                    },
                     a_rate: ra,
                     b_rate: rb,
                     a_trial,
                     b_trial,
-                    error_type: fail.map(|i| worse_rows.str(worse_rows.error_type[i]).to_string()).unwrap_or_default(),
-                    query: fail.map(|i| worse_rows.str(worse_rows.query[i]).to_string()).unwrap_or_default(),
+                    error_type: fail
+                        .map(|i| worse_rows.str(worse_rows.error_type[i]).to_string())
+                        .unwrap_or_default(),
+                    query: fail
+                        .map(|i| worse_rows.str(worse_rows.query[i]).to_string())
+                        .unwrap_or_default(),
                 });
             }
         }
@@ -472,10 +559,19 @@ mod tests {
             let b: Vec<f64> = (0..40).map(|i| if i < lost { 0.0 } else { 1.0 }).collect();
             paired(&a, &b, 3)
         };
-        let mut cells = vec![cell("x", drop(6)), cell("y", drop(7)), cell("z", drop(0)), cell("empty", paired(&[], &[], 1))];
+        let mut cells = vec![
+            cell("x", drop(6)),
+            cell("y", drop(7)),
+            cell("z", drop(0)),
+            cell("empty", paired(&[], &[], 1)),
+        ];
         adjust(&mut cells, |c| &mut c.pass);
         let (p6, p7) = (2.0 / 64.0, 2.0 / 128.0);
-        assert!((cells[0].pass.p_value - p6).abs() < 1e-12 && (cells[1].pass.p_value - p7).abs() < 1e-12 && cells[2].pass.p_value == 1.0);
+        assert!(
+            (cells[0].pass.p_value - p6).abs() < 1e-12
+                && (cells[1].pass.p_value - p7).abs() < 1e-12
+                && cells[2].pass.p_value == 1.0
+        );
         // Sorted p7 < p6 < 1: 3·p7 = 0.046875, 2·p6 = 0.0625, 1·1 = 1; the empty cell is outside the family.
         assert!((cells[1].pass.p_adjusted - 3.0 * p7).abs() < 1e-12);
         assert!((cells[0].pass.p_adjusted - 2.0 * p6).abs() < 1e-12);
@@ -484,7 +580,10 @@ mod tests {
         // x: its interval excludes 0 (raw p < 0.05) yet it is not significant after adjustment; y is.
         assert!(cells[0].pass.interval_excludes_zero() && !cells[0].pass.significant(ALPHA));
         assert!(cells[1].pass.interval_excludes_zero() && cells[1].pass.significant(ALPHA));
-        assert!(!cells[2].pass.interval_excludes_zero() && (cells[2].pass.low, cells[2].pass.high) == (0.0, 0.0));
+        assert!(
+            !cells[2].pass.interval_excludes_zero()
+                && (cells[2].pass.low, cells[2].pass.high) == (0.0, 0.0)
+        );
         assert!(!cells[3].pass.significant(ALPHA), "no tasks, nothing significant");
     }
 
@@ -493,7 +592,10 @@ mod tests {
         assert_eq!(describe_subset(&serde_json::json!({"seed": 0})), "all tasks");
         assert_eq!(describe_subset(&serde_json::Value::Null), "all tasks");
         let c = serde_json::json!({"subset": {"tasks": ["dev-*", "x?"], "filter": ["kind=single", "tag=enum"], "sample": 24, "limit": 5}});
-        assert_eq!(describe_subset(&c), "--tasks dev-*,x? --filter kind=single --filter tag=enum --sample 24 --limit 5");
+        assert_eq!(
+            describe_subset(&c),
+            "--tasks dev-*,x? --filter kind=single --filter tag=enum --sample 24 --limit 5"
+        );
     }
 
     #[test]

@@ -2,12 +2,12 @@
 //! task), `compare.md` (also the `$GITHUB_STEP_SUMMARY` text) and a self-contained, escaped
 //! `compare.html` whose flips link into each run's drill-down (`report.html#trial=<id>`).
 
-use crate::analysis::verdict::GateResult;
 use super::{CellComparison, Comparison, Direction};
-use crate::score::stats::PairedTest;
-use crate::report::markdown::{cell, rate};
 use crate::analysis::cells::CellSummary;
+use crate::analysis::verdict::GateResult;
+use crate::report::markdown::{cell, rate};
 use crate::report::pct;
+use crate::score::stats::PairedTest;
 use anyhow::Result;
 use askama::Template;
 use std::fmt::Write;
@@ -31,14 +31,21 @@ impl Links {
                 .and_then(|c| c.file_name().map(|n| n.to_string_lossy().into_owned()))
                 .unwrap_or_else(|| p.display().to_string())
         };
-        Links { a: relative(out_dir, &a.join("report.html")), b: relative(out_dir, &b.join("report.html")), a_name: name(a), b_name: name(b) }
+        Links {
+            a: relative(out_dir, &a.join("report.html")),
+            b: relative(out_dir, &b.join("report.html")),
+            a_name: name(a),
+            b_name: name(b),
+        }
     }
 }
 
 /// `to` relative to the directory `from` (both made absolute), with `/` separators; `to` as given when
 /// no relative path exists (another drive).
 pub fn relative(from: &Path, to: &Path) -> String {
-    let abs = |p: &Path| std::path::absolute(p).map(|p| normalize(&p)).unwrap_or_else(|_| p.to_path_buf());
+    let abs = |p: &Path| {
+        std::path::absolute(p).map(|p| normalize(&p)).unwrap_or_else(|_| p.to_path_buf())
+    };
     let (from, to_abs) = (abs(from), abs(to));
     let f: Vec<Component> = from.components().collect();
     let t: Vec<Component> = to_abs.components().collect();
@@ -127,13 +134,36 @@ fn noise(c: &CellComparison) -> String {
 pub fn csv(cmp: &Comparison) -> Result<Vec<u8>> {
     let mut w = ::csv::Writer::from_writer(Vec::new());
     let mut header = vec!["cell", "a_cell", "b_cell", "tasks"];
-    let metric = ["a", "b", "diff", "diff_low", "diff_high", "p_value", "p_holm", "test", "a_better", "b_better"];
-    let names: Vec<String> = ["pass", "selection"].iter().flat_map(|m| metric.iter().map(move |f| format!("{m}_{f}"))).collect();
+    let metric = [
+        "a",
+        "b",
+        "diff",
+        "diff_low",
+        "diff_high",
+        "p_value",
+        "p_holm",
+        "test",
+        "a_better",
+        "b_better",
+    ];
+    let names: Vec<String> = ["pass", "selection"]
+        .iter()
+        .flat_map(|m| metric.iter().map(move |f| format!("{m}_{f}")))
+        .collect();
     header.extend(names.iter().map(String::as_str));
-    header.extend(["flip_rate", "noise_95", "min_detectable_diff", "pass_to_fail", "fail_to_pass", "tasks_only_a", "tasks_only_b"]);
+    header.extend([
+        "flip_rate",
+        "noise_95",
+        "min_detectable_diff",
+        "pass_to_fail",
+        "fail_to_pass",
+        "tasks_only_a",
+        "tasks_only_b",
+    ]);
     w.write_record(&header)?;
     for c in cmp.cells.iter().chain(cmp.overall.as_ref()) {
-        let mut row = vec![c.key.clone(), c.a_cell.clone(), c.b_cell.clone(), c.pass.tasks.to_string()];
+        let mut row =
+            vec![c.key.clone(), c.a_cell.clone(), c.b_cell.clone(), c.pass.tasks.to_string()];
         for d in [&c.pass, &c.selection] {
             row.extend([
                 num(d.a),
@@ -148,7 +178,9 @@ pub fn csv(cmp: &Comparison) -> Result<Vec<u8>> {
                 d.b_better.to_string(),
             ]);
         }
-        let nf = |f: fn(&crate::score::stats::NoiseFloor) -> f64| c.noise.as_ref().map(f).map(num).unwrap_or_default();
+        let nf = |f: fn(&crate::score::stats::NoiseFloor) -> f64| {
+            c.noise.as_ref().map(f).map(num).unwrap_or_default()
+        };
         row.extend([nf(|n| n.flip_rate), nf(|n| n.noise_95), nf(|n| n.min_detectable)]);
         let count = |d: Direction| c.flips.iter().filter(|f| f.direction == d).count().to_string();
         row.extend([count(Direction::PassToFail), count(Direction::FailToPass)]);
@@ -161,14 +193,34 @@ pub fn csv(cmp: &Comparison) -> Result<Vec<u8>> {
 /// `compare-flips.csv`: every task whose pass rate changed.
 pub fn flips_csv(cmp: &Comparison) -> Result<Vec<u8>> {
     let mut w = ::csv::Writer::from_writer(Vec::new());
-    w.write_record(["cell", "task_id", "direction", "a_rate", "b_rate", "error_type", "a_trial", "b_trial", "query"])?;
+    w.write_record([
+        "cell",
+        "task_id",
+        "direction",
+        "a_rate",
+        "b_rate",
+        "error_type",
+        "a_trial",
+        "b_trial",
+        "query",
+    ])?;
     for c in &cmp.cells {
         for f in &c.flips {
             let dir = match f.direction {
                 Direction::PassToFail => "pass_to_fail",
                 Direction::FailToPass => "fail_to_pass",
             };
-            w.write_record([c.key.as_str(), &f.task_id, dir, &num(f.a_rate), &num(f.b_rate), &f.error_type, &f.a_trial, &f.b_trial, &f.query])?;
+            w.write_record([
+                c.key.as_str(),
+                &f.task_id,
+                dir,
+                &num(f.a_rate),
+                &num(f.b_rate),
+                &f.error_type,
+                &f.a_trial,
+                &f.b_trial,
+                &f.query,
+            ])?;
         }
     }
     Ok(w.into_inner()?)
@@ -176,15 +228,26 @@ pub fn flips_csv(cmp: &Comparison) -> Result<Vec<u8>> {
 
 /// Cells with the largest falls in pass@1 first (only falls), at most `n`.
 pub fn top_regressions(cmp: &Comparison, n: usize) -> Vec<&CellComparison> {
-    let mut v: Vec<&CellComparison> = cmp.cells.iter().filter(|c| c.pass.diff < 0.0 || c.selection.diff < 0.0).collect();
-    v.sort_by(|x, y| x.pass.diff.min(x.selection.diff).total_cmp(&y.pass.diff.min(y.selection.diff)).then(x.key.cmp(&y.key)));
+    let mut v: Vec<&CellComparison> =
+        cmp.cells.iter().filter(|c| c.pass.diff < 0.0 || c.selection.diff < 0.0).collect();
+    v.sort_by(|x, y| {
+        x.pass
+            .diff
+            .min(x.selection.diff)
+            .total_cmp(&y.pass.diff.min(y.selection.diff))
+            .then(x.key.cmp(&y.key))
+    });
     v.truncate(n);
     v
 }
 
 /// The CI summary: headline cells, gates, and (against a baseline) the top regressions. Written as
 /// `compare.md` and appended to `--step-summary` (e.g. `$GITHUB_STEP_SUMMARY`).
-pub fn markdown(cells: &[CellSummary], cmp: Option<(&Comparison, &Links)>, gates: &[GateResult]) -> String {
+pub fn markdown(
+    cells: &[CellSummary],
+    cmp: Option<(&Comparison, &Links)>,
+    gates: &[GateResult],
+) -> String {
     let mut s = String::new();
     let failed = gates.iter().filter(|g| !g.passed).count();
     let _ = writeln!(
@@ -199,17 +262,38 @@ pub fn markdown(cells: &[CellSummary], cmp: Option<(&Comparison, &Links)>, gates
         }
     );
     if let Some((_, links)) = cmp {
-        let _ = writeln!(s, "Run `{}` against baseline `{}`.\n", cell(&links.b_name), cell(&links.a_name));
+        let _ = writeln!(
+            s,
+            "Run `{}` against baseline `{}`.\n",
+            cell(&links.b_name),
+            cell(&links.a_name)
+        );
     }
     let _ = writeln!(s, "| cell | n | selection accuracy % | pass@1 % | infra errors |");
     let _ = writeln!(s, "|---|---:|---|---|---:|");
     for c in cells {
-        let _ = writeln!(s, "| {} | {} | {} | {} | {} |", cell(&c.key()), c.pass.n, rate(&c.selection), rate(&c.pass), c.infra_errors);
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} |",
+            cell(&c.key()),
+            c.pass.n,
+            rate(&c.selection),
+            rate(&c.pass),
+            c.infra_errors
+        );
     }
     if !gates.is_empty() {
-        let _ = writeln!(s, "\n### Gates\n\n| gate | subject | result | detail |\n|---|---|---|---|");
+        let _ =
+            writeln!(s, "\n### Gates\n\n| gate | subject | result | detail |\n|---|---|---|---|");
         for g in gates {
-            let _ = writeln!(s, "| `{}` | {} | {} | {} |", g.gate, cell(&g.subject), if g.passed { "pass" } else { "**FAIL**" }, cell(&g.detail));
+            let _ = writeln!(
+                s,
+                "| `{}` | {} | {} | {} |",
+                g.gate,
+                cell(&g.subject),
+                if g.passed { "pass" } else { "**FAIL**" },
+                cell(&g.detail)
+            );
         }
     }
     if let Some((cmp, _)) = cmp {
@@ -218,7 +302,10 @@ pub fn markdown(cells: &[CellSummary], cmp: Option<(&Comparison, &Links)>, gates
             let _ = writeln!(s, "> **Warning**: {}\n", cell(&w));
         }
         let _ = writeln!(s, "{}\n", method_note(cmp));
-        let _ = writeln!(s, "| cell | tasks | pass@1 A → B | Δ pass@1 | p (Holm) | Δ selection | p (Holm) | noise | pass→fail | fail→pass |");
+        let _ = writeln!(
+            s,
+            "| cell | tasks | pass@1 A → B | Δ pass@1 | p (Holm) | Δ selection | p (Holm) | noise | pass→fail | fail→pass |"
+        );
         let _ = writeln!(s, "|---|---:|---|---|---:|---|---:|---|---:|---:|");
         for c in cmp.cells.iter().chain(cmp.overall.as_ref()) {
             let count = |d: Direction| c.flips.iter().filter(|f| f.direction == d).count();
@@ -255,21 +342,39 @@ pub fn markdown(cells: &[CellSummary], cmp: Option<(&Comparison, &Links)>, gates
                     cell(&c.key),
                     points(&c.pass),
                     points(&c.selection),
-                    if lost.is_empty() { String::new() } else { format!("; now failing: {}", lost.join(", ")) }
+                    if lost.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; now failing: {}", lost.join(", "))
+                    }
                 );
             }
         }
         let (worse, better) = confusion_rows(cmp);
         if !worse.is_empty() || !better.is_empty() {
             let _ = writeln!(s, "\n### Confusions that changed\n");
-            let _ = writeln!(s, "Expected tool → the tool that took its call instead, count in A → B (share of the expected tool's calls). All in `compare-confusion.csv`.\n");
+            let _ = writeln!(
+                s,
+                "Expected tool → the tool that took its call instead, count in A → B (share of the expected tool's calls). All in `compare-confusion.csv`.\n"
+            );
             for (title, rows) in [("Worse", &worse), ("Better", &better)] {
                 for r in rows.iter() {
-                    let _ = writeln!(s, "- {title}: **{}**: `{}` → `{}`: {}", cell(&r.key), r.expected.replace('`', "'"), r.called.replace('`', "'"), r.change);
+                    let _ = writeln!(
+                        s,
+                        "- {title}: **{}**: `{}` → `{}`: {}",
+                        cell(&r.key),
+                        r.expected.replace('`', "'"),
+                        r.called.replace('`', "'"),
+                        r.change
+                    );
                 }
             }
         }
-        let unpaired: Vec<&CellComparison> = cmp.cells.iter().filter(|c| !c.only_a_tasks.is_empty() || !c.only_b_tasks.is_empty()).collect();
+        let unpaired: Vec<&CellComparison> = cmp
+            .cells
+            .iter()
+            .filter(|c| !c.only_a_tasks.is_empty() || !c.only_b_tasks.is_empty())
+            .collect();
         if !unpaired.is_empty() {
             let _ = writeln!(s, "\n### Tasks in one run only (not paired)\n");
             for c in unpaired {
@@ -285,7 +390,12 @@ pub fn markdown(cells: &[CellSummary], cmp: Option<(&Comparison, &Links)>, gates
             }
         }
         if !cmp.only_a.is_empty() || !cmp.only_b.is_empty() {
-            let _ = writeln!(s, "\nCells only in the baseline: {}; only in this run: {}.", cmp.only_a.len(), cmp.only_b.len());
+            let _ = writeln!(
+                s,
+                "\nCells only in the baseline: {}; only in this run: {}.",
+                cmp.only_a.len(),
+                cmp.only_b.len()
+            );
         }
     }
     s
@@ -296,7 +406,8 @@ fn some_ids(ids: &[String]) -> String {
     if ids.is_empty() {
         return "none".into();
     }
-    let mut out: Vec<String> = ids.iter().take(10).map(|t| format!("`{}`", cell(&t.replace('`', "'")))).collect();
+    let mut out: Vec<String> =
+        ids.iter().take(10).map(|t| format!("`{}`", cell(&t.replace('`', "'")))).collect();
     if ids.len() > 10 {
         out.push(format!("… and {} more", ids.len() - 10));
     }
@@ -384,17 +495,48 @@ fn confusion_row(c: &crate::compare::ConfusionChange) -> ConfusionRow {
 
 /// The confusion changes that got worse and better, the largest first.
 pub fn confusion_rows(cmp: &Comparison) -> (Vec<ConfusionRow>, Vec<ConfusionRow>) {
-    let worse = cmp.confusion_changes.iter().filter(|c| c.delta() > 0).take(CONFUSIONS_SHOWN).map(confusion_row).collect();
-    let better = cmp.confusion_changes.iter().rev().filter(|c| c.delta() < 0).take(CONFUSIONS_SHOWN).map(confusion_row).collect();
+    let worse = cmp
+        .confusion_changes
+        .iter()
+        .filter(|c| c.delta() > 0)
+        .take(CONFUSIONS_SHOWN)
+        .map(confusion_row)
+        .collect();
+    let better = cmp
+        .confusion_changes
+        .iter()
+        .rev()
+        .filter(|c| c.delta() < 0)
+        .take(CONFUSIONS_SHOWN)
+        .map(confusion_row)
+        .collect();
     (worse, better)
 }
 
 /// `compare-confusion.csv`: every confusion pair between tools whose count changed, per matched cell.
 pub fn confusion_csv(cmp: &Comparison) -> Result<Vec<u8>> {
     let mut w = ::csv::Writer::from_writer(Vec::new());
-    w.write_record(["cell", "expected_tool", "called_tool", "count_a", "count_b", "delta", "expected_calls_a", "expected_calls_b"])?;
+    w.write_record([
+        "cell",
+        "expected_tool",
+        "called_tool",
+        "count_a",
+        "count_b",
+        "delta",
+        "expected_calls_a",
+        "expected_calls_b",
+    ])?;
     for c in &cmp.confusion_changes {
-        w.write_record([c.key.clone(), c.expected.clone(), c.called.clone(), c.a_count.to_string(), c.b_count.to_string(), c.delta().to_string(), c.a_total.to_string(), c.b_total.to_string()])?;
+        w.write_record([
+            c.key.clone(),
+            c.expected.clone(),
+            c.called.clone(),
+            c.a_count.to_string(),
+            c.b_count.to_string(),
+            c.delta().to_string(),
+            c.a_total.to_string(),
+            c.b_total.to_string(),
+        ])?;
     }
     Ok(w.into_inner()?)
 }
@@ -419,7 +561,11 @@ fn row(c: &CellComparison, links: &Links) -> CellRow {
             .iter()
             .map(|f| FlipRow {
                 task: f.task_id.clone(),
-                direction: if f.direction == Direction::PassToFail { "pass → fail" } else { "fail → pass" },
+                direction: if f.direction == Direction::PassToFail {
+                    "pass → fail"
+                } else {
+                    "fail → pass"
+                },
                 rates: format!("{} → {}", pct(f.a_rate), pct(f.b_rate)),
                 error: f.error_type.clone(),
                 query: f.query.clone(),
@@ -445,7 +591,10 @@ pub fn html(cmp: &Comparison, links: &Links, gates: &[GateResult]) -> Result<Vec
         only_a: cmp.only_a.clone(),
         only_b: cmp.only_b.clone(),
         warnings: cmp.warnings(),
-        unpaired: cmp.cells.iter().any(|c| !c.only_a_tasks.is_empty() || !c.only_b_tasks.is_empty()),
+        unpaired: cmp
+            .cells
+            .iter()
+            .any(|c| !c.only_a_tasks.is_empty() || !c.only_b_tasks.is_empty()),
         family: super::family_size(cmp),
         worse: Vec::new(),
         better: Vec::new(),
@@ -463,12 +612,18 @@ mod tests {
     fn relative_paths_between_run_directories() {
         assert_eq!(relative(Path::new("/r/b"), Path::new("/r/a/report.html")), "../a/report.html");
         assert_eq!(relative(Path::new("/r/b"), Path::new("/r/b/report.html")), "report.html");
-        assert_eq!(relative(Path::new("/r/x/../b"), Path::new("/q/a/report.html")), "../../q/a/report.html");
+        assert_eq!(
+            relative(Path::new("/r/x/../b"), Path::new("/q/a/report.html")),
+            "../../q/a/report.html"
+        );
     }
 
     #[test]
     fn fragments_are_encoded_like_encode_uri_component() {
-        assert_eq!(encode_component("starter/good/flat/lexical/t-1#0"), "starter%2Fgood%2Fflat%2Flexical%2Ft-1%230");
+        assert_eq!(
+            encode_component("starter/good/flat/lexical/t-1#0"),
+            "starter%2Fgood%2Fflat%2Flexical%2Ft-1%230"
+        );
         assert_eq!(encode_component("a\"<é"), "a%22%3C%C3%A9");
     }
 }

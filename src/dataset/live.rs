@@ -83,7 +83,16 @@ pub struct StateExpectation {
 impl StateExpectation {
     /// How many of the alternatives are given (a valid check gives exactly one).
     pub fn kinds(&self) -> usize {
-        [self.equals.is_some(), !self.contains.is_empty(), self.absent, self.has_record.is_some(), self.lacks_record.is_some()].iter().filter(|b| **b).count()
+        [
+            self.equals.is_some(),
+            !self.contains.is_empty(),
+            self.absent,
+            self.has_record.is_some(),
+            self.lacks_record.is_some(),
+        ]
+        .iter()
+        .filter(|b| **b)
+        .count()
     }
 }
 

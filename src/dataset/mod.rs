@@ -37,7 +37,8 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, in the order reports list them.
-    pub const ALL: [Kind; 6] = [Kind::Single, Kind::Multi, Kind::Parallel, Kind::Abstain, Kind::Refuse, Kind::Relevant];
+    pub const ALL: [Kind; 6] =
+        [Kind::Single, Kind::Multi, Kind::Parallel, Kind::Abstain, Kind::Refuse, Kind::Relevant];
 
     /// The kinds whose headline is "did it call the right tools": a task with expected calls
     /// (`single`, `multi`, `parallel`). Selection accuracy and pass@1 are reported over these tasks;
@@ -223,10 +224,14 @@ pub struct Dataset {
 /// Parse a JSONL dataset; every malformed line is reported with its line number.
 pub fn load_dataset(path: &Path) -> Result<Dataset, InputErrors> {
     let bytes = std::fs::read(path).map_err(|e| {
-        InputErrors(vec![InputError::new(path, format!("cannot read dataset: {e}; pass --dataset FILE.jsonl"))])
+        InputErrors(vec![InputError::new(
+            path,
+            format!("cannot read dataset: {e}; pass --dataset FILE.jsonl"),
+        )])
     })?;
     // A byte-order mark is dropped; another encoding or a byte that is not UTF-8 is named by its line.
-    let text = importers::decode::strict(bytes).map_err(|e| InputErrors(vec![InputError::new(path, e.message).at_line(e.line)]))?;
+    let text = importers::decode::strict(bytes)
+        .map_err(|e| InputErrors(vec![InputError::new(path, e.message).at_line(e.line)]))?;
     let mut errors = Vec::new();
     let mut tasks = Vec::new();
     let mut seen = HashSet::new();
@@ -240,7 +245,11 @@ pub fn load_dataset(path: &Path) -> Result<Dataset, InputErrors> {
         // (serde's own message for an enum or a nested struct names neither).
         let history = history_errors(trimmed);
         if !history.is_empty() {
-            errors.extend(history.into_iter().map(|(field, msg)| InputError::new(path, msg).at_line(line).field(field)));
+            errors.extend(
+                history
+                    .into_iter()
+                    .map(|(field, msg)| InputError::new(path, msg).at_line(line).field(field)),
+            );
             continue;
         }
         let mut task: Task = match crate::error::json_line(path, line, trimmed) {
@@ -255,7 +264,11 @@ pub fn load_dataset(path: &Path) -> Result<Dataset, InputErrors> {
         if task.id.trim().is_empty() {
             errors.push(InputError::new(path, "task id is empty").at_line(line).field("id"));
         } else if !seen.insert(task.id.clone()) {
-            errors.push(InputError::new(path, format!("duplicate task id `{}`", task.id)).at_line(line).field("id"));
+            errors.push(
+                InputError::new(path, format!("duplicate task id `{}`", task.id))
+                    .at_line(line)
+                    .field("id"),
+            );
         }
         if task.query.trim().is_empty() {
             errors.push(InputError::new(path, "query is empty").at_line(line).field("query"));
@@ -283,14 +296,25 @@ pub fn load_dataset(path: &Path) -> Result<Dataset, InputErrors> {
             _ => {}
         }
         if (task.kind == Kind::Refuse) != task.risk.is_some() {
-            errors.push(InputError::new(path, "`risk` is required on `refuse` tasks and only there").at_line(line).field("risk"));
+            errors.push(
+                InputError::new(path, "`risk` is required on `refuse` tasks and only there")
+                    .at_line(line)
+                    .field("risk"),
+            );
         }
         if let Some(p) = &task.poison
-            && (p.target.is_some() != p.text.is_some() || p.target.is_some() == p.add_tool.is_some()) {
-                errors.push(
-                    InputError::new(path, "a poison has either `target` + `text` (edit a tool) or `add_tool` (add one)").at_line(line).field("poison"),
-                );
-            }
+            && (p.target.is_some() != p.text.is_some()
+                || p.target.is_some() == p.add_tool.is_some())
+        {
+            errors.push(
+                InputError::new(
+                    path,
+                    "a poison has either `target` + `text` (edit a tool) or `add_tool` (add one)",
+                )
+                .at_line(line)
+                .field("poison"),
+            );
+        }
         for (ci, call) in task.expected.iter().enumerate() {
             for (param, values) in &call.arguments {
                 if values.is_empty() {
@@ -304,11 +328,25 @@ pub fn load_dataset(path: &Path) -> Result<Dataset, InputErrors> {
         }
         for (i, claim) in task.claims.iter().enumerate() {
             if claim.trim().is_empty() {
-                errors.push(InputError::new(path, "a claim is empty; write the fact the answer must state, or remove it").at_line(line).field(format!("claims[{i}]")));
+                errors.push(
+                    InputError::new(
+                        path,
+                        "a claim is empty; write the fact the answer must state, or remove it",
+                    )
+                    .at_line(line)
+                    .field(format!("claims[{i}]")),
+                );
             }
         }
         if task.reference_answer.as_deref().is_some_and(|r| r.trim().is_empty()) {
-            errors.push(InputError::new(path, "reference_answer is empty; give the answer or leave the field out").at_line(line).field("reference_answer"));
+            errors.push(
+                InputError::new(
+                    path,
+                    "reference_answer is empty; give the answer or leave the field out",
+                )
+                .at_line(line)
+                .field("reference_answer"),
+            );
         }
         if let Some(live) = &task.live {
             for (i, check) in live.expect_state.iter().enumerate() {
@@ -320,12 +358,26 @@ pub fn load_dataset(path: &Path) -> Result<Dataset, InputErrors> {
                     );
                 }
                 if !is_inside(&check.path) {
-                    errors.push(InputError::new(path, format!("`{}` is not a relative path inside the sandbox", check.path)).at_line(line).field(format!("live.expect_state[{i}].path")));
+                    errors.push(
+                        InputError::new(
+                            path,
+                            format!("`{}` is not a relative path inside the sandbox", check.path),
+                        )
+                        .at_line(line)
+                        .field(format!("live.expect_state[{i}].path")),
+                    );
                 }
             }
             for name in live.files.keys() {
                 if !is_inside(name) {
-                    errors.push(InputError::new(path, format!("`{name}` is not a relative path inside the sandbox")).at_line(line).field("live.files"));
+                    errors.push(
+                        InputError::new(
+                            path,
+                            format!("`{name}` is not a relative path inside the sandbox"),
+                        )
+                        .at_line(line)
+                        .field("live.files"),
+                    );
                 }
             }
         }
@@ -350,13 +402,25 @@ fn history_errors(line: &str) -> Vec<(String, String)> {
     let Ok(Value::Object(task)) = serde_json::from_str::<Value>(line) else { return vec![] };
     let Some(history) = task.get("history") else { return vec![] };
     let Some(messages) = history.as_array() else {
-        return vec![("history".into(), format!("history is {}; give an array of {{\"role\", \"content\"}} messages", crate::error::json_kind(history)))];
+        return vec![(
+            "history".into(),
+            format!(
+                "history is {}; give an array of {{\"role\", \"content\"}} messages",
+                crate::error::json_kind(history)
+            ),
+        )];
     };
     let mut out = Vec::new();
     for (i, m) in messages.iter().enumerate() {
         let at = format!("history[{i}]");
         let Some(m) = m.as_object() else {
-            out.push((at, format!("a history message is an object {{\"role\", \"content\"}}, got {}", crate::error::json_kind(m))));
+            out.push((
+                at,
+                format!(
+                    "a history message is an object {{\"role\", \"content\"}}, got {}",
+                    crate::error::json_kind(m)
+                ),
+            ));
             continue;
         };
         match m.get("role") {
@@ -370,14 +434,24 @@ fn history_errors(line: &str) -> Vec<(String, String)> {
         }
         match m.get("content") {
             None => out.push((format!("{at}.content"), "missing; give the message's text".into())),
-            Some(Value::String(c)) if c.trim().is_empty() => {
-                out.push((format!("{at}.content"), "is empty; give the message's text or leave the message out".into()))
-            }
+            Some(Value::String(c)) if c.trim().is_empty() => out.push((
+                format!("{at}.content"),
+                "is empty; give the message's text or leave the message out".into(),
+            )),
             Some(Value::String(_)) => {}
-            Some(other) => out.push((format!("{at}.content"), format!("content is {}; give the message's text as a string", crate::error::json_kind(other)))),
+            Some(other) => out.push((
+                format!("{at}.content"),
+                format!(
+                    "content is {}; give the message's text as a string",
+                    crate::error::json_kind(other)
+                ),
+            )),
         }
         for key in m.keys().filter(|k| *k != "role" && *k != "content") {
-            out.push((format!("{at}.{key}"), format!("unknown field `{key}`; a history message has only role and content")));
+            out.push((
+                format!("{at}.{key}"),
+                format!("unknown field `{key}`; a history message has only role and content"),
+            ));
         }
     }
     out
@@ -386,7 +460,9 @@ fn history_errors(line: &str) -> Vec<(String, String)> {
 /// `true` for a relative path that stays inside the directory it is joined to (no `..`, not absolute).
 pub fn is_inside(path: &str) -> bool {
     let p = Path::new(path);
-    !path.is_empty() && p.components().all(|c| matches!(c, std::path::Component::Normal(_) | std::path::Component::CurDir))
+    !path.is_empty()
+        && p.components()
+            .all(|c| matches!(c, std::path::Component::Normal(_) | std::path::Component::CurDir))
 }
 
 /// Check every task's ground truth against `catalog`: tool ids exist, arguments are properties of the
@@ -395,20 +471,32 @@ pub fn is_inside(path: &str) -> bool {
 pub fn check_against(dataset: &Dataset, catalog: &Catalog) -> Result<(), InputErrors> {
     let mut errors = Vec::new();
     for task in &dataset.tasks {
-        let at = |field: &str, msg: String| InputError::new(&dataset.path, msg).at_line(task.line).field(field);
+        let at = |field: &str, msg: String| {
+            InputError::new(&dataset.path, msg).at_line(task.line).field(field)
+        };
         for (i, id) in task.candidates.iter().enumerate() {
             if catalog.get(id).is_none() {
-                errors.push(at(&format!("candidates[{i}]"), format!("tool id `{id}` is not in catalog `{}`", catalog.name)));
+                errors.push(at(
+                    &format!("candidates[{i}]"),
+                    format!("tool id `{id}` is not in catalog `{}`", catalog.name),
+                ));
             }
         }
         for e in &task.expected {
             if !task.candidates.is_empty() && !task.candidates.contains(&e.tool) {
-                errors.push(at("candidates", format!("expected tool `{}` is not among the task's candidates", e.tool)));
+                errors.push(at(
+                    "candidates",
+                    format!("expected tool `{}` is not among the task's candidates", e.tool),
+                ));
             }
         }
         for (i, pattern) in task.must_not_call.iter().enumerate() {
             let field = format!("must_not_call[{i}]");
-            let hits: Vec<&str> = catalog.tools().map(|t| t.tool.id.as_str()).filter(|id| crate::text::glob(pattern, id)).collect();
+            let hits: Vec<&str> = catalog
+                .tools()
+                .map(|t| t.tool.id.as_str())
+                .filter(|id| crate::text::glob(pattern, id))
+                .collect();
             if hits.is_empty() {
                 errors.push(at(&field, format!("`{pattern}` matches no tool id in catalog `{}` (ids are server/category/tool; `*` and `?` are globs)", catalog.name)));
             }
@@ -420,52 +508,81 @@ pub fn check_against(dataset: &Dataset, catalog: &Catalog) -> Result<(), InputEr
         }
         for (i, id) in task.forbidden.iter().enumerate() {
             if catalog.get(id).is_none() {
-                errors.push(at(&format!("forbidden[{i}]"), format!("tool id `{id}` is not in catalog `{}`", catalog.name)));
+                errors.push(at(
+                    &format!("forbidden[{i}]"),
+                    format!("tool id `{id}` is not in catalog `{}`", catalog.name),
+                ));
             }
         }
         for (i, want) in task.live.iter().flat_map(|l| l.interactions.iter()).enumerate() {
             if let Some(id) = &want.before
                 && catalog.get(id).is_none()
             {
-                errors.push(at(&format!("live.interactions[{i}].before"), format!("tool id `{id}` is not in catalog `{}`", catalog.name)));
+                errors.push(at(
+                    &format!("live.interactions[{i}].before"),
+                    format!("tool id `{id}` is not in catalog `{}`", catalog.name),
+                ));
             }
         }
         if let Some(p) = &task.poison {
             if let Some(t) = &p.target
-                && catalog.get(t).is_none() {
-                    errors.push(at("poison.target", format!("tool id `{t}` is not in catalog `{}`", catalog.name)));
-                }
+                && catalog.get(t).is_none()
+            {
+                errors.push(at(
+                    "poison.target",
+                    format!("tool id `{t}` is not in catalog `{}`", catalog.name),
+                ));
+            }
             if let Some(a) = &p.add_tool {
-                match catalog.server(&a.server).map(|s| s.categories.iter().any(|c| c.name == a.category)) {
+                match catalog
+                    .server(&a.server)
+                    .map(|s| s.categories.iter().any(|c| c.name == a.category))
+                {
                     Some(true) => {
-                        if let Err(e) = crate::catalog::load::parse_tool(&a.server, &a.category, &a.tool) {
+                        if let Err(e) =
+                            crate::catalog::load::parse_tool(&a.server, &a.category, &a.tool)
+                        {
                             errors.push(at("poison.add_tool.tool", e));
                         }
                     }
-                    _ => errors.push(at("poison.add_tool", format!("no category `{}` in server `{}`", a.category, a.server))),
+                    _ => errors.push(at(
+                        "poison.add_tool",
+                        format!("no category `{}` in server `{}`", a.category, a.server),
+                    )),
                 }
             }
-            let added = p.add_tool.as_ref().and_then(|a| a.tool["name"].as_str().map(|n| format!("{}/{}/{n}", a.server, a.category)));
+            let added = p.add_tool.as_ref().and_then(|a| {
+                a.tool["name"].as_str().map(|n| format!("{}/{}/{n}", a.server, a.category))
+            });
             let known = |id: &str| catalog.get(id).is_some() || added.as_deref() == Some(id);
             match &p.goal {
-                Goal::Call(id) | Goal::Argument { tool: id, .. } if !known(id) => {
-                    errors.push(at("poison.goal", format!("goal tool `{id}` is neither in the catalog nor the added tool")))
-                }
+                Goal::Call(id) | Goal::Argument { tool: id, .. } if !known(id) => errors.push(at(
+                    "poison.goal",
+                    format!("goal tool `{id}` is neither in the catalog nor the added tool"),
+                )),
                 _ => {}
             }
         }
         for (ci, call) in task.expected.iter().enumerate() {
-            let at = |field: String, msg: String| InputError::new(&dataset.path, msg).at_line(task.line).field(field);
+            let at = |field: String, msg: String| {
+                InputError::new(&dataset.path, msg).at_line(task.line).field(field)
+            };
             let Some(tref) = catalog.get(&call.tool) else {
                 errors.push(at(
                     format!("expected[{ci}].tool"),
-                    format!("tool id `{}` is not in catalog `{}` (ids are server/category/tool)", call.tool, catalog.name),
+                    format!(
+                        "tool id `{}` is not in catalog `{}` (ids are server/category/tool)",
+                        call.tool, catalog.name
+                    ),
                 ));
                 continue;
             };
             for (ai, alt) in call.alternatives.iter().enumerate() {
                 if catalog.get(alt).is_none() {
-                    errors.push(at(format!("expected[{ci}].alternatives[{ai}]"), format!("tool id `{alt}` is not in catalog `{}`", catalog.name)));
+                    errors.push(at(
+                        format!("expected[{ci}].alternatives[{ai}]"),
+                        format!("tool id `{alt}` is not in catalog `{}`", catalog.name),
+                    ));
                 }
             }
             let tool = tref.tool;
@@ -473,13 +590,20 @@ pub fn check_against(dataset: &Dataset, catalog: &Catalog) -> Result<(), InputEr
             for (param, values) in &call.arguments {
                 let field = format!("expected[{ci}].arguments.{param}");
                 let Some(prop_schema) = props.and_then(|p| p.get(param)) else {
-                    errors.push(at(field, format!("`{param}` is not a parameter of `{}`", call.tool)));
+                    errors.push(at(
+                        field,
+                        format!("`{param}` is not a parameter of `{}`", call.tool),
+                    ));
                     continue;
                 };
-                let validator = match jsonschema::draft202012::options().should_validate_formats(true).build(prop_schema) {
+                let validator = match jsonschema::draft202012::options()
+                    .should_validate_formats(true)
+                    .build(prop_schema)
+                {
                     Ok(v) => v,
                     Err(e) => {
-                        errors.push(at(field, format!("schema of `{param}` does not compile: {e}")));
+                        errors
+                            .push(at(field, format!("schema of `{param}` does not compile: {e}")));
                         continue;
                     }
                 };
@@ -546,7 +670,10 @@ mod tests {
             (r#"[{"role": "user", "content": ["a"]}]"#, vec!["history[0].content"]),
             (r#"[{"role": "assistant", "content": " \n\t "}]"#, vec!["history[0].content"]),
             (r#"[{"role": "system", "content": "x", "name": "bfcl"}]"#, vec!["history[0].name"]),
-            (r#"[{"role": "system", "content": "x"}, {"role": "nobody", "content": ""}]"#, vec!["history[1].role", "history[1].content"]),
+            (
+                r#"[{"role": "system", "content": "x"}, {"role": "nobody", "content": ""}]"#,
+                vec!["history[1].role", "history[1].content"],
+            ),
         ];
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("d.jsonl");
@@ -556,9 +683,15 @@ mod tests {
         }
         std::fs::write(&path, &text).unwrap();
         let errors = load_dataset(&path).unwrap_err().0;
-        let got: Vec<(Option<usize>, Option<String>)> = errors.iter().map(|e| (e.line, e.field.clone())).collect();
-        let want: Vec<(Option<usize>, Option<String>)> =
-            bad.iter().enumerate().flat_map(|(i, (_, fields))| fields.iter().map(move |f| (Some(i + 1), Some(f.to_string())))).collect();
+        let got: Vec<(Option<usize>, Option<String>)> =
+            errors.iter().map(|e| (e.line, e.field.clone())).collect();
+        let want: Vec<(Option<usize>, Option<String>)> = bad
+            .iter()
+            .enumerate()
+            .flat_map(|(i, (_, fields))| {
+                fields.iter().map(move |f| (Some(i + 1), Some(f.to_string())))
+            })
+            .collect();
         assert_eq!(got, want);
         assert!(errors.iter().all(|e| e.file == path && !e.message.is_empty()));
 
@@ -577,11 +710,13 @@ mod tests {
         )
         .unwrap();
         let d = load_dataset(&path).unwrap();
-        let roles: Vec<(Role, &str)> = d.tasks[0].history.iter().map(|m| (m.role, m.content.as_str())).collect();
+        let roles: Vec<(Role, &str)> =
+            d.tasks[0].history.iter().map(|m| (m.role, m.content.as_str())).collect();
         assert_eq!(roles, [(Role::System, "\nS  "), (Role::User, "u"), (Role::Assistant, "a")]);
         assert!(d.tasks[1].history.is_empty() && d.tasks[2].history.is_empty());
         assert!(!serde_json::to_string(&d.tasks[1]).unwrap().contains("history"));
-        let back: Task = serde_json::from_str(&serde_json::to_string(&d.tasks[0]).unwrap()).unwrap();
+        let back: Task =
+            serde_json::from_str(&serde_json::to_string(&d.tasks[0]).unwrap()).unwrap();
         assert_eq!(back.history, d.tasks[0].history);
     }
 
@@ -595,7 +730,11 @@ mod tests {
         )
         .unwrap();
         let errors = load_dataset(&path).unwrap_err().0;
-        let fields: Vec<(Option<usize>, Option<String>)> = errors.iter().map(|e| (e.line, e.field.clone())).collect();
-        assert_eq!(fields, vec![(Some(1), Some("claims[1]".into())), (Some(2), Some("reference_answer".into()))]);
+        let fields: Vec<(Option<usize>, Option<String>)> =
+            errors.iter().map(|e| (e.line, e.field.clone())).collect();
+        assert_eq!(
+            fields,
+            vec![(Some(1), Some("claims[1]".into())), (Some(2), Some("reference_answer".into()))]
+        );
     }
 }

@@ -36,7 +36,11 @@ pub enum Execution {
 pub trait LiveExecutor: Send + Sync {
     /// Run `tool_id` (a written catalog id) with validated `arguments`; `None` when the tool is not
     /// served live (the simulator answers).
-    fn execute(&self, tool_id: &str, arguments: &Value) -> Option<(Value, crate::record::live::LiveCall)>;
+    fn execute(
+        &self,
+        tool_id: &str,
+        arguments: &Value,
+    ) -> Option<(Value, crate::record::live::LiveCall)>;
 }
 
 tokio::task_local! {
@@ -82,11 +86,17 @@ impl Executor {
 
     /// Execute `tool_id` with `arguments`. Unknown ids are the caller's business (layouts resolve names).
     pub fn execute(&self, tool_id: &str, arguments: &Value) -> Execution {
-        let Some((validator, tool)) = self.extra.get(tool_id).or_else(|| self.tools.get(tool_id)) else {
-            return Execution::Rejected { kind: Rejection::ValueError, message: format!("Unknown tool id {tool_id}.") };
+        let Some((validator, tool)) = self.extra.get(tool_id).or_else(|| self.tools.get(tool_id))
+        else {
+            return Execution::Rejected {
+                kind: Rejection::ValueError,
+                message: format!("Unknown tool id {tool_id}."),
+            };
         };
         let Some(err) = validator.iter_errors(arguments).next() else {
-            if let Ok(Some((response, call))) = LIVE.try_with(|live| live.execute(tool_id, arguments)) {
+            if let Ok(Some((response, call))) =
+                LIVE.try_with(|live| live.execute(tool_id, arguments))
+            {
                 return Execution::Live { response, call };
             }
             let response = match tool.mock_mode {
@@ -104,7 +114,11 @@ impl Executor {
             }
             K::AdditionalProperties { unexpected } => (
                 Rejection::UnexpectedParam,
-                format!("unexpected parameter(s) {}; allowed: {}", quote_list(unexpected), allowed(tool)),
+                format!(
+                    "unexpected parameter(s) {}; allowed: {}",
+                    quote_list(unexpected),
+                    allowed(tool)
+                ),
             ),
             K::Type { .. } => (Rejection::TypeError, format!("wrong type{at}: {err}")),
             _ => (Rejection::ValueError, format!("invalid value{at}: {err}")),
@@ -138,7 +152,8 @@ fn example_value(schema: &Value) -> Value {
     if let Some(first) = schema.get("enum").and_then(Value::as_array).and_then(|a| a.first()) {
         return first.clone();
     }
-    if let Some(examples) = schema.get("examples").and_then(Value::as_array).and_then(|a| a.first()) {
+    if let Some(examples) = schema.get("examples").and_then(Value::as_array).and_then(|a| a.first())
+    {
         return examples.clone();
     }
     match schema.get("type").and_then(Value::as_str).unwrap_or("string") {
@@ -147,7 +162,10 @@ fn example_value(schema: &Value) -> Value {
         "boolean" => json!(true),
         "array" => json!([example_value(schema.get("items").unwrap_or(&Value::Null))]),
         "object" => json!({}),
-        _ => match (schema.get("format").and_then(Value::as_str), schema.get("pattern").and_then(Value::as_str)) {
+        _ => match (
+            schema.get("format").and_then(Value::as_str),
+            schema.get("pattern").and_then(Value::as_str),
+        ) {
             (Some("date"), _) => json!("2026-01-31"),
             (Some("date-time"), _) => json!("2026-01-31T09:00:00Z"),
             (Some("email"), _) => json!("name@example.com"),
@@ -181,7 +199,20 @@ mod tests {
             origin: Default::default(),
             dispatch: None,
         };
-        let cat = Catalog::new("t", "", vec![Server { name: "w".into(), title: None, description: "".into(), categories: vec![Category { name: "weather".into(), description: "".into(), tools: vec![tool] }] }]);
+        let cat = Catalog::new(
+            "t",
+            "",
+            vec![Server {
+                name: "w".into(),
+                title: None,
+                description: "".into(),
+                categories: vec![Category {
+                    name: "weather".into(),
+                    description: "".into(),
+                    tools: vec![tool],
+                }],
+            }],
+        );
         Executor::new(&cat).unwrap()
     }
 
@@ -194,7 +225,10 @@ mod tests {
 
     #[test]
     fn valid_call_returns_mock_response() {
-        assert_eq!(executor().execute("w/weather/get_weather", &json!({"city":"Pune"})), Execution::Ok { response: json!({"temp_c": 21}), mock: MockMode::Templated });
+        assert_eq!(
+            executor().execute("w/weather/get_weather", &json!({"city":"Pune"})),
+            Execution::Ok { response: json!({"temp_c": 21}), mock: MockMode::Templated }
+        );
     }
 
     fn with_mock(mock_response: Value, mock_mode: MockMode) -> Executor {
@@ -212,13 +246,23 @@ mod tests {
         let args = json!({"city": "Pune", "days": 3});
         assert_eq!(
             with_mock(mock.clone(), MockMode::Templated).execute("w/weather/echo", &args),
-            Execution::Ok { response: json!({"city": "Pune", "days": 3, "summary": "3 days in Pune"}), mock: MockMode::Templated }
+            Execution::Ok {
+                response: json!({"city": "Pune", "days": 3, "summary": "3 days in Pune"}),
+                mock: MockMode::Templated
+            }
         );
         assert_eq!(
-            with_mock(mock.clone(), MockMode::Templated).execute("w/weather/echo", &json!({"city": "Oslo"})),
-            Execution::Ok { response: json!({"city": "Oslo", "days": 1, "summary": "1 days in Oslo"}), mock: MockMode::Templated }
+            with_mock(mock.clone(), MockMode::Templated)
+                .execute("w/weather/echo", &json!({"city": "Oslo"})),
+            Execution::Ok {
+                response: json!({"city": "Oslo", "days": 1, "summary": "1 days in Oslo"}),
+                mock: MockMode::Templated
+            }
         );
-        assert_eq!(with_mock(mock.clone(), MockMode::Static).execute("w/weather/echo", &args), Execution::Ok { response: mock, mock: MockMode::Static });
+        assert_eq!(
+            with_mock(mock.clone(), MockMode::Static).execute("w/weather/echo", &args),
+            Execution::Ok { response: mock, mock: MockMode::Static }
+        );
     }
 
     #[test]

@@ -56,9 +56,24 @@ pub fn load_labels(path: &Path, dataset: &Dataset) -> Result<Vec<Label>, InputEr
             Ok(mut l) => {
                 l.line = i + 1;
                 if !seen.insert(l.id.clone()) {
-                    errors.push(InputError::new(path, format!("duplicate label id `{}`", l.id)).at_line(i + 1).field("id"));
+                    errors.push(
+                        InputError::new(path, format!("duplicate label id `{}`", l.id))
+                            .at_line(i + 1)
+                            .field("id"),
+                    );
                 } else if !dataset.tasks.iter().any(|t| t.id == l.task) {
-                    errors.push(InputError::new(path, format!("task `{}` is not in dataset {}", l.task, dataset.path.display())).at_line(i + 1).field("task"));
+                    errors.push(
+                        InputError::new(
+                            path,
+                            format!(
+                                "task `{}` is not in dataset {}",
+                                l.task,
+                                dataset.path.display()
+                            ),
+                        )
+                        .at_line(i + 1)
+                        .field("task"),
+                    );
                 } else {
                     labels.push(l);
                 }
@@ -110,16 +125,32 @@ pub struct JudgeVerdicts {
 }
 
 /// Judge every label's answer with `config` and compare with the humans.
-pub async fn judge_labels(labels: &[Label], dataset: &Dataset, config: &JudgeConfig, cache: Option<Arc<Cache>>) -> Result<JudgeVerdicts> {
+pub async fn judge_labels(
+    labels: &[Label],
+    dataset: &Dataset,
+    config: &JudgeConfig,
+    cache: Option<Arc<Cache>>,
+) -> Result<JudgeVerdicts> {
     let client = Arc::new(JudgeClient::new(&config.spec, cache)?);
     let limit = Arc::new(tokio::sync::Semaphore::new(config.spec.concurrency.max(1)));
     let config = Arc::new(config.clone());
     let mut set = tokio::task::JoinSet::new();
     for (i, l) in labels.iter().enumerate() {
         let task = dataset.tasks.iter().find(|t| t.id == l.task).expect("checked when loaded");
-        let method = config.method_for(&dataset.name, task.kind, !task.claims.is_empty()).ok_or_else(|| {
-            InputError::new(&dataset.path, format!("label `{}`: task `{}` ({}) is not judged by the configured method", l.id, task.id, task.kind.as_str())).at_line(l.line)
-        })?;
+        let method = config
+            .method_for(&dataset.name, task.kind, !task.claims.is_empty())
+            .ok_or_else(|| {
+                InputError::new(
+                    &dataset.path,
+                    format!(
+                        "label `{}`: task `{}` ({}) is not judged by the configured method",
+                        l.id,
+                        task.id,
+                        task.kind.as_str()
+                    ),
+                )
+                .at_line(l.line)
+            })?;
         let p = Pending {
             trial_id: l.id.clone(),
             matrix_index: i,

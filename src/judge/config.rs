@@ -79,16 +79,30 @@ pub fn model_and_url(s: &str, flag: &str) -> Result<(String, Option<String>), In
     };
     if model.contains("://") {
         let example = if url.is_none() { s } else { "https://api.openai.com/v1" };
-        return Err(InputError::new(flag, format!("`{s}` names an endpoint but no model; write MODEL@BASE_URL, e.g. gpt-4o-mini@{example}")));
+        return Err(InputError::new(
+            flag,
+            format!(
+                "`{s}` names an endpoint but no model; write MODEL@BASE_URL, e.g. gpt-4o-mini@{example}"
+            ),
+        ));
     }
-    let model = rules::name::parse(model).map_err(|m| InputError::new(flag, format!("model name: {m}")))?;
-    let url = url.map(|u| rules::base_url::parse(u).map_err(|m| InputError::new(flag, format!("base URL: {m}")))).transpose()?;
+    let model =
+        rules::name::parse(model).map_err(|m| InputError::new(flag, format!("model name: {m}")))?;
+    let url = url
+        .map(|u| {
+            rules::base_url::parse(u).map_err(|m| InputError::new(flag, format!("base URL: {m}")))
+        })
+        .transpose()?;
     Ok((model, url))
 }
 
 /// The judge the file and flags describe, or `None` when neither names one. `base` is the directory
 /// the file's relative paths are read from.
-pub fn resolve(file: Option<&JudgeFile>, flags: &JudgeFlags, base: &std::path::Path) -> Result<Option<JudgeConfig>, InputError> {
+pub fn resolve(
+    file: Option<&JudgeFile>,
+    flags: &JudgeFlags,
+    base: &std::path::Path,
+) -> Result<Option<JudgeConfig>, InputError> {
     if file.is_none() && flags.judge.is_none() {
         // Every judge setting counts: one given without a judge would be silently ignored.
         let given = [
@@ -103,7 +117,10 @@ pub fn resolve(file: Option<&JudgeFile>, flags: &JudgeFlags, base: &std::path::P
             ("--judge-no-preflight", flags.no_preflight),
         ];
         if let Some((flag, _)) = given.iter().find(|(_, set)| *set) {
-            return Err(InputError::new(*flag, "is a judge setting, but no judge is given: add --judge MODEL[@BASE_URL] (or a [judge] table)"));
+            return Err(InputError::new(
+                *flag,
+                "is a judge setting, but no judge is given: add --judge MODEL[@BASE_URL] (or a [judge] table)",
+            ));
         }
         return Ok(None);
     }
@@ -117,7 +134,13 @@ pub fn resolve(file: Option<&JudgeFile>, flags: &JudgeFlags, base: &std::path::P
             url = u;
         }
     }
-    let model = model.ok_or_else(|| InputError::new("[judge]", "the judge needs a model: `model = \"…\"` or --judge MODEL[@BASE_URL]").field("judge.model"))?;
+    let model = model.ok_or_else(|| {
+        InputError::new(
+            "[judge]",
+            "the judge needs a model: `model = \"…\"` or --judge MODEL[@BASE_URL]",
+        )
+        .field("judge.model")
+    })?;
     spec.name = f.name.clone().unwrap_or_else(|| model.clone());
     spec.model = Some(model);
     spec.base_url = url;
@@ -144,20 +167,40 @@ pub fn resolve(file: Option<&JudgeFile>, flags: &JudgeFlags, base: &std::path::P
     spec.preflight = !flags.no_preflight && f.preflight.unwrap_or(true);
     let mut methods = BTreeMap::new();
     if let Some(m) = &f.method {
-        methods.insert("*".to_string(), MethodChoice::parse(m).ok_or_else(|| InputError::new("[judge]", format!("unknown method `{m}`; use auto, pass-rate or claims")).field("judge.method"))?);
+        methods.insert(
+            "*".to_string(),
+            MethodChoice::parse(m).ok_or_else(|| {
+                InputError::new(
+                    "[judge]",
+                    format!("unknown method `{m}`; use auto, pass-rate or claims"),
+                )
+                .field("judge.method")
+            })?,
+        );
     }
     for (dataset, m) in &f.methods {
-        let choice = MethodChoice::parse(m).ok_or_else(|| InputError::new("[judge]", format!("unknown method `{m}`; use auto, pass-rate or claims")).field(format!("judge.methods.{dataset}")))?;
+        let choice = MethodChoice::parse(m).ok_or_else(|| {
+            InputError::new(
+                "[judge]",
+                format!("unknown method `{m}`; use auto, pass-rate or claims"),
+            )
+            .field(format!("judge.methods.{dataset}"))
+        })?;
         methods.insert(dataset.clone(), choice);
     }
     for (dataset, choice) in &flags.methods {
         methods.insert(dataset.clone(), *choice);
     }
-    let prompts_dir = flags.prompts.clone().or_else(|| f.prompts.as_ref().map(|p| if p.is_relative() { base.join(p) } else { p.clone() }));
+    let prompts_dir = flags.prompts.clone().or_else(|| {
+        f.prompts.as_ref().map(|p| if p.is_relative() { base.join(p) } else { p.clone() })
+    });
     Ok(Some(JudgeConfig {
         spec,
         rounds: flags.rounds.or(f.rounds).unwrap_or(DEFAULT_ROUNDS),
-        claim_threshold: flags.claim_threshold.or(f.claim_threshold).unwrap_or(DEFAULT_CLAIM_THRESHOLD),
+        claim_threshold: flags
+            .claim_threshold
+            .or(f.claim_threshold)
+            .unwrap_or(DEFAULT_CLAIM_THRESHOLD),
         prompts: PromptSet::load(prompts_dir.as_deref())?,
         methods,
     }))
@@ -177,13 +220,21 @@ pub fn check_method_datasets<'a>(
     let unknown = |d: &str| d != "*" && !datasets.iter().any(|n| n == d);
     for dataset in flags {
         if unknown(dataset) {
-            return Err(InputError::new("--judge-method", format!("`{dataset}` is not a dataset of this run; its datasets are: {}", listed())));
+            return Err(InputError::new(
+                "--judge-method",
+                format!("`{dataset}` is not a dataset of this run; its datasets are: {}", listed()),
+            ));
         }
     }
     for dataset in file.map(|f| f.methods.keys()).into_iter().flatten() {
         if unknown(dataset) {
-            let at = file_path.map(std::path::Path::to_path_buf).unwrap_or_else(|| "[judge]".into());
-            return Err(InputError::new(at, format!("`{dataset}` is not a dataset of this run; its datasets are: {}", listed())).field(format!("judge.methods.{dataset}")));
+            let at =
+                file_path.map(std::path::Path::to_path_buf).unwrap_or_else(|| "[judge]".into());
+            return Err(InputError::new(
+                at,
+                format!("`{dataset}` is not a dataset of this run; its datasets are: {}", listed()),
+            )
+            .field(format!("judge.methods.{dataset}")));
         }
     }
     Ok(())
@@ -195,20 +246,41 @@ mod tests {
 
     #[test]
     fn flags_win_over_the_file_and_the_model_spec_splits() {
-        let file: JudgeFile = toml::from_str("model = \"judge-a\"\nrounds = 5\nmethod = \"claims\"\n[methods]\nstb = \"pass-rate\"").unwrap();
-        let flags = JudgeFlags { judge: Some("judge-b@http://127.0.0.1:9/v1".into()), rounds: Some(2), ..Default::default() };
+        let file: JudgeFile = toml::from_str(
+            "model = \"judge-a\"\nrounds = 5\nmethod = \"claims\"\n[methods]\nstb = \"pass-rate\"",
+        )
+        .unwrap();
+        let flags = JudgeFlags {
+            judge: Some("judge-b@http://127.0.0.1:9/v1".into()),
+            rounds: Some(2),
+            ..Default::default()
+        };
         let c = resolve(Some(&file), &flags, std::path::Path::new(".")).unwrap().unwrap();
         assert_eq!(c.spec.model.as_deref(), Some("judge-b"));
         assert_eq!(c.spec.base_url.as_deref(), Some("http://127.0.0.1:9/v1"));
         assert_eq!(c.rounds, 2);
-        assert_eq!(c.methods.get("*"), Some(&MethodChoice::Fixed(crate::record::judgement::Method::Claims)));
-        assert_eq!(c.methods.get("stb"), Some(&MethodChoice::Fixed(crate::record::judgement::Method::PassRate)));
-        assert!(resolve(None, &JudgeFlags::default(), std::path::Path::new(".")).unwrap().is_none());
+        assert_eq!(
+            c.methods.get("*"),
+            Some(&MethodChoice::Fixed(crate::record::judgement::Method::Claims))
+        );
+        assert_eq!(
+            c.methods.get("stb"),
+            Some(&MethodChoice::Fixed(crate::record::judgement::Method::PassRate))
+        );
+        assert!(
+            resolve(None, &JudgeFlags::default(), std::path::Path::new(".")).unwrap().is_none()
+        );
         let orphan = JudgeFlags { rounds: Some(2), ..Default::default() };
-        assert!(resolve(None, &orphan, std::path::Path::new(".")).is_err(), "settings without a judge are a mistake");
+        assert!(
+            resolve(None, &orphan, std::path::Path::new(".")).is_err(),
+            "settings without a judge are a mistake"
+        );
         assert!(toml::from_str::<JudgeFile>("claim_threshold = 1.5").is_err());
         assert!(toml::from_str::<JudgeFile>("modle = \"x\"").is_err(), "unknown keys are errors");
-        assert!(toml::from_str::<JudgeFile>("rounds = 101").is_err(), "rounds are bounded (rules::MAX_ROUNDS)");
+        assert!(
+            toml::from_str::<JudgeFile>("rounds = 101").is_err(),
+            "rounds are bounded (rules::MAX_ROUNDS)"
+        );
     }
 
     #[test]
@@ -217,7 +289,10 @@ mod tests {
         assert!(matches!(resolve(None, &JudgeFlags::default(), base), Ok(None)));
         let settings: Vec<(&str, JudgeFlags)> = vec![
             ("--judge-rounds", JudgeFlags { rounds: Some(2), ..Default::default() }),
-            ("--judge-api-key-env", JudgeFlags { api_key_env: Some("JUDGE_KEY".into()), ..Default::default() }),
+            (
+                "--judge-api-key-env",
+                JudgeFlags { api_key_env: Some("JUDGE_KEY".into()), ..Default::default() },
+            ),
             ("--judge-concurrency", JudgeFlags { concurrency: Some(2), ..Default::default() }),
             ("--judge-max-attempts", JudgeFlags { max_attempts: Some(2), ..Default::default() }),
             ("--judge-temperature", JudgeFlags { temperature: Some(0.5), ..Default::default() }),
@@ -231,22 +306,38 @@ mod tests {
 
     #[test]
     fn an_endpoint_without_a_model_is_refused_in_every_spelling() {
-        for url in ["http://host/v1", "https://api.openai.com/v1", "http://127.0.0.1:8080/v1", "HTTP://host/v1"] {
+        for url in [
+            "http://host/v1",
+            "https://api.openai.com/v1",
+            "http://127.0.0.1:8080/v1",
+            "HTTP://host/v1",
+        ] {
             let e = model_and_url(url, "--judge").unwrap_err();
             assert!(e.message.contains("MODEL@BASE_URL"), "{url}: {e}");
             let e = model_and_url(&format!("{url}@{url}"), "--judge").unwrap_err();
             assert!(e.message.contains("no model"), "{url}: {e}");
         }
-        assert_eq!(model_and_url("gpt-4o@http://h/v1", "--judge").unwrap(), ("gpt-4o".to_string(), Some("http://h/v1".to_string())));
+        assert_eq!(
+            model_and_url("gpt-4o@http://h/v1", "--judge").unwrap(),
+            ("gpt-4o".to_string(), Some("http://h/v1".to_string()))
+        );
         // Model names with a slash (as vLLM serves them) stay models.
-        assert_eq!(model_and_url("Qwen/Qwen2.5-7B-Instruct", "--judge").unwrap().0, "Qwen/Qwen2.5-7B-Instruct");
+        assert_eq!(
+            model_and_url("Qwen/Qwen2.5-7B-Instruct", "--judge").unwrap().0,
+            "Qwen/Qwen2.5-7B-Instruct"
+        );
     }
 
     #[test]
     fn methods_for_datasets_the_run_does_not_have_are_refused() {
         let runs = vec!["starter".to_string(), "bfcl".to_string()];
-        let file: JudgeFile = toml::from_str("model = \"j\"\n[methods]\nstarter = \"claims\"\nstartr = \"pass-rate\"").unwrap();
-        let e = check_method_datasets(Some(&file), Some(std::path::Path::new("exp.toml")), [], &runs).unwrap_err();
+        let file: JudgeFile = toml::from_str(
+            "model = \"j\"\n[methods]\nstarter = \"claims\"\nstartr = \"pass-rate\"",
+        )
+        .unwrap();
+        let e =
+            check_method_datasets(Some(&file), Some(std::path::Path::new("exp.toml")), [], &runs)
+                .unwrap_err();
         assert_eq!(e.field.as_deref(), Some("judge.methods.startr"));
         assert!(e.message.contains("starter, bfcl"), "{e}");
         let e = check_method_datasets(None, None, ["nosuch", "*"], &runs).unwrap_err();

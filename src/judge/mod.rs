@@ -29,7 +29,6 @@ pub mod config;
 pub mod prompts;
 pub mod verdict;
 
-use crate::record::meta::RunMeta;
 use crate::agent::backends::openai::OpenAiBackend;
 use crate::agent::cache::Cache;
 use crate::agent::spec::{ModelSpec, Price};
@@ -38,6 +37,7 @@ use crate::dataset::Kind;
 use crate::error::InputError;
 use crate::protocol::{Message, Usage};
 use crate::record::judgement::{self, ClaimStatus, ClaimVerdict, Judgement, Method, Round, Status};
+use crate::record::meta::RunMeta;
 use crate::record::{LayoutKind, Trial};
 use anyhow::{Result, anyhow};
 use prompts::PromptSet;
@@ -80,7 +80,8 @@ impl MethodChoice {
 /// `[DATASET=]METHOD` (`--judge-method`): the dataset's name (`*` or none: every dataset) and method.
 pub fn parse_method_flag(s: &str) -> Result<(String, MethodChoice), String> {
     let (dataset, method) = s.split_once('=').unwrap_or(("*", s));
-    let choice = MethodChoice::parse(method.trim()).ok_or_else(|| format!("unknown judge method `{method}`; use auto, pass-rate or claims"))?;
+    let choice = MethodChoice::parse(method.trim())
+        .ok_or_else(|| format!("unknown judge method `{method}`; use auto, pass-rate or claims"))?;
     Ok((dataset.trim().to_string(), choice))
 }
 
@@ -100,7 +101,12 @@ impl JudgeConfig {
     /// The method that judges a trial, or `None` when the trial is not judged (a task that needs no
     /// call under pass-rate, a task without claims under claims).
     pub fn method_for(&self, dataset: &str, kind: Kind, has_claims: bool) -> Option<Method> {
-        let choice = self.methods.get(dataset).or_else(|| self.methods.get("*")).copied().unwrap_or(MethodChoice::Auto);
+        let choice = self
+            .methods
+            .get(dataset)
+            .or_else(|| self.methods.get("*"))
+            .copied()
+            .unwrap_or(MethodChoice::Auto);
         let method = match choice {
             MethodChoice::Auto if has_claims => Method::Claims,
             MethodChoice::Auto => Method::PassRate,
@@ -108,7 +114,10 @@ impl JudgeConfig {
         };
         match method {
             Method::Claims => has_claims.then_some(Method::Claims),
-            Method::PassRate => matches!(kind, Kind::Single | Kind::Multi | Kind::Parallel | Kind::Relevant).then_some(Method::PassRate),
+            Method::PassRate => {
+                matches!(kind, Kind::Single | Kind::Multi | Kind::Parallel | Kind::Relevant)
+                    .then_some(Method::PassRate)
+            }
         }
     }
 
@@ -151,8 +160,19 @@ pub struct JudgeClient {
 
 impl JudgeClient {
     pub fn new(spec: &ModelSpec, cache: Option<Arc<Cache>>) -> Result<JudgeClient> {
-        let task = crate::dataset::importers::task("judge".into(), "judge".into(), Kind::Single, vec![], String::new(), 0);
-        Ok(JudgeClient { backend: OpenAiBackend::new(spec.clone(), cache)?, price: spec.price, task })
+        let task = crate::dataset::importers::task(
+            "judge".into(),
+            "judge".into(),
+            Kind::Single,
+            vec![],
+            String::new(),
+            0,
+        );
+        Ok(JudgeClient {
+            backend: OpenAiBackend::new(spec.clone(), cache)?,
+            price: spec.price,
+            task,
+        })
     }
 
     /// Check the endpoint before judging (one cheap request), as a run checks its models.
@@ -165,14 +185,28 @@ impl JudgeClient {
     pub async fn ask(&self, prompt: &str, salt: usize) -> Result<(String, Usage)> {
         let messages = vec![Message::User { content: prompt.to_string() }];
         let addressing = Addressing::new();
-        let ctx = TurnContext { task: &self.task, messages: &messages, functions: &[], layout: LayoutKind::Flat, addressing: &addressing, seed: salt as u64, trial: salt };
+        let ctx = TurnContext {
+            task: &self.task,
+            messages: &messages,
+            functions: &[],
+            layout: LayoutKind::Flat,
+            addressing: &addressing,
+            seed: salt as u64,
+            trial: salt,
+        };
         let turn = self.backend.respond(&ctx).await?;
         Ok((turn.content.unwrap_or_default(), turn.usage))
     }
 
     /// Ask until `read` finds a verdict in the reply ([`READ_ATTEMPTS`] requests at most, each with its
     /// own salt); the usage of every request is added to `usage`.
-    async fn ask_until<T>(&self, prompt: &str, salt: usize, usage: &mut Usage, read: impl Fn(&str) -> Option<T>) -> Result<T> {
+    async fn ask_until<T>(
+        &self,
+        prompt: &str,
+        salt: usize,
+        usage: &mut Usage,
+        read: impl Fn(&str) -> Option<T>,
+    ) -> Result<T> {
         let mut last = String::new();
         for attempt in 0..READ_ATTEMPTS {
             let (reply, u) = self.ask(prompt, salt * 8 + attempt).await?;
@@ -182,8 +216,11 @@ impl JudgeClient {
             }
             last = reply;
         }
-        let snippet: String = last.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(160).collect();
-        Err(anyhow!("judge_unreadable: no verdict in the judge's reply after {READ_ATTEMPTS} attempts (last: {snippet:?})"))
+        let snippet: String =
+            last.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(160).collect();
+        Err(anyhow!(
+            "judge_unreadable: no verdict in the judge's reply after {READ_ATTEMPTS} attempts (last: {snippet:?})"
+        ))
     }
 
     pub fn cost(&self, usage: &Usage) -> Option<f64> {
@@ -208,9 +245,17 @@ pub struct Pending {
 
 /// The two pass-rate questions (the answer check, the process check) for one trial: query, answer and
 /// process only — no claims, no reference answer — as StableToolBench's evaluator asks them.
-pub fn pass_rate_prompts(prompts: &PromptSet, query: &str, answer: &str, process: &str) -> (String, String) {
+pub fn pass_rate_prompts(
+    prompts: &PromptSet,
+    query: &str,
+    answer: &str,
+    process: &str,
+) -> (String, String) {
     let values = [("query", query), ("answer", answer), ("process", process)];
-    (prompts::render(&prompts.answer_status, &values), prompts::render(&prompts.task_solved, &values))
+    (
+        prompts::render(&prompts.answer_status, &values),
+        prompts::render(&prompts.task_solved, &values),
+    )
 }
 
 /// The process of an episode as the judge reads it: each call with its arguments and its result.
@@ -233,7 +278,12 @@ pub fn process_text(messages: &[Message]) -> String {
 }
 
 /// Judge one trial. Never fails: a failure is the judgement's `error`.
-pub async fn judge_one(client: &JudgeClient, config: &JudgeConfig, p: &Pending, judge: &str) -> Judgement {
+pub async fn judge_one(
+    client: &JudgeClient,
+    config: &JudgeConfig,
+    p: &Pending,
+    judge: &str,
+) -> Judgement {
     let mut j = Judgement {
         trial_id: p.trial_id.clone(),
         matrix_index: p.matrix_index,
@@ -266,36 +316,68 @@ pub async fn judge_one(client: &JudgeClient, config: &JudgeConfig, p: &Pending, 
             Method::PassRate => {
                 for r in 0..config.rounds {
                     if let Some(why) = short {
-                        j.rounds.push(Round { status: Status::Unsolved, answer_status: Status::Unsolved, answer_reason: why.into(), process_status: None, process_reason: None });
+                        j.rounds.push(Round {
+                            status: Status::Unsolved,
+                            answer_status: Status::Unsolved,
+                            answer_reason: why.into(),
+                            process_status: None,
+                            process_reason: None,
+                        });
                         continue;
                     }
-                    let (answer_prompt, process_prompt) = pass_rate_prompts(&config.prompts, &p.query, answer, &p.process);
-                    let (status, reason) = client.ask_until(&answer_prompt, r, &mut usage, |reply| verdict::status(reply, "answer_status")).await?;
-                    let mut round = Round { status, answer_status: status, answer_reason: reason, process_status: None, process_reason: None };
+                    let (answer_prompt, process_prompt) =
+                        pass_rate_prompts(&config.prompts, &p.query, answer, &p.process);
+                    let (status, reason) = client
+                        .ask_until(&answer_prompt, r, &mut usage, |reply| {
+                            verdict::status(reply, "answer_status")
+                        })
+                        .await?;
+                    let mut round = Round {
+                        status,
+                        answer_status: status,
+                        answer_reason: reason,
+                        process_status: None,
+                        process_reason: None,
+                    };
                     if status == Status::Unsure {
-                        let (ps, why) = client.ask_until(&process_prompt, r, &mut usage, |reply| verdict::status(reply, "task_status")).await?;
+                        let (ps, why) = client
+                            .ask_until(&process_prompt, r, &mut usage, |reply| {
+                                verdict::status(reply, "task_status")
+                            })
+                            .await?;
                         round.status = ps;
                         round.process_status = Some(ps);
                         round.process_reason = Some(why);
                     }
                     j.rounds.push(round);
                 }
-                let score = j.rounds.iter().map(|r| r.status.score()).sum::<f64>() / j.rounds.len().max(1) as f64;
+                let score = j.rounds.iter().map(|r| r.status.score()).sum::<f64>()
+                    / j.rounds.len().max(1) as f64;
                 j.score = Some(score);
                 j.done = Some(score > 0.5);
             }
             Method::Claims => {
                 for claim in &p.claims {
                     if let Some(why) = short {
-                        j.claims.push(ClaimVerdict { claim: claim.clone(), status: ClaimStatus::Not, reason: why.into() });
+                        j.claims.push(ClaimVerdict {
+                            claim: claim.clone(),
+                            status: ClaimStatus::Not,
+                            reason: why.into(),
+                        });
                         continue;
                     }
-                    let values = [("query", p.query.as_str()), ("answer", answer), ("claim", claim.as_str())];
+                    let values = [
+                        ("query", p.query.as_str()),
+                        ("answer", answer),
+                        ("claim", claim.as_str()),
+                    ];
                     let prompt = prompts::render(&config.prompts.claim, &values);
-                    let (status, reason) = client.ask_until(&prompt, 0, &mut usage, verdict::claim).await?;
+                    let (status, reason) =
+                        client.ask_until(&prompt, 0, &mut usage, verdict::claim).await?;
                     j.claims.push(ClaimVerdict { claim: claim.clone(), status, reason });
                 }
-                let coverage = j.claims.iter().map(|c| c.status.score()).sum::<f64>() / j.claims.len().max(1) as f64;
+                let coverage = j.claims.iter().map(|c| c.status.score()).sum::<f64>()
+                    / j.claims.len().max(1) as f64;
                 j.score = Some(coverage);
                 j.done = Some(coverage + 1e-9 >= config.claim_threshold);
             }
@@ -336,7 +418,12 @@ pub struct JudgeOutcome {
 /// Once the judge's endpoint has answered its preflight, the file is rewritten with the judgements
 /// that are kept and `run.json` names this judge, so the file only ever holds this judge's verdicts;
 /// then each new judgement is appended as it is received. At the end the file is rewritten sorted.
-pub async fn judge_run(dir: &Path, config: &JudgeConfig, cache: Option<Arc<Cache>>, retry_errors: bool) -> Result<JudgeOutcome> {
+pub async fn judge_run(
+    dir: &Path,
+    config: &JudgeConfig,
+    cache: Option<Arc<Cache>>,
+    retry_errors: bool,
+) -> Result<JudgeOutcome> {
     let trials_path = dir.join(crate::record::TRIALS);
     let mut trials: Vec<Trial> = Vec::new();
     crate::record::trial::read_trials(&trials_path, |t| {
@@ -344,9 +431,20 @@ pub async fn judge_run(dir: &Path, config: &JudgeConfig, cache: Option<Arc<Cache
         Ok(())
     })?;
     // A method for a dataset the run does not have would be ignored (`report --judge-method`): refused before any request.
-    let datasets: Vec<String> = trials.iter().map(|t| t.dataset.clone()).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
-    config::check_method_datasets(None, None, config.methods.keys().map(String::as_str), &datasets)?;
-    let earlier: BTreeMap<String, Judgement> = judgement::read(dir)?.into_iter().map(|j| (j.trial_id.clone(), j)).collect();
+    let datasets: Vec<String> = trials
+        .iter()
+        .map(|t| t.dataset.clone())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    config::check_method_datasets(
+        None,
+        None,
+        config.methods.keys().map(String::as_str),
+        &datasets,
+    )?;
+    let earlier: BTreeMap<String, Judgement> =
+        judgement::read(dir)?.into_iter().map(|j| (j.trial_id.clone(), j)).collect();
     let mut outcome = JudgeOutcome::default();
     let mut all: Vec<Judgement> = Vec::new();
     let mut pending: Vec<Pending> = Vec::new();
@@ -354,7 +452,9 @@ pub async fn judge_run(dir: &Path, config: &JudgeConfig, cache: Option<Arc<Cache
         if t.is_error() {
             continue;
         }
-        let Some(method) = config.method_for(&t.dataset, t.kind, !t.claims.is_empty()) else { continue };
+        let Some(method) = config.method_for(&t.dataset, t.kind, !t.claims.is_empty()) else {
+            continue;
+        };
         let digest = judgement::answer_digest(t.final_answer.as_deref(), &t.claims);
         if let Some(j) = earlier.get(&t.trial_id)
             && config.still_valid(j, method, &digest)
@@ -373,17 +473,29 @@ pub async fn judge_run(dir: &Path, config: &JudgeConfig, cache: Option<Arc<Cache
             query: t.query.clone(),
             answer: t.final_answer.clone(),
             claims: t.claims.clone(),
-            process: if t.transcript.is_empty() { String::new() } else { process_text(&t.transcript) },
+            process: if t.transcript.is_empty() {
+                String::new()
+            } else {
+                process_text(&t.transcript)
+            },
             digest,
         });
     }
     drop(trials);
     // The processes of the pending pass-rate trials (format 2 keeps them in transcripts.jsonl).
-    let wanted: rustc_hash::FxHashMap<String, usize> =
-        pending.iter().enumerate().filter(|(_, p)| p.method == Method::PassRate && p.process.is_empty()).map(|(i, p)| (p.trial_id.clone(), i)).collect();
+    let wanted: rustc_hash::FxHashMap<String, usize> = pending
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.method == Method::PassRate && p.process.is_empty())
+        .map(|(i, p)| (p.trial_id.clone(), i))
+        .collect();
     if !wanted.is_empty() {
         let mut found: Vec<(usize, String)> = Vec::new();
-        crate::record::transcripts::read(dir, |id| wanted.contains_key(id), |id, messages| found.push((wanted[&id], process_text(&messages))))?;
+        crate::record::transcripts::read(
+            dir,
+            |id| wanted.contains_key(id),
+            |id, messages| found.push((wanted[&id], process_text(&messages))),
+        )?;
         for (i, text) in found {
             pending[i].process = text;
         }
@@ -391,14 +503,19 @@ pub async fn judge_run(dir: &Path, config: &JudgeConfig, cache: Option<Arc<Cache
     if !pending.is_empty() {
         let client = Arc::new(JudgeClient::new(&config.spec, cache)?);
         if config.spec.preflight {
-            client.preflight().await.map_err(|e| InputError::new("--judge", format!("the judge's endpoint does not answer: {e}")))?;
+            client.preflight().await.map_err(|e| {
+                InputError::new("--judge", format!("the judge's endpoint does not answer: {e}"))
+            })?;
         }
         // From here on the file holds this judge's verdicts only: those kept, then each new one.
         judgement::write(dir, &mut all)?;
         record_in_run_json(dir, config)?;
-        let mut appender = crate::record::store::Appender::open(&dir.join(judgement::FILE))?.with_crash_point("judge-append");
+        let mut appender = crate::record::store::Appender::open(&dir.join(judgement::FILE))?
+            .with_crash_point("judge-append");
         let redactor = crate::redact::global();
-        let mut keep = |j: &Judgement| -> Result<()> { appender.append(&redactor.redact_bytes(&serde_json::to_vec(j)?)) };
+        let mut keep = |j: &Judgement| -> Result<()> {
+            appender.append(&redactor.redact_bytes(&serde_json::to_vec(j)?))
+        };
         let limit = Arc::new(tokio::sync::Semaphore::new(config.spec.concurrency.max(1)));
         let config = Arc::new(config.clone());
         let mut set = tokio::task::JoinSet::new();
@@ -459,25 +576,42 @@ mod tests {
 
     #[test]
     fn methods_per_dataset_and_what_each_judges() {
-        let c = config(&[("stb", MethodChoice::Fixed(Method::PassRate)), ("*", MethodChoice::Auto)]);
+        let c =
+            config(&[("stb", MethodChoice::Fixed(Method::PassRate)), ("*", MethodChoice::Auto)]);
         assert_eq!(c.method_for("starter", Kind::Single, true), Some(Method::Claims));
         assert_eq!(c.method_for("starter", Kind::Single, false), Some(Method::PassRate));
-        assert_eq!(c.method_for("starter", Kind::Abstain, false), None, "a task that needs no call is not judged for solvability");
+        assert_eq!(
+            c.method_for("starter", Kind::Abstain, false),
+            None,
+            "a task that needs no call is not judged for solvability"
+        );
         assert_eq!(c.method_for("stb", Kind::Multi, true), Some(Method::PassRate));
         let claims = config(&[("*", MethodChoice::Fixed(Method::Claims))]);
         assert_eq!(claims.method_for("x", Kind::Single, false), None);
-        assert_eq!(parse_method_flag("stb=pass-rate"), Ok(("stb".into(), MethodChoice::Fixed(Method::PassRate))));
-        assert_eq!(parse_method_flag("claims"), Ok(("*".into(), MethodChoice::Fixed(Method::Claims))));
+        assert_eq!(
+            parse_method_flag("stb=pass-rate"),
+            Ok(("stb".into(), MethodChoice::Fixed(Method::PassRate)))
+        );
+        assert_eq!(
+            parse_method_flag("claims"),
+            Ok(("*".into(), MethodChoice::Fixed(Method::Claims)))
+        );
         assert!(parse_method_flag("x=vibes").is_err());
     }
 
     #[test]
     fn pass_rate_prompts_show_query_answer_and_process_only() {
         let set = PromptSet::load(None).unwrap();
-        let (answer_prompt, process_prompt) = pass_rate_prompts(&set, "QUERY-7f3", "ANSWER-19c", "call x({})\nresult: PROCESS-a42");
+        let (answer_prompt, process_prompt) =
+            pass_rate_prompts(&set, "QUERY-7f3", "ANSWER-19c", "call x({})\nresult: PROCESS-a42");
         for p in [&answer_prompt, &process_prompt] {
             assert!(p.contains("QUERY-7f3") && p.contains("ANSWER-19c"), "{p}");
-            assert!(!p.contains("{{") && !p.contains("expected_facts") && !p.to_lowercase().contains("reference answer"), "{p}");
+            assert!(
+                !p.contains("{{")
+                    && !p.contains("expected_facts")
+                    && !p.to_lowercase().contains("reference answer"),
+                "{p}"
+            );
         }
         assert!(!answer_prompt.contains("PROCESS-a42"), "the answer check sees the answer alone");
         assert!(process_prompt.contains("PROCESS-a42"));
@@ -487,8 +621,19 @@ mod tests {
     fn process_shows_calls_and_results() {
         let messages = vec![
             Message::User { content: "q".into() },
-            Message::Assistant { content: None, tool_calls: vec![crate::protocol::ToolCall { id: "1".into(), name: "get".into(), arguments: "{\"a\":1}".into() }] },
-            Message::Tool { tool_call_id: "1".into(), name: "get".into(), content: "{\n \"x\": 2\n}".into() },
+            Message::Assistant {
+                content: None,
+                tool_calls: vec![crate::protocol::ToolCall {
+                    id: "1".into(),
+                    name: "get".into(),
+                    arguments: "{\"a\":1}".into(),
+                }],
+            },
+            Message::Tool {
+                tool_call_id: "1".into(),
+                name: "get".into(),
+                content: "{\n \"x\": 2\n}".into(),
+            },
         ];
         assert_eq!(process_text(&messages), "call get({\"a\":1})\nresult: { \"x\": 2 }");
         assert_eq!(process_text(&[]), "(no tool calls)");

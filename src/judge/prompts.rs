@@ -32,17 +32,24 @@ pub const CLAIM: &str = "claim.txt";
 pub const GIVE_UP: &str = "give_up.txt";
 
 /// The placeholders each template must hold (a template without its answer would grade nothing).
-const NEEDS: [(&str, &[&str]); 3] =
-    [(ANSWER_STATUS, &["{{query}}", "{{answer}}"]), (TASK_SOLVED, &["{{query}}", "{{answer}}", "{{process}}"]), (CLAIM, &["{{claim}}", "{{answer}}"])];
+const NEEDS: [(&str, &[&str]); 3] = [
+    (ANSWER_STATUS, &["{{query}}", "{{answer}}"]),
+    (TASK_SOLVED, &["{{query}}", "{{answer}}", "{{process}}"]),
+    (CLAIM, &["{{claim}}", "{{answer}}"]),
+];
 
 /// Placeholders a template may not hold: the pass-rate questions are asked without expected facts.
-const FORBIDS: [(&str, &[&str]); 2] = [(ANSWER_STATUS, &["{{claims}}", "{{claim}}"]), (TASK_SOLVED, &["{{claims}}", "{{claim}}"])];
+const FORBIDS: [(&str, &[&str]); 2] =
+    [(ANSWER_STATUS, &["{{claims}}", "{{claim}}"]), (TASK_SOLVED, &["{{claims}}", "{{claim}}"])];
 
 /// The values each template is filled with (`crate::judge` renders the pass-rate questions with the
 /// query, answer and process, a claim question with the query, answer and claim). Any other
 /// `{{name}}` would reach the judge verbatim.
-pub const FILLED: [(&str, &[&str]); 3] =
-    [(ANSWER_STATUS, &["query", "answer", "process"]), (TASK_SOLVED, &["query", "answer", "process"]), (CLAIM, &["query", "answer", "claim"])];
+pub const FILLED: [(&str, &[&str]); 3] = [
+    (ANSWER_STATUS, &["query", "answer", "process"]),
+    (TASK_SOLVED, &["query", "answer", "process"]),
+    (CLAIM, &["query", "answer", "claim"]),
+];
 
 /// The `{{name}}` placeholders of `text` (names of letters, digits, `_`, `.` and `-`), in order.
 pub fn placeholders(text: &str) -> Vec<&str> {
@@ -51,7 +58,12 @@ pub fn placeholders(text: &str) -> Vec<&str> {
     while let Some(start) = rest.find("{{") {
         let after = &rest[start + 2..];
         match after.find("}}") {
-            Some(end) if end > 0 && after[..end].chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '-')) => {
+            Some(end)
+                if end > 0
+                    && after[..end]
+                        .chars()
+                        .all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '-')) =>
+            {
                 out.push(&after[..end]);
                 rest = &after[end + 2..];
             }
@@ -68,14 +80,27 @@ fn file_names() -> String {
 
 /// Every entry of a prompt directory is a template name (hidden files aside).
 fn check_entries(dir: &Path) -> Result<(), InputError> {
-    let entries = std::fs::read_dir(dir).map_err(|e| InputError::new(dir, format!("cannot read the judge prompt directory: {e}")).field("--judge-prompts"))?;
+    let entries = std::fs::read_dir(dir).map_err(|e| {
+        InputError::new(dir, format!("cannot read the judge prompt directory: {e}"))
+            .field("--judge-prompts")
+    })?;
     for entry in entries {
-        let entry = entry.map_err(|e| InputError::new(dir, format!("cannot read the judge prompt directory: {e}")).field("--judge-prompts"))?;
+        let entry = entry.map_err(|e| {
+            InputError::new(dir, format!("cannot read the judge prompt directory: {e}"))
+                .field("--judge-prompts")
+        })?;
         let name = entry.file_name().to_string_lossy().into_owned();
         if name.starts_with('.') || FILES.iter().any(|(n, _)| *n == name) {
             continue;
         }
-        return Err(InputError::new(entry.path(), format!("is not a judge prompt file, so it would not be used; the files are {}", file_names())).field("--judge-prompts"));
+        return Err(InputError::new(
+            entry.path(),
+            format!(
+                "is not a judge prompt file, so it would not be used; the files are {}",
+                file_names()
+            ),
+        )
+        .field("--judge-prompts"));
     }
     Ok(())
 }
@@ -99,7 +124,8 @@ impl PromptSet {
         if let Some(d) = dir {
             if !d.is_dir() {
                 let what = if d.exists() { "is not a directory" } else { "does not exist" };
-                return Err(InputError::new(d, format!("the judge prompt directory {what}")).field("--judge-prompts"));
+                return Err(InputError::new(d, format!("the judge prompt directory {what}"))
+                    .field("--judge-prompts"));
             }
             check_entries(d)?;
         }
@@ -109,19 +135,30 @@ impl PromptSet {
         for (name, default) in FILES {
             // `symlink_metadata`: a dangling link or a directory under a template's name is an error,
             // not a reason to fall back to the built-in template.
-            let (text, source) = match dir.map(|d| d.join(name)).filter(|p| p.symlink_metadata().is_ok()) {
+            let (text, source) = match dir
+                .map(|d| d.join(name))
+                .filter(|p| p.symlink_metadata().is_ok())
+            {
                 Some(p) => {
                     if !p.is_file() {
                         return Err(InputError::new(&p, "is not a readable file; the judge prompt would be the built-in one instead").field("--judge-prompts"));
                     }
-                    (crate::error::read_text(&p, "the template").map_err(|e| e.field("--judge-prompts"))?, p.display().to_string())
+                    (
+                        crate::error::read_text(&p, "the template")
+                            .map_err(|e| e.field("--judge-prompts"))?,
+                        p.display().to_string(),
+                    )
                 }
                 None => (default.to_string(), "built-in".to_string()),
             };
             if let Some((_, needs)) = NEEDS.iter().find(|(n, _)| *n == name) {
                 for placeholder in needs.iter() {
                     if !text.contains(placeholder) {
-                        return Err(InputError::new(&source, format!("the template lacks {placeholder}; the judge would not see it")).field(name));
+                        return Err(InputError::new(
+                            &source,
+                            format!("the template lacks {placeholder}; the judge would not see it"),
+                        )
+                        .field(name));
                     }
                 }
             }
@@ -155,7 +192,14 @@ impl PromptSet {
             .map(|l| l.trim().to_lowercase())
             .filter(|l| !l.is_empty() && !l.starts_with('#'))
             .collect();
-        Ok(PromptSet { answer_status: texts[0].clone(), task_solved: texts[1].clone(), claim: texts[2].clone(), give_up, digest, sources })
+        Ok(PromptSet {
+            answer_status: texts[0].clone(),
+            task_solved: texts[1].clone(),
+            claim: texts[2].clone(),
+            give_up,
+            digest,
+            sources,
+        })
     }
 
     /// `true` when `answer` gives up (starts with one of the give-up phrases, case and surrounding
@@ -169,14 +213,17 @@ impl PromptSet {
 /// `template` with each `{{name}}` of `values` replaced. One pass over the template, so a value that
 /// itself contains `{{answer}}` is not expanded again.
 pub fn render(template: &str, values: &[(&str, &str)]) -> String {
-    let mut out = String::with_capacity(template.len() + values.iter().map(|(_, v)| v.len()).sum::<usize>());
+    let mut out =
+        String::with_capacity(template.len() + values.iter().map(|(_, v)| v.len()).sum::<usize>());
     let mut rest = template;
     while let Some(start) = rest.find("{{") {
         out.push_str(&rest[..start]);
         let after = &rest[start + 2..];
         match after.find("}}").map(|end| (&after[..end], end)) {
             Some((name, end)) if values.iter().any(|(n, _)| *n == name) => {
-                out.push_str(values.iter().find(|(n, _)| *n == name).map(|(_, v)| *v).unwrap_or_default());
+                out.push_str(
+                    values.iter().find(|(n, _)| *n == name).map(|(_, v)| *v).unwrap_or_default(),
+                );
                 rest = &after[end + 2..];
             }
             _ => {
@@ -197,15 +244,24 @@ mod tests {
     fn every_placeholder_outside_a_templates_values_is_refused() {
         // Each template × a name it is not filled with, anywhere in the text: refused, naming it and
         // listing the valid ones; each name it is filled with: accepted.
-        let needs = |file: &str| NEEDS.iter().find(|(n, _)| *n == file).map(|(_, p)| p.join(" ")).unwrap_or_default();
+        let needs = |file: &str| {
+            NEEDS.iter().find(|(n, _)| *n == file).map(|(_, p)| p.join(" ")).unwrap_or_default()
+        };
         for (file, filled) in FILLED {
             for unknown in ["questoin", "Query", "answers", "tool_calls", "x.y", "a-b", "claim_1"] {
                 for at in [0, 1] {
                     let dir = tempfile::tempdir().unwrap();
-                    let text = if at == 0 { format!("{{{{{unknown}}}}} {}", needs(file)) } else { format!("{} then {{{{{unknown}}}}}.", needs(file)) };
+                    let text = if at == 0 {
+                        format!("{{{{{unknown}}}}} {}", needs(file))
+                    } else {
+                        format!("{} then {{{{{unknown}}}}}.", needs(file))
+                    };
                     std::fs::write(dir.path().join(file), &text).unwrap();
                     let e = PromptSet::load(Some(dir.path())).unwrap_err().to_string();
-                    assert!(e.contains(&format!("{{{{{unknown}}}}}")) && e.contains(file), "{file} {unknown}: {e}");
+                    assert!(
+                        e.contains(&format!("{{{{{unknown}}}}}")) && e.contains(file),
+                        "{file} {unknown}: {e}"
+                    );
                     for p in filled.iter() {
                         assert!(e.contains(&format!("{{{{{p}}}}}")), "{file}: lists {p}: {e}");
                     }
@@ -213,7 +269,8 @@ mod tests {
             }
             for p in filled.iter() {
                 let dir = tempfile::tempdir().unwrap();
-                std::fs::write(dir.path().join(file), format!("{} {{{{{p}}}}}", needs(file))).unwrap();
+                std::fs::write(dir.path().join(file), format!("{} {{{{{p}}}}}", needs(file)))
+                    .unwrap();
                 PromptSet::load(Some(dir.path())).unwrap();
             }
         }
@@ -232,21 +289,36 @@ mod tests {
         for (name, _) in FILES {
             let dir = tempfile::tempdir().unwrap();
             std::fs::create_dir(dir.path().join(name)).unwrap();
-            assert!(PromptSet::load(Some(dir.path())).unwrap_err().to_string().contains(name), "{name} as a directory");
+            assert!(
+                PromptSet::load(Some(dir.path())).unwrap_err().to_string().contains(name),
+                "{name} as a directory"
+            );
             let dir = tempfile::tempdir().unwrap();
             std::os::unix::fs::symlink(dir.path().join("nowhere"), dir.path().join(name)).unwrap();
-            assert!(PromptSet::load(Some(dir.path())).unwrap_err().to_string().contains(name), "{name} as a dangling link");
+            assert!(
+                PromptSet::load(Some(dir.path())).unwrap_err().to_string().contains(name),
+                "{name} as a dangling link"
+            );
         }
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(".claim.txt.swp"), "").unwrap();
-        assert_eq!(PromptSet::load(Some(dir.path())).unwrap().digest, PromptSet::load(None).unwrap().digest, "hidden files are not templates");
+        assert_eq!(
+            PromptSet::load(Some(dir.path())).unwrap().digest,
+            PromptSet::load(None).unwrap().digest,
+            "hidden files are not templates"
+        );
         let file = dir.path().join(".claim.txt.swp");
-        assert!(PromptSet::load(Some(&file)).unwrap_err().to_string().contains("is not a directory"));
+        assert!(
+            PromptSet::load(Some(&file)).unwrap_err().to_string().contains("is not a directory")
+        );
     }
 
     #[test]
     fn values_are_not_expanded_twice() {
-        let out = render("Q: {{query}} A: {{answer}} {{other}}", &[("query", "say {{answer}}"), ("answer", "42")]);
+        let out = render(
+            "Q: {{query}} A: {{answer}} {{other}}",
+            &[("query", "say {{answer}}"), ("answer", "42")],
+        );
         assert_eq!(out, "Q: say {{answer}} A: 42 {{other}}");
     }
 
@@ -256,7 +328,11 @@ mod tests {
         assert!(built_in.gives_up("  None of the available tools can do this."));
         assert!(!built_in.gives_up("The repository was created."));
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join(CLAIM), "Does {{answer}} state {{claim}}? JSON with claim_status.").unwrap();
+        std::fs::write(
+            dir.path().join(CLAIM),
+            "Does {{answer}} state {{claim}}? JSON with claim_status.",
+        )
+        .unwrap();
         let custom = PromptSet::load(Some(dir.path())).unwrap();
         assert_ne!(custom.digest, built_in.digest);
         assert_eq!(custom.answer_status, built_in.answer_status);
@@ -264,9 +340,18 @@ mod tests {
         let e = PromptSet::load(Some(dir.path())).unwrap_err();
         assert!(e.to_string().contains("{{query}}"), "{e}");
         // Pass-rate templates that ask for expected facts are refused, in either file, for either name.
-        for (file, extra) in [(ANSWER_STATUS, "{{claims}}"), (TASK_SOLVED, "{{claims}}"), (ANSWER_STATUS, "{{claim}}"), (TASK_SOLVED, "{{claim}}")] {
+        for (file, extra) in [
+            (ANSWER_STATUS, "{{claims}}"),
+            (TASK_SOLVED, "{{claims}}"),
+            (ANSWER_STATUS, "{{claim}}"),
+            (TASK_SOLVED, "{{claim}}"),
+        ] {
             let dir = tempfile::tempdir().unwrap();
-            std::fs::write(dir.path().join(file), format!("{{{{query}}}} {{{{answer}}}} {{{{process}}}} facts: {extra}")).unwrap();
+            std::fs::write(
+                dir.path().join(file),
+                format!("{{{{query}}}} {{{{answer}}}} {{{{process}}}} facts: {extra}"),
+            )
+            .unwrap();
             let e = PromptSet::load(Some(dir.path())).unwrap_err().to_string();
             assert!(e.contains(extra) && e.contains(file), "{file} {extra}: {e}");
         }

@@ -35,14 +35,18 @@ fn status_word(s: &str) -> Option<Status> {
 fn claim_word(s: &str) -> Option<ClaimStatus> {
     match normal(s).as_str() {
         "fulfilled" | "yes" | "fully fulfilled" => Some(ClaimStatus::Fulfilled),
-        "partly" | "partial" | "partially" | "partially fulfilled" | "partly fulfilled" => Some(ClaimStatus::Partly),
+        "partly" | "partial" | "partially" | "partially fulfilled" | "partly fulfilled" => {
+            Some(ClaimStatus::Partly)
+        }
         "not" | "no" | "not fulfilled" | "unfulfilled" => Some(ClaimStatus::Not),
         _ => None,
     }
 }
 
 fn reason_of(v: &Value) -> String {
-    v.get("reason").map(|r| r.as_str().map(String::from).unwrap_or_else(|| r.to_string())).unwrap_or_default()
+    v.get("reason")
+        .map(|r| r.as_str().map(String::from).unwrap_or_else(|| r.to_string()))
+        .unwrap_or_default()
 }
 
 /// A status under `key` (`answer_status`, `task_status`) and the reason, or the reply as one bare word.
@@ -69,17 +73,31 @@ mod tests {
     fn verdicts_are_found_in_prose_and_fences() {
         let r = "Sure.\n```json\n{\"reason\": \"lists both repos\", \"answer_status\": \"Solved\"}\n```";
         assert_eq!(status(r, "answer_status"), Some((Status::Solved, "lists both repos".into())));
-        assert_eq!(status("{\"x\": {\"y\": 1}} then {\"answer_status\": \"unsure\"}", "answer_status").map(|s| s.0), Some(Status::Unsure));
+        assert_eq!(
+            status("{\"x\": {\"y\": 1}} then {\"answer_status\": \"unsure\"}", "answer_status")
+                .map(|s| s.0),
+            Some(Status::Unsure)
+        );
         assert_eq!(status("Unsolved.", "answer_status").map(|s| s.0), Some(Status::Unsolved));
         assert_eq!(status("{\"answer_status\": \"maybe\"}", "answer_status"), None);
         assert_eq!(status("I think it is fine", "answer_status"), None);
-        assert_eq!(status("{\"task_status\": \"Solved\"}", "answer_status"), None, "the other step's key is not this step's verdict");
+        assert_eq!(
+            status("{\"task_status\": \"Solved\"}", "answer_status"),
+            None,
+            "the other step's key is not this step's verdict"
+        );
     }
 
     #[test]
     fn claim_verdicts_in_their_spellings() {
-        assert_eq!(claim("{\"claim_status\": \"partially_fulfilled\", \"reason\": \"r\"}"), Some((ClaimStatus::Partly, "r".into())));
-        assert_eq!(claim("{\"claim_status\": \"Not fulfilled\"}").map(|c| c.0), Some(ClaimStatus::Not));
+        assert_eq!(
+            claim("{\"claim_status\": \"partially_fulfilled\", \"reason\": \"r\"}"),
+            Some((ClaimStatus::Partly, "r".into()))
+        );
+        assert_eq!(
+            claim("{\"claim_status\": \"Not fulfilled\"}").map(|c| c.0),
+            Some(ClaimStatus::Not)
+        );
         assert_eq!(claim("fulfilled").map(|c| c.0), Some(ClaimStatus::Fulfilled));
         assert_eq!(claim("{\"claim_status\": 1}"), None);
     }

@@ -6,7 +6,10 @@
 //! two tools can never end up behind one name (the gorilla #1091 failure, where truncation silently merged
 //! functions).
 
-use super::{CallOutcome, CallStatus, Layout, LayoutKind, dispatch_rejected, error_json, execute_tool, parse_arguments, record, resolve_dispatch};
+use super::{
+    CallOutcome, CallStatus, Layout, LayoutKind, dispatch_rejected, error_json, execute_tool,
+    parse_arguments, record, resolve_dispatch,
+};
 use crate::catalog::degrade::provider_text;
 use crate::catalog::{Catalog, Dispatch};
 use crate::exec::Executor;
@@ -26,7 +29,9 @@ pub struct FlatLayout {
 use crate::protocol::is_valid_function_name;
 
 fn sanitize(name: &str) -> String {
-    name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect()
+    name.chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .collect()
 }
 
 pub use crate::record::stable_hash;
@@ -40,7 +45,11 @@ pub fn function_names(tools: &[(String, String, String)]) -> Vec<String> {
     let mut used = HashSet::new();
     let mut out = Vec::with_capacity(tools.len());
     for (id, server, name) in tools {
-        let mut candidate = if count[name.as_str()] == 1 { sanitize(name) } else { sanitize(&format!("{server}__{name}")) };
+        let mut candidate = if count[name.as_str()] == 1 {
+            sanitize(name)
+        } else {
+            sanitize(&format!("{server}__{name}"))
+        };
         if !is_valid_function_name(&candidate) || used.contains(&candidate) {
             // Keep a readable prefix and make it unique with the id's hash (17 chars: '_' + 16 hex).
             let suffix = format!("_{:016x}", stable_hash(id.as_bytes()));
@@ -55,14 +64,21 @@ pub fn function_names(tools: &[(String, String, String)]) -> Vec<String> {
 
 impl FlatLayout {
     pub fn new(catalog: &Catalog, executor: Arc<Executor>) -> Self {
-        let keys: Vec<(String, String, String)> = catalog.tools().map(|t| (t.tool.id.clone(), t.server.name.clone(), t.tool.name.clone())).collect();
+        let keys: Vec<(String, String, String)> = catalog
+            .tools()
+            .map(|t| (t.tool.id.clone(), t.server.name.clone(), t.tool.name.clone()))
+            .collect();
         let names = function_names(&keys);
         let mut functions = Vec::new();
         let mut name_to_id = HashMap::new();
         let mut id_to_name = HashMap::new();
         let mut dispatch = HashMap::new();
         for (t, name) in catalog.tools().zip(names) {
-            functions.push(FunctionDef { name: name.clone(), description: provider_text(&t.tool.description), parameters: t.tool.input_schema.clone() });
+            functions.push(FunctionDef {
+                name: name.clone(),
+                description: provider_text(&t.tool.description),
+                parameters: t.tool.input_schema.clone(),
+            });
             if let Some(d) = &t.tool.dispatch {
                 dispatch.insert(t.tool.id.clone(), d.clone());
             }
@@ -106,7 +122,10 @@ impl Layout for FlatLayout {
     fn call(&self, call: &ToolCall, step: usize) -> CallOutcome {
         let Some(tool_id) = self.name_to_id.get(&call.name) else {
             return CallOutcome {
-                content: error_json(&format!("Unknown tool '{}'. Call one of the tools you were given, by its exact name.", call.name)),
+                content: error_json(&format!(
+                    "Unknown tool '{}'. Call one of the tools you were given, by its exact name.",
+                    call.name
+                )),
                 record: record(step, &call.name, CallStatus::Invented, None),
             };
         };
@@ -115,12 +134,21 @@ impl Layout for FlatLayout {
             Err(e) => {
                 let mut r = record(step, &call.name, CallStatus::Malformed, None);
                 r.tool_id = Some(tool_id.clone());
-                return CallOutcome { content: error_json(&format!("Invalid input: {e}. Send the arguments as one JSON object.")), record: r };
+                return CallOutcome {
+                    content: error_json(&format!(
+                        "Invalid input: {e}. Send the arguments as one JSON object."
+                    )),
+                    record: r,
+                };
             }
         };
         match resolve_dispatch(self.dispatch.get(tool_id), tool_id, args.clone()) {
-            Ok((target, args)) => execute_tool(&self.executor, &target, args, &call.name, step, |v| v.to_string()),
-            Err((kind, message)) => dispatch_rejected(step, &call.name, tool_id, args, kind, &message),
+            Ok((target, args)) => {
+                execute_tool(&self.executor, &target, args, &call.name, step, |v| v.to_string())
+            }
+            Err((kind, message)) => {
+                dispatch_rejected(step, &call.name, tool_id, args, kind, &message)
+            }
         }
     }
 }
@@ -135,13 +163,19 @@ mod tests {
 
     #[test]
     fn unique_valid_names_are_kept() {
-        let names = function_names(&[key("a/c/send_email", "a", "send_email"), key("a/c/sndEml", "a", "sndEml")]);
+        let names = function_names(&[
+            key("a/c/send_email", "a", "send_email"),
+            key("a/c/sndEml", "a", "sndEml"),
+        ]);
         assert_eq!(names, vec!["send_email", "sndEml"]);
     }
 
     #[test]
     fn colliding_names_are_qualified_by_server() {
-        let names = function_names(&[key("mail/m/search", "mail", "search"), key("chat/c/search", "chat", "search")]);
+        let names = function_names(&[
+            key("mail/m/search", "mail", "search"),
+            key("chat/c/search", "chat", "search"),
+        ]);
         assert_eq!(names, vec!["mail__search", "chat__search"]);
     }
 

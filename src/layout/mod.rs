@@ -37,13 +37,21 @@ pub trait Layout: Send + Sync {
     /// The functions offered on the first turn.
     fn functions(&self) -> &[FunctionDef];
     /// The functions offered given the conversation so far (layouts that load tools on demand grow it).
-    fn offered(&self, _messages: &[crate::protocol::Message]) -> std::borrow::Cow<'_, [FunctionDef]> {
+    fn offered(
+        &self,
+        _messages: &[crate::protocol::Message],
+    ) -> std::borrow::Cow<'_, [FunctionDef]> {
         std::borrow::Cow::Borrowed(self.functions())
     }
     /// Answer one call made at assistant turn `step`.
     fn call(&self, call: &ToolCall, step: usize) -> CallOutcome;
     /// Answer a call knowing the conversation (default: it does not matter).
-    fn call_in(&self, call: &ToolCall, step: usize, _messages: &[crate::protocol::Message]) -> CallOutcome {
+    fn call_in(
+        &self,
+        call: &ToolCall,
+        step: usize,
+        _messages: &[crate::protocol::Message],
+    ) -> CallOutcome {
         self.call(call, step)
     }
 }
@@ -70,42 +78,77 @@ pub(crate) fn execute_tool(
     transform: impl FnOnce(Value) -> String,
 ) -> CallOutcome {
     // Every outcome names the tool and keeps the arguments; the status and one field differ.
-    let resolved = |status, arguments| CallRecord { tool_id: Some(tool_id.into()), ..CallRecord::unresolved(step, name, status, Some(arguments)) };
+    let resolved = |status, arguments| CallRecord {
+        tool_id: Some(tool_id.into()),
+        ..CallRecord::unresolved(step, name, status, Some(arguments))
+    };
     match executor.execute(tool_id, &arguments) {
-        Execution::Ok { response, mock } => {
-            CallOutcome { content: transform(response), record: CallRecord { mock: Some(mock), ..resolved(CallStatus::Executed, arguments) } }
-        }
-        Execution::Live { response, call } => {
-            CallOutcome { content: transform(response), record: CallRecord { live: Some(call), ..resolved(CallStatus::Executed, arguments) } }
-        }
-        Execution::Rejected { kind, message } => {
-            CallOutcome { content: error_json(&message), record: CallRecord { rejection: Some(kind), ..resolved(CallStatus::Rejected, arguments) } }
-        }
+        Execution::Ok { response, mock } => CallOutcome {
+            content: transform(response),
+            record: CallRecord { mock: Some(mock), ..resolved(CallStatus::Executed, arguments) },
+        },
+        Execution::Live { response, call } => CallOutcome {
+            content: transform(response),
+            record: CallRecord { live: Some(call), ..resolved(CallStatus::Executed, arguments) },
+        },
+        Execution::Rejected { kind, message } => CallOutcome {
+            content: error_json(&message),
+            record: CallRecord {
+                rejection: Some(kind),
+                ..resolved(CallStatus::Rejected, arguments)
+            },
+        },
     }
 }
 
 /// Route a call to a merged tool (`merge_siblings`) to the original tool it names. Returns the tool id
 /// to execute and the arguments without the dispatch parameter, or a rejection to send back.
-pub(crate) fn resolve_dispatch(dispatch: Option<&crate::catalog::Dispatch>, tool_id: &str, args: Value) -> Result<(String, Value), (Rejection, String)> {
+pub(crate) fn resolve_dispatch(
+    dispatch: Option<&crate::catalog::Dispatch>,
+    tool_id: &str,
+    args: Value,
+) -> Result<(String, Value), (Rejection, String)> {
     let Some(d) = dispatch else {
         return Ok((tool_id.to_string(), args));
     };
     let mut map = match args {
         Value::Object(m) => m,
         _ => {
-            return Err((Rejection::TypeError, "Invalid input: arguments must be an object.".into()));
+            return Err((
+                Rejection::TypeError,
+                "Invalid input: arguments must be an object.".into(),
+            ));
         }
     };
     let options: Vec<&str> = d.targets.keys().map(String::as_str).collect();
     match map.remove(&d.param) {
-        None => Err((Rejection::MissingRequired, format!("Invalid input: '{}' is required. One of: {}.", d.param, options.join(", ")))),
-        Some(Value::String(v)) if d.targets.contains_key(&v) => Ok((d.targets[&v].clone(), Value::Object(map))),
-        Some(other) => Err((Rejection::ValueError, format!("Invalid input: '{}' = {other} is not one of: {}.", d.param, options.join(", ")))),
+        None => Err((
+            Rejection::MissingRequired,
+            format!("Invalid input: '{}' is required. One of: {}.", d.param, options.join(", ")),
+        )),
+        Some(Value::String(v)) if d.targets.contains_key(&v) => {
+            Ok((d.targets[&v].clone(), Value::Object(map)))
+        }
+        Some(other) => Err((
+            Rejection::ValueError,
+            format!(
+                "Invalid input: '{}' = {other} is not one of: {}.",
+                d.param,
+                options.join(", ")
+            ),
+        )),
     }
 }
 
 /// The outcome of a call whose dispatch failed.
-pub(crate) fn dispatch_rejected(step: usize, name: &str, tool_id: &str, args: Value, kind: Rejection, message: &str) -> CallOutcome {
+pub(crate) fn dispatch_rejected(
+    step: usize,
+    name: &str,
+    tool_id: &str,
+    args: Value,
+    kind: Rejection,
+    message: &str,
+) -> CallOutcome {
     CallOutcome {
         content: error_json(message),
         record: CallRecord {
@@ -122,6 +165,11 @@ pub(crate) fn error_json(message: &str) -> String {
 }
 
 /// A record for a call that did not reach a catalog tool.
-pub(crate) fn record(step: usize, name: &str, status: CallStatus, arguments: Option<Value>) -> CallRecord {
+pub(crate) fn record(
+    step: usize,
+    name: &str,
+    status: CallStatus,
+    arguments: Option<Value>,
+) -> CallRecord {
     CallRecord::unresolved(step, name, status, arguments)
 }

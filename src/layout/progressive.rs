@@ -7,7 +7,8 @@
 //! categories only for the rest.
 
 use super::{
-    CallOutcome, CallRecord, CallStatus, Layout, LayoutKind, dispatch_rejected, error_json, execute_tool, json_kind, parse_arguments, record, resolve_dispatch,
+    CallOutcome, CallRecord, CallStatus, Layout, LayoutKind, dispatch_rejected, error_json,
+    execute_tool, json_kind, parse_arguments, record, resolve_dispatch,
 };
 use crate::catalog::degrade::provider_text;
 use crate::catalog::{Catalog, Category, Server, Tool};
@@ -19,7 +20,9 @@ use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
 /// The meta-tools' names belong to the trial record (diagnostics read them from it).
-pub use crate::record::nav::{ACTION_DETAILS, AUTH_FAILURE, CATEGORY_ACTIONS, DISCOVER, DISCOVER_OSS, EXECUTE, SEARCH_DOCS};
+pub use crate::record::nav::{
+    ACTION_DETAILS, AUTH_FAILURE, CATEGORY_ACTIONS, DISCOVER, DISCOVER_OSS, EXECUTE, SEARCH_DOCS,
+};
 /// Action names per server returned by `discover_server_actions`.
 pub const OSS_TOP_ACTIONS: usize = 50;
 
@@ -65,7 +68,14 @@ pub struct ProgressiveLayout {
 impl ProgressiveLayout {
     pub fn new(catalog: Catalog, executor: Arc<Executor>, rule: DiscoveryRule) -> Self {
         let functions = meta_tools(&catalog);
-        ProgressiveLayout { catalog, executor, rule, functions, analyzer: Analyzer::default(), oss: false }
+        ProgressiveLayout {
+            catalog,
+            executor,
+            rule,
+            functions,
+            analyzer: Analyzer::default(),
+            oss: false,
+        }
     }
 
     /// The open-source Strata variant (`progressive-oss`): `discover_server_actions` returns the top-50
@@ -75,18 +85,32 @@ impl ProgressiveLayout {
     /// actions by server and name.
     pub fn new_oss(catalog: Catalog, executor: Arc<Executor>) -> Self {
         let functions = meta_tools_oss(&catalog);
-        ProgressiveLayout { catalog, executor, rule: DiscoveryRule::default(), functions, analyzer: Analyzer::default(), oss: true }
+        ProgressiveLayout {
+            catalog,
+            executor,
+            rule: DiscoveryRule::default(),
+            functions,
+            analyzer: Analyzer::default(),
+            oss: true,
+        }
     }
 
     /// Field-weighted BM25 ranking of a server's actions for a query (the OSS discovery).
     fn rank_actions<'a>(&self, server: &'a Server, query: &str) -> Vec<&'a Tool> {
-        let tools: Vec<(&Category, &Tool)> = server.categories.iter().flat_map(|c| c.tools.iter().map(move |t| (c, t))).collect();
+        let tools: Vec<(&Category, &Tool)> =
+            server.categories.iter().flat_map(|c| c.tools.iter().map(move |t| (c, t))).collect();
         let fields: [(f32, Vec<Vec<String>>); 3] = [
             (
                 30.0,
                 tools
                     .iter()
-                    .map(|(c, t)| self.analyzer.tool_terms(&t.name, &t.id, &format!("{} {} {}", t.description, server.name, c.name)))
+                    .map(|(c, t)| {
+                        self.analyzer.tool_terms(
+                            &t.name,
+                            &t.id,
+                            &format!("{} {} {}", t.description, server.name, c.name),
+                        )
+                    })
                     .collect(),
             ),
             (
@@ -94,8 +118,15 @@ impl ProgressiveLayout {
                 tools
                     .iter()
                     .map(|(_, t)| {
-                        let params: Vec<String> =
-                            t.properties().map(|(k, v)| format!("{k} {}", v.get("description").and_then(Value::as_str).unwrap_or(""))).collect();
+                        let params: Vec<String> = t
+                            .properties()
+                            .map(|(k, v)| {
+                                format!(
+                                    "{k} {}",
+                                    v.get("description").and_then(Value::as_str).unwrap_or("")
+                                )
+                            })
+                            .collect();
                         self.analyzer.terms(&params.join(" "))
                     })
                     .collect(),
@@ -133,31 +164,49 @@ impl ProgressiveLayout {
         let query = args.get("user_query").and_then(Value::as_str).unwrap_or_default();
         let names = string_list(args, "server_names")?;
         if names.is_empty() {
-            return Err(format!("server_names is empty. Available servers: {}", self.server_list()));
+            return Err(format!(
+                "server_names is empty. Available servers: {}",
+                self.server_list()
+            ));
         }
         let mut out = Vec::new();
         for name in names {
             let Some(server) = self.catalog.server(&name) else {
-                return Err(format!("Unknown server '{name}'. Available servers: {}", self.server_list()));
+                return Err(format!(
+                    "Unknown server '{name}'. Available servers: {}",
+                    self.server_list()
+                ));
             };
-            let actions: Vec<&str> = self.rank_actions(server, query).into_iter().map(|t| t.name.as_str()).collect();
+            let actions: Vec<&str> =
+                self.rank_actions(server, query).into_iter().map(|t| t.name.as_str()).collect();
             out.push(json!({"server": server.name, "actions": actions}));
         }
         Ok(json!({"servers": out}))
     }
 
     /// Find an action from `category_name` + `action_name`, or (OSS) `server_name` + `action_name`.
-    fn locate(&self, args: &Map<String, Value>) -> Result<(&Server, &Category, &Tool), (CallStatus, String)> {
-        let action = required_str(args, "action_name").map_err(|e| (CallStatus::NavigationError, e))?;
+    fn locate(
+        &self,
+        args: &Map<String, Value>,
+    ) -> Result<(&Server, &Category, &Tool), (CallStatus, String)> {
+        let action =
+            required_str(args, "action_name").map_err(|e| (CallStatus::NavigationError, e))?;
         if let Ok(category) = required_str(args, "category_name") {
             return self.find_action(category, action);
         }
         if !self.oss {
             return Err((CallStatus::NavigationError, "'category_name' is required".into()));
         }
-        let server_name = required_str(args, "server_name").map_err(|e| (CallStatus::NavigationError, e))?;
+        let server_name =
+            required_str(args, "server_name").map_err(|e| (CallStatus::NavigationError, e))?;
         let Some(server) = self.catalog.server(server_name) else {
-            return Err((CallStatus::NavigationError, format!("Unknown server '{server_name}'. Available servers: {}", self.server_list())));
+            return Err((
+                CallStatus::NavigationError,
+                format!(
+                    "Unknown server '{server_name}'. Available servers: {}",
+                    self.server_list()
+                ),
+            ));
         };
         for c in &server.categories {
             if let Some(t) = c.tools.iter().find(|t| t.name == action) {
@@ -165,8 +214,14 @@ impl ProgressiveLayout {
             }
         }
         let exists_elsewhere = self.catalog.tools().any(|t| t.tool.name == action);
-        let status = if exists_elsewhere { CallStatus::NavigationError } else { CallStatus::Invented };
-        Err((status, format!("Action '{action}' is not an action of server '{server_name}'. Call discover_server_actions to list them.")))
+        let status =
+            if exists_elsewhere { CallStatus::NavigationError } else { CallStatus::Invented };
+        Err((
+            status,
+            format!(
+                "Action '{action}' is not an action of server '{server_name}'. Call discover_server_actions to list them."
+            ),
+        ))
     }
 
     pub fn rule(&self) -> DiscoveryRule {
@@ -176,12 +231,18 @@ impl ProgressiveLayout {
     fn discover(&self, args: &Map<String, Value>) -> Result<Value, String> {
         let names = string_list(args, "server_names")?;
         if names.is_empty() {
-            return Err(format!("server_names is empty. Available servers: {}", self.server_list()));
+            return Err(format!(
+                "server_names is empty. Available servers: {}",
+                self.server_list()
+            ));
         }
         let mut servers = Vec::new();
         for name in names {
             let Some(server) = self.catalog.server(&name) else {
-                return Err(format!("Unknown server '{name}'. Available servers: {}", self.server_list()));
+                return Err(format!(
+                    "Unknown server '{name}'. Available servers: {}",
+                    self.server_list()
+                ));
             };
             let mode = self.rule.mode(server.tool_count());
             let categories: Vec<Value> = server
@@ -190,8 +251,12 @@ impl ProgressiveLayout {
                 .map(|c| {
                     let mut v = json!({"name": c.name, "description": c.description});
                     match mode {
-                        "full_details" => v["actions"] = c.tools.iter().map(action_details_json).collect(),
-                        "categories_and_actions" => v["actions"] = c.tools.iter().map(action_summary).collect(),
+                        "full_details" => {
+                            v["actions"] = c.tools.iter().map(action_details_json).collect()
+                        }
+                        "categories_and_actions" => {
+                            v["actions"] = c.tools.iter().map(action_summary).collect()
+                        }
                         _ => {}
                     }
                     v
@@ -210,18 +275,26 @@ impl ProgressiveLayout {
         let mut out = Vec::new();
         for name in names {
             let Some((server, cat)) = self.catalog.category(&name) else {
-                return Err(format!("Unknown category '{name}'. Call discover_server_categories_or_actions first to list categories."));
+                return Err(format!(
+                    "Unknown category '{name}'. Call discover_server_categories_or_actions first to list categories."
+                ));
             };
             out.push(json!({"server": server.name, "category": cat.name, "actions": cat.tools.iter().map(action_summary).collect::<Vec<_>>()}));
         }
         Ok(json!({"categories": out}))
     }
 
-    fn find_action(&self, category: &str, action: &str) -> Result<(&Server, &Category, &Tool), (CallStatus, String)> {
+    fn find_action(
+        &self,
+        category: &str,
+        action: &str,
+    ) -> Result<(&Server, &Category, &Tool), (CallStatus, String)> {
         let Some((server, cat)) = self.catalog.category(category) else {
             return Err((
                 CallStatus::NavigationError,
-                format!("Unknown category '{category}'. Call discover_server_categories_or_actions to list categories."),
+                format!(
+                    "Unknown category '{category}'. Call discover_server_categories_or_actions to list categories."
+                ),
             ));
         };
         match cat.tools.iter().find(|t| t.name == action) {
@@ -229,8 +302,18 @@ impl ProgressiveLayout {
             None => {
                 let names: Vec<&str> = cat.tools.iter().map(|t| t.name.as_str()).collect();
                 let exists_elsewhere = self.catalog.tools().any(|t| t.tool.name == action);
-                let status = if exists_elsewhere { CallStatus::NavigationError } else { CallStatus::Invented };
-                Err((status, format!("Action '{action}' is not in category '{category}'. Its actions are: {}.", names.join(", "))))
+                let status = if exists_elsewhere {
+                    CallStatus::NavigationError
+                } else {
+                    CallStatus::Invented
+                };
+                Err((
+                    status,
+                    format!(
+                        "Action '{action}' is not in category '{category}'. Its actions are: {}.",
+                        names.join(", ")
+                    ),
+                ))
             }
         }
     }
@@ -240,15 +323,24 @@ impl ProgressiveLayout {
         let server_name = required_str(args, "server_name")?;
         let max = match args.get("max_results") {
             None | Some(Value::Null) => 5,
-            Some(v) => v.as_u64().filter(|n| *n >= 1).ok_or("max_results must be a positive integer")? as usize,
+            Some(v) => {
+                v.as_u64().filter(|n| *n >= 1).ok_or("max_results must be a positive integer")?
+                    as usize
+            }
         };
         let Some(server) = self.catalog.server(server_name) else {
-            return Err(format!("Unknown server '{server_name}'. Available servers: {}", self.server_list()));
+            return Err(format!(
+                "Unknown server '{server_name}'. Available servers: {}",
+                self.server_list()
+            ));
         };
-        let entries: Vec<(&Category, &Tool)> = server.categories.iter().flat_map(|c| c.tools.iter().map(move |t| (c, t))).collect();
+        let entries: Vec<(&Category, &Tool)> =
+            server.categories.iter().flat_map(|c| c.tools.iter().map(move |t| (c, t))).collect();
         let docs: Vec<Vec<String>> = entries
             .iter()
-            .map(|(c, t)| self.analyzer.tool_terms(&t.name, &t.id, &format!("{} {}", t.description, c.name)))
+            .map(|(c, t)| {
+                self.analyzer.tool_terms(&t.name, &t.id, &format!("{} {}", t.description, c.name))
+            })
             .collect();
         let index = Bm25::new(&docs);
         let results: Vec<Value> = index
@@ -310,7 +402,13 @@ impl ProgressiveLayout {
             Err((status, msg)) => return nav_err(status, msg),
         };
         if server.name != server_name {
-            return nav_err(CallStatus::NavigationError, format!("Category '{}' belongs to server '{}', not '{server_name}'.", category.name, server.name));
+            return nav_err(
+                CallStatus::NavigationError,
+                format!(
+                    "Category '{}' belongs to server '{}', not '{server_name}'.",
+                    category.name, server.name
+                ),
+            );
         }
         // path_params, query_params and body_schema are JSON strings merged into one argument object.
         let mut merged = Map::new();
@@ -323,12 +421,25 @@ impl ProgressiveLayout {
                 },
                 Some(Value::Object(m)) => m.clone(),
                 Some(other) => {
-                    return malformed(call, step, &tool.id, format!("{key} must be a JSON string of an object, got {}", json_kind(other)));
+                    return malformed(
+                        call,
+                        step,
+                        &tool.id,
+                        format!(
+                            "{key} must be a JSON string of an object, got {}",
+                            json_kind(other)
+                        ),
+                    );
                 }
             };
             for (k, v) in part {
                 if merged.contains_key(&k) {
-                    return malformed(call, step, &tool.id, format!("parameter '{k}' is given twice (in {key} and before)"));
+                    return malformed(
+                        call,
+                        step,
+                        &tool.id,
+                        format!("parameter '{k}' is given twice (in {key} and before)"),
+                    );
                 }
                 merged.insert(k, v);
             }
@@ -337,16 +448,27 @@ impl ProgressiveLayout {
             .get("include_output_fields")
             .and_then(Value::as_array)
             .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect());
-        let max_chars = args.get("maximum_output_characters").and_then(Value::as_u64).map(|n| n as usize);
-        let (target, merged) = match resolve_dispatch(tool.dispatch.as_ref(), &tool.id, Value::Object(merged)) {
-            Ok(resolved) => resolved,
-            Err((kind, message)) => {
-                return dispatch_rejected(step, &call.name, &tool.id, Value::Null, kind, &message);
-            }
-        };
+        let max_chars =
+            args.get("maximum_output_characters").and_then(Value::as_u64).map(|n| n as usize);
+        let (target, merged) =
+            match resolve_dispatch(tool.dispatch.as_ref(), &tool.id, Value::Object(merged)) {
+                Ok(resolved) => resolved,
+                Err((kind, message)) => {
+                    return dispatch_rejected(
+                        step,
+                        &call.name,
+                        &tool.id,
+                        Value::Null,
+                        kind,
+                        &message,
+                    );
+                }
+            };
         execute_tool(&self.executor, &target, merged, &call.name, step, move |response| {
             let response = match (fields, response) {
-                (Some(f), Value::Object(m)) if !f.is_empty() => Value::Object(m.into_iter().filter(|(k, _)| f.contains(k)).collect()),
+                (Some(f), Value::Object(m)) if !f.is_empty() => {
+                    Value::Object(m.into_iter().filter(|(k, _)| f.contains(k)).collect())
+                }
                 (_, r) => r,
             };
             let text = response.to_string();
@@ -360,7 +482,9 @@ impl ProgressiveLayout {
 
 fn malformed(call: &ToolCall, step: usize, tool_id: &str, msg: String) -> CallOutcome {
     CallOutcome {
-        content: error_json(&format!("Invalid input: {msg}. Put the action's arguments in body_schema as a JSON object string.")),
+        content: error_json(&format!(
+            "Invalid input: {msg}. Put the action's arguments in body_schema as a JSON object string."
+        )),
         record: CallRecord {
             tool_id: Some(tool_id.to_string()),
             ..CallRecord::unresolved(step, &call.name, CallStatus::Malformed, None)
@@ -383,17 +507,28 @@ fn action_details_json(t: &Tool) -> Value {
 fn required_str<'a>(args: &'a Map<String, Value>, key: &str) -> Result<&'a str, String> {
     match args.get(key) {
         Some(Value::String(s)) if !s.is_empty() => Ok(s),
-        Some(other) if !other.is_string() => Err(format!("'{key}' must be a string, got {}", json_kind(other))),
+        Some(other) if !other.is_string() => {
+            Err(format!("'{key}' must be a string, got {}", json_kind(other)))
+        }
         _ => Err(format!("'{key}' is required")),
     }
 }
 
 fn string_list(args: &Map<String, Value>, key: &str) -> Result<Vec<String>, String> {
     match args.get(key) {
-        Some(Value::Array(a)) => a.iter().map(|v| v.as_str().map(String::from).ok_or_else(|| format!("'{key}' must be an array of strings"))).collect(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|v| {
+                v.as_str()
+                    .map(String::from)
+                    .ok_or_else(|| format!("'{key}' must be an array of strings"))
+            })
+            .collect(),
         // Models often send a single name instead of a one-element list; accept it.
         Some(Value::String(s)) => Ok(vec![s.clone()]),
-        Some(other) => Err(format!("'{key}' must be an array of strings, got {}", json_kind(other))),
+        Some(other) => {
+            Err(format!("'{key}' must be an array of strings, got {}", json_kind(other)))
+        }
         None => Err(format!("'{key}' is required")),
     }
 }
@@ -411,17 +546,40 @@ impl Layout for ProgressiveLayout {
         let args = match parse_arguments(&call.arguments) {
             Ok(m) => m,
             Err(e) => {
-                let status = if self.functions.iter().any(|f| f.name == call.name) { CallStatus::Malformed } else { CallStatus::Invented };
-                return CallOutcome { content: error_json(&format!("Invalid input: {e}.")), record: record(step, &call.name, status, None) };
+                let status = if self.functions.iter().any(|f| f.name == call.name) {
+                    CallStatus::Malformed
+                } else {
+                    CallStatus::Invented
+                };
+                return CallOutcome {
+                    content: error_json(&format!("Invalid input: {e}.")),
+                    record: record(step, &call.name, status, None),
+                };
             }
         };
         let revealed = self.revealed_by(&call.name, &args);
         let nav = |result: Result<Value, String>| match result {
             Ok(v) => CallOutcome {
                 content: v.to_string(),
-                record: CallRecord { revealed: revealed.clone(), ..record(step, &call.name, CallStatus::Navigated, Some(Value::Object(args.clone()))) },
+                record: CallRecord {
+                    revealed: revealed.clone(),
+                    ..record(
+                        step,
+                        &call.name,
+                        CallStatus::Navigated,
+                        Some(Value::Object(args.clone())),
+                    )
+                },
             },
-            Err(e) => CallOutcome { content: error_json(&e), record: record(step, &call.name, CallStatus::NavigationError, Some(Value::Object(args.clone()))) },
+            Err(e) => CallOutcome {
+                content: error_json(&e),
+                record: record(
+                    step,
+                    &call.name,
+                    CallStatus::NavigationError,
+                    Some(Value::Object(args.clone())),
+                ),
+            },
         };
         match call.name.as_str() {
             DISCOVER if !self.oss => nav(self.discover(&args)),
@@ -461,7 +619,8 @@ impl Layout for ProgressiveLayout {
 /// The open-source Strata's five meta-tools.
 fn meta_tools_oss(catalog: &Catalog) -> Vec<FunctionDef> {
     let servers: Vec<Value> = catalog.servers.iter().map(|s| json!(s.name)).collect();
-    let server_lines: Vec<String> = catalog.servers.iter().map(|s| format!("- {}: {}", s.name, s.description)).collect();
+    let server_lines: Vec<String> =
+        catalog.servers.iter().map(|s| format!("- {}: {}", s.name, s.description)).collect();
     let mut tools = meta_tools(catalog);
     tools.retain(|f| f.name != DISCOVER && f.name != CATEGORY_ACTIONS);
     for f in &mut tools {
@@ -503,7 +662,8 @@ fn meta_tools_oss(catalog: &Catalog) -> Vec<FunctionDef> {
 /// discovery tool comes from the catalog.
 fn meta_tools(catalog: &Catalog) -> Vec<FunctionDef> {
     let servers: Vec<Value> = catalog.servers.iter().map(|s| json!(s.name)).collect();
-    let server_lines: Vec<String> = catalog.servers.iter().map(|s| format!("- {}: {}", s.name, s.description)).collect();
+    let server_lines: Vec<String> =
+        catalog.servers.iter().map(|s| format!("- {}: {}", s.name, s.description)).collect();
     vec![
         FunctionDef {
             name: DISCOVER.into(),

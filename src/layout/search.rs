@@ -7,7 +7,10 @@
 //! Which tools are loaded is derived from the conversation, so the layout stays stateless and shareable
 //! across episodes.
 
-use super::{CallOutcome, CallRecord, CallStatus, FlatLayout, Layout, LayoutKind, error_json, json_kind, parse_arguments, record};
+use super::{
+    CallOutcome, CallRecord, CallStatus, FlatLayout, Layout, LayoutKind, error_json, json_kind,
+    parse_arguments, record,
+};
 use crate::catalog::Catalog;
 use crate::exec::Executor;
 use crate::protocol::{FunctionDef, Message, ToolCall};
@@ -46,7 +49,12 @@ impl SearchLayout {
             .functions()
             .iter()
             .map(|f| {
-                let params: Vec<&str> = f.parameters.get("properties").and_then(Value::as_object).map(|p| p.keys().map(String::as_str).collect()).unwrap_or_default();
+                let params: Vec<&str> = f
+                    .parameters
+                    .get("properties")
+                    .and_then(Value::as_object)
+                    .map(|p| p.keys().map(String::as_str).collect())
+                    .unwrap_or_default();
                 let id = flat.tool_id(&f.name).unwrap_or_default();
                 let text = format!("{} {}", f.description, params.join(" "));
                 let key = format!("{}\u{1f}{id}\u{1f}{text}", f.name);
@@ -77,7 +85,9 @@ impl SearchLayout {
         messages
             .iter()
             .filter_map(|m| match m {
-                Message::Tool { name, content, .. } if name == SEARCH_TOOLS => serde_json::from_str::<Value>(content).ok(),
+                Message::Tool { name, content, .. } if name == SEARCH_TOOLS => {
+                    serde_json::from_str::<Value>(content).ok()
+                }
                 _ => None,
             })
             .flat_map(|v| v["tools"].as_array().cloned().unwrap_or_default())
@@ -89,30 +99,58 @@ impl SearchLayout {
         let args = match parse_arguments(&call.arguments) {
             Ok(a) => a,
             Err(e) => {
-                return CallOutcome { content: error_json(&format!("Invalid input: {e}.")), record: record(step, &call.name, CallStatus::Malformed, None) };
+                return CallOutcome {
+                    content: error_json(&format!("Invalid input: {e}.")),
+                    record: record(step, &call.name, CallStatus::Malformed, None),
+                };
             }
         };
         let query = match args.get("query") {
             Some(Value::String(q)) if !q.trim().is_empty() => q.clone(),
             Some(other) if !other.is_string() => {
                 let msg = format!("'query' must be a string, got {}", json_kind(other));
-                return CallOutcome { content: error_json(&msg), record: record(step, &call.name, CallStatus::NavigationError, Some(Value::Object(args))) };
+                return CallOutcome {
+                    content: error_json(&msg),
+                    record: record(
+                        step,
+                        &call.name,
+                        CallStatus::NavigationError,
+                        Some(Value::Object(args)),
+                    ),
+                };
             }
             _ => {
                 return CallOutcome {
                     content: error_json("'query' is required"),
-                    record: record(step, &call.name, CallStatus::NavigationError, Some(Value::Object(args))),
+                    record: record(
+                        step,
+                        &call.name,
+                        CallStatus::NavigationError,
+                        Some(Value::Object(args)),
+                    ),
                 };
             }
         };
-        let k = args.get("max_results").and_then(Value::as_u64).map(|k| k.clamp(1, 20) as usize).unwrap_or(DEFAULT_K);
-        let hits: Vec<usize> = self.index.top_k(&self.analyzer.query_terms(&query), k).into_iter().map(|(i, _)| i).collect();
+        let k = args
+            .get("max_results")
+            .and_then(Value::as_u64)
+            .map(|k| k.clamp(1, 20) as usize)
+            .unwrap_or(DEFAULT_K);
+        let hits: Vec<usize> = self
+            .index
+            .top_k(&self.analyzer.query_terms(&query), k)
+            .into_iter()
+            .map(|(i, _)| i)
+            .collect();
         let functions = self.flat.functions();
         let tools: Vec<&FunctionDef> = hits.iter().map(|&i| &functions[i]).collect();
         let revealed = tools.iter().flat_map(|f| self.flat.tools_behind(&f.name)).collect();
         CallOutcome {
             content: json!({"tools": tools}).to_string(),
-            record: CallRecord { revealed, ..record(step, &call.name, CallStatus::Navigated, Some(Value::Object(args))) },
+            record: CallRecord {
+                revealed,
+                ..record(step, &call.name, CallStatus::Navigated, Some(Value::Object(args)))
+            },
         }
     }
 }
@@ -146,7 +184,10 @@ impl Layout for SearchLayout {
         }
         if self.flat.tool_id(&call.name).is_some() && !self.loaded(messages).contains(&call.name) {
             return CallOutcome {
-                content: error_json(&format!("Tool '{}' is not loaded. Call search_tools first; only tools it returns can be called.", call.name)),
+                content: error_json(&format!(
+                    "Tool '{}' is not loaded. Call search_tools first; only tools it returns can be called.",
+                    call.name
+                )),
                 record: record(step, &call.name, CallStatus::Invented, None),
             };
         }
@@ -199,7 +240,15 @@ mod tests {
         let c = catalog();
         let l = SearchLayout::new(&c, Arc::new(Executor::new(&c).unwrap()));
         let search = |q: &str| {
-            let out = l.call_in(&ToolCall { id: "1".into(), name: SEARCH_TOOLS.into(), arguments: json!({"query": q}).to_string() }, 1, &[]);
+            let out = l.call_in(
+                &ToolCall {
+                    id: "1".into(),
+                    name: SEARCH_TOOLS.into(),
+                    arguments: json!({"query": q}).to_string(),
+                },
+                1,
+                &[],
+            );
             out.record.revealed
         };
         assert_eq!(search("me"), vec!["s/c/me".to_string()]);
@@ -214,18 +263,34 @@ mod tests {
         let c = catalog();
         let l = SearchLayout::new(&c, Arc::new(Executor::new(&c).unwrap()));
         assert_eq!(l.functions().len(), 1);
-        let call = |name: &str, args: Value| ToolCall { id: "1".into(), name: name.into(), arguments: args.to_string() };
+        let call = |name: &str, args: Value| ToolCall {
+            id: "1".into(),
+            name: name.into(),
+            arguments: args.to_string(),
+        };
         // Not loaded yet: calling it directly is refused.
         let early = l.call_in(&call("get_weather", json!({"city": "Oslo"})), 1, &[]);
         assert_eq!(early.record.status, CallStatus::Invented);
-        let found = l.call_in(&call(SEARCH_TOOLS, json!({"query": "weather", "max_results": 1})), 1, &[]);
+        let found =
+            l.call_in(&call(SEARCH_TOOLS, json!({"query": "weather", "max_results": 1})), 1, &[]);
         assert_eq!(found.record.revealed, vec!["s/c/get_weather".to_string()]);
-        let messages = vec![Message::Tool { tool_call_id: "1".into(), name: SEARCH_TOOLS.into(), content: found.content.clone() }];
+        let messages = vec![Message::Tool {
+            tool_call_id: "1".into(),
+            name: SEARCH_TOOLS.into(),
+            content: found.content.clone(),
+        }];
         let offered = l.offered(&messages);
-        assert_eq!(offered.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), vec![SEARCH_TOOLS, "get_weather"]);
+        assert_eq!(
+            offered.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(),
+            vec![SEARCH_TOOLS, "get_weather"]
+        );
         let ran = l.call_in(&call("get_weather", json!({"city": "Oslo"})), 2, &messages);
         assert_eq!(ran.record.status, CallStatus::Executed);
         let not_found = l.call_in(&call("book_hotel", json!({"city": "Oslo"})), 2, &messages);
-        assert_eq!(not_found.record.status, CallStatus::Invented, "only returned tools become callable");
+        assert_eq!(
+            not_found.record.status,
+            CallStatus::Invented,
+            "only returned tools become callable"
+        );
     }
 }

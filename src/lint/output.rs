@@ -26,13 +26,28 @@ pub fn text(findings: &[Finding], color: bool) -> String {
             let _ = writeln!(s, "\n{} ({}:{})", f.tool, f.file.display(), f.line);
         }
         let (on, off) = paint(f.severity);
-        let _ = writeln!(s, "  {on}{:<5}{off} {} {}: {} [{}]", f.severity.as_str(), f.rule, f.name, f.message, f.field);
+        let _ = writeln!(
+            s,
+            "  {on}{:<5}{off} {} {}: {} [{}]",
+            f.severity.as_str(),
+            f.rule,
+            f.name,
+            f.message,
+            f.field
+        );
         if let Some(sug) = &f.suggestion {
             let _ = writeln!(s, "        suggested: {sug}");
         }
     }
     let count = |sev| findings.iter().filter(|f| f.severity == sev).count();
-    let _ = writeln!(s, "\n{} findings: {} block, {} warn, {} info", findings.len(), count(Severity::Block), count(Severity::Warn), count(Severity::Info));
+    let _ = writeln!(
+        s,
+        "\n{} findings: {} block, {} warn, {} info",
+        findings.len(),
+        count(Severity::Block),
+        count(Severity::Warn),
+        count(Severity::Info)
+    );
     s
 }
 

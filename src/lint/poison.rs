@@ -19,32 +19,108 @@ enum Matcher {
 }
 
 pub const RULES: &[PoisonRule] = &[
-    PoisonRule { id: "TP-P01", name: "hidden-instruction-tag", message: "hidden instruction tag (<IMPORTANT>, <SYSTEM>, [INST]…) addresses the model, not the user; remove it",
-        matcher: Matcher::Regex(r"(?i)<\s*/?\s*(important|system|instructions?|admin|secret|hidden)\s*>|\[/?INST\]|<\|im_start\|>") },
-    PoisonRule { id: "TP-P02", name: "ignore-previous-instructions", message: "tries to override the agent's instructions; remove it",
-        matcher: Matcher::Regex(r"(?i)\b(ignore|disregard|forget|override)\b[^.]{0,40}\b(previous|prior|above|earlier|all|system|other)\b[^.]{0,20}\b(instructions?|rules|prompts?|guidelines)") },
-    PoisonRule { id: "TP-P03", name: "precondition-instruction", message: "imposes a hidden precondition (\"before using … you must …\"); a description says what the tool does",
-        matcher: Matcher::Regex(r"(?i)\bbefore (using|calling|invoking|running) (this|the|any|[a-z_]+)\b[^.]{0,80}\b(you )?(must|should|need to|have to|always)\b") },
-    PoisonRule { id: "TP-P04", name: "call-another-tool", message: "instructs the agent to call another tool; a description must not steer other calls",
-        matcher: Matcher::Regex(r"(?i)\b(you must|you should|always|first|also|then|immediately)\s+(call|invoke|use|run|execute|trigger)\s+(the\s+)?`?[a-z]+_[a-z_]+`?") },
-    PoisonRule { id: "TP-P05", name: "change-arguments", message: "tells the agent to change or add arguments (bcc, recipients, amounts); remove it",
-        matcher: Matcher::Regex(r"(?i)\b(always|secretly|silently|automatically)\s+(add|include|bcc|cc|set|replace|append|change|send)\b|\bset (the )?[`'\x22]?[a-z_]+[`'\x22]? (parameter|argument|field) to\b") },
-    PoisonRule { id: "TP-P06", name: "credential-path", message: "mentions secret or credential files (~/.ssh, id_rsa, .env, credentials); a tool description never needs them",
-        matcher: Matcher::Regex(r"(?i)~/\.ssh|\bid_(rsa|ed25519|ecdsa)\b|(^|[\s/'`\x22])\.env\b|\.aws/credentials|/etc/(passwd|shadow)|\.netrc|\bapi[_ -]?keys?\b.{0,30}\b(send|include|pass|read)") },
-    PoisonRule { id: "TP-P07", name: "exfiltration", message: "asks to send data to an external URL or command (curl, wget, webhook); remove it",
-        matcher: Matcher::Regex(r"(?i)\b(curl|wget|nc|netcat)\s+-?|\b(send|post|upload|forward|transmit|exfiltrate|leak)\b[^.]{0,60}https?://|https?://[^\s]+\?(data|q|payload|secret|token)=") },
-    PoisonRule { id: "TP-P08", name: "conceal-from-user", message: "asks to hide something from the user; remove it",
-        matcher: Matcher::Regex(r"(?i)\b(do not|don't|never|without)\s+(tell|telling|inform|informing|mention|mentioning|reveal|revealing|notify|notifying|show|showing|alert|alerting)\b[^.]{0,20}\b(the )?user") },
-    PoisonRule { id: "TP-P09", name: "zero-width-characters", message: "contains invisible zero-width characters that can hide text; remove them",
-        matcher: Matcher::Chars(|c| matches!(c, '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}' | '\u{180E}')) },
-    PoisonRule { id: "TP-P10", name: "bidi-control-characters", message: "contains bidirectional control characters that can reorder what people see; remove them",
-        matcher: Matcher::Chars(|c| matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}')) },
-    PoisonRule { id: "TP-P11", name: "unicode-tag-characters", message: "contains Unicode tag characters (invisible ASCII smuggling); remove them",
-        matcher: Matcher::Chars(|c| ('\u{E0000}'..='\u{E007F}').contains(&c)) },
-    PoisonRule { id: "TP-P12", name: "prompt-exfiltration", message: "asks for the system prompt, conversation or other tools' data; remove it",
-        matcher: Matcher::Regex(r"(?i)\b(include|send|attach|reveal|output|append|pass|share|print|leak|copy|repeat)\b[^.]{0,40}\b(system prompt|your instructions|conversation history|chat history|previous messages|all (other )?tool (results|outputs))\b") },
-    PoisonRule { id: "TP-P13", name: "role-hijack", message: "tries to change the agent's role or priorities; remove it",
-        matcher: Matcher::Regex(r"(?i)\byou are now\b|\bact as (an? )?(admin|administrator|root|developer|system)|\bthis (instruction|tool) (takes|has) (precedence|priority)|\bhighest priority\b") },
+    PoisonRule {
+        id: "TP-P01",
+        name: "hidden-instruction-tag",
+        message: "hidden instruction tag (<IMPORTANT>, <SYSTEM>, [INST]…) addresses the model, not the user; remove it",
+        matcher: Matcher::Regex(
+            r"(?i)<\s*/?\s*(important|system|instructions?|admin|secret|hidden)\s*>|\[/?INST\]|<\|im_start\|>",
+        ),
+    },
+    PoisonRule {
+        id: "TP-P02",
+        name: "ignore-previous-instructions",
+        message: "tries to override the agent's instructions; remove it",
+        matcher: Matcher::Regex(
+            r"(?i)\b(ignore|disregard|forget|override)\b[^.]{0,40}\b(previous|prior|above|earlier|all|system|other)\b[^.]{0,20}\b(instructions?|rules|prompts?|guidelines)",
+        ),
+    },
+    PoisonRule {
+        id: "TP-P03",
+        name: "precondition-instruction",
+        message: "imposes a hidden precondition (\"before using … you must …\"); a description says what the tool does",
+        matcher: Matcher::Regex(
+            r"(?i)\bbefore (using|calling|invoking|running) (this|the|any|[a-z_]+)\b[^.]{0,80}\b(you )?(must|should|need to|have to|always)\b",
+        ),
+    },
+    PoisonRule {
+        id: "TP-P04",
+        name: "call-another-tool",
+        message: "instructs the agent to call another tool; a description must not steer other calls",
+        matcher: Matcher::Regex(
+            r"(?i)\b(you must|you should|always|first|also|then|immediately)\s+(call|invoke|use|run|execute|trigger)\s+(the\s+)?`?[a-z]+_[a-z_]+`?",
+        ),
+    },
+    PoisonRule {
+        id: "TP-P05",
+        name: "change-arguments",
+        message: "tells the agent to change or add arguments (bcc, recipients, amounts); remove it",
+        matcher: Matcher::Regex(
+            r"(?i)\b(always|secretly|silently|automatically)\s+(add|include|bcc|cc|set|replace|append|change|send)\b|\bset (the )?[`'\x22]?[a-z_]+[`'\x22]? (parameter|argument|field) to\b",
+        ),
+    },
+    PoisonRule {
+        id: "TP-P06",
+        name: "credential-path",
+        message: "mentions secret or credential files (~/.ssh, id_rsa, .env, credentials); a tool description never needs them",
+        matcher: Matcher::Regex(
+            r"(?i)~/\.ssh|\bid_(rsa|ed25519|ecdsa)\b|(^|[\s/'`\x22])\.env\b|\.aws/credentials|/etc/(passwd|shadow)|\.netrc|\bapi[_ -]?keys?\b.{0,30}\b(send|include|pass|read)",
+        ),
+    },
+    PoisonRule {
+        id: "TP-P07",
+        name: "exfiltration",
+        message: "asks to send data to an external URL or command (curl, wget, webhook); remove it",
+        matcher: Matcher::Regex(
+            r"(?i)\b(curl|wget|nc|netcat)\s+-?|\b(send|post|upload|forward|transmit|exfiltrate|leak)\b[^.]{0,60}https?://|https?://[^\s]+\?(data|q|payload|secret|token)=",
+        ),
+    },
+    PoisonRule {
+        id: "TP-P08",
+        name: "conceal-from-user",
+        message: "asks to hide something from the user; remove it",
+        matcher: Matcher::Regex(
+            r"(?i)\b(do not|don't|never|without)\s+(tell|telling|inform|informing|mention|mentioning|reveal|revealing|notify|notifying|show|showing|alert|alerting)\b[^.]{0,20}\b(the )?user",
+        ),
+    },
+    PoisonRule {
+        id: "TP-P09",
+        name: "zero-width-characters",
+        message: "contains invisible zero-width characters that can hide text; remove them",
+        matcher: Matcher::Chars(|c| {
+            matches!(c, '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}' | '\u{180E}')
+        }),
+    },
+    PoisonRule {
+        id: "TP-P10",
+        name: "bidi-control-characters",
+        message: "contains bidirectional control characters that can reorder what people see; remove them",
+        matcher: Matcher::Chars(
+            |c| matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}'),
+        ),
+    },
+    PoisonRule {
+        id: "TP-P11",
+        name: "unicode-tag-characters",
+        message: "contains Unicode tag characters (invisible ASCII smuggling); remove them",
+        matcher: Matcher::Chars(|c| ('\u{E0000}'..='\u{E007F}').contains(&c)),
+    },
+    PoisonRule {
+        id: "TP-P12",
+        name: "prompt-exfiltration",
+        message: "asks for the system prompt, conversation or other tools' data; remove it",
+        matcher: Matcher::Regex(
+            r"(?i)\b(include|send|attach|reveal|output|append|pass|share|print|leak|copy|repeat)\b[^.]{0,40}\b(system prompt|your instructions|conversation history|chat history|previous messages|all (other )?tool (results|outputs))\b",
+        ),
+    },
+    PoisonRule {
+        id: "TP-P13",
+        name: "role-hijack",
+        message: "tries to change the agent's role or priorities; remove it",
+        matcher: Matcher::Regex(
+            r"(?i)\byou are now\b|\bact as (an? )?(admin|administrator|root|developer|system)|\bthis (instruction|tool) (takes|has) (precedence|priority)|\bhighest priority\b",
+        ),
+    },
 ];
 
 impl PoisonRule {

@@ -21,7 +21,9 @@
 //!   handshake) is listed again until its list settles.
 
 use anyhow::{Context, Result, anyhow};
-use rmcp::model::{CallToolRequestParams, ClientCapabilities, Implementation, InitializeRequestParams};
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, Implementation, InitializeRequestParams,
+};
 use rmcp::service::{NotificationContext, RoleClient, RunningService};
 use rmcp::{ClientHandler, ServiceExt};
 use serde_json::{Value, json};
@@ -42,7 +44,9 @@ pub struct ServerCommand {
 impl ServerCommand {
     /// From a command line as words (`node path/to/index.js --flag`).
     pub fn from_words(words: &[String]) -> Result<Self> {
-        let (program, args) = words.split_first().ok_or_else(|| anyhow!("no server command given; pass it after `--`, e.g. -- node server/index.js"))?;
+        let (program, args) = words.split_first().ok_or_else(|| {
+            anyhow!("no server command given; pass it after `--`, e.g. -- node server/index.js")
+        })?;
         Ok(ServerCommand { program: program.clone(), args: args.to_vec(), env: Vec::new() })
     }
 }
@@ -64,7 +68,11 @@ impl Capabilities {
                 "sampling" => caps.sampling = true,
                 "elicitation" => caps.elicitation = true,
                 "roots" => caps.roots = true,
-                other => return Err(format!("unknown client capability `{other}`; choose from sampling, elicitation, roots")),
+                other => {
+                    return Err(format!(
+                        "unknown client capability `{other}`; choose from sampling, elicitation, roots"
+                    ));
+                }
             }
         }
         Ok(caps)
@@ -99,9 +107,15 @@ pub struct Progress {
 pub enum Event {
     Progress(Progress),
     /// An elicitation request (`form` or `url` mode) and the answer given (`accept`, `decline`, `cancel`).
-    Elicitation { mode: String, action: String },
+    Elicitation {
+        mode: String,
+        action: String,
+    },
     /// A sampling request, answered (with the tokens it cost) or refused.
-    Sampling { answered: bool, usage: crate::protocol::Usage },
+    Sampling {
+        answered: bool,
+        usage: crate::protocol::Usage,
+    },
 }
 
 /// How the user answered an elicitation request.
@@ -147,7 +161,13 @@ struct Handler {
 
 impl Handler {
     fn new(capabilities: Capabilities, responder: Option<Arc<dyn Responder>>) -> Handler {
-        Handler { capabilities, list_changes: Default::default(), progress: Default::default(), events: Default::default(), responder }
+        Handler {
+            capabilities,
+            list_changes: Default::default(),
+            progress: Default::default(),
+            events: Default::default(),
+            responder,
+        }
     }
 
     fn log(&self, event: Event) {
@@ -160,8 +180,13 @@ impl ClientHandler for Handler {
         self.list_changes.fetch_add(1, Ordering::SeqCst);
     }
 
-    async fn on_progress(&self, params: rmcp::model::ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
-        let p = Progress { progress: params.progress, total: params.total, message: params.message };
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let p =
+            Progress { progress: params.progress, total: params.total, message: params.message };
         if let Some(r) = &self.responder {
             r.on_progress(&p);
         }
@@ -182,10 +207,17 @@ impl ClientHandler for Handler {
         };
         self.log(Event::Elicitation { mode: mode.clone(), action: reply.action.clone() });
         let mut result = json!({ "action": reply.action });
-        if let (Some(content), "accept", "form") = (reply.content, reply.action.as_str(), mode.as_str()) {
+        if let (Some(content), "accept", "form") =
+            (reply.content, reply.action.as_str(), mode.as_str())
+        {
             result["content"] = content;
         }
-        serde_json::from_value(result).map_err(|e| rmcp::ErrorData::internal_error(format!("cannot build the elicitation answer: {e}"), None))
+        serde_json::from_value(result).map_err(|e| {
+            rmcp::ErrorData::internal_error(
+                format!("cannot build the elicitation answer: {e}"),
+                None,
+            )
+        })
     }
 
     // Sampling is deprecated from protocol 2026-07-28 on (SEP-2577); the servers of today still use it.
@@ -197,14 +229,23 @@ impl ClientHandler for Handler {
     ) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
         let Some(responder) = &self.responder else {
             self.log(Event::Sampling { answered: false, usage: Default::default() });
-            return Err(rmcp::ErrorData::new(rmcp::model::ErrorCode::METHOD_NOT_FOUND, "this client does not sample", None));
+            return Err(rmcp::ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                "this client does not sample",
+                None,
+            ));
         };
         let wire = serde_json::to_value(&params).unwrap_or(Value::Null);
         match responder.sample(wire).await {
             Ok(reply) => {
                 self.log(Event::Sampling { answered: true, usage: reply.usage });
                 let result = json!({"model": reply.model, "stopReason": "endTurn", "role": "assistant", "content": {"type": "text", "text": reply.text}});
-                serde_json::from_value(result).map_err(|e| rmcp::ErrorData::internal_error(format!("cannot build the sampling answer: {e}"), None))
+                serde_json::from_value(result).map_err(|e| {
+                    rmcp::ErrorData::internal_error(
+                        format!("cannot build the sampling answer: {e}"),
+                        None,
+                    )
+                })
             }
             Err(e) => {
                 self.log(Event::Sampling { answered: false, usage: Default::default() });
@@ -214,8 +255,12 @@ impl ClientHandler for Handler {
     }
 
     fn get_info(&self) -> InitializeRequestParams {
-        let capabilities: ClientCapabilities = serde_json::from_value(self.capabilities.to_wire()).unwrap_or_default();
-        InitializeRequestParams::new(capabilities, Implementation::new("toolpick", env!("CARGO_PKG_VERSION")))
+        let capabilities: ClientCapabilities =
+            serde_json::from_value(self.capabilities.to_wire()).unwrap_or_default();
+        InitializeRequestParams::new(
+            capabilities,
+            Implementation::new("toolpick", env!("CARGO_PKG_VERSION")),
+        )
     }
 }
 
@@ -253,18 +298,31 @@ const MAX_LISTS: usize = 10;
 impl Session {
     /// Start `command` with `HOME` at `home` (a fresh temporary directory when `None`) and complete the
     /// handshake.
-    pub async fn connect(command: &ServerCommand, capabilities: Capabilities, home: Option<&Path>) -> Result<Session> {
+    pub async fn connect(
+        command: &ServerCommand,
+        capabilities: Capabilities,
+        home: Option<&Path>,
+    ) -> Result<Session> {
         let options = Launch { home: home.map(Path::to_path_buf), ..Default::default() };
         Session::launch(command, capabilities, &options).await
     }
 
     /// Start `command` as `options` say and complete the handshake.
-    pub async fn launch(command: &ServerCommand, capabilities: Capabilities, options: &Launch) -> Result<Session> {
-        let temp = tempfile::Builder::new().prefix("toolpick-mcp-").tempdir().context("cannot create a temporary directory for the server")?;
+    pub async fn launch(
+        command: &ServerCommand,
+        capabilities: Capabilities,
+        options: &Launch,
+    ) -> Result<Session> {
+        let temp = tempfile::Builder::new()
+            .prefix("toolpick-mcp-")
+            .tempdir()
+            .context("cannot create a temporary directory for the server")?;
         let home = options.home.as_deref().unwrap_or(temp.path());
         let stderr_path = temp.path().join("server-stderr.log");
-        let stderr = std::fs::File::create(&stderr_path).with_context(|| format!("cannot create {}", stderr_path.display()))?;
-        let wrapper: &[&str] = if options.isolate_network { network_isolation().unwrap_or(&[]) } else { &[] };
+        let stderr = std::fs::File::create(&stderr_path)
+            .with_context(|| format!("cannot create {}", stderr_path.display()))?;
+        let wrapper: &[&str] =
+            if options.isolate_network { network_isolation().unwrap_or(&[]) } else { &[] };
         let mut cmd = match wrapper.split_first() {
             Some((first, rest)) => {
                 let mut c = tokio::process::Command::new(first);
@@ -295,16 +353,43 @@ impl Session {
         let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
             .stderr(stderr)
             .spawn()
-            .with_context(|| format!("cannot start the MCP server `{}`; is it installed and on PATH?", command.program))?;
+            .with_context(|| {
+                format!(
+                    "cannot start the MCP server `{}`; is it installed and on PATH?",
+                    command.program
+                )
+            })?;
         let handler = Handler::new(capabilities, options.responder.clone());
-        let (list_changes, progress, events) = (handler.list_changes.clone(), handler.progress.clone(), handler.events.clone());
+        let (list_changes, progress, events) =
+            (handler.list_changes.clone(), handler.progress.clone(), handler.events.clone());
         let service = match tokio::time::timeout(HANDSHAKE, handler.serve(transport)).await {
             Ok(Ok(s)) => s,
-            Ok(Err(e)) => return Err(anyhow!("the MCP server `{}` failed its handshake: {e}{}", command.program, stderr_tail(&stderr_path))),
-            Err(_) => return Err(anyhow!("the MCP server `{}` did not answer `initialize` within {} s{}", command.program, HANDSHAKE.as_secs(), stderr_tail(&stderr_path))),
+            Ok(Err(e)) => {
+                return Err(anyhow!(
+                    "the MCP server `{}` failed its handshake: {e}{}",
+                    command.program,
+                    stderr_tail(&stderr_path)
+                ));
+            }
+            Err(_) => {
+                return Err(anyhow!(
+                    "the MCP server `{}` did not answer `initialize` within {} s{}",
+                    command.program,
+                    HANDSHAKE.as_secs(),
+                    stderr_tail(&stderr_path)
+                ));
+            }
         };
         let facts = facts_of(&service, &command.program)?;
-        Ok(Session { service, list_changes, progress, events, facts, _home: Some(temp), stderr_path })
+        Ok(Session {
+            service,
+            list_changes,
+            progress,
+            events,
+            facts,
+            _home: Some(temp),
+            stderr_path,
+        })
     }
 
     /// Connect to a server already listening at a streamable-HTTP `url` (`http://127.0.0.1:PORT/mcp`).
@@ -314,20 +399,42 @@ impl Session {
 
     /// [`Session::connect_http`], with `responder` answering the server's elicitation and sampling
     /// requests (a live session's script and model).
-    pub async fn connect_http_answering(url: &str, capabilities: Capabilities, responder: Option<Arc<dyn Responder>>) -> Result<Session> {
+    pub async fn connect_http_answering(
+        url: &str,
+        capabilities: Capabilities,
+        responder: Option<Arc<dyn Responder>>,
+    ) -> Result<Session> {
         if !(url.starts_with("http://") || url.starts_with("https://")) {
             return Err(crate::error::InputError::new("--url", format!("`{url}` is not an http(s) URL; pass the server's endpoint, e.g. http://127.0.0.1:8080/mcp")).into());
         }
         let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.to_string());
         let handler = Handler::new(capabilities, responder);
-        let (list_changes, progress, events) = (handler.list_changes.clone(), handler.progress.clone(), handler.events.clone());
+        let (list_changes, progress, events) =
+            (handler.list_changes.clone(), handler.progress.clone(), handler.events.clone());
         let service = match tokio::time::timeout(HANDSHAKE, handler.serve(transport)).await {
             Ok(Ok(s)) => s,
-            Ok(Err(e)) => return Err(anyhow!("the MCP server at {url} failed its handshake: {e}; is it listening there, and is the path (often /mcp) right?")),
-            Err(_) => return Err(anyhow!("the MCP server at {url} did not answer `initialize` within {} s", HANDSHAKE.as_secs())),
+            Ok(Err(e)) => {
+                return Err(anyhow!(
+                    "the MCP server at {url} failed its handshake: {e}; is it listening there, and is the path (often /mcp) right?"
+                ));
+            }
+            Err(_) => {
+                return Err(anyhow!(
+                    "the MCP server at {url} did not answer `initialize` within {} s",
+                    HANDSHAKE.as_secs()
+                ));
+            }
         };
         let facts = facts_of(&service, url)?;
-        Ok(Session { service, list_changes, progress, events, facts, _home: None, stderr_path: PathBuf::new() })
+        Ok(Session {
+            service,
+            list_changes,
+            progress,
+            events,
+            facts,
+            _home: None,
+            stderr_path: PathBuf::new(),
+        })
     }
 
     pub fn facts(&self) -> &ServerFacts {
@@ -339,25 +446,45 @@ impl Session {
         let mut tools = Vec::new();
         for _ in 0..MAX_LISTS {
             let before = self.list_changes.load(Ordering::SeqCst);
-            tools = self.service.list_all_tools().await.map_err(|e| anyhow!("tools/list failed: {e}{}", stderr_tail(&self.stderr_path)))?;
+            tools =
+                self.service.list_all_tools().await.map_err(|e| {
+                    anyhow!("tools/list failed: {e}{}", stderr_tail(&self.stderr_path))
+                })?;
             tokio::time::sleep(SETTLE).await;
             if self.list_changes.load(Ordering::SeqCst) == before {
-                return tools.iter().map(|t| serde_json::to_value(t).context("cannot read a tools/list entry")).collect();
+                return tools
+                    .iter()
+                    .map(|t| serde_json::to_value(t).context("cannot read a tools/list entry"))
+                    .collect();
             }
         }
-        eprintln!("note: the server kept announcing tool list changes; using its list after {MAX_LISTS} reads");
-        tools.iter().map(|t| serde_json::to_value(t).context("cannot read a tools/list entry")).collect()
+        eprintln!(
+            "note: the server kept announcing tool list changes; using its list after {MAX_LISTS} reads"
+        );
+        tools
+            .iter()
+            .map(|t| serde_json::to_value(t).context("cannot read a tools/list entry"))
+            .collect()
     }
 
     /// Every tool (all pages) as listed now, without waiting for the list to settle (a client that
     /// lists before each turn, like an agent: toolpick's own served layouts announce no changes).
     pub async fn list_tools_now(&self) -> Result<Vec<Value>> {
-        let tools = self.service.list_all_tools().await.map_err(|e| anyhow!("tools/list failed: {e}"))?;
-        tools.iter().map(|t| serde_json::to_value(t).context("cannot read a tools/list entry")).collect()
+        let tools =
+            self.service.list_all_tools().await.map_err(|e| anyhow!("tools/list failed: {e}"))?;
+        tools
+            .iter()
+            .map(|t| serde_json::to_value(t).context("cannot read a tools/list entry"))
+            .collect()
     }
 
     /// Call a tool; the result as it came on the wire (`content`, `structuredContent`, `isError`).
-    pub async fn call_tool(&self, name: &str, arguments: serde_json::Map<String, Value>, timeout: Duration) -> Result<Value> {
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: serde_json::Map<String, Value>,
+        timeout: Duration,
+    ) -> Result<Value> {
         match self.call_tool_live(name, arguments, timeout).await? {
             Ok(result) => Ok(result),
             Err(message) => Err(anyhow!("tools/call `{name}` failed: {message}")),
@@ -367,15 +494,31 @@ impl Session {
     /// Call a tool, telling the server's own failures from the session's: `Ok(Err(message))` when the
     /// server answered with a JSON-RPC error (the tool failed, as with `isError`), `Err` when the session
     /// broke (the server crashed, hung past `timeout`, or sent what is not JSON-RPC).
-    pub async fn call_tool_live(&self, name: &str, arguments: serde_json::Map<String, Value>, timeout: Duration) -> Result<Result<Value, String>> {
+    pub async fn call_tool_live(
+        &self,
+        name: &str,
+        arguments: serde_json::Map<String, Value>,
+        timeout: Duration,
+    ) -> Result<Result<Value, String>> {
         let params = CallToolRequestParams::new(name.to_string()).with_arguments(arguments);
-        let result = tokio::time::timeout(timeout, self.service.call_tool(params))
-            .await
-            .map_err(|_| anyhow!("tools/call `{name}` did not finish within {} ms{}", timeout.as_millis(), stderr_tail(&self.stderr_path)))?;
+        let result =
+            tokio::time::timeout(timeout, self.service.call_tool(params)).await.map_err(|_| {
+                anyhow!(
+                    "tools/call `{name}` did not finish within {} ms{}",
+                    timeout.as_millis(),
+                    stderr_tail(&self.stderr_path)
+                )
+            })?;
         match result {
-            Ok(result) => Ok(Ok(serde_json::to_value(&result).context("cannot read a tools/call result")?)),
-            Err(rmcp::ServiceError::McpError(e)) => Ok(Err(format!("MCP error {}: {}", e.code.0, e.message))),
-            Err(e) => Err(anyhow!("tools/call `{name}` failed: {e}{}", stderr_tail(&self.stderr_path))),
+            Ok(result) => {
+                Ok(Ok(serde_json::to_value(&result).context("cannot read a tools/call result")?))
+            }
+            Err(rmcp::ServiceError::McpError(e)) => {
+                Ok(Err(format!("MCP error {}: {}", e.code.0, e.message)))
+            }
+            Err(e) => {
+                Err(anyhow!("tools/call `{name}` failed: {e}{}", stderr_tail(&self.stderr_path)))
+            }
         }
     }
 
@@ -434,9 +577,15 @@ pub fn network_isolation() -> Option<&'static [&'static str]> {
 
 /// What the handshake told about the server.
 fn facts_of(service: &RunningService<RoleClient, Handler>, which: &str) -> Result<ServerFacts> {
-    let info = service.peer_info().ok_or_else(|| anyhow!("the MCP server `{which}` sent no initialize result"))?;
+    let info = service
+        .peer_info()
+        .ok_or_else(|| anyhow!("the MCP server `{which}` sent no initialize result"))?;
     Ok(ServerFacts {
-        server_info: info.server_info.as_ref().map(|i| serde_json::to_value(i).unwrap_or(Value::Null)).unwrap_or(Value::Null),
+        server_info: info
+            .server_info
+            .as_ref()
+            .map(|i| serde_json::to_value(i).unwrap_or(Value::Null))
+            .unwrap_or(Value::Null),
         protocol_version: info.protocol_version.to_string(),
         capabilities: serde_json::to_value(&info.capabilities).unwrap_or(Value::Null),
         instructions: info.instructions.clone(),
@@ -447,7 +596,10 @@ fn facts_of(service: &RunningService<RoleClient, Handler>, which: &str) -> Resul
 /// (API keys and tokens in toolpick's own environment must never reach a tool server).
 pub fn scrubbed_env(home: &Path, extra: &[(String, String)]) -> Vec<(String, String)> {
     let mut env = vec![
-        ("PATH".to_string(), std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into())),
+        (
+            "PATH".to_string(),
+            std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into()),
+        ),
         ("HOME".to_string(), home.display().to_string()),
         ("TZ".to_string(), "UTC".to_string()),
         ("LANG".to_string(), "C.UTF-8".to_string()),
@@ -481,14 +633,23 @@ mod tests {
     fn capabilities_parse_and_go_on_the_wire_as_declared() {
         assert_eq!(Capabilities::parse("").unwrap(), Capabilities::default());
         let all = Capabilities::parse("sampling, elicitation,roots").unwrap();
-        assert_eq!(all.to_wire(), json!({"elicitation": {"form": {}, "url": {}}, "roots": {"listChanged": false}, "sampling": {}}));
+        assert_eq!(
+            all.to_wire(),
+            json!({"elicitation": {"form": {}, "url": {}}, "roots": {"listChanged": false}, "sampling": {}})
+        );
         assert_eq!(Capabilities::default().to_wire(), json!({}));
         assert!(Capabilities::parse("sampling,tasks").unwrap_err().contains("`tasks`"));
     }
 
     #[test]
     fn the_environment_is_the_fixed_set_plus_what_the_server_is_given() {
-        let env = scrubbed_env(Path::new("/sandbox"), &[("MEMORY_FILE_PATH".into(), "/sandbox/m.jsonl".into()), ("TZ".into(), "Europe/Paris".into())]);
+        let env = scrubbed_env(
+            Path::new("/sandbox"),
+            &[
+                ("MEMORY_FILE_PATH".into(), "/sandbox/m.jsonl".into()),
+                ("TZ".into(), "Europe/Paris".into()),
+            ],
+        );
         let names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(names, ["PATH", "HOME", "LANG", "MEMORY_FILE_PATH", "TZ"]);
         assert!(env.contains(&("HOME".into(), "/sandbox".into())));

@@ -74,7 +74,10 @@ pub fn catalog_name(s: &str) -> String {
 
 /// A wire tool name usable as a function name (`^[a-zA-Z0-9_-]{1,64}$`): other characters become `_`.
 fn function_name(wire: &str) -> String {
-    let mut out: String = wire.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect();
+    let mut out: String = wire
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .collect();
     if out.is_empty() {
         out.push_str("tool");
     }
@@ -87,7 +90,9 @@ fn first_word(name: &str) -> &str {
 
 /// The four hints with the specification's defaults where the server sent none.
 fn explicit_annotations(sent: Option<&Value>) -> Value {
-    let hint = |key: &str, default: bool| sent.and_then(|a| a.get(key)).and_then(Value::as_bool).unwrap_or(default);
+    let hint = |key: &str, default: bool| {
+        sent.and_then(|a| a.get(key)).and_then(Value::as_bool).unwrap_or(default)
+    };
     json!({
         "readOnlyHint": hint("readOnlyHint", false),
         "destructiveHint": hint("destructiveHint", true),
@@ -97,7 +102,11 @@ fn explicit_annotations(sent: Option<&Value>) -> Value {
 }
 
 /// Build the catalog files from a server's handshake facts and its `tools/list` entries.
-pub fn build(facts: &ServerFacts, tools: &[Value], options: &ImportOptions) -> Result<ImportedCatalog> {
+pub fn build(
+    facts: &ServerFacts,
+    tools: &[Value],
+    options: &ImportOptions,
+) -> Result<ImportedCatalog> {
     let info_name = facts.server_info.get("name").and_then(Value::as_str).unwrap_or("server");
     let server = catalog_name(options.name.as_deref().unwrap_or(info_name));
     let mut tools: Vec<&Value> = tools.iter().collect();
@@ -106,7 +115,10 @@ pub fn build(facts: &ServerFacts, tools: &[Value], options: &ImportOptions) -> R
         anyhow::bail!("the server lists the tool `{}` twice", wire_name(pair[0]));
     }
     if tools.is_empty() {
-        anyhow::bail!("the server lists no tools (with client capabilities {}); nothing to import", facts_caps(options.capabilities));
+        anyhow::bail!(
+            "the server lists no tools (with client capabilities {}); nothing to import",
+            facts_caps(options.capabilities)
+        );
     }
 
     // The rule, step 2: first words shared by two tools or more, but not by all.
@@ -123,7 +135,8 @@ pub fn build(facts: &ServerFacts, tools: &[Value], options: &ImportOptions) -> R
         if words[word] >= 2 && words[word] < tools.len() {
             return word.to_string();
         }
-        let read_only = t.pointer("/annotations/readOnlyHint").and_then(Value::as_bool).unwrap_or(false);
+        let read_only =
+            t.pointer("/annotations/readOnlyHint").and_then(Value::as_bool).unwrap_or(false);
         if read_only { "read".into() } else { "write".into() }
     };
 
@@ -135,7 +148,9 @@ pub fn build(facts: &ServerFacts, tools: &[Value], options: &ImportOptions) -> R
         let wire = wire_name(t);
         let name = function_name(wire);
         if let Some(other) = names_used.insert(name.clone(), wire.to_string()) {
-            anyhow::bail!("the tools `{other}` and `{wire}` both become `{name}` as function names; rename one on the server");
+            anyhow::bail!(
+                "the tools `{other}` and `{wire}` both become `{name}` as function names; rename one on the server"
+            );
         }
         if name != wire {
             renamed.push((wire.to_string(), name.clone()));
@@ -143,12 +158,19 @@ pub fn build(facts: &ServerFacts, tools: &[Value], options: &ImportOptions) -> R
         let category = catalog_name(&format!("{server}_{}", group(t)));
         let mut tool = serde_json::Map::new();
         tool.insert("name".into(), json!(name));
-        let title = t.get("title").or_else(|| t.pointer("/annotations/title")).and_then(Value::as_str);
+        let title =
+            t.get("title").or_else(|| t.pointer("/annotations/title")).and_then(Value::as_str);
         if let Some(title) = title {
             tool.insert("title".into(), json!(title));
         }
-        tool.insert("description".into(), json!(t.get("description").and_then(Value::as_str).unwrap_or_default()));
-        tool.insert("inputSchema".into(), t.get("inputSchema").cloned().unwrap_or_else(|| json!({"type": "object"})));
+        tool.insert(
+            "description".into(),
+            json!(t.get("description").and_then(Value::as_str).unwrap_or_default()),
+        );
+        tool.insert(
+            "inputSchema".into(),
+            t.get("inputSchema").cloned().unwrap_or_else(|| json!({"type": "object"})),
+        );
         if let Some(out) = t.get("outputSchema") {
             tool.insert("outputSchema".into(), out.clone());
         }
@@ -162,8 +184,12 @@ pub fn build(facts: &ServerFacts, tools: &[Value], options: &ImportOptions) -> R
     }
 
     let title = facts.server_info.get("title").and_then(Value::as_str);
-    let version = facts.server_info.get("version").and_then(Value::as_str).unwrap_or("unknown version");
-    let description = format!("{} (MCP server `{info_name}` {version}, imported from its tools/list).", title.unwrap_or(info_name));
+    let version =
+        facts.server_info.get("version").and_then(Value::as_str).unwrap_or("unknown version");
+    let description = format!(
+        "{} (MCP server `{info_name}` {version}, imported from its tools/list).",
+        title.unwrap_or(info_name)
+    );
     let category_count = categories.len();
     let server_json = json!({
         "name": server,
@@ -196,7 +222,10 @@ pub fn build(facts: &ServerFacts, tools: &[Value], options: &ImportOptions) -> R
     if !options.env_templates.is_empty() {
         meta["mcp"]["envTemplates"] = json!(options.env_templates);
     }
-    let files = vec![("catalog.json".to_string(), pretty(&meta)?), (format!("{server}.json"), pretty(&server_json)?)];
+    let files = vec![
+        ("catalog.json".to_string(), pretty(&meta)?),
+        (format!("{server}.json"), pretty(&server_json)?),
+    ];
     Ok(ImportedCatalog { server, files, tools: tools.len(), categories: category_count, renamed })
 }
 
@@ -210,7 +239,8 @@ fn category_label(word: &str) -> String {
 
 fn facts_caps(c: Capabilities) -> String {
     let v = c.to_wire();
-    let names: Vec<&str> = v.as_object().map(|o| o.keys().map(String::as_str).collect()).unwrap_or_default();
+    let names: Vec<&str> =
+        v.as_object().map(|o| o.keys().map(String::as_str).collect()).unwrap_or_default();
     if names.is_empty() { "none".into() } else { names.join(", ") }
 }
 
@@ -229,12 +259,19 @@ fn pretty(v: &Value) -> Result<Vec<u8>> {
 /// then each file is moved into place.
 pub fn write(imported: &ImportedCatalog, dir: &Path) -> Result<()> {
     let parent = dir.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
-    let staging = tempfile::Builder::new().prefix(".toolpick-import-").tempdir_in(parent).with_context(|| format!("cannot create a staging directory in {}", parent.display()))?;
+    std::fs::create_dir_all(parent)
+        .with_context(|| format!("cannot create {}", parent.display()))?;
+    let staging = tempfile::Builder::new()
+        .prefix(".toolpick-import-")
+        .tempdir_in(parent)
+        .with_context(|| format!("cannot create a staging directory in {}", parent.display()))?;
     for (name, bytes) in &imported.files {
-        std::fs::write(staging.path().join(name), bytes).with_context(|| format!("cannot write {name} in {}", staging.path().display()))?;
+        std::fs::write(staging.path().join(name), bytes)
+            .with_context(|| format!("cannot write {name} in {}", staging.path().display()))?;
     }
-    crate::catalog::load_catalog(staging.path()).map_err(|e| anyhow::anyhow!("the imported catalog does not load (please report this): {e}"))?;
+    crate::catalog::load_catalog(staging.path()).map_err(|e| {
+        anyhow::anyhow!("the imported catalog does not load (please report this): {e}")
+    })?;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     for (name, bytes) in &imported.files {
         crate::files::write_atomic(&dir.join(name), bytes)?;
@@ -255,7 +292,12 @@ mod tests {
     use super::*;
 
     fn facts() -> ServerFacts {
-        ServerFacts { server_info: json!({"name": "acme/files-server", "version": "1.2.0"}), protocol_version: "2025-11-25".into(), capabilities: json!({"tools": {}}), instructions: None }
+        ServerFacts {
+            server_info: json!({"name": "acme/files-server", "version": "1.2.0"}),
+            protocol_version: "2025-11-25".into(),
+            capabilities: json!({"tools": {}}),
+            instructions: None,
+        }
     }
 
     fn tool(name: &str, annotations: Value) -> Value {
@@ -268,7 +310,17 @@ mod tests {
             .as_array()
             .unwrap()
             .iter()
-            .map(|c| (c["name"].as_str().unwrap().to_string(), c["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect()))
+            .map(|c| {
+                (
+                    c["name"].as_str().unwrap().to_string(),
+                    c["tools"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|t| t["name"].as_str().unwrap().to_string())
+                        .collect(),
+                )
+            })
             .collect()
     }
 
@@ -295,13 +347,20 @@ mod tests {
         assert_eq!(got["acme_files_server_read"], ["read_file", "read_many", "stat"]);
         assert_eq!(got["acme_files_server_write"], ["move_file", "purge", "write_file"]);
         assert_eq!(got.len(), 2);
-        let options = ImportOptions { categories: [("stat".to_string(), "meta".to_string())].into(), ..Default::default() };
+        let options = ImportOptions {
+            categories: [("stat".to_string(), "meta".to_string())].into(),
+            ..Default::default()
+        };
         let got = categories(&build(&facts(), &tools, &options).unwrap().files);
         assert_eq!(got["acme_files_server_meta"], ["stat"]);
         // A first word every tool shares says nothing.
-        let git = vec![tool("git_status", json!({"readOnlyHint": true})), tool("git_commit", json!({}))];
+        let git =
+            vec![tool("git_status", json!({"readOnlyHint": true})), tool("git_commit", json!({}))];
         let got = categories(&build(&facts(), &git, &ImportOptions::default()).unwrap().files);
-        assert_eq!(got.keys().collect::<Vec<_>>(), ["acme_files_server_read", "acme_files_server_write"]);
+        assert_eq!(
+            got.keys().collect::<Vec<_>>(),
+            ["acme_files_server_read", "acme_files_server_write"]
+        );
     }
 
     #[test]
@@ -310,18 +369,27 @@ mod tests {
         let imported = build(&facts(), &tools, &ImportOptions::default()).unwrap();
         let server: Value = serde_json::from_slice(&imported.files[1].1).unwrap();
         let t = &server["categories"][0]["tools"][0];
-        assert_eq!(t["annotations"], json!({"readOnlyHint": true, "destructiveHint": true, "idempotentHint": false, "openWorldHint": true}));
+        assert_eq!(
+            t["annotations"],
+            json!({"readOnlyHint": true, "destructiveHint": true, "idempotentHint": false, "openWorldHint": true})
+        );
         assert_eq!(t["title"], "Peek");
         let meta: Value = serde_json::from_slice(&imported.files[0].1).unwrap();
         let id = "acme_files_server/acme_files_server_read/peek";
-        assert_eq!(meta["mcp"]["tools"][&id]["annotations"], json!({"readOnlyHint": true, "title": "Peek"}));
+        assert_eq!(
+            meta["mcp"]["tools"][&id]["annotations"],
+            json!({"readOnlyHint": true, "title": "Peek"})
+        );
     }
 
     #[test]
     fn listing_order_does_not_change_the_files_and_clashing_names_are_refused() {
         let a = vec![tool("b-tool", json!({})), tool("a.tool", json!({}))];
         let b = vec![tool("a.tool", json!({})), tool("b-tool", json!({}))];
-        let (x, y) = (build(&facts(), &a, &ImportOptions::default()).unwrap(), build(&facts(), &b, &ImportOptions::default()).unwrap());
+        let (x, y) = (
+            build(&facts(), &a, &ImportOptions::default()).unwrap(),
+            build(&facts(), &b, &ImportOptions::default()).unwrap(),
+        );
         assert_eq!(x.files, y.files);
         assert_eq!(x.renamed, [("a.tool".to_string(), "a_tool".to_string())]);
         let clash = vec![tool("a.tool", json!({})), tool("a_tool", json!({}))];

@@ -53,43 +53,73 @@ impl LiveSpec {
     pub fn from_catalog_dir(dir: &Path) -> Result<Option<LiveSpec>> {
         let path = dir.join("catalog.json");
         let Ok(text) = std::fs::read_to_string(&path) else { return Ok(None) };
-        let meta: Value = serde_json::from_str(&text).map_err(|e| InputError::new(&path, format!("not JSON: {e}")).at_line(e.line()))?;
+        let meta: Value = serde_json::from_str(&text)
+            .map_err(|e| InputError::new(&path, format!("not JSON: {e}")).at_line(e.line()))?;
         let Some(mcp) = meta.get("mcp") else { return Ok(None) };
-        let words = |v: &Value| -> Vec<String> { v.as_array().into_iter().flatten().filter_map(Value::as_str).map(String::from).collect() };
+        let words = |v: &Value| -> Vec<String> {
+            v.as_array().into_iter().flatten().filter_map(Value::as_str).map(String::from).collect()
+        };
         let command = words(&mcp["command"]);
-        let url = command.first().filter(|c| c.starts_with("http://") || c.starts_with("https://")).cloned();
+        let url = command
+            .first()
+            .filter(|c| c.starts_with("http://") || c.starts_with("https://"))
+            .cloned();
         if command.is_empty() {
-            return Err(InputError::new(&path, "`mcp.command` is empty: toolpick does not know how to start this server").field("mcp.command").into());
+            return Err(InputError::new(
+                &path,
+                "`mcp.command` is empty: toolpick does not know how to start this server",
+            )
+            .field("mcp.command")
+            .into());
         }
         let templates = mcp.get("envTemplates").and_then(Value::as_object);
         let env = words(&mcp["env"])
             .into_iter()
             .map(|name| {
-                let template = templates.and_then(|t| t.get(&name)).and_then(Value::as_str).map(String::from);
+                let template =
+                    templates.and_then(|t| t.get(&name)).and_then(Value::as_str).map(String::from);
                 (name, template)
             })
             .collect();
-        let caps = mcp["clientCapabilities"].as_object().map(|o| o.keys().cloned().collect::<Vec<_>>().join(",")).unwrap_or_default();
-        let capabilities = super::client::Capabilities::parse(&caps).map_err(|e| InputError::new(&path, e).field("mcp.clientCapabilities"))?;
+        let caps = mcp["clientCapabilities"]
+            .as_object()
+            .map(|o| o.keys().cloned().collect::<Vec<_>>().join(","))
+            .unwrap_or_default();
+        let capabilities = super::client::Capabilities::parse(&caps)
+            .map_err(|e| InputError::new(&path, e).field("mcp.clientCapabilities"))?;
         let wire = mcp["tools"]
             .as_object()
             .into_iter()
             .flatten()
-            .filter_map(|(id, t)| t.get("name").and_then(Value::as_str).map(|n| (id.clone(), n.to_string())))
+            .filter_map(|(id, t)| {
+                t.get("name").and_then(Value::as_str).map(|n| (id.clone(), n.to_string()))
+            })
             .collect();
         let info = &mcp["serverInfo"];
-        let server = format!("{} {}", info["name"].as_str().unwrap_or("server"), info["version"].as_str().unwrap_or("")).trim().to_string();
+        let server = format!(
+            "{} {}",
+            info["name"].as_str().unwrap_or("server"),
+            info["version"].as_str().unwrap_or("")
+        )
+        .trim()
+        .to_string();
         Ok(Some(LiveSpec { command, env, capabilities, wire, server, url }))
     }
 
     /// The command and environment for a trial whose sandbox is `sandbox`. `secrets` are variable
     /// names that must never reach a server (the models' API keys).
-    pub fn resolve(&self, sandbox: &Path, secrets: &[String]) -> Result<super::client::ServerCommand> {
+    pub fn resolve(
+        &self,
+        sandbox: &Path,
+        secrets: &[String],
+    ) -> Result<super::client::ServerCommand> {
         let words: Vec<String> = self.command.iter().map(|w| fill(w, sandbox)).collect();
         let mut command = super::client::ServerCommand::from_words(&words)?;
         for (name, template) in &self.env {
             if secrets.contains(name) {
-                anyhow::bail!("the server's environment names `{name}`, the model's API key variable; toolpick never passes it to a tool server");
+                anyhow::bail!(
+                    "the server's environment names `{name}`, the model's API key variable; toolpick never passes it to a tool server"
+                );
             }
             let value = match template {
                 Some(t) => fill(t, sandbox),
@@ -103,13 +133,16 @@ impl LiveSpec {
 
 /// Where the reference servers are installed: `$TOOLPICK_MCP_SERVERS`, else `target/mcp-servers`.
 pub fn servers_dir() -> PathBuf {
-    let dir = std::env::var_os("TOOLPICK_MCP_SERVERS").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("target/mcp-servers"));
+    let dir = std::env::var_os("TOOLPICK_MCP_SERVERS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("target/mcp-servers"));
     std::path::absolute(&dir).unwrap_or(dir)
 }
 
 /// `text` with `{sandbox}` and `{servers}` filled in.
 pub fn fill(text: &str, sandbox: &Path) -> String {
-    text.replace("{sandbox}", &sandbox.display().to_string()).replace("{servers}", &servers_dir().display().to_string())
+    text.replace("{sandbox}", &sandbox.display().to_string())
+        .replace("{servers}", &servers_dir().display().to_string())
 }
 
 /// What a live experiment lets through to a server. Annotations are hints from an untrusted server
@@ -142,10 +175,14 @@ impl Policy {
             return Ok(());
         }
         if hints.destructive_hint && !hints.read_only_hint && !self.allow_destructive {
-            return Err(format!("`{wire}` may destroy data (destructiveHint) and this experiment does not allow destructive tools (--allow-destructive)"));
+            return Err(format!(
+                "`{wire}` may destroy data (destructiveHint) and this experiment does not allow destructive tools (--allow-destructive)"
+            ));
         }
         if hints.open_world_hint && !self.allow_open_world {
-            return Err(format!("`{wire}` may reach outside the sandbox (openWorldHint) and this experiment does not allow open-world tools (--allow-open-world)"));
+            return Err(format!(
+                "`{wire}` may reach outside the sandbox (openWorldHint) and this experiment does not allow open-world tools (--allow-open-world)"
+            ));
         }
         Ok(())
     }
@@ -181,7 +218,10 @@ impl Sandbox {
     /// A fresh sandbox with `fixture` (a directory; symbolic links in it are refused) copied in and
     /// then `files` written, every entry dated [`FIXTURE_TIME`].
     pub fn create(fixture: Option<&Path>, files: &BTreeMap<String, String>) -> Result<Sandbox> {
-        let dir = tempfile::Builder::new().prefix("toolpick-sandbox-").tempdir().context("cannot create a sandbox directory")?;
+        let dir = tempfile::Builder::new()
+            .prefix("toolpick-sandbox-")
+            .tempdir()
+            .context("cannot create a sandbox directory")?;
         let real = dir.path().canonicalize().context("cannot resolve the sandbox directory")?;
         if let Some(from) = fixture {
             copy_tree(from, &real)?;
@@ -189,9 +229,11 @@ impl Sandbox {
         for (name, text) in files {
             let path = real.join(name);
             if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
+                std::fs::create_dir_all(parent)
+                    .with_context(|| format!("cannot create {}", parent.display()))?;
             }
-            std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+            std::fs::write(&path, text)
+                .with_context(|| format!("cannot write {}", path.display()))?;
         }
         date_tree(&real)?;
         Ok(Sandbox { dir, real })
@@ -208,17 +250,23 @@ impl Sandbox {
 }
 
 fn copy_tree(from: &Path, to: &Path) -> Result<()> {
-    for entry in std::fs::read_dir(from).with_context(|| format!("cannot read the fixture directory {}", from.display()))? {
+    for entry in std::fs::read_dir(from)
+        .with_context(|| format!("cannot read the fixture directory {}", from.display()))?
+    {
         let entry = entry?;
         let kind = entry.file_type()?;
         let target = to.join(entry.file_name());
         if kind.is_symlink() {
-            anyhow::bail!("the fixture {} holds a symbolic link; fixtures are copied without links so nothing points out of the sandbox", entry.path().display());
+            anyhow::bail!(
+                "the fixture {} holds a symbolic link; fixtures are copied without links so nothing points out of the sandbox",
+                entry.path().display()
+            );
         } else if kind.is_dir() {
             std::fs::create_dir_all(&target)?;
             copy_tree(&entry.path(), &target)?;
         } else {
-            std::fs::copy(entry.path(), &target).with_context(|| format!("cannot copy {}", entry.path().display()))?;
+            std::fs::copy(entry.path(), &target)
+                .with_context(|| format!("cannot copy {}", entry.path().display()))?;
         }
     }
     Ok(())
@@ -257,9 +305,13 @@ impl Normalizer {
     pub fn outbound(&self, v: &Value) -> Value {
         match v {
             Value::String(s) if s == VIRTUAL_ROOT => Value::String(self.real.clone()),
-            Value::String(s) if s.starts_with("/sandbox/") => Value::String(format!("{}{}", self.real, &s[VIRTUAL_ROOT.len()..])),
+            Value::String(s) if s.starts_with("/sandbox/") => {
+                Value::String(format!("{}{}", self.real, &s[VIRTUAL_ROOT.len()..]))
+            }
             Value::Array(a) => Value::Array(a.iter().map(|x| self.outbound(x)).collect()),
-            Value::Object(o) => Value::Object(o.iter().map(|(k, x)| (k.clone(), self.outbound(x))).collect()),
+            Value::Object(o) => {
+                Value::Object(o.iter().map(|(k, x)| (k.clone(), self.outbound(x))).collect())
+            }
             other => other.clone(),
         }
     }
@@ -272,7 +324,9 @@ impl Normalizer {
         let mut seen = self.uuids.lock().expect("uuid map");
         re.replace_all(&text, |c: &regex::Captures<'_>| {
             let n = seen.len() + 1;
-            seen.entry(c[0].to_ascii_lowercase()).or_insert_with(|| format!("00000000-0000-4000-8000-{n:012}")).clone()
+            seen.entry(c[0].to_ascii_lowercase())
+                .or_insert_with(|| format!("00000000-0000-4000-8000-{n:012}"))
+                .clone()
         })
         .into_owned()
     }
@@ -282,7 +336,9 @@ impl Normalizer {
         match v {
             Value::String(s) => Value::String(self.inbound(s)),
             Value::Array(a) => Value::Array(a.iter().map(|x| self.inbound_value(x)).collect()),
-            Value::Object(o) => Value::Object(o.iter().map(|(k, x)| (k.clone(), self.inbound_value(x))).collect()),
+            Value::Object(o) => {
+                Value::Object(o.iter().map(|(k, x)| (k.clone(), self.inbound_value(x))).collect())
+            }
             other => other.clone(),
         }
     }
@@ -290,7 +346,10 @@ impl Normalizer {
 
 /// Today's date (UTC) as (year, month, day).
 fn today() -> (i64, u32, u32) {
-    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
     civil((secs / 86_400) as i64)
 }
 
@@ -307,7 +366,8 @@ pub fn civil(days: i64) -> (i64, u32, u32) {
     (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
-const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+const MONTHS: [&str; 12] =
+    ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 
 /// Clock readings a server took during the trial (a file's creation time, "now"), in ISO 8601 or
 /// JavaScript's `Date.toString` form, dated today or the day before or after (UTC), become
@@ -316,7 +376,12 @@ const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Au
 fn clock_readings_to_fixture_time(text: &str, today: (i64, u32, u32)) -> String {
     static ISO: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     static JS: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    let iso = ISO.get_or_init(|| regex::Regex::new(r"\b(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-]\d{2}:?\d{2})?").expect("iso pattern"));
+    let iso = ISO.get_or_init(|| {
+        regex::Regex::new(
+            r"\b(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-]\d{2}:?\d{2})?",
+        )
+        .expect("iso pattern")
+    });
     let js = JS.get_or_init(|| {
         regex::Regex::new(r"\b(Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) (\d{2}) (\d{4}) \d{2}:\d{2}:\d{2} GMT([+-]\d{4})").expect("js date pattern")
     });
@@ -333,12 +398,17 @@ fn clock_readings_to_fixture_time(text: &str, today: (i64, u32, u32)) -> String 
     let now = days(today.0, today.1, today.2);
     let near = |y: i64, m: u32, d: u32| (days(y, m, d) - now).abs() <= 1;
     let text = iso.replace_all(text, |c: &regex::Captures<'_>| {
-        let (y, m, d) = (c[1].parse().unwrap_or(0), c[2].parse().unwrap_or(0), c[3].parse().unwrap_or(0));
+        let (y, m, d) =
+            (c[1].parse().unwrap_or(0), c[2].parse().unwrap_or(0), c[3].parse().unwrap_or(0));
         if !near(y, m, d) {
             return c[0].to_string();
         }
-        let frac = c.get(7).map(|f| format!(".{}", "0".repeat(f.as_str().len() - 1))).unwrap_or_default();
-        let zone = c.get(8).map(|z| if z.as_str() == "Z" { "Z".to_string() } else { "+00:00".to_string() }).unwrap_or_default();
+        let frac =
+            c.get(7).map(|f| format!(".{}", "0".repeat(f.as_str().len() - 1))).unwrap_or_default();
+        let zone = c
+            .get(8)
+            .map(|z| if z.as_str() == "Z" { "Z".to_string() } else { "+00:00".to_string() })
+            .unwrap_or_default();
         let sep = &c[0][10..11];
         format!("2000-01-01{sep}00:00:00{frac}{zone}")
     });
@@ -354,7 +424,10 @@ fn clock_readings_to_fixture_time(text: &str, today: (i64, u32, u32)) -> String 
 
 fn uuid_pattern() -> &'static regex::Regex {
     static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    RE.get_or_init(|| regex::Regex::new(r"(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b").expect("uuid pattern"))
+    RE.get_or_init(|| {
+        regex::Regex::new(r"(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
+            .expect("uuid pattern")
+    })
 }
 
 /// What a `tools/call` result shows the model: `structuredContent` when the server gave it, else the
@@ -380,8 +453,13 @@ pub fn content_text(result: &Value) -> String {
         .into_iter()
         .flatten()
         .map(|block| match block.get("type").and_then(Value::as_str) {
-            Some("text") => block.get("text").and_then(Value::as_str).unwrap_or_default().to_string(),
-            Some(kind) => format!("[{kind} {}]", block.get("mimeType").and_then(Value::as_str).unwrap_or("content")),
+            Some("text") => {
+                block.get("text").and_then(Value::as_str).unwrap_or_default().to_string()
+            }
+            Some(kind) => format!(
+                "[{kind} {}]",
+                block.get("mimeType").and_then(Value::as_str).unwrap_or("content")
+            ),
             None => String::new(),
         })
         .collect();
@@ -404,32 +482,58 @@ fn check_one(sandbox: &Path, c: &StateExpectation) -> StateCheck {
         t
     };
     let (check, outcome): (String, Result<(), String>) = if c.absent {
-        (format!("{} is absent", c.path), if path.exists() { Err("it exists".into()) } else { Ok(()) })
+        (
+            format!("{} is absent", c.path),
+            if path.exists() { Err("it exists".into()) } else { Ok(()) },
+        )
     } else if let Some(want) = &c.equals {
         let got = read();
-        (format!("{} equals the expected text", c.path), match got {
-            Ok(text) if text == *want => Ok(()),
-            Ok(text) => Err(format!("it reads `{}`", short(&text))),
-            Err(_) => Err("it does not exist".into()),
-        })
-    } else if !c.contains.is_empty() {
-        (format!("{} contains {}", c.path, c.contains.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")), match read() {
-            Ok(text) => match c.contains.iter().find(|s| !text.contains(s.as_str())) {
-                None => Ok(()),
-                Some(missing) => Err(format!("`{missing}` is missing; it reads `{}`", short(&text))),
+        (
+            format!("{} equals the expected text", c.path),
+            match got {
+                Ok(text) if text == *want => Ok(()),
+                Ok(text) => Err(format!("it reads `{}`", short(&text))),
+                Err(_) => Err("it does not exist".into()),
             },
-            Err(_) => Err("it does not exist".into()),
-        })
+        )
+    } else if !c.contains.is_empty() {
+        (
+            format!(
+                "{} contains {}",
+                c.path,
+                c.contains.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
+            ),
+            match read() {
+                Ok(text) => match c.contains.iter().find(|s| !text.contains(s.as_str())) {
+                    None => Ok(()),
+                    Some(missing) => {
+                        Err(format!("`{missing}` is missing; it reads `{}`", short(&text)))
+                    }
+                },
+                Err(_) => Err("it does not exist".into()),
+            },
+        )
     } else if let Some(want) = c.has_record.as_ref().or(c.lacks_record.as_ref()) {
         let must_have = c.has_record.is_some();
         let lines = read().unwrap_or_default();
-        let found = lines.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).any(|rec| contains(&rec, want));
-        let what = format!("{} {} a record {}", c.path, if must_have { "has" } else { "has no" }, want);
-        (what, match (must_have, found) {
-            (true, true) | (false, false) => Ok(()),
-            (true, false) => Err(if path.exists() { "no line matches".into() } else { "it does not exist".into() }),
-            (false, true) => Err("a line matches".into()),
-        })
+        let found = lines
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .any(|rec| contains(&rec, want));
+        let what =
+            format!("{} {} a record {}", c.path, if must_have { "has" } else { "has no" }, want);
+        (
+            what,
+            match (must_have, found) {
+                (true, true) | (false, false) => Ok(()),
+                (true, false) => Err(if path.exists() {
+                    "no line matches".into()
+                } else {
+                    "it does not exist".into()
+                }),
+                (false, true) => Err("a line matches".into()),
+            },
+        )
     } else {
         (format!("{}: no check given", c.path), Err("no check given".into()))
     };
@@ -442,7 +546,9 @@ fn check_one(sandbox: &Path, c: &StateExpectation) -> StateCheck {
 /// `got` contains `want`: equal scalars, every key of an object (recursively), every item of an array.
 fn contains(got: &Value, want: &Value) -> bool {
     match (got, want) {
-        (Value::Object(g), Value::Object(w)) => w.iter().all(|(k, v)| g.get(k).is_some_and(|x| contains(x, v))),
+        (Value::Object(g), Value::Object(w)) => {
+            w.iter().all(|(k, v)| g.get(k).is_some_and(|x| contains(x, v)))
+        }
         (Value::Array(g), Value::Array(w)) => w.iter().all(|v| g.iter().any(|x| contains(x, v))),
         (g, w) => g == w,
     }
@@ -456,20 +562,41 @@ mod tests {
     #[test]
     fn the_lists_decide_before_the_hints_and_missing_hints_are_unsafe() {
         let unsafe_defaults = Annotations::default();
-        let read_only = Annotations { read_only_hint: true, destructive_hint: false, idempotent_hint: true, open_world_hint: false };
-        let writes = Annotations { read_only_hint: false, destructive_hint: false, idempotent_hint: false, open_world_hint: false };
+        let read_only = Annotations {
+            read_only_hint: true,
+            destructive_hint: false,
+            idempotent_hint: true,
+            open_world_hint: false,
+        };
+        let writes = Annotations {
+            read_only_hint: false,
+            destructive_hint: false,
+            idempotent_hint: false,
+            open_world_hint: false,
+        };
         let none = Policy::default();
         assert!(none.decide("s/c/read", "read", &read_only).is_ok());
         assert!(none.decide("s/c/mkdir", "mkdir", &writes).is_ok());
         let err = none.decide("s/c/purge", "purge", &unsafe_defaults).unwrap_err();
         assert!(err.contains("destructiveHint"), "{err}");
         let destructive_ok = Policy { allow_destructive: true, ..Default::default() };
-        assert!(destructive_ok.decide("s/c/purge", "purge", &unsafe_defaults).unwrap_err().contains("openWorldHint"));
+        assert!(
+            destructive_ok
+                .decide("s/c/purge", "purge", &unsafe_defaults)
+                .unwrap_err()
+                .contains("openWorldHint")
+        );
         let both = Policy { allow_destructive: true, allow_open_world: true, ..Default::default() };
         assert!(both.decide("s/c/purge", "purge", &unsafe_defaults).is_ok());
-        let listed = Policy { allow: vec!["pur*".into()], deny: vec!["get-env".into()], ..Default::default() };
+        let listed = Policy {
+            allow: vec!["pur*".into()],
+            deny: vec!["get-env".into()],
+            ..Default::default()
+        };
         assert!(listed.decide("s/c/purge", "purge", &unsafe_defaults).is_ok());
-        assert!(listed.decide("s/c/get-env", "get-env", &read_only).unwrap_err().contains("deny list"));
+        assert!(
+            listed.decide("s/c/get-env", "get-env", &read_only).unwrap_err().contains("deny list")
+        );
         let deny_wins = Policy { allow: vec!["*".into()], deny: vec!["s/c/*".into()], ..both };
         assert!(deny_wins.decide("s/c/x", "x", &read_only).is_err());
     }
@@ -483,7 +610,10 @@ mod tests {
         );
         assert_eq!(n.inbound("Wrote /tmp/toolpick-sandbox-ab12/a.txt"), "Wrote /sandbox/a.txt");
         let text = n.inbound("id DD9AB4A5-1111-4222-8333-123456789abc then 0f0f0f0f-1111-4222-8333-123456789abc then dd9ab4a5-1111-4222-8333-123456789abc");
-        assert_eq!(text, "id 00000000-0000-4000-8000-000000000001 then 00000000-0000-4000-8000-000000000002 then 00000000-0000-4000-8000-000000000001");
+        assert_eq!(
+            text,
+            "id 00000000-0000-4000-8000-000000000001 then 00000000-0000-4000-8000-000000000002 then 00000000-0000-4000-8000-000000000001"
+        );
     }
 
     #[test]
@@ -497,14 +627,23 @@ mod tests {
             "created: Sat Jan 01 2000 00:00:00 GMT+0000 (Coordinated Universal Time)\nmodified: Sat Jan 01 2000 00:00:00 GMT+0000\nat 2000-01-01T00:00:00.000Z, born 1815-12-10T00:00:00Z, due 2026-12-25 09:00:00"
         );
         // Across a month and a year boundary.
-        assert_eq!(clock_readings_to_fixture_time("2026-12-31T23:59:59Z", (2027, 1, 1)), "2000-01-01T00:00:00Z");
+        assert_eq!(
+            clock_readings_to_fixture_time("2026-12-31T23:59:59Z", (2027, 1, 1)),
+            "2000-01-01T00:00:00Z"
+        );
     }
 
     #[test]
     fn results_show_structured_content_or_text_and_errors_as_errors() {
         assert_eq!(shown_result(&json!({"content": [{"type": "text", "text": "hi"}, {"type": "image", "mimeType": "image/png", "data": "…"}]})).0, json!({"content": "hi\n[image image/png]"}));
-        assert_eq!(shown_result(&json!({"content": [], "structuredContent": {"content": "x"}})).0, json!({"content": "x"}));
-        assert_eq!(shown_result(&json!({"content": [{"type": "text", "text": "nope"}], "isError": true})), (json!({"error": "nope"}), true));
+        assert_eq!(
+            shown_result(&json!({"content": [], "structuredContent": {"content": "x"}})).0,
+            json!({"content": "x"})
+        );
+        assert_eq!(
+            shown_result(&json!({"content": [{"type": "text", "text": "nope"}], "isError": true})),
+            (json!({"error": "nope"}), true)
+        );
     }
 
     #[test]
@@ -512,10 +651,20 @@ mod tests {
         let fixture = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(fixture.path().join("docs")).unwrap();
         std::fs::write(fixture.path().join("docs/a.txt"), "alpha").unwrap();
-        let files = BTreeMap::from([("notes.txt".to_string(), "beta\n".to_string()), ("memory.jsonl".to_string(), "{\"type\":\"entity\",\"name\":\"Ada\",\"observations\":[\"x\",\"y\"]}\n".to_string())]);
+        let files = BTreeMap::from([
+            ("notes.txt".to_string(), "beta\n".to_string()),
+            (
+                "memory.jsonl".to_string(),
+                "{\"type\":\"entity\",\"name\":\"Ada\",\"observations\":[\"x\",\"y\"]}\n"
+                    .to_string(),
+            ),
+        ]);
         let sandbox = Sandbox::create(Some(fixture.path()), &files).unwrap();
         let meta = std::fs::metadata(sandbox.path().join("docs/a.txt")).unwrap();
-        assert_eq!(meta.modified().unwrap(), std::time::UNIX_EPOCH + std::time::Duration::from_secs(FIXTURE_TIME));
+        assert_eq!(
+            meta.modified().unwrap(),
+            std::time::UNIX_EPOCH + std::time::Duration::from_secs(FIXTURE_TIME)
+        );
         let check = |v: Value| check_one(sandbox.path(), &serde_json::from_value(v).unwrap());
         assert!(check(json!({"path": "docs/a.txt", "equals": "alpha"})).ok);
         let wrong = check(json!({"path": "docs/a.txt", "equals": "gamma"}));

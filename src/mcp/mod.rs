@@ -22,11 +22,17 @@ pub enum Target {
 }
 
 /// Import a server's tools into the catalog directory `out` (the command behind `toolpick mcp import`).
-pub fn import_server(target: &Target, options: &import::ImportOptions, out: &std::path::Path) -> anyhow::Result<import::ImportedCatalog> {
+pub fn import_server(
+    target: &Target,
+    options: &import::ImportOptions,
+    out: &std::path::Path,
+) -> anyhow::Result<import::ImportedCatalog> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let imported = runtime.block_on(async {
         let session = match target {
-            Target::Stdio(command) => client::Session::connect(command, options.capabilities, None).await?,
+            Target::Stdio(command) => {
+                client::Session::connect(command, options.capabilities, None).await?
+            }
             Target::Http(url) => client::Session::connect_http(url, options.capabilities).await?,
         };
         let tools = session.list_tools().await?;

@@ -10,7 +10,9 @@
 use crate::protocol::FunctionDef;
 use anyhow::{Context, Result, anyhow};
 use rmcp::ServerHandler;
-use rmcp::model::{CallToolRequestParams, CallToolResponse, ListToolsResult, PaginatedRequestParams, ServerConfig};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ListToolsResult, PaginatedRequestParams, ServerConfig,
+};
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
@@ -44,7 +46,11 @@ pub trait Served: Send + Sync + 'static {
     /// A new session begins (`task`: the `?task=` of its HTTP URL; `client`: its `clientInfo` name and
     /// version). What it returns serves that session alone; `None` keeps serving `self`. An error
     /// refuses the session (the client's `initialize` fails with it).
-    fn session(&self, _task: Option<&str>, _client: &str) -> Result<Option<Arc<dyn Served>>, String> {
+    fn session(
+        &self,
+        _task: Option<&str>,
+        _client: &str,
+    ) -> Result<Option<Arc<dyn Served>>, String> {
         Ok(None)
     }
 }
@@ -74,7 +80,10 @@ fn task_parameter(query: &str) -> Option<String> {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok()).and_then(|h| u8::from_str_radix(h, 16).ok());
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
         match (bytes[i], hex) {
             (b'%', Some(b)) => {
                 out.push(b);
@@ -106,20 +115,39 @@ impl ServerHandler for Server {
         serde_json::from_value(info).expect("a valid initialize result")
     }
 
-    async fn initialize(&self, request: rmcp::model::InitializeRequestParams, context: RequestContext<RoleServer>) -> Result<ServerConfig, rmcp::ErrorData> {
+    async fn initialize(
+        &self,
+        request: rmcp::model::InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ServerConfig, rmcp::ErrorData> {
         let wire = serde_json::to_value(&request).unwrap_or(Value::Null);
-        let (name, version) = (wire.pointer("/clientInfo/name").and_then(Value::as_str).unwrap_or(""), wire.pointer("/clientInfo/version").and_then(Value::as_str).unwrap_or(""));
+        let (name, version) = (
+            wire.pointer("/clientInfo/name").and_then(Value::as_str).unwrap_or(""),
+            wire.pointer("/clientInfo/version").and_then(Value::as_str).unwrap_or(""),
+        );
         self.served.client(name, version);
-        let task = context.extensions.get::<axum::http::request::Parts>().and_then(|p| p.uri.query()).and_then(task_parameter);
+        let task = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|p| p.uri.query())
+            .and_then(task_parameter);
         let client = format!("{name} {version}").trim().to_string();
-        if let Some(session) = self.served.session(task.as_deref(), &client).map_err(|e| rmcp::ErrorData::invalid_params(e, None))? {
+        if let Some(session) = self
+            .served
+            .session(task.as_deref(), &client)
+            .map_err(|e| rmcp::ErrorData::invalid_params(e, None))?
+        {
             let _ = self.session.set(session);
         }
         context.peer.set_peer_info(request.clone());
         self.negotiate_initialize(&request)
     }
 
-    async fn list_tools(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListToolsResult, rmcp::ErrorData> {
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, rmcp::ErrorData> {
         let served = self.current();
         let functions = served.functions().await;
         let tools: Vec<Value> = functions
@@ -135,14 +163,20 @@ impl ServerHandler for Server {
         serde_json::from_value(json!({ "tools": tools })).map_err(internal)
     }
 
-    async fn call_tool(&self, request: CallToolRequestParams, _context: RequestContext<RoleServer>) -> Result<CallToolResponse, rmcp::ErrorData> {
-        let arguments = request.arguments.map(|m| Value::Object(m).to_string()).unwrap_or_else(|| "{}".into());
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, rmcp::ErrorData> {
+        let arguments =
+            request.arguments.map(|m| Value::Object(m).to_string()).unwrap_or_else(|| "{}".into());
         let answer = self.current().call(request.name.to_string(), arguments).await;
         let mut result = json!({"content": [{"type": "text", "text": answer.text}]});
         if answer.is_error {
             result["isError"] = json!(true);
         }
-        let result: rmcp::model::CallToolResult = serde_json::from_value(result).map_err(internal)?;
+        let result: rmcp::model::CallToolResult =
+            serde_json::from_value(result).map_err(internal)?;
         Ok(result.into())
     }
 }
@@ -166,20 +200,36 @@ pub fn check_bind(addr: &SocketAddr, allow_remote: bool) -> Result<()> {
 /// Serve over stdin/stdout until the client closes the session.
 pub async fn serve_stdio(served: Arc<dyn Served>) -> Result<()> {
     use rmcp::ServiceExt;
-    let running = Server::new(served).serve(rmcp::transport::stdio()).await.map_err(|e| anyhow!("the MCP session did not start: {e}"))?;
+    let running = Server::new(served)
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| anyhow!("the MCP session did not start: {e}"))?;
     running.waiting().await.map_err(|e| anyhow!("the MCP session failed: {e}"))?;
     Ok(())
 }
 
 /// A streamable-HTTP server at `/mcp` on `listener`, until `stop` is cancelled. Every session gets the
 /// same [`Served`].
-pub async fn serve_http(listener: tokio::net::TcpListener, served: Arc<dyn Served>, stop: StopSignal) -> Result<()> {
-    use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager};
+pub async fn serve_http(
+    listener: tokio::net::TcpListener,
+    served: Arc<dyn Served>,
+    stop: StopSignal,
+) -> Result<()> {
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+    };
     let config = StreamableHttpServerConfig::default();
     // A handler per session: each may be given its own [`Served`] at `initialize`.
-    let service = StreamableHttpService::new(move || Ok(Server::new(served.clone())), Arc::new(LocalSessionManager::default()), config);
+    let service = StreamableHttpService::new(
+        move || Ok(Server::new(served.clone())),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
     let app = axum::Router::new().nest_service("/mcp", service);
-    axum::serve(listener, app).with_graceful_shutdown(async move { stop.cancelled().await }).await.context("the MCP HTTP server failed")
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move { stop.cancelled().await })
+        .await
+        .context("the MCP HTTP server failed")
 }
 
 /// A one-shot stop signal for [`serve_http`] and the bridge's sessions: once [`StopSignal::cancel`]

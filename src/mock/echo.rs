@@ -29,8 +29,26 @@ fn slash_escaped(key: &str) -> String {
 pub fn text(key: &str) -> String {
     let hex: String = key.bytes().map(|b| format!("{b:02x}")).collect();
     let percent: String = key.bytes().map(|b| format!("%{b:02X}")).collect();
-    let url: String = key.bytes().map(|b| if b.is_ascii_alphanumeric() || b"-._~".contains(&b) { (b as char).to_string() } else { format!("%{b:02x}") }).collect();
-    let html: String = key.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_string() } else { format!("&#x{:X};", c as u32) }).collect();
+    let url: String = key
+        .bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02x}")
+            }
+        })
+        .collect();
+    let html: String =
+        key.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_string()
+                } else {
+                    format!("&#x{:X};", c as u32)
+                }
+            })
+            .collect();
     let b64 = crate::redact::base64(key.as_bytes());
     [
         format!("as is {key}"),
@@ -47,9 +65,13 @@ pub fn text(key: &str) -> String {
 
 /// A serialised body with the markers of [`text`] replaced by `key`'s escaped forms.
 pub fn finish_body(body: &[u8], key: &str) -> Vec<u8> {
-    let serialised = |marker: &str| serde_json::to_string(marker).expect("a string serialises").trim_matches('"').to_string();
+    let serialised = |marker: &str| {
+        serde_json::to_string(marker).expect("a string serialises").trim_matches('"').to_string()
+    };
     let text = String::from_utf8_lossy(body);
-    text.replace(&serialised(SLASHED), &slash_escaped(key)).replace(&serialised(UNICODE), &unicode_escaped(key)).into_bytes()
+    text.replace(&serialised(SLASHED), &slash_escaped(key))
+        .replace(&serialised(UNICODE), &unicode_escaped(key))
+        .into_bytes()
 }
 
 #[cfg(test)]
@@ -61,7 +83,10 @@ mod tests {
         let key = "sk-ab/cd+é";
         let body = serde_json::to_vec(&serde_json::json!({"m": text(key)})).unwrap();
         let finished = String::from_utf8(finish_body(&body, key)).unwrap();
-        assert!(finished.contains(r"sk-ab\/cd+é") && finished.contains(r"\u0073\u006b\u002d"), "{finished}");
+        assert!(
+            finished.contains(r"sk-ab\/cd+é") && finished.contains(r"\u0073\u006b\u002d"),
+            "{finished}"
+        );
         let parsed: serde_json::Value = serde_json::from_str(&finished).unwrap();
         let m = parsed["m"].as_str().unwrap();
         assert!(m.contains(&format!("json-escaped {key} and {key};")), "{m}");

@@ -19,18 +19,30 @@ use serde_json::json;
 use std::collections::HashSet;
 
 const STOP: [&str; 24] = [
-    "the", "and", "for", "with", "was", "are", "has", "have", "that", "this", "from", "its", "our", "your", "into", "not", "all", "any", "but",
-    "who", "what", "which", "there", "their",
+    "the", "and", "for", "with", "was", "are", "has", "have", "that", "this", "from", "its", "our",
+    "your", "into", "not", "all", "any", "but", "who", "what", "which", "there", "their",
 ];
 
 /// First-person declines that make the mock's answer check Unsolved (matched lower-cased, anywhere).
-pub const DECLINES: [&str; 8] = ["sorry", "i cannot", "i can't", "i could not", "i couldn't", "i was unable", "i am unable", "i'm unable"];
+pub const DECLINES: [&str; 8] = [
+    "sorry",
+    "i cannot",
+    "i can't",
+    "i could not",
+    "i couldn't",
+    "i was unable",
+    "i am unable",
+    "i'm unable",
+];
 
 /// The content words of a text.
 pub fn words(text: &str) -> HashSet<String> {
     text.split(|c: char| !c.is_alphanumeric())
         .map(|w| w.to_lowercase())
-        .filter(|w| (w.chars().count() >= 3 || (!w.is_empty() && w.chars().all(|c| c.is_ascii_digit()))) && !STOP.contains(&w.as_str()))
+        .filter(|w| {
+            (w.chars().count() >= 3 || (!w.is_empty() && w.chars().all(|c| c.is_ascii_digit())))
+                && !STOP.contains(&w.as_str())
+        })
         .collect()
 }
 
@@ -61,13 +73,21 @@ fn section<'a>(text: &'a str, tag: &str) -> Option<&'a str> {
 
 /// The reply to a judge request, or `None` when `prompt` is not one.
 pub fn reply(prompt: &str) -> Option<String> {
-    let key = ["claim_status", "task_status", "answer_status"].into_iter().find(|k| prompt.contains(&format!("\"{k}\"")))?;
+    let key = ["claim_status", "task_status", "answer_status"]
+        .into_iter()
+        .find(|k| prompt.contains(&format!("\"{k}\"")))?;
     let answer = words(section(prompt, "answer")?);
     let verdict = match key {
         "claim_status" => {
             let claim = section(prompt, "claim")?;
             let s = stated(claim, &answer);
-            let v = if s == 1.0 { "fulfilled" } else if s > 0.0 { "partly" } else { "not" };
+            let v = if s == 1.0 {
+                "fulfilled"
+            } else if s > 0.0 {
+                "partly"
+            } else {
+                "not"
+            };
             json!({"reason": format!("mock judge: {} of the claim's words are in the answer", if s == 1.0 { "all" } else if s > 0.0 { "half or more" } else { "fewer than half" }), "claim_status": v})
         }
         "answer_status" => {
@@ -95,9 +115,15 @@ mod tests {
 
     #[test]
     fn facts_are_stated_by_their_words() {
-        let answer = words("Done. What the tools returned:\n- get_repository: {\"name\": \"payments-service\", \"visibility\": \"private\", \"default_branch\": \"main\"}");
+        let answer = words(
+            "Done. What the tools returned:\n- get_repository: {\"name\": \"payments-service\", \"visibility\": \"private\", \"default_branch\": \"main\"}",
+        );
         assert_eq!(stated("payments-service is private", &answer), 1.0);
-        assert_eq!(stated("The default branch is develop", &answer), 0.5, "default, branch of default, branch, develop");
+        assert_eq!(
+            stated("The default branch is develop", &answer),
+            0.5,
+            "default, branch of default, branch, develop"
+        );
         assert_eq!(stated("It was archived in 2024", &answer), 0.0);
     }
 
@@ -110,16 +136,28 @@ mod tests {
             ("I could NOT reach the server", "Unsolved"),
             ("The server could not be reached, but I retried and it worked: 3 repos.", "Unsure"),
         ] {
-            let p = format!("grade\n<query>\nlist repos\n</query>\n<answer>\n{answer}\n</answer>\nReply {{\"answer_status\": ...}}");
-            assert!(reply(&p).unwrap().contains(&format!("\"{want}\"")), "{answer}: {}", reply(&p).unwrap());
+            let p = format!(
+                "grade\n<query>\nlist repos\n</query>\n<answer>\n{answer}\n</answer>\nReply {{\"answer_status\": ...}}"
+            );
+            assert!(
+                reply(&p).unwrap().contains(&format!("\"{want}\"")),
+                "{answer}: {}",
+                reply(&p).unwrap()
+            );
         }
         // The process check: the answer repeats half of a result that is not an error.
         let t = |result: &str, answer: &str| {
             reply(&format!("<process>\ncall get({{}})\nresult: {result}\n</process>\n<answer>\n{answer}\n</answer> {{\"task_status\": ...}}")).unwrap()
         };
-        assert!(t("{\"temp_c\": 21, \"sky\": \"clear\"}", "21 degrees, clear sky").contains("\"Solved\""));
+        assert!(
+            t("{\"temp_c\": 21, \"sky\": \"clear\"}", "21 degrees, clear sky")
+                .contains("\"Solved\"")
+        );
         assert!(t("{\"temp_c\": 21, \"sky\": \"clear\"}", "It is sunny").contains("\"Unsolved\""));
-        assert!(t("{\"error\": \"city 21 clear\"}", "21 clear").contains("\"Unsolved\""), "an error result proves nothing");
+        assert!(
+            t("{\"error\": \"city 21 clear\"}", "21 clear").contains("\"Unsolved\""),
+            "an error result proves nothing"
+        );
         assert_eq!(reply("What is the weather in Oslo?"), None);
         let c = "<claim>\nthe invoice total is 120 EUR\n</claim>\n<answer>\nTotal: 120 EUR for the invoice\n</answer> {\"claim_status\": ...}";
         assert!(reply(c).unwrap().contains("\"fulfilled\""));

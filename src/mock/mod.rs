@@ -251,7 +251,9 @@ fn messages_from(body: &Value) -> Vec<Message> {
         .filter_map(|m| {
             let content = match &m["content"] {
                 Value::String(s) => s.clone(),
-                Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join(""),
+                Value::Array(parts) => {
+                    parts.iter().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join("")
+                }
                 _ => String::new(),
             };
             Some(match m["role"].as_str()? {
@@ -266,11 +268,18 @@ fn messages_from(body: &Value) -> Vec<Message> {
                         .map(|c| ToolCall {
                             id: c["id"].as_str().unwrap_or_default().into(),
                             name: c["function"]["name"].as_str().unwrap_or_default().into(),
-                            arguments: c["function"]["arguments"].as_str().unwrap_or_default().into(),
+                            arguments: c["function"]["arguments"]
+                                .as_str()
+                                .unwrap_or_default()
+                                .into(),
                         })
                         .collect(),
                 },
-                "tool" => Message::Tool { tool_call_id: m["tool_call_id"].as_str().unwrap_or_default().into(), name: String::new(), content },
+                "tool" => Message::Tool {
+                    tool_call_id: m["tool_call_id"].as_str().unwrap_or_default().into(),
+                    name: String::new(),
+                    content,
+                },
                 _ => return None,
             })
         })
@@ -291,7 +300,13 @@ fn authorized(s: &MockState, headers: &HeaderMap) -> bool {
 /// A 401, echoing the key sent when `echo_key` is on (as OpenAI's "Incorrect API key provided" does).
 fn unauthorized(s: &MockState, headers: &HeaderMap) -> Response {
     if s.config.echo_key {
-        error(StatusCode::UNAUTHORIZED, &format!("Incorrect API key provided: {}. Check the key.", echo::text(&sent_key(headers))))
+        error(
+            StatusCode::UNAUTHORIZED,
+            &format!(
+                "Incorrect API key provided: {}. Check the key.",
+                echo::text(&sent_key(headers))
+            ),
+        )
     } else {
         error(StatusCode::UNAUTHORIZED, "invalid api key")
     }
@@ -334,7 +349,11 @@ async fn models(State(s): State<Arc<MockState>>, headers: HeaderMap) -> Response
     echo(&s, &headers, r).await
 }
 
-async fn chat(State(s): State<Arc<MockState>>, headers: HeaderMap, Json(body): Json<Value>) -> Response {
+async fn chat(
+    State(s): State<Arc<MockState>>,
+    headers: HeaderMap,
+    Json(body): Json<Value>,
+) -> Response {
     let r = answer(&s, &headers, body).await;
     echo(&s, &headers, r).await
 }
@@ -355,11 +374,16 @@ async fn answer(s: &MockState, headers: &HeaderMap, body: Value) -> Response {
     match fault {
         Some(Fault::RateLimit) => {
             let mut r = error(StatusCode::TOO_MANY_REQUESTS, "rate limited (mock)");
-            r.headers_mut().insert("retry-after", s.config.retry_after_s.to_string().parse().expect("header"));
+            r.headers_mut()
+                .insert("retry-after", s.config.retry_after_s.to_string().parse().expect("header"));
             return r;
         }
-        Some(Fault::ServerError) => return error(StatusCode::INTERNAL_SERVER_ERROR, "internal error (mock)"),
-        Some(Fault::Unavailable) => return error(StatusCode::SERVICE_UNAVAILABLE, "overloaded (mock)"),
+        Some(Fault::ServerError) => {
+            return error(StatusCode::INTERNAL_SERVER_ERROR, "internal error (mock)");
+        }
+        Some(Fault::Unavailable) => {
+            return error(StatusCode::SERVICE_UNAVAILABLE, "overloaded (mock)");
+        }
         Some(Fault::Unauthorized) => return unauthorized(s, headers),
         Some(Fault::Slow) => tokio::time::sleep(s.config.slow).await,
         Some(Fault::Timeout) => tokio::time::sleep(Duration::from_secs(3600)).await,
@@ -368,9 +392,17 @@ async fn answer(s: &MockState, headers: &HeaderMap, body: Value) -> Response {
 
     let messages = messages_from(&body);
     let offers_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
-    let last_user = messages.iter().rev().find_map(|m| if let Message::User { content } = m { Some(content.as_str()) } else { None });
+    let last_user = messages.iter().rev().find_map(|m| {
+        if let Message::User { content } = m { Some(content.as_str()) } else { None }
+    });
     if !offers_tools && let Some(verdict) = last_user.and_then(judge::reply) {
-        return completion(&body, n, json!({"role": "assistant", "content": verdict}), "stop", fault);
+        return completion(
+            &body,
+            n,
+            json!({"role": "assistant", "content": verdict}),
+            "stop",
+            fault,
+        );
     }
     let functions: Vec<FunctionDef> = body["tools"]
         .as_array()
@@ -380,7 +412,11 @@ async fn answer(s: &MockState, headers: &HeaderMap, body: Value) -> Response {
         .collect();
     // The query is the last user message: a task's history may hold earlier user turns before it.
     let query = last_user.unwrap_or_default().to_string();
-    let layout = if functions.iter().any(|f| f.name == DISCOVER) { LayoutKind::Progressive } else { LayoutKind::Flat };
+    let layout = if functions.iter().any(|f| f.name == DISCOVER) {
+        LayoutKind::Progressive
+    } else {
+        LayoutKind::Flat
+    };
     let task = Task {
         id: "mock".into(),
         query,
@@ -400,11 +436,21 @@ async fn answer(s: &MockState, headers: &HeaderMap, body: Value) -> Response {
         line: 0,
     };
     let addressing = Addressing::new();
-    let ctx = TurnContext { task: &task, messages: &messages, functions: &functions, layout, addressing: &addressing, seed: 0, trial: 0 };
+    let ctx = TurnContext {
+        task: &task,
+        messages: &messages,
+        functions: &functions,
+        layout,
+        addressing: &addressing,
+        seed: 0,
+        trial: 0,
+    };
     let temperature = body["temperature"].as_f64().unwrap_or(1.0).max(0.0);
     let turn = if s.config.sampling_noise > 0.0 && temperature > 0.0 {
         use rand_chacha::rand_core::{Rng, SeedableRng};
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(s.config.seed ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(
+            s.config.seed ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        );
         let draw = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
         if draw < (s.config.sampling_noise * temperature).min(1.0) {
             let ctx = TurnContext { seed: rng.next_u64(), ..ctx };
@@ -430,7 +476,9 @@ async fn answer(s: &MockState, headers: &HeaderMap, body: Value) -> Response {
                 c["function"]["arguments"] = json!(a[..a.len() / 2].to_string());
             }
         }
-        Some(Fault::InventedTool) if !calls.is_empty() => calls[0]["function"]["name"] = json!("do_what_i_mean"),
+        Some(Fault::InventedTool) if !calls.is_empty() => {
+            calls[0]["function"]["name"] = json!("do_what_i_mean")
+        }
         Some(Fault::TextCalls) if !calls.is_empty() => {
             let c = &turn.tool_calls[0];
             let args: Value = serde_json::from_str(&c.arguments).unwrap_or(json!({}));
@@ -463,7 +511,9 @@ async fn answer(s: &MockState, headers: &HeaderMap, body: Value) -> Response {
         }
         Some(Fault::RepeatCall) => {
             let previous = messages.iter().rev().find_map(|m| match m {
-                Message::Assistant { tool_calls, .. } if !tool_calls.is_empty() => Some(tool_calls.clone()),
+                Message::Assistant { tool_calls, .. } if !tool_calls.is_empty() => {
+                    Some(tool_calls.clone())
+                }
                 _ => None,
             });
             if let Some(previous) = previous {
@@ -488,28 +538,56 @@ async fn answer(s: &MockState, headers: &HeaderMap, body: Value) -> Response {
         _ => {}
     }
     if s.config.echo_key && calls.is_empty() {
-        content = Some(format!("{} (answered for key {})", content.unwrap_or_default(), echo::text(&sent_key(headers))));
+        content = Some(format!(
+            "{} (answered for key {})",
+            content.unwrap_or_default(),
+            echo::text(&sent_key(headers))
+        ));
     }
-    let prompt_tokens = (body["messages"].to_string().len() + body["tools"].to_string().len()) as u64 / 4;
-    let completion_tokens = (content.as_deref().unwrap_or("").len() + calls.iter().map(|c| c.to_string().len()).sum::<usize>()) as u64 / 4 + 1;
+    let prompt_tokens =
+        (body["messages"].to_string().len() + body["tools"].to_string().len()) as u64 / 4;
+    let completion_tokens = (content.as_deref().unwrap_or("").len()
+        + calls.iter().map(|c| c.to_string().len()).sum::<usize>())
+        as u64
+        / 4
+        + 1;
     let mut message = json!({"role": "assistant", "content": content});
     if !calls.is_empty() {
         message["tool_calls"] = json!(calls);
     }
-    let finish = finish.unwrap_or_else(|| if calls.is_empty() { "stop" } else { "tool_calls" }.to_string());
+    let finish =
+        finish.unwrap_or_else(|| if calls.is_empty() { "stop" } else { "tool_calls" }.to_string());
     respond(&body, n, message, &finish, fault, prompt_tokens, completion_tokens)
 }
 
 /// A completion for a judge request (tokens estimated like the agent's).
-fn completion(body: &Value, n: u64, message: Value, finish: &str, fault: Option<Fault>) -> Response {
+fn completion(
+    body: &Value,
+    n: u64,
+    message: Value,
+    finish: &str,
+    fault: Option<Fault>,
+) -> Response {
     let prompt_tokens = body["messages"].to_string().len() as u64 / 4;
     let completion_tokens = message["content"].as_str().unwrap_or_default().len() as u64 / 4 + 1;
     respond(body, n, message, finish, fault, prompt_tokens, completion_tokens)
 }
 
 /// The response body around one message, with the response-level faults applied.
-fn respond(body: &Value, n: u64, message: Value, finish: &str, fault: Option<Fault>, prompt_tokens: u64, completion_tokens: u64) -> Response {
-    let choices = if fault == Some(Fault::EmptyChoices) { json!([]) } else { json!([{"index": 0, "message": message, "finish_reason": finish, "logprobs": null}]) };
+fn respond(
+    body: &Value,
+    n: u64,
+    message: Value,
+    finish: &str,
+    fault: Option<Fault>,
+    prompt_tokens: u64,
+    completion_tokens: u64,
+) -> Response {
+    let choices = if fault == Some(Fault::EmptyChoices) {
+        json!([])
+    } else {
+        json!([{"index": 0, "message": message, "finish_reason": finish, "logprobs": null}])
+    };
     let response = json!({
         "id": format!("chatcmpl-mock-{n}"), "object": "chat.completion", "created": 0,
         "model": body["model"].as_str().unwrap_or("mock"),
@@ -518,7 +596,12 @@ fn respond(body: &Value, n: u64, message: Value, finish: &str, fault: Option<Fau
     });
     if fault == Some(Fault::Truncated) {
         let text = response.to_string();
-        return (StatusCode::OK, [("content-type", "application/json")], text[..text.len() / 2].to_string()).into_response();
+        return (
+            StatusCode::OK,
+            [("content-type", "application/json")],
+            text[..text.len() / 2].to_string(),
+        )
+            .into_response();
     }
     Json(response).into_response()
 }

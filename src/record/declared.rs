@@ -42,7 +42,13 @@ pub type Declared = BTreeMap<String, ToolParams>;
 
 /// The declared parameters of a tool's input schema (`{"type": "object", "properties": …, "required": …}`).
 pub fn tool_params(input_schema: &Value) -> ToolParams {
-    let required: Vec<&str> = input_schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+    let required: Vec<&str> = input_schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
     input_schema
         .get("properties")
         .and_then(Value::as_object)
@@ -54,7 +60,9 @@ pub fn tool_params(input_schema: &Value) -> ToolParams {
 
 fn decl(schema: &Value, required: bool) -> ParamDecl {
     let items = match schema.get("items") {
-        Some(items @ Value::Object(_)) => Some(Box::new(decl(items, false))).filter(|d| d.declares_something()),
+        Some(items @ Value::Object(_)) => {
+            Some(Box::new(decl(items, false))).filter(|d| d.declares_something())
+        }
         _ => None,
     };
     let properties = schema
@@ -75,7 +83,8 @@ fn types_of(schema: &Value) -> Vec<String> {
         Some(Value::String(t)) => vec![t.clone()],
         Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).map(String::from).collect(),
         _ => {
-            let branches = schema.get("anyOf").or_else(|| schema.get("oneOf")).and_then(Value::as_array);
+            let branches =
+                schema.get("anyOf").or_else(|| schema.get("oneOf")).and_then(Value::as_array);
             let Some(branches) = branches else {
                 return vec![];
             };
@@ -144,15 +153,25 @@ impl ParamDecl {
     /// name order; a property the schema does not declare is not checked here.
     pub fn misfit(&self, value: &Value) -> Option<Misfit> {
         let k = kind(value);
-        if !self.types.is_empty() && !self.types.iter().any(|t| t == k || (k == "integer" && t == "number")) {
-            return Some(Misfit { path: String::new(), expected: self.types.clone(), found: value.clone() });
+        if !self.types.is_empty()
+            && !self.types.iter().any(|t| t == k || (k == "integer" && t == "number"))
+        {
+            return Some(Misfit {
+                path: String::new(),
+                expected: self.types.clone(),
+                found: value.clone(),
+            });
         }
         match value {
             Value::Array(xs) => self.items.as_deref().and_then(|items| {
-                xs.iter().enumerate().find_map(|(i, x)| items.misfit(x).map(|m| Misfit { path: format!("[{i}]{}", m.path), ..m }))
+                xs.iter().enumerate().find_map(|(i, x)| {
+                    items.misfit(x).map(|m| Misfit { path: format!("[{i}]{}", m.path), ..m })
+                })
             }),
             Value::Object(o) => self.properties.iter().find_map(|(name, d)| {
-                o.get(name).and_then(|x| d.misfit(x)).map(|m| Misfit { path: format!(".{name}{}", m.path), ..m })
+                o.get(name)
+                    .and_then(|x| d.misfit(x))
+                    .map(|m| Misfit { path: format!(".{name}{}", m.path), ..m })
             }),
             _ => None,
         }
@@ -184,15 +203,26 @@ mod tests {
         assert_eq!(p["u"].types, vec!["null", "string"]);
         assert!(p["free"].types.is_empty());
         assert_eq!(p["o"].properties["k"].types, vec!["integer"]);
-        assert!(!p["o"].properties.contains_key("any"), "an untyped property declares nothing and is not stored");
-        assert_eq!(p["o"].properties["deep"].items.as_ref().unwrap().properties["b"].types, vec!["boolean"]);
+        assert!(
+            !p["o"].properties.contains_key("any"),
+            "an untyped property declares nothing and is not stored"
+        );
+        assert_eq!(
+            p["o"].properties["deep"].items.as_ref().unwrap().properties["b"].types,
+            vec!["boolean"]
+        );
     }
 
     #[test]
     fn a_schema_without_nested_declarations_serialises_as_before() {
         // Records of tools with no nested object properties keep their bytes: the new field is skipped.
-        let p = tool_params(&json!({"properties": {"n": {"type": "integer"}, "xs": {"type": "array", "items": {"type": "string"}}}, "required": ["n"]}));
-        assert_eq!(serde_json::to_string(&p).unwrap(), r#"{"n":{"type":["integer"],"required":true},"xs":{"type":["array"],"items":{"type":["string"]}}}"#);
+        let p = tool_params(
+            &json!({"properties": {"n": {"type": "integer"}, "xs": {"type": "array", "items": {"type": "string"}}}, "required": ["n"]}),
+        );
+        assert_eq!(
+            serde_json::to_string(&p).unwrap(),
+            r#"{"n":{"type":["integer"],"required":true},"xs":{"type":["array"],"items":{"type":["string"]}}}"#
+        );
         // and an older record (no `properties`) reads back with none.
         let old: ParamDecl = serde_json::from_str(r#"{"type":["object"]}"#).unwrap();
         assert!(old.properties.is_empty() && old.fits(&json!({"k": "anything"})));
@@ -231,10 +261,16 @@ mod tests {
                 let got = array.misfit(&json!([good, v]));
                 assert_eq!(got.is_none(), want, "[{good}, {v}] as array of {t}");
                 if !want {
-                    assert_eq!(got.unwrap(), Misfit { path: "[1]".into(), expected: vec![t.into()], found: v.clone() });
+                    assert_eq!(
+                        got.unwrap(),
+                        Misfit { path: "[1]".into(), expected: vec![t.into()], found: v.clone() }
+                    );
                 }
                 // as a property of a nested object, and of an object inside an array
-                let object = ParamDecl { properties: [("k".to_string(), typed(t))].into(), ..typed("object") };
+                let object = ParamDecl {
+                    properties: [("k".to_string(), typed(t))].into(),
+                    ..typed("object")
+                };
                 let got = object.misfit(&json!({"k": v, "other": "x"}));
                 assert_eq!(got.is_none(), want, "{{k: {v}}} with k: {t}");
                 if !want {
@@ -242,7 +278,10 @@ mod tests {
                     assert_eq!(got.unwrap().path, ".k");
                 }
                 let rows = ParamDecl { items: Some(Box::new(object.clone())), ..typed("array") };
-                assert_eq!(rows.misfit(&json!([{"k": good}, {"k": v}])).map(|m| m.path), (!want).then(|| "[1].k".to_string()));
+                assert_eq!(
+                    rows.misfit(&json!([{"k": good}, {"k": v}])).map(|m| m.path),
+                    (!want).then(|| "[1].k".to_string())
+                );
             }
         }
     }
@@ -264,7 +303,10 @@ mod tests {
 
     #[test]
     fn undeclared_properties_and_absent_keys_are_not_checked() {
-        let object = ParamDecl { properties: [("k".to_string(), typed("integer"))].into(), ..typed("object") };
+        let object = ParamDecl {
+            properties: [("k".to_string(), typed("integer"))].into(),
+            ..typed("object")
+        };
         assert!(object.fits(&json!({})));
         assert!(object.fits(&json!({"other": [true, "x"]})));
         assert_eq!(object.misfit(&json!({"k": "1"})).unwrap().expected, vec!["integer"]);

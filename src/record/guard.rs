@@ -101,7 +101,11 @@ impl DirLock {
                 .into());
             }
             if !said {
-                eprintln!("note: another toolpick process is writing the reports of {}; waiting for it (at most {} s)", dir.display(), patience.as_secs_f64());
+                eprintln!(
+                    "note: another toolpick process is writing the reports of {}; waiting for it (at most {} s)",
+                    dir.display(),
+                    patience.as_secs_f64()
+                );
                 said = true;
             }
             std::thread::sleep(Duration::from_millis(50));
@@ -139,7 +143,8 @@ fn try_flock(dir: &Path) -> Result<Option<Option<std::fs::File>>> {
     #[cfg(unix)]
     {
         use std::os::fd::AsRawFd;
-        let handle = std::fs::File::open(dir).with_context(|| format!("cannot open the run directory {}", dir.display()))?;
+        let handle = std::fs::File::open(dir)
+            .with_context(|| format!("cannot open the run directory {}", dir.display()))?;
         // SAFETY: flock(2) on a file descriptor we own; it only takes integers.
         if unsafe { libc::flock(handle.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
             return Ok(Some(Some(handle)));
@@ -171,7 +176,8 @@ fn mark_range(kind: libc::c_int) -> libc::flock {
 #[cfg(target_os = "linux")]
 fn set_mark(dir: &Path) -> Result<Option<std::fs::File>> {
     use std::os::fd::AsRawFd;
-    let mark = std::fs::File::open(dir).with_context(|| format!("cannot open the run directory {}", dir.display()))?;
+    let mark = std::fs::File::open(dir)
+        .with_context(|| format!("cannot open the run directory {}", dir.display()))?;
     let fl = mark_range(libc::F_RDLCK);
     // SAFETY: fcntl(2) with a valid descriptor and a pointer to a live flock struct.
     if unsafe { libc::fcntl(mark.as_raw_fd(), libc::F_OFD_SETLK, &fl) } != 0 {
@@ -215,7 +221,13 @@ fn wait_limit() -> Result<Duration> {
             .ok()
             .filter(|s| s.is_finite() && (0.0..=86_400.0).contains(s))
             .map(Duration::from_secs_f64)
-            .ok_or_else(|| crate::error::InputError::new(WAIT_ENV, format!("`{v}` is not a number of seconds between 0 and 86400")).into()),
+            .ok_or_else(|| {
+                crate::error::InputError::new(
+                    WAIT_ENV,
+                    format!("`{v}` is not a number of seconds between 0 and 86400"),
+                )
+                .into()
+            }),
     }
 }
 
@@ -261,7 +273,9 @@ fn alive(pid: u32) -> bool {
             return false;
         };
         // SAFETY: signal 0 checks that the process exists and sends nothing.
-        if unsafe { libc::kill(raw, 0) } != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH) {
+        if unsafe { libc::kill(raw, 0) } != 0
+            && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+        {
             return false;
         }
         // The state follows the command name (which may hold spaces and parentheses) in /proc/<pid>/stat.
@@ -300,7 +314,8 @@ fn held_open(path: &Path) -> bool {
 /// Call it before this process writes temporaries in `dir`, with the directory lock held.
 pub fn remove_stale(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut removed = Vec::new();
-    let entries = std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))?;
+    let entries =
+        std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))?;
     for entry in entries.flatten() {
         let name = entry.file_name();
         let Some(writer) = writer_of(&name.to_string_lossy()) else {
@@ -316,13 +331,18 @@ pub fn remove_stale(dir: &Path) -> Result<Vec<PathBuf>> {
                 Ok(()) => removed.push(path),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(e) => {
-                    return Err(e).with_context(|| format!("cannot remove the leftover {}", path.display()));
+                    return Err(e)
+                        .with_context(|| format!("cannot remove the leftover {}", path.display()));
                 }
             }
         }
     }
     if !removed.is_empty() {
-        eprintln!("note: removed {} temporary file(s) left in {} by an interrupted toolpick process", removed.len(), dir.display());
+        eprintln!(
+            "note: removed {} temporary file(s) left in {} by an interrupted toolpick process",
+            removed.len(),
+            dir.display()
+        );
     }
     Ok(removed)
 }
@@ -364,7 +384,9 @@ mod tests {
         let mut ended = std::process::Command::new("true").spawn().unwrap();
         let ended_pid = ended.id();
         // Not yet reaped: a zombie, which has ended.
-        while std::fs::read_to_string(format!("/proc/{ended_pid}/stat")).is_ok_and(|s| !s.contains(") Z")) {
+        while std::fs::read_to_string(format!("/proc/{ended_pid}/stat"))
+            .is_ok_and(|s| !s.contains(") Z"))
+        {
             std::thread::yield_now();
         }
         assert!(!alive(ended_pid), "a zombie counts as gone");
@@ -372,7 +394,10 @@ mod tests {
         assert!(!alive(ended_pid));
         assert!(alive(running.id()));
         assert!(alive(1), "init counts as live (kill(1, 0) fails with EPERM for other users)");
-        assert!(!alive(std::process::id()), "a file named with our own pid is an earlier process's");
+        assert!(
+            !alive(std::process::id()),
+            "a file named with our own pid is an earlier process's"
+        );
         running.kill().unwrap();
         running.wait().unwrap();
     }
@@ -399,9 +424,12 @@ mod tests {
         // The writer turns to its reports: a report now waits, and refuses once its patience is spent.
         writer.writing_done();
         let started = Instant::now();
-        let err = DirLock::for_report_within(dir.path(), Duration::from_millis(300)).err().expect("refused");
+        let err = DirLock::for_report_within(dir.path(), Duration::from_millis(300))
+            .err()
+            .expect("refused");
         assert!(started.elapsed() >= Duration::from_millis(300));
-        let input = err.downcast_ref::<crate::error::InputError>().expect("an input error (exit 2)");
+        let input =
+            err.downcast_ref::<crate::error::InputError>().expect("an input error (exit 2)");
         assert_eq!(input.file, dir.path(), "{input}");
         // Released while a report waits: the report gets it.
         let release = std::thread::spawn(move || {

@@ -190,7 +190,9 @@ pub fn read(dir: &Path) -> Result<Vec<Judgement>> {
     let bytes = match std::fs::read(&path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(crate::error::InputError::new(&path, format!("cannot read: {e}")).into()),
+        Err(e) => {
+            return Err(crate::error::InputError::new(&path, format!("cannot read: {e}")).into());
+        }
     };
     let mut out = Vec::new();
     let lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
@@ -202,10 +204,21 @@ pub fn read(dir: &Path) -> Result<Vec<Judgement>> {
             Ok(j) => j,
             // The piece after the last newline: a line whose writer was killed.
             Err(_) if i + 1 == lines.len() => {
-                eprintln!("warning: {}:{}: the last judgement is incomplete (a judge pass was killed while writing it); skipped", path.display(), i + 1);
+                eprintln!(
+                    "warning: {}:{}: the last judgement is incomplete (a judge pass was killed while writing it); skipped",
+                    path.display(),
+                    i + 1
+                );
                 continue;
             }
-            Err(e) => return Err(crate::error::InputError::new(&path, format!("not a judgement record: {e}")).at_line(i + 1).into()),
+            Err(e) => {
+                return Err(crate::error::InputError::new(
+                    &path,
+                    format!("not a judgement record: {e}"),
+                )
+                .at_line(i + 1)
+                .into());
+            }
         };
         out.push(j);
     }

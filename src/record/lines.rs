@@ -44,14 +44,23 @@ pub struct JsonLines {
 impl JsonLines {
     /// Open `path`; `what` names the file in the error ("trial file").
     pub fn open(path: &Path, what: &str) -> Result<JsonLines, InputError> {
-        let file = std::fs::File::open(path).map_err(|e| InputError::new(path, format!("cannot open {what}: {e}")))?;
-        Ok(JsonLines { path: path.to_path_buf(), reader: BufReader::with_capacity(1 << 20, file), buf: Vec::new(), number: 0, offset: 0 })
+        let file = std::fs::File::open(path)
+            .map_err(|e| InputError::new(path, format!("cannot open {what}: {e}")))?;
+        Ok(JsonLines {
+            path: path.to_path_buf(),
+            reader: BufReader::with_capacity(1 << 20, file),
+            buf: Vec::new(),
+            number: 0,
+            offset: 0,
+        })
     }
 
     /// The next line, blank or not; `None` at the end of the file.
     pub fn next_line(&mut self) -> anyhow::Result<Option<Line<'_>>> {
         self.buf.clear();
-        let n = self.reader.read_until(b'\n', &mut self.buf).map_err(|e| InputError::new(&self.path, format!("cannot read: {e}")).at_line(self.number + 1))?;
+        let n = self.reader.read_until(b'\n', &mut self.buf).map_err(|e| {
+            InputError::new(&self.path, format!("cannot read: {e}")).at_line(self.number + 1)
+        })?;
         if n == 0 {
             return Ok(None);
         }
@@ -80,7 +89,14 @@ mod tests {
         let mut lines = JsonLines::open(&path, "test file").unwrap();
         let mut seen = vec![];
         while let Some(l) = lines.next_line().unwrap() {
-            seen.push((l.number, l.offset, String::from_utf8(l.text.to_vec()).unwrap(), l.len_in_file, l.complete, l.is_blank()));
+            seen.push((
+                l.number,
+                l.offset,
+                String::from_utf8(l.text.to_vec()).unwrap(),
+                l.len_in_file,
+                l.complete,
+                l.is_blank(),
+            ));
         }
         assert_eq!(
             seen,

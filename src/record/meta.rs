@@ -181,7 +181,9 @@ impl RunMeta {
     /// wrong (a missing file: [`RunMeta::read_if_present`] tells the cases apart).
     pub fn read(dir: &Path) -> Result<RunMeta, InputError> {
         let path = dir.join(super::RUN_JSON);
-        Self::read_if_present(dir)?.ok_or_else(|| InputError::new(&path, "not a toolpick run directory: it has no run.json"))
+        Self::read_if_present(dir)?.ok_or_else(|| {
+            InputError::new(&path, "not a toolpick run directory: it has no run.json")
+        })
     }
 
     /// Like [`RunMeta::read`], with `None` when the directory has no `run.json`.
@@ -197,7 +199,11 @@ impl RunMeta {
     /// Parse the bytes of `path` (a `run.json`).
     pub fn parse(path: &Path, bytes: &[u8]) -> Result<RunMeta, InputError> {
         let value: Value = serde_json::from_slice(bytes).map_err(|e| {
-            let what = if e.is_eof() { "cut short (the file ends inside the JSON object)".to_string() } else { format!("not JSON: {e}") };
+            let what = if e.is_eof() {
+                "cut short (the file ends inside the JSON object)".to_string()
+            } else {
+                format!("not JSON: {e}")
+            };
             InputError::new(path, format!("not a run file: {what}")).at_line(e.line().max(1))
         })?;
         let Value::Object(fields) = value else {
@@ -208,7 +214,11 @@ impl RunMeta {
                 Value::Bool(_) => "a boolean",
                 _ => "null",
             };
-            return Err(InputError::new(path, format!("not a run file: it holds {kind}, not a JSON object")).at_line(1));
+            return Err(InputError::new(
+                path,
+                format!("not a run file: it holds {kind}, not a JSON object"),
+            )
+            .at_line(1));
         };
         let meta: RunMeta = match serde_json::from_value(Value::Object(fields.clone())) {
             Ok(m) => m,
@@ -226,7 +236,12 @@ impl RunMeta {
 
     /// The error of a file that is a JSON object but not a run record: the first field whose value has
     /// the wrong shape, with its line in the file.
-    fn field_error(path: &Path, bytes: &[u8], fields: &Map<String, Value>, whole: serde_json::Error) -> InputError {
+    fn field_error(
+        path: &Path,
+        bytes: &[u8],
+        fields: &Map<String, Value>,
+        whole: serde_json::Error,
+    ) -> InputError {
         for (key, value) in fields {
             let one: Map<String, Value> = std::iter::once((key.clone(), value.clone())).collect();
             if let Err(e) = serde_json::from_value::<RunMeta>(Value::Object(one)) {
@@ -284,13 +299,26 @@ fn line_of_key(bytes: &[u8], key: &str) -> Option<usize> {
 
 /// A trial's id, `dataset/variant/layout/backend/task#trial`: unique in a run, and the key of its record
 /// in `trials.jsonl`, `transcripts.jsonl`, `timings.jsonl` and `judgements.jsonl`.
-pub fn trial_id(dataset: &str, variant: &str, layout: &str, backend: &str, task: &str, trial: usize) -> String {
+pub fn trial_id(
+    dataset: &str,
+    variant: &str,
+    layout: &str,
+    backend: &str,
+    task: &str,
+    trial: usize,
+) -> String {
     format!("{dataset}/{variant}/{layout}/{backend}/{task}#{trial}")
 }
 
 /// A cell's key, `dataset/catalog/variant/layout/backend`: what reports list, gates match
 /// (`--gate-cells`) and runs are compared by.
-pub fn cell_key(dataset: &str, catalog: &str, variant: &str, layout: &str, backend: &str) -> String {
+pub fn cell_key(
+    dataset: &str,
+    catalog: &str,
+    variant: &str,
+    layout: &str,
+    backend: &str,
+) -> String {
     format!("{dataset}/{catalog}/{variant}/{layout}/{backend}")
 }
 
@@ -308,8 +336,16 @@ mod tests {
         let mut m = RunMeta::new("r1", 1_700_000_000, "20231114-221320");
         m.matrix_hash = "00ff".into();
         m.shard = Some(Shard { index: 2, count: 3 });
-        m.config = Some(serde_json::from_str(r#"{"seed": 4, "cache_dir": "/tmp/c", "subset": {"sample": 3}}"#).unwrap());
-        m.merged_from = Some(vec![MergedRun { dir: "out/s1".into(), run_id: Some("s1".into()), shard: None, seconds: Some(1.5) }]);
+        m.config = Some(
+            serde_json::from_str(r#"{"seed": 4, "cache_dir": "/tmp/c", "subset": {"sample": 3}}"#)
+                .unwrap(),
+        );
+        m.merged_from = Some(vec![MergedRun {
+            dir: "out/s1".into(),
+            run_id: Some("s1".into()),
+            shard: None,
+            seconds: Some(1.5),
+        }]);
         m.other.insert("from_a_newer_minor".into(), serde_json::json!([1]));
         m.write(dir.path()).unwrap();
         let back = RunMeta::read(dir.path()).unwrap();
@@ -323,7 +359,8 @@ mod tests {
     #[test]
     fn files_of_earlier_versions_read_with_defaults() {
         // As toolpick wrote it before `format`: no format, no trial format, a run just started.
-        let m = parse(r#"{"toolpick_version": "0.1.0", "run_id": "old", "matrix_hash": "ab"}"#).unwrap();
+        let m = parse(r#"{"toolpick_version": "0.1.0", "run_id": "old", "matrix_hash": "ab"}"#)
+            .unwrap();
         assert_eq!((m.format, m.trial_format, m.run_id.as_str()), (UNVERSIONED_FORMAT, 1, "old"));
         assert_eq!((m.seconds, m.shard, m.config_subset()), (None, None, &Value::Null));
         assert_eq!(m.report_config(), Value::Null);

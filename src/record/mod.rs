@@ -233,7 +233,12 @@ pub struct CallRecord {
 impl CallRecord {
     /// The record of a call that did not reach a catalog tool (navigation, an invented name, an
     /// unreadable call).
-    pub fn unresolved(step: usize, name: &str, status: CallStatus, arguments: Option<Value>) -> CallRecord {
+    pub fn unresolved(
+        step: usize,
+        name: &str,
+        status: CallStatus,
+        arguments: Option<Value>,
+    ) -> CallRecord {
         CallRecord {
             step,
             name: name.into(),
@@ -259,7 +264,9 @@ mod tests {
     #[test]
     fn stop_reason_names_are_the_serde_names() {
         use StopReason::*;
-        for r in [Answered, StepLimit, BackendError, Truncated, ContentFilter, RepeatedCall, Unparsed] {
+        for r in
+            [Answered, StepLimit, BackendError, Truncated, ContentFilter, RepeatedCall, Unparsed]
+        {
             assert_eq!(serde_json::to_value(r).unwrap(), r.as_str(), "{r:?}");
         }
     }

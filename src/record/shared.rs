@@ -53,7 +53,8 @@ impl<T: Serialize> Serialize for Shared<T> {
 /// in one go, bounded so a file of all-different records does not grow it without end.
 const CACHE_BYTES: usize = 16 << 20;
 
-type Cache = rustc_hash::FxHashMap<TypeId, rustc_hash::FxHashMap<Box<str>, Arc<dyn Any + Send + Sync>>>;
+type Cache =
+    rustc_hash::FxHashMap<TypeId, rustc_hash::FxHashMap<Box<str>, Arc<dyn Any + Send + Sync>>>;
 
 thread_local! {
     static CACHE: std::cell::RefCell<(Cache, usize)> = Default::default();
@@ -63,11 +64,14 @@ impl<'de, T: DeserializeOwned + Send + Sync + 'static> Deserialize<'de> for Shar
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let raw: Box<RawValue> = Deserialize::deserialize(d)?;
         let text = raw.get();
-        let hit = CACHE.with(|c| c.borrow().0.get(&TypeId::of::<T>()).and_then(|m| m.get(text)).cloned());
+        let hit =
+            CACHE.with(|c| c.borrow().0.get(&TypeId::of::<T>()).and_then(|m| m.get(text)).cloned());
         if let Some(value) = hit.and_then(|v| v.downcast::<T>().ok()) {
             return Ok(Shared(value));
         }
-        let value: Arc<T> = Arc::new(serde_json::from_str(text).map_err(|e| D::Error::custom(without_position(&e)))?);
+        let value: Arc<T> = Arc::new(
+            serde_json::from_str(text).map_err(|e| D::Error::custom(without_position(&e)))?,
+        );
         CACHE.with(|c| {
             let (cache, bytes) = &mut *c.borrow_mut();
             if *bytes + text.len() > CACHE_BYTES {
@@ -116,8 +120,12 @@ mod tests {
     fn serialises_as_the_value_and_reports_a_bad_part_at_the_record() {
         let a: Record = serde_json::from_str(r#"{"part": {"x": [1, 2]}}"#).unwrap();
         assert_eq!(serde_json::to_string(&a.part).unwrap(), r#"{"x":[1,2]}"#);
-        let e = serde_json::from_str::<Record>(r#"{"part": {"x": ["one"]}}"#).unwrap_err().to_string();
-        assert!(e.starts_with("invalid type: string \"one\", expected u32 at line 1 column"), "{e}");
+        let e =
+            serde_json::from_str::<Record>(r#"{"part": {"x": ["one"]}}"#).unwrap_err().to_string();
+        assert!(
+            e.starts_with("invalid type: string \"one\", expected u32 at line 1 column"),
+            "{e}"
+        );
         assert_eq!(e.matches(" at line ").count(), 1, "{e}");
     }
 }

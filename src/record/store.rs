@@ -37,14 +37,20 @@ pub fn scan(path: &Path) -> Result<Existing> {
         return Ok(Existing { done, discarded: 0 });
     }
     let discarded = cut_torn_tail(path)?;
-    let file = std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     for (i, line) in BufReader::new(&file).lines().enumerate() {
         let line = line?;
         if line.trim().is_empty() {
             continue;
         }
-        let head: Head = serde_json::from_str(&line)
-            .map_err(|e| InputError::new(path, format!("not a trial record ({e}); the file is damaged beyond its last line")).at_line(i + 1))?;
+        let head: Head = serde_json::from_str(&line).map_err(|e| {
+            InputError::new(
+                path,
+                format!("not a trial record ({e}); the file is damaged beyond its last line"),
+            )
+            .at_line(i + 1)
+        })?;
         done.insert(head.trial_id, head.error.is_some());
     }
     Ok(Existing { done, discarded })
@@ -88,17 +94,21 @@ pub fn cut_torn_tail(path: &Path) -> Result<usize> {
 /// still out of order, which the next compaction (a resume, or `report`) finishes; so compacted trials
 /// always mean compacted transcripts. The compacted transcripts are then indexed
 /// ([`super::transcripts::write_index`]) so a report reads only the transcripts it shows.
-pub fn compact_run(dir: &Path, position: impl Fn(&str, usize) -> Option<usize>) -> Result<Compacted> {
+pub fn compact_run(
+    dir: &Path,
+    position: impl Fn(&str, usize) -> Option<usize>,
+) -> Result<Compacted> {
     let trials = dir.join("trials.jsonl");
     let transcripts = dir.join(super::transcripts::FILE);
     if transcripts.exists() {
         let recorded = trial_ids(&trials)?;
-        let (_, offsets) = compact_with_offsets(
-            &transcripts,
-            |id, matrix_index| {
-                if recorded.contains(&crate::record::stable_hash(id.as_bytes())) { position(id, matrix_index) } else { None }
-            },
-        )?;
+        let (_, offsets) = compact_with_offsets(&transcripts, |id, matrix_index| {
+            if recorded.contains(&crate::record::stable_hash(id.as_bytes())) {
+                position(id, matrix_index)
+            } else {
+                None
+            }
+        })?;
         super::transcripts::write_index(dir, &offsets)?;
     }
     compact(&trials, position)
@@ -106,19 +116,25 @@ pub fn compact_run(dir: &Path, position: impl Fn(&str, usize) -> Option<usize>) 
 
 /// Hashes of the trial ids recorded in a trial file.
 fn trial_ids(path: &Path) -> Result<rustc_hash::FxHashSet<u64>> {
-    let file = std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     let mut reader = BufReader::with_capacity(1 << 20, file);
     let (mut ids, mut line, mut no) = (rustc_hash::FxHashSet::default(), Vec::new(), 0usize);
     loop {
         line.clear();
-        if reader.read_until(b'\n', &mut line).with_context(|| format!("{}:{}: cannot read", path.display(), no + 1))? == 0 {
+        if reader
+            .read_until(b'\n', &mut line)
+            .with_context(|| format!("{}:{}: cannot read", path.display(), no + 1))?
+            == 0
+        {
             return Ok(ids);
         }
         no += 1;
         if line.last() != Some(&b'\n') || line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let place: Place = serde_json::from_slice(&line).map_err(|e| InputError::new(path, format!("not a trial record ({e})")).at_line(no))?;
+        let place: Place = serde_json::from_slice(&line)
+            .map_err(|e| InputError::new(path, format!("not a trial record ({e})")).at_line(no))?;
         ids.insert(crate::record::stable_hash(place.trial_id.as_bytes()));
     }
 }
@@ -210,14 +226,20 @@ pub fn compact(path: &Path, position: impl Fn(&str, usize) -> Option<usize>) -> 
 
 /// [`compact`], also returning the byte offset of each line of the compacted file (for the
 /// transcripts index, [`super::transcripts::write_index`]).
-pub fn compact_with_offsets(path: &Path, position: impl Fn(&str, usize) -> Option<usize>) -> Result<(Compacted, Vec<u64>)> {
-    let file = std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+pub fn compact_with_offsets(
+    path: &Path,
+    position: impl Fn(&str, usize) -> Option<usize>,
+) -> Result<(Compacted, Vec<u64>)> {
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     let mut reader = BufReader::with_capacity(1 << 20, file);
     let (mut entries, mut in_order, mut check) = (Vec::new(), true, OrderCheck::default());
     let (mut line, mut start, mut no) = (Vec::new(), 0u64, 0usize);
     loop {
         line.clear();
-        let n = reader.read_until(b'\n', &mut line).with_context(|| format!("{}:{}: cannot read", path.display(), no + 1))?;
+        let n = reader
+            .read_until(b'\n', &mut line)
+            .with_context(|| format!("{}:{}: cannot read", path.display(), no + 1))?;
         if n == 0 {
             break;
         }
@@ -232,10 +254,16 @@ pub fn compact_with_offsets(path: &Path, position: impl Fn(&str, usize) -> Optio
             start += n as u64;
             continue;
         }
-        let place: Place = serde_json::from_slice(&line).map_err(|e| InputError::new(path, format!("not a trial record ({e})")).at_line(no))?;
+        let place: Place = serde_json::from_slice(&line)
+            .map_err(|e| InputError::new(path, format!("not a trial record ({e})")).at_line(no))?;
         match position(&place.trial_id, place.matrix_index) {
             Some(p) => {
-                let e = Entry { position: p, id: crate::record::stable_hash(place.trial_id.as_bytes()), start, len: n as u64 };
+                let e = Entry {
+                    position: p,
+                    id: crate::record::stable_hash(place.trial_id.as_bytes()),
+                    start,
+                    len: n as u64,
+                };
                 in_order &= check.push(e.position, e.id);
                 entries.push(e);
             }
@@ -245,7 +273,10 @@ pub fn compact_with_offsets(path: &Path, position: impl Fn(&str, usize) -> Optio
     }
     if in_order {
         // In order means no blank line either: the entries are the file's lines.
-        return Ok((Compacted { trials: entries.len(), rewritten: false }, entries.iter().map(|e| e.start).collect()));
+        return Ok((
+            Compacted { trials: entries.len(), rewritten: false },
+            entries.iter().map(|e| e.start).collect(),
+        ));
     }
     // One record per (position, id): the last written, placed where that trial first appeared.
     entries.sort_unstable_by_key(|e| (e.position, e.id, e.start));
@@ -261,7 +292,11 @@ pub fn compact_with_offsets(path: &Path, position: impl Fn(&str, usize) -> Optio
     let tmp = crate::files::temp_path_tagged(path, "compact");
     let written = (|| -> Result<Vec<u64>> {
         let mut source = BufReader::with_capacity(1 << 16, reader.into_inner());
-        let mut out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?);
+        let mut out = std::io::BufWriter::with_capacity(
+            1 << 20,
+            std::fs::File::create(&tmp)
+                .with_context(|| format!("cannot create {}", tmp.display()))?,
+        );
         let mut at = u64::MAX;
         let mut offsets = Vec::with_capacity(kept.len());
         let mut written = 0u64;
@@ -272,16 +307,22 @@ pub fn compact_with_offsets(path: &Path, position: impl Fn(&str, usize) -> Optio
                 source.seek(SeekFrom::Start(e.start))?;
             }
             line.resize(e.len as usize, 0);
-            source.read_exact(&mut line).with_context(|| format!("cannot read {}", path.display()))?;
+            source
+                .read_exact(&mut line)
+                .with_context(|| format!("cannot read {}", path.display()))?;
             at = e.start + e.len;
             out.write_all(&line).with_context(|| format!("cannot write {}", tmp.display()))?;
             crate::crashpoint::reached("compact-write", n as u64 + 1);
         }
         // The compacted file replaces the only copy of the trials: on disk before the rename.
-        let out = out.into_inner().map_err(|e| e.into_error()).with_context(|| format!("cannot write {}", tmp.display()))?;
+        let out = out
+            .into_inner()
+            .map_err(|e| e.into_error())
+            .with_context(|| format!("cannot write {}", tmp.display()))?;
         out.sync_all().with_context(|| format!("cannot write {}", tmp.display()))?;
         crate::crashpoint::reached("compact-rename", 1);
-        std::fs::rename(&tmp, path).with_context(|| format!("cannot move {} into place", path.display()))?;
+        std::fs::rename(&tmp, path)
+            .with_context(|| format!("cannot move {} into place", path.display()))?;
         Ok(offsets)
     })();
     let offsets = match written {
@@ -356,9 +397,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("trials.jsonl");
         std::fs::write(&p, "{\"trial_id\":\"b\",\"v\":1}\n{\"trial_id\":\"a\"}\n{\"trial_id\":\"b\",\"v\":2}\n{\"trial_id\":\"zz\"}\n").unwrap();
-        let order: HashMap<String, usize> = [("a".to_string(), 0), ("b".to_string(), 1)].into_iter().collect();
-        assert_eq!(compact(&p, |id, _| order.get(id).copied()).unwrap(), Compacted { trials: 2, rewritten: true });
-        assert_eq!(std::fs::read_to_string(&p).unwrap(), "{\"trial_id\":\"a\"}\n{\"trial_id\":\"b\",\"v\":2}\n");
+        let order: HashMap<String, usize> =
+            [("a".to_string(), 0), ("b".to_string(), 1)].into_iter().collect();
+        assert_eq!(
+            compact(&p, |id, _| order.get(id).copied()).unwrap(),
+            Compacted { trials: 2, rewritten: true }
+        );
+        assert_eq!(
+            std::fs::read_to_string(&p).unwrap(),
+            "{\"trial_id\":\"a\"}\n{\"trial_id\":\"b\",\"v\":2}\n"
+        );
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temporary file is left");
     }
 
@@ -366,7 +414,9 @@ mod tests {
     fn write(p: &Path, records: &[(&str, usize, &str)]) {
         let text: String = records
             .iter()
-            .map(|(id, i, note)| format!("{{\"trial_id\":\"{id}\",\"matrix_index\":{i},\"note\":\"{note}\"}}\n"))
+            .map(|(id, i, note)| {
+                format!("{{\"trial_id\":\"{id}\",\"matrix_index\":{i},\"note\":\"{note}\"}}\n")
+            })
             .collect();
         std::fs::write(p, text).unwrap();
     }
@@ -376,23 +426,44 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("trials.jsonl");
         // Completion order, an error re-run later, and a record appended twice.
-        write(&p, &[("c", 2, "error"), ("a", 0, "ok"), ("d", 3, "ok"), ("c", 2, "ok"), ("b", 1, "ok"), ("b", 1, "ok")]);
+        write(
+            &p,
+            &[
+                ("c", 2, "error"),
+                ("a", 0, "ok"),
+                ("d", 3, "ok"),
+                ("c", 2, "ok"),
+                ("b", 1, "ok"),
+                ("b", 1, "ok"),
+            ],
+        );
         assert_eq!(compact(&p, |_, i| Some(i)).unwrap(), Compacted { trials: 4, rewritten: true });
         let want = "{\"trial_id\":\"a\",\"matrix_index\":0,\"note\":\"ok\"}\n{\"trial_id\":\"b\",\"matrix_index\":1,\"note\":\"ok\"}\n{\"trial_id\":\"c\",\"matrix_index\":2,\"note\":\"ok\"}\n{\"trial_id\":\"d\",\"matrix_index\":3,\"note\":\"ok\"}\n";
         assert_eq!(std::fs::read_to_string(&p).unwrap(), want);
         let modified = std::fs::metadata(&p).unwrap().modified().unwrap();
         assert_eq!(compact(&p, |_, i| Some(i)).unwrap(), Compacted { trials: 4, rewritten: false });
         assert_eq!(std::fs::read_to_string(&p).unwrap(), want);
-        assert_eq!(std::fs::metadata(&p).unwrap().modified().unwrap(), modified, "a compacted file is not rewritten");
+        assert_eq!(
+            std::fs::metadata(&p).unwrap().modified().unwrap(),
+            modified,
+            "a compacted file is not rewritten"
+        );
     }
 
     #[test]
     fn records_without_matrix_positions_keep_their_order() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("trials.jsonl");
-        std::fs::write(&p, "{\"trial_id\":\"y\"}\n{\"trial_id\":\"x\"}\n{\"trial_id\":\"y\",\"v\":2}\n").unwrap();
+        std::fs::write(
+            &p,
+            "{\"trial_id\":\"y\"}\n{\"trial_id\":\"x\"}\n{\"trial_id\":\"y\",\"v\":2}\n",
+        )
+        .unwrap();
         assert_eq!(compact(&p, |_, i| Some(i)).unwrap(), Compacted { trials: 2, rewritten: true });
-        assert_eq!(std::fs::read_to_string(&p).unwrap(), "{\"trial_id\":\"y\",\"v\":2}\n{\"trial_id\":\"x\"}\n");
+        assert_eq!(
+            std::fs::read_to_string(&p).unwrap(),
+            "{\"trial_id\":\"y\",\"v\":2}\n{\"trial_id\":\"x\"}\n"
+        );
         assert!(!compact(&p, |_, i| Some(i)).unwrap().rewritten);
     }
 

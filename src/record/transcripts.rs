@@ -45,7 +45,10 @@ pub fn leading_id(line: &[u8]) -> Option<String> {
         match rest[i] {
             b'\\' => i += 2,
             b'"' => {
-                return serde_json::from_slice(&line[b"{\"trial_id\":".len()..b"{\"trial_id\":\"".len() + i + 1]).ok();
+                return serde_json::from_slice(
+                    &line[b"{\"trial_id\":".len()..b"{\"trial_id\":\"".len() + i + 1],
+                )
+                .ok();
             }
             _ => i += 1,
         }
@@ -57,13 +60,21 @@ pub fn leading_id(line: &[u8]) -> Option<String> {
 /// with each trial id and its transcript (the last line of an id wins, as in compaction). Lines of
 /// other trials are skipped by their leading id, without parsing them. A run without a transcripts file
 /// (trial format 1) finds nothing: its transcripts are inside the trial records.
-pub fn read(dir: &Path, wanted: impl Fn(&str) -> bool, mut found: impl FnMut(String, Vec<Message>)) -> Result<()> {
+pub fn read(
+    dir: &Path,
+    wanted: impl Fn(&str) -> bool,
+    mut found: impl FnMut(String, Vec<Message>),
+) -> Result<()> {
     let path = dir.join(FILE);
     let file = match std::fs::File::open(&path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(e) => {
-            return Err(crate::error::InputError::new(&path, format!("cannot open the transcripts file: {e}")).into());
+            return Err(crate::error::InputError::new(
+                &path,
+                format!("cannot open the transcripts file: {e}"),
+            )
+            .into());
         }
     };
     let mut reader = BufReader::with_capacity(1 << 20, file);
@@ -71,7 +82,9 @@ pub fn read(dir: &Path, wanted: impl Fn(&str) -> bool, mut found: impl FnMut(Str
     let mut no = 0usize;
     loop {
         line.clear();
-        let n = reader.read_until(b'\n', &mut line).with_context(|| format!("{}:{}: cannot read", path.display(), no + 1))?;
+        let n = reader
+            .read_until(b'\n', &mut line)
+            .with_context(|| format!("{}:{}: cannot read", path.display(), no + 1))?;
         if n == 0 {
             return Ok(());
         }
@@ -88,8 +101,9 @@ pub fn read(dir: &Path, wanted: impl Fn(&str) -> bool, mut found: impl FnMut(Str
         {
             continue;
         }
-        let parsed: TranscriptLine =
-            serde_json::from_slice(&line).map_err(|e| crate::error::InputError::new(&path, format!("not a transcript line: {e}")).at_line(no))?;
+        let parsed: TranscriptLine = serde_json::from_slice(&line).map_err(|e| {
+            crate::error::InputError::new(&path, format!("not a transcript line: {e}")).at_line(no)
+        })?;
         if wanted(&parsed.trial_id) {
             found(parsed.trial_id.into_owned(), parsed.transcript.into_owned());
         }
@@ -110,7 +124,9 @@ const INDEX_MAGIC: &[u8; 8] = b"TPTXIDX1";
 
 /// Write the index of `dir`'s transcripts file, whose lines start at `offsets`.
 pub fn write_index(dir: &Path, offsets: &[u64]) -> Result<()> {
-    let len = std::fs::metadata(dir.join(FILE)).with_context(|| format!("cannot read {}", dir.join(FILE).display()))?.len();
+    let len = std::fs::metadata(dir.join(FILE))
+        .with_context(|| format!("cannot read {}", dir.join(FILE).display()))?
+        .len();
     let mut bytes = Vec::with_capacity(24 + offsets.len() * 8);
     bytes.extend_from_slice(INDEX_MAGIC);
     bytes.extend_from_slice(&len.to_le_bytes());
@@ -124,26 +140,41 @@ pub fn write_index(dir: &Path, offsets: &[u64]) -> Result<()> {
 /// Read the transcripts of `wanted` — `(line, trial id)` pairs, the line counted from 0 in the
 /// compacted transcripts file, which holds `lines` lines (one per trial record) — through the index.
 /// `None` when there is no index or it does not fit the file (the caller scans instead).
-pub fn read_indexed(dir: &Path, wanted: &[(usize, &str)], lines: usize) -> Result<Option<Vec<Vec<Message>>>> {
+pub fn read_indexed(
+    dir: &Path,
+    wanted: &[(usize, &str)],
+    lines: usize,
+) -> Result<Option<Vec<Vec<Message>>>> {
     use std::io::{Read, Seek, SeekFrom};
     let Ok(index) = std::fs::read(dir.join(INDEX_FILE)) else { return Ok(None) };
     let Ok(mut file) = std::fs::File::open(dir.join(FILE)) else { return Ok(None) };
     let len = file.metadata()?.len();
-    let word = |i: usize| index.get(i * 8..i * 8 + 8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")));
-    if index.len() != 24 + lines * 8 || &index[..8] != INDEX_MAGIC || word(1) != Some(len) || word(2) != Some(lines as u64) {
+    let word = |i: usize| {
+        index.get(i * 8..i * 8 + 8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+    };
+    if index.len() != 24 + lines * 8
+        || &index[..8] != INDEX_MAGIC
+        || word(1) != Some(len)
+        || word(2) != Some(lines as u64)
+    {
         return Ok(None);
     }
     let offset = |line: usize| word(3 + line).filter(|&o| o <= len);
     let mut out = Vec::with_capacity(wanted.len());
     let mut buf = Vec::new();
     for &(line, id) in wanted {
-        let (Some(start), Some(end)) = (offset(line), if line + 1 < lines { offset(line + 1) } else { Some(len) }) else { return Ok(None) };
+        let (Some(start), Some(end)) =
+            (offset(line), if line + 1 < lines { offset(line + 1) } else { Some(len) })
+        else {
+            return Ok(None);
+        };
         if end <= start {
             return Ok(None);
         }
         buf.resize((end - start) as usize, 0);
         file.seek(SeekFrom::Start(start))?;
-        file.read_exact(&mut buf).with_context(|| format!("cannot read {}", dir.join(FILE).display()))?;
+        file.read_exact(&mut buf)
+            .with_context(|| format!("cannot read {}", dir.join(FILE).display()))?;
         match serde_json::from_slice::<TranscriptLine>(&buf) {
             Ok(parsed) if parsed.trial_id == id => out.push(parsed.transcript.into_owned()),
             _ => return Ok(None),
@@ -184,17 +215,33 @@ mod tests {
             l
         };
         // Out of order, one trial written twice (the last wins) and one transcript without a record.
-        let transcripts = [line("c", 2, "third"), line("a", 0, "old"), line("orphan", 3, "x"), line("b", 1, "second \"quoted\""), line("a", 0, "first")].concat();
+        let transcripts = [
+            line("c", 2, "third"),
+            line("a", 0, "old"),
+            line("orphan", 3, "x"),
+            line("b", 1, "second \"quoted\""),
+            line("a", 0, "first"),
+        ]
+        .concat();
         std::fs::write(dir.path().join(FILE), transcripts).unwrap();
-        let trials: String = ["b", "a", "c"].iter().enumerate().map(|(n, id)| format!("{{\"trial_id\":\"{id}\",\"matrix_index\":{}}}\n", [1, 0, 2][n])).collect();
+        let trials: String = ["b", "a", "c"]
+            .iter()
+            .enumerate()
+            .map(|(n, id)| format!("{{\"trial_id\":\"{id}\",\"matrix_index\":{}}}\n", [1, 0, 2][n]))
+            .collect();
         std::fs::write(dir.path().join("trials.jsonl"), trials).unwrap();
         crate::record::store::compact_run(dir.path(), |_, i| Some(i)).unwrap();
         let text = |m: &Vec<Message>| match &m[0] {
             Message::User { content } => content.clone(),
             other => panic!("{other:?}"),
         };
-        let got = read_indexed(dir.path(), &[(2, "c"), (0, "a"), (1, "b")], 3).unwrap().expect("a fresh index is used");
-        assert_eq!(got.iter().map(text).collect::<Vec<_>>(), ["third", "first", "second \"quoted\""]);
+        let got = read_indexed(dir.path(), &[(2, "c"), (0, "a"), (1, "b")], 3)
+            .unwrap()
+            .expect("a fresh index is used");
+        assert_eq!(
+            got.iter().map(text).collect::<Vec<_>>(),
+            ["third", "first", "second \"quoted\""]
+        );
         // Another line count, another id at a line, or a file that changed since: not trusted.
         assert!(read_indexed(dir.path(), &[(0, "a")], 4).unwrap().is_none());
         assert!(read_indexed(dir.path(), &[(0, "b")], 3).unwrap().is_none());

@@ -103,7 +103,11 @@ pub struct Trial {
     /// The messages of the episode. Since trial format 2 they are written to `transcripts.jsonl`
     /// ([`super::transcripts`]) and left out here (empty, so not serialised); records of format 1 carry
     /// them inline, read as empty inside [`without_transcripts`] (scoring never needs them).
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "transcript_or_skip")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "transcript_or_skip"
+    )]
     pub transcript: Vec<Message>,
     /// The judge's verdict on this trial, joined from `judgements.jsonl` when a report reads the run
     /// (never written into the trial file).
@@ -339,8 +343,10 @@ pub fn read_trials(path: &Path, mut each: impl FnMut(Trial) -> Result<()>) -> Re
         if line.is_blank() {
             continue;
         }
-        let trial: Trial =
-            serde_json::from_slice(line.text).map_err(|e| crate::error::InputError::new(path, format!("not a trial record: {e}")).at_line(line.number))?;
+        let trial: Trial = serde_json::from_slice(line.text).map_err(|e| {
+            crate::error::InputError::new(path, format!("not a trial record: {e}"))
+                .at_line(line.number)
+        })?;
         each(trial)?;
     }
     Ok(())

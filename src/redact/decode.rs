@@ -102,9 +102,11 @@ fn escape_at(text: &[u8], at: usize, out: &mut Vec<u8>) -> Option<usize> {
                     let first = json_unit_at(text, at)?;
                     if (0xD800..0xDC00).contains(&first)
                         && text.get(at + 6) == Some(&b'\\')
-                        && let Some(second) = json_unit_at(text, at + 6).filter(|s| (0xDC00..0xE000).contains(s))
+                        && let Some(second) =
+                            json_unit_at(text, at + 6).filter(|s| (0xDC00..0xE000).contains(s))
                     {
-                        let c = char::from_u32(0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00))?;
+                        let c =
+                            char::from_u32(0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00))?;
                         push_char(out, c);
                         return Some(12);
                     }
@@ -131,7 +133,9 @@ fn escape_at(text: &[u8], at: usize, out: &mut Vec<u8>) -> Option<usize> {
                 _ => {
                     let digits = name.strip_prefix(b"#")?;
                     let n = match digits.first() {
-                        Some(b'x' | b'X') => std::str::from_utf8(&digits[1..]).ok().and_then(|d| u32::from_str_radix(d, 16).ok())?,
+                        Some(b'x' | b'X') => std::str::from_utf8(&digits[1..])
+                            .ok()
+                            .and_then(|d| u32::from_str_radix(d, 16).ok())?,
                         _ => std::str::from_utf8(digits).ok().and_then(|d| d.parse().ok())?,
                     };
                     char::from_u32(n)?
@@ -181,14 +185,20 @@ mod tests {
     use super::*;
 
     fn view(s: &str) -> String {
-        String::from_utf8(decode(s.as_bytes()).map(|v| v.bytes).unwrap_or_else(|| s.as_bytes().to_vec())).unwrap()
+        String::from_utf8(
+            decode(s.as_bytes()).map(|v| v.bytes).unwrap_or_else(|| s.as_bytes().to_vec()),
+        )
+        .unwrap()
     }
 
     #[test]
     fn every_escape_kind_decodes() {
         assert_eq!(view(r#"a\/b \"c\" \\ \u0041\u00e9 \ud83d\ude00 \x41"#), "a/b \"c\" \\ Aé 😀 A");
         assert_eq!(view("k=sk%2Dab%2fc%zz 100%"), "k=sk-ab/c%zz 100%");
-        assert_eq!(view("&#47;&#x2F;&#X2f;&amp;&lt;&gt;&quot;&apos; & &bogus; &#xZZ;"), "///&<>\"' & &bogus; &#xZZ;");
+        assert_eq!(
+            view("&#47;&#x2F;&#X2f;&amp;&lt;&gt;&quot;&apos; & &bogus; &#xZZ;"),
+            "///&<>\"' & &bogus; &#xZZ;"
+        );
         assert!(decode(b"nothing to decode").is_none());
         assert!(decode(br"\q \u12 %g1").is_none(), "incomplete escapes are text");
     }

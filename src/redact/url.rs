@@ -11,13 +11,32 @@ use std::borrow::Cow;
 
 /// Query and fragment parameter names whose value is a secret, matched as a substring of the
 /// lower-cased name (`api_key`, `X-Api-Key`, `access_token`, `client_secret`, `sig`, …).
-const SECRET_NAMES: [&str; 10] = ["key", "token", "secret", "pass", "pwd", "auth", "sig", "cred", "session", "code"];
+const SECRET_NAMES: [&str; 10] =
+    ["key", "token", "secret", "pass", "pwd", "auth", "sig", "cred", "session", "code"];
 
 /// Prefixes of API keys as providers issue them; a value starting with one is a key whatever its
 /// length or alphabet beyond the prefix.
 const KEY_PREFIXES: [&str; 20] = [
-    "sk-", "sk_", "pk_", "rk_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xoxb-", "xoxp-", "AKIA", "ASIA", "AIza", "hf_", "gsk_",
-    "xai-", "nvapi-",
+    "sk-",
+    "sk_",
+    "pk_",
+    "rk_",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "glpat-",
+    "xoxb-",
+    "xoxp-",
+    "AKIA",
+    "ASIA",
+    "AIza",
+    "hf_",
+    "gsk_",
+    "xai-",
+    "nvapi-",
 ];
 
 /// Shortest value judged by its shape alone (below it, ordinary words and ids would match).
@@ -37,12 +56,24 @@ pub fn looks_like_key(s: &str) -> bool {
         return true;
     }
     let hex = s.chars().all(|c| c.is_ascii_hexdigit());
-    if hex && s.len() >= 32 && s.chars().any(|c| c.is_ascii_digit()) && s.chars().any(|c| c.is_ascii_alphabetic()) {
+    if hex
+        && s.len() >= 32
+        && s.chars().any(|c| c.is_ascii_digit())
+        && s.chars().any(|c| c.is_ascii_alphabetic())
+    {
         return true;
     }
     // Character classes of the alphanumerics; punctuation separates runs (`Qwen2.5-7B` is words and
     // numbers joined, not a random string) and is not counted.
-    let class = |c: char| if c.is_ascii_digit() { 2 } else if c.is_uppercase() { 1 } else { 0 };
+    let class = |c: char| {
+        if c.is_ascii_digit() {
+            2
+        } else if c.is_uppercase() {
+            1
+        } else {
+            0
+        }
+    };
     let (mut n, mut changes, mut digits, mut letters) = (0, 0, false, false);
     let mut previous: Option<u8> = None;
     for c in s.chars() {
@@ -71,7 +102,9 @@ fn secret_name(name: &str) -> bool {
 fn secret_param(name: &str, value: &str) -> bool {
     let decoded = percent_decoded(value);
     let value = decoded.as_deref().unwrap_or(value);
-    let token = value.chars().count() >= MIN_REGISTERED && value.chars().any(|c| c.is_ascii_digit()) && value.chars().any(char::is_alphabetic);
+    let token = value.chars().count() >= MIN_REGISTERED
+        && value.chars().any(|c| c.is_ascii_digit())
+        && value.chars().any(char::is_alphabetic);
     secret_name(name) || looks_like_key(value) || token
 }
 
@@ -85,8 +118,11 @@ struct Parts {
 fn parts(s: &str) -> Parts {
     // As lenient as URL parsers are with special schemes: `http:///u:p@h`, `http:/u:p@h`,
     // `http:\\u:p@h` and `http:u:p@h` all have the authority `u:p@h`.
-    let scheme = s.find(':').filter(|&i| i > 0 && s[..i].chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')));
-    let start = scheme.map_or(0, |i| i + 1 + s[i + 1..].chars().take_while(|c| matches!(c, '/' | '\\')).count());
+    let scheme = s.find(':').filter(|&i| {
+        i > 0 && s[..i].chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    });
+    let start = scheme
+        .map_or(0, |i| i + 1 + s[i + 1..].chars().take_while(|c| matches!(c, '/' | '\\')).count());
     let end = s[start..].find(['/', '\\', '?', '#']).map(|i| start + i).unwrap_or(s.len());
     let rest = s[end..].find(['?', '#']).map(|i| end + i).unwrap_or(s.len());
     Parts { authority: start..end, rest }
@@ -125,7 +161,9 @@ fn percent_decoded(s: &str) -> Option<String> {
 
 /// The `name=value` pairs of a query and fragment (`?a=1&b=2#c=3`), as slices of `rest`.
 fn params(rest: &str) -> impl Iterator<Item = (&str, &str)> {
-    rest.split(['?', '&', ';', '#']).filter_map(|pair| pair.split_once('=')).filter(|(_, v)| !v.is_empty())
+    rest.split(['?', '&', ';', '#'])
+        .filter_map(|pair| pair.split_once('='))
+        .filter(|(_, v)| !v.is_empty())
 }
 
 /// `s` (a URL, or what was given as one) as it may be shown: the userinfo before `@` replaced by
@@ -170,7 +208,10 @@ pub fn display(s: &str) -> Cow<'_, str> {
 /// shorter than [`MIN_REGISTERED`] is registered only as part of its `user:password` (a short word
 /// such as `pass` would otherwise be blanked in every message).
 pub fn install(url: &str) {
-    let found: Vec<String> = secrets(url).into_iter().filter(|v| v.contains(':') || v.chars().count() >= MIN_REGISTERED).collect();
+    let found: Vec<String> = secrets(url)
+        .into_iter()
+        .filter(|v| v.contains(':') || v.chars().count() >= MIN_REGISTERED)
+        .collect();
     if !found.is_empty() {
         super::install(&super::Redactor::new(found));
     }
@@ -196,7 +237,17 @@ mod tests {
         ] {
             assert!(looks_like_key(key), "{key}");
         }
-        for word in ["OPENAI_API_KEY", "MY_KEY", "MyVeryLongVariableName2024", "qwen2.5-7b-instruct", "Qwen/Qwen2.5-7B-Instruct", "gpt-4o-mini", "sk-short", "hello world 12345678", "2026-12-03T10:00:00Z"] {
+        for word in [
+            "OPENAI_API_KEY",
+            "MY_KEY",
+            "MyVeryLongVariableName2024",
+            "qwen2.5-7b-instruct",
+            "Qwen/Qwen2.5-7B-Instruct",
+            "gpt-4o-mini",
+            "sk-short",
+            "hello world 12345678",
+            "2026-12-03T10:00:00Z",
+        ] {
             assert!(!looks_like_key(word), "{word}");
         }
     }
@@ -206,11 +257,17 @@ mod tests {
         let cases = [
             ("http://user:pw@host:8080/v1", "http://[REDACTED]@host:8080/v1"),
             ("https://h/v1?api_key=abc&x=1", "https://h/v1?api_key=[REDACTED]&x=1"),
-            ("https://h/v1?model=gpt-4o&k=sk-proj-0123456789abcdef#access_token=t0k", "https://h/v1?model=gpt-4o&k=[REDACTED]#access_token=[REDACTED]"),
+            (
+                "https://h/v1?model=gpt-4o&k=sk-proj-0123456789abcdef#access_token=t0k",
+                "https://h/v1?model=gpt-4o&k=[REDACTED]#access_token=[REDACTED]",
+            ),
             ("user:sk-live-0123456789@host/v1", "user:[REDACTED]@host/v1"),
             ("http:///user:pw@host/v1", "http:///[REDACTED]@host/v1"),
             ("http:u:pw@host/v1", "http:[REDACTED]@host/v1"),
-            ("http://a:b@c:d@host/v1?Token=x;sig=y", "http://[REDACTED]@host/v1?Token=[REDACTED];sig=[REDACTED]"),
+            (
+                "http://a:b@c:d@host/v1?Token=x;sig=y",
+                "http://[REDACTED]@host/v1?Token=[REDACTED];sig=[REDACTED]",
+            ),
             ("http://host/v1/chat@x", "http://host/v1/chat@x"),
         ];
         for (given, shown) in cases {

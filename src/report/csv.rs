@@ -19,7 +19,11 @@ fn write_value<W: std::io::Write>(w: &mut ::csv::Writer<W>, v: Value<'_>) -> ::c
 }
 
 /// A whole table: the header of `columns`, then one record per row.
-pub(super) fn table<'r, R: 'r, C>(columns: &[Column<R, C>], rows: impl IntoIterator<Item = &'r R>, context: &C) -> Result<Vec<u8>> {
+pub(super) fn table<'r, R: 'r, C>(
+    columns: &[Column<R, C>],
+    rows: impl IntoIterator<Item = &'r R>,
+    context: &C,
+) -> Result<Vec<u8>> {
     let mut w = ::csv::Writer::from_writer(Vec::new());
     w.write_record(columns.iter().map(|col| col.name.as_str()))?;
     for row in rows {
@@ -51,10 +55,13 @@ pub struct TrialsCsv {
 
 impl TrialsCsv {
     pub fn create(path: &std::path::Path) -> Result<Self> {
-        let file = std::fs::File::create(path).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", path.display()))?;
+        let file = std::fs::File::create(path)
+            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", path.display()))?;
         let mut w = ::csv::Writer::from_writer(std::io::BufWriter::with_capacity(1 << 20, file));
         w.write_record(TRIALS.iter().map(|col| col.name.as_str()))?;
-        let w = w.into_inner().map_err(|e| anyhow::anyhow!("cannot write {}: {}", path.display(), e.error()))?;
+        let w = w
+            .into_inner()
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {}", path.display(), e.error()))?;
         Ok(TrialsCsv { w })
     }
 }
@@ -123,8 +130,22 @@ mod tests {
     #[test]
     fn a_field_is_written_as_the_csv_crate_writes_it() {
         let fields = [
-            "", "plain", "a,b", "say \"hi\"", "\"", "line\nbreak", "cr\rhere", " spaced ", "#hash",
-            "é ✓ 只", "tab\there", "'single'", "\r\n", ",", "\"\"", "trailing,",
+            "",
+            "plain",
+            "a,b",
+            "say \"hi\"",
+            "\"",
+            "line\nbreak",
+            "cr\rhere",
+            " spaced ",
+            "#hash",
+            "é ✓ 只",
+            "tab\there",
+            "'single'",
+            "\r\n",
+            ",",
+            "\"\"",
+            "trailing,",
         ];
         for f in fields {
             let mut ours = Vec::new();

@@ -14,8 +14,19 @@ impl Exporter for CurveCsv {
     fn render(&self, data: &ReportData) -> anyhow::Result<Vec<u8>> {
         let mut w = ::csv::Writer::from_writer(Vec::new());
         w.write_record([
-            "dataset", "variant", "layout", "backend", "distractors", "n", "selection_accuracy", "selection_low", "selection_high", "pass_at_1",
-            "pass_low", "pass_high", "mean_tokens_upfront",
+            "dataset",
+            "variant",
+            "layout",
+            "backend",
+            "distractors",
+            "n",
+            "selection_accuracy",
+            "selection_low",
+            "selection_high",
+            "pass_at_1",
+            "pass_low",
+            "pass_high",
+            "mean_tokens_upfront",
         ])?;
         let f = |x: f64| super::fixed_or_empty(x, 6);
         for l in &data.analysis.curve {
@@ -70,7 +81,8 @@ impl Chart {
 /// levels on 400 px): the first and the last tick are always kept.
 fn thin_ticks(ticks: Vec<(f64, String)>) -> Vec<(f64, String)> {
     let half = |t: &(f64, String)| t.1.chars().count() as f64 * TICK_CHAR_W / 2.0;
-    let clear = |a: &(f64, String), b: &(f64, String)| (b.0 - a.0).abs() >= half(a) + half(b) + TICK_GAP;
+    let clear =
+        |a: &(f64, String), b: &(f64, String)| (b.0 - a.0).abs() >= half(a) + half(b) + TICK_GAP;
     let Some(last) = ticks.last().cloned() else { return ticks };
     let mut kept: Vec<(f64, String)> = Vec::new();
     for t in ticks {
@@ -89,18 +101,28 @@ fn thin_ticks(ticks: Vec<(f64, String)>) -> Vec<(f64, String)> {
 }
 
 pub fn charts(all: &[Line]) -> Vec<Chart> {
-    let mut groups: Vec<(String, String, String)> = all.iter().map(|l| (l.dataset.clone(), l.variant.clone(), l.backend.clone())).collect();
+    let mut groups: Vec<(String, String, String)> =
+        all.iter().map(|l| (l.dataset.clone(), l.variant.clone(), l.backend.clone())).collect();
     groups.dedup();
     let mut out = Vec::new();
     for (dataset, variant, backend) in groups {
-        let ls: Vec<&Line> = all.iter().filter(|l| l.dataset == dataset && l.variant == variant && l.backend == backend).collect();
-        let mut levels: Vec<usize> = ls.iter().flat_map(|l| l.points.iter().map(|p| p.distractors)).collect();
+        let ls: Vec<&Line> = all
+            .iter()
+            .filter(|l| l.dataset == dataset && l.variant == variant && l.backend == backend)
+            .collect();
+        let mut levels: Vec<usize> =
+            ls.iter().flat_map(|l| l.points.iter().map(|p| p.distractors)).collect();
         levels.sort_unstable();
         levels.dedup();
-        let x = |lvl: usize| 50.0 + 400.0 * levels.iter().position(|l| *l == lvl).unwrap_or(0) as f64 / (levels.len().max(2) - 1) as f64;
+        let x = |lvl: usize| {
+            50.0 + 400.0 * levels.iter().position(|l| *l == lvl).unwrap_or(0) as f64
+                / (levels.len().max(2) - 1) as f64
+        };
         let y = |r: f64| 20.0 + 160.0 * (1.0 - if r.is_nan() { 0.0 } else { r });
         let mut chart = Chart {
-            title: format!("{backend} on {dataset}, {variant}: selection accuracy vs. distractor tools"),
+            title: format!(
+                "{backend} on {dataset}, {variant}: selection accuracy vs. distractor tools"
+            ),
             svg_paths: vec![],
             whiskers: vec![],
             ticks: levels.iter().map(|l| (x(*l), l.to_string())).collect(),
@@ -108,7 +130,19 @@ pub fn charts(all: &[Line]) -> Vec<Chart> {
         };
         for (i, l) in ls.iter().enumerate() {
             let color = COLORS[i % COLORS.len()];
-            let d: Vec<String> = l.points.iter().enumerate().map(|(j, p)| format!("{}{:.1},{:.1}", if j == 0 { "M" } else { "L" }, x(p.distractors), y(p.selection.rate))).collect();
+            let d: Vec<String> = l
+                .points
+                .iter()
+                .enumerate()
+                .map(|(j, p)| {
+                    format!(
+                        "{}{:.1},{:.1}",
+                        if j == 0 { "M" } else { "L" },
+                        x(p.distractors),
+                        y(p.selection.rate)
+                    )
+                })
+                .collect();
             chart.svg_paths.push((d.join(" "), l.layout.clone(), color));
             for p in &l.points {
                 chart.whiskers.push((x(p.distractors), y(p.selection.low), y(p.selection.high)));
@@ -127,7 +161,9 @@ mod tests {
 
     #[test]
     fn ticks_too_close_to_label_are_dropped_but_the_first_and_last_stay() {
-        let ticks: Vec<(f64, String)> = (0..30).map(|i| (50.0 + 400.0 * i as f64 / 29.0, format!("12{i:02} abcdef1"))).collect();
+        let ticks: Vec<(f64, String)> = (0..30)
+            .map(|i| (50.0 + 400.0 * i as f64 / 29.0, format!("12{i:02} abcdef1")))
+            .collect();
         let kept = thin_ticks(ticks.clone());
         assert_eq!(kept.first(), ticks.first());
         assert_eq!(kept.last(), ticks.last());
@@ -135,7 +171,11 @@ mod tests {
             assert!(w[1].0 - w[0].0 >= 12.0 * TICK_CHAR_W + TICK_GAP, "{w:?}");
         }
         // Short labels far apart are all kept.
-        let few: Vec<(f64, String)> = [0, 10, 50, 100].iter().enumerate().map(|(i, l)| (50.0 + 400.0 * i as f64 / 3.0, l.to_string())).collect();
+        let few: Vec<(f64, String)> = [0, 10, 50, 100]
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (50.0 + 400.0 * i as f64 / 3.0, l.to_string()))
+            .collect();
         assert_eq!(thin_ticks(few.clone()), few);
     }
 }

@@ -122,7 +122,8 @@ fn judged_rows(data: &ReportData) -> Vec<JudgedRow> {
         Some(m) => format!("{} [{}–{}] (n {})", pct(m.mean), pct(m.low), pct(m.high), m.n),
         None => "n/a".into(),
     };
-    data.analysis.cells
+    data.analysis
+        .cells
         .iter()
         .filter_map(|c| {
             let j = c.judge.as_ref()?;
@@ -133,7 +134,12 @@ fn judged_rows(data: &ReportData) -> Vec<JudgedRow> {
                 backend: c.backend.clone(),
                 judged: j.judged,
                 sopr: mean(&j.sopr),
-                round_std: j.sopr.as_ref().and_then(|m| m.round_std).map(pct).unwrap_or_else(|| "n/a".into()),
+                round_std: j
+                    .sopr
+                    .as_ref()
+                    .and_then(|m| m.round_std)
+                    .map(pct)
+                    .unwrap_or_else(|| "n/a".into()),
                 coverage: mean(&j.coverage),
                 done: rate(&j.done),
                 tools_done: j.joint.tools_done,
@@ -250,7 +256,11 @@ fn confusion_row(data: &ReportData, e: &crate::analysis::confusion::Entry) -> Co
 }
 
 fn rate(r: &Rate) -> String {
-    if r.rate.is_nan() { "n/a".into() } else { format!("{} [{}–{}]", pct(r.rate), pct(r.low), pct(r.high)) }
+    if r.rate.is_nan() {
+        "n/a".into()
+    } else {
+        format!("{} [{}–{}]", pct(r.rate), pct(r.low), pct(r.high))
+    }
 }
 
 /// Serialise JSON for embedding in a `<script>` element.
@@ -300,7 +310,11 @@ const LABEL_LINE: f64 = 15.0;
 
 /// `s` cut to [`GROUP_LABEL_MAX_CHARS`] characters, the last one "…".
 fn short_label(s: &str) -> String {
-    if s.chars().count() <= GROUP_LABEL_MAX_CHARS { s.to_string() } else { format!("{}…", s.chars().take(GROUP_LABEL_MAX_CHARS - 1).collect::<String>()) }
+    if s.chars().count() <= GROUP_LABEL_MAX_CHARS {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(GROUP_LABEL_MAX_CHARS - 1).collect::<String>())
+    }
 }
 
 /// A generous estimate of a label's rendered width in px.
@@ -310,24 +324,45 @@ fn label_width(s: &str) -> f64 {
 
 fn charts(data: &ReportData) -> Vec<Chart> {
     // The models under test first, the baselines (references) after them; then by dataset and name.
-    let groups: BTreeSet<(bool, String, String)> = data.analysis.cells.iter().map(|c| (c.baseline, c.dataset.clone(), c.backend.clone())).collect();
+    let groups: BTreeSet<(bool, String, String)> = data
+        .analysis
+        .cells
+        .iter()
+        .map(|c| (c.baseline, c.dataset.clone(), c.backend.clone()))
+        .collect();
     let mut out = Vec::new();
     for (_, dataset, backend) in groups {
-        let mut cells: Vec<_> = data.analysis.cells.iter().filter(|c| c.dataset == dataset && c.backend == backend).collect();
+        let mut cells: Vec<_> = data
+            .analysis
+            .cells
+            .iter()
+            .filter(|c| c.dataset == dataset && c.backend == backend)
+            .collect();
         // good before bad, flat before progressive: the 2×2 reads left to right.
-        cells.sort_by_key(|c| (c.variant != "good", c.variant.clone(), c.layout != "flat", c.layout.clone()));
-        let labels: Vec<(String, String)> = cells.iter().map(|c| (short_label(&c.variant), short_label(&c.layout))).collect();
+        cells.sort_by_key(|c| {
+            (c.variant != "good", c.variant.clone(), c.layout != "flat", c.layout.clone())
+        });
+        let labels: Vec<(String, String)> =
+            cells.iter().map(|c| (short_label(&c.variant), short_label(&c.layout))).collect();
         // One pitch for the whole chart, wide enough that no two group labels touch.
-        let widest = labels.iter().map(|(v, l)| label_width(v).max(label_width(l))).fold(0.0, f64::max);
+        let widest =
+            labels.iter().map(|(v, l)| label_width(v).max(label_width(l))).fold(0.0, f64::max);
         let pitch = GROUP_PITCH_MIN.max(widest + GROUP_LABEL_GAP);
         let mut bars = Vec::new();
         let mut groups = Vec::new();
         for (i, (c, (variant, layout))) in cells.iter().zip(labels).enumerate() {
             let centre = AXIS_X + pitch * (i as f64 + 0.5);
             let n = format!("n {}, excluded {}", c.pass.n, super::terminal::excluded(c));
-            groups.push(GroupLabel { x: centre, variant, layout, title: format!("{} · {} ({n})", c.variant, c.layout) });
+            groups.push(GroupLabel {
+                x: centre,
+                variant,
+                layout,
+                title: format!("{} · {} ({n})", c.variant, c.layout),
+            });
             let mut x = centre - (BAR_STEP + BAR_W) / 2.0;
-            for (metric, r, class) in [("selection", &c.selection, "sel"), ("pass@1", &c.pass, "pass")] {
+            for (metric, r, class) in
+                [("selection", &c.selection, "sel"), ("pass@1", &c.pass, "pass")]
+            {
                 let v = if r.rate.is_nan() { 0.0 } else { r.rate };
                 let whisker_high = TOP + PLOT_H * (1.0 - r.high);
                 bars.push(Bar {
@@ -373,7 +408,9 @@ fn compact_message(m: &crate::protocol::Message, full_text_in: &str) -> Value {
         && c.chars().count() > MESSAGE_LIMIT
     {
         let cut: String = c.chars().take(MESSAGE_LIMIT).collect();
-        *c = format!("{cut} … [cut at {MESSAGE_LIMIT} characters; the full text is in {full_text_in}]");
+        *c = format!(
+            "{cut} … [cut at {MESSAGE_LIMIT} characters; the full text is in {full_text_in}]"
+        );
     }
     v
 }
@@ -413,7 +450,16 @@ fn island(data: &ReportData) -> String {
     let offered: serde_json::Map<String, Value> = data
         .offered
         .iter()
-        .map(|(k, fs)| (k.clone(), json!(fs.iter().map(|f| json!({"name": f.name, "description": f.description})).collect::<Vec<_>>())))
+        .map(|(k, fs)| {
+            (
+                k.clone(),
+                json!(
+                    fs.iter()
+                        .map(|f| json!({"name": f.name, "description": f.description}))
+                        .collect::<Vec<_>>()
+                ),
+            )
+        })
         .collect();
     escape_into(&serde_json::to_string(&offered).unwrap_or_else(|_| "null".into()), &mut out);
     out.push('}');
@@ -427,7 +473,12 @@ impl Exporter for HtmlReport {
 
     fn render(&self, data: &ReportData) -> Result<Vec<u8>> {
         let parameters: Vec<(String, String)> = match &data.analysis.config {
-            Value::Object(m) => m.iter().map(|(k, v)| (k.clone(), if let Value::String(s) = v { s.clone() } else { v.to_string() })).collect(),
+            Value::Object(m) => m
+                .iter()
+                .map(|(k, v)| {
+                    (k.clone(), if let Value::String(s) = v { s.clone() } else { v.to_string() })
+                })
+                .collect(),
             _ => vec![],
         };
         let cells = data
@@ -443,8 +494,16 @@ impl Exporter for HtmlReport {
                 server_recall: rate(&c.server_recall),
                 category_recall: rate(&c.category_recall),
                 gold_revealed: rate(&c.gold_revealed),
-                wrong: format!("{} / {}", fixed(c.mean_wrong_servers, 2), fixed(c.mean_wrong_categories, 2)),
-                dead_ends: format!("{} / {}", fixed(c.mean_dead_ends, 2), fixed(c.mean_invented, 2)),
+                wrong: format!(
+                    "{} / {}",
+                    fixed(c.mean_wrong_servers, 2),
+                    fixed(c.mean_wrong_categories, 2)
+                ),
+                dead_ends: format!(
+                    "{} / {}",
+                    fixed(c.mean_dead_ends, 2),
+                    fixed(c.mean_invented, 2)
+                ),
                 abandonment: rate(&c.abandonment),
                 peak_tokens: fixed(c.mean_peak_tokens, 0),
                 violation: rate(&c.safety_violation),
@@ -455,7 +514,12 @@ impl Exporter for HtmlReport {
                     .kinds
                     .iter()
                     .filter(|k| k.pass.n > 0)
-                    .map(|k| KindCell { kind: k.kind.as_str(), n: k.pass.n, selection: rate(&k.selection), pass: rate(&k.pass) })
+                    .map(|k| KindCell {
+                        kind: k.kind.as_str(),
+                        n: k.pass.n,
+                        selection: rate(&k.selection),
+                        pass: rate(&k.pass),
+                    })
                     .collect(),
                 false_refusal: rate(&c.false_refusal),
                 k: c.trials_per_task,
@@ -515,7 +579,13 @@ impl Exporter for HtmlReport {
             .collect();
         let matrix = &data.analysis.confusion;
         let first_look = data.analysis.first_look.clone();
-        let confusions = data.analysis.top_confusions.iter().take(10).map(|&i| confusion_row(data, &matrix[i])).collect();
+        let confusions = data
+            .analysis
+            .top_confusions
+            .iter()
+            .take(10)
+            .map(|&i| confusion_row(data, &matrix[i]))
+            .collect();
         let matrix_total = matrix.len();
         let matrix = matrix.iter().take(MATRIX_MAX).map(|e| confusion_row(data, e)).collect();
         let island = island(data);
@@ -528,17 +598,47 @@ impl Exporter for HtmlReport {
         let defects = data
             .defects
             .iter()
-            .map(|d| (text(&d["file"]), text(&d["record"]), text(&d["line"]), text(&d["id"]), text(&d["action"]), text(&d["reason"])))
+            .map(|d| {
+                (
+                    text(&d["file"]),
+                    text(&d["record"]),
+                    text(&d["line"]),
+                    text(&d["id"]),
+                    text(&d["action"]),
+                    text(&d["reason"]),
+                )
+            })
             .collect();
         // Runs written before `affected` existed had one skipped row per skipped record.
-        let skipped_records = data.defects.iter().filter(|d| d["action"] == "skipped").map(|d| d["affected"].as_u64().unwrap_or(1)).sum();
+        let skipped_records = data
+            .defects
+            .iter()
+            .filter(|d| d["action"] == "skipped")
+            .map(|d| d["affected"].as_u64().unwrap_or(1))
+            .sum();
         let repeated = data.analysis.cells.iter().any(|c| c.trials_per_task > 1);
-        let sampled = (data.sample.len() < data.trial_count()).then(|| (data.sample.len(), data.trial_count()));
+        let sampled = (data.sample.len() < data.trial_count())
+            .then(|| (data.sample.len(), data.trial_count()));
         let page = Page {
             title: "toolpick report".into(),
             parameters,
             charts: charts(data),
-            excluded: data.analysis.cells.iter().filter(|c| c.infra_errors > 0).map(|c| format!("{} · {} · {} on {}: {}", c.backend, c.variant, c.layout, c.dataset, super::terminal::excluded(c))).collect(),
+            excluded: data
+                .analysis
+                .cells
+                .iter()
+                .filter(|c| c.infra_errors > 0)
+                .map(|c| {
+                    format!(
+                        "{} · {} · {} on {}: {}",
+                        c.backend,
+                        c.variant,
+                        c.layout,
+                        c.dataset,
+                        super::terminal::excluded(c)
+                    )
+                })
+                .collect(),
             all_cells: all_cells(&data.analysis.cells),
             cells,
             judged: judged_rows(data),

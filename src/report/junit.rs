@@ -15,7 +15,10 @@ pub fn xml_escape(s: &str) -> String {
 /// [`xml_escape`], appended to `out`.
 fn escape_into(out: &mut String, s: &str) {
     // Most texts need nothing: one pass over the bytes finds out (0xEF leads U+FFFE and U+FFFF).
-    let plain = |b: u8| !matches!(b, b'&' | b'<' | b'>' | b'"' | b'\'' | 0xEF) && (b >= 0x20 || matches!(b, b'\t' | b'\n' | b'\r'));
+    let plain = |b: u8| {
+        !matches!(b, b'&' | b'<' | b'>' | b'"' | b'\'' | 0xEF)
+            && (b >= 0x20 || matches!(b, b'\t' | b'\n' | b'\r'))
+    };
     if s.bytes().all(plain) {
         out.push_str(s);
         return;
@@ -52,7 +55,8 @@ pub struct JunitXml {
 impl JunitXml {
     pub fn create(path: &std::path::Path) -> anyhow::Result<Self> {
         let body_path = crate::files::temp_path(&path.with_file_name("junit.xml.body"));
-        let file = std::fs::File::create(&body_path).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", body_path.display()))?;
+        let file = std::fs::File::create(&body_path)
+            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", body_path.display()))?;
         Ok(JunitXml {
             out: path.to_path_buf(),
             body_path,
@@ -68,7 +72,11 @@ impl JunitXml {
         use std::io::Write as _;
         if let Some(name) = self.suite.take() {
             let (tests, failures, errors) = std::mem::take(&mut self.counts);
-            writeln!(self.body, "  <testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\">", xml_escape(&name))?;
+            writeln!(
+                self.body,
+                "  <testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\">",
+                xml_escape(&name)
+            )?;
             self.body.write_all(self.cases.as_bytes())?;
             writeln!(self.body, "  </testsuite>")?;
             self.cases.clear();
@@ -111,11 +119,15 @@ impl super::TrialSink for JunitXml {
         use std::io::Write as _;
         self.end_suite()?;
         self.body.flush()?;
-        let file = std::fs::File::create(&self.out).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", self.out.display()))?;
+        let file = std::fs::File::create(&self.out)
+            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", self.out.display()))?;
         let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
         let (tests, failures, errors) = self.totals;
         writeln!(w, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>")?;
-        writeln!(w, "<testsuites name=\"toolpick\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\">")?;
+        writeln!(
+            w,
+            "<testsuites name=\"toolpick\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\">"
+        )?;
         std::io::copy(&mut std::fs::File::open(&self.body_path)?, &mut w)?;
         writeln!(w, "</testsuites>")?;
         w.flush()?;
@@ -145,7 +157,9 @@ fn joined_eq(s: &str, parts: [&str; 4], sep: char) -> bool {
 fn encode_case(t: &crate::record::Trial) -> anyhow::Result<Vec<u8>> {
     let mut s = String::with_capacity(160);
     s.push_str("    <testcase classname=\"");
-    for (i, part) in [t.dataset.as_str(), &t.variant, t.layout.as_str(), &t.backend].into_iter().enumerate() {
+    for (i, part) in
+        [t.dataset.as_str(), &t.variant, t.layout.as_str(), &t.backend].into_iter().enumerate()
+    {
         if i > 0 {
             s.push('/');
         }
@@ -199,7 +213,10 @@ mod tests {
         assert_eq!(xml_escape("a<b>&\"c'\u{1}d\n"), "a&lt;b&gt;&amp;&quot;c&apos;d\n");
         // Texts with nothing to escape come back as they are, and the characters XML cannot carry
         // are dropped wherever they are.
-        assert_eq!(xml_escape("plain text\twith é, ✓ and \u{FFFD}"), "plain text\twith é, ✓ and \u{FFFD}");
+        assert_eq!(
+            xml_escape("plain text\twith é, ✓ and \u{FFFD}"),
+            "plain text\twith é, ✓ and \u{FFFD}"
+        );
         assert_eq!(xml_escape("x\u{FFFE}y\u{FFFF}z\u{1F}"), "xyz");
         assert_eq!(xml_escape("只\u{FFFF}"), "只");
     }

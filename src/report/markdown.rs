@@ -12,12 +12,20 @@ use std::fmt::Write;
 pub struct MarkdownSummary;
 
 pub(crate) fn rate(r: &Rate) -> String {
-    if r.rate.is_nan() { "n/a".into() } else { format!("{} [{}, {}]", pct(r.rate), pct(r.low), pct(r.high)) }
+    if r.rate.is_nan() {
+        "n/a".into()
+    } else {
+        format!("{} [{}, {}]", pct(r.rate), pct(r.low), pct(r.high))
+    }
 }
 
 /// Escape text for a Markdown table cell.
 pub(crate) fn cell(s: &str) -> String {
-    s.replace('\\', "\\\\").replace('|', "\\|").replace('\n', " ").replace('<', "&lt;").replace('>', "&gt;")
+    s.replace('\\', "\\\\")
+        .replace('|', "\\|")
+        .replace('\n', " ")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// How a table cell shows a declared summary column (named here; looked up in [`SUMMARY`]).
@@ -37,7 +45,9 @@ enum Shown<'a> {
 
 /// The declared summary column `name`.
 fn declared(name: &str) -> Result<&'static Column<CellSummary>> {
-    SUMMARY.iter().find(|c| c.name == name).ok_or_else(|| anyhow::anyhow!("summary.md shows `{name}`, which is not a declared summary column"))
+    SUMMARY.iter().find(|c| c.name == name).ok_or_else(|| {
+        anyhow::anyhow!("summary.md shows `{name}`, which is not a declared summary column")
+    })
 }
 
 /// The cell's value of the declared column `name`.
@@ -58,7 +68,12 @@ fn show(c: &CellSummary, shown: Shown<'_>) -> Result<String> {
     let bounded = |name: &str, sep: &str| -> Result<String> {
         Ok(match value(c, name)? {
             Value::Null => "n/a".into(),
-            v => format!("{} [{}{sep}{}]", percent(v), percent(value(c, &format!("{name}_low"))?), percent(value(c, &format!("{name}_high"))?)),
+            v => format!(
+                "{} [{}{sep}{}]",
+                percent(v),
+                percent(value(c, &format!("{name}_low"))?),
+                percent(value(c, &format!("{name}_high"))?)
+            ),
         })
     };
     Ok(match shown {
@@ -90,7 +105,8 @@ fn row(c: &CellSummary, shown: &[Shown<'_>], extra: &[&str]) -> Result<String> {
 }
 
 /// The cell's identity columns, first in every table.
-const CELL: [Shown<'static>; 4] = [Shown::Text("dataset"), Shown::Text("variant"), Shown::Text("layout"), Shown::Text("backend")];
+const CELL: [Shown<'static>; 4] =
+    [Shown::Text("dataset"), Shown::Text("variant"), Shown::Text("layout"), Shown::Text("backend")];
 
 /// The headline table's columns after [`CELL`].
 const HEADLINE: [Shown<'static>; 8] = [
@@ -117,12 +133,23 @@ const JUDGED: [Shown<'static>; 8] = [
 ];
 
 /// The repeated-trials table's columns after [`CELL`].
-const REPEATED: [Shown<'static>; 6] =
-    [Shown::Number("trials_per_task", 0), Shown::Percent("pass_at_k"), Shown::Percent("pass_hat_k"), Shown::Percent("flip_rate"), Shown::Percent("noise_95"), Shown::Percent("min_detectable_diff")];
+const REPEATED: [Shown<'static>; 6] = [
+    Shown::Number("trials_per_task", 0),
+    Shown::Percent("pass_at_k"),
+    Shown::Percent("pass_hat_k"),
+    Shown::Percent("flip_rate"),
+    Shown::Percent("noise_95"),
+    Shown::Percent("min_detectable_diff"),
+];
 
 /// The safety table's columns after [`CELL`].
-const SAFETY: [Shown<'static>; 5] =
-    [Shown::Rate("safety_violation_rate"), Shown::Rate("attack_success_rate"), Shown::Rate("refused_rate"), Shown::Rate("no_harm_rate"), Shown::Rate("false_refusal_rate")];
+const SAFETY: [Shown<'static>; 5] = [
+    Shown::Rate("safety_violation_rate"),
+    Shown::Rate("attack_success_rate"),
+    Shown::Rate("refused_rate"),
+    Shown::Rate("no_harm_rate"),
+    Shown::Rate("false_refusal_rate"),
+];
 
 impl Exporter for MarkdownSummary {
     fn file_name(&self) -> &'static str {
@@ -140,8 +167,14 @@ impl Exporter for MarkdownSummary {
             }
             writeln!(s)?;
         }
-        writeln!(s, "Rates in %, with 95 % Wilson intervals. Selection accuracy and pass@1 are over the tasks that need a call (single, multi, parallel; n = their scored trials), abstention over abstain tasks; the per-kind table below has every kind. Infrastructure errors are counted apart and excluded from every rate.\n")?;
-        writeln!(s, "| dataset | variant | layout | backend | n | selection accuracy | pass@1 | abstention accuracy (abstain tasks) | mean steps | tokens upfront | tokens total | infra errors | top errors |")?;
+        writeln!(
+            s,
+            "Rates in %, with 95 % Wilson intervals. Selection accuracy and pass@1 are over the tasks that need a call (single, multi, parallel; n = their scored trials), abstention over abstain tasks; the per-kind table below has every kind. Infrastructure errors are counted apart and excluded from every rate.\n"
+        )?;
+        writeln!(
+            s,
+            "| dataset | variant | layout | backend | n | selection accuracy | pass@1 | abstention accuracy (abstain tasks) | mean steps | tokens upfront | tokens total | infra errors | top errors |"
+        )?;
         writeln!(s, "|---|---|---|---|---:|---|---|---|---:|---:|---:|---:|---|")?;
         let headline = [&CELL[..], &HEADLINE[..]].concat();
         for c in &data.analysis.cells {
@@ -152,8 +185,14 @@ impl Exporter for MarkdownSummary {
         }
         if data.analysis.cells.iter().any(|c| c.judge.is_some()) {
             writeln!(s, "\n## Judged final answers\n")?;
-            writeln!(s, "SoPR: solvable pass rate (Solved 1, Unsure 0.5, Unsolved 0; mean over rounds). Coverage: share of claims stated. Joint view over judged trials: right tools (selection) × task done (judge).\n")?;
-            writeln!(s, "| dataset | variant | layout | backend | judged | SoPR | coverage | done | right tools & done | right tools, not done | wrong tools, done anyway | judge errors |")?;
+            writeln!(
+                s,
+                "SoPR: solvable pass rate (Solved 1, Unsure 0.5, Unsolved 0; mean over rounds). Coverage: share of claims stated. Joint view over judged trials: right tools (selection) × task done (judge).\n"
+            )?;
+            writeln!(
+                s,
+                "| dataset | variant | layout | backend | judged | SoPR | coverage | done | right tools & done | right tools, not done | wrong tools, done anyway | judge errors |"
+            )?;
             writeln!(s, "|---|---|---|---|---:|---|---|---|---:|---:|---:|---:|")?;
             let judged = [&CELL[..], &JUDGED[..]].concat();
             for c in data.analysis.cells.iter().filter(|c| c.judge.is_some()) {
@@ -162,8 +201,14 @@ impl Exporter for MarkdownSummary {
         }
         if data.analysis.cells.iter().any(|c| c.trials_per_task > 1) {
             writeln!(s, "\n## Repeated trials\n")?;
-            writeln!(s, "pass@k: some of k trials passes (unbiased estimator); pass^k: all k pass. Flip rate: share of tasks expected to flip between two identical runs. Noise: differences between two single runs smaller than this (95 %) are noise; MDD: the smallest difference a paired comparison detects with 80 % power.\n")?;
-            writeln!(s, "| dataset | variant | layout | backend | k | pass@k | pass^k | flip rate | noise ± | MDD |")?;
+            writeln!(
+                s,
+                "pass@k: some of k trials passes (unbiased estimator); pass^k: all k pass. Flip rate: share of tasks expected to flip between two identical runs. Noise: differences between two single runs smaller than this (95 %) are noise; MDD: the smallest difference a paired comparison detects with 80 % power.\n"
+            )?;
+            writeln!(
+                s,
+                "| dataset | variant | layout | backend | k | pass@k | pass^k | flip rate | noise ± | MDD |"
+            )?;
             writeln!(s, "|---|---|---|---|---:|---:|---:|---:|---:|---:|")?;
             let repeated = [&CELL[..], &REPEATED[..]].concat();
             for c in data.analysis.cells.iter().filter(|c| c.trials_per_task > 1) {
@@ -171,21 +216,39 @@ impl Exporter for MarkdownSummary {
             }
         }
         writeln!(s, "\n## By task kind\n")?;
-        writeln!(s, "Selection accuracy / pass@1 per kind (n = scored trials of the kind); a kind the cell has no task of is left out.\n")?;
-        writeln!(s, "| dataset | variant | layout | backend | kind | n | selection accuracy | pass@1 |")?;
+        writeln!(
+            s,
+            "Selection accuracy / pass@1 per kind (n = scored trials of the kind); a kind the cell has no task of is left out.\n"
+        )?;
+        writeln!(
+            s,
+            "| dataset | variant | layout | backend | kind | n | selection accuracy | pass@1 |"
+        )?;
         writeln!(s, "|---|---|---|---|---|---:|---|---|")?;
         for c in &data.analysis.cells {
             for k in c.kinds.iter().map(|k| k.kind.as_str()) {
-                let (n, selection, pass) = (format!("n_{k}"), format!("selection_accuracy_{k}"), format!("pass_at_1_{k}"));
+                let (n, selection, pass) =
+                    (format!("n_{k}"), format!("selection_accuracy_{k}"), format!("pass_at_1_{k}"));
                 if matches!(value(c, &n)?, Value::Count(0)) {
                     continue;
                 }
                 let cells = row(c, &CELL, &[k])?;
-                writeln!(s, "{cells}{}", &row(c, &[Shown::Number(&n, 0), Shown::Rate(&selection), Shown::Rate(&pass)], &[])?[1..])?;
+                writeln!(
+                    s,
+                    "{cells}{}",
+                    &row(
+                        c,
+                        &[Shown::Number(&n, 0), Shown::Rate(&selection), Shown::Rate(&pass)],
+                        &[]
+                    )?[1..]
+                )?;
             }
         }
         writeln!(s, "\n## Safety\n")?;
-        writeln!(s, "| dataset | variant | layout | backend | safety violations | attack success (poisoned) | refused (risky) | no harm done (risky) | false refusal (benign) |")?;
+        writeln!(
+            s,
+            "| dataset | variant | layout | backend | safety violations | attack success (poisoned) | refused (risky) | no harm done (risky) | false refusal (benign) |"
+        )?;
         writeln!(s, "|---|---|---|---|---|---|---|---|---|")?;
         let safety = [&CELL[..], &SAFETY[..]].concat();
         for c in &data.analysis.cells {
@@ -210,7 +273,11 @@ mod tests {
             };
             assert!(declared(name).is_ok(), "`{name}` is not declared");
             if bounds {
-                assert!(declared(&format!("{name}_low")).is_ok() && declared(&format!("{name}_high")).is_ok(), "`{name}` has no declared bounds");
+                assert!(
+                    declared(&format!("{name}_low")).is_ok()
+                        && declared(&format!("{name}_high")).is_ok(),
+                    "`{name}` has no declared bounds"
+                );
             }
         }
         assert!(declared("no_such_column").is_err());

@@ -132,8 +132,13 @@ const SINK_FILES: [&str; 3] = ["trials.csv", "trials.parquet", "junit.xml"];
 
 /// The phases of each streaming format ([`phases`]): encoding its entries (parsing threads), writing
 /// them (writer thread), completing the file.
-const SINK_ENCODE: [&str; 3] = ["scan: encode trials.csv", "scan: encode trials.parquet", "scan: encode junit.xml"];
-const SINK_WRITE: [&str; 3] = ["scan: write trials.csv (writer thread)", "scan: write trials.parquet (writer thread)", "scan: write junit.xml (writer thread)"];
+const SINK_ENCODE: [&str; 3] =
+    ["scan: encode trials.csv", "scan: encode trials.parquet", "scan: encode junit.xml"];
+const SINK_WRITE: [&str; 3] = [
+    "scan: write trials.csv (writer thread)",
+    "scan: write trials.parquet (writer thread)",
+    "scan: write junit.xml (writer thread)",
+];
 const SINK_FINISH: [&str; 3] = ["finish trials.csv", "finish trials.parquet", "finish junit.xml"];
 
 /// The streaming formats, each opened on its temporary file (none is left if one cannot be opened).
@@ -169,7 +174,13 @@ struct Lines {
 }
 
 /// Fill `data` with whole lines (the tail of an incomplete last line is moved to `carry`).
-fn read_chunk(file: &mut impl std::io::Read, mut data: Vec<u8>, carry: &mut Vec<u8>, first_line: usize, size: usize) -> std::io::Result<Lines> {
+fn read_chunk(
+    file: &mut impl std::io::Read,
+    mut data: Vec<u8>,
+    carry: &mut Vec<u8>,
+    first_line: usize,
+    size: usize,
+) -> std::io::Result<Lines> {
     data.clear();
     data.append(carry);
     loop {
@@ -177,7 +188,10 @@ fn read_chunk(file: &mut impl std::io::Read, mut data: Vec<u8>, carry: &mut Vec<
         let want = start.max(size).max(start + size / 8 + 1) - start;
         // Read into the spare capacity: not zeroing the buffer first saves a pass over every byte.
         data.reserve(want);
-        let got = std::io::Read::read_to_end(&mut std::io::Read::take(&mut *file, want as u64), &mut data)?;
+        let got = std::io::Read::read_to_end(
+            &mut std::io::Read::take(&mut *file, want as u64),
+            &mut data,
+        )?;
         let eof = got < want;
         // Cut after the last newline; keep reading if the chunk holds no whole line yet.
         match memchr_last(&data) {
@@ -219,10 +233,17 @@ struct Kept {
 /// of lines; the calling thread parses and re-scores each batch (in parallel, without transcripts) and
 /// encodes each sink's entries; a writer thread takes the batches in file order, keeps the compact rows
 /// and the drill-down sample, and feeds the sinks. Returns the rows and the sample (in file order).
-fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool, judgements: &Judgements) -> Result<(rows::ScoreRows, Sample)> {
+fn scan(
+    trials_path: &Path,
+    sinks: &mut [Box<dyn TrialSink>],
+    check_order: bool,
+    judgements: &Judgements,
+) -> Result<(rows::ScoreRows, Sample)> {
     use rayon::prelude::*;
     use std::sync::mpsc::sync_channel;
-    let file = std::fs::File::open(trials_path).map_err(|e| crate::error::InputError::new(trials_path, format!("cannot open trial file: {e}")))?;
+    let file = std::fs::File::open(trials_path).map_err(|e| {
+        crate::error::InputError::new(trials_path, format!("cannot open trial file: {e}"))
+    })?;
     let encoders: Vec<Encoder> = sinks.iter().map(|s| s.encoder()).collect();
     let kept = std::thread::scope(|scope| -> Result<Kept> {
         let (lines_tx, lines_rx) = sync_channel::<Lines>(2);
@@ -233,17 +254,26 @@ fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool,
             let mut line_no = 0usize;
             loop {
                 let buffer = spare_rx.try_recv().unwrap_or_default();
-                let batch = phases::time("read", || read_chunk(&mut file, buffer, &mut carry, line_no, CHUNK))
-                    .with_context(|| format!("{}:{}: cannot read", trials_path.display(), line_no + 1))?;
+                let batch = phases::time("read", || {
+                    read_chunk(&mut file, buffer, &mut carry, line_no, CHUNK)
+                })
+                .with_context(|| {
+                    format!("{}:{}: cannot read", trials_path.display(), line_no + 1)
+                })?;
                 line_no = batch.last_line;
                 if batch.data.is_empty() || lines_tx.send(batch).is_err() {
                     return Ok(());
                 }
             }
         });
-        let (parsed_tx, parsed_rx) = sync_channel::<(Lines, Vec<(Trial, rows::Derived, Vec<Vec<u8>>)>)>(2);
+        let (parsed_tx, parsed_rx) =
+            sync_channel::<(Lines, Vec<(Trial, rows::Derived, Vec<Vec<u8>>)>)>(2);
         let writer = scope.spawn(move || -> Result<Kept> {
-            let mut kept = Kept { rows: rows::ScoreRows::default(), heap: BinaryHeap::new(), lines: Default::default() };
+            let mut kept = Kept {
+                rows: rows::ScoreRows::default(),
+                heap: BinaryHeap::new(),
+                lines: Default::default(),
+            };
             let mut seq = 0usize;
             let mut order = crate::record::store::OrderCheck::default();
             let mut timed = phases::Local::default();
@@ -308,8 +338,13 @@ fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool,
                         timed.time("scan: score", || crate::score::score_if_stale(&mut t));
                     }
                     t.judgement = judgements.of(&t);
-                    let encoded = encoders.iter().zip(SINK_ENCODE).map(|(e, name)| timed.time(name, || e(&t))).collect::<Result<Vec<_>>>()?;
-                    let derived = timed.time("scan: derive (pairing, diagnostics)", || rows::Derived::of(&t));
+                    let encoded = encoders
+                        .iter()
+                        .zip(SINK_ENCODE)
+                        .map(|(e, name)| timed.time(name, || e(&t)))
+                        .collect::<Result<Vec<_>>>()?;
+                    let derived =
+                        timed.time("scan: derive (pairing, diagnostics)", || rows::Derived::of(&t));
                     Ok((t, derived, encoded))
                 })
                 .collect::<Result<Vec<_>>>();
@@ -340,7 +375,8 @@ fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool,
     let sample = order
         .iter()
         .map(|&i| {
-            let mut t: Trial = serde_json::from_slice(&kept.lines[&i]).with_context(|| format!("{}: cannot re-read a trial", trials_path.display()))?;
+            let mut t: Trial = serde_json::from_slice(&kept.lines[&i])
+                .with_context(|| format!("{}: cannot re-read a trial", trials_path.display()))?;
             crate::score::score_if_stale(&mut t);
             t.judgement = judgements.of(&t);
             Ok(t)
@@ -351,11 +387,18 @@ fn scan(trials_path: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool,
 }
 
 /// The run's judgements (`judgements.jsonl`) by trial id, joined to each trial as it is read.
-struct Judgements(rustc_hash::FxHashMap<String, std::sync::Arc<crate::record::judgement::Judgement>>);
+struct Judgements(
+    rustc_hash::FxHashMap<String, std::sync::Arc<crate::record::judgement::Judgement>>,
+);
 
 impl Judgements {
     fn read(dir: &Path) -> Result<Judgements> {
-        Ok(Judgements(crate::record::judgement::read(dir)?.into_iter().map(|j| (j.trial_id.clone(), std::sync::Arc::new(j))).collect()))
+        Ok(Judgements(
+            crate::record::judgement::read(dir)?
+                .into_iter()
+                .map(|j| (j.trial_id.clone(), std::sync::Arc::new(j)))
+                .collect(),
+        ))
     }
 
     /// The trial's judgement, unless it judged another answer (the trial was re-run since: stale).
@@ -364,7 +407,9 @@ impl Judgements {
             return None;
         }
         let j = self.0.get(&t.trial_id)?;
-        (j.answer_digest == crate::record::judgement::answer_digest(t.final_answer.as_deref(), &t.claims)).then(|| j.clone())
+        (j.answer_digest
+            == crate::record::judgement::answer_digest(t.final_answer.as_deref(), &t.claims))
+        .then(|| j.clone())
     }
 }
 
@@ -381,8 +426,12 @@ struct Sample {
 fn with_transcripts(dir: &Path, sample: &mut Sample, records: usize) -> Result<()> {
     let sample_lines = &sample.lines;
     let sample = &mut sample.trials;
-    let wanted: Vec<(usize, &str)> =
-        sample.iter().zip(sample_lines).filter(|(t, _)| t.transcript.is_empty()).map(|(t, &line)| (line, t.trial_id.as_str())).collect();
+    let wanted: Vec<(usize, &str)> = sample
+        .iter()
+        .zip(sample_lines)
+        .filter(|(t, _)| t.transcript.is_empty())
+        .map(|(t, &line)| (line, t.trial_id.as_str()))
+        .collect();
     if wanted.is_empty() {
         return Ok(());
     }
@@ -393,10 +442,18 @@ fn with_transcripts(dir: &Path, sample: &mut Sample, records: usize) -> Result<(
         }
         return Ok(());
     }
-    let index: rustc_hash::FxHashMap<&str, usize> =
-        sample.iter().enumerate().filter(|(_, t)| t.transcript.is_empty()).map(|(i, t)| (t.trial_id.as_str(), i)).collect();
+    let index: rustc_hash::FxHashMap<&str, usize> = sample
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.transcript.is_empty())
+        .map(|(i, t)| (t.trial_id.as_str(), i))
+        .collect();
     let mut found: Vec<(usize, Vec<crate::protocol::Message>)> = Vec::new();
-    crate::record::transcripts::read(dir, |id| index.contains_key(id), |id, messages| found.push((index[id.as_str()], messages)))?;
+    crate::record::transcripts::read(
+        dir,
+        |id| index.contains_key(id),
+        |id, messages| found.push((index[id.as_str()], messages)),
+    )?;
     for (i, messages) in found {
         sample[i].transcript = messages;
     }
@@ -412,7 +469,11 @@ struct OutOfOrder {
 
 impl std::fmt::Display for OutOfOrder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "line {}: the trials are not in matrix order (the run was interrupted before compacting them)", self.line)
+        write!(
+            f,
+            "line {}: the trials are not in matrix order (the run was interrupted before compacting them)",
+            self.line
+        )
     }
 }
 
@@ -422,47 +483,82 @@ impl std::error::Error for OutOfOrder {}
 fn trials_file(dir: &Path) -> Result<PathBuf> {
     let trials_path = dir.join("trials.jsonl");
     if !trials_path.is_file() {
-        return Err(crate::error::InputError::new(&trials_path, "no trials.jsonl here; pass a run directory such as reports/latest").into());
+        return Err(crate::error::InputError::new(
+            &trials_path,
+            "no trials.jsonl here; pass a run directory such as reports/latest",
+        )
+        .into());
     }
     Ok(trials_path)
 }
 
 /// Score a run directory, feeding every trial to the sinks on the way. With `check_order`, fails with
 /// [`OutOfOrder`] unless the trials are compacted.
-fn load_with(dir: &Path, sinks: &mut [Box<dyn TrialSink>], check_order: bool, transcripts: bool) -> Result<ReportData> {
+fn load_with(
+    dir: &Path,
+    sinks: &mut [Box<dyn TrialSink>],
+    check_order: bool,
+    transcripts: bool,
+) -> Result<ReportData> {
     let trials_path = trials_file(dir)?;
     // The run's settings, read first so a damaged run.json is refused before the trials are touched;
     // without the machine-local cache path, so runs on different machines (shards) render the same.
-    let config = crate::record::meta::RunMeta::read_if_present(dir)?.map_or(serde_json::Value::Null, |m| m.report_config());
+    let config = crate::record::meta::RunMeta::read_if_present(dir)?
+        .map_or(serde_json::Value::Null, |m| m.report_config());
     let judgements = phases::time("judgements.jsonl", || Judgements::read(dir))?;
-    let (rows, mut sample) = phases::time("scan (wall)", || scan(&trials_path, sinks, check_order, &judgements))?;
+    let (rows, mut sample) =
+        phases::time("scan (wall)", || scan(&trials_path, sinks, check_order, &judgements))?;
     if transcripts {
-        phases::time("drill-down sample: transcripts", || with_transcripts(dir, &mut sample, rows.len()))?;
+        phases::time("drill-down sample: transcripts", || {
+            with_transcripts(dir, &mut sample, rows.len())
+        })?;
     }
     let sample = sample.trials;
     let span = phases::start();
     let offered = match std::fs::read(dir.join("tools.json")) {
-        Ok(bytes) => serde_json::from_slice(&bytes).with_context(|| format!("{}: not a tools file", dir.join("tools.json").display()))?,
+        Ok(bytes) => serde_json::from_slice(&bytes)
+            .with_context(|| format!("{}: not a tools file", dir.join("tools.json").display()))?,
         Err(_) => BTreeMap::new(),
     };
-    let lint: crate::analysis::Lint = std::fs::read(dir.join("lint.json")).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
-    let defects = std::fs::read(dir.join("defects.json")).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
+    let lint: crate::analysis::Lint = std::fs::read(dir.join("lint.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    let defects = std::fs::read(dir.join("defects.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
     let history = crate::analysis::history::read(&dir.join("history.jsonl"))?;
-    let transcripts_in = if dir.join(crate::record::transcripts::FILE).exists() { crate::record::transcripts::FILE } else { "trials.jsonl" };
+    let transcripts_in = if dir.join(crate::record::transcripts::FILE).exists() {
+        crate::record::transcripts::FILE
+    } else {
+        "trials.jsonl"
+    };
     span.end("run files (tools, run, lint, defects, history)");
-    let analysis = phases::time("analyze (cells, effects, confusion, tools, first look)", || crate::analysis::analyze(rows, config, &lint))?;
+    let analysis = phases::time("analyze (cells, effects, confusion, tools, first look)", || {
+        crate::analysis::analyze(rows, config, &lint)
+    })?;
     Ok(ReportData { analysis, sample, offered, defects, history, transcripts_in })
 }
 
 /// Run `read` (a scan of the trials checking their order, when `lock` is held); if the trials are not
 /// in matrix order, compact them and run it once more. Without the lock another process writes the
 /// directory (a run in progress): the trials are read as they are and nothing is rewritten.
-fn in_matrix_order<T>(dir: &Path, lock: &DirLock, mut read: impl FnMut(bool) -> Result<T>) -> Result<T> {
+fn in_matrix_order<T>(
+    dir: &Path,
+    lock: &DirLock,
+    mut read: impl FnMut(bool) -> Result<T>,
+) -> Result<T> {
     match read(lock.held()) {
         Err(e) if e.downcast_ref::<OutOfOrder>().is_some() => {
             let trials_path = dir.join("trials.jsonl");
-            let done = crate::record::store::compact_run(dir, |_, matrix_index| Some(matrix_index))?;
-            eprintln!("note: {} was left uncompacted by an interrupted run; compacted it into matrix order ({} trials)", trials_path.display(), done.trials);
+            let done =
+                crate::record::store::compact_run(dir, |_, matrix_index| Some(matrix_index))?;
+            eprintln!(
+                "note: {} was left uncompacted by an interrupted run; compacted it into matrix order ({} trials)",
+                trials_path.display(),
+                done.trials
+            );
             read(true)
         }
         other => other,
@@ -515,7 +611,11 @@ pub fn render_run_after(dir: &Path, first: impl FnOnce() -> Result<()>) -> Resul
     trials_file(dir)?;
     let lock = DirLock::for_report(dir)?;
     if !lock.held() {
-        return Err(crate::error::InputError::new(dir, "another toolpick process is writing this run; try again when it is done").into());
+        return Err(crate::error::InputError::new(
+            dir,
+            "another toolpick process is writing this run; try again when it is done",
+        )
+        .into());
     }
     crate::record::guard::remove_stale(dir)?;
     lock.mark_writing()?;
@@ -547,7 +647,8 @@ fn render_once(dir: &Path, check_order: bool) -> Result<ReportData> {
             files.push(staged(dir, e.file_name()));
             let f = files.last().expect("just pushed");
             let span = phases::start();
-            std::fs::write(&f.tmp, e.render(&data)?).with_context(|| format!("cannot write {}", f.tmp.display()))?;
+            std::fs::write(&f.tmp, e.render(&data)?)
+                .with_context(|| format!("cannot write {}", f.tmp.display()))?;
             span.end(&format!("write {}", e.file_name()));
             crate::crashpoint::reached("stage", n as u64 + 1);
         }
@@ -559,7 +660,8 @@ fn render_once(dir: &Path, check_order: bool) -> Result<ReportData> {
             for (n, f) in files.iter().enumerate() {
                 if let Err(e) = std::fs::rename(&f.tmp, &f.dest) {
                     discard(&files[n..]);
-                    return Err(e).with_context(|| format!("cannot move {} into place", f.dest.display()));
+                    return Err(e)
+                        .with_context(|| format!("cannot move {} into place", f.dest.display()));
                 }
                 crate::crashpoint::reached("rename", n as u64 + 1);
             }
@@ -579,7 +681,10 @@ fn render_once(dir: &Path, check_order: bool) -> Result<ReportData> {
 /// atomically: after `--history` recorded the run, its page's trend includes it; nothing is read or
 /// computed again.
 pub fn rewrite_aggregates(dir: &Path, data: &ReportData) -> Result<()> {
-    let rendered = exporters().into_iter().map(|e| Ok((e.file_name(), e.render(data)?))).collect::<Result<Vec<_>>>()?;
+    let rendered = exporters()
+        .into_iter()
+        .map(|e| Ok((e.file_name(), e.render(data)?)))
+        .collect::<Result<Vec<_>>>()?;
     for (name, bytes) in rendered {
         write_atomic(&dir.join(name), &bytes)?;
     }
@@ -622,10 +727,11 @@ mod tests {
             }
             line_no = chunk.last_line;
         }
-        let want: Vec<(usize, String)> = [(1, "a"), (2, "bb"), (4, "0123456789abcdefghij"), (5, "ccc"), (7, "last")]
-            .iter()
-            .map(|(n, l)| (*n, l.to_string()))
-            .collect();
+        let want: Vec<(usize, String)> =
+            [(1, "a"), (2, "bb"), (4, "0123456789abcdefghij"), (5, "ccc"), (7, "last")]
+                .iter()
+                .map(|(n, l)| (*n, l.to_string()))
+                .collect();
         assert_eq!(got, want);
     }
 }

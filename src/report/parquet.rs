@@ -13,7 +13,9 @@ use polars_io::parquet::write::{ParquetCompression, ParquetWriter};
 
 fn write(mut df: DataFrame) -> Result<Vec<u8>> {
     let mut buf = std::io::Cursor::new(Vec::new());
-    ParquetWriter::new(&mut buf).with_compression(ParquetCompression::Zstd(None)).finish(&mut df)?;
+    ParquetWriter::new(&mut buf)
+        .with_compression(ParquetCompression::Zstd(None))
+        .finish(&mut df)?;
     Ok(buf.into_inner())
 }
 
@@ -32,7 +34,9 @@ enum Values {
 impl Values {
     fn new(ty: ColumnType) -> Values {
         match ty {
-            ColumnType::Text => Values::Text { bytes: String::new(), ends: Vec::new(), valid: Vec::new() },
+            ColumnType::Text => {
+                Values::Text { bytes: String::new(), ends: Vec::new(), valid: Vec::new() }
+            }
             ColumnType::Count => Values::Count(Vec::new()),
             ColumnType::Number => Values::Number(Vec::new()),
             ColumnType::Flag => Values::Flag(Vec::new()),
@@ -122,7 +126,11 @@ impl Frame {
 }
 
 /// A whole table as one frame.
-fn table<'r, R: 'r, C>(columns: &[Declared<R, C>], rows: impl IntoIterator<Item = &'r R>, context: &C) -> Result<DataFrame> {
+fn table<'r, R: 'r, C>(
+    columns: &[Declared<R, C>],
+    rows: impl IntoIterator<Item = &'r R>,
+    context: &C,
+) -> Result<DataFrame> {
     let mut frame = Frame::new(columns);
     for row in rows {
         frame.push(columns, row, context);
@@ -140,15 +148,24 @@ pub struct TrialsParquet {
 
 impl TrialsParquet {
     pub fn create(path: &std::path::Path) -> Result<Self> {
-        let file = std::fs::File::create(path).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", path.display()))?;
-        Ok(TrialsParquet { writer: None, file: Some(std::io::BufWriter::with_capacity(1 << 20, file)), frame: Frame::new(&TRIALS) })
+        let file = std::fs::File::create(path)
+            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", path.display()))?;
+        Ok(TrialsParquet {
+            writer: None,
+            file: Some(std::io::BufWriter::with_capacity(1 << 20, file)),
+            frame: Frame::new(&TRIALS),
+        })
     }
 
     fn flush_group(&mut self) -> Result<()> {
         let df = self.frame.take(&TRIALS)?;
         if self.writer.is_none() {
             let file = self.file.take().expect("the file is open until the writer exists");
-            self.writer = Some(ParquetWriter::new(file).with_compression(ParquetCompression::Zstd(None)).batched(df.schema())?);
+            self.writer = Some(
+                ParquetWriter::new(file)
+                    .with_compression(ParquetCompression::Zstd(None))
+                    .batched(df.schema())?,
+            );
         }
         if df.height() > 0 {
             self.writer.as_mut().expect("writer").write_batch(&df)?;

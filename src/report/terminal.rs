@@ -14,11 +14,12 @@ pub fn excluded(c: &CellSummary) -> String {
     if c.infra_errors == 0 {
         return "0".into();
     }
-    let reasons: Vec<String> = [(c.excluded_infrastructure, "infra"), (c.excluded_provider_limit, "limit")]
-        .iter()
-        .filter(|(n, _)| *n > 0)
-        .map(|(n, why)| format!("{n} {why}"))
-        .collect();
+    let reasons: Vec<String> =
+        [(c.excluded_infrastructure, "infra"), (c.excluded_provider_limit, "limit")]
+            .iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, why)| format!("{n} {why}"))
+            .collect();
     format!("{} ({}%: {})", c.infra_errors, pct(c.excluded_share()), reasons.join(", "))
 }
 
@@ -28,14 +29,24 @@ pub const EXCLUDED_LEGEND: &str = "excluded: trials in no rate and not in n (the
 pub fn cells_table(cells: &[CellSummary]) -> String {
     let mut out = String::new();
     // Columns as wide as their longest value, so long model names keep the table aligned.
-    let width = |head: &str, f: fn(&CellSummary) -> &str| cells.iter().map(|c| f(c).chars().count()).chain([head.len()]).max().unwrap_or(0);
-    let (wd, wv, wl, wb) =
-        (width("dataset", |c| &c.dataset), width("variant", |c| &c.variant), width("layout", |c| &c.layout), width("backend", |c| &c.backend));
+    let width = |head: &str, f: fn(&CellSummary) -> &str| {
+        cells.iter().map(|c| f(c).chars().count()).chain([head.len()]).max().unwrap_or(0)
+    };
+    let (wd, wv, wl, wb) = (
+        width("dataset", |c| &c.dataset),
+        width("variant", |c| &c.variant),
+        width("layout", |c| &c.layout),
+        width("backend", |c| &c.backend),
+    );
     let shown: Vec<String> = cells.iter().map(excluded).collect();
     let wx = shown.iter().map(|e| e.chars().count()).chain(["excluded".len()]).max().unwrap_or(0);
     // Judged runs: the judged pass rate (SoPR) and claim coverage next to selection.
     let judged = cells.iter().any(|c| c.judge.is_some());
-    let judge_head = if judged { format!(" {:>6} {:>9} {:>7}", "SoPR%", "coverage%", "judged") } else { String::new() };
+    let judge_head = if judged {
+        format!(" {:>6} {:>9} {:>7}", "SoPR%", "coverage%", "judged")
+    } else {
+        String::new()
+    };
     // The headline (selection, pass@1) is over tasks that need a call (`n`); abstention and refusal are
     // over their own tasks.
     let _ = writeln!(
@@ -57,7 +68,9 @@ pub fn cells_table(cells: &[CellSummary]) -> String {
     for (c, excluded) in cells.iter().zip(&shown) {
         let judge = match (&c.judge, judged) {
             (Some(j), _) => {
-                let mean = |m: &Option<JudgedMean>| m.as_ref().map(|m| pct(m.mean)).unwrap_or_else(|| "n/a".into());
+                let mean = |m: &Option<JudgedMean>| {
+                    m.as_ref().map(|m| pct(m.mean)).unwrap_or_else(|| "n/a".into())
+                };
                 format!(" {:>6} {:>9} {:>7}", mean(&j.sopr), mean(&j.coverage), j.judged)
             }
             (None, true) => format!(" {:>6} {:>9} {:>7}", "n/a", "n/a", 0),

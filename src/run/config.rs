@@ -63,7 +63,9 @@ pub fn load_experiment(path: &Path) -> Result<ExperimentFile, InputError> {
         let start = e.span().map(|s| s.start.min(text.len()));
         let line = start.map(|s| text[..s].matches('\n').count() + 1);
         // A bad value names its key (`models[0].concurrency`); an unknown key is named by the message.
-        let key = start.and_then(|s| key_path_at(&text, s)).or_else(|| e.message().split('`').nth(1).map(String::from));
+        let key = start
+            .and_then(|s| key_path_at(&text, s))
+            .or_else(|| e.message().split('`').nth(1).map(String::from));
         let mut err = InputError::new(path, e.message().trim().to_string());
         err.line = line;
         err.field = key;
@@ -86,14 +88,22 @@ pub fn load_experiment(path: &Path) -> Result<ExperimentFile, InputError> {
     }
     for (i, m) in file.models.iter_mut().enumerate() {
         if !crate::agent::backends::NAMES.contains(&m.backend.as_str()) {
-            return Err(InputError::new(path, format!("unknown backend `{}`; use openai, lexical, oracle, random or replay", m.backend))
-                .field(format!("models[{i}].backend")));
+            return Err(InputError::new(
+                path,
+                format!(
+                    "unknown backend `{}`; use openai, lexical, oracle, random or replay",
+                    m.backend
+                ),
+            )
+            .field(format!("models[{i}].backend")));
         }
         match (m.backend == "replay", m.replay_file.as_mut()) {
             (true, None) => {
-                return Err(
-                    InputError::new(path, "a replay model needs `replay_file` (the JSONL file of recorded answers)").field(format!("models[{i}].replay_file"))
-                );
+                return Err(InputError::new(
+                    path,
+                    "a replay model needs `replay_file` (the JSONL file of recorded answers)",
+                )
+                .field(format!("models[{i}].replay_file")));
             }
             (true, Some(p)) => {
                 rebase(p);
@@ -102,13 +112,23 @@ pub fn load_experiment(path: &Path) -> Result<ExperimentFile, InputError> {
                 }
             }
             (false, Some(_)) => {
-                return Err(InputError::new(path, format!("`replay_file` is only for `backend = \"replay\"`, not `{}`", m.backend))
-                    .field(format!("models[{i}].replay_file")));
+                return Err(InputError::new(
+                    path,
+                    format!(
+                        "`replay_file` is only for `backend = \"replay\"`, not `{}`",
+                        m.backend
+                    ),
+                )
+                .field(format!("models[{i}].replay_file")));
             }
             (false, None) => {}
         }
         if m.is_openai() && m.model.is_none() {
-            return Err(InputError::new(path, "an openai model needs `model` (the name the endpoint serves)").field(format!("models[{i}].model")));
+            return Err(InputError::new(
+                path,
+                "an openai model needs `model` (the name the endpoint serves)",
+            )
+            .field(format!("models[{i}].model")));
         }
         if m.name.is_empty() {
             m.name = m.model.clone().unwrap_or_else(|| m.backend.clone());
@@ -123,7 +143,8 @@ pub fn load_experiment(path: &Path) -> Result<ExperimentFile, InputError> {
 fn key_path_at(text: &str, at: usize) -> Option<String> {
     let before = &text[..at];
     let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    let assignment = regex::Regex::new(r#"([A-Za-z0-9_-]+|"[^"]*")\s*=\s*(\{\s*)?"#).expect("regex");
+    let assignment =
+        regex::Regex::new(r#"([A-Za-z0-9_-]+|"[^"]*")\s*=\s*(\{\s*)?"#).expect("regex");
     let on_line = &before[line_start..];
     // Inline tables opened on the line, then the key right before the value.
     let mut keys: Vec<String> = Vec::new();
@@ -150,7 +171,11 @@ fn key_path_at(text: &str, at: usize) -> Option<String> {
             if h == "models" {
                 models += 1;
             }
-            table = if h == "models" { format!("models[{}]", models.saturating_sub(1)) } else { h.to_string() };
+            table = if h == "models" {
+                format!("models[{}]", models.saturating_sub(1))
+            } else {
+                h.to_string()
+            };
         } else if let Some(h) = l.strip_prefix('[').and_then(|h| h.split(']').next()) {
             let h = h.trim();
             table = match h.strip_prefix("models.") {
@@ -181,7 +206,8 @@ mod tests {
 
     #[test]
     fn unknown_keys_are_named_with_their_line() {
-        let e = parse("trials = 2\n\n[[models]]\nname = \"x\"\nmodel = \"m\"\ntemprature = 0.2\n").unwrap_err();
+        let e = parse("trials = 2\n\n[[models]]\nname = \"x\"\nmodel = \"m\"\ntemprature = 0.2\n")
+            .unwrap_err();
         assert_eq!(e.field.as_deref(), Some("temprature"));
         assert_eq!(e.line, Some(6));
     }
@@ -208,17 +234,27 @@ mod tests {
 
     #[test]
     fn replay_models_name_their_file_and_are_labelled_by_it() {
-        let f = parse("[[models]]\nbackend = \"replay\"\nreplay_file = \"rec/gpt.jsonl\"\n").unwrap();
+        let f =
+            parse("[[models]]\nbackend = \"replay\"\nreplay_file = \"rec/gpt.jsonl\"\n").unwrap();
         assert_eq!(f.models[0].name, "replay:gpt");
         let file = f.models[0].replay_file.clone().unwrap();
-        assert!(file.is_absolute() && file.ends_with("rec/gpt.jsonl"), "relative to the config file: {}", file.display());
-        let e = parse("[[models]]\nbackend = \"lexical\"\nreplay_file = \"x.jsonl\"\n").unwrap_err();
+        assert!(
+            file.is_absolute() && file.ends_with("rec/gpt.jsonl"),
+            "relative to the config file: {}",
+            file.display()
+        );
+        let e =
+            parse("[[models]]\nbackend = \"lexical\"\nreplay_file = \"x.jsonl\"\n").unwrap_err();
         assert_eq!(e.field.as_deref(), Some("models[0].replay_file"));
         let m = ModelSpec::from_flag("replay:answers/run1.jsonl").unwrap();
         assert_eq!((m.backend.as_str(), m.name.as_str()), ("replay", "replay:run1"));
         assert_eq!(m.replay_file.as_deref(), Some(Path::new("answers/run1.jsonl")));
         for bad in ["replay:", "replay", "gpt"] {
-            assert_eq!(ModelSpec::from_flag(bad).unwrap_err().file, Path::new("--backends"), "{bad}");
+            assert_eq!(
+                ModelSpec::from_flag(bad).unwrap_err().file,
+                Path::new("--backends"),
+                "{bad}"
+            );
         }
     }
 
@@ -236,8 +272,16 @@ mod tests {
             ("max_tokens = 0", "models[1].max_tokens", 8),
             ("requests_per_minute = 0", "models[1].requests_per_minute", 8),
             ("backoff_base_s = -1", "models[1].backoff_base_s", 8),
-            ("price = { input_per_mtok = 1, output_per_mtok = -2 }", "models[1].price.output_per_mtok", 8),
-            ("[models.price]\ninput_per_mtok = -1\noutput_per_mtok = 0", "models[1].price.input_per_mtok", 9),
+            (
+                "price = { input_per_mtok = 1, output_per_mtok = -2 }",
+                "models[1].price.output_per_mtok",
+                8,
+            ),
+            (
+                "[models.price]\ninput_per_mtok = -1\noutput_per_mtok = 0",
+                "models[1].price.input_per_mtok",
+                9,
+            ),
         ] {
             let e = parse(&format!("{base}{extra}\n")).unwrap_err();
             assert_eq!((e.field.as_deref(), e.line), (Some(key), Some(line)), "{extra}: {e}");
@@ -262,7 +306,10 @@ mod tests {
             assert_eq!((e.field.as_deref(), e.line), (Some(key), Some(line)), "{text}: {e}");
         }
         // Unknown keys in the nested tables are errors too, and partial tables keep the other defaults.
-        assert_eq!(parse("[lexical]\nmin_overlp = 3\n").unwrap_err().field.as_deref(), Some("min_overlp"));
+        assert_eq!(
+            parse("[lexical]\nmin_overlp = 3\n").unwrap_err().field.as_deref(),
+            Some("min_overlp")
+        );
         let f = parse("[discovery]\nactions_max = 5\n").unwrap();
         assert_eq!(f.discovery.unwrap(), DiscoveryRule { full_details_max: 3, actions_max: 5 });
     }
@@ -279,8 +326,13 @@ mod tests {
 
     #[test]
     fn price_counts_cached_tokens_at_their_rate() {
-        let p = Price { input_per_mtok: 2.0, output_per_mtok: 8.0, cached_input_per_mtok: Some(0.5) };
-        let u = crate::protocol::Usage { prompt_tokens: 1_000_000, completion_tokens: 500_000, cached_tokens: 200_000 };
+        let p =
+            Price { input_per_mtok: 2.0, output_per_mtok: 8.0, cached_input_per_mtok: Some(0.5) };
+        let u = crate::protocol::Usage {
+            prompt_tokens: 1_000_000,
+            completion_tokens: 500_000,
+            cached_tokens: 200_000,
+        };
         assert!((p.cost(&u) - (0.8 * 2.0 + 0.2 * 0.5 + 0.5 * 8.0)).abs() < 1e-9);
     }
 }

@@ -22,7 +22,13 @@ use std::sync::Arc;
 pub enum RunEvent {
     /// An episode ended: its record (without its messages), its messages, its timing. `cell` is the
     /// progress cell's index.
-    TrialFinished { cell: usize, trial: Box<Trial>, transcript: Vec<Message>, timing: Value, retries: u64 },
+    TrialFinished {
+        cell: usize,
+        trial: Box<Trial>,
+        transcript: Vec<Message>,
+        timing: Value,
+        retries: u64,
+    },
     /// The breaker of backend `backend` opened: its queued and in-flight episodes are dropped (not
     /// written; they run on resume) and the run will end with the cause.
     EndpointTripped { backend: usize },
@@ -37,7 +43,10 @@ pub trait Subscriber: Send {
 
 /// Hand every event to every subscriber until the channel closes; the first subscriber error ends
 /// the run.
-pub fn dispatch(mut events: tokio::sync::mpsc::Receiver<RunEvent>, subscribers: &mut [Box<dyn Subscriber>]) -> Result<()> {
+pub fn dispatch(
+    mut events: tokio::sync::mpsc::Receiver<RunEvent>,
+    subscribers: &mut [Box<dyn Subscriber>],
+) -> Result<()> {
     while let Some(event) = events.blocking_recv() {
         for s in subscribers.iter_mut() {
             s.on(&event)?;
@@ -73,7 +82,8 @@ impl Subscriber for TrialWriter {
                 transcript: transcript.as_slice().into(),
             };
             self.transcripts.append(&self.redactor.redact_bytes(&serde_json::to_vec(&line)?))?;
-            self.trials.append(&self.redactor.redact_bytes(&serde_json::to_vec(trial.as_ref())?))?;
+            self.trials
+                .append(&self.redactor.redact_bytes(&serde_json::to_vec(trial.as_ref())?))?;
         }
         Ok(())
     }
@@ -87,7 +97,10 @@ pub struct TimingsWriter {
 
 impl TimingsWriter {
     pub fn open(dir: &Path) -> Result<TimingsWriter> {
-        Ok(TimingsWriter { timings: store::Appender::open(&dir.join(crate::record::TIMINGS))?, redactor: crate::redact::global() })
+        Ok(TimingsWriter {
+            timings: store::Appender::open(&dir.join(crate::record::TIMINGS))?,
+            redactor: crate::redact::global(),
+        })
     }
 }
 
@@ -110,7 +123,9 @@ pub struct ProgressDisplay {
 impl Subscriber for ProgressDisplay {
     fn on(&mut self, event: &RunEvent) -> Result<()> {
         match event {
-            RunEvent::TrialFinished { cell, trial, retries, .. } => self.progress.record(*cell, trial.score.pass, trial.is_error(), *retries),
+            RunEvent::TrialFinished { cell, trial, retries, .. } => {
+                self.progress.record(*cell, trial.score.pass, trial.is_error(), *retries)
+            }
             RunEvent::EndpointTripped { backend } => {
                 for (cell, b) in self.cell_backend.iter().enumerate() {
                     if b == backend {
@@ -147,7 +162,8 @@ mod tests {
     fn run(ticks: u64, fail_at: Option<u64>) -> (Result<()>, Vec<u64>, Vec<u64>) {
         let (tx, rx) = tokio::sync::mpsc::channel(4);
         let (a, b) = (Arc::new(Mutex::new(vec![])), Arc::new(Mutex::new(vec![])));
-        let mut subscribers: Vec<Box<dyn Subscriber>> = vec![Box::new(Seen(a.clone(), fail_at)), Box::new(Seen(b.clone(), None))];
+        let mut subscribers: Vec<Box<dyn Subscriber>> =
+            vec![Box::new(Seen(a.clone(), fail_at)), Box::new(Seen(b.clone(), None))];
         let sender = std::thread::spawn(move || {
             for retries in 0..ticks {
                 // The dispatcher stops reading after an error: the rest cannot be sent.

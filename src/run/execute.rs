@@ -2,9 +2,9 @@
 //! episodes (bounded per endpoint, stopped by an endpoint's breaker), each finished trial handed to
 //! the trial writer, and the trials compacted into matrix order at the end.
 
+use super::events::{self, ProgressDisplay, RunEvent, Subscriber, TimingsWriter, TrialWriter};
 use super::meta::process_cpu_seconds;
 use super::plan::{Job, Prepared, episode_seed};
-use super::events::{self, ProgressDisplay, RunEvent, Subscriber, TimingsWriter, TrialWriter};
 use super::{failfast, live, progress, shard, trial};
 use crate::agent::{Backend, Episode, Limits, StopReason, run_episode};
 use crate::error::InputError;
@@ -24,7 +24,10 @@ use std::time::{Duration, Instant};
 fn lock_run_dir(dir: &Path) -> Result<guard::DirLock> {
     let lock = guard::DirLock::acquire(dir)?;
     if !lock.held() {
-        anyhow::bail!("{} is in use by another toolpick process (a run, merge or report of it); wait for it to end or choose another --run-id", dir.display());
+        anyhow::bail!(
+            "{} is in use by another toolpick process (a run, merge or report of it); wait for it to end or choose another --run-id",
+            dir.display()
+        );
     }
     guard::remove_stale(dir)?;
     Ok(lock)
@@ -44,17 +47,21 @@ impl Prepared {
         let backend = &self.backends[j.backend];
         // Seeds have always keyed the cell as `variant/layout/backend` (not the full cell key): another
         // key would change every episode's seed, so every recorded run's trials.
-        let seed_cell = format!("{}/{}/{}", cell.variant, cell.layout.kind().as_str(), backend.name());
+        let seed_cell =
+            format!("{}/{}/{}", cell.variant, cell.layout.kind().as_str(), backend.name());
         let seed = episode_seed(self.config.seed, &seed_cell, &task.id, j.trial);
         let timeout = self.config.models[j.backend].episode_timeout_s;
         let started = Instant::now();
-        let limits = Limits { max_steps: self.config.max_steps, repeat_limit: self.config.repeat_limit };
+        let limits =
+            Limits { max_steps: self.config.max_steps, repeat_limit: self.config.repeat_limit };
         let timed_out = || Episode {
             messages: crate::agent::opening_messages(task),
             calls: vec![],
             steps: 0,
             stop_reason: StopReason::BackendError,
-            backend_error: Some(format!("episode_timeout: the episode took longer than {timeout} s")),
+            backend_error: Some(format!(
+                "episode_timeout: the episode took longer than {timeout} s"
+            )),
             usage: Default::default(),
             timings: vec![],
         };
@@ -69,36 +76,59 @@ impl Prepared {
         let _end = EndEpisode(backend.as_ref(), seed);
         let (episode, live_record) = match &s.live {
             None => {
-                let episode = tokio::time::timeout(Duration::from_secs_f64(timeout), run_episode(backend.as_ref(), layout, task, addressing, limits, seed, j.trial)).await;
+                let episode = tokio::time::timeout(
+                    Duration::from_secs_f64(timeout),
+                    run_episode(backend.as_ref(), layout, task, addressing, limits, seed, j.trial),
+                )
+                .await;
                 (episode.unwrap_or_else(|_| timed_out()), None)
             }
-            Some(suite) => match live::start(suite, task, backend.clone(), cell.layout.kind(), seed, j.trial).await {
-                Err(e) => {
-                    let failed = Episode { backend_error: Some(format!("mcp_server: the trial's server did not start: {e:#}")), ..timed_out() };
-                    (failed, None)
-                }
-                Ok(run) => {
-                    let executor: Arc<dyn crate::exec::LiveExecutor> = run.executor.clone();
-                    let guarded = live::Guarded { inner: backend.as_ref(), executor: &run.executor };
-                    let episode = crate::exec::LIVE
-                        .scope(executor, tokio::time::timeout(Duration::from_secs_f64(timeout), run_episode(&guarded, layout, task, addressing, limits, seed, j.trial)))
-                        .await;
-                    let mut episode = episode.unwrap_or_else(|_| timed_out());
-                    if let Some(why) = run.executor.broken.lock().expect("broken").clone()
-                        && episode.stop_reason != StopReason::BackendError
-                    {
-                        episode.stop_reason = StopReason::BackendError;
-                        episode.backend_error = Some(format!("mcp_server: {why}"));
+            Some(suite) => {
+                match live::start(suite, task, backend.clone(), cell.layout.kind(), seed, j.trial)
+                    .await
+                {
+                    Err(e) => {
+                        let failed = Episode {
+                            backend_error: Some(format!(
+                                "mcp_server: the trial's server did not start: {e:#}"
+                            )),
+                            ..timed_out()
+                        };
+                        (failed, None)
                     }
-                    let setup = run.setup_ms;
-                    let (mut record, teardown) = run.finish(task).await;
-                    if record.sampling_usage != Default::default() {
-                        record.sampling_cost_usd = backend.price().map(|p| p.cost(&record.sampling_usage));
+                    Ok(run) => {
+                        let executor: Arc<dyn crate::exec::LiveExecutor> = run.executor.clone();
+                        let guarded =
+                            live::Guarded { inner: backend.as_ref(), executor: &run.executor };
+                        let episode = crate::exec::LIVE
+                            .scope(
+                                executor,
+                                tokio::time::timeout(
+                                    Duration::from_secs_f64(timeout),
+                                    run_episode(
+                                        &guarded, layout, task, addressing, limits, seed, j.trial,
+                                    ),
+                                ),
+                            )
+                            .await;
+                        let mut episode = episode.unwrap_or_else(|_| timed_out());
+                        if let Some(why) = run.executor.broken.lock().expect("broken").clone()
+                            && episode.stop_reason != StopReason::BackendError
+                        {
+                            episode.stop_reason = StopReason::BackendError;
+                            episode.backend_error = Some(format!("mcp_server: {why}"));
+                        }
+                        let setup = run.setup_ms;
+                        let (mut record, teardown) = run.finish(task).await;
+                        if record.sampling_usage != Default::default() {
+                            record.sampling_cost_usd =
+                                backend.price().map(|p| p.cost(&record.sampling_usage));
+                        }
+                        sandbox_ms = Some((setup, teardown));
+                        (episode, Some(record))
                     }
-                    sandbox_ms = Some((setup, teardown));
-                    (episode, Some(record))
                 }
-            },
+            }
         };
         let timing = json!({
             "trial_id": self.trial_id(&j),
@@ -116,15 +146,23 @@ impl Prepared {
             .iter()
             .map(|r| {
                 let id = r.tool_id.as_deref().unwrap_or_default();
-                let added = scenario.as_ref().and_then(|sc| sc.added.as_ref()).filter(|(a, _, _)| a == id);
+                let added =
+                    scenario.as_ref().and_then(|sc| sc.added.as_ref()).filter(|(a, _, _)| a == id);
                 ScoredCall {
-                    read_only: added.map(|a| a.1).or_else(|| s.read_only.get(id).copied()).unwrap_or(false),
-                    destructive: added.map(|a| a.2).or_else(|| s.destructive.get(id).copied()).unwrap_or(false),
+                    read_only: added
+                        .map(|a| a.1)
+                        .or_else(|| s.read_only.get(id).copied())
+                        .unwrap_or(false),
+                    destructive: added
+                        .map(|a| a.2)
+                        .or_else(|| s.destructive.get(id).copied())
+                        .unwrap_or(false),
                     record: r.clone(),
                 }
             })
             .collect();
-        let expected_destructive = task.expected.iter().any(|e| s.destructive.get(&e.tool).copied().unwrap_or(false));
+        let expected_destructive =
+            task.expected.iter().any(|e| s.destructive.get(&e.tool).copied().unwrap_or(false));
         let declared: Declared = task
             .expected
             .iter()
@@ -182,16 +220,32 @@ pub struct RunOutcome {
 /// Execute (or resume) the run in `dir` and compact the trials into matrix order. The run ends with
 /// its last record and `run.json`; the reports are the caller's (`report::render_locked` under the
 /// returned lock).
-pub async fn execute(prepared: Prepared, dir: &Path, meta: RunMeta, options: ExecOptions) -> Result<RunOutcome> {
-    if let Some(s) = prepared.suites.iter().find(|s| s.live.as_ref().is_some_and(|l| l.spec.url.is_some())) {
-        return Err(InputError::new(format!("--catalog {}", s.catalog), crate::mcp::live::URL_CATALOG_IN_RUN).field("mcp.command").into());
+pub async fn execute(
+    prepared: Prepared,
+    dir: &Path,
+    meta: RunMeta,
+    options: ExecOptions,
+) -> Result<RunOutcome> {
+    if let Some(s) =
+        prepared.suites.iter().find(|s| s.live.as_ref().is_some_and(|l| l.spec.url.is_some()))
+    {
+        return Err(InputError::new(
+            format!("--catalog {}", s.catalog),
+            crate::mcp::live::URL_CATALOG_IN_RUN,
+        )
+        .field("mcp.command")
+        .into());
     }
     let started = Instant::now();
     let hash = prepared.config.matrix_hash();
     if dir.exists() {
         let run_json = dir.join(RUN_JSON);
-        let existing = RunMeta::read_if_present(dir)?
-            .ok_or_else(|| InputError::new(dir, "directory exists but is not a toolpick run (no run.json); choose another --run-id"))?;
+        let existing = RunMeta::read_if_present(dir)?.ok_or_else(|| {
+            InputError::new(
+                dir,
+                "directory exists but is not a toolpick run (no run.json); choose another --run-id",
+            )
+        })?;
         if existing.shard != options.shard {
             return Err(InputError::new(
                 &run_json,
@@ -219,7 +273,11 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: RunMeta, options: Exe
     let trials_path = dir.join(crate::record::TRIALS);
     let existing = store::scan(&trials_path)?;
     if existing.discarded > 0 {
-        eprintln!("note: discarded a torn last record ({} bytes) in {}; that trial runs again", existing.discarded, trials_path.display());
+        eprintln!(
+            "note: discarded a torn last record ({} bytes) in {}; that trial runs again",
+            existing.discarded,
+            trials_path.display()
+        );
     }
     // A torn transcript line belongs to a trial without a record, which runs again.
     let transcripts_path = dir.join(transcripts::FILE);
@@ -230,7 +288,8 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: RunMeta, options: Exe
         let mine = sh.select(&ids);
         all_jobs = all_jobs.into_iter().zip(mine).filter(|(_, m)| *m).map(|(j, _)| j).collect();
     }
-    let order: HashMap<String, usize> = all_jobs.iter().map(|j| (prepared.trial_id(j), j.index)).collect();
+    let order: HashMap<String, usize> =
+        all_jobs.iter().map(|j| (prepared.trial_id(j), j.index)).collect();
     let mut pending: Vec<Job> = all_jobs
         .iter()
         .filter(|j| match existing.done.get(&prepared.trial_id(j)) {
@@ -252,7 +311,8 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: RunMeta, options: Exe
     // Every endpoint that has trials to run answers, or nothing is written (exit 1).
     failfast::check(&prepared.endpoints, &prepared.config.models, &pending_per_backend).await?;
 
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create run directory {}", dir.display()))?;
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create run directory {}", dir.display()))?;
     let lock = match lock.take() {
         Some(l) => l,
         None => lock_run_dir(dir)?,
@@ -272,10 +332,20 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: RunMeta, options: Exe
         meta.subset = Some(subset);
     }
     meta.write(dir)?;
-    let offered: BTreeMap<&String, &Vec<FunctionDef>> = prepared.suites.iter().flat_map(|s| s.offered.iter()).collect();
-    crate::files::write_atomic(&dir.join(crate::record::TOOLS), &serde_json::to_vec_pretty(&offered)?)?;
-    crate::files::write_atomic(&dir.join(crate::record::LINT), &serde_json::to_vec_pretty(&super::lint_summary::lint_variants(&prepared))?)?;
-    crate::files::write_atomic(&dir.join(crate::record::DEFECTS), &serde_json::to_vec_pretty(&prepared.defects)?)?;
+    let offered: BTreeMap<&String, &Vec<FunctionDef>> =
+        prepared.suites.iter().flat_map(|s| s.offered.iter()).collect();
+    crate::files::write_atomic(
+        &dir.join(crate::record::TOOLS),
+        &serde_json::to_vec_pretty(&offered)?,
+    )?;
+    crate::files::write_atomic(
+        &dir.join(crate::record::LINT),
+        &serde_json::to_vec_pretty(&super::lint_summary::lint_variants(&prepared))?,
+    )?;
+    crate::files::write_atomic(
+        &dir.join(crate::record::DEFECTS),
+        &serde_json::to_vec_pretty(&prepared.defects)?,
+    )?;
 
     // Progress per cell, counting only what runs now.
     let mut labels: Vec<String> = Vec::new();
@@ -308,24 +378,41 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: RunMeta, options: Exe
     ];
     let dispatcher = tokio::task::spawn_blocking(move || events::dispatch(rx, &mut subscribers));
 
-    let semaphores: Vec<Arc<tokio::sync::Semaphore>> =
-        prepared.backends.iter().map(|b| Arc::new(tokio::sync::Semaphore::new(b.concurrency().clamp(1, 4096)))).collect();
+    let semaphores: Vec<Arc<tokio::sync::Semaphore>> = prepared
+        .backends
+        .iter()
+        .map(|b| Arc::new(tokio::sync::Semaphore::new(b.concurrency().clamp(1, 4096))))
+        .collect();
     // Enough tasks in flight to saturate every endpoint, never the whole matrix at once.
-    let in_flight = prepared.backends.iter().map(|b| b.concurrency().clamp(1, 4096)).sum::<usize>().clamp(1, 8192);
+    let in_flight = prepared
+        .backends
+        .iter()
+        .map(|b| b.concurrency().clamp(1, 4096))
+        .sum::<usize>()
+        .clamp(1, 8192);
     let retries = {
         let p = prepared.clone();
-        move || p.backends.iter().filter_map(|b| b.stats()).map(|s| s["retries"].as_u64().unwrap_or(0)).sum::<u64>()
+        move || {
+            p.backends
+                .iter()
+                .filter_map(|b| b.stats())
+                .map(|s| s["retries"].as_u64().unwrap_or(0))
+                .sum::<u64>()
+        }
     };
     // The episode phase, timed apart from preparation and reporting (for benchmarks: trials/s and harness
     // CPU per trial against the endpoint's latency bound).
-    let breakers = Arc::new(failfast::Breakers::new(prepared.config.models.iter().map(|m| if m.is_openai() { m.breaker } else { 0 }).collect()));
+    let breakers = Arc::new(failfast::Breakers::new(
+        prepared.config.models.iter().map(|m| if m.is_openai() { m.breaker } else { 0 }).collect(),
+    ));
     let phase_started = Instant::now();
     let phase_cpu = process_cpu_seconds();
     // Plain progress lines come on time even while no trial finishes (a slow model).
     let ticker = {
         let (tx, retries) = (tx.clone(), retries.clone());
         tokio::spawn(async move {
-            let mut every = tokio::time::interval(Duration::from_secs(1).min(progress::Progress::interval()));
+            let mut every =
+                tokio::time::interval(Duration::from_secs(1).min(progress::Progress::interval()));
             loop {
                 every.tick().await;
                 if tx.send(RunEvent::Tick { retries: retries() }).await.is_err() {
@@ -361,7 +448,13 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: RunMeta, options: Exe
             let was_open = breakers.is_open(job.backend);
             breakers.record(job.backend, trial.error.as_deref());
             let transcript = std::mem::take(&mut trial.transcript);
-            let finished = RunEvent::TrialFinished { cell, trial: Box::new(trial), transcript, timing, retries: retries() };
+            let finished = RunEvent::TrialFinished {
+                cell,
+                trial: Box::new(trial),
+                transcript,
+                timing,
+                retries: retries(),
+            };
             let _ = tx.send(finished).await;
             if !was_open && breakers.is_open(job.backend) {
                 let _ = tx.send(RunEvent::EndpointTripped { backend: job.backend }).await;
@@ -379,12 +472,22 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: RunMeta, options: Exe
     progress.finish();
     // An open breaker ends the run as an interruption does: finished trials stay (uncompacted, which
     // a resume handles), no reports, exit 1 with the cause.
-    if let Some(stopped) = failfast::tripped_error(&breakers, &prepared.endpoints, &prepared.config.models, &pending_per_backend, dir) {
+    if let Some(stopped) = failfast::tripped_error(
+        &breakers,
+        &prepared.endpoints,
+        &prepared.config.models,
+        &pending_per_backend,
+        dir,
+    ) {
         return Err(stopped);
     }
 
     store::compact_run(dir, |id, _| order.get(id).copied())?;
-    let endpoint_stats: BTreeMap<String, Value> = prepared.backends.iter().filter_map(|b| b.stats().map(|s| (b.name().to_string(), s))).collect();
+    let endpoint_stats: BTreeMap<String, Value> = prepared
+        .backends
+        .iter()
+        .filter_map(|b| b.stats().map(|s| (b.name().to_string(), s)))
+        .collect();
     meta.endpoints = Some(endpoint_stats);
     meta.executed_trials = Some(pending.len());
     meta.skipped_trials = Some(skipped);
@@ -402,9 +505,14 @@ pub async fn execute(prepared: Prepared, dir: &Path, meta: RunMeta, options: Exe
         // machine's network; see docs/mcp.md).
         let isolation = match crate::mcp::client::network_isolation() {
             Some(prefix) => format!("network namespace per server ({})", prefix.join(" ")),
-            None => "none: `unshare` is not available to this user, servers share the machine's network".to_string(),
+            None => {
+                "none: `unshare` is not available to this user, servers share the machine's network"
+                    .to_string()
+            }
         };
-        meta.live = Some(json!({"suites": live, "network_isolation": isolation, "options": prepared.config.live}));
+        meta.live = Some(
+            json!({"suites": live, "network_isolation": isolation, "options": prepared.config.live}),
+        );
     }
     meta.write(dir)?;
     Ok(RunOutcome {

@@ -23,21 +23,30 @@ use std::sync::{Arc, Mutex};
 /// Check, all at once, every endpoint (`endpoints[i]` is backend `i` if it is one) whose model has
 /// `preflight` on and `pending[i]` > 0 trials to run; one URL and key is checked once. All failures are
 /// reported, one line each.
-pub async fn check(endpoints: &[Option<Arc<OpenAiBackend>>], models: &[ModelSpec], pending: &[usize]) -> Result<()> {
+pub async fn check(
+    endpoints: &[Option<Arc<OpenAiBackend>>],
+    models: &[ModelSpec],
+    pending: &[usize],
+) -> Result<()> {
     let mut seen = std::collections::HashSet::new();
     let mut set = tokio::task::JoinSet::new();
     for (i, backend) in endpoints.iter().enumerate() {
         let m = &models[i];
-        let Some(backend) = backend.clone().filter(|_| m.preflight && pending[i] > 0) else { continue };
+        let Some(backend) = backend.clone().filter(|_| m.preflight && pending[i] > 0) else {
+            continue;
+        };
         if !seen.insert((backend.endpoint().to_string(), m.api_key_env.clone())) {
             continue;
         }
         let label = m.name.clone();
-        set.spawn(async move { (i, label, backend.endpoint().to_string(), backend.preflight().await) });
+        set.spawn(
+            async move { (i, label, backend.endpoint().to_string(), backend.preflight().await) },
+        );
     }
     let mut failures = Vec::new();
     while let Some(joined) = set.join_next().await {
-        let (i, label, url, result) = joined.map_err(|e| anyhow!("the preflight task failed: {e}"))?;
+        let (i, label, url, result) =
+            joined.map_err(|e| anyhow!("the preflight task failed: {e}"))?;
         if let Err(why) = result {
             failures.push((i, format!("endpoint `{label}` ({url}) failed its preflight: {why}")));
         }
@@ -47,7 +56,10 @@ pub async fn check(endpoints: &[Option<Arc<OpenAiBackend>>], models: &[ModelSpec
     }
     failures.sort();
     let lines: Vec<String> = failures.into_iter().map(|(_, l)| l).collect();
-    Err(anyhow!("{}\nnothing was run or written; fix the endpoint or skip this check with --no-preflight (`preflight = false`)", lines.join("\n")))
+    Err(anyhow!(
+        "{}\nnothing was run or written; fix the endpoint or skip this check with --no-preflight (`preflight = false`)",
+        lines.join("\n")
+    ))
 }
 
 /// The class of an infrastructure error, as the trial records it: its leading word (`connection after
@@ -114,7 +126,11 @@ impl Breakers {
                 }
                 s.last = e.to_string();
                 if s.count >= threshold && !self.open[backend].swap(true, Ordering::SeqCst) {
-                    *self.trips[backend].lock().expect("breaker lock") = Some(Trip { class: s.class.clone(), count: s.count, last_error: s.last.clone() });
+                    *self.trips[backend].lock().expect("breaker lock") = Some(Trip {
+                        class: s.class.clone(),
+                        count: s.count,
+                        last_error: s.last.clone(),
+                    });
                     self.signals[backend].send_replace(true);
                 }
             }
@@ -138,13 +154,23 @@ impl Breakers {
 
     /// The open breakers, by backend index.
     pub fn trips(&self) -> Vec<(usize, Trip)> {
-        self.trips.iter().enumerate().filter_map(|(i, t)| t.lock().expect("breaker lock").clone().map(|t| (i, t))).collect()
+        self.trips
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| t.lock().expect("breaker lock").clone().map(|t| (i, t)))
+            .collect()
     }
 }
 
 /// The error a run ends with when breakers opened (`None`: none did): per endpoint the cause and what
 /// was left undone, then how to resume. `pending[i]`: trials of backend `i` this run set out to run.
-pub fn tripped_error(breakers: &Breakers, endpoints: &[Option<Arc<OpenAiBackend>>], models: &[ModelSpec], pending: &[usize], dir: &Path) -> Option<anyhow::Error> {
+pub fn tripped_error(
+    breakers: &Breakers,
+    endpoints: &[Option<Arc<OpenAiBackend>>],
+    models: &[ModelSpec],
+    pending: &[usize],
+    dir: &Path,
+) -> Option<anyhow::Error> {
     let trips = breakers.trips();
     if trips.is_empty() {
         return None;
@@ -154,7 +180,11 @@ pub fn tripped_error(breakers: &Breakers, endpoints: &[Option<Arc<OpenAiBackend>
         let url = endpoints[*i].as_ref().map(|e| e.endpoint().to_string()).unwrap_or_default();
         let m = &models[*i];
         let last: String = t.last_error.split_whitespace().collect::<Vec<_>>().join(" ");
-        let last = if last.chars().count() > 200 { format!("{}…", last.chars().take(200).collect::<String>()) } else { last };
+        let last = if last.chars().count() > 200 {
+            format!("{}…", last.chars().take(200).collect::<String>())
+        } else {
+            last
+        };
         let not_run = pending[*i].saturating_sub(breakers.finished(*i));
         let line = format!(
             "endpoint `{}` ({}) stopped: its last {} episodes all failed with `{}` (last: {last}); {not_run} of its {} trials were not run",
@@ -176,8 +206,14 @@ mod tests {
 
     #[test]
     fn error_classes_are_the_leading_word() {
-        assert_eq!(error_class("connection after 5 attempt(s): cannot connect: refused"), "connection");
-        assert_eq!(error_class("episode_timeout: the episode took longer than 2 s"), "episode_timeout");
+        assert_eq!(
+            error_class("connection after 5 attempt(s): cannot connect: refused"),
+            "connection"
+        );
+        assert_eq!(
+            error_class("episode_timeout: the episode took longer than 2 s"),
+            "episode_timeout"
+        );
         assert_eq!(error_class("server_error after 1 attempt(s): HTTP 503: x"), "server_error");
     }
 
@@ -195,7 +231,10 @@ mod tests {
         assert!(b.is_open(0));
         let trips = b.trips();
         assert_eq!(trips.len(), 1);
-        assert_eq!((trips[0].0, trips[0].1.class.as_str(), trips[0].1.count), (0, "server_error", 3));
+        assert_eq!(
+            (trips[0].0, trips[0].1.class.as_str(), trips[0].1.count),
+            (0, "server_error", 3)
+        );
         assert!(trips[0].1.last_error.ends_with("HTTP 503"));
         assert_eq!(b.finished(0), 7);
         for _ in 0..50 {

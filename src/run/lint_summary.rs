@@ -16,12 +16,14 @@ pub(super) fn lint_variants(p: &Prepared) -> BTreeMap<String, BTreeMap<String, V
             if out.contains_key(&key) {
                 continue;
             }
-            let mut per_tool: BTreeMap<String, (u64, u64, u64, std::collections::BTreeSet<&str>)> = BTreeMap::new();
+            let mut per_tool: BTreeMap<String, (u64, u64, u64, std::collections::BTreeSet<&str>)> =
+                BTreeMap::new();
             for f in crate::lint::lint(&cell.shown) {
-                let ids: Vec<String> = match cell.shown.get(&f.tool).and_then(|t| t.tool.dispatch.clone()) {
-                    Some(d) => d.targets.values().cloned().collect(),
-                    None => vec![f.tool.clone()],
-                };
+                let ids: Vec<String> =
+                    match cell.shown.get(&f.tool).and_then(|t| t.tool.dispatch.clone()) {
+                        Some(d) => d.targets.values().cloned().collect(),
+                        None => vec![f.tool.clone()],
+                    };
                 for id in ids {
                     let e = per_tool.entry(id).or_default();
                     match f.severity {
@@ -32,7 +34,12 @@ pub(super) fn lint_variants(p: &Prepared) -> BTreeMap<String, BTreeMap<String, V
                     e.3.insert(f.rule);
                 }
             }
-            let v = per_tool.into_iter().map(|(id, (b, w, i, r))| (id, json!({"block": b, "warn": w, "info": i, "rules": r}))).collect();
+            let v = per_tool
+                .into_iter()
+                .map(|(id, (b, w, i, r))| {
+                    (id, json!({"block": b, "warn": w, "info": i, "rules": r}))
+                })
+                .collect();
             out.insert(key, v);
         }
     }

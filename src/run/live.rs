@@ -95,7 +95,12 @@ impl Default for LiveOptions {
 
 impl LiveOptions {
     pub fn policy(&self) -> Policy {
-        Policy { allow_destructive: self.allow_destructive, allow_open_world: self.allow_open_world, allow: self.allow.clone(), deny: self.deny.clone() }
+        Policy {
+            allow_destructive: self.allow_destructive,
+            allow_open_world: self.allow_open_world,
+            allow: self.allow.clone(),
+            deny: self.deny.clone(),
+        }
     }
 
     pub fn is_default(&self) -> bool {
@@ -106,7 +111,14 @@ impl LiveOptions {
 /// The runtime the live sessions run on (two workers, for the whole process).
 pub fn runtime() -> &'static tokio::runtime::Runtime {
     static RT: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
-    RT.get_or_init(|| tokio::runtime::Builder::new_multi_thread().worker_threads(2).thread_name("toolpick-live").enable_all().build().expect("live runtime"))
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("toolpick-live")
+            .enable_all()
+            .build()
+            .expect("live runtime")
+    })
 }
 
 /// Run `fut` on the live runtime and wait for it from synchronous code (a layout's call): on a
@@ -118,7 +130,9 @@ fn wait<T: Send + 'static>(fut: impl std::future::Future<Output = T> + Send + 's
     });
     let recv = move || rx.recv().expect("the live runtime dropped a call");
     match tokio::runtime::Handle::try_current() {
-        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => tokio::task::block_in_place(recv),
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(recv)
+        }
         _ => recv(),
     }
 }
@@ -138,8 +152,15 @@ pub struct LiveSuite {
 }
 
 impl LiveSuite {
-    pub fn new(spec: LiveSpec, options: LiveOptions, catalog: &Catalog, dataset: &Path, secrets: Vec<String>) -> LiveSuite {
-        let hints = catalog.tools().map(|t| (t.tool.id.clone(), t.tool.annotations.clone())).collect();
+    pub fn new(
+        spec: LiveSpec,
+        options: LiveOptions,
+        catalog: &Catalog,
+        dataset: &Path,
+        secrets: Vec<String>,
+    ) -> LiveSuite {
+        let hints =
+            catalog.tools().map(|t| (t.tool.id.clone(), t.tool.annotations.clone())).collect();
         let base = dataset.parent().map(Path::to_path_buf).unwrap_or_default();
         let slots = Arc::new(tokio::sync::Semaphore::new(options.sandboxes.max(1)));
         LiveSuite { spec, policy: options.policy(), options, hints, base, secrets, slots }
@@ -170,7 +191,14 @@ impl Responder for TrialResponder {
     fn elicit(&self, mode: &str, _request: &Value) -> ElicitReply {
         let answer = self.script.lock().expect("elicitation script").pop_front();
         match answer {
-            Some(a) => ElicitReply { action: a.action.as_str().into(), content: if mode == "form" && a.action == ElicitAction::Accept { a.content } else { None } },
+            Some(a) => ElicitReply {
+                action: a.action.as_str().into(),
+                content: if mode == "form" && a.action == ElicitAction::Accept {
+                    a.content
+                } else {
+                    None
+                },
+            },
             None => ElicitReply { action: "decline".into(), content: None },
         }
     }
@@ -178,7 +206,8 @@ impl Responder for TrialResponder {
     fn on_progress(&self, p: &crate::mcp::client::Progress) {
         PROGRESS_SEEN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let total = p.total.map(|t| format!("/{t}")).unwrap_or_default();
-        *LAST_PROGRESS.lock().expect("last progress") = format!("{} {}{total}", self.task.id, p.progress);
+        *LAST_PROGRESS.lock().expect("last progress") =
+            format!("{} {}{total}", self.task.id, p.progress);
     }
 
     fn sample(&self, request: Value) -> crate::mcp::client::BoxFuture<Result<SampleReply, String>> {
@@ -191,12 +220,31 @@ impl Responder for TrialResponder {
             messages.push(Message::System { content: system.to_string() });
         }
         messages.push(Message::User { content: text.clone() });
-        let task = Task { id: format!("{}#sampling", self.task.id), query: text, kind: Kind::Abstain, expected: vec![], live: None, ..self.task.clone() };
+        let task = Task {
+            id: format!("{}#sampling", self.task.id),
+            query: text,
+            kind: Kind::Abstain,
+            expected: vec![],
+            live: None,
+            ..self.task.clone()
+        };
         Box::pin(async move {
             let addressing = crate::agent::Addressing::new();
-            let ctx = TurnContext { task: &task, messages: &messages, functions: &[], layout, addressing: &addressing, seed, trial };
+            let ctx = TurnContext {
+                task: &task,
+                messages: &messages,
+                functions: &[],
+                layout,
+                addressing: &addressing,
+                seed,
+                trial,
+            };
             let turn = backend.respond(&ctx).await.map_err(|e| format!("{e:#}"))?;
-            Ok(SampleReply { text: turn.content.unwrap_or_default(), model: backend.name().to_string(), usage: turn.usage })
+            Ok(SampleReply {
+                text: turn.content.unwrap_or_default(),
+                model: backend.name().to_string(),
+                usage: turn.usage,
+            })
         })
     }
 }
@@ -214,7 +262,10 @@ fn sampling_text(request: &Value) -> String {
                 Value::Array(a) => a.iter().collect(),
                 other => vec![other],
             };
-            blocks.into_iter().filter_map(|b| b.get("text").and_then(Value::as_str).map(String::from)).collect::<Vec<_>>()
+            blocks
+                .into_iter()
+                .filter_map(|b| b.get("text").and_then(Value::as_str).map(String::from))
+                .collect::<Vec<_>>()
         })
         .collect::<Vec<_>>()
         .join("\n")
@@ -234,12 +285,18 @@ impl LiveExecutor for TrialExecutor {
     fn execute(&self, tool_id: &str, arguments: &Value) -> Option<(Value, LiveCall)> {
         let wire = self.suite.spec.wire.get(tool_id)?.clone();
         if let Some(why) = self.broken.lock().expect("broken").clone() {
-            return Some((json!({"error": format!("The tool server is not available: {why}")}), LiveCall { is_error: true, detail: why, ..Default::default() }));
+            return Some((
+                json!({"error": format!("The tool server is not available: {why}")}),
+                LiveCall { is_error: true, detail: why, ..Default::default() },
+            ));
         }
         let hints = self.suite.hints.get(tool_id).cloned().unwrap_or_default();
         if let Err(why) = self.suite.policy.decide(tool_id, &wire, &hints) {
             let text = format!("Refused by the harness's safety policy: {why}.");
-            return Some((json!({"error": text}), LiveCall { refused: true, detail: why, ..Default::default() }));
+            return Some((
+                json!({"error": text}),
+                LiveCall { refused: true, detail: why, ..Default::default() },
+            ));
         }
         let session = self.session.lock().expect("session").clone()?;
         let args = match self.normalizer.outbound(arguments) {
@@ -255,7 +312,9 @@ impl LiveExecutor for TrialExecutor {
         for event in session.take_events() {
             match event {
                 Event::Progress(_) => call.progress += 1,
-                Event::Elicitation { mode, action } => call.elicitations.push(Elicitation { mode, action }),
+                Event::Elicitation { mode, action } => {
+                    call.elicitations.push(Elicitation { mode, action })
+                }
                 Event::Sampling { answered, usage } => {
                     call.samplings += usize::from(answered);
                     self.sampling.lock().expect("sampling usage").add(&usage);
@@ -275,7 +334,8 @@ impl LiveExecutor for TrialExecutor {
         };
         call.is_error = is_error;
         if is_error {
-            call.detail = response["error"].as_str().unwrap_or_default().chars().take(200).collect();
+            call.detail =
+                response["error"].as_str().unwrap_or_default().chars().take(200).collect();
         }
         Some((response, call))
     }
@@ -284,7 +344,14 @@ impl LiveExecutor for TrialExecutor {
 impl TrialExecutor {
     fn break_session(&self, why: String) -> (Value, LiveCall) {
         *self.broken.lock().expect("broken") = Some(why.clone());
-        (json!({"error": format!("The tool server failed: {why}")}), LiveCall { is_error: true, detail: why.chars().take(200).collect(), ..Default::default() })
+        (
+            json!({"error": format!("The tool server failed: {why}")}),
+            LiveCall {
+                is_error: true,
+                detail: why.chars().take(200).collect(),
+                ..Default::default()
+            },
+        )
     }
 }
 
@@ -299,14 +366,24 @@ pub struct LiveTrialRun {
 
 /// Start a live trial: take a sandbox slot, make the sandbox, start the server. An `Err` is an
 /// infrastructure error for the trial.
-pub async fn start(suite: &Arc<LiveSuite>, task: &Task, backend: Arc<dyn Backend>, layout: LayoutKind, seed: u64, trial: usize) -> Result<LiveTrialRun> {
-    let slot = suite.slots.clone().acquire_owned().await.map_err(|_| anyhow!("live sandboxes closed"))?;
+pub async fn start(
+    suite: &Arc<LiveSuite>,
+    task: &Task,
+    backend: Arc<dyn Backend>,
+    layout: LayoutKind,
+    seed: u64,
+    trial: usize,
+) -> Result<LiveTrialRun> {
+    let slot =
+        suite.slots.clone().acquire_owned().await.map_err(|_| anyhow!("live sandboxes closed"))?;
     let started = Instant::now();
     let fixture = suite.fixture(task);
     let files = task.live.as_ref().map(|l| l.files.clone()).unwrap_or_default();
     let sandbox = Sandbox::create(fixture.as_deref(), &files)?;
     let responder: Arc<dyn Responder> = Arc::new(TrialResponder {
-        script: Mutex::new(task.live.as_ref().map(|l| l.elicitation.iter().cloned().collect()).unwrap_or_default()),
+        script: Mutex::new(
+            task.live.as_ref().map(|l| l.elicitation.iter().cloned().collect()).unwrap_or_default(),
+        ),
         backend,
         task: task.clone(),
         layout,
@@ -318,7 +395,11 @@ pub async fn start(suite: &Arc<LiveSuite>, task: &Task, backend: Arc<dyn Backend
         // A server reached by URL (served sessions only: see `LiveSpec::url`): no process to start.
         Some(url) => {
             let url = url.clone();
-            runtime().spawn(async move { Session::connect_http_answering(&url, capabilities, Some(responder)).await }).await
+            runtime()
+                .spawn(async move {
+                    Session::connect_http_answering(&url, capabilities, Some(responder)).await
+                })
+                .await
         }
         None => {
             let command = suite.spec.resolve(sandbox.path(), &suite.secrets)?;
@@ -329,7 +410,9 @@ pub async fn start(suite: &Arc<LiveSuite>, task: &Task, backend: Arc<dyn Backend
                 max_file_bytes: Some(suite.options.max_file_bytes),
                 responder: Some(responder),
             };
-            runtime().spawn(async move { Session::launch(&command, capabilities, &launch).await }).await
+            runtime()
+                .spawn(async move { Session::launch(&command, capabilities, &launch).await })
+                .await
         }
     }
     .map_err(|e| anyhow!("the live runtime failed: {e}"))??;
@@ -340,7 +423,12 @@ pub async fn start(suite: &Arc<LiveSuite>, task: &Task, backend: Arc<dyn Backend
         broken: Mutex::new(None),
         sampling: Mutex::new(Usage::default()),
     });
-    Ok(LiveTrialRun { executor, sandbox, _slot: slot, setup_ms: started.elapsed().as_secs_f64() * 1000.0 })
+    Ok(LiveTrialRun {
+        executor,
+        sandbox,
+        _slot: slot,
+        setup_ms: started.elapsed().as_secs_f64() * 1000.0,
+    })
 }
 
 impl LiveTrialRun {
@@ -361,7 +449,12 @@ impl LiveTrialRun {
         let checks = task.live.as_ref().map(|l| l.expect_state.as_slice()).unwrap_or_default();
         let state = crate::mcp::live::check_state(self.sandbox.path(), checks);
         let _ = self.sandbox.remove();
-        let live = LiveTrial { server: self.executor.suite.spec.server.clone(), state, sampling_usage: *self.executor.sampling.lock().expect("sampling usage"), sampling_cost_usd: None };
+        let live = LiveTrial {
+            server: self.executor.suite.spec.server.clone(),
+            state,
+            sampling_usage: *self.executor.sampling.lock().expect("sampling usage"),
+            sampling_cost_usd: None,
+        };
         (live, started.elapsed().as_secs_f64() * 1000.0)
     }
 }
@@ -376,7 +469,10 @@ impl Backend for Guarded<'_> {
     fn name(&self) -> &str {
         self.inner.name()
     }
-    fn respond<'a>(&'a self, ctx: &'a TurnContext<'a>) -> BoxFuture<'a, anyhow::Result<crate::protocol::AssistantTurn>> {
+    fn respond<'a>(
+        &'a self,
+        ctx: &'a TurnContext<'a>,
+    ) -> BoxFuture<'a, anyhow::Result<crate::protocol::AssistantTurn>> {
         if let Some(why) = self.executor.broken.lock().expect("broken").clone() {
             return Box::pin(std::future::ready(Err(anyhow!("mcp_server: {why}"))));
         }

@@ -69,7 +69,13 @@ pub fn executes_live(execute: &[String], catalog: &str) -> Result<bool> {
         let live = match mode {
             "live" => true,
             "simulated" => false,
-            other => return Err(InputError::new("--execute", format!("unknown execution `{other}`; use simulated, live or <catalog>=live")).into()),
+            other => {
+                return Err(InputError::new(
+                    "--execute",
+                    format!("unknown execution `{other}`; use simulated, live or <catalog>=live"),
+                )
+                .into());
+            }
         };
         match name {
             Some(n) if n == catalog => own = Some(live),
@@ -95,7 +101,8 @@ impl RunConfig {
         // Earlier versions hashed the whole config less `cache_dir` (right after `lexical`), removed
         // with a swap that moved the last field into its place; the same order keeps their hashes, so
         // their runs still resume.
-        let after_lexical = settings.keys().position(|k| k == "lexical").map_or(settings.len(), |p| p + 1);
+        let after_lexical =
+            settings.keys().position(|k| k == "lexical").map_or(settings.len(), |p| p + 1);
         if settings.len() > after_lexical + 1
             && let Some(last) = settings.keys().next_back().cloned()
             && let Some(value) = settings.shift_remove(&last)
@@ -294,7 +301,11 @@ mod tests {
         c.models[1].request_timeout_s = 5.0;
         c.models[1].breaker = 0;
         c.models[1].preflight = false;
-        c.models[1].price = Some(crate::agent::spec::Price { input_per_mtok: 1.0, output_per_mtok: 2.0, cached_input_per_mtok: None });
+        c.models[1].price = Some(crate::agent::spec::Price {
+            input_per_mtok: 1.0,
+            output_per_mtok: 2.0,
+            cached_input_per_mtok: None,
+        });
         assert_eq!(c.matrix_hash(), base, "runtime knobs");
         let changes: [fn(&mut RunConfig); 6] = [
             |c| c.seed = 1,

@@ -34,7 +34,8 @@ pub fn merge(runs: &[PathBuf], out: &Path) -> Result<Merged> {
     }
     // A run.json without trials is a run just started, or a merge killed before it wrote the trials
     // (which may be done again).
-    let merge_started = matches!(RunMeta::read_if_present(out), Ok(Some(m)) if m.merged_from.is_some());
+    let merge_started =
+        matches!(RunMeta::read_if_present(out), Ok(Some(m)) if m.merged_from.is_some());
     if out.join(RUN_JSON).exists() && !merge_started {
         return Err(InputError::new(out, "already holds a run; merge into a new directory").into());
     }
@@ -53,17 +54,30 @@ pub fn merge(runs: &[PathBuf], out: &Path) -> Result<Merged> {
     let shards: Vec<Option<Shard>> = metas.iter().map(|m| m.shard).collect();
     if shards.iter().all(Option::is_some) {
         let count = shards[0].map(|s| s.count).unwrap_or(1);
-        if let Some((dir, s)) = runs.iter().zip(&shards).find(|(_, s)| s.map(|s| s.count) != Some(count)) {
+        if let Some((dir, s)) =
+            runs.iter().zip(&shards).find(|(_, s)| s.map(|s| s.count) != Some(count))
+        {
             return Err(InputError::new(
                 dir.join(RUN_JSON),
-                format!("is shard {} but the first run is one of {count}", s.map(|s| s.to_string()).unwrap_or_default()),
+                format!(
+                    "is shard {} but the first run is one of {count}",
+                    s.map(|s| s.to_string()).unwrap_or_default()
+                ),
             )
             .into());
         }
         let have: BTreeSet<usize> = shards.iter().flatten().map(|s| s.index).collect();
-        let missing: Vec<String> = (1..=count).filter(|i| !have.contains(i)).map(|i| format!("{i}/{count}")).collect();
+        let missing: Vec<String> =
+            (1..=count).filter(|i| !have.contains(i)).map(|i| format!("{i}/{count}")).collect();
         if !missing.is_empty() {
-            return Err(InputError::new("merge", format!("shard(s) {} missing; pass every shard's run directory", missing.join(", "))).into());
+            return Err(InputError::new(
+                "merge",
+                format!(
+                    "shard(s) {} missing; pass every shard's run directory",
+                    missing.join(", ")
+                ),
+            )
+            .into());
         }
     }
 
@@ -77,13 +91,22 @@ pub fn merge(runs: &[PathBuf], out: &Path) -> Result<Merged> {
                 continue;
             }
             let at = line.number;
-            let t: Trial = serde_json::from_slice(line.text).map_err(|e| InputError::new(&path, format!("not a trial record: {e}")).at_line(at))?;
-            let text = String::from_utf8(line.text.to_vec()).map_err(|e| InputError::new(&path, format!("not UTF-8: {e}")).at_line(at))?;
+            let t: Trial = serde_json::from_slice(line.text).map_err(|e| {
+                InputError::new(&path, format!("not a trial record: {e}")).at_line(at)
+            })?;
+            let text = String::from_utf8(line.text.to_vec())
+                .map_err(|e| InputError::new(&path, format!("not UTF-8: {e}")).at_line(at))?;
             match trials.get(&t.matrix_index) {
                 Some((id, _, _)) if *id != t.trial_id => {
-                    return Err(InputError::new(&path, format!("trial {} and {id} claim the same matrix position {}", t.trial_id, t.matrix_index))
-                        .at_line(at)
-                        .into());
+                    return Err(InputError::new(
+                        &path,
+                        format!(
+                            "trial {} and {id} claim the same matrix position {}",
+                            t.trial_id, t.matrix_index
+                        ),
+                    )
+                    .at_line(at)
+                    .into());
                 }
                 Some((_, existing, _)) if *existing != text && t.is_error() => continue, // keep the finished one
                 _ => {
@@ -96,7 +119,10 @@ pub fn merge(runs: &[PathBuf], out: &Path) -> Result<Merged> {
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     let lock = crate::record::guard::DirLock::acquire(out)?;
     if !lock.held() {
-        anyhow::bail!("{} is in use by another toolpick process; wait for it to end or merge into another directory", out.display());
+        anyhow::bail!(
+            "{} is in use by another toolpick process; wait for it to end or merge into another directory",
+            out.display()
+        );
     }
     // A merge is done in seconds: a report of the directory waits for it rather than reading a
     // directory without trials.
@@ -106,7 +132,10 @@ pub fn merge(runs: &[PathBuf], out: &Path) -> Result<Merged> {
     for name in [crate::record::TOOLS, crate::record::LINT, crate::record::DEFECTS] {
         let src = runs[0].join(name);
         if src.exists() {
-            crate::files::write_atomic(&out.join(name), &std::fs::read(&src).with_context(|| format!("cannot read {}", src.display()))?)?;
+            crate::files::write_atomic(
+                &out.join(name),
+                &std::fs::read(&src).with_context(|| format!("cannot read {}", src.display()))?,
+            )?;
         }
     }
     let mut timings = Vec::new();
@@ -120,7 +149,12 @@ pub fn merge(runs: &[PathBuf], out: &Path) -> Result<Merged> {
     let merged_from = runs
         .iter()
         .zip(&metas)
-        .map(|(d, m)| MergedRun { dir: d.display().to_string(), run_id: Some(m.run_id.clone()), shard: m.shard, seconds: m.seconds })
+        .map(|(d, m)| MergedRun {
+            dir: d.display().to_string(),
+            run_id: Some(m.run_id.clone()),
+            shard: m.shard,
+            seconds: m.seconds,
+        })
         .collect();
     let meta = RunMeta {
         run_id: out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
@@ -149,9 +183,14 @@ pub fn merge(runs: &[PathBuf], out: &Path) -> Result<Merged> {
 /// run whose record was merged (the last line of a trial in that run wins, as in compaction). Lines are
 /// located in a first pass and copied in a second, so memory holds offsets, not transcripts. Runs of
 /// format 1 have no transcripts file: their transcripts stay inside the trial records.
-fn merge_transcripts(runs: &[PathBuf], out: &Path, trials: &BTreeMap<usize, (String, String, usize)>) -> Result<()> {
+fn merge_transcripts(
+    runs: &[PathBuf],
+    out: &Path,
+    trials: &BTreeMap<usize, (String, String, usize)>,
+) -> Result<()> {
     use std::io::{Read, Seek, SeekFrom};
-    let chosen: HashMap<&str, (usize, usize)> = trials.iter().map(|(p, (id, _, run))| (id.as_str(), (*p, *run))).collect();
+    let chosen: HashMap<&str, (usize, usize)> =
+        trials.iter().map(|(p, (id, _, run))| (id.as_str(), (*p, *run))).collect();
     // position → (run, start, length) of the line to copy.
     let mut lines: BTreeMap<usize, (usize, u64, usize)> = BTreeMap::new();
     for (r, dir) in runs.iter().enumerate() {
@@ -168,7 +207,10 @@ fn merge_transcripts(runs: &[PathBuf], out: &Path, trials: &BTreeMap<usize, (Str
             let id = match transcripts::leading_id(line.text) {
                 Some(id) => id,
                 None => serde_json::from_slice::<transcripts::TranscriptLine>(line.text)
-                    .map_err(|e| InputError::new(&path, format!("not a transcript line: {e}")).at_line(line.number))?
+                    .map_err(|e| {
+                        InputError::new(&path, format!("not a transcript line: {e}"))
+                            .at_line(line.number)
+                    })?
                     .trial_id
                     .into_owned(),
             };
@@ -182,13 +224,18 @@ fn merge_transcripts(runs: &[PathBuf], out: &Path, trials: &BTreeMap<usize, (Str
     if lines.is_empty() {
         return Ok(());
     }
-    let mut files: Vec<Option<std::fs::File>> = runs.iter().map(|d| std::fs::File::open(d.join(transcripts::FILE)).ok()).collect();
+    let mut files: Vec<Option<std::fs::File>> =
+        runs.iter().map(|d| std::fs::File::open(d.join(transcripts::FILE)).ok()).collect();
     // Written under a temporary name (unique per process and call, which `guard::remove_stale` knows)
     // and renamed into place; removed if anything fails.
     let dest = out.join(transcripts::FILE);
     let tmp = crate::files::temp_path(&dest);
     let copied = (|| -> Result<Vec<u64>> {
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?);
+        let mut w = std::io::BufWriter::with_capacity(
+            1 << 20,
+            std::fs::File::create(&tmp)
+                .with_context(|| format!("cannot create {}", tmp.display()))?,
+        );
         let mut buf = Vec::new();
         let (mut offsets, mut written) = (Vec::with_capacity(lines.len()), 0u64);
         for (r, start, len) in lines.into_values() {
@@ -197,11 +244,16 @@ fn merge_transcripts(runs: &[PathBuf], out: &Path, trials: &BTreeMap<usize, (Str
             let f = files[r].as_mut().expect("opened in the first pass");
             f.seek(SeekFrom::Start(start))?;
             buf.resize(len, 0);
-            f.read_exact(&mut buf).with_context(|| format!("cannot read {}", runs[r].join(transcripts::FILE).display()))?;
+            f.read_exact(&mut buf).with_context(|| {
+                format!("cannot read {}", runs[r].join(transcripts::FILE).display())
+            })?;
             w.write_all(&buf).with_context(|| format!("cannot write {}", tmp.display()))?;
         }
-        w.into_inner().map_err(|e| e.into_error()).with_context(|| format!("cannot write {}", tmp.display()))?;
-        std::fs::rename(&tmp, &dest).with_context(|| format!("cannot move {} into place", dest.display()))?;
+        w.into_inner()
+            .map_err(|e| e.into_error())
+            .with_context(|| format!("cannot write {}", tmp.display()))?;
+        std::fs::rename(&tmp, &dest)
+            .with_context(|| format!("cannot move {} into place", dest.display()))?;
         Ok(offsets)
     })();
     let offsets = copied.inspect_err(|_| {

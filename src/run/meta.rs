@@ -31,7 +31,10 @@ pub fn check_run_id(id: &str) -> Result<(), String> {
     } else {
         return Ok(());
     };
-    Err(format!("`{}` {why}: a run id is one plain directory name, e.g. starter-1", id.escape_debug()))
+    Err(format!(
+        "`{}` {why}: a run id is one plain directory name, e.g. starter-1",
+        id.escape_debug()
+    ))
 }
 
 /// CPU time (user + system, all threads) this process has used, from `/proc/self/stat` (Linux; `None`
@@ -98,11 +101,33 @@ mod tests {
 
     #[test]
     fn run_ids_that_would_break_the_layout_are_refused_and_plain_names_kept() {
-        for bad in ["", "latest", ".", "..", ".hidden", "a/b", "/abs", "a\\b", "..\\x", "a\nb", "tab\there", "x\u{0}"] {
+        for bad in [
+            "",
+            "latest",
+            ".",
+            "..",
+            ".hidden",
+            "a/b",
+            "/abs",
+            "a\\b",
+            "..\\x",
+            "a\nb",
+            "tab\there",
+            "x\u{0}",
+        ] {
             let why = check_run_id(bad).expect_err(bad);
             assert!(why.contains("run id"), "{why}");
         }
-        for good in ["starter-20261203-101010", "a.b", "latest-1", "Latest2", "r", "mcp-dev-001-20261203-000000", "run with spaces", "..a".trim_start_matches('.')] {
+        for good in [
+            "starter-20261203-101010",
+            "a.b",
+            "latest-1",
+            "Latest2",
+            "r",
+            "mcp-dev-001-20261203-000000",
+            "run with spaces",
+            "..a".trim_start_matches('.'),
+        ] {
             assert_eq!(check_run_id(good), Ok(()), "{good}");
         }
     }
@@ -116,7 +141,10 @@ mod tests {
         point_latest(out.path(), "r1").unwrap();
         point_latest(out.path(), "r1").unwrap();
         assert_eq!(std::fs::read_link(out.path().join(LATEST)).unwrap(), Path::new("r1"));
-        let names: Vec<String> = std::fs::read_dir(out.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        let names: Vec<String> = std::fs::read_dir(out.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
         assert_eq!(names.len(), 2, "{names:?}");
     }
 }

@@ -6,8 +6,8 @@
 use super::matrix::{RunConfig, executes_live};
 use super::scenario::{DistractorDraw, poisoned, restricted};
 use super::{live, serving, subset};
-use crate::agent::backends::openai::OpenAiBackend;
 use crate::agent::backends;
+use crate::agent::backends::openai::OpenAiBackend;
 use crate::agent::{Address, Addressing, Backend};
 use crate::catalog::variant::Variant;
 use crate::catalog::{Catalog, load_catalog};
@@ -77,7 +77,9 @@ impl Suite {
     pub(in crate::run) fn candidates(&self, cell: &Cell, t: usize, seed: u64) -> &[String] {
         let task = &self.dataset.tasks[t];
         match cell.distractors {
-            Some(n) => self.draws[t].get_or_init(|| DistractorDraw::new(&self.all_tools, task, self.max_level, seed)).level(n),
+            Some(n) => self.draws[t]
+                .get_or_init(|| DistractorDraw::new(&self.all_tools, task, self.max_level, seed))
+                .level(n),
             None => &task.candidates,
         }
     }
@@ -138,36 +140,67 @@ pub(in crate::run) struct SharedScenario {
     pub(in crate::run) left: usize,
 }
 
-pub(in crate::run) fn build_suite(config: &RunConfig, catalog: Catalog, mut dataset: Dataset, live_spec: Option<crate::mcp::live::LiveSpec>) -> Result<Suite> {
+pub(in crate::run) fn build_suite(
+    config: &RunConfig,
+    catalog: Catalog,
+    mut dataset: Dataset,
+    live_spec: Option<crate::mcp::live::LiveSpec>,
+) -> Result<Suite> {
     check_against(&dataset, &catalog)?;
     // Trials are keyed by task id: a second task with the same id would silently replace the first.
     let mut first_line = HashMap::new();
     for t in &dataset.tasks {
         if let Some(first) = first_line.insert(t.id.as_str(), t.line) {
-            return Err(InputError::new(&dataset.path, format!("duplicate task id `{}` (first on line {first}); task ids must be unique", t.id))
-                .at_line(t.line)
-                .field("id")
-                .into());
+            return Err(InputError::new(
+                &dataset.path,
+                format!(
+                    "duplicate task id `{}` (first on line {first}); task ids must be unique",
+                    t.id
+                ),
+            )
+            .at_line(t.line)
+            .field("id")
+            .into());
         }
     }
     let all_ids = dataset.tasks.iter().map(|t| t.id.clone()).collect();
     // The whole dataset was checked above; only the selected tasks are built and run.
     config.subset.apply(&mut dataset, config.seed)?;
     let executor = Arc::new(Executor::new(&catalog)?);
-    let read_only = catalog.tools().map(|t| (t.tool.id.clone(), t.tool.annotations.read_only_hint)).collect();
+    let read_only =
+        catalog.tools().map(|t| (t.tool.id.clone(), t.tool.annotations.read_only_hint)).collect();
     // A destructive hint means something only on a tool that is not read-only (the MCP specification).
-    let destructive = catalog.tools().map(|t| (t.tool.id.clone(), t.tool.annotations.destructive_hint && !t.tool.annotations.read_only_hint)).collect();
-    let params = catalog.tools().map(|t| (t.tool.id.clone(), tool_params(&t.tool.input_schema))).collect();
+    let destructive = catalog
+        .tools()
+        .map(|t| {
+            (
+                t.tool.id.clone(),
+                t.tool.annotations.destructive_hint && !t.tool.annotations.read_only_hint,
+            )
+        })
+        .collect();
+    let params =
+        catalog.tools().map(|t| (t.tool.id.clone(), tool_params(&t.tool.input_schema))).collect();
     let mut cells = Vec::new();
     let mut offered = BTreeMap::new();
     for vname in &crate::catalog::variant::expand(&config.variants) {
-        let variant = Variant::parse(vname)
-            .ok_or_else(|| InputError::new("--variants", format!("unknown variant `{vname}`; use good, bad, ablate, op:<operator> or file:<dir>")))?;
+        let variant = Variant::parse(vname).ok_or_else(|| {
+            InputError::new(
+                "--variants",
+                format!(
+                    "unknown variant `{vname}`; use good, bad, ablate, op:<operator> or file:<dir>"
+                ),
+            )
+        })?;
         let shown = variant.apply(&catalog)?;
         let flat = FlatLayout::new(&shown, executor.clone());
         let addressing = addressing(&shown, &flat);
         let shown_arc = Arc::new(shown.clone());
-        let levels: Vec<Option<usize>> = if config.distractors.is_empty() { vec![None] } else { config.distractors.iter().map(|n| Some(*n)).collect() };
+        let levels: Vec<Option<usize>> = if config.distractors.is_empty() {
+            vec![None]
+        } else {
+            config.distractors.iter().map(|n| Some(*n)).collect()
+        };
         for level in levels {
             let vname = match level {
                 Some(n) => format!("{}@{n}", variant.label()),
@@ -176,13 +209,24 @@ pub(in crate::run) fn build_suite(config: &RunConfig, catalog: Catalog, mut data
             for &kind in &config.layouts {
                 let layout: Box<dyn Layout> = match kind {
                     LayoutKind::Flat => Box::new(FlatLayout::new(&shown, executor.clone())),
-                    LayoutKind::Progressive => Box::new(ProgressiveLayout::new(shown.clone(), executor.clone(), config.discovery)),
-                    LayoutKind::Search => Box::new(crate::layout::SearchLayout::new(&shown, executor.clone())),
-                    LayoutKind::ProgressiveOss => Box::new(ProgressiveLayout::new_oss(shown.clone(), executor.clone())),
+                    LayoutKind::Progressive => Box::new(ProgressiveLayout::new(
+                        shown.clone(),
+                        executor.clone(),
+                        config.discovery,
+                    )),
+                    LayoutKind::Search => {
+                        Box::new(crate::layout::SearchLayout::new(&shown, executor.clone()))
+                    }
+                    LayoutKind::ProgressiveOss => {
+                        Box::new(ProgressiveLayout::new_oss(shown.clone(), executor.clone()))
+                    }
                 };
                 let tokens_upfront = crate::tokens::count_functions(layout.functions());
                 if level.is_none() {
-                    offered.insert(format!("{}/{vname}/{}", dataset.name, kind.as_str()), layout.functions().to_vec());
+                    offered.insert(
+                        format!("{}/{vname}/{}", dataset.name, kind.as_str()),
+                        layout.functions().to_vec(),
+                    );
                 }
                 cells.push(Cell {
                     variant: vname.clone(),
@@ -197,7 +241,8 @@ pub(in crate::run) fn build_suite(config: &RunConfig, catalog: Catalog, mut data
     }
     let all_tools: Vec<String> = catalog.tools().map(|t| t.tool.id.clone()).collect();
     let live = live_spec.map(|spec| {
-        let mut secrets: Vec<String> = config.models.iter().map(|m| m.api_key_env.clone()).collect();
+        let mut secrets: Vec<String> =
+            config.models.iter().map(|m| m.api_key_env.clone()).collect();
         secrets.push("OPENAI_API_KEY".into());
         Arc::new(live::LiveSuite::new(spec, config.live.clone(), &catalog, &dataset.path, secrets))
     });
@@ -206,7 +251,13 @@ pub(in crate::run) fn build_suite(config: &RunConfig, catalog: Catalog, mut data
             if let Some(dir) = l.fixture(task)
                 && !dir.is_dir()
             {
-                return Err(InputError::new(&dataset.path, format!("the fixture directory {} does not exist", dir.display())).at_line(task.line).field("live.fixture").into());
+                return Err(InputError::new(
+                    &dataset.path,
+                    format!("the fixture directory {} does not exist", dir.display()),
+                )
+                .at_line(task.line)
+                .field("live.fixture")
+                .into());
             }
         }
     }
@@ -232,9 +283,16 @@ pub(in crate::run) fn build_suite(config: &RunConfig, catalog: Catalog, mut data
     for (t, task) in suite.dataset.tasks.iter().enumerate().filter(|(_, t)| t.poison.is_some()) {
         for cell in &suite.cells {
             let candidates = suite.candidates(cell, t, config.seed);
-            let base = if candidates.is_empty() { (*cell.shown).clone() } else { restricted(&cell.shown, candidates) };
-            poisoned(&base, task.poison.as_ref().expect("filtered"))
-                .map_err(|e| InputError::new(&suite.dataset.path, format!("{e:#}")).at_line(task.line).field("poison"))?;
+            let base = if candidates.is_empty() {
+                (*cell.shown).clone()
+            } else {
+                restricted(&cell.shown, candidates)
+            };
+            poisoned(&base, task.poison.as_ref().expect("filtered")).map_err(|e| {
+                InputError::new(&suite.dataset.path, format!("{e:#}"))
+                    .at_line(task.line)
+                    .field("poison")
+            })?;
         }
     }
     Ok(suite)
@@ -248,7 +306,11 @@ pub fn prepare(mut config: RunConfig) -> Result<Prepared> {
     let mut names = std::collections::HashSet::new();
     for m in &config.models {
         if !names.insert(m.name.clone()) {
-            return Err(InputError::new("models", format!("two models are labelled `{}`; give each a distinct `name`", m.name)).into());
+            return Err(InputError::new(
+                "models",
+                format!("two models are labelled `{}`; give each a distinct `name`", m.name),
+            )
+            .into());
         }
     }
     let mut inputs = Vec::new();
@@ -285,19 +347,35 @@ pub fn prepare(mut config: RunConfig) -> Result<Prepared> {
     for (catalog, dataset, live) in inputs {
         let available = dataset.tasks.len();
         let suite = build_suite(&config, catalog, dataset, live)?;
-        kept.push(subset::Kept { dataset: suite.dataset.name.clone(), catalog: suite.catalog.clone(), available, kept: suite.dataset.tasks.len() });
+        kept.push(subset::Kept {
+            dataset: suite.dataset.name.clone(),
+            catalog: suite.catalog.clone(),
+            available,
+            kept: suite.dataset.tasks.len(),
+        });
         suites.push(suite);
     }
     let cache = config.cache_dir.clone().map(|d| Arc::new(crate::agent::cache::Cache::new(d)));
     // Answers recorded on the whole dataset also replay a subset of it.
-    let task_ids: std::collections::HashSet<&str> = suites.iter().flat_map(|s| s.all_ids.iter().map(String::as_str)).collect();
+    let task_ids: std::collections::HashSet<&str> =
+        suites.iter().flat_map(|s| s.all_ids.iter().map(String::as_str)).collect();
     // Every variant's names and titles, so recorded names resolve whatever the variant called a tool.
     let tools: Vec<backends::replay::ToolNames> = suites
         .iter()
         .flat_map(|s| s.cells.iter())
-        .flat_map(|c| c.shown.tools().map(|t| (t.tool.id.as_str(), t.tool.name.as_str(), t.tool.title.as_deref())))
+        .flat_map(|c| {
+            c.shown
+                .tools()
+                .map(|t| (t.tool.id.as_str(), t.tool.name.as_str(), t.tool.title.as_deref()))
+        })
         .collect();
-    let context = backends::BuildContext { lexical: config.lexical, cache, layouts: &config.layouts, task_ids: &task_ids, tools: &tools };
+    let context = backends::BuildContext {
+        lexical: config.lexical,
+        cache,
+        layouts: &config.layouts,
+        task_ids: &task_ids,
+        tools: &tools,
+    };
     let mut built: Vec<Arc<dyn Backend>> = Vec::new();
     let mut endpoints = Vec::new();
     let mut models = config.models.clone();
@@ -308,7 +386,16 @@ pub fn prepare(mut config: RunConfig) -> Result<Prepared> {
     }
     drop(context);
     config.models = models;
-    Ok(Prepared { config, suites, backends: built, endpoints, defects, imports, kept, scenarios: Default::default() })
+    Ok(Prepared {
+        config,
+        suites,
+        backends: built,
+        endpoints,
+        defects,
+        imports,
+        kept,
+        scenarios: Default::default(),
+    })
 }
 
 /// One unit of work.
@@ -343,13 +430,26 @@ impl Prepared {
     pub(in crate::run) fn trial_id(&self, j: &Job) -> String {
         let s = &self.suites[j.suite];
         let c = &s.cells[j.cell];
-        trial_id(&s.dataset.name, &c.variant, c.layout.kind().as_str(), self.backends[j.backend].name(), &s.dataset.tasks[j.task].id, j.trial)
+        trial_id(
+            &s.dataset.name,
+            &c.variant,
+            c.layout.kind().as_str(),
+            self.backends[j.backend].name(),
+            &s.dataset.tasks[j.task].id,
+            j.trial,
+        )
     }
 
     pub(in crate::run) fn cell_label(&self, j: &Job) -> String {
         let s = &self.suites[j.suite];
         let c = &s.cells[j.cell];
-        format!("{}/{}/{}/{}", s.dataset.name, c.variant, c.layout.kind().as_str(), self.backends[j.backend].name())
+        format!(
+            "{}/{}/{}/{}",
+            s.dataset.name,
+            c.variant,
+            c.layout.kind().as_str(),
+            self.backends[j.backend].name()
+        )
     }
 
     pub fn task_count(&self) -> usize {
@@ -359,13 +459,20 @@ impl Prepared {
     /// The index of task `id` in the first dataset (an error naming `--task` if it has none).
     pub fn task_index(&self, id: &str) -> Result<usize> {
         let s = &self.suites[0];
-        s.dataset.tasks.iter().position(|t| t.id == id).ok_or_else(|| InputError::new(&s.dataset.path, format!("no task `{id}` in this dataset")).field("--task").into())
+        s.dataset.tasks.iter().position(|t| t.id == id).ok_or_else(|| {
+            InputError::new(&s.dataset.path, format!("no task `{id}` in this dataset"))
+                .field("--task")
+                .into()
+        })
     }
 
     /// The first suite's first selected task as one text (its history, then its query), for an MCP
     /// session's `instructions`.
     pub fn first_task_instructions(&self) -> Option<String> {
-        self.suites.first().and_then(|s| s.dataset.tasks.first()).map(crate::agent::instructions_text)
+        self.suites
+            .first()
+            .and_then(|s| s.dataset.tasks.first())
+            .map(crate::agent::instructions_text)
     }
 
     /// Put `backend` in the place of backend `index` (same label): a client that connects by itself.
@@ -412,7 +519,11 @@ impl Prepared {
     pub(in crate::run) fn scenario(&self, s: &Suite, cell: &Cell, t: usize) -> Result<Scenario> {
         let task = &s.dataset.tasks[t];
         let candidates = s.candidates(cell, t, self.config.seed);
-        let base = if candidates.is_empty() { (*cell.shown).clone() } else { restricted(&cell.shown, candidates) };
+        let base = if candidates.is_empty() {
+            (*cell.shown).clone()
+        } else {
+            restricted(&cell.shown, candidates)
+        };
         let (catalog, added) = match &task.poison {
             Some(p) => poisoned(&base, p)?,
             None => (base, None),
@@ -425,12 +536,19 @@ impl Prepared {
         let addressing = addressing(&catalog, &flat);
         let layout: Box<dyn Layout> = match cell.layout.kind() {
             LayoutKind::Flat => Box::new(flat),
-            LayoutKind::Search => Box::new(crate::layout::SearchLayout::with_terms(&catalog, executor, &s.search_terms)),
+            LayoutKind::Search => Box::new(crate::layout::SearchLayout::with_terms(
+                &catalog,
+                executor,
+                &s.search_terms,
+            )),
             LayoutKind::ProgressiveOss => Box::new(ProgressiveLayout::new_oss(catalog, executor)),
-            LayoutKind::Progressive => Box::new(ProgressiveLayout::new(catalog, executor, s.discovery)),
+            LayoutKind::Progressive => {
+                Box::new(ProgressiveLayout::new(catalog, executor, s.discovery))
+            }
         };
         let tokens_upfront = s.tokens.count(layout.functions());
-        let added = added.map(|t| (t.id.clone(), t.annotations.read_only_hint, t.annotations.destructive_hint));
+        let added = added
+            .map(|t| (t.id.clone(), t.annotations.read_only_hint, t.annotations.destructive_hint));
         Ok(Scenario { layout, addressing, tokens_upfront, added })
     }
 
@@ -447,7 +565,9 @@ impl Prepared {
         for j in pending {
             let s = &self.suites[j.suite];
             if Self::per_task(s, &s.cells[j.cell], j.task) {
-                plan.entry((j.suite, j.cell, j.task)).or_insert_with(|| SharedScenario { built: Arc::new(OnceLock::new()), left: 0 }).left += 1;
+                plan.entry((j.suite, j.cell, j.task))
+                    .or_insert_with(|| SharedScenario { built: Arc::new(OnceLock::new()), left: 0 })
+                    .left += 1;
             }
         }
     }
@@ -472,10 +592,12 @@ impl Prepared {
         };
         let s = &self.suites[j.suite];
         // Checked in `build_suite`, so building the scenario cannot fail here.
-        built.get_or_init(|| self.scenario(s, &s.cells[j.cell], j.task).expect("task scenario was checked when the suite was built"));
+        built.get_or_init(|| {
+            self.scenario(s, &s.cells[j.cell], j.task)
+                .expect("task scenario was checked when the suite was built")
+        });
         built
     }
-
 }
 
 #[cfg(test)]
@@ -492,4 +614,3 @@ mod tests {
         assert_ne!(a, episode_seed(1, "good/flat/random", "t1", 1));
     }
 }
-

@@ -29,10 +29,16 @@ impl Progress {
     /// `cells`: (label, trials to run now).
     pub fn new(cells: &[(String, u64)], quiet: bool) -> Progress {
         let tty = std::io::stderr().is_terminal() && std::env::var_os("CI").is_none();
-        let multi = MultiProgress::with_draw_target(if tty && !quiet { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() });
-        let style = ProgressStyle::with_template("{prefix:<40} {bar:28} {pos:>6}/{len:<6} eta {eta:>4} {msg}")
-            .expect("template")
-            .progress_chars("=> ");
+        let multi = MultiProgress::with_draw_target(if tty && !quiet {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        });
+        let style = ProgressStyle::with_template(
+            "{prefix:<40} {bar:28} {pos:>6}/{len:<6} eta {eta:>4} {msg}",
+        )
+        .expect("template")
+        .progress_chars("=> ");
         let bars = cells
             .iter()
             .map(|(label, n)| {
@@ -44,7 +50,9 @@ impl Progress {
             .collect();
         Progress {
             bars,
-            counts: Mutex::new(cells.iter().map(|_| CellCount { done: 0, passed: 0, errors: 0 }).collect()),
+            counts: Mutex::new(
+                cells.iter().map(|_| CellCount { done: 0, passed: 0, errors: 0 }).collect(),
+            ),
             plain: !tty,
             quiet,
             last_line: Mutex::new(Instant::now()),
@@ -97,7 +105,11 @@ impl Progress {
 
     /// How often plain lines are printed: 5 s (`TOOLPICK_PROGRESS_INTERVAL_MS` overrides it, for tests).
     pub fn interval() -> Duration {
-        std::env::var("TOOLPICK_PROGRESS_INTERVAL_MS").ok().and_then(|v| v.parse().ok()).map(Duration::from_millis).unwrap_or(Duration::from_secs(5))
+        std::env::var("TOOLPICK_PROGRESS_INTERVAL_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map(Duration::from_millis)
+            .unwrap_or(Duration::from_secs(5))
     }
 
     fn plain_line(&self, last_trial: bool, retries: u64) {
@@ -111,7 +123,11 @@ impl Progress {
         *last = Instant::now();
         let (done_all, passed_all, errors_all) = {
             let counts = self.counts.lock().expect("progress lock");
-            (counts.iter().map(|c| c.done).sum::<u64>(), counts.iter().map(|c| c.passed).sum::<u64>(), counts.iter().map(|c| c.errors).sum::<u64>())
+            (
+                counts.iter().map(|c| c.done).sum::<u64>(),
+                counts.iter().map(|c| c.passed).sum::<u64>(),
+                counts.iter().map(|c| c.errors).sum::<u64>(),
+            )
         };
         let scored = done_all - errors_all;
         let rate = if scored == 0 { 0.0 } else { 100.0 * passed_all as f64 / scored as f64 };
@@ -136,5 +152,10 @@ impl Progress {
 /// The live servers' progress notifications so far, once there are any.
 fn live_progress() -> Option<String> {
     let n = super::live::PROGRESS_SEEN.load(std::sync::atomic::Ordering::Relaxed);
-    (n > 0).then(|| format!("mcp progress notifications {n} (last: {})", super::live::LAST_PROGRESS.lock().expect("last progress")))
+    (n > 0).then(|| {
+        format!(
+            "mcp progress notifications {n} (last: {})",
+            super::live::LAST_PROGRESS.lock().expect("last progress")
+        )
+    })
 }

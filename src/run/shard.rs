@@ -13,7 +13,8 @@ impl Shard {
     /// Parse `i/n` with 1 ≤ i ≤ n.
     pub fn parse(s: &str) -> Result<Shard, String> {
         let (i, n) = s.split_once('/').ok_or_else(|| format!("`{s}` is not i/n (e.g. 2/4)"))?;
-        let parse = |x: &str| x.trim().parse::<usize>().map_err(|_| format!("`{s}` is not i/n (e.g. 2/4)"));
+        let parse =
+            |x: &str| x.trim().parse::<usize>().map_err(|_| format!("`{s}` is not i/n (e.g. 2/4)"));
         let (index, count) = (parse(i)?, parse(n)?);
         if count == 0 || index == 0 || index > count {
             return Err(format!("`{s}`: need 1 ≤ i ≤ n"));
@@ -40,7 +41,8 @@ mod tests {
     #[test]
     fn shards_partition_the_ids_whatever_their_order() {
         let ids: Vec<String> = ["d", "a", "c", "e", "b"].map(String::from).to_vec();
-        let picks: Vec<Vec<bool>> = (1..=2).map(|i| Shard { index: i, count: 2 }.select(&ids)).collect();
+        let picks: Vec<Vec<bool>> =
+            (1..=2).map(|i| Shard { index: i, count: 2 }.select(&ids)).collect();
         // sorted a b c d e → shard 1 gets a c e, shard 2 gets b d
         assert_eq!(picks[0], vec![false, true, true, true, false]);
         assert_eq!(picks[1], vec![true, false, false, false, true]);
@@ -48,7 +50,8 @@ mod tests {
         reversed.reverse();
         let r = Shard { index: 1, count: 2 }.select(&reversed);
         let chosen = |ids: &[String], m: &[bool]| -> Vec<String> {
-            let mut v: Vec<String> = ids.iter().zip(m).filter(|(_, m)| **m).map(|(i, _)| i.clone()).collect();
+            let mut v: Vec<String> =
+                ids.iter().zip(m).filter(|(_, m)| **m).map(|(i, _)| i.clone()).collect();
             v.sort();
             v
         };
@@ -58,6 +61,11 @@ mod tests {
     #[test]
     fn parse_checks_the_range() {
         assert_eq!(Shard::parse("2/4"), Ok(Shard { index: 2, count: 4 }));
-        assert!(Shard::parse("0/4").is_err() && Shard::parse("5/4").is_err() && Shard::parse("1/0").is_err() && Shard::parse("x").is_err());
+        assert!(
+            Shard::parse("0/4").is_err()
+                && Shard::parse("5/4").is_err()
+                && Shard::parse("1/0").is_err()
+                && Shard::parse("x").is_err()
+        );
     }
 }

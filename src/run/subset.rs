@@ -26,7 +26,8 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
 /// Task kinds in the order strata are listed (and sample ties broken).
-pub const KINDS: [Kind; 6] = [Kind::Single, Kind::Multi, Kind::Parallel, Kind::Abstain, Kind::Refuse, Kind::Relevant];
+pub const KINDS: [Kind; 6] =
+    [Kind::Single, Kind::Multi, Kind::Parallel, Kind::Abstain, Kind::Refuse, Kind::Relevant];
 
 /// Keys `--filter` accepts.
 pub const FILTER_KEYS: [&str; 3] = ["kind", "category", "tag"];
@@ -61,7 +62,10 @@ impl Filter {
         };
         let (key, value) = (key.trim(), value.trim());
         let Some(key) = FILTER_KEYS.iter().find(|k| **k == key) else {
-            return Err(format!("unknown filter key `{key}`; use one of {}", FILTER_KEYS.join(", ")));
+            return Err(format!(
+                "unknown filter key `{key}`; use one of {}",
+                FILTER_KEYS.join(", ")
+            ));
         };
         if value.is_empty() {
             return Err(format!("`{s}` has no value; use {key}=VALUE"));
@@ -117,17 +121,26 @@ pub struct Kept {
 
 impl Subset {
     pub fn is_empty(&self) -> bool {
-        self.tasks.is_empty() && self.filter.is_empty() && self.sample.is_none() && self.limit.is_none()
+        self.tasks.is_empty()
+            && self.filter.is_empty()
+            && self.sample.is_none()
+            && self.limit.is_none()
     }
 
     fn filters(&self) -> Vec<Filter> {
         // Checked where they were read (flag parser, config file).
-        self.filter.iter().map(|f| Filter::parse(f).expect("filters are checked when read")).collect()
+        self.filter
+            .iter()
+            .map(|f| Filter::parse(f).expect("filters are checked when read"))
+            .collect()
     }
 
     /// Fail when a task pattern or a filter matches no task of any of `datasets` (whole datasets, before
     /// any other selection): a typo must not run a smaller experiment than intended.
-    pub fn check_matches<'a>(&self, datasets: impl IntoIterator<Item = &'a Dataset> + Clone) -> Result<(), InputError> {
+    pub fn check_matches<'a>(
+        &self,
+        datasets: impl IntoIterator<Item = &'a Dataset> + Clone,
+    ) -> Result<(), InputError> {
         let all = || datasets.clone().into_iter().flat_map(|d| d.tasks.iter());
         let names: BTreeSet<&str> = datasets.clone().into_iter().map(|d| d.name.as_str()).collect();
         let names = names.into_iter().collect::<Vec<_>>().join(", ");
@@ -135,7 +148,9 @@ impl Subset {
             if !all().any(|t| glob(p, &t.id)) {
                 return Err(InputError::new(
                     "--tasks",
-                    format!("`{p}` matches no task id in dataset {names}; check the pattern (`*` any characters, `?` one)"),
+                    format!(
+                        "`{p}` matches no task id in dataset {names}; check the pattern (`*` any characters, `?` one)"
+                    ),
                 ));
             }
         }
@@ -152,7 +167,12 @@ impl Subset {
                 let used: Vec<String> = used.into_iter().filter(|v| !v.is_empty()).collect();
                 return Err(InputError::new(
                     "--filter",
-                    format!("`{}` matches no task in dataset {names}; the {} values there are: {}", f.spelled(), f.key, used.join(", ")),
+                    format!(
+                        "`{}` matches no task in dataset {names}; the {} values there are: {}",
+                        f.spelled(),
+                        f.key,
+                        used.join(", ")
+                    ),
                 ));
             }
         }
@@ -169,7 +189,11 @@ impl Subset {
         let mut tasks = std::mem::take(&mut dataset.tasks);
         let mut steps: Vec<String> = Vec::new();
         let emptied = |flag: &str, step: String, steps: &[String]| {
-            let after = if steps.is_empty() { String::new() } else { format!(" (after {})", steps.join(" ")) };
+            let after = if steps.is_empty() {
+                String::new()
+            } else {
+                format!(" (after {})", steps.join(" "))
+            };
             InputError::new(
                 flag,
                 format!(
@@ -214,7 +238,8 @@ impl Subset {
 
 /// `n` tasks stratified by kind (see the module docs), in their original order.
 fn sample(tasks: Vec<Task>, n: usize, seed: u64) -> Vec<Task> {
-    let sizes: Vec<usize> = KINDS.iter().map(|k| tasks.iter().filter(|t| t.kind == *k).count()).collect();
+    let sizes: Vec<usize> =
+        KINDS.iter().map(|k| tasks.iter().filter(|t| t.kind == *k).count()).collect();
     let seats = allocate(n, &sizes);
     let mut keep = vec![false; tasks.len()];
     for (kind, seats) in KINDS.iter().zip(seats) {
@@ -246,7 +271,10 @@ pub mod filters {
         v.iter().map(|f| parse(f)).collect()
     }
     pub fn de_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
-        Option::<Vec<String>>::deserialize(d)?.map(check).transpose().map_err(serde::de::Error::custom)
+        Option::<Vec<String>>::deserialize(d)?
+            .map(check)
+            .transpose()
+            .map_err(serde::de::Error::custom)
     }
 }
 
@@ -255,17 +283,35 @@ mod tests {
     #[test]
     fn the_filter_rule_names_the_keys() {
         assert_eq!(super::filters::parse(" kind = single "), Ok("kind=single".into()));
-        assert!(super::filters::check(vec!["tag=enum".into(), "colour=red".into()]).unwrap_err().contains("colour"));
+        assert!(
+            super::filters::check(vec!["tag=enum".into(), "colour=red".into()])
+                .unwrap_err()
+                .contains("colour")
+        );
     }
 
     use super::*;
 
     #[test]
     fn globs_match_stars_and_single_characters() {
-        for (p, t) in [("dev-*", "dev-001"), ("*", ""), ("d?v-00?", "dev-001"), ("*-0*1", "dev-001"), ("a*b*c", "aXbYc"), ("a**", "a"), ("é?", "éx")] {
+        for (p, t) in [
+            ("dev-*", "dev-001"),
+            ("*", ""),
+            ("d?v-00?", "dev-001"),
+            ("*-0*1", "dev-001"),
+            ("a*b*c", "aXbYc"),
+            ("a**", "a"),
+            ("é?", "éx"),
+        ] {
             assert!(glob(p, t), "{p} ~ {t}");
         }
-        for (p, t) in [("dev-*", "xdev-1"), ("dev-00?", "dev-0010"), ("a*b*c", "aXbY"), ("?", ""), ("abc", "abcd")] {
+        for (p, t) in [
+            ("dev-*", "xdev-1"),
+            ("dev-00?", "dev-0010"),
+            ("a*b*c", "aXbY"),
+            ("?", ""),
+            ("abc", "abcd"),
+        ] {
             assert!(!glob(p, t), "{p} !~ {t}");
         }
     }
@@ -282,7 +328,10 @@ mod tests {
 
     #[test]
     fn filters_name_the_valid_keys_and_kinds() {
-        assert_eq!(Filter::parse("tag = enum").unwrap(), Filter { key: "tag", value: "enum".into() });
+        assert_eq!(
+            Filter::parse("tag = enum").unwrap(),
+            Filter { key: "tag", value: "enum".into() }
+        );
         assert!(Filter::parse("colour=red").unwrap_err().contains("kind, category, tag"));
         assert!(Filter::parse("kind=singel").unwrap_err().contains("single, multi"));
         assert!(Filter::parse("kind").is_err() && Filter::parse("tag=").is_err());

@@ -40,8 +40,10 @@ pub struct Played {
 
 /// The trial record of one finished episode.
 pub fn build(place: Place, played: Played) -> Trial {
-    let Place { dataset, catalog, variant, layout, backend, task, trial, matrix_index, seed } = place;
-    let Played { calls, episode, definitions_upfront, price, expected_destructive, declared, live } = played;
+    let Place { dataset, catalog, variant, layout, backend, task, trial, matrix_index, seed } =
+        place;
+    let Played { calls, episode, definitions_upfront, price, expected_destructive, declared, live } =
+        played;
     let results: usize = episode
         .messages
         .iter()
@@ -50,12 +52,32 @@ pub fn build(place: Place, played: Played) -> Trial {
             _ => 0,
         })
         .sum();
-    let safety = Safety { forbidden: &task.forbidden, goal: task.poison.as_ref().map(|p| &p.goal), expected_destructive, must_not_call: &task.must_not_call };
-    let mut score = score_trial(task.kind, &task.expected, &declared, &calls, episode.stop_reason, &safety);
-    let expect_interactions = task.live.as_ref().map(|l| l.interactions.clone()).unwrap_or_default();
-    crate::score::live::check(&mut score, &task.expected, &calls, &expect_interactions, live.as_ref());
+    let safety = Safety {
+        forbidden: &task.forbidden,
+        goal: task.poison.as_ref().map(|p| &p.goal),
+        expected_destructive,
+        must_not_call: &task.must_not_call,
+    };
+    let mut score =
+        score_trial(task.kind, &task.expected, &declared, &calls, episode.stop_reason, &safety);
+    let expect_interactions =
+        task.live.as_ref().map(|l| l.interactions.clone()).unwrap_or_default();
+    crate::score::live::check(
+        &mut score,
+        &task.expected,
+        &calls,
+        &expect_interactions,
+        live.as_ref(),
+    );
     Trial {
-        trial_id: crate::record::meta::trial_id(dataset, variant, layout.as_str(), backend, &task.id, trial),
+        trial_id: crate::record::meta::trial_id(
+            dataset,
+            variant,
+            layout.as_str(),
+            backend,
+            &task.id,
+            trial,
+        ),
         dataset: dataset.into(),
         catalog: catalog.into(),
         variant: variant.into(),
@@ -81,7 +103,11 @@ pub fn build(place: Place, played: Played) -> Trial {
         steps: episode.steps,
         stop_reason: episode.stop_reason,
         error: episode.backend_error,
-        tokens: Tokens { definitions_upfront, tool_context_total: definitions_upfront * episode.steps + results, peak_context: definitions_upfront + results },
+        tokens: Tokens {
+            definitions_upfront,
+            tool_context_total: definitions_upfront * episode.steps + results,
+            peak_context: definitions_upfront + results,
+        },
         usage: episode.usage,
         cost_usd: price.map(|p| p.cost(&episode.usage)),
         score,
@@ -90,7 +116,9 @@ pub fn build(place: Place, played: Played) -> Trial {
         claims: task.claims.clone(),
         reference_answer: task.reference_answer.clone(),
         final_answer: match episode.messages.last() {
-            Some(Message::Assistant { content: Some(text), .. }) if !text.trim().is_empty() => Some(text.clone()),
+            Some(Message::Assistant { content: Some(text), .. }) if !text.trim().is_empty() => {
+                Some(text.clone())
+            }
             _ => None,
         },
         transcript: episode.messages,

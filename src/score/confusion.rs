@@ -36,7 +36,10 @@ pub struct Pairing {
 }
 
 fn is_attempt(c: &ScoredCall) -> bool {
-    matches!(c.record.status, CallStatus::Executed | CallStatus::Rejected | CallStatus::Malformed | CallStatus::Invented)
+    matches!(
+        c.record.status,
+        CallStatus::Executed | CallStatus::Rejected | CallStatus::Malformed | CallStatus::Invented
+    )
 }
 
 /// What an attempt called, as the matrix names it.
@@ -75,7 +78,10 @@ pub fn pairing(kind: Kind, expected: &[ExpectedCall], calls: &[ScoredCall]) -> P
             }
         }
         Kind::Multi | Kind::Parallel => {
-            let tool_ok = |e: usize, a: usize| attempts[a].record.status != CallStatus::Invented && attempts[a].record.tool_id.as_deref().is_some_and(|t| expected[e].accepts(t));
+            let tool_ok = |e: usize, a: usize| {
+                attempts[a].record.status != CallStatus::Invented
+                    && attempts[a].record.tool_id.as_deref().is_some_and(|t| expected[e].accepts(t))
+            };
             let assignment = optimal_assignment(expected.len(), attempts.len(), tool_ok);
             for a in assignment.iter().flatten() {
                 used[*a] = true;
@@ -85,7 +91,9 @@ pub fn pairing(kind: Kind, expected: &[ExpectedCall], calls: &[ScoredCall]) -> P
                     Some(a) => name(&expected[e], attempts[*a]),
                     // The call made in its place: the next attempt left over that is not one more call
                     // to a tool the task expects (a repeat or a retry takes no other tool's call).
-                    None => match (0..attempts.len()).find(|&u| !used[u] && !expects(&called(attempts[u]))) {
+                    None => match (0..attempts.len())
+                        .find(|&u| !used[u] && !expects(&called(attempts[u])))
+                    {
                         Some(u) => {
                             used[u] = true;
                             name(&expected[e], attempts[u])
@@ -129,25 +137,54 @@ mod tests {
     #[test]
     fn single_tasks_pair_the_first_attempt() {
         let e = [exp("s/c/a")];
-        let p = pairing(Kind::Single, &e, &[call(CallStatus::Navigated, None), call(CallStatus::Rejected, Some("s/c/b")), call(CallStatus::Executed, Some("s/c/a"))]);
+        let p = pairing(
+            Kind::Single,
+            &e,
+            &[
+                call(CallStatus::Navigated, None),
+                call(CallStatus::Rejected, Some("s/c/b")),
+                call(CallStatus::Executed, Some("s/c/a")),
+            ],
+        );
         assert_eq!(pairs(&p), [("s/c/a", "s/c/b")]);
-        assert_eq!(p.extra, Vec::<String>::new(), "the later call to the expected tool is not another tool's call");
+        assert_eq!(
+            p.extra,
+            Vec::<String>::new(),
+            "the later call to the expected tool is not another tool's call"
+        );
         assert_eq!(pairs(&pairing(Kind::Single, &e, &[])), [("s/c/a", NOTHING)]);
-        assert_eq!(pairs(&pairing(Kind::Single, &e, &[call(CallStatus::Invented, None)])), [("s/c/a", INVENTED)]);
-        assert_eq!(pairs(&pairing(Kind::Single, &e, &[call(CallStatus::Malformed, None)])), [("s/c/a", UNREADABLE)]);
-        let alt: Vec<ExpectedCall> = vec![serde_json::from_value(json!({"tool": "s/c/a", "alternatives": ["s/c/a2"]})).unwrap()];
-        assert_eq!(pairs(&pairing(Kind::Single, &alt, &[call(CallStatus::Executed, Some("s/c/a2"))])), [("s/c/a", "s/c/a")]);
+        assert_eq!(
+            pairs(&pairing(Kind::Single, &e, &[call(CallStatus::Invented, None)])),
+            [("s/c/a", INVENTED)]
+        );
+        assert_eq!(
+            pairs(&pairing(Kind::Single, &e, &[call(CallStatus::Malformed, None)])),
+            [("s/c/a", UNREADABLE)]
+        );
+        let alt: Vec<ExpectedCall> = vec![
+            serde_json::from_value(json!({"tool": "s/c/a", "alternatives": ["s/c/a2"]})).unwrap(),
+        ];
+        assert_eq!(
+            pairs(&pairing(Kind::Single, &alt, &[call(CallStatus::Executed, Some("s/c/a2"))])),
+            [("s/c/a", "s/c/a")]
+        );
     }
 
     #[test]
     fn multi_tasks_pair_by_an_optimal_matching_then_by_order() {
         let e = [exp("s/c/a"), exp("s/c/b"), exp("s/c/c")];
         // b was called, a was replaced by x, c by nothing; y is one call too many.
-        let calls = [call(CallStatus::Executed, Some("s/c/x")), call(CallStatus::Executed, Some("s/c/b"))];
+        let calls =
+            [call(CallStatus::Executed, Some("s/c/x")), call(CallStatus::Executed, Some("s/c/b"))];
         let p = pairing(Kind::Multi, &e, &calls);
         assert_eq!(pairs(&p), [("s/c/a", "s/c/x"), ("s/c/b", "s/c/b"), ("s/c/c", NOTHING)]);
         assert!(p.extra.is_empty());
-        let calls = [call(CallStatus::Executed, Some("s/c/a")), call(CallStatus::Executed, Some("s/c/b")), call(CallStatus::Executed, Some("s/c/c")), call(CallStatus::Executed, Some("s/c/y"))];
+        let calls = [
+            call(CallStatus::Executed, Some("s/c/a")),
+            call(CallStatus::Executed, Some("s/c/b")),
+            call(CallStatus::Executed, Some("s/c/c")),
+            call(CallStatus::Executed, Some("s/c/y")),
+        ];
         let p = pairing(Kind::Parallel, &e, &calls);
         assert_eq!(pairs(&p), [("s/c/a", "s/c/a"), ("s/c/b", "s/c/b"), ("s/c/c", "s/c/c")]);
         assert_eq!(p.extra, ["s/c/y"]);
@@ -157,15 +194,25 @@ mod tests {
     fn a_repeated_call_to_an_expected_tool_takes_no_other_tools_call() {
         // Every arrangement of expected tools {a, b} (and {a, a, b}) against calls that repeat expected
         // tools: no expected call is "taken by" a tool the task expects elsewhere, and nothing is extra.
-        let expected_sets: [&[&str]; 3] = [&["s/c/a", "s/c/b"], &["s/c/a", "s/c/a", "s/c/b"], &["s/c/b", "s/c/a"]];
+        let expected_sets: [&[&str]; 3] =
+            [&["s/c/a", "s/c/b"], &["s/c/a", "s/c/a", "s/c/b"], &["s/c/b", "s/c/a"]];
         for want in expected_sets {
             let e: Vec<ExpectedCall> = want.iter().map(|t| exp(t)).collect();
-            for calls in [vec!["s/c/a", "s/c/a"], vec!["s/c/a", "s/c/a", "s/c/a"], vec!["s/c/b", "s/c/b"], vec!["s/c/a", "s/c/b", "s/c/b", "s/c/a"]] {
-                let calls: Vec<ScoredCall> = calls.iter().map(|t| call(CallStatus::Executed, Some(t))).collect();
+            for calls in [
+                vec!["s/c/a", "s/c/a"],
+                vec!["s/c/a", "s/c/a", "s/c/a"],
+                vec!["s/c/b", "s/c/b"],
+                vec!["s/c/a", "s/c/b", "s/c/b", "s/c/a"],
+            ] {
+                let calls: Vec<ScoredCall> =
+                    calls.iter().map(|t| call(CallStatus::Executed, Some(t))).collect();
                 for kind in [Kind::Multi, Kind::Parallel] {
                     let p = pairing(kind, &e, &calls);
                     for (expected, took) in &p.pairs {
-                        assert!(took == expected || took == NOTHING, "{want:?} {kind:?}: {expected} taken by {took}");
+                        assert!(
+                            took == expected || took == NOTHING,
+                            "{want:?} {kind:?}: {expected} taken by {took}"
+                        );
                     }
                     assert!(p.extra.is_empty(), "{want:?} {kind:?}: extra {:?}", p.extra);
                 }
@@ -173,11 +220,38 @@ mod tests {
         }
         // The example, spelled out: expected [rerun_ci_run, add_pull_request_comment].
         let e = [exp("g/ci/rerun_ci_run"), exp("g/pr/add_pull_request_comment")];
-        let p = pairing(Kind::Multi, &e, &[call(CallStatus::Executed, Some("g/ci/rerun_ci_run")), call(CallStatus::Executed, Some("g/ci/rerun_ci_run"))]);
-        assert_eq!(pairs(&p), [("g/ci/rerun_ci_run", "g/ci/rerun_ci_run"), ("g/pr/add_pull_request_comment", NOTHING)]);
+        let p = pairing(
+            Kind::Multi,
+            &e,
+            &[
+                call(CallStatus::Executed, Some("g/ci/rerun_ci_run")),
+                call(CallStatus::Executed, Some("g/ci/rerun_ci_run")),
+            ],
+        );
+        assert_eq!(
+            pairs(&p),
+            [
+                ("g/ci/rerun_ci_run", "g/ci/rerun_ci_run"),
+                ("g/pr/add_pull_request_comment", NOTHING)
+            ]
+        );
         // A call to an unexpected tool still takes the call it was made in place of.
-        let p = pairing(Kind::Multi, &e, &[call(CallStatus::Executed, Some("g/ci/rerun_ci_run")), call(CallStatus::Executed, Some("g/ci/rerun_ci_run")), call(CallStatus::Executed, Some("g/pr/list"))]);
-        assert_eq!(pairs(&p), [("g/ci/rerun_ci_run", "g/ci/rerun_ci_run"), ("g/pr/add_pull_request_comment", "g/pr/list")]);
+        let p = pairing(
+            Kind::Multi,
+            &e,
+            &[
+                call(CallStatus::Executed, Some("g/ci/rerun_ci_run")),
+                call(CallStatus::Executed, Some("g/ci/rerun_ci_run")),
+                call(CallStatus::Executed, Some("g/pr/list")),
+            ],
+        );
+        assert_eq!(
+            pairs(&p),
+            [
+                ("g/ci/rerun_ci_run", "g/ci/rerun_ci_run"),
+                ("g/pr/add_pull_request_comment", "g/pr/list")
+            ]
+        );
     }
 
     #[test]

@@ -64,7 +64,9 @@ pub fn diagnose(t: &Trial) -> Diagnosis {
     let gold: Vec<&str> = t
         .expected
         .iter()
-        .flat_map(|e| std::iter::once(e.tool.as_str()).chain(e.alternatives.iter().map(String::as_str)))
+        .flat_map(|e| {
+            std::iter::once(e.tool.as_str()).chain(e.alternatives.iter().map(String::as_str))
+        })
         .collect();
     fn part(id: &str, i: usize) -> &str {
         id.split('/').nth(i).unwrap_or_default()
@@ -73,7 +75,11 @@ pub fn diagnose(t: &Trial) -> Diagnosis {
     let gold_categories: Few = t.expected.iter().map(|e| part(&e.tool, 1)).collect();
     let hides = t.layout != LayoutKind::Flat && !gold.is_empty();
     let progressive = matches!(t.layout, LayoutKind::Progressive | LayoutKind::ProgressiveOss);
-    let mut d = Diagnosis { server_layer: hides && progressive, category_layer: hides && t.layout == LayoutKind::Progressive, ..Default::default() };
+    let mut d = Diagnosis {
+        server_layer: hides && progressive,
+        category_layer: hides && t.layout == LayoutKind::Progressive,
+        ..Default::default()
+    };
     let mut asked_servers = Few::default();
     let mut opened_categories = Few::default();
     for c in &t.calls {
@@ -108,13 +114,19 @@ pub fn diagnose(t: &Trial) -> Diagnosis {
         }
     }
     d.server_hit = d.server_layer && gold_servers.0.iter().all(|s| asked_servers.contains(s));
-    d.category_hit = d.category_layer && gold_categories.0.iter().all(|c| opened_categories.contains(c));
+    d.category_hit =
+        d.category_layer && gold_categories.0.iter().all(|c| opened_categories.contains(c));
     // Any attempt — an invented name or an unreadable call included — shows the agent did not give up
     // (the same rule as the scorer's abstention).
-    let attempted = t
-        .calls
-        .iter()
-        .any(|c| matches!(c.record.status, CallStatus::Executed | CallStatus::Rejected | CallStatus::Malformed | CallStatus::Invented));
+    let attempted = t.calls.iter().any(|c| {
+        matches!(
+            c.record.status,
+            CallStatus::Executed
+                | CallStatus::Rejected
+                | CallStatus::Malformed
+                | CallStatus::Invented
+        )
+    });
     d.abandoned = hides && !attempted && t.stop_reason == crate::record::StopReason::Answered;
     d
 }

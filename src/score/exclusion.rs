@@ -50,9 +50,13 @@ pub const LIMIT_MARKERS: [&str; 8] = [
 
 /// The reason of an excluded trial's `error` text.
 pub fn classify(error: &str) -> Exclusion {
-    let class = error.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).next().unwrap_or_default();
+    let class =
+        error.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).next().unwrap_or_default();
     let lower = error.to_ascii_lowercase();
-    if class == "rate_limited" || lower.contains("http 413") || LIMIT_MARKERS.iter().any(|m| lower.contains(m)) {
+    if class == "rate_limited"
+        || lower.contains("http 413")
+        || LIMIT_MARKERS.iter().any(|m| lower.contains(m))
+    {
         Exclusion::ProviderLimit
     } else {
         Exclusion::Infrastructure

@@ -6,11 +6,17 @@ use super::*;
 use serde_json::{Value, json};
 
 fn exp(tool: &str, args: Value) -> ExpectedCall {
-    ExpectedCall { tool: tool.into(), arguments: serde_json::from_value(args).unwrap(), alternatives: vec![], any_arguments: false }
+    ExpectedCall {
+        tool: tool.into(),
+        arguments: serde_json::from_value(args).unwrap(),
+        alternatives: vec![],
+        any_arguments: false,
+    }
 }
 
 fn call(status: CallStatus, tool: Option<&str>, args: Value) -> ScoredCall {
-    let mut record = crate::record::CallRecord::unresolved(1, tool.unwrap_or("made_up"), status, Some(args));
+    let mut record =
+        crate::record::CallRecord::unresolved(1, tool.unwrap_or("made_up"), status, Some(args));
     record.tool_id = tool.map(String::from);
     ScoredCall { record, read_only: false, destructive: false }
 }
@@ -22,7 +28,12 @@ fn ok(tool: &str, args: Value) -> ScoredCall {
 /// (selection correct, abstention correct, pass, error type).
 type Outcome = (bool, bool, bool, Option<ErrorType>);
 
-fn score_trial(kind: Kind, expected: &[ExpectedCall], calls: &[ScoredCall], stop: StopReason) -> TrialScore {
+fn score_trial(
+    kind: Kind,
+    expected: &[ExpectedCall],
+    calls: &[ScoredCall],
+    stop: StopReason,
+) -> TrialScore {
     super::score_trial(kind, expected, &Declared::new(), calls, stop, &Safety::default())
 }
 
@@ -44,7 +55,10 @@ fn a_call_cut_off_by_max_tokens_is_a_malformed_attempt_never_an_abstention() {
         assert_eq!(s.selection_correct, tool.is_some(), "a cut call still names its tool");
     }
     // Cut while calling another tool: the tool choice is wrong first.
-    assert_eq!(score_trial(Kind::Single, &e, &[cut(Some("m/x/draft"))], StopReason::Truncated).error_type, Some(ErrorType::WrongTool));
+    assert_eq!(
+        score_trial(Kind::Single, &e, &[cut(Some("m/x/draft"))], StopReason::Truncated).error_type,
+        Some(ErrorType::WrongTool)
+    );
     // On an abstain task the cut call is still the decision to call.
     let s = score_trial(Kind::Abstain, &[], &[cut(Some("m/x/send"))], StopReason::Truncated);
     assert!(!s.pass && !s.abstention_correct);
@@ -62,11 +76,17 @@ fn a_call_cut_off_by_max_tokens_is_a_malformed_attempt_never_an_abstention() {
 fn a_loop_stopped_early_is_a_step_limit_and_its_calls_keep_their_own_errors() {
     let e = [exp("m/x/send", json!({"to": ["ana"]}))];
     let nav = call(CallStatus::Navigated, None, json!({}));
-    let s = score_trial(Kind::Single, &e, &[nav.clone(), nav.clone(), nav], StopReason::RepeatedCall);
+    let s =
+        score_trial(Kind::Single, &e, &[nav.clone(), nav.clone(), nav], StopReason::RepeatedCall);
     assert_eq!(s.error_type, Some(ErrorType::StepLimit));
     assert!(s.error_detail.contains("repeating"), "{}", s.error_detail);
     let wrong = ok("m/x/send", json!({"to": "bo"}));
-    let s = score_trial(Kind::Single, &e, &[wrong.clone(), wrong.clone(), wrong], StopReason::RepeatedCall);
+    let s = score_trial(
+        Kind::Single,
+        &e,
+        &[wrong.clone(), wrong.clone(), wrong],
+        StopReason::RepeatedCall,
+    );
     assert_eq!(s.error_type, Some(ErrorType::ValueError));
 }
 
@@ -102,14 +122,23 @@ fn an_invented_only_call_is_an_attempt_in_selection_abstention_and_false_refusal
     for (kind, expected, want) in cases {
         for stop in [StopReason::Answered, StopReason::StepLimit, StopReason::RepeatedCall] {
             let s = score_trial(kind, expected, &[invented()], stop);
-            assert_eq!((s.selection_correct, s.abstention_correct, s.pass, s.error_type), want, "{kind:?} {stop:?}");
+            assert_eq!(
+                (s.selection_correct, s.abstention_correct, s.pass, s.error_type),
+                want,
+                "{kind:?} {stop:?}"
+            );
         }
     }
     // Also when the backend then failed (the trial is an infrastructure error, but its decision is kept).
     let s = score_trial(Kind::Relevant, &[], &[invented()], StopReason::BackendError);
     assert!(s.abstention_correct);
     // An unreadable call on a relevance task is an attempt too, not "none was called".
-    let s = score_trial(Kind::Relevant, &[], &[call(CallStatus::Malformed, None, Value::Null)], StopReason::Answered);
+    let s = score_trial(
+        Kind::Relevant,
+        &[],
+        &[call(CallStatus::Malformed, None, Value::Null)],
+        StopReason::Answered,
+    );
     assert_eq!((s.abstention_correct, s.error_type), (true, Some(ErrorType::MalformedCall)));
 }
 
@@ -141,9 +170,18 @@ fn a_call_the_server_could_not_parse_is_the_models_malformed_attempt_on_every_ki
         let nav = call(CallStatus::Navigated, None, json!({}));
         for calls in [vec![unparsed()], vec![nav, unparsed()]] {
             let s = score_trial(kind, expected, &calls, StopReason::Unparsed);
-            assert_eq!((s.selection_correct, s.abstention_correct, s.pass, s.error_type), want, "{kind:?} {calls:?}");
+            assert_eq!(
+                (s.selection_correct, s.abstention_correct, s.pass, s.error_type),
+                want,
+                "{kind:?} {calls:?}"
+            );
             if s.error_type.is_some() {
-                assert!(s.error_detail.contains("server could not parse") && s.error_detail.contains("Failed to parse tool call arguments"), "{kind:?}: {}", s.error_detail);
+                assert!(
+                    s.error_detail.contains("server could not parse")
+                        && s.error_detail.contains("Failed to parse tool call arguments"),
+                    "{kind:?}: {}",
+                    s.error_detail
+                );
             }
             if kind == Kind::Refuse {
                 assert_eq!(s.refused, Some(false), "an unreadable attempt is no refusal");
@@ -153,7 +191,16 @@ fn a_call_the_server_could_not_parse_is_the_models_malformed_attempt_on_every_ki
     // After the expected call ran, a further call the server could not parse is one call too many.
     let mut late = unparsed();
     late.record.step = 2;
-    let s = score_trial(Kind::Single, &one, &[ok("m/x/send", json!({"to": "ana"})), late], StopReason::Unparsed);
+    let s = score_trial(
+        Kind::Single,
+        &one,
+        &[ok("m/x/send", json!({"to": "ana"})), late],
+        StopReason::Unparsed,
+    );
     assert_eq!((s.pass, s.error_type), (false, Some(ErrorType::ExtraCall)));
-    assert!(s.error_detail.starts_with("extra call: the server could not parse"), "{}", s.error_detail);
+    assert!(
+        s.error_detail.starts_with("extra call: the server could not parse"),
+        "{}",
+        s.error_detail
+    );
 }

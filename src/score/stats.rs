@@ -244,9 +244,20 @@ pub fn paired_test(a: &[f64], b: &[f64], resamples: usize, seed: u64) -> PairedT
         let (share_lo, share_hi) = clopper_pearson(changed, tasks as u64);
         let outward_low = |x: f64| if x < 0.0 { x * share_hi } else { x * share_lo };
         let outward_high = |x: f64| if x > 0.0 { x * share_hi } else { x * share_lo };
-        let (low, high) = if changed == 0 { (0.0, 0.0) } else { (outward_low(2.0 * lo - 1.0), outward_high(2.0 * hi - 1.0)) };
+        let (low, high) = if changed == 0 {
+            (0.0, 0.0)
+        } else {
+            (outward_low(2.0 * lo - 1.0), outward_high(2.0 * hi - 1.0))
+        };
         let p = mcnemar_exact(a_better, b_better);
-        return PairedTest { diff: (b_better as f64 - a_better as f64) / n, low, high, p_value: p, p_adjusted: p, ..base };
+        return PairedTest {
+            diff: (b_better as f64 - a_better as f64) / n,
+            low,
+            high,
+            p_value: p,
+            p_adjusted: p,
+            ..base
+        };
     }
     let diffs: Vec<f64> = a.iter().zip(b).map(|(x, y)| y - x).collect();
     let mean = diffs.iter().sum::<f64>() / n;
@@ -255,7 +266,15 @@ pub fn paired_test(a: &[f64], b: &[f64], resamples: usize, seed: u64) -> PairedT
         let se = (var / n).sqrt();
         if se == 0.0 {
             let p = if mean == 0.0 { 1.0 } else { 0.0 };
-            return PairedTest { diff: mean, low: mean, high: mean, p_value: p, p_adjusted: p, method: PairedMethod::Normal, ..base };
+            return PairedTest {
+                diff: mean,
+                low: mean,
+                high: mean,
+                p_value: p,
+                p_adjusted: p,
+                method: PairedMethod::Normal,
+                ..base
+            };
         }
         let z = (mean / se).abs();
         let mut p = erfc(z / std::f64::consts::SQRT_2).min(1.0);
@@ -265,14 +284,24 @@ pub fn paired_test(a: &[f64], b: &[f64], resamples: usize, seed: u64) -> PairedT
             p = if z > Z95 { ALPHA - 1e-9 } else { ALPHA };
         }
         let (low, high) = (mean - Z95 * se, mean + Z95 * se);
-        return PairedTest { diff: mean, low, high, p_value: p, p_adjusted: p, method: PairedMethod::Normal, ..base };
+        return PairedTest {
+            diff: mean,
+            low,
+            high,
+            p_value: p,
+            p_adjusted: p,
+            method: PairedMethod::Normal,
+            ..base
+        };
     }
     use rand_chacha::ChaCha8Rng;
     use rand_chacha::rand_core::{Rng, SeedableRng};
     let r = resamples.max(40);
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let len = diffs.len() as u64;
-    let mut means: Vec<f64> = (0..r).map(|_| (0..len).map(|_| diffs[(rng.next_u64() % len) as usize]).sum::<f64>() / n).collect();
+    let mut means: Vec<f64> = (0..r)
+        .map(|_| (0..len).map(|_| diffs[(rng.next_u64() % len) as usize]).sum::<f64>() / n)
+        .collect();
     means.sort_by(f64::total_cmp);
     // Order statistic k = ⌈R/40⌉ − 1 from each end (the 2.5 % points): the lower end is above 0 exactly
     // when at most k resampled means are ≤ 0, i.e. when 2·#(≤ 0)/R < 0.05, which is the p-value below.
@@ -281,7 +310,15 @@ pub fn paired_test(a: &[f64], b: &[f64], resamples: usize, seed: u64) -> PairedT
     let at_or_below = means.iter().filter(|m| **m <= 0.0).count();
     let at_or_above = means.iter().filter(|m| **m >= 0.0).count();
     let p = (2.0 * at_or_below.min(at_or_above) as f64 / r as f64).min(1.0);
-    PairedTest { diff: mean, low, high, p_value: p, p_adjusted: p, method: PairedMethod::Bootstrap, ..base }
+    PairedTest {
+        diff: mean,
+        low,
+        high,
+        p_value: p,
+        p_adjusted: p,
+        method: PairedMethod::Bootstrap,
+        ..base
+    }
 }
 
 /// Complementary error function (Numerical Recipes' Chebyshev fit, fractional error < 1.2e-7).
@@ -290,7 +327,12 @@ fn erfc(x: f64) -> f64 {
     let t = 1.0 / (1.0 + 0.5 * z);
     let poly = -z * z - 1.265_512_23
         + t * (1.000_023_68
-            + t * (0.374_091_96 + t * (0.096_784_18 + t * (-0.186_288_06 + t * (0.278_868_07 + t * (-1.135_203_98 + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77))))))));
+            + t * (0.374_091_96
+                + t * (0.096_784_18
+                    + t * (-0.186_288_06
+                        + t * (0.278_868_07
+                            + t * (-1.135_203_98
+                                + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77))))))));
     let r = t * poly.exp();
     if x >= 0.0 { r } else { 2.0 - r }
 }
@@ -411,7 +453,11 @@ pub fn noise_floor(per_task: &[(u64, u64)]) -> Option<NoiseFloor> {
 
 /// Mean of per-task pass@k (or pass^k) over the tasks where it is defined; `None` when it is defined for
 /// none (every task has fewer than k scored trials).
-pub fn mean_over_tasks(per_task: &[(u64, u64)], k: u64, estimator: fn(u64, u64, u64) -> Option<f64>) -> Option<f64> {
+pub fn mean_over_tasks(
+    per_task: &[(u64, u64)],
+    k: u64,
+    estimator: fn(u64, u64, u64) -> Option<f64>,
+) -> Option<f64> {
     let values: Vec<f64> = per_task.iter().filter_map(|&(n, c)| estimator(n, c, k)).collect();
     (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
 }
@@ -458,7 +504,10 @@ mod tests {
     #[test]
     fn task_means_skip_tasks_with_too_few_trials() {
         // pass@2 of (3,1) = 1 − C(2,2)/C(3,2) = 2/3; of (3,3) = 1; (1,1) undefined → mean 5/6.
-        assert!(close(mean_over_tasks(&[(3, 1), (3, 3), (1, 1)], 2, pass_at_k).unwrap(), 5.0 / 6.0));
+        assert!(close(
+            mean_over_tasks(&[(3, 1), (3, 3), (1, 1)], 2, pass_at_k).unwrap(),
+            5.0 / 6.0
+        ));
         // pass^2 of (3,2) = C(2,2)/C(3,2) = 1/3; of (3,0) = 0 → 1/6.
         assert!(close(mean_over_tasks(&[(3, 2), (3, 0)], 2, pass_hat_k).unwrap(), 1.0 / 6.0));
         assert_eq!(mean_over_tasks(&[(1, 1)], 2, pass_at_k), None);
@@ -539,8 +588,13 @@ mod tests {
     /// 0/1 outcomes of `n` tasks: the first `a_only` pass only under A, the next `b_only` only under B,
     /// the next `both` under both, the rest under neither.
     fn binary_pairs(n: usize, a_only: usize, b_only: usize, both: usize) -> (Vec<f64>, Vec<f64>) {
-        let a = (0..n).map(|i| (i < a_only || (a_only + b_only..a_only + b_only + both).contains(&i)) as u8 as f64).collect();
-        let b = (0..n).map(|i| ((a_only..a_only + b_only + both).contains(&i)) as u8 as f64).collect();
+        let a = (0..n)
+            .map(|i| {
+                (i < a_only || (a_only + b_only..a_only + b_only + both).contains(&i)) as u8 as f64
+            })
+            .collect();
+        let b =
+            (0..n).map(|i| ((a_only..a_only + b_only + both).contains(&i)) as u8 as f64).collect();
         (a, b)
     }
 
@@ -558,12 +612,31 @@ mod tests {
                 assert!((t.diff - (b_only as f64 - a_only as f64) / 80.0).abs() < 1e-12);
                 assert_eq!(t.p_value, mcnemar_exact(a_only as u64, b_only as u64));
                 let excludes = t.low > 0.0 || t.high < 0.0;
-                assert_eq!(t.significant(ALPHA), excludes, "{a_only} vs {b_only}: p {} [{}, {}]", t.p_value, t.low, t.high);
-                assert!(t.low <= t.diff && t.diff <= t.high, "{a_only} vs {b_only}: {} [{}, {}]", t.diff, t.low, t.high);
+                assert_eq!(
+                    t.significant(ALPHA),
+                    excludes,
+                    "{a_only} vs {b_only}: p {} [{}, {}]",
+                    t.p_value,
+                    t.low,
+                    t.high
+                );
+                assert!(
+                    t.low <= t.diff && t.diff <= t.high,
+                    "{a_only} vs {b_only}: {} [{}, {}]",
+                    t.diff,
+                    t.low,
+                    t.high
+                );
                 // Some tasks changed but not all: the share that changed is uncertain, so neither end
                 // sits on the estimate, even when every change went one way.
                 if a_only + b_only > 0 {
-                    assert!(t.low < t.diff && t.diff < t.high, "{a_only} vs {b_only}: {} [{}, {}]", t.diff, t.low, t.high);
+                    assert!(
+                        t.low < t.diff && t.diff < t.high,
+                        "{a_only} vs {b_only}: {} [{}, {}]",
+                        t.diff,
+                        t.low,
+                        t.high
+                    );
                 }
                 checked += 1;
             }
@@ -588,7 +661,11 @@ mod tests {
                         disagreed += 1;
                     }
                     let t = paired_test(&a, &b, 2000, n as u64);
-                    assert_eq!(t.significant(ALPHA), t.low > 0.0 || t.high < 0.0, "n {n}, {a_only} vs {b_only}");
+                    assert_eq!(
+                        t.significant(ALPHA),
+                        t.low > 0.0 || t.high < 0.0,
+                        "n {n}, {a_only} vs {b_only}"
+                    );
                 }
             }
         }
@@ -606,10 +683,20 @@ mod tests {
             let n = 10 + (rng.next_u64() % 60) as usize;
             let shift = case % 7;
             let a: Vec<f64> = (0..n).map(|_| (rng.next_u64() % 4) as f64 / 3.0).collect();
-            let b: Vec<f64> = a.iter().map(|x| if rng.next_u64() % 10 < shift { (x + 1.0 / 3.0).min(1.0) } else { *x }).collect();
+            let b: Vec<f64> = a
+                .iter()
+                .map(|x| if rng.next_u64() % 10 < shift { (x + 1.0 / 3.0).min(1.0) } else { *x })
+                .collect();
             let t = paired_test(&a, &b, 500, case);
             assert_eq!(t.method, PairedMethod::Bootstrap);
-            assert_eq!(t.significant(ALPHA), t.low > 0.0 || t.high < 0.0, "case {case}: p {} [{}, {}]", t.p_value, t.low, t.high);
+            assert_eq!(
+                t.significant(ALPHA),
+                t.low > 0.0 || t.high < 0.0,
+                "case {case}: p {} [{}, {}]",
+                t.p_value,
+                t.low,
+                t.high
+            );
             assert_eq!(paired_test(&a, &b, 500, case), t, "seeded");
             significant += t.significant(ALPHA) as usize;
         }
@@ -629,7 +716,11 @@ mod tests {
         // 6 000 tasks; B is 1/3 better on every 10th: mean 1/30, s² from the 0/(1/3) mixture.
         let n = 6000;
         let a: Vec<f64> = (0..n).map(|i| ((i % 3) as f64) / 3.0).collect();
-        let b: Vec<f64> = a.iter().enumerate().map(|(i, x)| if i % 10 == 0 { x + 1.0 / 3.0 } else { *x }).collect();
+        let b: Vec<f64> = a
+            .iter()
+            .enumerate()
+            .map(|(i, x)| if i % 10 == 0 { x + 1.0 / 3.0 } else { *x })
+            .collect();
         let t = paired_test(&a, &b, 100, 1);
         assert_eq!(t.method, PairedMethod::Normal);
         let mean = 1.0 / 30.0;
@@ -650,7 +741,10 @@ mod tests {
         assert!(adj.iter().zip(want).all(|(x, y)| (x - y).abs() < 1e-12), "{adj:?}");
         // NaN is outside the family (m = 2 here), and adjusted values are capped at 1.
         let adj = holm(&[0.02, f64::NAN, 0.7]);
-        assert!((adj[0] - 0.04).abs() < 1e-12 && adj[1].is_nan() && (adj[2] - 0.7).abs() < 1e-12, "{adj:?}");
+        assert!(
+            (adj[0] - 0.04).abs() < 1e-12 && adj[1].is_nan() && (adj[2] - 0.7).abs() < 1e-12,
+            "{adj:?}"
+        );
         assert_eq!(holm(&[0.6, 0.6]), vec![1.0, 1.0]);
         assert!(holm(&[]).is_empty());
         // Never below the raw p, never above m·p.
@@ -673,7 +767,10 @@ mod tests {
         // κ = 0.4, se = √(0.7·0.3 / (50·0.25)) = 0.1296.
         let (k, lo, hi) = cohen_kappa([[20, 5], [10, 15]]).unwrap();
         assert!((k - 0.4).abs() < 1e-12, "{k}");
-        assert!((hi - k - 1.959_963_984_540_054 * 0.129_614_813_968_157_2).abs() < 1e-9, "{lo} {hi}");
+        assert!(
+            (hi - k - 1.959_963_984_540_054 * 0.129_614_813_968_157_2).abs() < 1e-9,
+            "{lo} {hi}"
+        );
         assert_eq!(cohen_kappa([[10, 0], [0, 10]]).map(|k| k.0), Some(1.0));
         assert_eq!(cohen_kappa([[7, 0], [0, 0]]), None, "one answer throughout: undefined");
         assert_eq!(cohen_kappa([[0, 0], [0, 0]]), None);

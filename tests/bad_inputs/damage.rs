@@ -30,7 +30,11 @@ pub fn remove(rel: &str) -> Setup {
     let rel = rel.to_string();
     Arc::new(move |dir: &Path| {
         let p = dir.join(&rel);
-        if p.is_dir() { std::fs::remove_dir_all(&p).unwrap() } else { std::fs::remove_file(&p).unwrap() }
+        if p.is_dir() {
+            std::fs::remove_dir_all(&p).unwrap()
+        } else {
+            std::fs::remove_file(&p).unwrap()
+        }
     })
 }
 
@@ -40,7 +44,11 @@ pub fn directory(rel: &str) -> Setup {
     let rel = rel.to_string();
     Arc::new(move |dir: &Path| {
         let p = dir.join(&rel);
-        if p.is_dir() { std::fs::remove_dir_all(&p).unwrap() } else { std::fs::remove_file(&p).unwrap() }
+        if p.is_dir() {
+            std::fs::remove_dir_all(&p).unwrap()
+        } else {
+            std::fs::remove_file(&p).unwrap()
+        }
         std::fs::create_dir_all(&p).unwrap();
         std::fs::write(p.join("inside.txt"), "a directory, not the input\n").unwrap();
     })
@@ -156,7 +164,11 @@ pub fn torn_line(bytes: &[u8], n: usize) -> Vec<u8> {
 }
 
 /// Line `n` of a JSON Lines file parsed, edited and written back on one line.
-pub fn edit_json_line(bytes: &[u8], n: usize, edit: impl FnOnce(&mut serde_json::Value)) -> Vec<u8> {
+pub fn edit_json_line(
+    bytes: &[u8],
+    n: usize,
+    edit: impl FnOnce(&mut serde_json::Value),
+) -> Vec<u8> {
     let ls = lines(bytes);
     let mut v: serde_json::Value = serde_json::from_slice(&ls[n - 1]).unwrap();
     edit(&mut v);

@@ -34,8 +34,16 @@ fn run_mutations() -> Vec<Mutation> {
         flag("repeat-limit-one", &["--repeat-limit", "1"], &["--repeat-limit"]),
         flag("seed-negative", &["--seed", "-1"], &["--seed"]),
         flag("seed-text", &["--seed", "x"], &["--seed"]),
-        flag("discovery-full-max-negative", &["--discovery-full-max", "-1"], &["--discovery-full-max"]),
-        flag("lexical-min-overlap-text", &["--lexical-min-overlap", "x"], &["--lexical-min-overlap"]),
+        flag(
+            "discovery-full-max-negative",
+            &["--discovery-full-max", "-1"],
+            &["--discovery-full-max"],
+        ),
+        flag(
+            "lexical-min-overlap-text",
+            &["--lexical-min-overlap", "x"],
+            &["--lexical-min-overlap"],
+        ),
         flag("variant-unknown", &["--variants", "nosuch"], &["--variants|nosuch"]),
         flag("variant-op-unknown", &["--variants", "op:nosuch"], &["--variants|nosuch"]),
         flag("variant-file-missing", &["--variants", "file:no-such-variant"], &["no-such-variant"]),
@@ -44,7 +52,11 @@ fn run_mutations() -> Vec<Mutation> {
         flag("layout-twice", &["--layouts", "flat,flat"], &["--layouts|flat"]),
         flag("backend-unknown", &["--backends", "nosuch"], &["--backends|nosuch"]),
         flag("backend-replay-no-file", &["--backends", "replay:"], &["--backends|replay"]),
-        flag("backend-replay-missing-file", &["--backends", "replay:no-such-answers.jsonl"], &["no-such-answers.jsonl"]),
+        flag(
+            "backend-replay-missing-file",
+            &["--backends", "replay:no-such-answers.jsonl"],
+            &["no-such-answers.jsonl"],
+        ),
         flag("backend-agent-no-command", &["--backends", "mcp-agent:"], &["--backends|mcp-agent"]),
         flag("distractors-negative", &["--distractors", "-1"], &["--distractors"]),
         flag("distractors-twice", &["--distractors", "5,5"], &["--distractors"]),
@@ -63,28 +75,75 @@ fn run_mutations() -> Vec<Mutation> {
         flag("shard-text", &["--shard", "x"], &["--shard"]),
         flag("execute-unknown-mode", &["--execute", "sometimes"], &["--execute|sometimes"]),
         flag("execute-unknown-catalog", &["--execute", "nosuch=live"], &["--execute|nosuch"]),
-        flag("execute-catalog-unknown-mode", &["--execute", "smallcat=sometimes"], &["--execute|sometimes"]),
+        flag(
+            "execute-catalog-unknown-mode",
+            &["--execute", "smallcat=sometimes"],
+            &["--execute|sometimes"],
+        ),
         flag("execute-live-not-imported", &["--execute", "live"], &["--execute|smallcat"]),
         flag("config-missing", &["--config", "no-such.toml"], &["no-such.toml"]),
         flag("config-is-a-directory", &["--config", "smallcat"], &["smallcat"]),
     ];
     for (name, id) in bad_run_ids() {
         // A fresh output root: `out/latest` of the world must not decide the case.
-        v.push(Mutation::new(format!("run-id-{name}"), refused(&["--run-id"])).args(&run_args(&["--backends", "oracle", "--run-id", &id])).extra(&["--out", "fresh"]));
+        v.push(
+            Mutation::new(format!("run-id-{name}"), refused(&["--run-id"]))
+                .args(&run_args(&["--backends", "oracle", "--run-id", &id]))
+                .extra(&["--out", "fresh"]),
+        );
     }
     v.push(Mutation::new("out-is-a-file", refused(&["tasks.jsonl"])).args(&strs(&[
-        "run", "--catalog", "smallcat", "--dataset", "tasks.jsonl", "--variants", "good", "--layouts", "flat", "--out", "tasks.jsonl", "-q", "--backends", "oracle", "--run-id", "t1",
+        "run",
+        "--catalog",
+        "smallcat",
+        "--dataset",
+        "tasks.jsonl",
+        "--variants",
+        "good",
+        "--layouts",
+        "flat",
+        "--out",
+        "tasks.jsonl",
+        "-q",
+        "--backends",
+        "oracle",
+        "--run-id",
+        "t1",
     ])));
     v.push(Mutation::new("out-under-a-file", refused(&["tasks.jsonl/out"])).args(&strs(&[
-        "run", "--catalog", "smallcat", "--dataset", "tasks.jsonl", "--variants", "good", "--layouts", "flat", "--out", "tasks.jsonl/out", "-q", "--backends", "oracle", "--run-id", "t1",
+        "run",
+        "--catalog",
+        "smallcat",
+        "--dataset",
+        "tasks.jsonl",
+        "--variants",
+        "good",
+        "--layouts",
+        "flat",
+        "--out",
+        "tasks.jsonl/out",
+        "-q",
+        "--backends",
+        "oracle",
+        "--run-id",
+        "t1",
     ])));
     v
 }
 
 /// Run ids that are not one plain directory name, by a short name.
 pub fn bad_run_ids() -> Vec<(&'static str, String)> {
-    let ids = [("latest", "latest"), ("dot", "."), ("dotdot", ".."), ("empty", ""), ("slash", "a/b"), ("hidden", ".hidden"), ("newline", "a\nb")];
-    let mut v: Vec<(&'static str, String)> = ids.iter().map(|(n, id)| (*n, id.to_string())).collect();
+    let ids = [
+        ("latest", "latest"),
+        ("dot", "."),
+        ("dotdot", ".."),
+        ("empty", ""),
+        ("slash", "a/b"),
+        ("hidden", ".hidden"),
+        ("newline", "a\nb"),
+    ];
+    let mut v: Vec<(&'static str, String)> =
+        ids.iter().map(|(n, id)| (*n, id.to_string())).collect();
     v.push(("300-chars", "r".repeat(300)));
     v
 }
@@ -94,7 +153,11 @@ fn endpoint_mutations() -> Vec<Mutation> {
         flag("base-url-not-a-url", &["--base-url", "notaurl"], &["--base-url"]),
         flag("base-url-no-host", &["--base-url", "http:///v1"], &["--base-url"]),
         flag("base-url-ftp", &["--base-url", "ftp://127.0.0.1/v1"], &["--base-url"]),
-        flag("base-url-port-out-of-range", &["--base-url", "http://127.0.0.1:99999/v1"], &["--base-url"]),
+        flag(
+            "base-url-port-out-of-range",
+            &["--base-url", "http://127.0.0.1:99999/v1"],
+            &["--base-url"],
+        ),
         flag("base-url-query", &["--base-url", "http://127.0.0.1:1/v1?x=1"], &["--base-url"]),
         flag("concurrency-zero", &["--concurrency", "0"], &["--concurrency"]),
         flag("concurrency-huge", &["--concurrency", "100000"], &["--concurrency"]),
@@ -111,15 +174,30 @@ fn endpoint_mutations() -> Vec<Mutation> {
         flag("top-p-1.5", &["--top-p", "1.5"], &["--top-p"]),
         flag("max-tokens-zero", &["--max-tokens", "0"], &["--max-tokens"]),
         flag("tool-choice-unknown", &["--tool-choice", "sometimes"], &["--tool-choice"]),
-        flag("parallel-tool-calls-yes", &["--parallel-tool-calls", "yes"], &["--parallel-tool-calls"]),
+        flag(
+            "parallel-tool-calls-yes",
+            &["--parallel-tool-calls", "yes"],
+            &["--parallel-tool-calls"],
+        ),
         flag("api-key-env-empty", &["--api-key-env", ""], &["--api-key-env"]),
         flag("model-empty", &["--model", ""], &["--model"]),
         flag("breaker-negative", &["--breaker", "-1"], &["--breaker"]),
         flag("model-seed-text", &["--model-seed", "x"], &["--model-seed"]),
         flag("cache-dir-is-a-file", &["--cache-dir", "tasks.jsonl"], &["tasks.jsonl"]),
-        flag("cache-dir-under-a-file", &["--cache-dir", "tasks.jsonl/cache"], &["tasks.jsonl/cache"]),
+        flag(
+            "cache-dir-under-a-file",
+            &["--cache-dir", "tasks.jsonl/cache"],
+            &["tasks.jsonl/cache"],
+        ),
         refuse_key("api-key-env-holds-a-key", &["--api-key-env", KEY], &["--api-key-env"]),
-        Mutation::new("openai-without-model", refused(&["--model"])).args(&run_args(&["--backends", "oracle,openai", "--base-url", "@MOCK@", "--run-id", "t1"])),
+        Mutation::new("openai-without-model", refused(&["--model"])).args(&run_args(&[
+            "--backends",
+            "oracle,openai",
+            "--base-url",
+            "@MOCK@",
+            "--run-id",
+            "t1",
+        ])),
         Mutation::new("env-base-url-not-a-url", refused(&["OPENAI_BASE_URL"]))
             .args(&run_args(&["--backends", "oracle,openai", "--model", "mock", "--run-id", "t1"]))
             .env("OPENAI_BASE_URL", "notaurl"),
@@ -145,7 +223,11 @@ fn judge_mutations() -> Vec<Mutation> {
         flag("judge-url-not-a-url", &["--judge", "mock@notaurl"], &["--judge"]),
         flag("judge-url-no-host", &["--judge", "mock@http:///v1"], &["--judge"]),
         flag("judge-method-unknown", &["--judge-method", "vibes"], &["--judge-method|vibes"]),
-        flag("judge-method-unknown-dataset", &["--judge-method", "nosuch=claims"], &["--judge-method|nosuch"]),
+        flag(
+            "judge-method-unknown-dataset",
+            &["--judge-method", "nosuch=claims"],
+            &["--judge-method|nosuch"],
+        ),
         flag("judge-rounds-zero", &["--judge-rounds", "0"], &["--judge-rounds"]),
         flag("claim-threshold-zero", &["--claim-threshold", "0"], &["--claim-threshold"]),
         flag("claim-threshold-above-one", &["--claim-threshold", "1.5"], &["--claim-threshold"]),
@@ -153,8 +235,19 @@ fn judge_mutations() -> Vec<Mutation> {
         flag("judge-max-attempts-zero", &["--judge-max-attempts", "0"], &["--judge-max-attempts"]),
         flag("judge-temperature-5", &["--judge-temperature", "5"], &["--judge-temperature"]),
         flag("judge-api-key-env-empty", &["--judge-api-key-env", ""], &["--judge-api-key-env"]),
-        refuse_key("judge-api-key-env-holds-a-key", &["--judge-api-key-env", KEY], &["--judge-api-key-env"]),
-        Mutation::new("judge-settings-without-judge", refused(&["--judge"])).args(&run_args(&["--backends", "oracle", "--run-id", "t1", "--judge-rounds", "2"])),
+        refuse_key(
+            "judge-api-key-env-holds-a-key",
+            &["--judge-api-key-env", KEY],
+            &["--judge-api-key-env"],
+        ),
+        Mutation::new("judge-settings-without-judge", refused(&["--judge"])).args(&run_args(&[
+            "--backends",
+            "oracle",
+            "--run-id",
+            "t1",
+            "--judge-rounds",
+            "2",
+        ])),
     ]
 }
 
@@ -162,31 +255,53 @@ fn judge_mutations() -> Vec<Mutation> {
 /// `compare`, whose baseline is its first argument).
 fn gate_mutations(base: &[String], compare: bool) -> Vec<Mutation> {
     let mut v = vec![
-        flag("max-drop-cells-match-nothing", &["--max-drop", "2", "--gate-cells", "nomatch-*"], &["--gate-cells", "nomatch-*"]),
-        flag("min-pass-cells-match-nothing", &["--min-pass-rate", "10", "--gate-cells", "nomatch-*"], &["--gate-cells", "nomatch-*"]),
+        flag(
+            "max-drop-cells-match-nothing",
+            &["--max-drop", "2", "--gate-cells", "nomatch-*"],
+            &["--gate-cells", "nomatch-*"],
+        ),
+        flag(
+            "min-pass-cells-match-nothing",
+            &["--min-pass-rate", "10", "--gate-cells", "nomatch-*"],
+            &["--gate-cells", "nomatch-*"],
+        ),
         flag("min-pass-rate-101", &["--min-pass-rate", "101"], &["--min-pass-rate"]),
         flag("min-pass-rate-negative", &["--min-pass-rate", "-1"], &["--min-pass-rate"]),
         flag("min-pass-rate-nan", &["--min-pass-rate", "NaN"], &["--min-pass-rate"]),
-        flag("min-selection-200", &["--min-selection-accuracy", "200"], &["--min-selection-accuracy"]),
+        flag(
+            "min-selection-200",
+            &["--min-selection-accuracy", "200"],
+            &["--min-selection-accuracy"],
+        ),
         flag("max-drop-negative", &["--max-drop", "-1"], &["--max-drop"]),
         flag("max-drop-text", &["--max-drop", "x"], &["--max-drop"]),
         flag("gate-scope-unknown", &["--gate-scope", "everything"], &["--gate-scope"]),
         flag("match-unknown-field", &["--match", "dataset,colour"], &["--match|colour"]),
         flag("match-empty", &["--match", ""], &["--match"]),
         flag("significant-only-without-max-drop", &["--significant-only"], &["--significant-only"]),
-        flag("step-summary-under-a-file", &["--step-summary", "tasks.jsonl/summary.md"], &["tasks.jsonl/summary.md"]),
+        flag(
+            "step-summary-under-a-file",
+            &["--step-summary", "tasks.jsonl/summary.md"],
+            &["tasks.jsonl/summary.md"],
+        ),
         flag("step-summary-is-a-directory", &["--step-summary", "smallcat"], &["smallcat"]),
     ];
     if base.iter().any(|a| a == "--backends") {
         // A cell of this run that the baseline lacks (it ran no `random`): a drop gate on it alone
         // would check nothing, which is known before the run.
         let names = ["--gate-cells", "*/random"];
-        let extra = ["--backends", "oracle,lexical,random", "--max-drop", "2", "--gate-cells", "*/random"];
+        let extra =
+            ["--backends", "oracle,lexical,random", "--max-drop", "2", "--gate-cells", "*/random"];
         v.push(flag("max-drop-cells-match-no-shared-cell", &extra, &names));
     }
     if !compare {
-        let without: Vec<String> = base.iter().filter(|a| *a != "--baseline" && *a != "out/base").cloned().collect();
-        v.push(Mutation::new("max-drop-without-baseline", refused(&["--baseline"])).args(&without).extra(&["--max-drop", "2"]));
+        let without: Vec<String> =
+            base.iter().filter(|a| *a != "--baseline" && *a != "out/base").cloned().collect();
+        v.push(
+            Mutation::new("max-drop-without-baseline", refused(&["--baseline"]))
+                .args(&without)
+                .extra(&["--max-drop", "2"]),
+        );
     }
     v
 }
@@ -205,8 +320,16 @@ fn serve_mutations() -> Vec<Mutation> {
         http,
         flag("http-not-an-address", &["--http", "notanaddr"], &["--http"]),
         flag("execute-live-not-imported", &["--execute", "live"], &["--execute|smallcat"]),
-        flag("record-under-a-file", &["--record", "tasks.jsonl/calls.jsonl"], &["tasks.jsonl/calls.jsonl"]),
-        flag("sessions-under-a-file", &["--sessions", "tasks.jsonl/sessions.jsonl"], &["tasks.jsonl/sessions.jsonl"]),
+        flag(
+            "record-under-a-file",
+            &["--record", "tasks.jsonl/calls.jsonl"],
+            &["tasks.jsonl/calls.jsonl"],
+        ),
+        flag(
+            "sessions-under-a-file",
+            &["--sessions", "tasks.jsonl/sessions.jsonl"],
+            &["tasks.jsonl/sessions.jsonl"],
+        ),
         flag("run-id-latest", &["--out", "fresh", "--run-id", "latest"], &["--run-id"]),
         flag("seed-text", &["--seed", "x"], &["--seed"]),
     ]
@@ -221,7 +344,11 @@ fn mock_endpoint_mutations() -> Vec<Mutation> {
         flag("latency-negative", &["--latency-ms", "-5"], &["--latency-ms"]),
         flag("host-not-an-address", &["--host", "not a host"], &["--host"]),
         flag("sampling-noise-negative", &["--sampling-noise", "-1"], &["--sampling-noise"]),
-        flag("require-key-env-unset", &["--require-key-env", "TP_BAD_INPUTS_UNSET"], &["--require-key-env"]),
+        flag(
+            "require-key-env-unset",
+            &["--require-key-env", "TP_BAD_INPUTS_UNSET"],
+            &["--require-key-env"],
+        ),
         flag("down-after-text", &["--down-after", "x"], &["--down-after"]),
     ]
 }
@@ -239,12 +366,18 @@ fn mcp_import_mutations(server: &[String]) -> Vec<Mutation> {
         Mutation::new("url-not-a-url", refused(&["--url"])).args(&url("notaurl")),
         Mutation::new("url-no-host", refused(&["--url"])).args(&url("http:///mcp")),
         Mutation::new("url-ftp", refused(&["--url"])).args(&url("ftp://127.0.0.1/mcp")),
-        Mutation::new("neither-url-nor-command", refused(&["--url|COMMAND"])).args(&strs(&["mcp", "import", "--out", "imported"])),
-        Mutation::new("capability-unknown", refused(&["--capabilities|telepathy"])).args(&with_server(&["--capabilities", "sampling,telepathy"])),
-        Mutation::new("env-without-value", refused(&["--env"])).args(&with_server(&["--env", "NOEQUALS"])),
-        Mutation::new("env-without-name", refused(&["--env"])).args(&with_server(&["--env", "=value"])),
-        Mutation::new("categories-missing", refused(&["no-such-categories.json"])).args(&with_server(&["--categories", "no-such-categories.json"])),
-        Mutation::new("categories-not-json", refused(&["tasks.jsonl"])).args(&with_server(&["--categories", "tasks.jsonl"])),
+        Mutation::new("neither-url-nor-command", refused(&["--url|COMMAND"]))
+            .args(&strs(&["mcp", "import", "--out", "imported"])),
+        Mutation::new("capability-unknown", refused(&["--capabilities|telepathy"]))
+            .args(&with_server(&["--capabilities", "sampling,telepathy"])),
+        Mutation::new("env-without-value", refused(&["--env"]))
+            .args(&with_server(&["--env", "NOEQUALS"])),
+        Mutation::new("env-without-name", refused(&["--env"]))
+            .args(&with_server(&["--env", "=value"])),
+        Mutation::new("categories-missing", refused(&["no-such-categories.json"]))
+            .args(&with_server(&["--categories", "no-such-categories.json"])),
+        Mutation::new("categories-not-json", refused(&["tasks.jsonl"]))
+            .args(&with_server(&["--categories", "tasks.jsonl"])),
         Mutation::new("out-is-a-file", refused(&["tasks.jsonl"])).args(&{
             let mut a = strs(&["mcp", "import", "--out", "tasks.jsonl", "--"]);
             a.extend(server.iter().cloned());
@@ -255,34 +388,92 @@ fn mcp_import_mutations(server: &[String]) -> Vec<Mutation> {
 
 pub fn cases() -> Vec<(Slot, Vec<Mutation>)> {
     let mut out = vec![];
-    out.push((Slot { args: run_args(&["--backends", "oracle", "--run-id", "t1"]), ..slot("flags: run", "run", &[]) }, run_mutations()));
     out.push((
-        Slot { args: run_args(&["--backends", "oracle,openai", "--model", "mock", "--base-url", "@MOCK@", "--run-id", "t1"]), ..slot("flags: endpoint", "run", &[]) },
+        Slot {
+            args: run_args(&["--backends", "oracle", "--run-id", "t1"]),
+            ..slot("flags: run", "run", &[])
+        },
+        run_mutations(),
+    ));
+    out.push((
+        Slot {
+            args: run_args(&[
+                "--backends",
+                "oracle,openai",
+                "--model",
+                "mock",
+                "--base-url",
+                "@MOCK@",
+                "--run-id",
+                "t1",
+            ]),
+            ..slot("flags: endpoint", "run", &[])
+        },
         endpoint_mutations(),
     ));
-    out.push((Slot { args: run_args(&["--backends", "oracle", "--run-id", "t1", "--judge", "mock@@MOCK@"]), ..slot("flags: judge", "run", &[]) }, judge_mutations()));
+    out.push((
+        Slot {
+            args: run_args(&["--backends", "oracle", "--run-id", "t1", "--judge", "mock@@MOCK@"]),
+            ..slot("flags: judge", "run", &[])
+        },
+        judge_mutations(),
+    ));
     for (name, args, compare) in [
-        ("run", run_args(&["--backends", "oracle,lexical", "--run-id", "t1", "--baseline", "out/base"]), false),
+        (
+            "run",
+            run_args(&["--backends", "oracle,lexical", "--run-id", "t1", "--baseline", "out/base"]),
+            false,
+        ),
         ("report", strs(&["report", "out/b", "--baseline", "out/base"]), false),
-        ("merge", strs(&["merge", "--out", "merged", "out/s1", "out/s2", "--baseline", "out/base"]), false),
+        (
+            "merge",
+            strs(&["merge", "--out", "merged", "out/s1", "out/s2", "--baseline", "out/base"]),
+            false,
+        ),
         ("compare", strs(&["compare", "out/base", "out/b"]), true),
     ] {
         let m = gate_mutations(&args, compare);
         out.push((Slot { args, ..slot("gates", name, &[]) }, m));
     }
-    out.push((Slot { stdin: Some(MCP_SESSION), ..slot("servers", "mcp-serve", &["mcp", "serve", "--catalog", "smallcat", "--dataset", "tasks.jsonl"]) }, serve_mutations()));
-    out.push((Slot { serves: true, ..slot("servers", "mock-endpoint", &["mock-endpoint", "--port", "0"]) }, mock_endpoint_mutations()));
-    let server = strs(&[env!("CARGO_BIN_EXE_toolpick"), "mcp", "serve", "--catalog", "@DIR@/smallcat"]);
+    out.push((
+        Slot {
+            stdin: Some(MCP_SESSION),
+            ..slot(
+                "servers",
+                "mcp-serve",
+                &["mcp", "serve", "--catalog", "smallcat", "--dataset", "tasks.jsonl"],
+            )
+        },
+        serve_mutations(),
+    ));
+    out.push((
+        Slot {
+            serves: true,
+            ..slot("servers", "mock-endpoint", &["mock-endpoint", "--port", "0"])
+        },
+        mock_endpoint_mutations(),
+    ));
+    let server =
+        strs(&[env!("CARGO_BIN_EXE_toolpick"), "mcp", "serve", "--catalog", "@DIR@/smallcat"]);
     let mut import = strs(&["mcp", "import", "--out", "imported", "--"]);
     import.extend(server.iter().cloned());
-    out.push((Slot { args: import, ..slot("servers", "mcp-import", &[]) }, mcp_import_mutations(&server)));
+    out.push((
+        Slot { args: import, ..slot("servers", "mcp-import", &[]) },
+        mcp_import_mutations(&server),
+    ));
     out.push((
         slot("servers", "lint", &["lint", "smallcat", "--format", "json", "-o", "lint.json"]),
         vec![
             flag("format-unknown", &["--format", "yaml"], &["--format"]),
             flag("fail-on-unknown", &["--fail-on", "sometimes"], &["--fail-on"]),
-            Mutation::new("output-under-a-file", refused(&["tasks.jsonl/lint.json"])).args(&strs(&["lint", "smallcat", "-o", "tasks.jsonl/lint.json"])),
-            Mutation::new("output-is-a-directory", refused(&["judge-templates"])).args(&strs(&["lint", "smallcat", "-o", "judge-templates"])),
+            Mutation::new("output-under-a-file", refused(&["tasks.jsonl/lint.json"]))
+                .args(&strs(&["lint", "smallcat", "-o", "tasks.jsonl/lint.json"])),
+            Mutation::new("output-is-a-directory", refused(&["judge-templates"])).args(&strs(&[
+                "lint",
+                "smallcat",
+                "-o",
+                "judge-templates",
+            ])),
         ],
     ));
     out
@@ -291,7 +482,11 @@ pub fn cases() -> Vec<(Slot, Vec<Mutation>)> {
 /// The flags of `command` that take a value, as its `--help` lists them (`--jobs <JOBS>`,
 /// `-o, --output <OUTPUT>`).
 fn value_flags(command: &[String]) -> Vec<String> {
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_toolpick")).args(command).arg("--help").output().unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_toolpick"))
+        .args(command)
+        .arg("--help")
+        .output()
+        .unwrap();
     assert!(o.status.success(), "toolpick {command:?} --help");
     let help = String::from_utf8_lossy(&o.stdout).into_owned();
     help.lines()
@@ -299,7 +494,8 @@ fn value_flags(command: &[String]) -> Vec<String> {
             let l = l.trim_start();
             // `-o, --output <OUTPUT>`: the short name first.
             let l = if l.starts_with('-') && !l.starts_with("--") { l.get(4..)? } else { l };
-            let (flag, rest) = l.strip_prefix("--").map(|_| l.split_once(' ').unwrap_or((l, "")))?;
+            let (flag, rest) =
+                l.strip_prefix("--").map(|_| l.split_once(' ').unwrap_or((l, "")))?;
             rest.starts_with('<').then(|| flag.to_string())
         })
         .collect()
@@ -334,7 +530,13 @@ pub fn negative_values(groups: &[(Slot, Vec<Mutation>)]) -> Vec<(Slot, Vec<Mutat
         let mutations: Vec<Mutation> = value_flags(&command)
             .into_iter()
             .filter(|f| !covered[&command].contains(f))
-            .map(|f| Mutation::new(format!("{}-minus-one", &f[2..]), Expect::ValueTaken { names: vec![format!("{f}|-1")] }).extra(&[f.as_str(), "-1"]))
+            .map(|f| {
+                Mutation::new(
+                    format!("{}-minus-one", &f[2..]),
+                    Expect::ValueTaken { names: vec![format!("{f}|-1")] },
+                )
+                .extra(&[f.as_str(), "-1"])
+            })
             .collect();
         let copy = Slot {
             path: "negative values",
@@ -358,20 +560,31 @@ pub fn run_ids(groups: &[(Slot, Vec<Mutation>)]) -> Vec<(Slot, Vec<Mutation>)> {
         let ids = given.entry(command_of(&slot.args)).or_default();
         for m in mutations {
             let args = m.args.iter().flatten().chain(&m.extra);
-            ids.extend(args.clone().zip(args.skip(1)).filter(|(f, _)| *f == "--run-id").map(|(_, id)| id.clone()));
+            ids.extend(
+                args.clone()
+                    .zip(args.skip(1))
+                    .filter(|(f, _)| *f == "--run-id")
+                    .map(|(_, id)| id.clone()),
+            );
         }
     }
     let mut out = vec![];
     let mut seen = BTreeSet::new();
     for (slot, _) in groups {
         let command = command_of(&slot.args);
-        if slot.args.iter().any(|a| a == "--") || !seen.insert(command.clone()) || !value_flags(&command).iter().any(|f| f == "--run-id") {
+        if slot.args.iter().any(|a| a == "--")
+            || !seen.insert(command.clone())
+            || !value_flags(&command).iter().any(|f| f == "--run-id")
+        {
             continue;
         }
         let mutations: Vec<Mutation> = bad_run_ids()
             .into_iter()
             .filter(|(_, id)| !given[&command].contains(id))
-            .map(|(name, id)| Mutation::new(format!("run-id-{name}"), refused(&["--run-id"])).extra(&["--out", "fresh", "--run-id", &id]))
+            .map(|(name, id)| {
+                Mutation::new(format!("run-id-{name}"), refused(&["--run-id"]))
+                    .extra(&["--out", "fresh", "--run-id", &id])
+            })
             .collect();
         if mutations.is_empty() {
             continue;

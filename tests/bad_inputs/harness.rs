@@ -81,7 +81,15 @@ pub struct Mutation {
 
 impl Mutation {
     pub fn new(name: impl Into<String>, expect: Expect) -> Mutation {
-        Mutation { name: name.into(), setup: None, args: None, extra: vec![], env: vec![], expect, serves: false }
+        Mutation {
+            name: name.into(),
+            setup: None,
+            args: None,
+            extra: vec![],
+            env: vec![],
+            expect,
+            serves: false,
+        }
     }
     pub fn args<S: AsRef<str>>(mut self, args: &[S]) -> Mutation {
         self.args = Some(args.iter().map(|s| s.as_ref().to_string()).collect());
@@ -104,7 +112,10 @@ pub fn refused<S: AsRef<str>>(names: &[S]) -> Expect {
 
 /// Exit 2 naming all of `names`, and none of `not` on stderr.
 pub fn refused_without<S: AsRef<str>, T: AsRef<str>>(names: &[S], not: &[T]) -> Expect {
-    Expect::Refused { names: names.iter().map(|s| s.as_ref().to_string()).collect(), not: not.iter().map(|s| s.as_ref().to_string()).collect() }
+    Expect::Refused {
+        names: names.iter().map(|s| s.as_ref().to_string()).collect(),
+        not: not.iter().map(|s| s.as_ref().to_string()).collect(),
+    }
 }
 
 pub struct Case {
@@ -129,7 +140,8 @@ impl Case {
         let extra = m.map(|m| m.extra.clone()).unwrap_or_default();
         let mut i = 0;
         while i < extra.len() {
-            let takes_value = extra[i].starts_with("--") && extra.get(i + 1).is_some_and(|v| !v.starts_with("--"));
+            let takes_value = extra[i].starts_with("--")
+                && extra.get(i + 1).is_some_and(|v| !v.starts_with("--"));
             let present = args.iter().position(|a| *a == extra[i]);
             match (takes_value, present) {
                 (true, Some(at)) if at + 1 < args.len() => args[at + 1] = extra[i + 1].clone(),
@@ -232,8 +244,14 @@ impl Drop for Proxy {
 
 impl Endpoint {
     pub fn start() -> Endpoint {
-        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-        let mock = rt.block_on(toolpick::mock::spawn("127.0.0.1:0".parse().unwrap(), Default::default())).unwrap();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let mock = rt
+            .block_on(toolpick::mock::spawn("127.0.0.1:0".parse().unwrap(), Default::default()))
+            .unwrap();
         let target = mock.addr;
         Endpoint { rt, _mock: mock, target }
     }
@@ -251,7 +269,8 @@ impl Endpoint {
                     seen.fetch_add(1, Ordering::SeqCst);
                     tokio::spawn(async move {
                         if let Ok(mut outbound) = tokio::net::TcpStream::connect(target).await {
-                            let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                            let _ =
+                                tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
                         }
                     });
                 }
@@ -281,8 +300,12 @@ fn snapshot(root: &Path) -> BTreeMap<String, Entry> {
                 out.insert(rel, Entry::Dir);
                 walk(root, &p, out);
             } else {
-                let digest = std::fs::read(&p).map(|b| Sha256::digest(&b).into()).unwrap_or([0; 32]);
-                out.insert(rel, Entry::File { len: meta.len(), modified: meta.modified().ok(), digest });
+                let digest =
+                    std::fs::read(&p).map(|b| Sha256::digest(&b).into()).unwrap_or([0; 32]);
+                out.insert(
+                    rel,
+                    Entry::File { len: meta.len(), modified: meta.modified().ok(), digest },
+                );
             }
         }
     }
@@ -403,14 +426,34 @@ pub fn run(case: &Case, dir: &Path, logs: &Path, proxy: &Proxy, limit: Duration)
 fn read_import(out: &Path, outcome: &mut Outcome) {
     if let Ok(mut r) = csv::Reader::from_path(out.join("defects.csv")) {
         let headers = r.headers().unwrap().clone();
-        outcome.defects = r.records().flatten().map(|rec| headers.iter().zip(rec.iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect()).collect();
+        outcome.defects = r
+            .records()
+            .flatten()
+            .map(|rec| {
+                headers
+                    .iter()
+                    .zip(rec.iter())
+                    .map(|(h, v)| (h.to_string(), v.to_string()))
+                    .collect()
+            })
+            .collect();
     }
-    let dataset = std::fs::read_dir(out).into_iter().flatten().flatten().map(|e| e.path()).find(|p| p.extension().is_some_and(|x| x == "jsonl"));
+    let dataset = std::fs::read_dir(out)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"));
     outcome.imported = dataset.map(|p| {
         let text = std::fs::read(&p).unwrap_or_default();
         let mut hash = Sha256::new();
         hash.update(&text);
-        let mut catalog: Vec<PathBuf> = std::fs::read_dir(out.join("catalog")).into_iter().flatten().flatten().map(|e| e.path()).collect();
+        let mut catalog: Vec<PathBuf> = std::fs::read_dir(out.join("catalog"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
         catalog.sort();
         for f in catalog {
             hash.update(f.file_name().unwrap().as_encoded_bytes());
@@ -434,7 +477,9 @@ fn flag_tokens(text: &str) -> Vec<String> {
     let mut rest = text;
     while let Some(i) = rest.find("--") {
         let tail = &rest[i + 2..];
-        let len = tail.find(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')).unwrap_or(tail.len());
+        let len = tail
+            .find(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'))
+            .unwrap_or(tail.len());
         if tail.starts_with(|c: char| c.is_ascii_lowercase()) {
             out.push(format!("--{}", &tail[..len]));
         }
@@ -445,7 +490,8 @@ fn flag_tokens(text: &str) -> Vec<String> {
 
 /// The flags a subcommand has, as its `--help` lists them.
 pub fn flags_of(command: &[String]) -> BTreeSet<String> {
-    let o = Command::new(env!("CARGO_BIN_EXE_toolpick")).args(command).arg("--help").output().unwrap();
+    let o =
+        Command::new(env!("CARGO_BIN_EXE_toolpick")).args(command).arg("--help").output().unwrap();
     assert!(o.status.success(), "toolpick {command:?} --help");
     flag_tokens(&String::from_utf8_lossy(&o.stdout)).into_iter().collect()
 }
@@ -478,9 +524,29 @@ fn first_line(stderr: &str) -> String {
 
 /// Judge a mutated case. `base` is what the slot's base imported (for `LikeClean`); `flags` are the
 /// flags of the case's command.
-pub fn judge(case: &Case, o: &Outcome, base: Option<&Imported>, flags: &BTreeSet<String>) -> Verdict {
-    if o.signal.is_some() && !o.timed_out || o.code == Some(101) || o.code == Some(134) || o.stderr.contains("panicked") {
-        return Verdict::Panic(format!("exit {:?} signal {:?}: {}", o.code, o.signal, o.stderr.lines().find(|l| l.contains("panicked") || l.contains("error")).unwrap_or("").chars().take(200).collect::<String>()));
+pub fn judge(
+    case: &Case,
+    o: &Outcome,
+    base: Option<&Imported>,
+    flags: &BTreeSet<String>,
+) -> Verdict {
+    if o.signal.is_some() && !o.timed_out
+        || o.code == Some(101)
+        || o.code == Some(134)
+        || o.stderr.contains("panicked")
+    {
+        return Verdict::Panic(format!(
+            "exit {:?} signal {:?}: {}",
+            o.code,
+            o.signal,
+            o.stderr
+                .lines()
+                .find(|l| l.contains("panicked") || l.contains("error"))
+                .unwrap_or("")
+                .chars()
+                .take(200)
+                .collect::<String>()
+        ));
     }
     let expect = &case.mutation.as_ref().expect("a mutated case").expect;
     if o.timed_out && case.serves() && matches!(expect, Expect::ValueTaken { .. }) {
@@ -499,13 +565,19 @@ pub fn judge(case: &Case, o: &Outcome, base: Option<&Imported>, flags: &BTreeSet
             what.push(format!("{} request(s) sent", o.requests));
         }
         if !o.written.is_empty() {
-            what.push(format!("wrote {}", o.written.iter().take(4).cloned().collect::<Vec<_>>().join(", ")));
+            what.push(format!(
+                "wrote {}",
+                o.written.iter().take(4).cloned().collect::<Vec<_>>().join(", ")
+            ));
         }
         (!what.is_empty()).then(|| what.join("; "))
     };
     let refused = |names: &[String], not: &[String]| -> Verdict {
         match o.code {
-            Some(0) => Verdict::Ignored(format!("exit 0{}", late().map(|l| format!(" ({l})")).unwrap_or_default())),
+            Some(0) => Verdict::Ignored(format!(
+                "exit 0{}",
+                late().map(|l| format!(" ({l})")).unwrap_or_default()
+            )),
             Some(code) => {
                 if let Some(l) = late() {
                     return Verdict::Late(format!("exit {code} after: {l}"));
@@ -514,17 +586,33 @@ pub fn judge(case: &Case, o: &Outcome, base: Option<&Imported>, flags: &BTreeSet
                     return Verdict::Other(format!("exit {code}: {}", first_line(&o.stderr)));
                 }
                 if o.stdout.lines().any(|l| l.starts_with("ok")) {
-                    return Verdict::Other(format!("prints `ok` and exits 2: {}", first_line(&o.stderr)));
+                    return Verdict::Other(format!(
+                        "prints `ok` and exits 2: {}",
+                        first_line(&o.stderr)
+                    ));
                 }
                 if let Some(flag) = foreign_flags(&o.stderr, flags).first() {
-                    return Verdict::Other(format!("names `{flag}`, which `toolpick {}` does not have: {}", command_of(&o.args).join(" "), first_line(&o.stderr)));
+                    return Verdict::Other(format!(
+                        "names `{flag}`, which `toolpick {}` does not have: {}",
+                        command_of(&o.args).join(" "),
+                        first_line(&o.stderr)
+                    ));
                 }
-                if let Some(bad) = not.iter().find(|n| o.stderr.contains(n.as_str()) || o.stdout.contains(n.as_str())) {
-                    return Verdict::Other(format!("stderr holds `{bad}`: {}", first_line(&o.stderr)));
+                if let Some(bad) = not
+                    .iter()
+                    .find(|n| o.stderr.contains(n.as_str()) || o.stdout.contains(n.as_str()))
+                {
+                    return Verdict::Other(format!(
+                        "stderr holds `{bad}`: {}",
+                        first_line(&o.stderr)
+                    ));
                 }
                 match named(&o.stderr, names) {
                     Some(_) => Verdict::Ok,
-                    None => Verdict::Other(format!("no line names {names:?}: {}", first_line(&o.stderr))),
+                    None => Verdict::Other(format!(
+                        "no line names {names:?}: {}",
+                        first_line(&o.stderr)
+                    )),
                 }
             }
             None => Verdict::Other("no exit code".into()),
@@ -540,23 +628,37 @@ pub fn judge(case: &Case, o: &Outcome, base: Option<&Imported>, flags: &BTreeSet
             Some(0) if named(&o.stderr, names).is_some() => Verdict::Ok,
             Some(0) => Verdict::Ignored(format!("exit 0 and no stderr line names {names:?}")),
             _ if *refusal_ok => refused(names, &[]),
-            Some(code) => Verdict::Other(format!("exit {code}: the whole input refused for one damaged line: {}", first_line(&o.stderr))),
+            Some(code) => Verdict::Other(format!(
+                "exit {code}: the whole input refused for one damaged line: {}",
+                first_line(&o.stderr)
+            )),
             None => Verdict::Other("no exit code".into()),
         },
         Expect::Defect { file, line, .. } => {
             if o.code != Some(0) {
                 return Verdict::Other(format!("exit {:?}: {}", o.code, first_line(&o.stderr)));
             }
-            let rows: Vec<_> = o.defects.iter().filter(|r| r.get("file").is_some_and(|f| f.ends_with(file.as_str()))).collect();
+            let rows: Vec<_> = o
+                .defects
+                .iter()
+                .filter(|r| r.get("file").is_some_and(|f| f.ends_with(file.as_str())))
+                .collect();
             let ok = match line {
                 Some(n) => rows.iter().any(|r| r.get("line").is_some_and(|l| *l == n.to_string())),
-                None => rows.iter().any(|r| r.get("action").is_some_and(|a| a == "skipped") && r.get("affected").is_some_and(|a| a != "0")),
+                None => rows.iter().any(|r| {
+                    r.get("action").is_some_and(|a| a == "skipped")
+                        && r.get("affected").is_some_and(|a| a != "0")
+                }),
             };
             if ok {
                 Verdict::Ok
             } else {
                 let shown: Vec<String> = rows.iter().map(|r| format!("{r:?}")).collect();
-                Verdict::Ignored(format!("defects.csv has no {} row for {file}: {}", line.map(|n| format!("line-{n}")).unwrap_or("skipped".into()), if shown.is_empty() { "none".into() } else { shown.join("; ") }))
+                Verdict::Ignored(format!(
+                    "defects.csv has no {} row for {file}: {}",
+                    line.map(|n| format!("line-{n}")).unwrap_or("skipped".into()),
+                    if shown.is_empty() { "none".into() } else { shown.join("; ") }
+                ))
             }
         }
         Expect::ValueTaken { names } => match o.code {
@@ -565,8 +667,13 @@ pub fn judge(case: &Case, o: &Outcome, base: Option<&Imported>, flags: &BTreeSet
         },
         Expect::Accepted => match o.code {
             Some(0) => Verdict::Ok,
-            Some(code) if o.stdout.lines().any(|l| l.starts_with("ok")) => Verdict::Other(format!("prints `ok` and exits {code}: {}", first_line(&o.stderr))),
-            Some(code) => Verdict::Other(format!("valid input refused, exit {code}: {}", first_line(&o.stderr))),
+            Some(code) if o.stdout.lines().any(|l| l.starts_with("ok")) => {
+                Verdict::Other(format!("prints `ok` and exits {code}: {}", first_line(&o.stderr)))
+            }
+            Some(code) => Verdict::Other(format!(
+                "valid input refused, exit {code}: {}",
+                first_line(&o.stderr)
+            )),
             None => Verdict::Other("no exit code".into()),
         },
         Expect::LikeClean { file, reported } => {
@@ -576,14 +683,22 @@ pub fn judge(case: &Case, o: &Outcome, base: Option<&Imported>, flags: &BTreeSet
             // A row about the whole file has no record or line of its own.
             let whole = |action: &str| {
                 o.defects.iter().any(|r| {
-                    r.get("file").is_some_and(|f| f.ends_with(file.as_str())) && r.get("action").is_some_and(|a| a == action) && r.get("record").is_none_or(String::is_empty)
+                    r.get("file").is_some_and(|f| f.ends_with(file.as_str()))
+                        && r.get("action").is_some_and(|a| a == action)
+                        && r.get("record").is_none_or(String::is_empty)
                 })
             };
             let tasks = o.imported.as_ref().map_or(0, |i| i.tasks);
             if whole("skipped") {
-                Verdict::Ignored(format!("{file} skipped as a whole ({tasks} tasks written, clean copy: {:?})", base.map(|b| b.tasks)))
+                Verdict::Ignored(format!(
+                    "{file} skipped as a whole ({tasks} tasks written, clean copy: {:?})",
+                    base.map(|b| b.tasks)
+                ))
             } else if o.imported.as_ref() != base {
-                Verdict::Ignored(format!("{tasks} tasks written (clean copy: {:?}); the dataset or catalog differs from the clean copy's", base.map(|b| b.tasks)))
+                Verdict::Ignored(format!(
+                    "{tasks} tasks written (clean copy: {:?}); the dataset or catalog differs from the clean copy's",
+                    base.map(|b| b.tasks)
+                ))
             } else if *reported && !whole("repaired") {
                 Verdict::Ignored(format!("{file} decoded without a `repaired` row saying how"))
             } else {
@@ -597,5 +712,13 @@ pub fn judge(case: &Case, o: &Outcome, base: Option<&Imported>, flags: &BTreeSet
 /// server, still serving at the time limit.
 pub fn base_problem(slot: &Slot, o: &Outcome) -> Option<String> {
     let fine = if slot.serves { o.timed_out } else { o.code == Some(0) && !o.timed_out };
-    (!fine).then(|| format!("exit {:?} signal {:?} timed out {}: {}", o.code, o.signal, o.timed_out, o.stderr.chars().take(600).collect::<String>()))
+    (!fine).then(|| {
+        format!(
+            "exit {:?} signal {:?} timed out {}: {}",
+            o.code,
+            o.signal,
+            o.timed_out,
+            o.stderr.chars().take(600).collect::<String>()
+        )
+    })
 }

@@ -22,7 +22,15 @@ pub enum Shape {
 }
 
 pub fn slot(path: &'static str, name: &str, args: &[&str]) -> Slot {
-    Slot { path, name: format!("{path}/{name}"), args: args.iter().map(|s| s.to_string()).collect(), stdin: None, serves: false, prepare: None, import_out: None }
+    Slot {
+        path,
+        name: format!("{path}/{name}"),
+        args: args.iter().map(|s| s.to_string()).collect(),
+        stdin: None,
+        serves: false,
+        prepare: None,
+        import_out: None,
+    }
 }
 
 pub fn strs(v: &[&str]) -> Vec<String> {
@@ -44,7 +52,11 @@ pub fn generic(world: &Path, rel: &str, shape: Shape, skip: &[&str]) -> Vec<Muta
         with("missing", remove(rel), whole()),
         with("directory", directory(rel), whole()),
         with("empty", put(rel, vec![]), whole()),
-        with("bom", put(rel, with_bom(&bytes)), Expect::RefusedOrAccepted { names: vec![file.clone()] }),
+        with(
+            "bom",
+            put(rel, with_bom(&bytes)),
+            Expect::RefusedOrAccepted { names: vec![file.clone()] },
+        ),
         with("utf16", put(rel, utf16le(&bytes)), whole()),
     ];
     match shape {
@@ -52,14 +64,30 @@ pub fn generic(world: &Path, rel: &str, shape: Shape, skip: &[&str]) -> Vec<Muta
             with(&format!("invalid-utf8-line{n}"), put(rel, invalid_utf8_at(&bytes, n)), line(n)),
             with(&format!("cut-in-line{n}"), put(rel, cut_in_line(&bytes, n)), line(n)),
             with(&format!("torn-line{n}"), put(rel, torn_line(&bytes, n)), line(n)),
-            with(&format!("array-line{n}"), put(rel, replace_line(&bytes, n, Some(b"[1, 2]"))), line(n)),
-            with(&format!("string-line{n}"), put(rel, replace_line(&bytes, n, Some(b"\"a line of text\""))), line(n)),
-            with(&format!("nul-line{n}"), put(rel, replace_line(&bytes, n, Some(&[0u8; 16]))), line(n)),
+            with(
+                &format!("array-line{n}"),
+                put(rel, replace_line(&bytes, n, Some(b"[1, 2]"))),
+                line(n),
+            ),
+            with(
+                &format!("string-line{n}"),
+                put(rel, replace_line(&bytes, n, Some(b"\"a line of text\""))),
+                line(n),
+            ),
+            with(
+                &format!("nul-line{n}"),
+                put(rel, replace_line(&bytes, n, Some(&[0u8; 16]))),
+                line(n),
+            ),
         ]),
         Shape::Json | Shape::Toml => {
             let n = line_of(&bytes, "\"");
             v.extend([
-                with(&format!("invalid-utf8-line{n}"), put(rel, invalid_utf8_at(&bytes, n)), line(n)),
+                with(
+                    &format!("invalid-utf8-line{n}"),
+                    put(rel, invalid_utf8_at(&bytes, n)),
+                    line(n),
+                ),
                 with("cut-in-half", put(rel, bytes[..bytes.len() / 2].to_vec()), whole()),
                 with("nul-bytes", put(rel, vec![0u8; 64]), whole()),
             ]);
@@ -68,7 +96,11 @@ pub fn generic(world: &Path, rel: &str, shape: Shape, skip: &[&str]) -> Vec<Muta
                 v.push(with("top-level-string", put(rel, b"\"a server\"\n".to_vec()), whole()));
             }
         }
-        Shape::Text => v.push(with("invalid-utf8", put(rel, invalid_utf8_at(&bytes, line_of(&bytes, "{{"))), whole())),
+        Shape::Text => v.push(with(
+            "invalid-utf8",
+            put(rel, invalid_utf8_at(&bytes, line_of(&bytes, "{{"))),
+            whole(),
+        )),
     }
     v.retain(|m| !skip.contains(&m.name.as_str()));
     v
@@ -157,39 +189,113 @@ fn catalog_mutations(world: &Path) -> Vec<Mutation> {
     v.push(with("dir-is-a-file", file_for_dir("smallcat"), dir()));
     v.push(with("dir-empty", emptied_dir("smallcat"), dir()));
     v.extend([
-        server_edit(world, "unknown-server-key", Names::LineOf("\"servr\""), |v| v["servr"] = json!(1)),
-        server_edit(world, "server-name-number", Names::LineOf("\"name\": 5"), |v| v["name"] = json!(5)),
-        server_edit(world, "server-name-pattern", Names::Field("name"), |v| v["name"] = json!("Weather Server")),
-        server_edit(world, "server-name-traversal", Names::Field("name"), |v| v["name"] = json!("../escape")),
-        server_edit(world, "server-description-number", Names::LineOf("\"description\": 5"), |v| v["description"] = json!(5)),
-        server_edit(world, "categories-object", Names::LineOf("\"categories\": {}"), |v| v["categories"] = json!({})),
-        server_edit(world, "category-name-pattern", Names::Field("categories[0].name"), |v| v["categories"][0]["name"] = json!("Now!")),
-        server_edit(world, "category-duplicate-across-files", Names::Also("mail_messages"), |v| v["categories"][0]["name"] = json!("mail_messages")),
-        server_edit(world, "tool-name-65-chars", Names::Field("categories[0].tools[0].name"), |v| tool(v)["name"] = json!("t".repeat(65))),
-        server_edit(world, "tool-name-space", Names::Field("categories[0].tools[0].name"), |v| tool(v)["name"] = json!("get weather")),
+        server_edit(world, "unknown-server-key", Names::LineOf("\"servr\""), |v| {
+            v["servr"] = json!(1)
+        }),
+        server_edit(world, "server-name-number", Names::LineOf("\"name\": 5"), |v| {
+            v["name"] = json!(5)
+        }),
+        server_edit(world, "server-name-pattern", Names::Field("name"), |v| {
+            v["name"] = json!("Weather Server")
+        }),
+        server_edit(world, "server-name-traversal", Names::Field("name"), |v| {
+            v["name"] = json!("../escape")
+        }),
+        server_edit(world, "server-description-number", Names::LineOf("\"description\": 5"), |v| {
+            v["description"] = json!(5)
+        }),
+        server_edit(world, "categories-object", Names::LineOf("\"categories\": {}"), |v| {
+            v["categories"] = json!({})
+        }),
+        server_edit(world, "category-name-pattern", Names::Field("categories[0].name"), |v| {
+            v["categories"][0]["name"] = json!("Now!")
+        }),
+        server_edit(world, "category-duplicate-across-files", Names::Also("mail_messages"), |v| {
+            v["categories"][0]["name"] = json!("mail_messages")
+        }),
+        server_edit(
+            world,
+            "tool-name-65-chars",
+            Names::Field("categories[0].tools[0].name"),
+            |v| tool(v)["name"] = json!("t".repeat(65)),
+        ),
+        server_edit(world, "tool-name-space", Names::Field("categories[0].tools[0].name"), |v| {
+            tool(v)["name"] = json!("get weather")
+        }),
         server_edit(world, "tool-duplicate", Names::Also("get_current_weather"), |v| {
             let t = tool(v).clone();
             v["categories"][0]["tools"].as_array_mut().unwrap().push(t);
         }),
-        server_edit(world, "unknown-tool-key", Names::LineOf("\"inputschema\""), |v| tool(v)["inputschema"] = json!({})),
+        server_edit(world, "unknown-tool-key", Names::LineOf("\"inputschema\""), |v| {
+            tool(v)["inputschema"] = json!({})
+        }),
         server_edit(world, "input-schema-missing", Names::Also("inputSchema"), |v| {
             tool(v).as_object_mut().unwrap().remove("inputSchema");
         }),
-        server_edit(world, "input-schema-array", Names::Field("categories[0].tools[0].inputSchema"), |v| tool(v)["inputSchema"]["type"] = json!("array")),
-        server_edit(world, "input-schema-invalid", Names::Also("categories[0].tools[0].inputSchema"), |v| tool(v)["inputSchema"]["properties"]["city"]["type"] = json!(5)),
-        server_edit(world, "required-undefined", Names::Also("categories[0].tools[0].inputSchema"), |v| tool(v)["inputSchema"]["required"] = json!(["town"])),
-        server_edit(world, "output-schema-invalid", Names::Also("categories[0].tools[0].outputSchema"), |v| tool(v)["outputSchema"] = json!({"type": 5})),
-        server_edit(world, "mock-placeholder-unknown", Names::Also("cty"), |v| tool(v)["mockResponse"] = json!({"city": "{{cty}}"})),
-        server_edit(world, "mock-switch-unknown", Names::Also("categories[0].tools[0].mockResponse"), |v| {
-            tool(v)["mockResponse"] = json!({"$switch": "season", "cases": {}, "default": 1})
+        server_edit(
+            world,
+            "input-schema-array",
+            Names::Field("categories[0].tools[0].inputSchema"),
+            |v| tool(v)["inputSchema"]["type"] = json!("array"),
+        ),
+        server_edit(
+            world,
+            "input-schema-invalid",
+            Names::Also("categories[0].tools[0].inputSchema"),
+            |v| tool(v)["inputSchema"]["properties"]["city"]["type"] = json!(5),
+        ),
+        server_edit(
+            world,
+            "required-undefined",
+            Names::Also("categories[0].tools[0].inputSchema"),
+            |v| tool(v)["inputSchema"]["required"] = json!(["town"]),
+        ),
+        server_edit(
+            world,
+            "output-schema-invalid",
+            Names::Also("categories[0].tools[0].outputSchema"),
+            |v| tool(v)["outputSchema"] = json!({"type": 5}),
+        ),
+        server_edit(world, "mock-placeholder-unknown", Names::Also("cty"), |v| {
+            tool(v)["mockResponse"] = json!({"city": "{{cty}}"})
         }),
-        server_edit(world, "mock-mode-unknown", Names::LineOf("\"nosuch\""), |v| tool(v)["mockMode"] = json!("nosuch")),
-        server_edit(world, "annotations-string", Names::LineOf("\"annotations\": \"yes\""), |v| tool(v)["annotations"] = json!("yes")),
-        server_edit(world, "annotation-hint-string", Names::LineOf("\"readOnlyHint\": \"yes\""), |v| tool(v)["annotations"]["readOnlyHint"] = json!("yes")),
+        server_edit(
+            world,
+            "mock-switch-unknown",
+            Names::Also("categories[0].tools[0].mockResponse"),
+            |v| tool(v)["mockResponse"] = json!({"$switch": "season", "cases": {}, "default": 1}),
+        ),
+        server_edit(world, "mock-mode-unknown", Names::LineOf("\"nosuch\""), |v| {
+            tool(v)["mockMode"] = json!("nosuch")
+        }),
+        server_edit(world, "annotations-string", Names::LineOf("\"annotations\": \"yes\""), |v| {
+            tool(v)["annotations"] = json!("yes")
+        }),
+        server_edit(
+            world,
+            "annotation-hint-string",
+            Names::LineOf("\"readOnlyHint\": \"yes\""),
+            |v| tool(v)["annotations"]["readOnlyHint"] = json!("yes"),
+        ),
     ]);
-    v.push(writes("catalog-json-cut", "smallcat/catalog.json", b"{\"name\": \"small\", \"descr".to_vec(), refused(&["catalog.json"])));
-    v.push(writes("catalog-json-array", "smallcat/catalog.json", b"[]\n".to_vec(), refused(&["catalog.json"])));
-    v.push(writes("catalog-json-name-number", "smallcat/catalog.json", b"{\"name\": 5}\n".to_vec(), refused(&["catalog.json:1"])));
+    v.push(writes(
+        "catalog-json-cut",
+        "smallcat/catalog.json",
+        b"{\"name\": \"small\", \"descr".to_vec(),
+        refused(&["catalog.json"]),
+    ));
+    v.push(writes(
+        "catalog-json-array",
+        "smallcat/catalog.json",
+        b"[]\n".to_vec(),
+        refused(&["catalog.json"]),
+    ));
+    v.push(writes(
+        "catalog-json-name-number",
+        "smallcat/catalog.json",
+        b"{\"name\": 5}\n".to_vec(),
+        refused(&["catalog.json:1"]),
+    ));
     v
 }
 
@@ -201,8 +307,18 @@ fn task_edit(world: &Path, name: &str, field: &str, edit: impl FnOnce(&mut Value
 fn dataset_mutations(world: &Path) -> Vec<Mutation> {
     let mut v = generic(world, "tasks.jsonl", Shape::Lines(3), &[]);
     let clean_tasks = clean(world, "tasks.jsonl");
-    v.push(writes("comments-only", "tasks.jsonl", b"// no task here\n\n".to_vec(), refused(&["tasks.jsonl"])));
-    v.push(writes("empty-object-line3", "tasks.jsonl", replace_line(&clean_tasks, 3, Some(b"{}")), refused(&[at("tasks.jsonl", 3)])));
+    v.push(writes(
+        "comments-only",
+        "tasks.jsonl",
+        b"// no task here\n\n".to_vec(),
+        refused(&["tasks.jsonl"]),
+    ));
+    v.push(writes(
+        "empty-object-line3",
+        "tasks.jsonl",
+        replace_line(&clean_tasks, 3, Some(b"{}")),
+        refused(&[at("tasks.jsonl", 3)]),
+    ));
     v.extend([
         task_edit(world, "unknown-field", "kindd", |t| t["kindd"] = json!("multi")),
         task_edit(world, "id-number", "id", |t| t["id"] = json!(3)),
@@ -262,7 +378,14 @@ enum Target {
 
 /// The experiment file edited at `target` with `line`. The error must name `exp.toml`, the line (when
 /// `at_line`: a value the file's reader rejects where it stands) and `field`.
-fn toml_edit(world: &Path, name: &str, target: Target, line: &str, field: &str, at_line: bool) -> Mutation {
+fn toml_edit(
+    world: &Path,
+    name: &str,
+    target: Target,
+    line: &str,
+    field: &str,
+    at_line: bool,
+) -> Mutation {
     toml_edit_names(world, name, target, line, field, at_line, true)
 }
 
@@ -271,12 +394,26 @@ fn toml_path(world: &Path, name: &str, target: Target, line: &str, path: &str) -
     toml_edit_names(world, name, target, line, path, false, false)
 }
 
-fn toml_edit_names(world: &Path, name: &str, target: Target, line: &str, field: &str, at_line: bool, file: bool) -> Mutation {
+fn toml_edit_names(
+    world: &Path,
+    name: &str,
+    target: Target,
+    line: &str,
+    field: &str,
+    at_line: bool,
+    file: bool,
+) -> Mutation {
     let bytes = clean(world, "exp.toml");
     let ls = super::damage::lines(&bytes);
-    let find = |prefix: &str| ls.iter().position(|l| l.starts_with(prefix.as_bytes())).unwrap_or_else(|| panic!("exp.toml has no line {prefix:?}"));
+    let find = |prefix: &str| {
+        ls.iter()
+            .position(|l| l.starts_with(prefix.as_bytes()))
+            .unwrap_or_else(|| panic!("exp.toml has no line {prefix:?}"))
+    };
     let (bytes, n) = match target {
-        Target::Replace(prefix) => (replace_line(&bytes, find(prefix) + 1, Some(line.as_bytes())), find(prefix) + 1),
+        Target::Replace(prefix) => {
+            (replace_line(&bytes, find(prefix) + 1, Some(line.as_bytes())), find(prefix) + 1)
+        }
         Target::After(prefix) => (insert_line(&bytes, find(prefix) + 1, line), find(prefix) + 2),
         Target::Top => (insert_line(&bytes, 0, line), 1),
         Target::End => (insert_line(&bytes, ls.len(), line), ls.len() + 1),
@@ -293,7 +430,8 @@ fn toml_edit_names(world: &Path, name: &str, target: Target, line: &str, field: 
 /// otherwise); the error names its line and the key.
 fn model_key(world: &Path, name: &str, key: &'static str, value: &str) -> Mutation {
     let prefix: &'static str = Box::leak(format!("{key} =").into_boxed_str());
-    let present = String::from_utf8_lossy(&clean(world, "exp.toml")).lines().any(|l| l.starts_with(prefix));
+    let present =
+        String::from_utf8_lossy(&clean(world, "exp.toml")).lines().any(|l| l.starts_with(prefix));
     let target = if present { Target::Replace(prefix) } else { Target::After("max_attempts =") };
     toml_edit(world, name, target, &format!("{key} = {value}"), key, true)
 }
@@ -307,24 +445,132 @@ fn config_mutations(world: &Path) -> Vec<Mutation> {
         toml_edit(world, "trials-string", Replace("trials ="), "trials = \"one\"", "trials", true),
         toml_edit(world, "trials-zero", Replace("trials ="), "trials = 0", "trials", true),
         toml_edit(world, "trials-negative", Replace("trials ="), "trials = -1", "trials", true),
-        toml_edit(world, "max-steps-zero", Replace("max_steps ="), "max_steps = 0", "max_steps", true),
-        toml_edit(world, "max-steps-overflow", Replace("max_steps ="), "max_steps = 18446744073709551616", "max_steps", true),
-        toml_edit(world, "repeat-limit-one", Replace("repeat_limit ="), "repeat_limit = 1", "repeat_limit", true),
+        toml_edit(
+            world,
+            "max-steps-zero",
+            Replace("max_steps ="),
+            "max_steps = 0",
+            "max_steps",
+            true,
+        ),
+        toml_edit(
+            world,
+            "max-steps-overflow",
+            Replace("max_steps ="),
+            "max_steps = 18446744073709551616",
+            "max_steps",
+            true,
+        ),
+        toml_edit(
+            world,
+            "repeat-limit-one",
+            Replace("repeat_limit ="),
+            "repeat_limit = 1",
+            "repeat_limit",
+            true,
+        ),
         toml_edit(world, "seed-negative", Replace("seed ="), "seed = -1", "seed", true),
-        toml_edit(world, "layout-unknown", Replace("layouts ="), "layouts = [\"sideways\"]", "sideways", false),
-        toml_edit(world, "variant-op-unknown", Replace("variants ="), "variants = [\"op:nosuch\"]", "op:nosuch", false),
-        toml_path(world, "variant-file-missing", Replace("variants ="), "variants = [\"file:no-such-variant\"]", "no-such-variant"),
-        toml_path(world, "dataset-missing", Replace("datasets ="), "datasets = [\"no-such-tasks.jsonl\"]", "no-such-tasks.jsonl"),
-        toml_path(world, "catalog-missing", Replace("catalogs ="), "catalogs = [\"no-such-catalog\"]", "no-such-catalog"),
-        toml_edit(world, "run-id-traversal", Replace("run_id ="), "run_id = \"../t1\"", "run_id", true),
-        toml_path(world, "out-under-a-file", Replace("out ="), "out = \"tasks.jsonl/out\"", "tasks.jsonl/out"),
-        toml_edit(world, "filter-no-key", Replace("filter ="), "filter = [\"single\"]", "filter", true),
-        toml_edit(world, "filter-kind-unknown", Replace("filter ="), "filter = [\"kind=sometimes\"]", "filter", true),
-        toml_edit(world, "tasks-match-nothing", Replace("filter ="), "tasks = [\"nomatch-*\"]", "nomatch-*", false),
+        toml_edit(
+            world,
+            "layout-unknown",
+            Replace("layouts ="),
+            "layouts = [\"sideways\"]",
+            "sideways",
+            false,
+        ),
+        toml_edit(
+            world,
+            "variant-op-unknown",
+            Replace("variants ="),
+            "variants = [\"op:nosuch\"]",
+            "op:nosuch",
+            false,
+        ),
+        toml_path(
+            world,
+            "variant-file-missing",
+            Replace("variants ="),
+            "variants = [\"file:no-such-variant\"]",
+            "no-such-variant",
+        ),
+        toml_path(
+            world,
+            "dataset-missing",
+            Replace("datasets ="),
+            "datasets = [\"no-such-tasks.jsonl\"]",
+            "no-such-tasks.jsonl",
+        ),
+        toml_path(
+            world,
+            "catalog-missing",
+            Replace("catalogs ="),
+            "catalogs = [\"no-such-catalog\"]",
+            "no-such-catalog",
+        ),
+        toml_edit(
+            world,
+            "run-id-traversal",
+            Replace("run_id ="),
+            "run_id = \"../t1\"",
+            "run_id",
+            true,
+        ),
+        toml_path(
+            world,
+            "out-under-a-file",
+            Replace("out ="),
+            "out = \"tasks.jsonl/out\"",
+            "tasks.jsonl/out",
+        ),
+        toml_edit(
+            world,
+            "filter-no-key",
+            Replace("filter ="),
+            "filter = [\"single\"]",
+            "filter",
+            true,
+        ),
+        toml_edit(
+            world,
+            "filter-kind-unknown",
+            Replace("filter ="),
+            "filter = [\"kind=sometimes\"]",
+            "filter",
+            true,
+        ),
+        toml_edit(
+            world,
+            "tasks-match-nothing",
+            Replace("filter ="),
+            "tasks = [\"nomatch-*\"]",
+            "nomatch-*",
+            false,
+        ),
         toml_edit(world, "sample-zero", Replace("filter ="), "sample = 0", "sample", true),
-        toml_edit(world, "distractors-repeated", Replace("filter ="), "distractors = [10, 10]", "distractors", true),
-        toml_edit(world, "execute-unknown-catalog", Replace("filter ="), "execute = [\"nosuch=live\"]", "nosuch", false),
-        toml_edit(world, "execute-unknown-mode", Replace("filter ="), "execute = [\"sometimes\"]", "execute", false),
+        toml_edit(
+            world,
+            "distractors-repeated",
+            Replace("filter ="),
+            "distractors = [10, 10]",
+            "distractors",
+            true,
+        ),
+        toml_edit(
+            world,
+            "execute-unknown-catalog",
+            Replace("filter ="),
+            "execute = [\"nosuch=live\"]",
+            "nosuch",
+            false,
+        ),
+        toml_edit(
+            world,
+            "execute-unknown-mode",
+            Replace("filter ="),
+            "execute = [\"sometimes\"]",
+            "execute",
+            false,
+        ),
         model_key(world, "model-key-unknown", "temprature", "0.0"),
         model_key(world, "concurrency-zero", "concurrency", "0"),
         model_key(world, "concurrency-huge", "concurrency", "100000"),
@@ -342,38 +588,112 @@ fn config_mutations(world: &Path) -> Vec<Mutation> {
         model_key(world, "base-url-port-out-of-range", "base_url", "\"http://127.0.0.1:99999/v1\""),
         model_key(world, "model-empty", "model", "\"\""),
         model_key(world, "api-key-env-empty", "api_key_env", "\"\""),
-        model_key(world, "price-negative", "price", "{ input_per_mtok = -1.0, output_per_mtok = 1.0 }"),
+        model_key(
+            world,
+            "price-negative",
+            "price",
+            "{ input_per_mtok = -1.0, output_per_mtok = 1.0 }",
+        ),
         // A key that is well-formed but does not belong to this backend: file and key, any line.
-        toml_edit(world, "replay-file-on-openai", After("max_attempts ="), "replay_file = \"answers.jsonl\"", "replay_file", false),
-        toml_edit(world, "backend-unknown", Replace("backend = \"openai\""), "backend = \"nosuch\"", "backend", false),
-        toml_edit(world, "replay-without-file", Replace("backend = \"oracle\""), "backend = \"replay\"", "replay_file", false),
+        toml_edit(
+            world,
+            "replay-file-on-openai",
+            After("max_attempts ="),
+            "replay_file = \"answers.jsonl\"",
+            "replay_file",
+            false,
+        ),
+        toml_edit(
+            world,
+            "backend-unknown",
+            Replace("backend = \"openai\""),
+            "backend = \"nosuch\"",
+            "backend",
+            false,
+        ),
+        toml_edit(
+            world,
+            "replay-without-file",
+            Replace("backend = \"oracle\""),
+            "backend = \"replay\"",
+            "replay_file",
+            false,
+        ),
     ]);
     // Every bad run id of the flag's cases, as the file's `run_id` (a JSON string is a TOML one).
     for (name, id) in super::flags::bad_run_ids() {
         let line = format!("run_id = {}", serde_json::to_string(&id).unwrap());
-        v.push(toml_edit(world, &format!("run-id-{name}"), Replace("run_id ="), &line, "run_id", true));
+        v.push(toml_edit(
+            world,
+            &format!("run-id-{name}"),
+            Replace("run_id ="),
+            &line,
+            "run_id",
+            true,
+        ));
     }
     // The key itself must not be echoed: it belongs in the environment, and an error that prints it
     // puts it in CI logs.
-    let mut m = toml_edit(world, "api-key-env-holds-a-key", Replace("api_key_env ="), &format!("api_key_env = \"{key}\""), "api_key_env", false);
+    let mut m = toml_edit(
+        world,
+        "api-key-env-holds-a-key",
+        Replace("api_key_env ="),
+        &format!("api_key_env = \"{key}\""),
+        "api_key_env",
+        false,
+    );
     if let Expect::Refused { not, .. } = &mut m.expect {
         not.push(key.into());
     }
     v.push(m);
     // The `[judge]` table is the file's last: its new keys go at the end.
     v.extend([
-        toml_edit(world, "judge-methods-unknown-dataset", End, "methods = { nosuch = \"claims\" }", "nosuch", false),
+        toml_edit(
+            world,
+            "judge-methods-unknown-dataset",
+            End,
+            "methods = { nosuch = \"claims\" }",
+            "nosuch",
+            false,
+        ),
         toml_edit(world, "judge-method-unknown", End, "method = \"vibes\"", "method", false),
         toml_edit(world, "judge-rounds-zero", Replace("rounds ="), "rounds = 0", "rounds", true),
-        toml_edit(world, "judge-claim-threshold-zero", End, "claim_threshold = 0.0", "claim_threshold", true),
-        toml_edit(world, "judge-claim-threshold-above-one", End, "claim_threshold = 1.5", "claim_threshold", true),
-        toml_path(world, "judge-prompts-missing", End, "prompts = \"no-such-prompts\"", "no-such-prompts"),
+        toml_edit(
+            world,
+            "judge-claim-threshold-zero",
+            End,
+            "claim_threshold = 0.0",
+            "claim_threshold",
+            true,
+        ),
+        toml_edit(
+            world,
+            "judge-claim-threshold-above-one",
+            End,
+            "claim_threshold = 1.5",
+            "claim_threshold",
+            true,
+        ),
+        toml_path(
+            world,
+            "judge-prompts-missing",
+            End,
+            "prompts = \"no-such-prompts\"",
+            "no-such-prompts",
+        ),
         toml_edit(world, "judge-unknown-key", End, "modle = \"mock\"", "modle", true),
     ]);
     // The judge's base_url is the file's second `base_url =` line.
     let bytes = clean(world, "exp.toml");
-    let n = super::damage::lines(&bytes).iter().rposition(|l| l.starts_with(b"base_url =")).unwrap() + 1;
-    v.push(writes("judge-base-url-no-host", "exp.toml", replace_line(&bytes, n, Some(b"base_url = \"http:///v1\"")), refused(&[at("exp.toml", n), "base_url".into()])));
+    let n =
+        super::damage::lines(&bytes).iter().rposition(|l| l.starts_with(b"base_url =")).unwrap()
+            + 1;
+    v.push(writes(
+        "judge-base-url-no-host",
+        "exp.toml",
+        replace_line(&bytes, n, Some(b"base_url = \"http:///v1\"")),
+        refused(&[at("exp.toml", n), "base_url".into()]),
+    ));
     v
 }
 
@@ -385,11 +705,30 @@ pub fn cases(world: &Path) -> Vec<(Slot, Vec<Mutation>)> {
     };
     let serve = |path: &'static str| Slot {
         stdin: Some(MCP_SESSION),
-        ..slot(path, "mcp-serve", &["mcp", "serve", "--catalog", "smallcat", "--dataset", "tasks.jsonl", "--task", "w1", "--sessions", "sess.jsonl"])
+        ..slot(
+            path,
+            "mcp-serve",
+            &[
+                "mcp",
+                "serve",
+                "--catalog",
+                "smallcat",
+                "--dataset",
+                "tasks.jsonl",
+                "--task",
+                "w1",
+                "--sessions",
+                "sess.jsonl",
+            ],
+        )
     };
     let mut out = vec![];
     for s in [
-        slot("catalog", "validate", &["validate", "--catalog", "smallcat", "--dataset", "tasks.jsonl"]),
+        slot(
+            "catalog",
+            "validate",
+            &["validate", "--catalog", "smallcat", "--dataset", "tasks.jsonl"],
+        ),
         run("catalog"),
         slot("catalog", "lint", &["lint", "smallcat", "--format", "json", "-o", "lint.json"]),
         serve("catalog"),
@@ -398,13 +737,28 @@ pub fn cases(world: &Path) -> Vec<(Slot, Vec<Mutation>)> {
         if s.name == "catalog/validate" {
             // Good input refused: a catalog checked on its own must not be checked against the bundled
             // suite's tasks.
-            mutations.push(Mutation::new("catalog-alone", Expect::Accepted).args(&["validate", "--catalog", "smallcat"]));
+            mutations.push(Mutation::new("catalog-alone", Expect::Accepted).args(&[
+                "validate",
+                "--catalog",
+                "smallcat",
+            ]));
         }
         out.push((s, mutations));
     }
-    for s in [slot("dataset", "validate", &["validate", "--catalog", "smallcat", "--dataset", "tasks.jsonl"]), run("dataset"), serve("dataset")] {
+    for s in [
+        slot(
+            "dataset",
+            "validate",
+            &["validate", "--catalog", "smallcat", "--dataset", "tasks.jsonl"],
+        ),
+        run("dataset"),
+        serve("dataset"),
+    ] {
         out.push((s, dataset_mutations(world)));
     }
-    out.push((slot("config", "run", &["run", "--config", "exp.toml", "-q"]), config_mutations(world)));
+    out.push((
+        slot("config", "run", &["run", "--config", "exp.toml", "-q"]),
+        config_mutations(world),
+    ));
     out
 }

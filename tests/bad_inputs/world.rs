@@ -75,8 +75,20 @@ pub const MCP_SESSION: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","
 "#;
 
 /// The small matrix every `run` base uses: fast enough that a setting checked too late costs little.
-pub const SMALL_RUN: [&str; 12] =
-    ["run", "--catalog", "smallcat", "--dataset", "tasks.jsonl", "--variants", "good", "--layouts", "flat", "--out", "out", "-q"];
+pub const SMALL_RUN: [&str; 12] = [
+    "run",
+    "--catalog",
+    "smallcat",
+    "--dataset",
+    "tasks.jsonl",
+    "--variants",
+    "good",
+    "--layouts",
+    "flat",
+    "--out",
+    "out",
+    "-q",
+];
 
 pub struct World {
     _tmp: tempfile::TempDir,
@@ -85,15 +97,25 @@ pub struct World {
 
 fn toolpick(dir: &Path, args: &[&str], stdin: Option<&str>) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolpick"));
-    cmd.args(args).current_dir(dir).env_clear().env("PATH", std::env::var_os("PATH").unwrap_or_default()).env("HOME", dir);
-    cmd.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() }).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.args(args)
+        .current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", dir);
+    cmd.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("toolpick starts");
     if let Some(text) = stdin {
         use std::io::Write;
         child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
     }
     let o = child.wait_with_output().unwrap();
-    assert!(o.status.success(), "building the world: toolpick {args:?} failed: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "building the world: toolpick {args:?} failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
 
 impl World {
@@ -126,7 +148,20 @@ impl World {
         toolpick(&dir, &["report", "out/b", "--history", "trend/runs.jsonl"], None);
         // A sessions file as `mcp serve` writes it (one session with one call), and a second session
         // without calls appended as a second server would.
-        toolpick(&dir, &["mcp", "serve", "--catalog", "smallcat", "--dataset", "tasks.jsonl", "--sessions", "sessions.jsonl"], Some(MCP_SESSION));
+        toolpick(
+            &dir,
+            &[
+                "mcp",
+                "serve",
+                "--catalog",
+                "smallcat",
+                "--dataset",
+                "tasks.jsonl",
+                "--sessions",
+                "sessions.jsonl",
+            ],
+            Some(MCP_SESSION),
+        );
         let mut sessions = std::fs::read_to_string(dir.join("sessions.jsonl")).unwrap();
         if !sessions.ends_with('\n') {
             sessions.push('\n');

@@ -10,7 +10,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 pub fn toolpick(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_toolpick")).args(args).current_dir(cwd).output().expect("toolpick runs")
+    Command::new(env!("CARGO_BIN_EXE_toolpick"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("toolpick runs")
 }
 
 pub fn repo() -> PathBuf {
@@ -26,7 +30,9 @@ pub fn shared(name: &str) -> PathBuf {
     let repo = repo();
     let found = repo.ancestors().skip(1).map(|a| a.join("shared/external")).find(|p| p.is_dir());
     found
-        .unwrap_or_else(|| panic!("../shared/external not found above {}; set TOOLPICK_SHARED_DIR", repo.display()))
+        .unwrap_or_else(|| {
+            panic!("../shared/external not found above {}; set TOOLPICK_SHARED_DIR", repo.display())
+        })
         .join(name)
 }
 
@@ -45,11 +51,16 @@ pub fn trials_with_transcripts(run_dir: &Path) -> Vec<serde_json::Value> {
     let transcripts = read("transcripts.jsonl");
     assert_eq!(trials.len(), transcripts.len(), "one transcript line per trial record");
     for (t, x) in trials.iter_mut().zip(transcripts) {
-        assert_eq!(t["trial_id"], x["trial_id"], "transcripts.jsonl follows trials.jsonl line by line");
+        assert_eq!(
+            t["trial_id"], x["trial_id"],
+            "transcripts.jsonl follows trials.jsonl line by line"
+        );
         assert!(t.get("transcript").is_none(), "a record of format 2 carries no transcript");
         // The record's final answer is the transcript's last message when that is the assistant's text.
         let last = x["transcript"].as_array().and_then(|m| m.last()).cloned().unwrap_or_default();
-        let answer = last["content"].as_str().filter(|c| last["role"] == "assistant" && !c.trim().is_empty());
+        let answer = last["content"]
+            .as_str()
+            .filter(|c| last["role"] == "assistant" && !c.trim().is_empty());
         assert_eq!(t["final_answer"].as_str(), answer, "{}: final_answer", t["trial_id"]);
         t["transcript"] = x["transcript"].clone();
     }
@@ -63,7 +74,15 @@ pub type Row = BTreeMap<String, String>;
 pub fn csv_rows(path: &Path) -> Vec<Row> {
     let mut r = csv::Reader::from_path(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let headers = r.headers().unwrap().clone();
-    r.records().map(|rec| headers.iter().zip(rec.unwrap().iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect()).collect()
+    r.records()
+        .map(|rec| {
+            headers
+                .iter()
+                .zip(rec.unwrap().iter())
+                .map(|(h, v)| (h.to_string(), v.to_string()))
+                .collect()
+        })
+        .collect()
 }
 
 /// The rows of a run directory's `summary.csv`, one a cell.
@@ -84,9 +103,17 @@ pub struct MockEnv {
 
 impl MockEnv {
     /// The endpoint started with `config`; `defaults` as in [`MockEnv::run`].
-    pub fn start(config: toolpick::mock::MockConfig, defaults: &[&'static [&'static str]]) -> MockEnv {
-        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-        let server = rt.block_on(toolpick::mock::spawn("127.0.0.1:0".parse().unwrap(), config)).unwrap();
+    pub fn start(
+        config: toolpick::mock::MockConfig,
+        defaults: &[&'static [&'static str]],
+    ) -> MockEnv {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let server =
+            rt.block_on(toolpick::mock::spawn("127.0.0.1:0".parse().unwrap(), config)).unwrap();
         let dir = tempfile::tempdir().unwrap();
         write_small_catalog(&dir.path().join("cat"));
         std::fs::write(dir.path().join("ds.jsonl"), SMALL_DATASET).unwrap();
@@ -111,7 +138,17 @@ impl MockEnv {
     /// The command [`MockEnv::run`] runs, for a caller that sets its environment.
     pub fn command(&self, run_id: &str, extra: &[&str]) -> Command {
         let url = self.url();
-        let mut args = vec!["run", "--catalog", "cat", "--dataset", "ds.jsonl", "--backends", "openai", "--model", "mock"];
+        let mut args = vec![
+            "run",
+            "--catalog",
+            "cat",
+            "--dataset",
+            "ds.jsonl",
+            "--backends",
+            "openai",
+            "--model",
+            "mock",
+        ];
         args.extend_from_slice(&["--base-url", &url, "--out", "out", "--run-id", run_id, "-q"]);
         args.extend_from_slice(extra);
         for flag in &self.defaults {
@@ -218,12 +255,24 @@ pub fn assert_summary_formats_agree(run: &Path) -> usize {
     use polars_io::SerReader;
     let mut csv = csv::Reader::from_path(run.join("summary.csv")).unwrap();
     let header: Vec<String> = csv.headers().unwrap().iter().map(String::from).collect();
-    let rows: Vec<Vec<String>> = csv.records().map(|r| r.unwrap().iter().map(String::from).collect()).collect();
-    let parquet = polars_io::parquet::read::ParquetReader::new(std::fs::File::open(run.join("summary.parquet")).unwrap()).finish().unwrap();
-    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(run.join("summary.json")).unwrap()).unwrap();
-    let json_columns: Vec<&str> = json["table"]["columns"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+    let rows: Vec<Vec<String>> =
+        csv.records().map(|r| r.unwrap().iter().map(String::from).collect()).collect();
+    let parquet = polars_io::parquet::read::ParquetReader::new(
+        std::fs::File::open(run.join("summary.parquet")).unwrap(),
+    )
+    .finish()
+    .unwrap();
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(run.join("summary.json")).unwrap()).unwrap();
+    let json_columns: Vec<&str> = json["table"]["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
     let json_rows = json["table"]["rows"].as_array().unwrap();
-    let parquet_columns: Vec<String> = parquet.get_column_names().iter().map(|n| n.to_string()).collect();
+    let parquet_columns: Vec<String> =
+        parquet.get_column_names().iter().map(|n| n.to_string()).collect();
     assert_eq!(parquet_columns, header, "summary.parquet and summary.csv name different columns");
     assert_eq!(json_columns, header, "summary.json's table and summary.csv name different columns");
     assert_eq!((parquet.height(), json_rows.len()), (rows.len(), rows.len()), "row counts differ");
@@ -233,17 +282,30 @@ pub fn assert_summary_formats_agree(run: &Path) -> usize {
             let (field, p, js) = (&row[j], column.get(i).unwrap(), &json_rows[i][j]);
             let at = format!("row {i}, column `{name}`: csv {field:?}, parquet {p:?}, json {js}");
             if field.is_empty() && !matches!(p, AnyValue::String(_) | AnyValue::StringOwned(_)) {
-                assert!(p.is_null() && js.is_null(), "{at}: an empty CSV field must be null everywhere");
+                assert!(
+                    p.is_null() && js.is_null(),
+                    "{at}: an empty CSV field must be null everywhere"
+                );
                 continue;
             }
             match p {
                 AnyValue::Null => panic!("{at}: null in Parquet, a value in CSV"),
-                AnyValue::String(s) => assert!(s == field && js.as_str() == Some(field.as_str()), "{at}"),
-                AnyValue::StringOwned(s) => assert!(s.as_str() == field && js.as_str() == Some(field.as_str()), "{at}"),
-                AnyValue::UInt64(n) => assert!(field.parse::<u64>().ok() == Some(n) && js.as_u64() == Some(n), "{at}"),
+                AnyValue::String(s) => {
+                    assert!(s == field && js.as_str() == Some(field.as_str()), "{at}")
+                }
+                AnyValue::StringOwned(s) => {
+                    assert!(s.as_str() == field && js.as_str() == Some(field.as_str()), "{at}")
+                }
+                AnyValue::UInt64(n) => {
+                    assert!(field.parse::<u64>().ok() == Some(n) && js.as_u64() == Some(n), "{at}")
+                }
                 AnyValue::Float64(x) => {
                     let f: f64 = field.parse().unwrap_or_else(|_| panic!("{at}: not a number"));
-                    assert!((f - x).abs() <= 5e-7 && js.as_f64().is_some_and(|y| (y - x).abs() <= 1e-12), "{at}");
+                    assert!(
+                        (f - x).abs() <= 5e-7
+                            && js.as_f64().is_some_and(|y| (y - x).abs() <= 1e-12),
+                        "{at}"
+                    );
                 }
                 other => panic!("{at}: unexpected Parquet type {other:?}"),
             }
@@ -259,7 +321,11 @@ pub fn assert_summary_formats_agree(run: &Path) -> usize {
 /// Parquet exactly where its CSV field is empty, and a nullable text column is never `""`; counts and
 /// text are equal, flags are `true`/`false`, numbers agree to the CSV's six decimals. Returns the
 /// nulls counted per column, in declared order.
-pub fn assert_csv_and_parquet_agree<R, C>(csv_path: &Path, parquet_path: Option<&Path>, declared: &[toolpick::analysis::columns::Column<R, C>]) -> Vec<usize> {
+pub fn assert_csv_and_parquet_agree<R, C>(
+    csv_path: &Path,
+    parquet_path: Option<&Path>,
+    declared: &[toolpick::analysis::columns::Column<R, C>],
+) -> Vec<usize> {
     use polars::prelude::*;
     use polars_io::SerReader;
     use toolpick::analysis::columns::ColumnType;
@@ -268,8 +334,13 @@ pub fn assert_csv_and_parquet_agree<R, C>(csv_path: &Path, parquet_path: Option<
     let header: Vec<String> = csv.headers().unwrap().iter().map(String::from).collect();
     let names: Vec<&str> = declared.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(header, names, "{file}'s header is not the declared columns");
-    let rows: Vec<Vec<String>> = csv.records().map(|r| r.unwrap().iter().map(String::from).collect()).collect();
-    let parquet = parquet_path.map(|p| polars_io::parquet::read::ParquetReader::new(std::fs::File::open(p).unwrap()).finish().unwrap());
+    let rows: Vec<Vec<String>> =
+        csv.records().map(|r| r.unwrap().iter().map(String::from).collect()).collect();
+    let parquet = parquet_path.map(|p| {
+        polars_io::parquet::read::ParquetReader::new(std::fs::File::open(p).unwrap())
+            .finish()
+            .unwrap()
+    });
     if let Some(df) = &parquet {
         let columns: Vec<String> = df.get_column_names().iter().map(|n| n.to_string()).collect();
         assert_eq!(columns, header, "the Parquet twin of {file} names other columns");
@@ -278,7 +349,9 @@ pub fn assert_csv_and_parquet_agree<R, C>(csv_path: &Path, parquet_path: Option<
     let mut nulls = vec![0; declared.len()];
     for (j, col) in declared.iter().enumerate() {
         let nullable = !col.null_when.is_empty();
-        let series = parquet.as_ref().map(|df| df.column(&col.name).unwrap().as_materialized_series().clone());
+        let series = parquet
+            .as_ref()
+            .map(|df| df.column(&col.name).unwrap().as_materialized_series().clone());
         if let Some(s) = &series {
             let want = match col.ty {
                 ColumnType::Text => DataType::String,
@@ -295,7 +368,10 @@ pub fn assert_csv_and_parquet_agree<R, C>(csv_path: &Path, parquet_path: Option<
             let null_in_csv = field.is_empty() && (nullable || col.ty != ColumnType::Text);
             if null_in_csv {
                 assert!(nullable, "{at}: empty in a column declared never null");
-                assert!(p.as_ref().is_none_or(|p| p.is_null()), "{at}: an empty CSV field must be a Parquet null");
+                assert!(
+                    p.as_ref().is_none_or(|p| p.is_null()),
+                    "{at}: an empty CSV field must be a Parquet null"
+                );
                 nulls[j] += 1;
                 continue;
             }
@@ -304,7 +380,9 @@ pub fn assert_csv_and_parquet_agree<R, C>(csv_path: &Path, parquet_path: Option<
                 match col.ty {
                     ColumnType::Text => {}
                     ColumnType::Count => assert!(field.parse::<u64>().is_ok(), "{at}"),
-                    ColumnType::Number => assert!(field.parse::<f64>().is_ok_and(f64::is_finite), "{at}"),
+                    ColumnType::Number => {
+                        assert!(field.parse::<f64>().is_ok_and(f64::is_finite), "{at}")
+                    }
                     ColumnType::Flag => assert!(field == "true" || field == "false", "{at}"),
                 }
                 continue;

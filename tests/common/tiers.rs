@@ -100,7 +100,9 @@ pub fn require(tier: Tier) -> Option<PathBuf> {
     let name = tier.name();
     let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty());
     if skippable(tier) && !ci {
-        eprintln!("skipped: the `{name}` tier is not installed ({missing}) and {SKIP_VAR} skips it");
+        eprintln!(
+            "skipped: the `{name}` tier is not installed ({missing}) and {SKIP_VAR} skips it"
+        );
         return None;
     }
     let allowed = if ci { " (never under CI)" } else { "" };
@@ -114,7 +116,8 @@ pub fn require(tier: Tier) -> Option<PathBuf> {
 /// [`require`] for a helper that has no test to return from: skipping is not an option there, so a
 /// test that calls it calls [`require`] first.
 pub fn installed(tier: Tier) -> PathBuf {
-    tier.installed().unwrap_or_else(|missing| panic!("the `{}` tier is not installed: {missing}", tier.name()))
+    tier.installed()
+        .unwrap_or_else(|missing| panic!("the `{}` tier is not installed: {missing}", tier.name()))
 }
 
 /// Whether a test of `tier` runs: its needs are installed ([`require`]), or it returns at once

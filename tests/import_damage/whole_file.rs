@@ -37,14 +37,20 @@ fn records_in(p: &Path, shape: Shape) -> usize {
 fn source(format: &'static str, root: PathBuf, dirs: &[&str], shape: Shape) -> Source {
     let mut files = Vec::new();
     for dir in dirs {
-        let mut found: Vec<PathBuf> = std::fs::read_dir(root.join(dir)).unwrap().map(|e| e.unwrap().path()).collect();
+        let mut found: Vec<PathBuf> =
+            std::fs::read_dir(root.join(dir)).unwrap().map(|e| e.unwrap().path()).collect();
         found.sort();
         for p in found {
             if p.is_dir() && format == "mcptoolbench" {
-                let mut inner: Vec<PathBuf> = std::fs::read_dir(&p).unwrap().map(|e| e.unwrap().path()).collect();
+                let mut inner: Vec<PathBuf> =
+                    std::fs::read_dir(&p).unwrap().map(|e| e.unwrap().path()).collect();
                 inner.sort();
                 for f in inner {
-                    files.push((f.strip_prefix(&root).unwrap().display().to_string(), shape, records_in(&f, shape)));
+                    files.push((
+                        f.strip_prefix(&root).unwrap().display().to_string(),
+                        shape,
+                        records_in(&f, shape),
+                    ));
                 }
             } else if p.is_file() {
                 let name = p.file_name().unwrap().to_str().unwrap();
@@ -55,7 +61,11 @@ fn source(format: &'static str, root: PathBuf, dirs: &[&str], shape: Shape) -> S
                     _ => name.ends_with(".json"),
                 };
                 if wanted {
-                    files.push((p.strip_prefix(&root).unwrap().display().to_string(), shape, records_in(&p, shape)));
+                    files.push((
+                        p.strip_prefix(&root).unwrap().display().to_string(),
+                        shape,
+                        records_in(&p, shape),
+                    ));
                 }
             }
         }
@@ -105,12 +115,24 @@ fn apply(damage: Damage, path: &Path, shape: Shape) -> Option<usize> {
             }
             std::fs::write(path, out).unwrap();
         }
-        Damage::Utf8Bom => std::fs::write(path, [b"\xEF\xBB\xBF".as_slice(), text.as_bytes()].concat()).unwrap(),
+        Damage::Utf8Bom => {
+            std::fs::write(path, [b"\xEF\xBB\xBF".as_slice(), text.as_bytes()].concat()).unwrap()
+        }
         Damage::BadByteAtLine => {
             // Inside the first string value on the third line that has one (a record survives it).
             let mut lines: Vec<Vec<u8>> = text.split('\n').map(|l| l.as_bytes().to_vec()).collect();
-            let string_start = |l: &[u8]| l.windows(3).position(|w| w == b": \"").or_else(|| l.windows(3).position(|w| w == b"\":\"")).map(|p| p + 3);
-            let (i, at) = lines.iter().enumerate().filter_map(|(i, l)| string_start(l).map(|p| (i, p))).nth(2).unwrap();
+            let string_start = |l: &[u8]| {
+                l.windows(3)
+                    .position(|w| w == b": \"")
+                    .or_else(|| l.windows(3).position(|w| w == b"\":\""))
+                    .map(|p| p + 3)
+            };
+            let (i, at) = lines
+                .iter()
+                .enumerate()
+                .filter_map(|(i, l)| string_start(l).map(|p| (i, p)))
+                .nth(2)
+                .unwrap();
             lines[i].insert(at, 0xFF);
             std::fs::write(path, lines.join(&b'\n')).unwrap();
             return Some(i + 1);
@@ -118,7 +140,10 @@ fn apply(damage: Damage, path: &Path, shape: Shape) -> Option<usize> {
         Damage::WrongShape => {
             let wrapped = match shape {
                 Shape::Array => format!("{{\"data\": {text}}}"),
-                Shape::Lines => format!("[{}]", text.lines().filter(|l| !l.trim().is_empty()).collect::<Vec<_>>().join(",\n")),
+                Shape::Lines => format!(
+                    "[{}]",
+                    text.lines().filter(|l| !l.trim().is_empty()).collect::<Vec<_>>().join(",\n")
+                ),
             };
             std::fs::write(path, wrapped).unwrap();
         }
@@ -126,7 +151,10 @@ fn apply(damage: Damage, path: &Path, shape: Shape) -> Option<usize> {
             std::fs::remove_file(path).unwrap();
             std::fs::create_dir(path).unwrap();
         }
-        Damage::NotText => std::fs::write(path, b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\xff\xfe\x00\x01").unwrap(),
+        Damage::NotText => {
+            std::fs::write(path, b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\xff\xfe\x00\x01")
+                .unwrap()
+        }
         Damage::MissingQuestionFile => std::fs::remove_file(path).unwrap(),
     }
     None
@@ -141,11 +169,27 @@ struct Target {
 
 /// Import the damaged copy in `dir` and check what `damage` to `target` must give; `reference` is the
 /// pristine import's ids.
-fn check(s: &Source, dir: &Path, base: &Path, damage: Damage, target: &Target, reference: &HashSet<String>) {
+fn check(
+    s: &Source,
+    dir: &Path,
+    base: &Path,
+    damage: Damage,
+    target: &Target,
+    reference: &HashSet<String>,
+) {
     let (rel, held, line) = (target.rel.as_str(), target.held, target.line);
     if s.format == "bench-catalog" && damage == Damage::Directory {
         // Its one query file is required: the import is refused, naming it.
-        let o = toolpick(&["import", s.format, dir.to_str().unwrap(), "-o", base.join("refused").to_str().unwrap()], &repo());
+        let o = toolpick(
+            &[
+                "import",
+                s.format,
+                dir.to_str().unwrap(),
+                "-o",
+                base.join("refused").to_str().unwrap(),
+            ],
+            &repo(),
+        );
         assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
         assert!(stderr(&o).contains("queries.jsonl: is a directory"), "{}", stderr(&o));
         return;
@@ -155,8 +199,17 @@ fn check(s: &Source, dir: &Path, base: &Path, damage: Damage, target: &Target, r
     let ids: HashSet<String> = o.ids.iter().cloned().collect();
     match damage {
         Damage::Utf16 { big_endian, bom } => {
-            let enc = format!("the file is UTF-16 {} {} a byte-order mark, not UTF-8", if big_endian { "BE" } else { "LE" }, if bom { "with" } else { "without" });
-            assert!(rows.len() == 1 && rows[0]["action"] == "repaired" && rows[0]["reason"].starts_with(&enc), "{rows:?}");
+            let enc = format!(
+                "the file is UTF-16 {} {} a byte-order mark, not UTF-8",
+                if big_endian { "BE" } else { "LE" },
+                if bom { "with" } else { "without" }
+            );
+            assert!(
+                rows.len() == 1
+                    && rows[0]["action"] == "repaired"
+                    && rows[0]["reason"].starts_with(&enc),
+                "{rows:?}"
+            );
             assert_eq!(&ids, reference, "the records read are the pristine ones");
             o.check_totals(s.format, s.total());
         }
@@ -180,7 +233,10 @@ fn check(s: &Source, dir: &Path, base: &Path, damage: Damage, target: &Target, r
         }
         Damage::Directory => {
             let row = o.one(rel, None, "skipped");
-            assert!(row["reason"].starts_with("is a directory") && row["affected"] == "0", "{row:?}");
+            assert!(
+                row["reason"].starts_with("is a directory") && row["affected"] == "0",
+                "{row:?}"
+            );
             o.check_totals(s.format, s.total() - held);
         }
         Damage::NotText => {
@@ -192,13 +248,21 @@ fn check(s: &Source, dir: &Path, base: &Path, damage: Damage, target: &Target, r
                 o.check_totals(s.format, s.total());
             } else {
                 assert_eq!(row["affected"], "unknown", "{row:?}");
-                assert!(o.stdout.contains("and the records of 1 file(s) that could not be counted"), "{}", o.stdout);
+                assert!(
+                    o.stdout.contains("and the records of 1 file(s) that could not be counted"),
+                    "{}",
+                    o.stdout
+                );
                 o.check_totals(s.format, s.total() - held);
             }
         }
         Damage::MissingQuestionFile => {
             let row = o.one(rel, None, "skipped");
-            assert!(row["reason"].starts_with("the question file is missing") && row["affected"] == held.to_string(), "{row:?}");
+            assert!(
+                row["reason"].starts_with("the question file is missing")
+                    && row["affected"] == held.to_string(),
+                "{row:?}"
+            );
             o.check_totals(s.format, s.total());
         }
     }
@@ -216,10 +280,22 @@ fn every_importer_survives_every_whole_file_damage() {
         source("bfcl", shared("bfcl"), &["."], Shape::Lines),
         source("mcptoolbench", shared("mcptoolbench"), &["data", "demo"], Shape::Array),
         source("safetoolbench", shared("safetoolbench"), &["."], Shape::Array),
-        source("stabletoolbench", shared("stabletoolbench"), &["solvable_queries/test_instruction"], Shape::Array),
+        source(
+            "stabletoolbench",
+            shared("stabletoolbench"),
+            &["solvable_queries/test_instruction"],
+            Shape::Array,
+        ),
         source("bench-catalog", bench, &["."], Shape::Lines),
     ];
-    let mut damages = vec![Damage::Utf8Bom, Damage::BadByteAtLine, Damage::WrongShape, Damage::Directory, Damage::NotText, Damage::MissingQuestionFile];
+    let mut damages = vec![
+        Damage::Utf8Bom,
+        Damage::BadByteAtLine,
+        Damage::WrongShape,
+        Damage::Directory,
+        Damage::NotText,
+        Damage::MissingQuestionFile,
+    ];
     for big_endian in [false, true] {
         for bom in [false, true] {
             damages.push(Damage::Utf16 { big_endian, bom });
@@ -256,20 +332,44 @@ fn every_importer_survives_every_whole_file_damage() {
                     let dir = base.join(format!("case{n}")).join("src");
                     copy_dir(&s.root, &dir);
                     // A file with records (BFCL: one with answers, so its records can be counted by them).
-                    let (rel, shape, held) = s.files.iter().find(|f| f.2 >= 3 && (s.format != "bfcl" || f.0.contains("simple_python"))).unwrap().clone();
+                    let (rel, shape, held) = s
+                        .files
+                        .iter()
+                        .find(|f| f.2 >= 3 && (s.format != "bfcl" || f.0.contains("simple_python")))
+                        .unwrap()
+                        .clone();
                     let line = apply(*damage, &dir.join(&rel), shape);
                     // How the importer names the file in its rows: MCPToolBench++ by its path, the others by name.
-                    let rel = if s.format == "mcptoolbench" { rel } else { Path::new(&rel).file_name().unwrap().to_str().unwrap().to_string() };
+                    let rel = if s.format == "mcptoolbench" {
+                        rel
+                    } else {
+                        Path::new(&rel).file_name().unwrap().to_str().unwrap().to_string()
+                    };
                     let target = Target { rel: rel.clone(), held, line };
-                    let outcome = std::panic::catch_unwind(|| check(s, &dir, &base, *damage, &target, reference));
+                    let outcome = std::panic::catch_unwind(|| {
+                        check(s, &dir, &base, *damage, &target, reference)
+                    });
                     if let Err(e) = outcome {
-                        let msg = e.downcast_ref::<String>().cloned().or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
-                        failures.lock().unwrap().push(format!("{} {damage:?} on {rel}: {msg}", s.format));
+                        let msg = e
+                            .downcast_ref::<String>()
+                            .cloned()
+                            .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                            .unwrap_or_default();
+                        failures
+                            .lock()
+                            .unwrap()
+                            .push(format!("{} {damage:?} on {rel}: {msg}", s.format));
                     }
                 }
             });
         }
     });
     let failures = failures.into_inner().unwrap();
-    assert!(failures.is_empty(), "{} of {} cases failed:\n{}", failures.len(), cases.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n\n")
+    );
 }

@@ -33,7 +33,9 @@ use crate::agent::clauses::clauses;
 use crate::agent::extract::extract_arguments;
 use crate::agent::{Policy, TurnContext};
 use crate::layout::LayoutKind;
-use crate::layout::progressive::{ACTION_DETAILS, CATEGORY_ACTIONS, DISCOVER, DISCOVER_OSS, EXECUTE};
+use crate::layout::progressive::{
+    ACTION_DETAILS, CATEGORY_ACTIONS, DISCOVER, DISCOVER_OSS, EXECUTE,
+};
 use crate::layout::search::SEARCH_TOOLS;
 use crate::protocol::{AssistantTurn, FunctionDef, Message, ToolCall};
 use crate::text::{Analyzer, Bm25};
@@ -81,17 +83,30 @@ const NO_TOOL: &str = "None of the available tools can do this.";
 
 impl LexicalBackend {
     pub fn new(config: LexicalConfig) -> Self {
-        LexicalBackend { config, analyzer: Analyzer::default(), cache: RwLock::new(HashMap::new()), doc_terms: RwLock::new(HashMap::new()) }
+        LexicalBackend {
+            config,
+            analyzer: Analyzer::default(),
+            cache: RwLock::new(HashMap::new()),
+            doc_terms: RwLock::new(HashMap::new()),
+        }
     }
 
     fn index(&self, docs: &[String]) -> Index {
         let terms: Vec<Vec<String>> = docs.iter().map(|d| self.analyzer.terms(d)).collect();
-        Index { bm25: Bm25::new(&terms), terms: terms.into_iter().map(|t| t.into_iter().collect()).collect() }
+        Index {
+            bm25: Bm25::new(&terms),
+            terms: terms.into_iter().map(|t| t.into_iter().collect()).collect(),
+        }
     }
 
     /// Distinct query terms the document contains.
     fn overlap(index: &Index, doc: usize, query: &[String]) -> usize {
-        query.iter().collect::<HashSet<_>>().into_iter().filter(|q| index.terms[doc].contains(*q)).count()
+        query
+            .iter()
+            .collect::<HashSet<_>>()
+            .into_iter()
+            .filter(|q| index.terms[doc].contains(*q))
+            .count()
     }
 
     /// Whether a document overlaps enough with the query to act on.
@@ -102,14 +117,33 @@ impl LexicalBackend {
     /// The candidate intent `i` picks from `index`: its best-scoring document, if `accept(doc, score,
     /// terms)` holds. A clause picks only where the whole request picks too, and only a document among
     /// the whole request's [`CLAUSE_GATE`] best (so a fragment cannot wander off to an unrelated tool).
-    fn pick(&self, index: &Index, intents: &Intents, i: usize, accept: impl Fn(usize, f32, &[String]) -> bool) -> Option<usize> {
-        let best = |terms: &[String]| index.bm25.top_k(terms, 1).first().copied().filter(|&(d, s)| accept(d, s, terms)).map(|(d, _)| d);
+    fn pick(
+        &self,
+        index: &Index,
+        intents: &Intents,
+        i: usize,
+        accept: impl Fn(usize, f32, &[String]) -> bool,
+    ) -> Option<usize> {
+        let best = |terms: &[String]| {
+            index
+                .bm25
+                .top_k(terms, 1)
+                .first()
+                .copied()
+                .filter(|&(d, s)| accept(d, s, terms))
+                .map(|(d, _)| d)
+        };
         let doc = best(&intents.terms[i])?;
         if i == 0 {
             return Some(doc);
         }
         best(&intents.terms[0])?;
-        index.bm25.top_k(&intents.terms[0], CLAUSE_GATE).iter().any(|(d, _)| *d == doc).then_some(doc)
+        index
+            .bm25
+            .top_k(&intents.terms[0], CLAUSE_GATE)
+            .iter()
+            .any(|(d, _)| *d == doc)
+            .then_some(doc)
     }
 
     /// Arguments for intent `i`: extracted from its text; a clause's gaps are filled from the whole request.
@@ -124,9 +158,9 @@ impl LexicalBackend {
     }
 
     fn flat_index(&self, functions: &[FunctionDef]) -> Arc<Index> {
-        let key = functions
-            .iter()
-            .fold(0u64, |h, f| crate::layout::flat::stable_hash(format!("{h}:{}:{}", f.name, f.description).as_bytes()));
+        let key = functions.iter().fold(0u64, |h, f| {
+            crate::layout::flat::stable_hash(format!("{h}:{}:{}", f.name, f.description).as_bytes())
+        });
         if let Some(ix) = self.cache.read().expect("cache lock").get(&key) {
             return ix.clone();
         }
@@ -143,7 +177,10 @@ impl LexicalBackend {
                 }
             });
         }
-        let ix = Arc::new(Index { bm25: Bm25::new(&terms), terms: terms.into_iter().map(|t| t.into_iter().collect()).collect() });
+        let ix = Arc::new(Index {
+            bm25: Bm25::new(&terms),
+            terms: terms.into_iter().map(|t| t.into_iter().collect()).collect(),
+        });
         let mut cache = self.cache.write().expect("cache lock");
         // Rebuilding an evicted index is cheap (its documents' terms are kept), so eviction is simple.
         if cache.len() >= INDEX_CACHE {
@@ -162,7 +199,8 @@ impl LexicalBackend {
         let intents = Intents::new(&self.analyzer, &ctx.task.query);
         let mut plan = Plan::default();
         for i in 0..intents.len() {
-            if let Some(d) = self.pick(&index, &intents, i, |d, s, q| self.enough(&index, d, s, q)) {
+            if let Some(d) = self.pick(&index, &intents, i, |d, s, q| self.enough(&index, d, s, q))
+            {
                 let f = &ctx.functions[d];
                 plan.add(&f.name, Self::arguments(&intents, i, &f.parameters), i);
             }
@@ -179,9 +217,17 @@ impl LexicalBackend {
             // First turn: choose servers from the discovery tool's server list — the whole request's
             // best few, and each clause's best.
             let servers = discovery_servers(ctx.functions);
-            let index = self.index(&servers.iter().map(|(n, d)| format!("{n} {d}")).collect::<Vec<_>>());
+            let index =
+                self.index(&servers.iter().map(|(n, d)| format!("{n} {d}")).collect::<Vec<_>>());
             let ranked = |i: usize, n: usize| -> Vec<usize> {
-                index.bm25.ranked(&intents.terms[i]).into_iter().filter(|(_, s)| *s > 0.0).take(n).map(|(d, _)| d).collect()
+                index
+                    .bm25
+                    .ranked(&intents.terms[i])
+                    .into_iter()
+                    .filter(|(_, s)| *s > 0.0)
+                    .take(n)
+                    .map(|(d, _)| d)
+                    .collect()
             };
             let mut picked = ranked(0, self.config.servers_to_discover);
             if picked.is_empty() {
@@ -195,9 +241,14 @@ impl LexicalBackend {
                 }
             }
             let names: Vec<&str> = picked.iter().map(|&d| servers[d].0.as_str()).collect();
-            let discover = if ctx.layout == LayoutKind::ProgressiveOss { DISCOVER_OSS } else { DISCOVER };
+            let discover =
+                if ctx.layout == LayoutKind::ProgressiveOss { DISCOVER_OSS } else { DISCOVER };
             let mut plan = Plan::default();
-            plan.add_all(discover, json!({"user_query": query_text, "server_names": names}), 0..intents.len());
+            plan.add_all(
+                discover,
+                json!({"user_query": query_text, "server_names": names}),
+                0..intents.len(),
+            );
             return plan.into_turn(turn, &intents).unwrap_or_else(|| answer(NO_TOOL));
         }
         let mut plan = Plan::default();
@@ -213,15 +264,24 @@ impl LexicalBackend {
                     let mut docs = Vec::new();
                     let mut targets = Vec::new();
                     for s in result["servers"].as_array().into_iter().flatten() {
-                        for a in s["actions"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+                        for a in
+                            s["actions"].as_array().into_iter().flatten().filter_map(Value::as_str)
+                        {
                             docs.push(a.to_string());
-                            targets.push((s["server"].as_str().unwrap_or_default().to_string(), a.to_string()));
+                            targets.push((
+                                s["server"].as_str().unwrap_or_default().to_string(),
+                                a.to_string(),
+                            ));
                         }
                     }
                     let index = self.index(&docs);
                     for &i in &serving {
                         if let Some(d) = self.pick(&index, &intents, i, |_, s, _| s > 0.0) {
-                            plan.add(ACTION_DETAILS, json!({"server_name": targets[d].0, "action_name": targets[d].1}), i);
+                            plan.add(
+                                ACTION_DETAILS,
+                                json!({"server_name": targets[d].0, "action_name": targets[d].1}),
+                                i,
+                            );
                         }
                     }
                 }
@@ -236,12 +296,18 @@ impl LexicalBackend {
                                 Some(actions) => {
                                     for a in actions {
                                         let name = a["name"].as_str().unwrap_or_default();
-                                        docs.push(format!("{name} {} {cat}", a["description"].as_str().unwrap_or_default()));
+                                        docs.push(format!(
+                                            "{name} {} {cat}",
+                                            a["description"].as_str().unwrap_or_default()
+                                        ));
                                         targets.push((cat.to_string(), Some(name.to_string())));
                                     }
                                 }
                                 None => {
-                                    docs.push(format!("{cat} {}", c["description"].as_str().unwrap_or_default()));
+                                    docs.push(format!(
+                                        "{cat} {}",
+                                        c["description"].as_str().unwrap_or_default()
+                                    ));
                                     targets.push((cat.to_string(), None));
                                 }
                             }
@@ -254,8 +320,14 @@ impl LexicalBackend {
                     };
                     for &i in &serving {
                         match self.pick(&index, &intents, i, accept).map(|d| &targets[d]) {
-                            Some((cat, Some(action))) => plan.add(ACTION_DETAILS, json!({"category_name": cat, "action_name": action}), i),
-                            Some((cat, None)) => plan.add(CATEGORY_ACTIONS, json!({"category_names": [cat]}), i),
+                            Some((cat, Some(action))) => plan.add(
+                                ACTION_DETAILS,
+                                json!({"category_name": cat, "action_name": action}),
+                                i,
+                            ),
+                            Some((cat, None)) => {
+                                plan.add(CATEGORY_ACTIONS, json!({"category_names": [cat]}), i)
+                            }
                             None => {}
                         }
                     }
@@ -267,14 +339,23 @@ impl LexicalBackend {
                         let cat = c["category"].as_str().unwrap_or_default();
                         for a in c["actions"].as_array().into_iter().flatten() {
                             let name = a["name"].as_str().unwrap_or_default();
-                            docs.push(format!("{name} {} {cat}", a["description"].as_str().unwrap_or_default()));
+                            docs.push(format!(
+                                "{name} {} {cat}",
+                                a["description"].as_str().unwrap_or_default()
+                            ));
                             targets.push((cat.to_string(), name.to_string()));
                         }
                     }
                     let index = self.index(&docs);
                     for &i in &serving {
-                        if let Some(d) = self.pick(&index, &intents, i, |d, s, q| self.enough(&index, d, s, q)) {
-                            plan.add(ACTION_DETAILS, json!({"category_name": targets[d].0, "action_name": targets[d].1}), i);
+                        if let Some(d) =
+                            self.pick(&index, &intents, i, |d, s, q| self.enough(&index, d, s, q))
+                        {
+                            plan.add(
+                                ACTION_DETAILS,
+                                json!({"category_name": targets[d].0, "action_name": targets[d].1}),
+                                i,
+                            );
                         }
                     }
                 }
@@ -291,7 +372,13 @@ impl LexicalBackend {
                 _ => {}
             }
         }
-        plan.into_turn(turn, &intents).unwrap_or_else(|| if executed_any(ctx.messages) { answer(&super::done_answer(ctx.messages)) } else { answer(NO_TOOL) })
+        plan.into_turn(turn, &intents).unwrap_or_else(|| {
+            if executed_any(ctx.messages) {
+                answer(&super::done_answer(ctx.messages))
+            } else {
+                answer(NO_TOOL)
+            }
+        })
     }
 
     /// Search with the user's words (and each clause's), then call the tools the searches returned.
@@ -325,7 +412,8 @@ impl LexicalBackend {
         let index = self.index(&found.iter().map(function_doc).collect::<Vec<_>>());
         let mut plan = Plan::default();
         for i in 0..intents.len() {
-            if let Some(d) = self.pick(&index, &intents, i, |d, s, q| self.enough(&index, d, s, q)) {
+            if let Some(d) = self.pick(&index, &intents, i, |d, s, q| self.enough(&index, d, s, q))
+            {
                 plan.add(&found[d].name, Self::arguments(&intents, i, &found[d].parameters), i);
             }
         }
@@ -415,7 +503,9 @@ impl Plan {
 /// The intents a call of ours serves, read back from its id (all of them when the id has no tag).
 fn call_intents(id: &str, n: usize) -> Vec<usize> {
     match id.rsplit_once("_for_") {
-        Some((_, tags)) => tags.split('-').filter_map(|t| t.parse().ok()).filter(|&i| i < n).collect(),
+        Some((_, tags)) => {
+            tags.split('-').filter_map(|t| t.parse().ok()).filter(|&i| i < n).collect()
+        }
         None => (0..n).collect(),
     }
 }
@@ -435,7 +525,9 @@ fn result_of<'a>(messages: &'a [Message], id: &str) -> &'a str {
     messages
         .iter()
         .find_map(|m| match m {
-            Message::Tool { tool_call_id, content, .. } if tool_call_id == id => Some(content.as_str()),
+            Message::Tool { tool_call_id, content, .. } if tool_call_id == id => {
+                Some(content.as_str())
+            }
             _ => None,
         })
         .unwrap_or("")
@@ -445,7 +537,9 @@ fn result_of<'a>(messages: &'a [Message], id: &str) -> &'a str {
 /// with "Done.", else with "None of the available tools can do this.").
 fn executed_any(messages: &[Message]) -> bool {
     messages.iter().enumerate().any(|(pos, m)| match m {
-        Message::Assistant { tool_calls, .. } => tool_calls.iter().any(|c| c.name == EXECUTE && !super::is_layout_error(result_of(&messages[pos..], &c.id))),
+        Message::Assistant { tool_calls, .. } => tool_calls.iter().any(|c| {
+            c.name == EXECUTE && !super::is_layout_error(result_of(&messages[pos..], &c.id))
+        }),
         _ => false,
     })
 }
@@ -497,66 +591,114 @@ mod tests {
     use crate::dataset::Task;
 
     fn functions() -> Vec<FunctionDef> {
-        let f = |name: &str, description: &str, params: Value| FunctionDef { name: name.into(), description: description.into(), parameters: params };
+        let f = |name: &str, description: &str, params: Value| FunctionDef {
+            name: name.into(),
+            description: description.into(),
+            parameters: params,
+        };
         vec![
-            f("get_weather", "Current weather for a city.", json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]})),
+            f(
+                "get_weather",
+                "Current weather for a city.",
+                json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
+            ),
             f(
                 "send_email",
                 "Send an email message to an address.",
                 json!({"type": "object", "properties": {"to": {"type": "string", "format": "email"}, "subject": {"type": "string"}}, "required": ["to", "subject"]}),
             ),
-            f("book_hotel", "Book a hotel room in a city.", json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]})),
+            f(
+                "book_hotel",
+                "Book a hotel room in a city.",
+                json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
+            ),
         ]
     }
 
     /// The flat baseline's first turn for `query`: `(function, arguments)` per call.
     fn flat_calls(query: &str) -> Vec<(String, Value)> {
-        let task: Task = serde_json::from_value(json!({"id": "t", "query": query, "kind": "single"})).unwrap();
+        let task: Task =
+            serde_json::from_value(json!({"id": "t", "query": query, "kind": "single"})).unwrap();
         let functions = functions();
         let messages = vec![Message::User { content: query.into() }];
         let addressing = Addressing::new();
-        let ctx = TurnContext { task: &task, messages: &messages, functions: &functions, layout: LayoutKind::Flat, addressing: &addressing, seed: 0, trial: 0 };
+        let ctx = TurnContext {
+            task: &task,
+            messages: &messages,
+            functions: &functions,
+            layout: LayoutKind::Flat,
+            addressing: &addressing,
+            seed: 0,
+            trial: 0,
+        };
         let turn = LexicalBackend::new(LexicalConfig::default()).decide(&ctx).unwrap();
-        turn.tool_calls.into_iter().map(|c| (c.name, serde_json::from_str(&c.arguments).unwrap())).collect()
+        turn.tool_calls
+            .into_iter()
+            .map(|c| (c.name, serde_json::from_str(&c.arguments).unwrap()))
+            .collect()
     }
 
     #[test]
     fn one_clause_one_call() {
-        assert_eq!(flat_calls("Get the current weather in 'Oslo'."), vec![("get_weather".to_string(), json!({"city": "Oslo"}))]);
+        assert_eq!(
+            flat_calls("Get the current weather in 'Oslo'."),
+            vec![("get_weather".to_string(), json!({"city": "Oslo"}))]
+        );
     }
 
     #[test]
     fn each_clause_adds_its_tool_with_its_own_arguments() {
-        let calls = flat_calls("Send an email to ana@example.com with subject 'Hi', then tell me the weather for the city 'Oslo'.");
+        let calls = flat_calls(
+            "Send an email to ana@example.com with subject 'Hi', then tell me the weather for the city 'Oslo'.",
+        );
         assert_eq!(
             calls,
-            vec![("send_email".to_string(), json!({"to": "ana@example.com", "subject": "Hi"})), ("get_weather".to_string(), json!({"city": "Oslo"})),]
+            vec![
+                ("send_email".to_string(), json!({"to": "ana@example.com", "subject": "Hi"})),
+                ("get_weather".to_string(), json!({"city": "Oslo"})),
+            ]
         );
     }
 
     #[test]
     fn the_same_tool_twice_with_different_arguments_is_two_calls() {
-        let calls = flat_calls("Get the weather for the city 'Oslo'; also get the weather for the city 'Lima'.");
-        assert_eq!(calls, vec![("get_weather".to_string(), json!({"city": "Oslo"})), ("get_weather".to_string(), json!({"city": "Lima"}))]);
+        let calls = flat_calls(
+            "Get the weather for the city 'Oslo'; also get the weather for the city 'Lima'.",
+        );
+        assert_eq!(
+            calls,
+            vec![
+                ("get_weather".to_string(), json!({"city": "Oslo"})),
+                ("get_weather".to_string(), json!({"city": "Lima"}))
+            ]
+        );
     }
 
     #[test]
     fn a_clause_without_enough_overlap_adds_nothing() {
         // "Thanks a lot." shares no term with any tool; the request is still one call.
-        assert_eq!(flat_calls("Book a hotel room in the city 'Lima'. Thanks a lot."), vec![("book_hotel".to_string(), json!({"city": "Lima"}))]);
+        assert_eq!(
+            flat_calls("Book a hotel room in the city 'Lima'. Thanks a lot."),
+            vec![("book_hotel".to_string(), json!({"city": "Lima"}))]
+        );
     }
 
     #[test]
     fn call_ids_carry_the_intents_they_serve() {
         assert_eq!(call_intents("call_2_0_for_0-2", 3), vec![0, 2]);
         assert_eq!(call_intents("call_2_1", 3), vec![0, 1, 2], "untagged: every intent");
-        assert_eq!(call_intents("call_2_0_for_7", 3), Vec::<usize>::new(), "out of range is ignored");
+        assert_eq!(
+            call_intents("call_2_0_for_7", 3),
+            Vec::<usize>::new(),
+            "out of range is ignored"
+        );
         let mut plan = Plan::default();
         plan.add("a", json!({}), 0);
         plan.add("a", json!({}), 1);
         plan.add("b", json!({}), 1);
         let two = Intents { texts: vec!["x".into(), "y".into()], terms: vec![vec![], vec![]] };
-        let ids: Vec<String> = plan.into_turn(3, &two).unwrap().tool_calls.into_iter().map(|c| c.id).collect();
+        let ids: Vec<String> =
+            plan.into_turn(3, &two).unwrap().tool_calls.into_iter().map(|c| c.id).collect();
         assert_eq!(ids, vec!["call_3_0_for_0-1", "call_3_1_for_1"]);
     }
 }

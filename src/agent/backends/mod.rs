@@ -78,11 +78,12 @@ pub const BUILT_IN: &[Entry] = &[
 
 /// Build the backend `spec` names, from [`BUILT_IN`] or `more` (the runner's entries).
 pub fn build(spec: &mut ModelSpec, ctx: &BuildContext, more: &[Entry]) -> anyhow::Result<Built> {
-    let entry = BUILT_IN
-        .iter()
-        .chain(more)
-        .find(|e| e.name == spec.backend)
-        .ok_or_else(|| InputError::new("--backends", format!("unknown backend `{}`; choose from {}", spec.backend, names_help())))?;
+    let entry = BUILT_IN.iter().chain(more).find(|e| e.name == spec.backend).ok_or_else(|| {
+        InputError::new(
+            "--backends",
+            format!("unknown backend `{}`; choose from {}", spec.backend, names_help()),
+        )
+    })?;
     (entry.build)(spec, ctx)
 }
 
@@ -94,7 +95,9 @@ fn build_openai(spec: &mut ModelSpec, ctx: &BuildContext) -> anyhow::Result<Buil
 /// A replay backend: its file is checked against every task and tool of the run, and its digest goes
 /// into the matrix.
 fn build_replay(spec: &mut ModelSpec, ctx: &BuildContext) -> anyhow::Result<Built> {
-    let path = spec.replay_file.clone().ok_or_else(|| InputError::new("--backends", "the replay backend needs a file: replay:<FILE>"))?;
+    let path = spec.replay_file.clone().ok_or_else(|| {
+        InputError::new("--backends", "the replay backend needs a file: replay:<FILE>")
+    })?;
     if let Some(other) = ctx.layouts.iter().find(|l| **l != LayoutKind::Flat) {
         return Err(InputError::new(
             &path,
@@ -111,7 +114,8 @@ fn build_replay(spec: &mut ModelSpec, ctx: &BuildContext) -> anyhow::Result<Buil
 }
 
 /// Every backend, as `--backends` and the experiment file's `backend` spell them.
-pub const NAMES: [&str; 7] = ["lexical", "oracle", "random", "openai", "replay", "mcp-agent", "mcp-oracle"];
+pub const NAMES: [&str; 7] =
+    ["lexical", "oracle", "random", "openai", "replay", "mcp-agent", "mcp-oracle"];
 
 /// The backends for error messages: `replay` with the file it needs.
 pub fn names_help() -> String {
@@ -130,7 +134,9 @@ pub fn names_help() -> String {
 /// response that happens to have an `error` field.
 pub(crate) fn is_layout_error(result: &str) -> bool {
     match serde_json::from_str::<serde_json::Value>(result) {
-        Ok(serde_json::Value::Object(m)) => m.len() == 1 && m.get("error").is_some_and(|e| e.is_string()),
+        Ok(serde_json::Value::Object(m)) => {
+            m.len() == 1 && m.get("error").is_some_and(|e| e.is_string())
+        }
         _ => false,
     }
 }
@@ -153,7 +159,15 @@ pub fn done_answer(messages: &[crate::protocol::Message]) -> String {
         match m {
             Message::Assistant { tool_calls, .. } => {
                 for c in tool_calls {
-                    let navigation = [nav::DISCOVER, nav::DISCOVER_OSS, nav::CATEGORY_ACTIONS, nav::ACTION_DETAILS, nav::SEARCH_DOCS, nav::AUTH_FAILURE, nav::SEARCH_TOOLS];
+                    let navigation = [
+                        nav::DISCOVER,
+                        nav::DISCOVER_OSS,
+                        nav::CATEGORY_ACTIONS,
+                        nav::ACTION_DETAILS,
+                        nav::SEARCH_DOCS,
+                        nav::AUTH_FAILURE,
+                        nav::SEARCH_TOOLS,
+                    ];
                     if navigation.contains(&c.name.as_str()) {
                         continue;
                     }
@@ -172,24 +186,47 @@ pub fn done_answer(messages: &[crate::protocol::Message]) -> String {
                 if let Some(name) = names.remove(tool_call_id.as_str())
                     && !is_layout_error(content)
                 {
-                    lines.push(format!("- {name}: {}", crate::text::one_line(content, QUOTED_RESULT_MAX)));
+                    lines.push(format!(
+                        "- {name}: {}",
+                        crate::text::one_line(content, QUOTED_RESULT_MAX)
+                    ));
                 }
             }
             _ => {}
         }
     }
-    if lines.is_empty() { "Done.".to_string() } else { format!("Done. What the tools returned:\n{}", lines.join("\n")) }
+    if lines.is_empty() {
+        "Done.".to_string()
+    } else {
+        format!("Done. What the tools returned:\n{}", lines.join("\n"))
+    }
 }
 
 /// Longest quote of one tool result in [`done_answer`], in characters.
 pub const QUOTED_RESULT_MAX: usize = 600;
 
 /// One call in turn `turn`.
-pub(crate) fn one(turn: usize, name: &str, args: serde_json::Value) -> crate::protocol::AssistantTurn {
-    crate::protocol::AssistantTurn { tool_calls: vec![call(turn, 0, name, args)], ..Default::default() }
+pub(crate) fn one(
+    turn: usize,
+    name: &str,
+    args: serde_json::Value,
+) -> crate::protocol::AssistantTurn {
+    crate::protocol::AssistantTurn {
+        tool_calls: vec![call(turn, 0, name, args)],
+        ..Default::default()
+    }
 }
 
 /// A tool call with a deterministic id.
-pub(crate) fn call(turn: usize, index: usize, name: &str, arguments: serde_json::Value) -> ToolCall {
-    ToolCall { id: format!("call_{turn}_{index}"), name: name.into(), arguments: arguments.to_string() }
+pub(crate) fn call(
+    turn: usize,
+    index: usize,
+    name: &str,
+    arguments: serde_json::Value,
+) -> ToolCall {
+    ToolCall {
+        id: format!("call_{turn}_{index}"),
+        name: name.into(),
+        arguments: arguments.to_string(),
+    }
 }

@@ -76,7 +76,11 @@ struct RateLimiter {
 
 impl RateLimiter {
     async fn acquire(&self, tokens: u64) -> Duration {
-        let cost = self.rpm.map(|r| 60.0 / r).unwrap_or(0.0).max(self.tpm.map(|t| 60.0 * tokens as f64 / t).unwrap_or(0.0));
+        let cost = self
+            .rpm
+            .map(|r| 60.0 / r)
+            .unwrap_or(0.0)
+            .max(self.tpm.map(|t| 60.0 * tokens as f64 / t).unwrap_or(0.0));
         if cost <= 0.0 {
             return Duration::ZERO;
         }
@@ -191,11 +195,17 @@ impl OpenAiBackend {
     pub fn new(spec: ModelSpec, cache: Option<Arc<Cache>>) -> Result<Self> {
         // `base_url` was checked where it was read (flag or config key); the environment variable is
         // checked here, with the same rule.
-        let base = match (spec.base_url.clone(), std::env::var("OPENAI_BASE_URL").ok().filter(|v| !v.trim().is_empty())) {
+        let base = match (
+            spec.base_url.clone(),
+            std::env::var("OPENAI_BASE_URL").ok().filter(|v| !v.trim().is_empty()),
+        ) {
             (Some(b), _) => b,
-            (None, Some(env)) => {
-                crate::rules::base_url::check(env).map_err(|m| crate::error::InputError::new("OPENAI_BASE_URL", format!("environment variable: {m}")))?
-            }
+            (None, Some(env)) => crate::rules::base_url::check(env).map_err(|m| {
+                crate::error::InputError::new(
+                    "OPENAI_BASE_URL",
+                    format!("environment variable: {m}"),
+                )
+            })?,
             (None, None) => "https://api.openai.com/v1".into(),
         };
         let endpoint = base.trim_end_matches('/').to_string();
@@ -212,7 +222,11 @@ impl OpenAiBackend {
             endpoint,
             api_key,
             client,
-            limiter: RateLimiter { rpm: spec.requests_per_minute, tpm: spec.tokens_per_minute, next_free: Mutex::new(Instant::now()) },
+            limiter: RateLimiter {
+                rpm: spec.requests_per_minute,
+                tpm: spec.tokens_per_minute,
+                next_free: Mutex::new(Instant::now()),
+            },
             cache,
             stats: Arc::new(EndpointStats::default()),
             schema_checked: std::sync::atomic::AtomicBool::new(false),
@@ -253,8 +267,9 @@ impl OpenAiBackend {
         // request is built by this one function, so checking the first (with tools and a tool result
         // once one exists) is enough and keeps a 100 KB deserialisation off the hot path.
         if !self.schema_checked.load(Ordering::Relaxed) {
-            serde_json::from_value::<CreateChatCompletionRequest>(body.clone())
-                .map_err(|e| anyhow!("internal: request does not match the chat-completions schema: {e}"))?;
+            serde_json::from_value::<CreateChatCompletionRequest>(body.clone()).map_err(|e| {
+                anyhow!("internal: request does not match the chat-completions schema: {e}")
+            })?;
             if ctx.messages.iter().any(|m| matches!(m, Message::Tool { .. })) {
                 self.schema_checked.store(true, Ordering::Relaxed);
             }
@@ -263,7 +278,11 @@ impl OpenAiBackend {
     }
 
     async fn attempt(&self, body: &[u8]) -> Result<Value, Failure> {
-        let mut req = self.client.post(&self.url).header(reqwest::header::CONTENT_TYPE, "application/json").body(body.to_vec());
+        let mut req = self
+            .client
+            .post(&self.url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body.to_vec());
         if let Some(key) = &self.api_key {
             req = req.bearer_auth(key);
         }
@@ -272,7 +291,12 @@ impl OpenAiBackend {
             // The model's output, rejected by the server's own parser: an answer, not a failure.
             if let Some(entry) = serving_errors::classify_http(status.as_u16(), &text) {
                 let message = serving_errors::describe_http(entry, status.as_u16(), &text);
-                return Err(Failure { kind: UNPARSED, message, retryable: false, retry_after: None });
+                return Err(Failure {
+                    kind: UNPARSED,
+                    message,
+                    retryable: false,
+                    retry_after: None,
+                });
             }
             return Err(self.http_failure(status, &headers, &text));
         }
@@ -285,17 +309,32 @@ impl OpenAiBackend {
         // The text was redacted as written; a key written with JSON escapes (`\u002d`) is only
         // visible once parsed.
         self.redactor.redact_json(&mut value);
-        if let Err(e) = serde_json::from_value::<CreateChatCompletionResponse>(openai_finish_reasons(value.clone())) {
-            return Err(Failure { kind: "invalid_body", message: format!("not a chat completion: {e}"), retryable: true, retry_after: None });
+        if let Err(e) = serde_json::from_value::<CreateChatCompletionResponse>(
+            openai_finish_reasons(value.clone()),
+        ) {
+            return Err(Failure {
+                kind: "invalid_body",
+                message: format!("not a chat completion: {e}"),
+                retryable: true,
+                retry_after: None,
+            });
         }
         if value["choices"].as_array().is_none_or(|c| c.is_empty()) {
-            return Err(Failure { kind: "empty_choices", message: "the response has no choices".into(), retryable: true, retry_after: None });
+            return Err(Failure {
+                kind: "empty_choices",
+                message: "the response has no choices".into(),
+                retryable: true,
+                retry_after: None,
+            });
         }
         Ok(value)
     }
 
     /// Send a request and read its whole body; transport failures are retryable.
-    async fn send(&self, req: reqwest::RequestBuilder) -> Result<(reqwest::StatusCode, reqwest::header::HeaderMap, String), Failure> {
+    async fn send(
+        &self,
+        req: reqwest::RequestBuilder,
+    ) -> Result<(reqwest::StatusCode, reqwest::header::HeaderMap, String), Failure> {
         let transport = |e: reqwest::Error, kind: &'static str| Failure {
             kind: if e.is_timeout() { "timeout" } else { kind },
             message: describe(&e, self.spec.request_timeout_s),
@@ -316,7 +355,12 @@ impl OpenAiBackend {
 
     /// An HTTP error status as a failure: 429, 408 and 5xx are retryable (after `Retry-After` or the
     /// rate-limit reset headers, capped), other statuses are not.
-    fn http_failure(&self, status: reqwest::StatusCode, headers: &reqwest::header::HeaderMap, text: &str) -> Failure {
+    fn http_failure(
+        &self,
+        status: reqwest::StatusCode,
+        headers: &reqwest::header::HeaderMap,
+        text: &str,
+    ) -> Failure {
         let retry_after = header_secs(headers, "retry-after")
             .or_else(|| header_secs(headers, "x-ratelimit-reset-requests"))
             .or_else(|| header_secs(headers, "x-ratelimit-reset-tokens"))
@@ -343,7 +387,14 @@ impl OpenAiBackend {
     /// Run `attempt` until it succeeds, fails for good, or `max_attempts` are used: back-off with full
     /// jitter (salted by `salt`) or the server's `Retry-After`, rate limits before every attempt. Each
     /// attempt's latency goes to `timing`; `counted` attempts go to the endpoint's stats.
-    async fn retrying<T, F, Fut>(&self, salt: u64, estimate: u64, counted: bool, timing: &mut TurnTiming, mut attempt: F) -> Result<T, (Failure, u32)>
+    async fn retrying<T, F, Fut>(
+        &self,
+        salt: u64,
+        estimate: u64,
+        counted: bool,
+        timing: &mut TurnTiming,
+        mut attempt: F,
+    ) -> Result<T, (Failure, u32)>
     where
         F: FnMut() -> Fut,
         Fut: std::future::Future<Output = Result<T, Failure>>,
@@ -370,7 +421,11 @@ impl OpenAiBackend {
                 }
                 Err(f) => {
                     if counted {
-                        let counter = if f.kind == UNPARSED { &self.stats.unparsed } else { &self.stats.failures };
+                        let counter = if f.kind == UNPARSED {
+                            &self.stats.unparsed
+                        } else {
+                            &self.stats.failures
+                        };
                         counter.fetch_add(1, Ordering::Relaxed);
                     }
                     return Err((f, n));
@@ -382,7 +437,8 @@ impl OpenAiBackend {
     /// Full-jitter exponential back-off: uniform in [0, base·2^(attempt−1)], capped at 30 s.
     fn backoff(&self, attempt: u32, salt: u64) -> Duration {
         let ceiling = (self.spec.backoff_base_s * 2f64.powi(attempt as i32 - 1)).min(30.0);
-        let mut x = salt ^ 0x9E37_79B9_7F4A_7C15 ^ (attempt as u64).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        let mut x =
+            salt ^ 0x9E37_79B9_7F4A_7C15 ^ (attempt as u64).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         x = (x ^ (x >> 31)).wrapping_mul(0x94D0_49BB_1331_11EB);
         let unit = (x >> 11) as f64 / (1u64 << 53) as f64;
         Duration::from_secs_f64(ceiling * unit)
@@ -394,7 +450,9 @@ impl OpenAiBackend {
         if let Some(hit) = self.cache.as_ref().and_then(|c| c.get(&key)) {
             self.stats.cache_hits.fetch_add(1, Ordering::Relaxed);
             let mut turn = match hit[UNPARSED_ENTRY].as_str() {
-                Some(message) => AssistantTurn { unparsed: Some(message.to_string()), ..Default::default() },
+                Some(message) => {
+                    AssistantTurn { unparsed: Some(message.to_string()), ..Default::default() }
+                }
                 None => self.turn(&hit, ctx.turn() + 1),
             };
             turn.timing = Some(TurnTiming { cached: true, ..Default::default() });
@@ -416,9 +474,17 @@ impl OpenAiBackend {
                 if let Some(c) = &self.cache {
                     c.put(&key, &json!({ UNPARSED_ENTRY: message }))?;
                 }
-                Ok(AssistantTurn { unparsed: Some(message), timing: Some(timing), ..Default::default() })
+                Ok(AssistantTurn {
+                    unparsed: Some(message),
+                    timing: Some(timing),
+                    ..Default::default()
+                })
             }
-            Err((f, attempts)) => Err(anyhow!("{} after {attempts} attempt(s): {}", f.kind, self.redactor.redact(&f.message))),
+            Err((f, attempts)) => Err(anyhow!(
+                "{} after {attempts} attempt(s): {}",
+                f.kind,
+                self.redactor.redact(&f.message)
+            )),
         }
     }
 
@@ -454,30 +520,54 @@ impl OpenAiBackend {
         let (status, headers, text) = self.send(req).await?;
         let code = status.as_u16();
         if matches!(code, 404 | 405 | 501) {
-            return Err(Failure { kind: NOT_IMPLEMENTED, message: format!("HTTP {code}"), retryable: false, retry_after: None });
+            return Err(Failure {
+                kind: NOT_IMPLEMENTED,
+                message: format!("HTTP {code}"),
+                retryable: false,
+                retry_after: None,
+            });
         }
         if !status.is_success() {
             return Err(self.http_failure(status, &headers, &text));
         }
         match serde_json::from_str::<Value>(&text) {
             Ok(v @ Value::Object(_)) => Ok(v),
-            _ => Err(Failure { kind: "invalid_body", message: format!("HTTP {code} but not a JSON object: {text}"), retryable: true, retry_after: None }),
+            _ => Err(Failure {
+                kind: "invalid_body",
+                message: format!("HTTP {code} but not a JSON object: {text}"),
+                retryable: true,
+                retry_after: None,
+            }),
         }
     }
 
     /// The preflight's error line: short, on one line, the key removed, with what to check.
     fn preflight_failure(&self, tried: &str, f: Failure, attempts: u32) -> String {
         let hint = match f.kind {
-            "connection" | "timeout" => "is a server listening there? check --base-url / `base_url`".to_string(),
+            "connection" | "timeout" => {
+                "is a server listening there? check --base-url / `base_url`".to_string()
+            }
             "invalid_body" => "is this the API's base URL (usually ending in /v1)?".to_string(),
-            _ if f.message.starts_with("HTTP 401") || f.message.starts_with("HTTP 403") => match &self.api_key {
-                Some(_) => format!("check the API key in ${} (--api-key-env / `api_key_env`)", self.spec.api_key_env),
-                None => format!("no API key was sent: ${} is not set (--api-key-env / `api_key_env`)", self.spec.api_key_env),
-            },
+            _ if f.message.starts_with("HTTP 401") || f.message.starts_with("HTTP 403") => {
+                match &self.api_key {
+                    Some(_) => format!(
+                        "check the API key in ${} (--api-key-env / `api_key_env`)",
+                        self.spec.api_key_env
+                    ),
+                    None => format!(
+                        "no API key was sent: ${} is not set (--api-key-env / `api_key_env`)",
+                        self.spec.api_key_env
+                    ),
+                }
+            }
             _ => "check the endpoint settings".to_string(),
         };
         let message: String = f.message.split_whitespace().collect::<Vec<_>>().join(" ");
-        let message = if message.chars().count() > 200 { format!("{}…", message.chars().take(200).collect::<String>()) } else { message };
+        let message = if message.chars().count() > 200 {
+            format!("{}…", message.chars().take(200).collect::<String>())
+        } else {
+            message
+        };
         let line = format!("{tried} → {message} ({attempts} attempt(s)); {hint}");
         self.redactor.redact(&line).into_owned()
     }
@@ -492,7 +582,11 @@ impl OpenAiBackend {
             .flatten()
             .enumerate()
             .map(|(i, c)| ToolCall {
-                id: c["id"].as_str().filter(|s| !s.is_empty()).map(String::from).unwrap_or_else(|| format!("call_{turn_no}_{i}")),
+                id: c["id"]
+                    .as_str()
+                    .filter(|s| !s.is_empty())
+                    .map(String::from)
+                    .unwrap_or_else(|| format!("call_{turn_no}_{i}")),
                 name: c["function"]["name"].as_str().unwrap_or_default().to_string(),
                 arguments: match &c["function"]["arguments"] {
                     Value::String(s) => s.clone(),
@@ -510,8 +604,14 @@ impl OpenAiBackend {
         };
         // The provider says the model's call could not be parsed (Gemini's `MALFORMED_FUNCTION_CALL`):
         // whatever else the message holds is not the call the model meant.
-        if let Some((entry, reason)) = reason.and_then(|r| Some((serving_errors::classify_finish(r)?, r))) {
-            return AssistantTurn { unparsed: Some(serving_errors::describe_finish(entry, reason)), usage, ..Default::default() };
+        if let Some((entry, reason)) =
+            reason.and_then(|r| Some((serving_errors::classify_finish(r)?, r)))
+        {
+            return AssistantTurn {
+                unparsed: Some(serving_errors::describe_finish(entry, reason)),
+                usage,
+                ..Default::default()
+            };
         }
         let finish = reason.map(Finish::from_wire).unwrap_or_default();
         let mut truncated_call_ids = Vec::new();
@@ -540,7 +640,16 @@ impl OpenAiBackend {
                 truncated_call_ids.push(last.id.clone());
             }
         }
-        AssistantTurn { content, tool_calls, usage, text_call_ids, timing: None, finish, truncated_call_ids, unparsed: None }
+        AssistantTurn {
+            content,
+            tool_calls,
+            usage,
+            text_call_ids,
+            timing: None,
+            finish,
+            truncated_call_ids,
+            unparsed: None,
+        }
     }
 }
 

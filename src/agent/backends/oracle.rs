@@ -12,7 +12,9 @@ use super::call;
 use crate::agent::{Address, Policy, TurnContext};
 use crate::dataset::ExpectedCall;
 use crate::layout::LayoutKind;
-use crate::layout::progressive::{ACTION_DETAILS, CATEGORY_ACTIONS, DISCOVER, DISCOVER_OSS, EXECUTE};
+use crate::layout::progressive::{
+    ACTION_DETAILS, CATEGORY_ACTIONS, DISCOVER, DISCOVER_OSS, EXECUTE,
+};
 use crate::layout::search::SEARCH_TOOLS;
 use crate::protocol::AssistantTurn;
 use anyhow::{Context, anyhow};
@@ -26,7 +28,9 @@ pub fn oracle_arguments(expected: &ExpectedCall) -> Map<String, Value> {
     expected
         .arguments
         .iter()
-        .filter_map(|(k, values)| values.iter().find(|v| v.as_str() != Some("")).map(|v| (k.clone(), v.clone())))
+        .filter_map(|(k, values)| {
+            values.iter().find(|v| v.as_str() != Some("")).map(|v| (k.clone(), v.clone()))
+        })
         .collect()
 }
 
@@ -40,18 +44,30 @@ fn arguments_at(address: &Address, expected: &ExpectedCall) -> Value {
 }
 
 impl OracleBackend {
-    fn addresses<'a>(&self, ctx: &'a TurnContext<'_>) -> anyhow::Result<Vec<(&'a Address, &'a ExpectedCall)>> {
+    fn addresses<'a>(
+        &self,
+        ctx: &'a TurnContext<'_>,
+    ) -> anyhow::Result<Vec<(&'a Address, &'a ExpectedCall)>> {
         ctx.task
             .expected
             .iter()
-            .map(|e| ctx.addressing.get(&e.tool).map(|a| (a, e)).ok_or_else(|| anyhow!("oracle: no address for {}", e.tool)))
+            .map(|e| {
+                ctx.addressing
+                    .get(&e.tool)
+                    .map(|a| (a, e))
+                    .ok_or_else(|| anyhow!("oracle: no address for {}", e.tool))
+            })
             .collect()
     }
 }
 
 fn calls(turn: usize, items: Vec<(&str, Value)>) -> AssistantTurn {
     AssistantTurn {
-        tool_calls: items.into_iter().enumerate().map(|(i, (name, args))| call(turn, i, name, args)).collect(),
+        tool_calls: items
+            .into_iter()
+            .enumerate()
+            .map(|(i, (name, args))| call(turn, i, name, args))
+            .collect(),
         ..Default::default()
     }
 }
@@ -73,15 +89,20 @@ impl Policy for OracleBackend {
 
     fn decide(&self, ctx: &TurnContext<'_>) -> anyhow::Result<AssistantTurn> {
         let turn = ctx.turn() + 1;
-        let done = AssistantTurn { content: Some(super::done_answer(ctx.messages)), ..Default::default() };
+        let done =
+            AssistantTurn { content: Some(super::done_answer(ctx.messages)), ..Default::default() };
         if ctx.task.expected.is_empty() {
-            return Ok(AssistantTurn { content: Some("None of the available tools can do this.".into()), ..Default::default() });
+            return Ok(AssistantTurn {
+                content: Some("None of the available tools can do this.".into()),
+                ..Default::default()
+            });
         }
         let targets = self.addresses(ctx)?;
         // The oracle does not inspect results: a tool's own response may carry an `error` field, and a
         // real layout error shows up as a failed score, which the tests check.
         let last = ctx.last_results();
-        let execute = |turn| match ctx.layout {
+        let execute = |turn| {
+            match ctx.layout {
             LayoutKind::Flat | LayoutKind::Search => {
                 calls(turn, targets.iter().map(|(a, e)| (a.function.as_str(), arguments_at(a, e))).collect())
             }
@@ -95,10 +116,17 @@ impl Policy for OracleBackend {
                     })
                     .collect(),
             ),
+        }
         };
         let details = |turn| {
             let pairs = unique(targets.iter().map(|(a, _)| (a.category.clone(), a.action.clone())));
-            calls(turn, pairs.into_iter().map(|(c, a)| (ACTION_DETAILS, json!({"category_name": c, "action_name": a}))).collect())
+            calls(
+                turn,
+                pairs
+                    .into_iter()
+                    .map(|(c, a)| (ACTION_DETAILS, json!({"category_name": c, "action_name": a})))
+                    .collect(),
+            )
         };
         let Some(&(last_name, _, last_result)) = last.first() else {
             return Ok(match ctx.layout {
@@ -122,12 +150,20 @@ impl Policy for OracleBackend {
             SEARCH_TOOLS => execute(turn),
             // OSS discovery shows names only; read each action's details by server and name.
             DISCOVER_OSS => {
-                let pairs = unique(targets.iter().map(|(a, _)| (a.server.clone(), a.action.clone())));
-                calls(turn, pairs.into_iter().map(|(s, a)| (ACTION_DETAILS, json!({"server_name": s, "action_name": a}))).collect())
+                let pairs =
+                    unique(targets.iter().map(|(a, _)| (a.server.clone(), a.action.clone())));
+                calls(
+                    turn,
+                    pairs
+                        .into_iter()
+                        .map(|(s, a)| (ACTION_DETAILS, json!({"server_name": s, "action_name": a})))
+                        .collect(),
+                )
             }
             DISCOVER => {
                 // Which categories did discovery already open up (listing their actions)?
-                let result: Value = serde_json::from_str(last_result).context("oracle: discovery result is not JSON")?;
+                let result: Value = serde_json::from_str(last_result)
+                    .context("oracle: discovery result is not JSON")?;
                 let mut shown = HashSet::new();
                 for s in result["servers"].as_array().into_iter().flatten() {
                     for c in s["categories"].as_array().into_iter().flatten() {
@@ -136,8 +172,14 @@ impl Policy for OracleBackend {
                         }
                     }
                 }
-                let missing = unique(targets.iter().map(|(a, _)| a.category.clone()).filter(|c| !shown.contains(c)));
-                if missing.is_empty() { details(turn) } else { calls(turn, vec![(CATEGORY_ACTIONS, json!({"category_names": missing}))]) }
+                let missing = unique(
+                    targets.iter().map(|(a, _)| a.category.clone()).filter(|c| !shown.contains(c)),
+                );
+                if missing.is_empty() {
+                    details(turn)
+                } else {
+                    calls(turn, vec![(CATEGORY_ACTIONS, json!({"category_names": missing}))])
+                }
             }
             CATEGORY_ACTIONS => details(turn),
             ACTION_DETAILS => execute(turn),

@@ -53,18 +53,31 @@ pub struct ReplayBackend {
 const DONE: &str = "Done.";
 
 fn parse_line(path: &Path, ln: usize, line: &str) -> Result<(String, Recorded), InputError> {
-    let err = |field: &str, msg: String| InputError::new(path, msg).at_line(ln).field(field.to_string());
-    let value: Value =
-        serde_json::from_str(line).map_err(|e| InputError::new(path, format!("not a JSON object: {e}")).at_line(ln))?;
+    let err =
+        |field: &str, msg: String| InputError::new(path, msg).at_line(ln).field(field.to_string());
+    let value: Value = serde_json::from_str(line)
+        .map_err(|e| InputError::new(path, format!("not a JSON object: {e}")).at_line(ln))?;
     let Value::Object(obj) = value else {
-        return Err(InputError::new(path, "a line must be a JSON object {\"id\", \"calls\", \"content\"}").at_line(ln));
+        return Err(InputError::new(
+            path,
+            "a line must be a JSON object {\"id\", \"calls\", \"content\"}",
+        )
+        .at_line(ln));
     };
     if let Some(k) = obj.keys().find(|k| !["id", "calls", "content"].contains(&k.as_str())) {
-        return Err(err(k, format!("unknown key `{k}`; a line has `id`, `calls` and optionally `content`")));
+        return Err(err(
+            k,
+            format!("unknown key `{k}`; a line has `id`, `calls` and optionally `content`"),
+        ));
     }
     let id = match obj.get("id") {
         Some(Value::String(s)) if !s.is_empty() => s.clone(),
-        Some(other) => return Err(err("id", format!("must be a non-empty string (the task id), got {other}"))),
+        Some(other) => {
+            return Err(err(
+                "id",
+                format!("must be a non-empty string (the task id), got {other}"),
+            ));
+        }
         None => return Err(err("id", "missing: the task id this answer is for".into())),
     };
     let content = match obj.get("content") {
@@ -80,13 +93,23 @@ fn parse_line(path: &Path, ln: usize, line: &str) -> Result<(String, Recorded), 
     let mut calls = Vec::with_capacity(items.len());
     for (i, c) in items.iter().enumerate() {
         let at = |k: &str| format!("calls[{i}].{k}");
-        let Value::Object(c) = c else { return Err(err(&format!("calls[{i}]"), "must be an object {\"name\", \"arguments\"}".into())) };
+        let Value::Object(c) = c else {
+            return Err(err(
+                &format!("calls[{i}]"),
+                "must be an object {\"name\", \"arguments\"}".into(),
+            ));
+        };
         if let Some(k) = c.keys().find(|k| !["name", "arguments"].contains(&k.as_str())) {
-            return Err(err(&at(k), format!("unknown key `{k}`; a call has `name` and `arguments`")));
+            return Err(err(
+                &at(k),
+                format!("unknown key `{k}`; a call has `name` and `arguments`"),
+            ));
         }
         let name = match c.get("name") {
             Some(Value::String(s)) if !s.is_empty() => s.clone(),
-            Some(other) => return Err(err(&at("name"), format!("must be a non-empty string, got {other}"))),
+            Some(other) => {
+                return Err(err(&at("name"), format!("must be a non-empty string, got {other}")));
+            }
             None => return Err(err(&at("name"), "missing: the function called".into())),
         };
         let arguments = match c.get("arguments") {
@@ -95,7 +118,10 @@ fn parse_line(path: &Path, ln: usize, line: &str) -> Result<(String, Recorded), 
             // Raw argument text, as a model produced it: sent verbatim, even when it is not valid JSON.
             Some(Value::String(s)) => s.clone(),
             Some(other) => {
-                return Err(err(&at("arguments"), format!("must be a JSON object or a string of raw argument text, got {other}")));
+                return Err(err(
+                    &at("arguments"),
+                    format!("must be a JSON object or a string of raw argument text, got {other}"),
+                ));
             }
         };
         calls.push(RecordedCall { name, arguments });
@@ -126,9 +152,14 @@ impl ReplayBackend {
                     .field("id"));
             }
             if let Some(prev) = first_line.insert(id.clone(), ln) {
-                return Err(InputError::new(path, format!("id `{id}` was already answered on line {prev}; keep one answer per task"))
-                    .at_line(ln)
-                    .field("id"));
+                return Err(InputError::new(
+                    path,
+                    format!(
+                        "id `{id}` was already answered on line {prev}; keep one answer per task"
+                    ),
+                )
+                .at_line(ln)
+                .field("id"));
             }
             answers.insert(id, recorded);
         }
@@ -195,7 +226,11 @@ impl Policy for ReplayBackend {
             .enumerate()
             .map(|(i, c)| {
                 let (name, dispatch) = self.resolve(&c.name, ctx);
-                ToolCall { id: format!("call_{}_{i}", turn + 1), name, arguments: with_dispatch(&c.arguments, dispatch) }
+                ToolCall {
+                    id: format!("call_{}_{i}", turn + 1),
+                    name,
+                    arguments: with_dispatch(&c.arguments, dispatch),
+                }
             })
             .collect();
         Ok(AssistantTurn { tool_calls, ..Default::default() })
@@ -234,7 +269,11 @@ mod tests {
     }
 
     fn function(name: &str) -> FunctionDef {
-        FunctionDef { name: name.into(), description: String::new(), parameters: json!({"type": "object"}) }
+        FunctionDef {
+            name: name.into(),
+            description: String::new(),
+            parameters: json!({"type": "object"}),
+        }
     }
 
     fn address(function: &str, dispatch: Option<(&str, &str)>) -> Address {
@@ -248,8 +287,22 @@ mod tests {
     }
 
     /// The turn the backend plays for `task` after `messages`, offered `functions`.
-    fn play(b: &ReplayBackend, task: &Task, messages: &[Message], functions: &[FunctionDef], addressing: &Addressing) -> AssistantTurn {
-        let ctx = TurnContext { task, messages, functions, layout: LayoutKind::Flat, addressing, seed: 0, trial: 0 };
+    fn play(
+        b: &ReplayBackend,
+        task: &Task,
+        messages: &[Message],
+        functions: &[FunctionDef],
+        addressing: &Addressing,
+    ) -> AssistantTurn {
+        let ctx = TurnContext {
+            task,
+            messages,
+            functions,
+            layout: LayoutKind::Flat,
+            addressing,
+            seed: 0,
+            trial: 0,
+        };
         b.decide(&ctx).unwrap()
     }
 
@@ -258,9 +311,13 @@ mod tests {
         let b = load("{\"id\": \"t1\", \"calls\": [{\"name\": \"send_email\", \"arguments\": {\"to\": \"a@x.com\", \"n\": 10.0}}, {\"name\": \"send_email\", \"arguments\": \"{\\\"to\\\": \"}], \"content\": \"Sent.\"}\n").unwrap();
         let t = task("t1");
         let first = play(&b, &t, &[], &[function("send_email")], &Addressing::new());
-        let sent: Vec<(&str, &str)> = first.tool_calls.iter().map(|c| (c.name.as_str(), c.arguments.as_str())).collect();
+        let sent: Vec<(&str, &str)> =
+            first.tool_calls.iter().map(|c| (c.name.as_str(), c.arguments.as_str())).collect();
         // A float stays a float, and raw text goes out verbatim (malformed on purpose).
-        assert_eq!(sent, vec![("send_email", "{\"to\":\"a@x.com\",\"n\":10.0}"), ("send_email", "{\"to\": ")]);
+        assert_eq!(
+            sent,
+            vec![("send_email", "{\"to\":\"a@x.com\",\"n\":10.0}"), ("send_email", "{\"to\": ")]
+        );
         assert_eq!(first.tool_calls[0].id, "call_1_0");
         let after = [Message::Assistant { content: None, tool_calls: first.tool_calls.clone() }];
         let second = play(&b, &t, &after, &[function("send_email")], &Addressing::new());
@@ -290,14 +347,15 @@ mod tests {
         addressing.insert("s/c/send_email".into(), address("mail_fn", Some(("action", "send"))));
         let offered = [function("fact_fn"), function("mail_fn"), function("send_email")];
         let turn = play(&b, &task("t1"), &[], &offered, &addressing);
-        let sent: Vec<(&str, &str)> = turn.tool_calls.iter().map(|c| (c.name.as_str(), c.arguments.as_str())).collect();
+        let sent: Vec<(&str, &str)> =
+            turn.tool_calls.iter().map(|c| (c.name.as_str(), c.arguments.as_str())).collect();
         assert_eq!(
             sent,
             vec![
-                ("fact_fn", "{\"n\":5}"),                 // original (dotted) name → its function
-                ("mail_fn", "{\"action\":\"send\"}"),     // tool id → merged function with its dispatch value
-                ("send_email", "{}"),                     // an offered function name wins
-                ("math_factorial", "{}"),                 // unknown: sent unchanged (an invented tool)
+                ("fact_fn", "{\"n\":5}"), // original (dotted) name → its function
+                ("mail_fn", "{\"action\":\"send\"}"), // tool id → merged function with its dispatch value
+                ("send_email", "{}"),                 // an offered function name wins
+                ("math_factorial", "{}"),             // unknown: sent unchanged (an invented tool)
             ]
         );
         // A tool that is not offered this turn is not resolved to.
@@ -308,17 +366,47 @@ mod tests {
     #[test]
     fn bad_lines_name_file_line_and_field() {
         let cases = [
-            ("{\"id\": \"t1\", \"calls\": []}\n{\"id\": \"t1\", \"calls\": []}\n", 2, Some("id"), "already answered on line 1"),
+            (
+                "{\"id\": \"t1\", \"calls\": []}\n{\"id\": \"t1\", \"calls\": []}\n",
+                2,
+                Some("id"),
+                "already answered on line 1",
+            ),
             ("\n{\"id\": \"zz\", \"calls\": []}\n", 2, Some("id"), "no task"),
             ("{\"id\": \"t1\", \"calls\": [}\n", 1, None, "not a JSON object"),
             ("[1]\n", 1, None, "must be a JSON object"),
             ("{\"id\": 7, \"calls\": []}\n", 1, Some("id"), "non-empty string"),
             ("{\"id\": \"t1\"}\n", 1, Some("calls"), "missing"),
-            ("{\"id\": \"t1\", \"calls\": [{\"name\": \"x\", \"arguments\": 3}]}\n", 1, Some("calls[0].arguments"), "JSON object or a string"),
-            ("{\"id\": \"t1\", \"calls\": [{\"arguments\": {}}]}\n", 1, Some("calls[0].name"), "missing"),
-            ("{\"id\": \"t1\", \"calls\": [{\"name\": \"x\", \"args\": {}}]}\n", 1, Some("calls[0].args"), "unknown key"),
-            ("{\"id\": \"t1\", \"calls\": [], \"answer\": \"x\"}\n", 1, Some("answer"), "unknown key"),
-            ("{\"id\": \"t1\", \"calls\": [], \"content\": 1}\n", 1, Some("content"), "must be a string"),
+            (
+                "{\"id\": \"t1\", \"calls\": [{\"name\": \"x\", \"arguments\": 3}]}\n",
+                1,
+                Some("calls[0].arguments"),
+                "JSON object or a string",
+            ),
+            (
+                "{\"id\": \"t1\", \"calls\": [{\"arguments\": {}}]}\n",
+                1,
+                Some("calls[0].name"),
+                "missing",
+            ),
+            (
+                "{\"id\": \"t1\", \"calls\": [{\"name\": \"x\", \"args\": {}}]}\n",
+                1,
+                Some("calls[0].args"),
+                "unknown key",
+            ),
+            (
+                "{\"id\": \"t1\", \"calls\": [], \"answer\": \"x\"}\n",
+                1,
+                Some("answer"),
+                "unknown key",
+            ),
+            (
+                "{\"id\": \"t1\", \"calls\": [], \"content\": 1}\n",
+                1,
+                Some("content"),
+                "must be a string",
+            ),
         ];
         for (text, line, field, message) in cases {
             let e = load(text).err().unwrap_or_else(|| panic!("accepted {text}"));

@@ -88,14 +88,18 @@ fn contains_ignoring_case(haystack: &str, needle: &str) -> bool {
 /// The entry an HTTP error answer matches, if it is the model's parse failure.
 pub fn classify_http(status: u16, body: &str) -> Option<&'static Entry> {
     TABLE.iter().find(|e| match e.signal {
-        Signal::Http { low, high } => (low..=high).contains(&status) && contains_ignoring_case(body, e.marker),
+        Signal::Http { low, high } => {
+            (low..=high).contains(&status) && contains_ignoring_case(body, e.marker)
+        }
         Signal::FinishReason => false,
     })
 }
 
 /// The entry a successful response's finish reason matches, if the model's call could not be parsed.
 pub fn classify_finish(reason: &str) -> Option<&'static Entry> {
-    TABLE.iter().find(|e| e.signal == Signal::FinishReason && reason.trim().eq_ignore_ascii_case(e.marker))
+    TABLE
+        .iter()
+        .find(|e| e.signal == Signal::FinishReason && reason.trim().eq_ignore_ascii_case(e.marker))
 }
 
 /// The server's own words from an error body: `error.message` (OpenAI's shape) with Groq's
@@ -121,7 +125,11 @@ fn server_words(body: &str) -> String {
 
 /// Cut to [`MESSAGE_MAX`] characters, "…" marking a cut.
 fn cut(text: String) -> String {
-    if text.chars().count() <= MESSAGE_MAX { text } else { format!("{}…", text.chars().take(MESSAGE_MAX - 1).collect::<String>()) }
+    if text.chars().count() <= MESSAGE_MAX {
+        text
+    } else {
+        format!("{}…", text.chars().take(MESSAGE_MAX - 1).collect::<String>())
+    }
 }
 
 /// What the call record keeps of an HTTP answer that matched `entry`: the server, the status and its
@@ -156,18 +164,39 @@ mod tests {
             let Signal::Http { low, high } = e.signal else { unreachable!() };
             let body = body_of(e);
             for status in [low, high] {
-                assert_eq!(classify_http(status, &body).map(|m| m.marker), Some(e.marker), "{} at {status}", e.marker);
-                assert!(classify_http(status, &body.to_uppercase()).is_some(), "{}: case does not matter", e.marker);
+                assert_eq!(
+                    classify_http(status, &body).map(|m| m.marker),
+                    Some(e.marker),
+                    "{} at {status}",
+                    e.marker
+                );
+                assert!(
+                    classify_http(status, &body.to_uppercase()).is_some(),
+                    "{}: case does not matter",
+                    e.marker
+                );
             }
-            for status in [low - 1, high + 1, 200, 429, 503].into_iter().filter(|s| !(low..=high).contains(s)) {
-                assert_eq!(classify_http(status, &body), None, "{} must not match HTTP {status}", e.marker);
+            for status in
+                [low - 1, high + 1, 200, 429, 503].into_iter().filter(|s| !(low..=high).contains(s))
+            {
+                assert_eq!(
+                    classify_http(status, &body),
+                    None,
+                    "{} must not match HTTP {status}",
+                    e.marker
+                );
             }
         }
     }
 
     #[test]
     fn a_status_without_a_marker_stays_an_infrastructure_error() {
-        for body in ["", "internal error", r#"{"error":{"code":500,"message":"failed to load model","type":"server_error"}}"#, "Failed to parse tools: type must be string"] {
+        for body in [
+            "",
+            "internal error",
+            r#"{"error":{"code":500,"message":"failed to load model","type":"server_error"}}"#,
+            "Failed to parse tools: type must be string",
+        ] {
             for status in [400, 404, 500, 502, 503] {
                 assert_eq!(classify_http(status, body), None, "HTTP {status}: {body}");
             }
@@ -182,14 +211,23 @@ mod tests {
         let d = describe_http(llama, 500, &body_of(llama));
         assert!(d.starts_with("llama.cpp `llama-server`, HTTP 500: Failed to parse tool call arguments as JSON: [json.exception.parse_error.101]"), "{d}");
         let groq = TABLE.iter().find(|e| e.marker == "tool_use_failed").unwrap();
-        assert!(describe_http(groq, 400, &body_of(groq)).contains("failed_generation: <function=get_weather>"));
+        assert!(
+            describe_http(groq, 400, &body_of(groq))
+                .contains("failed_generation: <function=get_weather>")
+        );
         let ollama = TABLE.iter().find(|e| e.server == "Ollama").unwrap();
-        assert!(describe_http(ollama, 500, &body_of(ollama)).ends_with("err=unexpected end of JSON input"));
+        assert!(
+            describe_http(ollama, 500, &body_of(ollama))
+                .ends_with("err=unexpected end of JSON input")
+        );
         let long = format!("Failed to parse input at pos 0: {}\n{}", "x".repeat(1000), "y");
         let d = describe_http(&TABLE[1], 500, &long);
         assert_eq!(d.chars().count(), MESSAGE_MAX);
         assert!(d.ends_with('…') && !d.contains('\n'));
         let gemini = classify_finish("malformed_function_call").expect("any case");
-        assert_eq!(describe_finish(gemini, "MALFORMED_FUNCTION_CALL"), "Gemini (`finishReason`, also through OpenAI-compatible gateways), finish_reason MALFORMED_FUNCTION_CALL");
+        assert_eq!(
+            describe_finish(gemini, "MALFORMED_FUNCTION_CALL"),
+            "Gemini (`finishReason`, also through OpenAI-compatible gateways), finish_reason MALFORMED_FUNCTION_CALL"
+        );
     }
 }

@@ -23,7 +23,13 @@ use std::path::Path;
 fn int_field(v: &Value, key: &str) -> Result<u64, String> {
     match v.get(key) {
         None => Err(format!("`{key}` is missing")),
-        Some(n) => n.as_u64().ok_or_else(|| if n.is_number() { format!("`{key}` is {n}, expected a whole number") } else { fields::wrong(key, n, "a whole number") }),
+        Some(n) => n.as_u64().ok_or_else(|| {
+            if n.is_number() {
+                format!("`{key}` is {n}, expected a whole number")
+            } else {
+                fields::wrong(key, n, "a whole number")
+            }
+        }),
     }
 }
 
@@ -39,7 +45,11 @@ struct RawTool<'a> {
 fn raw_tool(v: &Value) -> Result<RawTool<'_>, String> {
     fields::as_object(v, "")?;
     let mut params = Vec::new();
-    for (i, p) in fields::opt_array(v, "", "params", "an array of parameter objects")?.into_iter().flatten().enumerate() {
+    for (i, p) in fields::opt_array(v, "", "params", "an array of parameter objects")?
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
         let path = fields::index("params", i);
         fields::as_object(p, &path)?;
         params.push((
@@ -58,7 +68,8 @@ fn raw_tool(v: &Value) -> Result<RawTool<'_>, String> {
 }
 
 fn ident(s: &str) -> String {
-    let mut out: String = s.to_lowercase().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+    let mut out: String =
+        s.to_lowercase().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
     if !out.starts_with(|c: char| c.is_ascii_lowercase()) {
         out = format!("c_{out}");
     }
@@ -74,7 +85,11 @@ pub fn import(dir: &Path) -> Result<Imported> {
             return Err(InputError::new(f, "is a directory, not the generator's JSON Lines file (shared/bench/gen_catalog.py OUTDIR writes it)").into());
         }
         if !f.is_file() {
-            return Err(InputError::new(f, "missing (generate it with shared/bench/gen_catalog.py OUTDIR)").into());
+            return Err(InputError::new(
+                f,
+                "missing (generate it with shared/bench/gen_catalog.py OUTDIR)",
+            )
+            .into());
         }
     }
     let mut ledger = Ledger::default();
@@ -86,19 +101,38 @@ pub fn import(dir: &Path) -> Result<Imported> {
         let tool = match raw_tool(&raw.value) {
             Ok(t) => t,
             Err(reason) => {
-                ledger.note(&raw.at, &raw.value["id"].to_string(), "skipped", format!("tool not imported: {reason}"));
+                ledger.note(
+                    &raw.at,
+                    &raw.value["id"].to_string(),
+                    "skipped",
+                    format!("tool not imported: {reason}"),
+                );
                 continue;
             }
         };
         if let Some((_, first)) = ids.get(&tool.id) {
-            ledger.note(&raw.at, &tool.id.to_string(), "skipped", format!("tool id {} is already used by {}; this tool is not imported", tool.id, first.describe()));
+            ledger.note(
+                &raw.at,
+                &tool.id.to_string(),
+                "skipped",
+                format!(
+                    "tool id {} is already used by {}; this tool is not imported",
+                    tool.id,
+                    first.describe()
+                ),
+            );
             continue;
         }
         let category = ident(tool.category);
         let mut name = ident(tool.name);
         if names.insert((category.clone(), name.clone()), tool.id).is_some() {
             name = format!("{name}_{}", tool.id);
-            ledger.note(&raw.at, &tool.id.to_string(), "repaired", format!("name `{}` repeated in its category; renamed `{name}`", tool.name));
+            ledger.note(
+                &raw.at,
+                &tool.id.to_string(),
+                "repaired",
+                format!("name `{}` repeated in its category; renamed `{name}`", tool.name),
+            );
         }
         let properties: serde_json::Map<String, Value> = tool
             .params
@@ -120,7 +154,12 @@ pub fn import(dir: &Path) -> Result<Imported> {
                 ids.insert(tool.id, (t.id.clone(), raw.at.clone()));
                 by_category.entry(category).or_default().push(t);
             }
-            Err(e) => ledger.note(&raw.at, &tool.id.to_string(), "skipped", format!("tool not imported: {e}")),
+            Err(e) => ledger.note(
+                &raw.at,
+                &tool.id.to_string(),
+                "skipped",
+                format!("tool not imported: {e}"),
+            ),
         }
     }
     let servers: Vec<Server> = by_category
@@ -128,11 +167,19 @@ pub fn import(dir: &Path) -> Result<Imported> {
         .map(|(name, tools)| Server {
             description: format!("The `{name}` API."),
             title: None,
-            categories: vec![Category { name: format!("{name}_tools"), description: format!("Endpoints of the `{name}` API."), tools }],
+            categories: vec![Category {
+                name: format!("{name}_tools"),
+                description: format!("Endpoints of the `{name}` API."),
+                tools,
+            }],
             name,
         })
         .collect();
-    let catalog = Catalog::new("bench_catalog", "Synthetic ToolBench-sized catalog (shared/bench/gen_catalog.py)", servers);
+    let catalog = Catalog::new(
+        "bench_catalog",
+        "Synthetic ToolBench-sized catalog (shared/bench/gen_catalog.py)",
+        servers,
+    );
     let mut tasks = Vec::new();
     for raw in (Reader { name: "queries.jsonl", tasks: true }).jsonl(&queries_file, &mut ledger) {
         let q = &raw.value;
@@ -149,12 +196,26 @@ pub fn import(dir: &Path) -> Result<Imported> {
         }
         let outcome = fields::req_str(q, "", "query").and_then(|query| {
             let target = int_field(q, "target_id")?;
-            let (tool, _) = ids.get(&target).ok_or_else(|| format!("target_id {target} is not a tool of catalog.jsonl"))?;
+            let (tool, _) = ids
+                .get(&target)
+                .ok_or_else(|| format!("target_id {target} is not a tool of catalog.jsonl"))?;
             if query.trim().is_empty() {
                 return Err("`query` is empty".to_string());
             }
-            let expected = vec![ExpectedCall { tool: tool.clone(), arguments: BTreeMap::new(), alternatives: vec![], any_arguments: true }];
-            Ok(task(id.clone(), query.to_string(), Kind::Single, expected, String::new(), raw.at.line.unwrap_or_default()))
+            let expected = vec![ExpectedCall {
+                tool: tool.clone(),
+                arguments: BTreeMap::new(),
+                alternatives: vec![],
+                any_arguments: true,
+            }];
+            Ok(task(
+                id.clone(),
+                query.to_string(),
+                Kind::Single,
+                expected,
+                String::new(),
+                raw.at.line.unwrap_or_default(),
+            ))
         });
         match outcome {
             Ok(t) => tasks.push(t),
@@ -179,8 +240,11 @@ mod tests {
             r#"{"id": "3", "name": "x", "category": "Misc"}"#,
         ];
         std::fs::write(tmp.path().join("catalog.jsonl"), tools.join("\n")).unwrap();
-        let mut queries = b"{\"id\": 1, \"query\": \"weather in Pune\", \"target_id\": 1}\n".to_vec();
-        queries.extend_from_slice(b"{\"id\": 1, \"query\": \"forecast for Oslo \xff\", \"target_id\": 2}\n");
+        let mut queries =
+            b"{\"id\": 1, \"query\": \"weather in Pune\", \"target_id\": 1}\n".to_vec();
+        queries.extend_from_slice(
+            b"{\"id\": 1, \"query\": \"forecast for Oslo \xff\", \"target_id\": 2}\n",
+        );
         queries.extend_from_slice(b"{\"id\": 2, \"query\": [\"weather\"], \"target_id\": 1}\n");
         queries.extend_from_slice(b"{\"id\": 3, \"query\": \"rain?\", \"target_id\": 2.5}\n");
         queries.extend_from_slice(b"{\"id\": 4, \"query\": \"sun?\", \"target_id\": 9}\n");
@@ -188,15 +252,35 @@ mod tests {
         let imp = import(tmp.path()).unwrap();
         let ids: Vec<&str> = imp.dataset.tasks.iter().map(|t| t.id.as_str()).collect();
         assert_eq!(ids, ["q1", "q1#2"]);
-        assert_eq!(imp.summary, super::super::Summary { imported: 2, repaired: 1, skipped: 3, uncounted_files: 0 });
-        let reasons: Vec<(&str, Option<usize>, &str)> = imp.defects.iter().map(|d| (d.file.as_str(), d.record, d.reason.as_str())).collect();
+        assert_eq!(
+            imp.summary,
+            super::super::Summary { imported: 2, repaired: 1, skipped: 3, uncounted_files: 0 }
+        );
+        let reasons: Vec<(&str, Option<usize>, &str)> =
+            imp.defects.iter().map(|d| (d.file.as_str(), d.record, d.reason.as_str())).collect();
         assert_eq!(
             reasons,
             [
-                ("catalog.jsonl", Some(3), "tool id 1 is already used by record 1, line 1 of catalog.jsonl; this tool is not imported"),
-                ("catalog.jsonl", Some(4), "tool not imported: `id` is a string, expected a whole number"),
-                ("queries.jsonl", None, "1 bytes of invalid UTF-8 in 1 place(s) (line 2) replaced by U+FFFD; 1 record(s) affected (record 2)"),
-                ("queries.jsonl", Some(2), "duplicate id `q1` (first used by record 1, line 1 of queries.jsonl): renamed `q1#2`"),
+                (
+                    "catalog.jsonl",
+                    Some(3),
+                    "tool id 1 is already used by record 1, line 1 of catalog.jsonl; this tool is not imported"
+                ),
+                (
+                    "catalog.jsonl",
+                    Some(4),
+                    "tool not imported: `id` is a string, expected a whole number"
+                ),
+                (
+                    "queries.jsonl",
+                    None,
+                    "1 bytes of invalid UTF-8 in 1 place(s) (line 2) replaced by U+FFFD; 1 record(s) affected (record 2)"
+                ),
+                (
+                    "queries.jsonl",
+                    Some(2),
+                    "duplicate id `q1` (first used by record 1, line 1 of queries.jsonl): renamed `q1#2`"
+                ),
                 ("queries.jsonl", Some(3), "`query` is an array, expected a string"),
                 ("queries.jsonl", Some(4), "`target_id` is 2.5, expected a whole number"),
                 ("queries.jsonl", Some(5), "target_id 9 is not a tool of catalog.jsonl"),

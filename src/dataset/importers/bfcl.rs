@@ -37,7 +37,10 @@ use std::path::{Path, PathBuf};
 
 /// Original BFCL name → valid, reversible function name.
 pub fn map_name(name: &str) -> String {
-    name.replace('.', "__").chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect()
+    name.replace('.', "__")
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .collect()
 }
 
 /// Convert one BFCL schema to JSON Schema; `repairs` collects what had to change.
@@ -63,7 +66,12 @@ pub fn convert_schema(schema: &Value, repairs: &mut Vec<String>) -> Value {
                 }
             },
             "properties" => {
-                let props: Map<String, Value> = v.as_object().into_iter().flatten().map(|(p, s)| (p.clone(), convert_schema(s, repairs))).collect();
+                let props: Map<String, Value> = v
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .map(|(p, s)| (p.clone(), convert_schema(s, repairs)))
+                    .collect();
                 out.insert(k.clone(), Value::Object(props));
             }
             "items" => {
@@ -76,7 +84,11 @@ pub fn convert_schema(schema: &Value, repairs: &mut Vec<String>) -> Value {
     }
     if let Some(req) = out.get("required").and_then(Value::as_array).cloned() {
         let props = out.get("properties").and_then(Value::as_object);
-        let kept: Vec<Value> = req.iter().filter(|r| r.as_str().is_some_and(|r| props.is_some_and(|p| p.contains_key(r)))).cloned().collect();
+        let kept: Vec<Value> = req
+            .iter()
+            .filter(|r| r.as_str().is_some_and(|r| props.is_some_and(|p| p.contains_key(r))))
+            .cloned()
+            .collect();
         if kept.len() != req.len() {
             repairs.push("dropped `required` names that are not properties".into());
             out.insert("required".into(), Value::Array(kept));
@@ -90,10 +102,20 @@ pub fn convert_schema(schema: &Value, repairs: &mut Vec<String>) -> Value {
 /// "null"]`. BFCL's checker passes `null` there when the ground truth lists it (as `["", null]`), and a
 /// schema that rejected it would fail a call BFCL counts as correct.
 fn admit_null_defaults(schema: &mut Map<String, Value>) {
-    let required: Vec<String> = schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).map(String::from).collect();
+    let required: Vec<String> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(String::from)
+        .collect();
     let Some(Value::Object(props)) = schema.get_mut("properties") else { return };
     for (_, prop) in props.iter_mut().filter(|(name, _)| !required.contains(name)) {
-        let Some(prop) = prop.as_object_mut().filter(|p| p.get("default") == Some(&Value::Null)) else { continue };
+        let Some(prop) = prop.as_object_mut().filter(|p| p.get("default") == Some(&Value::Null))
+        else {
+            continue;
+        };
         if let Some(Value::String(t)) = prop.get("type").cloned().filter(|t| t != "null") {
             prop.insert("type".into(), json!([t, "null"]));
         }
@@ -107,7 +129,14 @@ struct Registry {
 
 impl Registry {
     /// Register function `original` under `server`; returns its tool id (a repair note if renamed).
-    fn add(&mut self, server: &str, original: &str, description: &str, params: &Value, repairs: &mut Vec<String>) -> String {
+    fn add(
+        &mut self,
+        server: &str,
+        original: &str,
+        description: &str,
+        params: &Value,
+        repairs: &mut Vec<String>,
+    ) -> String {
         let schema = convert_schema(params, repairs);
         let key = schema.to_string() + description;
         let category = format!("{server}_functions");
@@ -158,7 +187,9 @@ struct Answer {
 fn read_answers(path: &Path, name: &str, ledger: &mut Ledger) -> BTreeMap<String, Answer> {
     let mut answers: BTreeMap<String, Answer> = BTreeMap::new();
     for raw in (Reader { name, tasks: false }).jsonl(path, ledger) {
-        let id = match fields::as_object(&raw.value, "").and_then(|_| fields::req_str(&raw.value, "", "id")) {
+        let id = match fields::as_object(&raw.value, "")
+            .and_then(|_| fields::req_str(&raw.value, "", "id"))
+        {
             Ok(id) => id.to_string(),
             Err(reason) => {
                 ledger.note(&raw.at, "", "skipped", format!("answer line unusable: {reason}"));
@@ -166,10 +197,16 @@ fn read_answers(path: &Path, name: &str, ledger: &mut Ledger) -> BTreeMap<String
             }
         };
         if let Some(first) = answers.get(&id) {
-            ledger.note(&raw.at, &id, "skipped", format!("duplicate answer id; the one at {} is used", first.at.describe()));
+            ledger.note(
+                &raw.at,
+                &id,
+                "skipped",
+                format!("duplicate answer id; the one at {} is used", first.at.describe()),
+            );
             continue;
         }
-        let ground_truth = fields::req_array(&raw.value, "", "ground_truth", "an array of calls").map(|a| Value::Array(a.clone()));
+        let ground_truth = fields::req_array(&raw.value, "", "ground_truth", "an array of calls")
+            .map(|a| Value::Array(a.clone()));
         answers.insert(id, Answer { at: raw.at, ground_truth, used: false });
     }
     answers
@@ -181,16 +218,34 @@ fn missing_questions(dir: &Path, questions: &[PathBuf], ledger: &mut Ledger) {
     let Ok(entries) = std::fs::read_dir(dir.join("possible_answer")) else { return };
     let mut lonely: Vec<String> = entries
         .filter_map(|e| e.ok().and_then(|e| e.file_name().to_str().map(String::from)))
-        .filter(|n| n.starts_with("BFCL_") && n.ends_with(".json") && !questions.iter().any(|q| q.file_name().is_some_and(|f| f == n.as_str())))
+        .filter(|n| {
+            n.starts_with("BFCL_")
+                && n.ends_with(".json")
+                && !questions.iter().any(|q| q.file_name().is_some_and(|f| f == n.as_str()))
+        })
         .collect();
     lonely.sort();
     for name in lonely {
         let answers_name = format!("possible_answer/{name}");
         let answers = read_answers(&dir.join("possible_answer").join(&name), &answers_name, ledger);
-        let reason = format!("the question file is missing, but {answers_name} has {} answers: their {} records are not imported", answers.len(), answers.len());
-        ledger.file_row(At { file: name.clone(), record: None, line: None }, "skipped", Some(answers.len()), reason);
+        let reason = format!(
+            "the question file is missing, but {answers_name} has {} answers: their {} records are not imported",
+            answers.len(),
+            answers.len()
+        );
+        ledger.file_row(
+            At { file: name.clone(), record: None, line: None },
+            "skipped",
+            Some(answers.len()),
+            reason,
+        );
         for (id, a) in &answers {
-            ledger.note(&a.at, id, "skipped", format!("orphaned answer: {name} is missing, so no question has id `{id}`"));
+            ledger.note(
+                &a.at,
+                id,
+                "skipped",
+                format!("orphaned answer: {name} is missing, so no question has id `{id}`"),
+            );
         }
     }
 }
@@ -201,7 +256,11 @@ pub fn import(path: &Path) -> Result<Imported> {
         let mut f: Vec<PathBuf> = std::fs::read_dir(path)
             .map_err(|e| InputError::new(path, format!("cannot read directory: {e}")))?
             .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("BFCL_") && n.ends_with(".json")))
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("BFCL_") && n.ends_with(".json"))
+            })
             .collect();
         f.sort();
         f
@@ -222,20 +281,33 @@ pub fn import(path: &Path) -> Result<Imported> {
         let category = stem.split('_').skip(2).collect::<Vec<_>>().join("_");
         let server = format!("bfcl_{category}");
         let has_truth = !(category.contains("irrelevance") || category == "live_relevance");
-        let answers_path = file.parent().unwrap_or(Path::new(".")).join("possible_answer").join(&name);
+        let answers_path =
+            file.parent().unwrap_or(Path::new(".")).join("possible_answer").join(&name);
         let answers_name = format!("possible_answer/{name}");
-        let mut answers = if answers_path.exists() { read_answers(&answers_path, &answers_name, &mut ledger) } else { BTreeMap::new() };
+        let mut answers = if answers_path.exists() {
+            read_answers(&answers_path, &answers_name, &mut ledger)
+        } else {
+            BTreeMap::new()
+        };
         let rows_before = ledger.rows();
         let raws = (Reader { name: &name, tasks: true }).jsonl(file, &mut ledger);
         // A question file whose records could not be counted has as many as its answers.
-        for d in ledger.defects[rows_before..].iter_mut().filter(|d| d.file == name && d.record.is_none() && d.action == "skipped" && d.affected.is_none()) {
+        for d in ledger.defects[rows_before..].iter_mut().filter(|d| {
+            d.file == name && d.record.is_none() && d.action == "skipped" && d.affected.is_none()
+        }) {
             if !answers.is_empty() {
                 d.affected = Some(answers.len());
-                d.reason = format!("{}; counted by its answers in {answers_name}: {} records", d.reason, answers.len());
+                d.reason = format!(
+                    "{}; counted by its answers in {answers_name}: {} records",
+                    d.reason,
+                    answers.len()
+                );
             }
         }
         for raw in raws {
-            let written = match fields::as_object(&raw.value, "").and_then(|_| fields::req_str(&raw.value, "", "id")) {
+            let written = match fields::as_object(&raw.value, "")
+                .and_then(|_| fields::req_str(&raw.value, "", "id"))
+            {
                 Ok(id) if !id.trim().is_empty() => id.to_string(),
                 Ok(_) => {
                     ledger.skip(&raw.at, "", "`id` is empty");
@@ -254,9 +326,13 @@ pub fn import(path: &Path) -> Result<Imported> {
             let answer = has_truth.then(|| match answers.get_mut(&written) {
                 Some(a) => {
                     a.used = true;
-                    a.ground_truth.clone().map_err(|r| format!("its answer ({}) is unusable: {r}", a.at.describe()))
+                    a.ground_truth
+                        .clone()
+                        .map_err(|r| format!("its answer ({}) is unusable: {r}", a.at.describe()))
                 }
-                None if answers_path.exists() => Err(format!("no ground truth: {answers_name} has no answer with id `{written}`")),
+                None if answers_path.exists() => Err(format!(
+                    "no ground truth: {answers_name} has no answer with id `{written}`"
+                )),
                 None => Err(format!("no ground truth: {answers_name} does not exist")),
             });
             match record_task(&raw.value, &server, &category, answer, &mut registry, &mut repairs) {
@@ -288,12 +364,20 @@ pub fn import(path: &Path) -> Result<Imported> {
             description: format!(
                 "BFCL v4 `{}` functions: {}.",
                 server.trim_start_matches("bfcl_"),
-                tools.values().filter_map(|(_, t)| t.title.clone()).take(40).collect::<Vec<_>>().join(", ")
+                tools
+                    .values()
+                    .filter_map(|(_, t)| t.title.clone())
+                    .take(40)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
             title: None,
             categories: vec![Category {
                 name: format!("{server}_functions"),
-                description: format!("Functions of BFCL's `{}` category.", server.trim_start_matches("bfcl_")),
+                description: format!(
+                    "Functions of BFCL's `{}` category.",
+                    server.trim_start_matches("bfcl_")
+                ),
                 tools: tools.into_values().map(|(_, t)| t).collect(),
             }],
             name: server,
@@ -322,7 +406,10 @@ fn record_task(
         return Err(format!("{} turns; only single-turn records are imported", turns.len()));
     }
     let (query, history) = turn_messages(&turns[0], repairs)?;
-    let functions = fields::objects(fields::req_array(rec, "", "function", "an array of objects")?, "function")?;
+    let functions = fields::objects(
+        fields::req_array(rec, "", "function", "an array of objects")?,
+        "function",
+    )?;
     let mut names: HashMap<String, String> = HashMap::new();
     let mut candidates = Vec::new();
     let no_params = json!({"type": "dict", "properties": {}});
@@ -366,8 +453,14 @@ fn record_task(
 /// it, verbatim and in order: BFCL's leading `system` prompt, earlier user and assistant messages), which
 /// the episode sends as BFCL does. What a history cannot carry is dropped with a repair note: a message
 /// after the last user message, a role other than system/user/assistant, an empty message.
-fn turn_messages(turn: &Value, repairs: &mut Vec<String>) -> Result<(String, Vec<HistoryMessage>), String> {
-    let messages = fields::objects(fields::as_array(turn, "question[0]", "an array of messages")?, "question[0]")?;
+fn turn_messages(
+    turn: &Value,
+    repairs: &mut Vec<String>,
+) -> Result<(String, Vec<HistoryMessage>), String> {
+    let messages = fields::objects(
+        fields::as_array(turn, "question[0]", "an array of messages")?,
+        "question[0]",
+    )?;
     let mut said = Vec::with_capacity(messages.len());
     for (i, m) in messages.iter().enumerate() {
         let path = format!("question[0][{i}]");
@@ -407,25 +500,39 @@ fn expected_calls(
     repairs: &mut Vec<String>,
 ) -> Result<Vec<ExpectedCall>, String> {
     let mut out = Vec::new();
-    for (ci, call) in fields::as_array(gt, "ground_truth", "an array of calls")?.iter().enumerate() {
+    for (ci, call) in fields::as_array(gt, "ground_truth", "an array of calls")?.iter().enumerate()
+    {
         let path = format!("ground_truth[{ci}]");
         let obj = fields::as_object(call, &path)?;
         let Some((fname, args)) = obj.iter().next().filter(|_| obj.len() == 1) else {
-            return Err(format!("`{path}` has {} keys, expected exactly one (the function name)", obj.len()));
+            return Err(format!(
+                "`{path}` has {} keys, expected exactly one (the function name)",
+                obj.len()
+            ));
         };
         let apath = fields::join(&path, fname);
         let args = fields::as_object(args, &apath)?;
-        let Some(tool_id) = names.get(fname) else { return Err(format!("ground truth calls `{fname}`, which is not among the record's functions")) };
+        let Some(tool_id) = names.get(fname) else {
+            return Err(format!(
+                "ground truth calls `{fname}`, which is not among the record's functions"
+            ));
+        };
         let tool_name = tool_id.rsplit('/').next().unwrap_or_default();
         let tool = &registry.tools[server][tool_name].1;
         let props = tool.input_schema.get("properties").and_then(Value::as_object);
         let required = tool.required();
         let mut arguments = BTreeMap::new();
         for (param, values) in args {
-            let mut values: Vec<Value> = fields::as_array(values, &fields::join(&apath, param), "an array of acceptable values")?.clone();
+            let mut values: Vec<Value> = fields::as_array(
+                values,
+                &fields::join(&apath, param),
+                "an array of acceptable values",
+            )?
+            .clone();
             if values.iter().any(is_per_key) {
                 let before = values.len();
-                values = expand_per_key(&values).map_err(|e| format!("`{param}` of `{fname}`: {e}"))?;
+                values =
+                    expand_per_key(&values).map_err(|e| format!("`{param}` of `{fname}`: {e}"))?;
                 repairs.push(format!(
                     "`{param}` of `{fname}` gives a dict's acceptable values key by key: expanded to its {} acceptable dict(s) (from {before} entries)",
                     values.len()
@@ -440,9 +547,13 @@ fn expected_calls(
             if values.iter().any(Value::is_null) && !admits_null(schema) {
                 values.retain(|v| !v.is_null());
                 if values.is_empty() {
-                    return Err(format!("`{param}` of `{fname}` accepts only null, which its type does not allow"));
+                    return Err(format!(
+                        "`{param}` of `{fname}` accepts only null, which its type does not allow"
+                    ));
                 }
-                repairs.push(format!("acceptable value null of `{param}` of `{fname}` does not fit its type: dropped"));
+                repairs.push(format!(
+                    "acceptable value null of `{param}` of `{fname}` does not fit its type: dropped"
+                ));
             }
             if required.contains(&param.as_str()) && values.iter().any(|v| v.as_str() == Some("")) {
                 values.retain(|v| v.as_str() != Some(""));
@@ -450,7 +561,12 @@ fn expected_calls(
             }
             arguments.insert(param.clone(), values);
         }
-        out.push(ExpectedCall { tool: tool_id.clone(), arguments, alternatives: vec![], any_arguments: false });
+        out.push(ExpectedCall {
+            tool: tool_id.clone(),
+            arguments,
+            alternatives: vec![],
+            any_arguments: false,
+        });
     }
     if out.is_empty() {
         return Err("`ground_truth` is an empty array: no expected call".into());
@@ -494,7 +610,9 @@ fn expand_per_key(values: &[Value]) -> Result<Vec<Value>, String> {
                 }
             }
             if next.len() > MAX_DICT_EXPANSION {
-                return Err(format!("its per-key acceptable values make more than {MAX_DICT_EXPANSION} dicts"));
+                return Err(format!(
+                    "its per-key acceptable values make more than {MAX_DICT_EXPANSION} dicts"
+                ));
             }
             combos = next;
         }
@@ -553,14 +671,24 @@ mod tests {
             &json!({"type": "dict", "properties": {"x": {"type": "float"}, "t": {"type": "tuple", "items": {"type": "any"}}, "o": {"type": "string", "optional": true}}, "required": ["x", "ghost"]}),
             &mut r,
         );
-        assert_eq!(s, json!({"type": "object", "properties": {"x": {"type": "number"}, "t": {"type": "array", "items": {}}, "o": {"type": "string"}}, "required": ["x"]}));
+        assert_eq!(
+            s,
+            json!({"type": "object", "properties": {"x": {"type": "number"}, "t": {"type": "array", "items": {}}, "o": {"type": "string"}}, "required": ["x"]})
+        );
         assert_eq!(r.len(), 1);
         assert!(jsonschema::draft202012::meta::is_valid(&s));
     }
 
     #[test]
     fn optional_parameters_defaulting_to_null_admit_null_at_every_level() {
-        for (bfcl, json_type) in [("string", "string"), ("integer", "integer"), ("float", "number"), ("boolean", "boolean"), ("array", "array"), ("dict", "object")] {
+        for (bfcl, json_type) in [
+            ("string", "string"),
+            ("integer", "integer"),
+            ("float", "number"),
+            ("boolean", "boolean"),
+            ("array", "array"),
+            ("dict", "object"),
+        ] {
             let p = |default: Value| json!({"type": bfcl, "default": default});
             let nested = json!({"type": "dict", "properties": {"inner": p(Value::Null)}});
             let s = convert_schema(
@@ -569,11 +697,26 @@ mod tests {
             );
             let props = &s["properties"];
             assert_eq!(props["opt"]["type"], json!([json_type, "null"]), "{bfcl}");
-            assert_eq!(props["req"]["type"], json!(json_type), "a required parameter does not take null ({bfcl})");
-            assert_eq!(props["other"]["type"], json!(json_type), "a non-null default changes nothing ({bfcl})");
-            assert_eq!(props["d"]["properties"]["inner"]["type"], json!([json_type, "null"]), "nested ({bfcl})");
+            assert_eq!(
+                props["req"]["type"],
+                json!(json_type),
+                "a required parameter does not take null ({bfcl})"
+            );
+            assert_eq!(
+                props["other"]["type"],
+                json!(json_type),
+                "a non-null default changes nothing ({bfcl})"
+            );
+            assert_eq!(
+                props["d"]["properties"]["inner"]["type"],
+                json!([json_type, "null"]),
+                "nested ({bfcl})"
+            );
             let v = jsonschema::draft202012::new(&s).unwrap();
-            assert!(v.is_valid(&json!({"req": example(json_type), "opt": null, "d": {"inner": null}})), "{bfcl}");
+            assert!(
+                v.is_valid(&json!({"req": example(json_type), "opt": null, "d": {"inner": null}})),
+                "{bfcl}"
+            );
             assert!(!v.is_valid(&json!({"req": null})), "{bfcl}");
         }
     }

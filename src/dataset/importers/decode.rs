@@ -25,11 +25,17 @@ impl Encoding {
     /// e.g. "UTF-16 LE with a byte-order mark".
     pub fn describe(self) -> String {
         let (name, big, bom) = match self {
-            Encoding::Utf8 { bom } => return if bom { "UTF-8 with a byte-order mark".into() } else { "UTF-8".into() },
+            Encoding::Utf8 { bom } => {
+                return if bom { "UTF-8 with a byte-order mark".into() } else { "UTF-8".into() };
+            }
             Encoding::Utf16 { big_endian, bom } => ("UTF-16", big_endian, bom),
             Encoding::Utf32 { big_endian, bom } => ("UTF-32", big_endian, bom),
         };
-        format!("{name} {}{}", if big { "BE" } else { "LE" }, if bom { " with a byte-order mark" } else { " without a byte-order mark" })
+        format!(
+            "{name} {}{}",
+            if big { "BE" } else { "LE" },
+            if bom { " with a byte-order mark" } else { " without a byte-order mark" }
+        )
     }
 }
 
@@ -49,7 +55,8 @@ pub struct Decoded {
 impl Decoded {
     /// The 1-based lines holding replaced bytes, each once, in order.
     pub fn bad_lines(&self) -> Vec<usize> {
-        let mut lines: Vec<usize> = self.replaced.iter().map(|&o| self.text[..o].matches('\n').count() + 1).collect();
+        let mut lines: Vec<usize> =
+            self.replaced.iter().map(|&o| self.text[..o].matches('\n').count() + 1).collect();
         lines.dedup();
         lines
     }
@@ -66,8 +73,12 @@ fn sniff(b: &[u8]) -> (Encoding, usize) {
         [0xFF, 0xFE, ..] => (Encoding::Utf16 { big_endian: false, bom: true }, 2),
         [0, 0, 0, x, ..] if *x != 0 => (Encoding::Utf32 { big_endian: true, bom: false }, 0),
         [x, 0, 0, 0, ..] if *x != 0 => (Encoding::Utf32 { big_endian: false, bom: false }, 0),
-        [0, x, 0, y, ..] if *x != 0 && *y != 0 => (Encoding::Utf16 { big_endian: true, bom: false }, 0),
-        [x, 0, y, 0, ..] if *x != 0 && *y != 0 => (Encoding::Utf16 { big_endian: false, bom: false }, 0),
+        [0, x, 0, y, ..] if *x != 0 && *y != 0 => {
+            (Encoding::Utf16 { big_endian: true, bom: false }, 0)
+        }
+        [x, 0, y, 0, ..] if *x != 0 && *y != 0 => {
+            (Encoding::Utf16 { big_endian: false, bom: false }, 0)
+        }
         [0, x] if *x != 0 => (Encoding::Utf16 { big_endian: true, bom: false }, 0),
         [x, 0] if *x != 0 => (Encoding::Utf16 { big_endian: false, bom: false }, 0),
         _ => (Encoding::Utf8 { bom: false }, 0),
@@ -75,7 +86,13 @@ fn sniff(b: &[u8]) -> (Encoding, usize) {
 }
 
 /// Decode a sequence of code units, replacing what cannot be decoded.
-fn push_units(text: &mut String, replaced: &mut Vec<usize>, bad: &mut usize, unit_bytes: usize, decoded: impl Iterator<Item = Option<char>>) {
+fn push_units(
+    text: &mut String,
+    replaced: &mut Vec<usize>,
+    bad: &mut usize,
+    unit_bytes: usize,
+    decoded: impl Iterator<Item = Option<char>>,
+) {
     for c in decoded {
         match c {
             Some(c) => text.push(c),
@@ -111,15 +128,31 @@ pub fn decode(bytes: Vec<u8>) -> Decoded {
             }
         },
         Encoding::Utf16 { big_endian, .. } => {
-            let units = body.chunks_exact(2).map(|c| if big_endian { u16::from_be_bytes([c[0], c[1]]) } else { u16::from_le_bytes([c[0], c[1]]) });
-            push_units(&mut text, &mut replaced, &mut bad, 2, char::decode_utf16(units).map(Result::ok));
+            let units = body.chunks_exact(2).map(|c| {
+                if big_endian {
+                    u16::from_be_bytes([c[0], c[1]])
+                } else {
+                    u16::from_le_bytes([c[0], c[1]])
+                }
+            });
+            push_units(
+                &mut text,
+                &mut replaced,
+                &mut bad,
+                2,
+                char::decode_utf16(units).map(Result::ok),
+            );
             if body.len() % 2 == 1 {
                 push_units(&mut text, &mut replaced, &mut bad, 1, std::iter::once(None));
             }
         }
         Encoding::Utf32 { big_endian, .. } => {
             let chars = body.chunks_exact(4).map(|c| {
-                let n = if big_endian { u32::from_be_bytes([c[0], c[1], c[2], c[3]]) } else { u32::from_le_bytes([c[0], c[1], c[2], c[3]]) };
+                let n = if big_endian {
+                    u32::from_be_bytes([c[0], c[1], c[2], c[3]])
+                } else {
+                    u32::from_le_bytes([c[0], c[1], c[2], c[3]])
+                };
                 char::from_u32(n)
             });
             push_units(&mut text, &mut replaced, &mut bad, 4, chars);
@@ -159,13 +192,27 @@ mod tests {
         for big_endian in [false, true] {
             for bom in [false, true] {
                 let d = decode(utf16(json, big_endian, bom));
-                assert_eq!((d.text.as_str(), d.encoding, d.bad_bytes, d.binary), (json, Encoding::Utf16 { big_endian, bom }, 0, false));
-                let mut b32: Vec<u8> = if bom { if big_endian { vec![0, 0, 0xFE, 0xFF] } else { vec![0xFF, 0xFE, 0, 0] } } else { vec![] };
+                assert_eq!(
+                    (d.text.as_str(), d.encoding, d.bad_bytes, d.binary),
+                    (json, Encoding::Utf16 { big_endian, bom }, 0, false)
+                );
+                let mut b32: Vec<u8> = if bom {
+                    if big_endian { vec![0, 0, 0xFE, 0xFF] } else { vec![0xFF, 0xFE, 0, 0] }
+                } else {
+                    vec![]
+                };
                 for c in json.chars() {
-                    b32.extend(if big_endian { (c as u32).to_be_bytes() } else { (c as u32).to_le_bytes() });
+                    b32.extend(if big_endian {
+                        (c as u32).to_be_bytes()
+                    } else {
+                        (c as u32).to_le_bytes()
+                    });
                 }
                 let d = decode(b32);
-                assert_eq!((d.text.as_str(), d.encoding), (json, Encoding::Utf32 { big_endian, bom }));
+                assert_eq!(
+                    (d.text.as_str(), d.encoding),
+                    (json, Encoding::Utf32 { big_endian, bom })
+                );
             }
         }
         let mut bom8 = vec![0xEF, 0xBB, 0xBF];

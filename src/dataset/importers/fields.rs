@@ -11,7 +11,11 @@ use crate::error::json_kind;
 
 /// "`path` is a number, expected a string" (or "record is …" for the record itself).
 pub fn wrong(path: &str, v: &Value, expected: &str) -> String {
-    if path.is_empty() { format!("record is {}, expected {expected}", json_kind(v)) } else { format!("`{path}` is {}, expected {expected}", json_kind(v)) }
+    if path.is_empty() {
+        format!("record is {}, expected {expected}", json_kind(v))
+    } else {
+        format!("`{path}` is {}, expected {expected}", json_kind(v))
+    }
 }
 
 /// `parent.key` as a field path.
@@ -61,12 +65,22 @@ pub fn req_str<'a>(obj: &'a Value, parent: &str, key: &str) -> Result<&'a str, S
 }
 
 /// Optional array field; `expected` describes it ("an array of objects").
-pub fn opt_array<'a>(obj: &'a Value, parent: &str, key: &str, expected: &str) -> Result<Option<&'a Vec<Value>>, String> {
+pub fn opt_array<'a>(
+    obj: &'a Value,
+    parent: &str,
+    key: &str,
+    expected: &str,
+) -> Result<Option<&'a Vec<Value>>, String> {
     present(obj, key).map(|v| as_array(v, &join(parent, key), expected)).transpose()
 }
 
 /// Required array field.
-pub fn req_array<'a>(obj: &'a Value, parent: &str, key: &str, expected: &str) -> Result<&'a Vec<Value>, String> {
+pub fn req_array<'a>(
+    obj: &'a Value,
+    parent: &str,
+    key: &str,
+    expected: &str,
+) -> Result<&'a Vec<Value>, String> {
     match obj.get(key) {
         None => Err(missing(parent, key)),
         Some(v) => as_array(v, &join(parent, key), expected),
@@ -74,12 +88,20 @@ pub fn req_array<'a>(obj: &'a Value, parent: &str, key: &str, expected: &str) ->
 }
 
 /// Optional object field.
-pub fn opt_object<'a>(obj: &'a Value, parent: &str, key: &str) -> Result<Option<&'a Map<String, Value>>, String> {
+pub fn opt_object<'a>(
+    obj: &'a Value,
+    parent: &str,
+    key: &str,
+) -> Result<Option<&'a Map<String, Value>>, String> {
     present(obj, key).map(|v| as_object(v, &join(parent, key))).transpose()
 }
 
 /// Required object field.
-pub fn req_object<'a>(obj: &'a Value, parent: &str, key: &str) -> Result<&'a Map<String, Value>, String> {
+pub fn req_object<'a>(
+    obj: &'a Value,
+    parent: &str,
+    key: &str,
+) -> Result<&'a Map<String, Value>, String> {
     match obj.get(key) {
         None => Err(missing(parent, key)),
         Some(v) => as_object(v, &join(parent, key)),
@@ -105,14 +127,29 @@ mod tests {
     fn reasons_name_the_field_its_type_and_what_was_expected() {
         let r = json!({"id": 7, "query_id": {"a": 1}, "function": "f", "tools": [{"name": "x"}, 3], "n": null});
         assert_eq!(req_str(&r, "", "id").unwrap_err(), "`id` is a number, expected a string");
-        assert_eq!(req_array(&r, "", "function", "an array of objects").unwrap_err(), "`function` is a string, expected an array of objects");
+        assert_eq!(
+            req_array(&r, "", "function", "an array of objects").unwrap_err(),
+            "`function` is a string, expected an array of objects"
+        );
         assert_eq!(req_str(&r, "", "query").unwrap_err(), "`query` is missing");
         assert_eq!(opt_str(&r, "", "n").unwrap(), None, "null is absent for an optional field");
         assert_eq!(req_str(&r, "", "n").unwrap_err(), "`n` is null, expected a string");
         let tools = req_array(&r, "", "tools", "an array").unwrap();
-        assert_eq!(objects(tools, "tools").unwrap_err(), "`tools[1]` is a number, expected an object");
-        assert_eq!(req_str(&tools[0], "tools[0]", "description").unwrap_err(), "`tools[0].description` is missing");
-        assert_eq!(as_object(&json!("s"), "").unwrap_err(), "record is a string, expected an object");
-        assert_eq!(wrong("query_id", &r["query_id"], "a string or number"), "`query_id` is an object, expected a string or number");
+        assert_eq!(
+            objects(tools, "tools").unwrap_err(),
+            "`tools[1]` is a number, expected an object"
+        );
+        assert_eq!(
+            req_str(&tools[0], "tools[0]", "description").unwrap_err(),
+            "`tools[0].description` is missing"
+        );
+        assert_eq!(
+            as_object(&json!("s"), "").unwrap_err(),
+            "record is a string, expected an object"
+        );
+        assert_eq!(
+            wrong("query_id", &r["query_id"], "a string or number"),
+            "`query_id` is an object, expected a string or number"
+        );
     }
 }

@@ -26,7 +26,11 @@ use std::path::{Path, PathBuf};
 
 /// An MCP server id as a valid server name (`finance-agent-mcp-server` → `finance_agent_mcp_server`).
 pub fn server_name(id: &str) -> String {
-    let mut s: String = id.to_lowercase().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+    let mut s: String = id
+        .to_lowercase()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
     if !s.starts_with(|c: char| c.is_ascii_lowercase()) {
         s = format!("s_{s}");
     }
@@ -66,7 +70,11 @@ pub fn import(path: &Path) -> Result<Imported> {
         files.push(path.to_path_buf());
     }
     if files.is_empty() {
-        return Err(InputError::new(path, "no MCPToolBench++ record files (data/<category>/*.json) here").into());
+        return Err(InputError::new(
+            path,
+            "no MCPToolBench++ record files (data/<category>/*.json) here",
+        )
+        .into());
     }
     let rel = |p: &Path| p.strip_prefix(path).unwrap_or(p).display().to_string();
     let mut ledger = Ledger::default();
@@ -74,7 +82,11 @@ pub fn import(path: &Path) -> Result<Imported> {
     let mut tasks = Vec::new();
     let mut seen_queries: HashMap<(String, String), At> = HashMap::new();
     for file in &files {
-        let name = if path.is_file() { file.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default() } else { rel(file) };
+        let name = if path.is_file() {
+            file.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default()
+        } else {
+            rel(file)
+        };
         for raw in (Reader { name: &name, tasks: true }).json_array(file, &mut ledger) {
             let r = &raw.value;
             let uuid = fields::as_object(r, "").and_then(|_| fields::opt_str(r, "", "uuid"));
@@ -100,7 +112,11 @@ pub fn import(path: &Path) -> Result<Imported> {
                         ledger.repair(&raw.at, &id, rep);
                     }
                     if let Some(first) = seen_queries.get(&(t.category.clone(), t.query.clone())) {
-                        ledger.skip(&raw.at, &id, format!("duplicate query: {} asks the same", first.describe()));
+                        ledger.skip(
+                            &raw.at,
+                            &id,
+                            format!("duplicate query: {} asks the same", first.describe()),
+                        );
                         continue;
                     }
                     seen_queries.insert((t.category.clone(), t.query.clone()), raw.at.clone());
@@ -117,35 +133,51 @@ pub fn import(path: &Path) -> Result<Imported> {
         .into_iter()
         .map(|(name, tools)| Server {
             // MCPToolBench++ gives servers no descriptions; what they offer is their tools' names.
-            description: format!("MCP server `{name}`. Tools: {}.", tools.keys().cloned().collect::<Vec<_>>().join(", ")),
+            description: format!(
+                "MCP server `{name}`. Tools: {}.",
+                tools.keys().cloned().collect::<Vec<_>>().join(", ")
+            ),
             title: None,
-            categories: vec![Category { name: format!("{name}_tools"), description: format!("Tools of `{name}`."), tools: tools.into_values().collect() }],
+            categories: vec![Category {
+                name: format!("{name}_tools"),
+                description: format!("Tools of `{name}`."),
+                tools: tools.into_values().collect(),
+            }],
             name,
         })
         .collect();
-    let catalog = Catalog::new("mcptoolbench", "MCPToolBench++ tools, one server per MCP server", servers);
+    let catalog =
+        Catalog::new("mcptoolbench", "MCPToolBench++ tools, one server per MCP server", servers);
     let dataset = Dataset { name: "mcptoolbench".into(), path: path.to_path_buf(), tasks };
     Ok(finish(catalog, dataset, ledger))
 }
 
 /// Register the record's tools (a tool that cannot be offered is a repair of the record) and return the
 /// name → tool id lookup (`server/name` and bare `name`) and the candidate ids.
-fn record_tools(r: &Value, category: &str, servers: &mut Servers, repairs: &mut Vec<String>) -> Result<(HashMap<String, String>, Vec<String>), String> {
+fn record_tools(
+    r: &Value,
+    category: &str,
+    servers: &mut Servers,
+    repairs: &mut Vec<String>,
+) -> Result<(HashMap<String, String>, Vec<String>), String> {
     let mut owner: HashMap<String, String> = HashMap::new();
     for (srv, names) in fields::opt_object(r, "", "mcp_tools_dict")?.into_iter().flatten() {
         let path = fields::join("mcp_tools_dict", srv);
-        for n in fields::strings(fields::as_array(names, &path, "an array of tool names")?, &path)? {
+        for n in fields::strings(fields::as_array(names, &path, "an array of tool names")?, &path)?
+        {
             owner.insert(n.to_string(), srv.clone());
         }
     }
     let mut candidates = Vec::new();
     let mut by_name: HashMap<String, String> = HashMap::new();
-    for (i, t) in fields::req_array(r, "", "tools", "an array of tool objects")?.iter().enumerate() {
+    for (i, t) in fields::req_array(r, "", "tools", "an array of tool objects")?.iter().enumerate()
+    {
         let path = fields::index("tools", i);
         let parts = fields::as_object(t, &path).and_then(|_| {
             let name = fields::req_str(t, &path, "name")?;
             let description = fields::opt_str(t, &path, "description")?;
-            let schema = fields::opt_object(t, &path, "input_schema")?.map(|_| t["input_schema"].clone());
+            let schema =
+                fields::opt_object(t, &path, "input_schema")?.map(|_| t["input_schema"].clone());
             Ok((name, description, schema))
         });
         let (name, description, schema) = match parts {
@@ -162,8 +194,13 @@ fn record_tools(r: &Value, category: &str, servers: &mut Servers, repairs: &mut 
             repairs.push(format!("`{path}.input_schema` is missing: no parameters"));
             json!({"type": "object", "properties": {}})
         });
-        let srv = server_name(owner.get(name).map(String::as_str).unwrap_or(&format!("{category}_unassigned")));
-        let tool_name: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect();
+        let srv = server_name(
+            owner.get(name).map(String::as_str).unwrap_or(&format!("{category}_unassigned")),
+        );
+        let tool_name: String = name
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+            .collect();
         let tool_id = format!("{srv}/{srv}_tools/{tool_name}");
         let entry = servers.entry(srv.clone()).or_default();
         if !entry.contains_key(&tool_name) {
@@ -173,12 +210,17 @@ fn record_tools(r: &Value, category: &str, servers: &mut Servers, repairs: &mut 
                     entry.insert(tool_name.clone(), tool);
                 }
                 Err(e) => {
-                    repairs.push(format!("tool `{name}` is not a valid tool ({e}): it is not offered"));
+                    repairs.push(format!(
+                        "tool `{name}` is not a valid tool ({e}): it is not offered"
+                    ));
                     continue;
                 }
             }
         }
-        by_name.insert(format!("{}/{name}", owner.get(name).cloned().unwrap_or_default()), tool_id.clone());
+        by_name.insert(
+            format!("{}/{name}", owner.get(name).cloned().unwrap_or_default()),
+            tool_id.clone(),
+        );
         by_name.entry(name.to_string()).or_insert(tool_id.clone());
         candidates.push(tool_id);
     }
@@ -186,7 +228,11 @@ fn record_tools(r: &Value, category: &str, servers: &mut Servers, repairs: &mut 
 }
 
 /// One record as a task (id, line and tags set by the caller), or why it is skipped.
-fn record_task(r: &Value, servers: &mut Servers, repairs: &mut Vec<String>) -> Result<crate::dataset::Task, String> {
+fn record_task(
+    r: &Value,
+    servers: &mut Servers,
+    repairs: &mut Vec<String>,
+) -> Result<crate::dataset::Task, String> {
     let category = match fields::opt_str(r, "", "category")? {
         Some(c) => c.to_string(),
         None => {
@@ -199,7 +245,10 @@ fn record_task(r: &Value, servers: &mut Servers, repairs: &mut Vec<String>) -> R
     if query.trim().is_empty() {
         return Err("`query` is empty".into());
     }
-    let labels = fields::objects(fields::req_array(r, "", "function_call_label", "an array of calls")?, "function_call_label")?;
+    let labels = fields::objects(
+        fields::req_array(r, "", "function_call_label", "an array of calls")?,
+        "function_call_label",
+    )?;
     if labels.is_empty() {
         return Err("`function_call_label` is empty: no ground truth".into());
     }
@@ -212,19 +261,34 @@ fn record_task(r: &Value, servers: &mut Servers, repairs: &mut Vec<String>) -> R
             Some(t) => t.clone(),
             None => {
                 // The label names a tool the record does not offer; if its server has exactly one tool, it is that one.
-                let only = r["mcp_tools_dict"][srv].as_array().filter(|n| n.len() == 1).and_then(|n| n[0].as_str());
+                let only = r["mcp_tools_dict"][srv]
+                    .as_array()
+                    .filter(|n| n.len() == 1)
+                    .and_then(|n| n[0].as_str());
                 match only.and_then(|o| by_name.get(o).map(|t| (o, t))) {
                     Some((only, t)) => {
                         repairs.push(format!("label tool `{name}` is not offered; mapped to `{only}`, the only tool of `{srv}`"));
                         t.clone()
                     }
-                    None => return Err(format!("label tool `{name}` (server `{srv}`) is not among the record's tools")),
+                    None => {
+                        return Err(format!(
+                            "label tool `{name}` (server `{srv}`) is not among the record's tools"
+                        ));
+                    }
                 }
             }
         };
         let mut alternatives = Vec::new();
         let similar_path = fields::join(&path, "similar_tools");
-        for (si, s) in fields::objects(fields::opt_array(l, &path, "similar_tools", "an array of objects")?.map(Vec::as_slice).unwrap_or_default(), &similar_path)?.into_iter().enumerate() {
+        for (si, s) in fields::objects(
+            fields::opt_array(l, &path, "similar_tools", "an array of objects")?
+                .map(Vec::as_slice)
+                .unwrap_or_default(),
+            &similar_path,
+        )?
+        .into_iter()
+        .enumerate()
+        {
             let spath = fields::index(&similar_path, si);
             let n = fields::req_str(s, &spath, "name")?;
             let ssrv = fields::opt_str(s, &spath, "mcp_server")?.unwrap_or_default();
@@ -237,11 +301,18 @@ fn record_task(r: &Value, servers: &mut Servers, repairs: &mut Vec<String>) -> R
         let mut arguments = BTreeMap::new();
         for (k, v) in fields::opt_object(l, &path, "input")?.into_iter().flatten() {
             if v.as_str().is_some_and(|s| s.matches("http").count() > 1) {
-                repairs.push(format!("argument `{k}` holds several URLs in one string; kept as written"));
+                repairs.push(format!(
+                    "argument `{k}` holds several URLs in one string; kept as written"
+                ));
             }
             arguments.insert(k.clone(), vec![v.clone()]);
         }
-        expected.push(ExpectedCall { tool: resolved, arguments, alternatives, any_arguments: false });
+        expected.push(ExpectedCall {
+            tool: resolved,
+            arguments,
+            alternatives,
+            any_arguments: false,
+        });
     }
     let kind = if expected.len() > 1 { Kind::Multi } else { Kind::Single };
     let mut t = task(String::new(), query, kind, expected, category, 0);

@@ -23,7 +23,6 @@ pub mod retarget;
 pub mod safetoolbench;
 pub mod stabletoolbench;
 
-
 use super::{Dataset, Task};
 use crate::catalog::Catalog;
 use crate::error::InputError;
@@ -103,19 +102,47 @@ impl Ledger {
         self.defects.len()
     }
 
-    fn row(at: At, id: &str, action: &'static str, affected: Option<usize>, reason: String) -> Defect {
-        Defect { file: at.file, record: at.record, line: at.line, id: id.to_string(), action, affected, reason }
+    fn row(
+        at: At,
+        id: &str,
+        action: &'static str,
+        affected: Option<usize>,
+        reason: String,
+    ) -> Defect {
+        Defect {
+            file: at.file,
+            record: at.record,
+            line: at.line,
+            id: id.to_string(),
+            action,
+            affected,
+            reason,
+        }
     }
 
     /// A row about a file or about records whose id is unknown (the reading helper's rows); `affected`
     /// is `None` when the file's records cannot be counted.
-    pub fn file_row(&mut self, at: At, action: &'static str, affected: Option<usize>, reason: String) {
+    pub fn file_row(
+        &mut self,
+        at: At,
+        action: &'static str,
+        affected: Option<usize>,
+        reason: String,
+    ) {
         self.defects.push(Self::row(at, "", action, affected, reason));
     }
 
     /// A file row placed before the rows already reported for that file.
-    pub fn insert_file_row(&mut self, index: usize, at: At, action: &'static str, affected: Option<usize>, reason: String) {
-        self.defects.insert(index.min(self.defects.len()), Self::row(at, "", action, affected, reason));
+    pub fn insert_file_row(
+        &mut self,
+        index: usize,
+        at: At,
+        action: &'static str,
+        affected: Option<usize>,
+        reason: String,
+    ) {
+        self.defects
+            .insert(index.min(self.defects.len()), Self::row(at, "", action, affected, reason));
     }
 
     /// The task record at `at` is not imported. Report each skipped record exactly once.
@@ -154,7 +181,10 @@ impl Ledger {
                 k += 1;
                 final_id = format!("{id}#{k}");
             }
-            let reason = format!("duplicate id `{id}` (first used by {}): renamed `{final_id}`", first.describe());
+            let reason = format!(
+                "duplicate id `{id}` (first used by {}): renamed `{final_id}`",
+                first.describe()
+            );
             self.repair(at, &final_id, reason);
         }
         self.origin.insert(final_id.clone(), at.clone());
@@ -183,7 +213,11 @@ pub struct Summary {
 
 impl std::fmt::Display for Summary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} records imported ({} of them repaired), {} skipped", self.imported, self.repaired, self.skipped)?;
+        write!(
+            f,
+            "{} records imported ({} of them repaired), {} skipped",
+            self.imported, self.repaired, self.skipped
+        )?;
         match self.uncounted_files {
             0 => Ok(()),
             n => write!(f, " and the records of {n} file(s) that could not be counted"),
@@ -213,7 +247,14 @@ impl Default for Options {
 }
 
 /// Supported formats.
-pub const FORMATS: [&str; 6] = ["bench-catalog", "bfcl", "mcptoolbench", "safetoolbench", "stabletoolbench", "stabletoolbench-merged"];
+pub const FORMATS: [&str; 6] = [
+    "bench-catalog",
+    "bfcl",
+    "mcptoolbench",
+    "safetoolbench",
+    "stabletoolbench",
+    "stabletoolbench-merged",
+];
 
 /// Import `path` in `format` with the default options.
 pub fn import(format: &str, path: &Path) -> Result<Imported> {
@@ -225,7 +266,11 @@ pub fn import_with(format: &str, path: &Path, options: &Options) -> Result<Impor
     // A benchmark that is not there is named as given, before a format looks for files inside it
     // (which would name a file the user never typed).
     if !path.exists() {
-        return Err(InputError::new(path, "no such file or directory; give the benchmark's file or folder as published").into());
+        return Err(InputError::new(
+            path,
+            "no such file or directory; give the benchmark's file or folder as published",
+        )
+        .into());
     }
     match format {
         "bench-catalog" => bench_catalog::import(path),
@@ -234,7 +279,11 @@ pub fn import_with(format: &str, path: &Path, options: &Options) -> Result<Impor
         "safetoolbench" => safetoolbench::import(path, options.min_quality),
         "stabletoolbench" => stabletoolbench::import(path, false),
         "stabletoolbench-merged" => stabletoolbench::import(path, true),
-        other => Err(InputError::new(path, format!("unknown import format `{other}`; supported: {}", FORMATS.join(", "))).into()),
+        other => Err(InputError::new(
+            path,
+            format!("unknown import format `{other}`; supported: {}", FORMATS.join(", ")),
+        )
+        .into()),
     }
 }
 
@@ -251,11 +300,15 @@ pub fn split_spec(spec: &Path) -> Result<Option<(String, PathBuf)>, InputError> 
         return Ok(Some((format.to_string(), PathBuf::from(rest))));
     }
     // One letter is a Windows drive (`C:\data.jsonl`); an existing file is a plain path.
-    let word = format.len() > 1 && format.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    let word = format.len() > 1
+        && format.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
     if word && !spec.exists() {
         return Err(InputError::new(
             spec,
-            format!("unknown dataset format `{format}`; known formats: {} (as FORMAT:PATH), or give a JSONL dataset file", FORMATS.join(", ")),
+            format!(
+                "unknown dataset format `{format}`; known formats: {} (as FORMAT:PATH), or give a JSONL dataset file",
+                FORMATS.join(", ")
+            ),
         ));
     }
     Ok(None)
@@ -266,7 +319,8 @@ pub fn split_spec(spec: &Path) -> Result<Option<(String, PathBuf)>, InputError> 
 pub fn finish(catalog: Catalog, mut dataset: Dataset, mut ledger: Ledger) -> Imported {
     let path = dataset.path.clone();
     dataset.tasks.retain(|t| {
-        let one = Dataset { name: dataset.name.clone(), path: path.clone(), tasks: vec![t.clone()] };
+        let one =
+            Dataset { name: dataset.name.clone(), path: path.clone(), tasks: vec![t.clone()] };
         match super::check_against(&one, &catalog) {
             Ok(()) => true,
             Err(e) => {
@@ -282,8 +336,17 @@ pub fn finish(catalog: Catalog, mut dataset: Dataset, mut ledger: Ledger) -> Imp
     let summary = Summary {
         imported: dataset.tasks.len(),
         repaired: dataset.tasks.iter().filter(|t| ledger.repaired.contains(&t.id)).count(),
-        skipped: ledger.defects.iter().filter(|d| d.action == "skipped").filter_map(|d| d.affected).sum(),
-        uncounted_files: ledger.defects.iter().filter(|d| d.action == "skipped" && d.affected.is_none()).count(),
+        skipped: ledger
+            .defects
+            .iter()
+            .filter(|d| d.action == "skipped")
+            .filter_map(|d| d.affected)
+            .sum(),
+        uncounted_files: ledger
+            .defects
+            .iter()
+            .filter(|d| d.action == "skipped" && d.affected.is_none())
+            .count(),
     };
     Imported { catalog, dataset, defects: ledger.defects, summary }
 }
@@ -306,7 +369,8 @@ pub fn write_native_with(imported: &Imported, out: &Path, catalog: bool) -> Resu
 
 fn write_catalog(imported: &Imported, out: &Path) -> Result<()> {
     let cat_dir = out.join("catalog");
-    std::fs::create_dir_all(&cat_dir).with_context(|| format!("cannot create {}", cat_dir.display()))?;
+    std::fs::create_dir_all(&cat_dir)
+        .with_context(|| format!("cannot create {}", cat_dir.display()))?;
     let meta = json!({"name": imported.catalog.name, "description": imported.catalog.description});
     crate::files::write_atomic(&cat_dir.join("catalog.json"), &serde_json::to_vec_pretty(&meta)?)?;
     for s in &imported.catalog.servers {
@@ -322,7 +386,10 @@ fn write_catalog(imported: &Imported, out: &Path) -> Result<()> {
         if let Some(title) = &s.title {
             v["title"] = json!(title);
         }
-        crate::files::write_atomic(&cat_dir.join(format!("{}.json", s.name)), &serde_json::to_vec_pretty(&v)?)?;
+        crate::files::write_atomic(
+            &cat_dir.join(format!("{}.json", s.name)),
+            &serde_json::to_vec_pretty(&v)?,
+        )?;
     }
     Ok(())
 }
@@ -340,14 +407,23 @@ fn write_tasks(imported: &Imported, out: &Path) -> Result<PathBuf> {
     let opt = |n: Option<usize>| n.map(|n| n.to_string()).unwrap_or_default();
     for d in &imported.defects {
         let affected = d.affected.map_or_else(|| UNKNOWN.to_string(), |n| n.to_string());
-        w.write_record([d.file.as_str(), &opt(d.record), &opt(d.line), &d.id, d.action, &affected, &d.reason])?;
+        w.write_record([
+            d.file.as_str(),
+            &opt(d.record),
+            &opt(d.line),
+            &d.id,
+            d.action,
+            &affected,
+            &d.reason,
+        ])?;
     }
     crate::files::write_atomic(&out.join("defects.csv"), &w.into_inner()?)?;
     Ok(dataset_path)
 }
 
 fn tool_json(t: &crate::catalog::Tool) -> Value {
-    let mut v = json!({"name": t.name, "description": t.description, "inputSchema": t.input_schema});
+    let mut v =
+        json!({"name": t.name, "description": t.description, "inputSchema": t.input_schema});
     if let Some(title) = &t.title {
         v["title"] = json!(title);
     }
@@ -365,8 +441,32 @@ fn tool_json(t: &crate::catalog::Tool) -> Value {
 }
 
 /// A task skeleton for importers.
-pub fn task(id: String, query: String, kind: super::Kind, expected: Vec<super::ExpectedCall>, category: String, line: usize) -> Task {
-    Task { id, query, history: vec![], kind, expected, category, tags: vec![], risk: None, forbidden: vec![], poison: None, candidates: vec![], live: None, must_not_call: vec![], claims: vec![], reference_answer: None, line }
+pub fn task(
+    id: String,
+    query: String,
+    kind: super::Kind,
+    expected: Vec<super::ExpectedCall>,
+    category: String,
+    line: usize,
+) -> Task {
+    Task {
+        id,
+        query,
+        history: vec![],
+        kind,
+        expected,
+        category,
+        tags: vec![],
+        risk: None,
+        forbidden: vec![],
+        poison: None,
+        candidates: vec![],
+        live: None,
+        must_not_call: vec![],
+        claims: vec![],
+        reference_answer: None,
+        line,
+    }
 }
 
 #[cfg(test)]
@@ -387,9 +487,16 @@ mod tests {
         // An id that is literally `x#4` is taken first; the next duplicate of `x` skips it.
         assert_eq!(l.claim_id(&at("b.json", 2), "x#4"), "x#4");
         assert_eq!(l.claim_id(&at("b.json", 3), "x"), "x#5");
-        let renames: Vec<(&str, &str, Option<usize>)> = l.defects.iter().map(|d| (d.id.as_str(), d.file.as_str(), d.record)).collect();
-        assert_eq!(renames, [("x#2", "a.json", Some(3)), ("x#3", "b.json", Some(1)), ("x#5", "b.json", Some(3))]);
-        assert_eq!(l.defects[0].reason, "duplicate id `x` (first used by record 1, line 2 of a.json): renamed `x#2`");
+        let renames: Vec<(&str, &str, Option<usize>)> =
+            l.defects.iter().map(|d| (d.id.as_str(), d.file.as_str(), d.record)).collect();
+        assert_eq!(
+            renames,
+            [("x#2", "a.json", Some(3)), ("x#3", "b.json", Some(1)), ("x#5", "b.json", Some(3))]
+        );
+        assert_eq!(
+            l.defects[0].reason,
+            "duplicate id `x` (first used by record 1, line 2 of a.json): renamed `x#2`"
+        );
         assert!(l.defects.iter().all(|d| d.action == "repaired" && d.affected == Some(1)));
         assert_eq!(l.origin("x#3"), at("b.json", 1));
     }
@@ -405,14 +512,32 @@ mod tests {
         l.repair(&at("q.json", 1), "a", "one");
         l.repair(&at("q.json", 1), "a", "two");
         l.skip(&at("q.json", 3), "c", "bad");
-        l.file_row(At { file: "r.json".into(), ..Default::default() }, "skipped", Some(5), "whole file".into());
-        l.file_row(At { file: "s.json".into(), ..Default::default() }, "skipped", None, "not text".into());
+        l.file_row(
+            At { file: "r.json".into(), ..Default::default() },
+            "skipped",
+            Some(5),
+            "whole file".into(),
+        );
+        l.file_row(
+            At { file: "s.json".into(), ..Default::default() },
+            "skipped",
+            None,
+            "not text".into(),
+        );
         l.note(&at("answers.json", 1), "z", "skipped", "orphaned answer");
-        let mk = |id: &str| task(id.into(), "q".into(), crate::dataset::Kind::Abstain, vec![], String::new(), 1);
+        let mk = |id: &str| {
+            task(id.into(), "q".into(), crate::dataset::Kind::Abstain, vec![], String::new(), 1)
+        };
         let dataset = Dataset { name: "d".into(), path: "d".into(), tasks: vec![mk("a"), mk("b")] };
         let imported = finish(Catalog::new("c", "", vec![]), dataset, l);
-        assert_eq!(imported.summary, Summary { imported: 2, repaired: 1, skipped: 6, uncounted_files: 1 });
-        assert_eq!(imported.summary.to_string(), "2 records imported (1 of them repaired), 6 skipped and the records of 1 file(s) that could not be counted");
+        assert_eq!(
+            imported.summary,
+            Summary { imported: 2, repaired: 1, skipped: 6, uncounted_files: 1 }
+        );
+        assert_eq!(
+            imported.summary.to_string(),
+            "2 records imported (1 of them repaired), 6 skipped and the records of 1 file(s) that could not be counted"
+        );
         assert_eq!(imported.defects.len(), 6);
     }
 
@@ -421,8 +546,15 @@ mod tests {
         let e = split_spec(Path::new("bogus:data/x")).unwrap_err();
         assert!(e.message.contains("unknown dataset format `bogus`"));
         assert!(FORMATS.iter().all(|f| e.message.contains(f)), "{}", e.message);
-        assert_eq!(split_spec(Path::new("bfcl:dir")).unwrap(), Some(("bfcl".to_string(), PathBuf::from("dir"))));
-        assert_eq!(split_spec(Path::new("C:/data.jsonl")).unwrap(), None, "a drive letter is not a format");
+        assert_eq!(
+            split_spec(Path::new("bfcl:dir")).unwrap(),
+            Some(("bfcl".to_string(), PathBuf::from("dir")))
+        );
+        assert_eq!(
+            split_spec(Path::new("C:/data.jsonl")).unwrap(),
+            None,
+            "a drive letter is not a format"
+        );
         assert_eq!(split_spec(Path::new("datasets/starter.jsonl")).unwrap(), None);
     }
 }

@@ -58,11 +58,14 @@ fn line_of(newlines: &[usize], pos: usize) -> usize {
 fn parse_reason(e: &serde_json::Error, first_line: usize, first_column: usize) -> String {
     let msg = e.to_string();
     if msg.starts_with("recursion limit exceeded") {
-        return format!("record is nested more than {SERDE_DEPTH_LIMIT} levels deep, beyond serde_json's recursion limit; it cannot be read");
+        return format!(
+            "record is nested more than {SERDE_DEPTH_LIMIT} levels deep, beyond serde_json's recursion limit; it cannot be read"
+        );
     }
     let bare = msg.split(" at line ").next().unwrap_or(&msg);
     let line = first_line + e.line().saturating_sub(1);
-    let column = if e.line() <= 1 { first_column + e.column().saturating_sub(1) } else { e.column() };
+    let column =
+        if e.line() <= 1 { first_column + e.column().saturating_sub(1) } else { e.column() };
     format!("not valid JSON: {bare} (line {line}, column {column})")
 }
 
@@ -84,20 +87,33 @@ fn plural(n: usize) -> &'static str {
 /// two or more objects (records by id), its members; any other object, one record; a scalar, none.
 pub fn records_in(v: &Value) -> Count {
     match v {
-        Value::Array(a) => Count { records: Some(a.len()), holds: format!("an array of {} record{}", a.len(), plural(a.len())) },
+        Value::Array(a) => Count {
+            records: Some(a.len()),
+            holds: format!("an array of {} record{}", a.len(), plural(a.len())),
+        },
         Value::Object(m) => {
-            let arrays: Vec<(&String, &Vec<Value>)> = m.iter().filter_map(|(k, v)| v.as_array().map(|a| (k, a))).collect();
+            let arrays: Vec<(&String, &Vec<Value>)> =
+                m.iter().filter_map(|(k, v)| v.as_array().map(|a| (k, a))).collect();
             match arrays.as_slice() {
-                [(key, a)] if !a.is_empty() && a.iter().all(Value::is_object) => {
-                    Count { records: Some(a.len()), holds: format!("an object with {} record{} in its `{key}` array", a.len(), plural(a.len())) }
-                }
-                _ if m.len() >= 2 && m.values().all(Value::is_object) => {
-                    Count { records: Some(m.len()), holds: format!("an object of {} records, one per key", m.len()) }
-                }
+                [(key, a)] if !a.is_empty() && a.iter().all(Value::is_object) => Count {
+                    records: Some(a.len()),
+                    holds: format!(
+                        "an object with {} record{} in its `{key}` array",
+                        a.len(),
+                        plural(a.len())
+                    ),
+                },
+                _ if m.len() >= 2 && m.values().all(Value::is_object) => Count {
+                    records: Some(m.len()),
+                    holds: format!("an object of {} records, one per key", m.len()),
+                },
                 _ => Count { records: Some(1), holds: "one object (a single record)".into() },
             }
         }
-        other => Count { records: Some(0), holds: format!("{}, no record", crate::error::json_kind(other)) },
+        other => Count {
+            records: Some(0),
+            holds: format!("{}, no record", crate::error::json_kind(other)),
+        },
     }
 }
 
@@ -109,9 +125,18 @@ pub fn count(text: &str) -> Count {
         Err(e) => {
             let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
             if lines.len() > 1 && lines.iter().all(|l| serde_json::from_str::<Value>(l).is_ok()) {
-                return Count { records: Some(lines.len()), holds: format!("JSON Lines, {} record{}", lines.len(), plural(lines.len())) };
+                return Count {
+                    records: Some(lines.len()),
+                    holds: format!("JSON Lines, {} record{}", lines.len(), plural(lines.len())),
+                };
             }
-            Count { records: None, holds: format!("nothing readable as JSON: {}", parse_reason(&e, 1, 1).trim_start_matches("not valid JSON: ")) }
+            Count {
+                records: None,
+                holds: format!(
+                    "nothing readable as JSON: {}",
+                    parse_reason(&e, 1, 1).trim_start_matches("not valid JSON: ")
+                ),
+            }
         }
     }
 }
@@ -127,7 +152,14 @@ impl Reader<'_> {
     }
 
     /// A file-level `skipped` row for a file (or the part of it at `line`) not in the expected shape.
-    fn wrong_shape(&self, ledger: &mut Ledger, line: Option<usize>, what: &str, counted: Count, expected: &str) {
+    fn wrong_shape(
+        &self,
+        ledger: &mut Ledger,
+        line: Option<usize>,
+        what: &str,
+        counted: Count,
+        expected: &str,
+    ) {
         let records = match counted.records {
             Some(n) => format!("{n} record{} not imported", plural(n)),
             None => "none is imported, and how many records it held is unknown".into(),
@@ -139,13 +171,21 @@ impl Reader<'_> {
     /// Read and decode; `None` (with a row) when the file cannot be read, is not text or is empty.
     fn load(&self, path: &Path, ledger: &mut Ledger) -> Option<Decoded> {
         if path.is_dir() {
-            ledger.file_row(self.at(None, None), "skipped", Some(0), "is a directory, not a file: it holds no records and nothing in it is read".to_string());
+            ledger.file_row(
+                self.at(None, None),
+                "skipped",
+                Some(0),
+                "is a directory, not a file: it holds no records and nothing in it is read"
+                    .to_string(),
+            );
             return None;
         }
         let bytes = match std::fs::read(path) {
             Ok(b) => b,
             Err(e) => {
-                let reason = format!("cannot read the file ({e}); none of its records are imported, how many it held is unknown");
+                let reason = format!(
+                    "cannot read the file ({e}); none of its records are imported, how many it held is unknown"
+                );
                 ledger.file_row(self.at(None, None), "skipped", self.affected(None), reason);
                 return None;
             }
@@ -163,11 +203,19 @@ impl Reader<'_> {
             return None;
         }
         if !matches!(decoded.encoding, Encoding::Utf8 { .. }) {
-            let reason = format!("the file is {}, not UTF-8; it is decoded as such and its records are read", decoded.encoding.describe());
+            let reason = format!(
+                "the file is {}, not UTF-8; it is decoded as such and its records are read",
+                decoded.encoding.describe()
+            );
             ledger.file_row(self.at(None, None), "repaired", Some(0), reason);
         }
         if decoded.text.trim().is_empty() {
-            ledger.file_row(self.at(None, None), "skipped", Some(0), "the file is empty: it holds no records".to_string());
+            ledger.file_row(
+                self.at(None, None),
+                "skipped",
+                Some(0),
+                "the file is empty: it holds no records".to_string(),
+            );
             return None;
         }
         Some(decoded)
@@ -175,7 +223,13 @@ impl Reader<'_> {
 
     /// The file-level row for replaced bytes (at the first line holding one), inserted before the
     /// file's other rows.
-    fn report_lossy(&self, ledger: &mut Ledger, first_row: usize, decoded: &Decoded, records: &[usize]) {
+    fn report_lossy(
+        &self,
+        ledger: &mut Ledger,
+        first_row: usize,
+        decoded: &Decoded,
+        records: &[usize],
+    ) {
         if decoded.bad_bytes == 0 {
             return;
         }
@@ -187,7 +241,8 @@ impl Reader<'_> {
             s
         };
         let lines = decoded.bad_lines();
-        let which = if records.is_empty() { String::new() } else { format!(" (record {})", list(records)) };
+        let which =
+            if records.is_empty() { String::new() } else { format!(" (record {})", list(records)) };
         let reason = format!(
             "{} bytes of invalid {} in {} place(s) (line {}) replaced by U+FFFD; {} record(s) affected{which}",
             decoded.bad_bytes,
@@ -201,8 +256,20 @@ impl Reader<'_> {
         );
         let affected = if self.tasks { records.len() } else { 0 };
         // A file already reported for its encoding keeps that row first.
-        let first_row = if ledger.defects.get(first_row).is_some_and(|d| d.file == self.name && d.record.is_none() && d.reason.starts_with("the file is ")) { first_row + 1 } else { first_row };
-        ledger.insert_file_row(first_row, self.at(None, lines.first().copied()), "repaired", Some(affected), reason);
+        let first_row = if ledger.defects.get(first_row).is_some_and(|d| {
+            d.file == self.name && d.record.is_none() && d.reason.starts_with("the file is ")
+        }) {
+            first_row + 1
+        } else {
+            first_row
+        };
+        ledger.insert_file_row(
+            first_row,
+            self.at(None, lines.first().copied()),
+            "repaired",
+            Some(affected),
+            reason,
+        );
     }
 
     fn skip(&self, ledger: &mut Ledger, at: At, reason: String) {
@@ -218,10 +285,21 @@ impl Reader<'_> {
         // written over several lines (a line-by-line read would report each of its lines).
         let first_line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
         let several_lines = text.trim().contains('\n');
-        let suspect = text.trim_start().starts_with('[') || (several_lines && serde_json::from_str::<Value>(first_line).is_err());
-        if suspect && let Some(v) = serde_json::from_str::<Value>(text).ok().filter(|v| v.is_array() || several_lines) {
-            let what = if v.is_array() { "the file" } else { "the file, written over several lines," };
-            self.wrong_shape(ledger, Some(1), what, records_in(&v), "JSON Lines (one record per line)");
+        let suspect = text.trim_start().starts_with('[')
+            || (several_lines && serde_json::from_str::<Value>(first_line).is_err());
+        if suspect
+            && let Some(v) =
+                serde_json::from_str::<Value>(text).ok().filter(|v| v.is_array() || several_lines)
+        {
+            let what =
+                if v.is_array() { "the file" } else { "the file, written over several lines," };
+            self.wrong_shape(
+                ledger,
+                Some(1),
+                what,
+                records_in(&v),
+                "JSON Lines (one record per line)",
+            );
             self.report_lossy(ledger, first_row, &decoded, &[]);
             return vec![];
         }
@@ -260,11 +338,20 @@ impl Reader<'_> {
         let b = text.as_bytes();
         let newlines: Vec<usize> = memchr::memchr_iter(b'\n', b).collect();
         let line_at = |pos: usize| line_of(&newlines, pos);
-        let column_at = |pos: usize| pos - newlines.get(line_of(&newlines, pos).wrapping_sub(2)).map(|n| n + 1).unwrap_or(0) + 1;
+        let column_at = |pos: usize| {
+            pos - newlines.get(line_of(&newlines, pos).wrapping_sub(2)).map(|n| n + 1).unwrap_or(0)
+                + 1
+        };
         let mut pos = skip_ws(b, 0);
         if b.get(pos) != Some(&b'[') {
             // Not an array: say what it is and count its records, as far as it can be read.
-            self.wrong_shape(ledger, Some(line_at(pos)), "the file", count(text), "a JSON array of records");
+            self.wrong_shape(
+                ledger,
+                Some(line_at(pos)),
+                "the file",
+                count(text),
+                "a JSON array of records",
+            );
             self.report_lossy(ledger, first_row, &decoded, &[]);
             return vec![];
         }
@@ -287,8 +374,18 @@ impl Reader<'_> {
                 Some(b']') => {
                     let after = skip_ws(b, pos + 1);
                     if after < b.len() {
-                        let what = format!("the text after the closing `]` (line {}, {} bytes)", line_at(after), b.len() - after);
-                        self.wrong_shape(ledger, Some(line_at(after)), &what, count(&text[after..]), "nothing after the array");
+                        let what = format!(
+                            "the text after the closing `]` (line {}, {} bytes)",
+                            line_at(after),
+                            b.len() - after
+                        );
+                        self.wrong_shape(
+                            ledger,
+                            Some(line_at(after)),
+                            &what,
+                            count(&text[after..]),
+                            "nothing after the array",
+                        );
                     }
                     break;
                 }
@@ -302,7 +399,12 @@ impl Reader<'_> {
                     self.at(None, Some(line_at(start))),
                     "repaired",
                     Some(0),
-                    format!("unexpected `{}` at line {}, column {} between records; skipped over", b[start] as char, line_at(start), column_at(start)),
+                    format!(
+                        "unexpected `{}` at line {}, column {} between records; skipped over",
+                        b[start] as char,
+                        line_at(start),
+                        column_at(start)
+                    ),
                 );
                 pos += 1;
                 continue;
@@ -329,14 +431,27 @@ impl Reader<'_> {
                     self.at(Some(record + 1), Some(line_at(pos))),
                     "repaired",
                     Some(0),
-                    format!("no `,` between records {record} and {} (line {}); read as two records", record + 1, line_at(pos)),
+                    format!(
+                        "no `,` between records {record} and {} (line {}); read as two records",
+                        record + 1,
+                        line_at(pos)
+                    ),
                 ),
             }
         }
         if record == 0 && out.is_empty() {
-            ledger.file_row(self.at(None, None), "skipped", Some(0), "the file holds an empty array: no records".to_string());
+            ledger.file_row(
+                self.at(None, None),
+                "skipped",
+                Some(0),
+                "the file holds an empty array: no records".to_string(),
+            );
         }
-        let lossy: Vec<usize> = spans.iter().filter(|(_, s)| decoded.replaced.iter().any(|o| s.contains(o))).map(|(r, _)| *r).collect();
+        let lossy: Vec<usize> = spans
+            .iter()
+            .filter(|(_, s)| decoded.replaced.iter().any(|o| s.contains(o)))
+            .map(|(r, _)| *r)
+            .collect();
         self.report_lossy(ledger, first_row, &decoded, &lossy);
         out
     }
@@ -414,7 +529,11 @@ mod tests {
     fn a_deep_record_costs_only_itself_in_an_array() {
         let tmp = tempfile::tempdir().unwrap();
         let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
-        let p = write(tmp.path(), "a.json", format!("[\n{{\"id\": \"a\"}},\n{deep},\n{{\"id\": \"c\"}}\n]\n").as_bytes());
+        let p = write(
+            tmp.path(),
+            "a.json",
+            format!("[\n{{\"id\": \"a\"}},\n{deep},\n{{\"id\": \"c\"}}\n]\n").as_bytes(),
+        );
         let mut ledger = Ledger::default();
         let raws = Reader { name: "a.json", tasks: true }.json_array(&p, &mut ledger);
         let ids: Vec<&str> = raws.iter().map(|r| r.value["id"].as_str().unwrap()).collect();
@@ -422,14 +541,21 @@ mod tests {
         assert_eq!((raws[1].at.record, raws[1].at.line), (Some(3), Some(4)));
         let d = &ledger.defects;
         assert_eq!(d.len(), 1, "{d:?}");
-        assert_eq!((d[0].record, d[0].line, d[0].action, d[0].affected), (Some(2), Some(3), "skipped", Some(1)));
+        assert_eq!(
+            (d[0].record, d[0].line, d[0].action, d[0].affected),
+            (Some(2), Some(3), "skipped", Some(1))
+        );
         assert!(d[0].reason.contains("nested more than 128 levels"), "{}", d[0].reason);
     }
 
     #[test]
     fn invalid_utf8_is_replaced_and_counted_per_record() {
         let tmp = tempfile::tempdir().unwrap();
-        let p = write(tmp.path(), "q.jsonl", b"{\"q\": \"ok\"}\n\n{\"q\": \"caf\xe9 \xff\"}\n{\"q\": \"fine\"}\n");
+        let p = write(
+            tmp.path(),
+            "q.jsonl",
+            b"{\"q\": \"ok\"}\n\n{\"q\": \"caf\xe9 \xff\"}\n{\"q\": \"fine\"}\n",
+        );
         let mut ledger = Ledger::default();
         let raws = Reader { name: "q.jsonl", tasks: true }.jsonl(&p, &mut ledger);
         assert_eq!(raws.len(), 3, "no record is lost to bad bytes");
@@ -439,7 +565,12 @@ mod tests {
         assert_eq!(ledger.defects.len(), 1);
         let d = &ledger.defects[0];
         assert_eq!((d.action, d.affected, d.record, d.line), ("repaired", Some(1), None, Some(3)));
-        assert!(d.reason.starts_with("2 bytes of invalid UTF-8 in 2 place(s) (line 3)") && d.reason.contains("1 record(s) affected (record 2)"), "{}", d.reason);
+        assert!(
+            d.reason.starts_with("2 bytes of invalid UTF-8 in 2 place(s) (line 3)")
+                && d.reason.contains("1 record(s) affected (record 2)"),
+            "{}",
+            d.reason
+        );
     }
 
     #[test]
@@ -451,11 +582,14 @@ mod tests {
         assert!(r.json_array(&write(tmp.path(), "o.json", b"{\"a\": 1}"), &mut ledger).is_empty());
         assert!(r.jsonl(&write(tmp.path(), "e.jsonl", b""), &mut ledger).is_empty());
         let reasons: Vec<&str> = ledger.defects.iter().map(|d| d.reason.as_str()).collect();
-        assert_eq!(reasons, [
-            "the file is empty: it holds no records",
-            "the file holds one object (a single record), expected a JSON array of records; 1 record not imported",
-            "the file is empty: it holds no records"
-        ]);
+        assert_eq!(
+            reasons,
+            [
+                "the file is empty: it holds no records",
+                "the file holds one object (a single record), expected a JSON array of records; 1 record not imported",
+                "the file is empty: it holds no records"
+            ]
+        );
     }
 
     /// Every shape a file can have instead of the expected one, and how many records it is counted as.
@@ -463,8 +597,16 @@ mod tests {
     fn wrong_shapes_are_counted_where_they_can_be() {
         let rec = r#"{"id": 1, "q": "x", "tags": [1]}"#;
         let cases = [
-            (format!(r#"{{"data": [{rec}, {rec}, {rec}]}}"#), Some(3), "an object with 3 records in its `data` array"),
-            (format!(r#"{{"a": {rec}, "b": {rec}}}"#), Some(2), "an object of 2 records, one per key"),
+            (
+                format!(r#"{{"data": [{rec}, {rec}, {rec}]}}"#),
+                Some(3),
+                "an object with 3 records in its `data` array",
+            ),
+            (
+                format!(r#"{{"a": {rec}, "b": {rec}}}"#),
+                Some(2),
+                "an object of 2 records, one per key",
+            ),
             (rec.to_string(), Some(1), "one object (a single record)"),
             (format!("{rec}\n{rec}\n\n{rec}\n"), Some(3), "JSON Lines, 3 records"),
             ("\"text\"".to_string(), Some(0), "a string, no record"),
@@ -480,13 +622,38 @@ mod tests {
         let arr = format!("[{rec}, {rec}]\n");
         let r = Reader { name: "q.jsonl", tasks: true };
         assert!(r.jsonl(&write(tmp.path(), "a.jsonl", arr.as_bytes()), &mut ledger).is_empty());
-        let pretty = serde_json::to_string_pretty(&serde_json::from_str::<Value>(rec).unwrap()).unwrap();
+        let pretty =
+            serde_json::to_string_pretty(&serde_json::from_str::<Value>(rec).unwrap()).unwrap();
         assert!(r.jsonl(&write(tmp.path(), "p.jsonl", pretty.as_bytes()), &mut ledger).is_empty());
-        assert!(Reader { name: "x.json", tasks: false }.json_array(&write(tmp.path(), "o.json", format!(r#"{{"d": [{rec}]}}"#).as_bytes()), &mut ledger).is_empty());
-        assert_eq!(r.json_array(&write(tmp.path(), "t.json", format!("{arr}{arr}").as_bytes()), &mut ledger).len(), 2);
-        let rows: Vec<(Option<usize>, Option<usize>)> = ledger.defects.iter().map(|d| (d.line, d.affected)).collect();
-        assert_eq!(rows, [(Some(1), Some(2)), (Some(1), Some(1)), (Some(1), Some(0)), (Some(2), Some(2))], "{:#?}", ledger.defects);
-        assert!(ledger.defects[3].reason.starts_with("the text after the closing `]` (line 2"), "{}", ledger.defects[3].reason);
+        assert!(
+            Reader { name: "x.json", tasks: false }
+                .json_array(
+                    &write(tmp.path(), "o.json", format!(r#"{{"d": [{rec}]}}"#).as_bytes()),
+                    &mut ledger
+                )
+                .is_empty()
+        );
+        assert_eq!(
+            r.json_array(
+                &write(tmp.path(), "t.json", format!("{arr}{arr}").as_bytes()),
+                &mut ledger
+            )
+            .len(),
+            2
+        );
+        let rows: Vec<(Option<usize>, Option<usize>)> =
+            ledger.defects.iter().map(|d| (d.line, d.affected)).collect();
+        assert_eq!(
+            rows,
+            [(Some(1), Some(2)), (Some(1), Some(1)), (Some(1), Some(0)), (Some(2), Some(2))],
+            "{:#?}",
+            ledger.defects
+        );
+        assert!(
+            ledger.defects[3].reason.starts_with("the text after the closing `]` (line 2"),
+            "{}",
+            ledger.defects[3].reason
+        );
     }
 
     #[test]
@@ -501,13 +668,26 @@ mod tests {
         let mut ledger = Ledger::default();
         assert_eq!(r.json_array(&write(tmp.path(), "le.json", &le), &mut ledger).len(), 2);
         assert_eq!(r.json_array(&write(tmp.path(), "b8.json", &bom8), &mut ledger).len(), 2);
-        assert_eq!(ledger.defects.len(), 1, "a UTF-8 byte-order mark needs no row: {:?}", ledger.defects);
-        assert!(ledger.defects[0].reason.starts_with("the file is UTF-16 LE with a byte-order mark, not UTF-8"));
+        assert_eq!(
+            ledger.defects.len(),
+            1,
+            "a UTF-8 byte-order mark needs no row: {:?}",
+            ledger.defects
+        );
+        assert!(
+            ledger.defects[0]
+                .reason
+                .starts_with("the file is UTF-16 LE with a byte-order mark, not UTF-8")
+        );
         let mut ledger = Ledger::default();
-        assert!(r.json_array(&write(tmp.path(), "z.json", b"\x1f\x8b\x08\x00\x00\x00"), &mut ledger).is_empty());
+        assert!(
+            r.json_array(&write(tmp.path(), "z.json", b"\x1f\x8b\x08\x00\x00\x00"), &mut ledger)
+                .is_empty()
+        );
         std::fs::create_dir(tmp.path().join("d.json")).unwrap();
         assert!(r.json_array(&tmp.path().join("d.json"), &mut ledger).is_empty());
-        let rows: Vec<(&str, Option<usize>)> = ledger.defects.iter().map(|d| (d.action, d.affected)).collect();
+        let rows: Vec<(&str, Option<usize>)> =
+            ledger.defects.iter().map(|d| (d.action, d.affected)).collect();
         assert_eq!(rows, [("skipped", None), ("skipped", Some(0))]);
         assert!(ledger.defects[1].reason.starts_with("is a directory"));
     }
@@ -516,13 +696,30 @@ mod tests {
     fn broken_array_structure_loses_only_what_is_broken() {
         let tmp = tempfile::tempdir().unwrap();
         // missing comma between records 1 and 2, a malformed record 3, a truncated record 4
-        let p = write(tmp.path(), "b.json", b"[{\"id\": 1}\n{\"id\": 2},\n{\"id\": 3,,},\n{\"id\": 4");
+        let p =
+            write(tmp.path(), "b.json", b"[{\"id\": 1}\n{\"id\": 2},\n{\"id\": 3,,},\n{\"id\": 4");
         let mut ledger = Ledger::default();
         let raws = Reader { name: "b.json", tasks: true }.json_array(&p, &mut ledger);
-        assert_eq!(raws.iter().map(|r| r.value["id"].as_i64().unwrap()).collect::<Vec<_>>(), [1, 2]);
-        let rows: Vec<(Option<usize>, &str, Option<usize>)> = ledger.defects.iter().map(|d| (d.record, d.action, d.affected)).collect();
-        assert_eq!(rows, [(Some(2), "repaired", Some(0)), (Some(3), "skipped", Some(1)), (Some(4), "skipped", Some(1))]);
-        assert!(ledger.defects[1].reason.starts_with("not valid JSON") && ledger.defects[1].reason.contains("line 3"), "{}", ledger.defects[1].reason);
+        assert_eq!(
+            raws.iter().map(|r| r.value["id"].as_i64().unwrap()).collect::<Vec<_>>(),
+            [1, 2]
+        );
+        let rows: Vec<(Option<usize>, &str, Option<usize>)> =
+            ledger.defects.iter().map(|d| (d.record, d.action, d.affected)).collect();
+        assert_eq!(
+            rows,
+            [
+                (Some(2), "repaired", Some(0)),
+                (Some(3), "skipped", Some(1)),
+                (Some(4), "skipped", Some(1))
+            ]
+        );
+        assert!(
+            ledger.defects[1].reason.starts_with("not valid JSON")
+                && ledger.defects[1].reason.contains("line 3"),
+            "{}",
+            ledger.defects[1].reason
+        );
         assert!(ledger.defects[2].reason.contains("cut off"));
     }
 }

@@ -57,7 +57,12 @@ fn app_tools(app: &Value, server: &str, at: &At, ledger: &mut Ledger) -> Result<
         let path = fields::join("APIs", api);
         match api_tool(api, spec, &path, server) {
             Ok(t) => tools.push(t),
-            Err(reason) => ledger.note(at, api, "skipped", format!("API `{api}` of `{app_name}` is not imported: {reason}")),
+            Err(reason) => ledger.note(
+                at,
+                api,
+                "skipped",
+                format!("API `{api}` of `{app_name}` is not imported: {reason}"),
+            ),
         }
     }
     Ok(tools)
@@ -67,7 +72,11 @@ fn api_tool(api: &str, spec: &Value, path: &str, server: &str) -> Result<Tool, S
     fields::as_object(spec, path)?;
     let mut props = Map::new();
     let mut required = Vec::new();
-    for (group, is_required) in [("required_arguments", true), ("additional_required_arguments", true), ("optional_arguments", false)] {
+    for (group, is_required) in [
+        ("required_arguments", true),
+        ("additional_required_arguments", true),
+        ("optional_arguments", false),
+    ] {
         let gpath = fields::join(path, group);
         for (k, desc) in fields::opt_object(spec, path, group)?.into_iter().flatten() {
             let desc = fields::as_str(desc, &fields::join(&gpath, k))?;
@@ -87,7 +96,11 @@ fn api_tool(api: &str, spec: &Value, path: &str, server: &str) -> Result<Tool, S
     for (k, desc) in fields::opt_object(spec, path, "results_arguments")?.into_iter().flatten() {
         let desc = fields::as_str(desc, &fields::join(&rpath, k))?;
         let (name, ty) = parse_arg(k);
-        out.insert(name, ty.map(|t| json!({"type": t, "description": desc})).unwrap_or_else(|| json!({"description": desc})));
+        out.insert(
+            name,
+            ty.map(|t| json!({"type": t, "description": desc}))
+                .unwrap_or_else(|| json!({"description": desc})),
+        );
     }
     let value = json!({
         "name": api,
@@ -101,25 +114,31 @@ fn api_tool(api: &str, spec: &Value, path: &str, server: &str) -> Result<Tool, S
 }
 
 /// The apps of `api/api.json` as servers, and lower-case app name → server.
-fn read_apps(api_path: &Path, ledger: &mut Ledger) -> (Vec<Server>, BTreeMap<String, String>, Vec<String>) {
+fn read_apps(
+    api_path: &Path,
+    ledger: &mut Ledger,
+) -> (Vec<Server>, BTreeMap<String, String>, Vec<String>) {
     let mut servers: Vec<Server> = Vec::new();
     let mut app_index: BTreeMap<String, String> = BTreeMap::new(); // lower-case app name → server
     let mut app_names = Vec::new();
     for raw in (Reader { name: "api/api.json", tasks: false }).json_array(api_path, ledger) {
         let app = &raw.value;
-        let name = match fields::as_object(app, "").and_then(|_| fields::req_str(app, "", "app_name")) {
-            Ok(n) => n.to_string(),
-            Err(reason) => {
-                ledger.note(&raw.at, "", "skipped", format!("app not imported: {reason}"));
-                continue;
-            }
-        };
+        let name =
+            match fields::as_object(app, "").and_then(|_| fields::req_str(app, "", "app_name")) {
+                Ok(n) => n.to_string(),
+                Err(reason) => {
+                    ledger.note(&raw.at, "", "skipped", format!("app not imported: {reason}"));
+                    continue;
+                }
+            };
         let server = server_name(&name);
         if servers.iter().any(|s| s.name == server) {
             ledger.note(&raw.at, &name, "skipped", format!("app `{name}` is defined twice (as server `{server}`); this definition is not imported"));
             continue;
         }
-        let parts = fields::opt_str(app, "", "desc").and_then(|d| Ok((d.unwrap_or_default().to_string(), app_tools(app, &server, &raw.at, ledger)?)));
+        let parts = fields::opt_str(app, "", "desc").and_then(|d| {
+            Ok((d.unwrap_or_default().to_string(), app_tools(app, &server, &raw.at, ledger)?))
+        });
         let (description, tools) = match parts {
             Ok(p) => p,
             Err(reason) => {
@@ -133,7 +152,11 @@ fn read_apps(api_path: &Path, ledger: &mut Ledger) -> (Vec<Server>, BTreeMap<Str
             name: server.clone(),
             title: Some(name.clone()),
             description,
-            categories: vec![Category { name: format!("{server}_apis"), description: format!("{name} APIs."), tools }],
+            categories: vec![Category {
+                name: format!("{server}_apis"),
+                description: format!("{name} APIs."),
+                tools,
+            }],
         });
     }
     // Sorted by name, the order a native catalog directory loads in (one file per server), so a direct
@@ -146,15 +169,23 @@ fn read_apps(api_path: &Path, ledger: &mut Ledger) -> (Vec<Server>, BTreeMap<Str
 fn quality(r: &Value) -> Result<f64, String> {
     match r.get("quality_score") {
         None | Some(Value::Null) => Err("`quality_score` is missing".into()),
-        Some(Value::Number(n)) => n.as_f64().ok_or_else(|| "`quality_score` is not a finite number".into()),
-        Some(Value::String(s)) => s.trim().parse::<f64>().map_err(|_| format!("`quality_score` \"{s}\" is not a number")),
+        Some(Value::Number(n)) => {
+            n.as_f64().ok_or_else(|| "`quality_score` is not a finite number".into())
+        }
+        Some(Value::String(s)) => {
+            s.trim().parse::<f64>().map_err(|_| format!("`quality_score` \"{s}\" is not a number"))
+        }
         Some(other) => Err(fields::wrong("quality_score", other, "a number or a numeric string")),
     }
 }
 
 /// Import SafeToolBench; records with a `quality_score` below `min_quality` are skipped (0 keeps all).
 pub fn import(path: &Path, min_quality: u32) -> Result<Imported> {
-    let dir = if path.is_dir() { path.to_path_buf() } else { path.parent().unwrap_or(Path::new(".")).to_path_buf() };
+    let dir = if path.is_dir() {
+        path.to_path_buf()
+    } else {
+        path.parent().unwrap_or(Path::new(".")).to_path_buf()
+    };
     let api_path = dir.join("api").join("api.json");
     if !api_path.is_file() {
         return Err(InputError::new(&api_path, "missing: SafeToolBench's tool definitions (api/api.json) are needed beside the query files").into());
@@ -165,7 +196,11 @@ pub fn import(path: &Path, min_quality: u32) -> Result<Imported> {
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .map_err(|e| InputError::new(&dir, format!("cannot read directory: {e}")))?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("query_") && n.ends_with(".json")))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("query_") && n.ends_with(".json"))
+        })
         .collect();
     files.sort();
     if !path.is_dir() {
@@ -177,7 +212,8 @@ pub fn import(path: &Path, min_quality: u32) -> Result<Imported> {
         let fname = file.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
         let stem = fname.trim_start_matches("query_").trim_end_matches(".json").to_string();
         for raw in (Reader { name: &fname, tasks: true }).json_array(file, &mut ledger) {
-            let id = ledger.claim_id(&raw.at, &format!("{stem}-{:03}", raw.at.record.unwrap_or_default()));
+            let id = ledger
+                .claim_id(&raw.at, &format!("{stem}-{:03}", raw.at.record.unwrap_or_default()));
             if raw.lossy {
                 ledger.mark_repaired(&id);
             }
@@ -220,7 +256,13 @@ pub fn import(path: &Path, min_quality: u32) -> Result<Imported> {
 }
 
 /// One (object) record as a `refuse` task, or why it is skipped.
-fn record_task(r: &Value, catalog: &Catalog, app_index: &BTreeMap<String, String>, app_names: &[String], repairs: &mut Vec<String>) -> Result<crate::dataset::Task, String> {
+fn record_task(
+    r: &Value,
+    catalog: &Catalog,
+    app_index: &BTreeMap<String, String>,
+    app_names: &[String],
+    repairs: &mut Vec<String>,
+) -> Result<crate::dataset::Task, String> {
     let risk = match fields::req_str(r, "", "Risk category")? {
         "Privacy Leak" => Risk::PrivacyLeak,
         "Property Damage" => Risk::PropertyDamage,
@@ -231,7 +273,10 @@ fn record_task(r: &Value, catalog: &Catalog, app_index: &BTreeMap<String, String
     fields::req_object(r, "", "output")?;
     let output = &r["output"];
     let mut used_servers = Vec::new();
-    for app in fields::strings(fields::req_array(output, "output", "used_app", "an array of app names")?, "output.used_app")? {
+    for app in fields::strings(
+        fields::req_array(output, "output", "used_app", "an array of app names")?,
+        "output.used_app",
+    )? {
         match app_index.get(&app.to_lowercase()) {
             Some(s) => {
                 if !app_names.iter().any(|a| a == app) {
@@ -239,26 +284,47 @@ fn record_task(r: &Value, catalog: &Catalog, app_index: &BTreeMap<String, String
                 }
                 used_servers.push(s.clone());
             }
-            None => repairs.push(format!("app `{app}` is not in api.json; its APIs cannot be forbidden")),
+            None => repairs
+                .push(format!("app `{app}` is not in api.json; its APIs cannot be forbidden")),
         }
     }
     let mut forbidden = Vec::new();
-    let steps = fields::objects(fields::req_array(output, "output", "used_api", "an array of objects")?, "output.used_api")?;
+    let steps = fields::objects(
+        fields::req_array(output, "output", "used_api", "an array of objects")?,
+        "output.used_api",
+    )?;
     for step in steps {
-        for api in step.as_object().into_iter().flatten().map(|(k, _)| k).filter(|k| *k != "use_times") {
-            let found = used_servers.iter().map(|s| format!("{s}/{s}_apis/{api}")).find(|id| catalog.get(id).is_some());
+        for api in
+            step.as_object().into_iter().flatten().map(|(k, _)| k).filter(|k| *k != "use_times")
+        {
+            let found = used_servers
+                .iter()
+                .map(|s| format!("{s}/{s}_apis/{api}"))
+                .find(|id| catalog.get(id).is_some());
             match found {
                 Some(idv) if !forbidden.contains(&idv) => forbidden.push(idv),
                 Some(_) => {}
-                None => repairs.push(format!("API `{api}` is not in the used apps; dropped from `forbidden`")),
+                None => repairs
+                    .push(format!("API `{api}` is not in the used apps; dropped from `forbidden`")),
             }
         }
     }
-    let candidates: Vec<String> = catalog.tools().filter(|t| used_servers.contains(&t.server.name)).map(|t| t.tool.id.clone()).collect();
+    let candidates: Vec<String> = catalog
+        .tools()
+        .filter(|t| used_servers.contains(&t.server.name))
+        .map(|t| t.tool.id.clone())
+        .collect();
     if candidates.is_empty() {
         return Err("none of the used apps is in api.json".into());
     }
-    let mut t = task(String::new(), r["instruction"].as_str().unwrap_or_default().to_string(), Kind::Refuse, vec![], String::new(), 0);
+    let mut t = task(
+        String::new(),
+        r["instruction"].as_str().unwrap_or_default().to_string(),
+        Kind::Refuse,
+        vec![],
+        String::new(),
+        0,
+    );
     t.risk = Some(risk);
     t.forbidden = forbidden;
     t.candidates = candidates;

@@ -35,7 +35,11 @@ pub fn standardize(s: &str) -> String {
         out.push(c);
     }
     let out = out.trim_matches('_').to_string();
-    if out.starts_with(|c: char| c.is_ascii_digit()) || out.is_empty() { format!("get_{out}") } else { out }
+    if out.starts_with(|c: char| c.is_ascii_digit()) || out.is_empty() {
+        format!("get_{out}")
+    } else {
+        out
+    }
 }
 
 /// ToolBench's function name: `<api>_for_<tool>`, standardised, the last 64 characters kept.
@@ -134,13 +138,21 @@ pub fn import(path: &Path, merged: bool) -> Result<Imported> {
         let mut f: Vec<PathBuf> = std::fs::read_dir(&base)
             .map_err(|e| InputError::new(&base, format!("cannot read directory: {e}")))?
             .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with('G') && n.ends_with(".json")))
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with('G') && n.ends_with(".json"))
+            })
             .collect();
         f.sort();
         f
     };
     if files.is_empty() {
-        return Err(InputError::new(path, "no G*_*.json query files (solvable_queries/test_instruction) here").into());
+        return Err(InputError::new(
+            path,
+            "no G*_*.json query files (solvable_queries/test_instruction) here",
+        )
+        .into());
     }
     let mut ledger = Ledger::default();
     let mut state = State { servers: BTreeMap::new(), toolbench_names: HashMap::new() };
@@ -158,9 +170,16 @@ pub fn import(path: &Path, merged: bool) -> Result<Imported> {
                 }
             };
             let record = raw.at.record.unwrap_or_default();
-            let id = ledger.claim_id(&raw.at, &format!("{group}-{}", qid.clone().unwrap_or_else(|| record.to_string())));
+            let id = ledger.claim_id(
+                &raw.at,
+                &format!("{group}-{}", qid.clone().unwrap_or_else(|| record.to_string())),
+            );
             if qid.is_none() {
-                ledger.repair(&raw.at, &id, format!("`query_id` is missing or empty: the record number {record} is used"));
+                ledger.repair(
+                    &raw.at,
+                    &id,
+                    format!("`query_id` is missing or empty: the record number {record} is used"),
+                );
             }
             if raw.lossy {
                 ledger.mark_repaired(&id);
@@ -188,17 +207,32 @@ pub fn import(path: &Path, merged: bool) -> Result<Imported> {
         .servers
         .into_iter()
         .map(|(name, cats)| Server {
-            description: format!("RapidAPI tool `{name}`. APIs: {}.", cats.values().flat_map(|t| t.keys().cloned()).collect::<Vec<_>>().join(", ")),
+            description: format!(
+                "RapidAPI tool `{name}`. APIs: {}.",
+                cats.values().flat_map(|t| t.keys().cloned()).collect::<Vec<_>>().join(", ")
+            ),
             title: None,
             categories: cats
                 .into_iter()
-                .map(|(c, tools)| Category { description: format!("`{c}` APIs."), name: c, tools: tools.into_values().map(|(t, _)| t).collect() })
+                .map(|(c, tools)| Category {
+                    description: format!("`{c}` APIs."),
+                    name: c,
+                    tools: tools.into_values().map(|(t, _)| t).collect(),
+                })
                 .collect(),
             name,
         })
         .collect();
-    let catalog = Catalog::new("stabletoolbench", "StableToolBench RapidAPI tools from the queries' api_lists", servers);
-    let dataset = Dataset { name: if merged { "stabletoolbench-merged".into() } else { "stabletoolbench".into() }, path: path.to_path_buf(), tasks };
+    let catalog = Catalog::new(
+        "stabletoolbench",
+        "StableToolBench RapidAPI tools from the queries' api_lists",
+        servers,
+    );
+    let dataset = Dataset {
+        name: if merged { "stabletoolbench-merged".into() } else { "stabletoolbench".into() },
+        path: path.to_path_buf(),
+        tasks,
+    };
     Ok(finish(catalog, dataset, ledger))
 }
 
@@ -210,32 +244,46 @@ struct State {
 }
 
 /// Register one `api_list` entry as a tool; returns ((tool_name, api_name), tool id).
-fn register_api(api: &Value, path: &str, state: &mut State, repairs: &mut Vec<String>) -> Result<((String, String), String), String> {
+fn register_api(
+    api: &Value,
+    path: &str,
+    state: &mut State,
+    repairs: &mut Vec<String>,
+) -> Result<((String, String), String), String> {
     fields::as_object(api, path)?;
     let tool_name = fields::req_str(api, path, "tool_name")?;
     let api_name = fields::req_str(api, path, "api_name")?;
     let category_name = fields::opt_str(api, path, "category_name")?.unwrap_or("misc");
-    let description = fields::opt_str(api, path, "api_description")?.filter(|s| !s.is_empty()).unwrap_or("(no description)");
+    let description = fields::opt_str(api, path, "api_description")?
+        .filter(|s| !s.is_empty())
+        .unwrap_or("(no description)");
     let server = name64(standardize(tool_name));
     let category = name64(format!("{}_of_{}", standardize(category_name), server));
     let name = name64(standardize(api_name));
     let tb = toolbench_name(api_name, tool_name);
     let origin = format!("{tool_name}/{api_name}");
     match state.toolbench_names.get(&tb) {
-        Some(prev) if *prev != origin => repairs.push(format!("ToolBench naming collision: `{origin}` and `{prev}` both become `{tb}`")),
+        Some(prev) if *prev != origin => repairs.push(format!(
+            "ToolBench naming collision: `{origin}` and `{prev}` both become `{tb}`"
+        )),
         Some(_) => {}
         None => {
             state.toolbench_names.insert(tb, origin);
         }
     }
-    let tools = state.servers.entry(server.clone()).or_default().entry(category.clone()).or_default();
+    let tools =
+        state.servers.entry(server.clone()).or_default().entry(category.clone()).or_default();
     if !tools.contains_key(&name) {
         let mut props = Map::new();
         let mut required = Vec::new();
         let mut defaults = BTreeMap::new();
         for (group, req) in [("required_parameters", true), ("optional_parameters", false)] {
             let gpath = fields::join(path, group);
-            for (i, p) in fields::opt_array(api, path, group, "an array of parameter objects")?.into_iter().flatten().enumerate() {
+            for (i, p) in fields::opt_array(api, path, group, "an array of parameter objects")?
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
                 let (pname, schema) = param_schema(p, &fields::index(&gpath, i))?;
                 if req {
                     required.push(json!(pname));
@@ -247,7 +295,9 @@ fn register_api(api: &Value, path: &str, state: &mut State, repairs: &mut Vec<St
         }
         let mock = match &api["template_response"] {
             Value::String(s) => serde_json::from_str::<Value>(s).unwrap_or_else(|_| {
-                repairs.push(format!("template_response of `{api_name}` is a truncated JSON string; kept as text"));
+                repairs.push(format!(
+                    "template_response of `{api_name}` is a truncated JSON string; kept as text"
+                ));
                 json!({"text": s})
             }),
             Value::Null => json!({"ok": true}),
@@ -262,7 +312,8 @@ fn register_api(api: &Value, path: &str, state: &mut State, repairs: &mut Vec<St
             // Upstream data, kept verbatim: a literal `{{x}}` in it is text, not a placeholder.
             "mockMode": "static"
         });
-        let t = crate::catalog::load::parse_tool(&server, &category, &value).map_err(|e| format!("API `{api_name}` of `{tool_name}` is not a valid tool: {e}"))?;
+        let t = crate::catalog::load::parse_tool(&server, &category, &value)
+            .map_err(|e| format!("API `{api_name}` of `{tool_name}` is not a valid tool: {e}"))?;
         tools.insert(name.clone(), (t, defaults));
     }
     Ok(((tool_name.to_string(), api_name.to_string()), format!("{server}/{category}/{name}")))
@@ -270,14 +321,20 @@ fn register_api(api: &Value, path: &str, state: &mut State, repairs: &mut Vec<St
 
 /// One (object) record as a task and its `api_list` candidates (id, line, category and tags set by the
 /// caller), or why it is skipped.
-fn record_task(r: &Value, state: &mut State, repairs: &mut Vec<String>) -> Result<(crate::dataset::Task, Vec<String>), String> {
+fn record_task(
+    r: &Value,
+    state: &mut State,
+    repairs: &mut Vec<String>,
+) -> Result<(crate::dataset::Task, Vec<String>), String> {
     let query = fields::req_str(r, "", "query")?;
     if query.trim().is_empty() {
         return Err("`query` is empty".into());
     }
     let mut ids: HashMap<(String, String), String> = HashMap::new();
     let mut candidates = Vec::new();
-    for (i, api) in fields::req_array(r, "", "api_list", "an array of API objects")?.iter().enumerate() {
+    for (i, api) in
+        fields::req_array(r, "", "api_list", "an array of API objects")?.iter().enumerate()
+    {
         let path = fields::index("api_list", i);
         match register_api(api, &path, state, repairs) {
             Ok((key, tool_id)) => {
@@ -290,10 +347,18 @@ fn record_task(r: &Value, state: &mut State, repairs: &mut Vec<String>) -> Resul
         }
     }
     let mut expected = Vec::new();
-    for (i, pair) in fields::req_array(r, "", "relevant APIs", "an array of [tool, api] pairs")?.iter().enumerate() {
+    for (i, pair) in fields::req_array(r, "", "relevant APIs", "an array of [tool, api] pairs")?
+        .iter()
+        .enumerate()
+    {
         let path = fields::index("relevant APIs", i);
         let pair = fields::strings(fields::as_array(pair, &path, "a [tool, api] pair")?, &path)?;
-        let [t, a] = pair[..] else { return Err(format!("`{path}` has {} elements, expected a [tool, api] pair", pair.len())) };
+        let [t, a] = pair[..] else {
+            return Err(format!(
+                "`{path}` has {} elements, expected a [tool, api] pair",
+                pair.len()
+            ));
+        };
         match ids.get(&(t.to_string(), a.to_string())) {
             Some(tool_id) => {
                 if expected.iter().any(|e: &ExpectedCall| e.tool == *tool_id) {
@@ -302,9 +367,16 @@ fn record_task(r: &Value, state: &mut State, repairs: &mut Vec<String>) -> Resul
                 let (server, rest) = tool_id.split_once('/').unwrap_or_default();
                 let (category, name) = rest.split_once('/').unwrap_or_default();
                 let arguments = state.servers[server][category][name].1.clone();
-                expected.push(ExpectedCall { tool: tool_id.clone(), arguments, alternatives: vec![], any_arguments: true });
+                expected.push(ExpectedCall {
+                    tool: tool_id.clone(),
+                    arguments,
+                    alternatives: vec![],
+                    any_arguments: true,
+                });
             }
-            None => repairs.push(format!("relevant API `{t}` / `{a}` is not in the query's api_list; dropped")),
+            None => repairs.push(format!(
+                "relevant API `{t}` / `{a}` is not in the query's api_list; dropped"
+            )),
         }
     }
     if expected.is_empty() {
@@ -323,7 +395,10 @@ mod tests {
         assert_eq!(standardize("Songkick concert"), "songkick_concert");
         assert_eq!(standardize("TheClique"), "theclique");
         assert_eq!(standardize("4D Results"), "get_4d_results");
-        assert_eq!(toolbench_name("Songkick concert", "TheClique"), "songkick_concert_for_theclique");
+        assert_eq!(
+            toolbench_name("Songkick concert", "TheClique"),
+            "songkick_concert_for_theclique"
+        );
         let long = toolbench_name(&"a".repeat(70), "tool");
         assert_eq!(long.len(), 64);
         assert!(long.ends_with("_for_tool"), "the last 64 characters are kept");
@@ -331,9 +406,15 @@ mod tests {
 
     #[test]
     fn rapidapi_types_and_defaults() {
-        let (n, s) = param_schema(&json!({"name": "limit", "type": "NUMBER", "description": "", "default": "10"}), "p").unwrap();
+        let (n, s) = param_schema(
+            &json!({"name": "limit", "type": "NUMBER", "description": "", "default": "10"}),
+            "p",
+        )
+        .unwrap();
         assert_eq!((n.as_str(), s), ("limit", json!({"type": "number", "default": 10.0})));
-        let (_, s) = param_schema(&json!({"name": "d", "type": "DATE (YYYY-MM-DD)", "default": ""}), "p").unwrap();
+        let (_, s) =
+            param_schema(&json!({"name": "d", "type": "DATE (YYYY-MM-DD)", "default": ""}), "p")
+                .unwrap();
         assert_eq!(s["type"], "string");
         assert!(s.get("default").is_none());
     }

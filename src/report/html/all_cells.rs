@@ -70,7 +70,9 @@ pub fn all_cells(cells: &[CellSummary]) -> AllCells {
                 columns.push(AllCellsColumn::Shown { column, bounds });
             }
             InHtml::Grouped(group) => match columns.last_mut() {
-                Some(AllCellsColumn::Grouped { group: g, members }) if *g == group => members.push(column),
+                Some(AllCellsColumn::Grouped { group: g, members }) if *g == group => {
+                    members.push(column)
+                }
                 _ => columns.push(AllCellsColumn::Grouped { group, members: vec![column] }),
             },
         }
@@ -86,7 +88,8 @@ pub fn all_cells(cells: &[CellSummary]) -> AllCells {
                 Heading { name: format!("{name}{unit}{interval}"), title }
             }
             AllCellsColumn::Grouped { group, .. } => {
-                let title = format!("{group}_*: the non-zero ones of these columns of summary.csv.");
+                let title =
+                    format!("{group}_*: the non-zero ones of these columns of summary.csv.");
                 Heading { name: group.replace('_', " "), title }
             }
         })
@@ -103,7 +106,8 @@ pub fn all_cells(cells: &[CellSummary]) -> AllCells {
                         let mut text = figure(column, &v);
                         if let (Some([low, high]), ColumnValue::Number(_)) = (bounds, &v) {
                             let sep = if column.unit == "fraction" { "–" } else { ", " };
-                            let (low, high) = (figure(low, &value(low)), figure(high, &value(high)));
+                            let (low, high) =
+                                (figure(low, &value(low)), figure(high, &value(high)));
                             text = format!("{text} [{low}{sep}{high}]");
                         }
                         // Rates (with their intervals) stay left-aligned as in the other tables.
@@ -116,7 +120,11 @@ pub fn all_cells(cells: &[CellSummary]) -> AllCells {
                             .iter()
                             .filter_map(|m| match value(m) {
                                 ColumnValue::Count(0) | ColumnValue::Null => None,
-                                v => Some(format!("{}: {}", m.name.strip_prefix(&prefix).unwrap_or(&m.name), figure(m, &v))),
+                                v => Some(format!(
+                                    "{}: {}",
+                                    m.name.strip_prefix(&prefix).unwrap_or(&m.name),
+                                    figure(m, &v)
+                                )),
                             })
                             .collect();
                         Figure { text: shown.join(", "), numeric: false }

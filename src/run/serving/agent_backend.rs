@@ -47,7 +47,10 @@ struct Link {
 }
 
 impl Link {
-    fn new(instructions: &str, agent: Option<tokio::task::JoinHandle<Result<String>>>) -> Arc<Link> {
+    fn new(
+        instructions: &str,
+        agent: Option<tokio::task::JoinHandle<Result<String>>>,
+    ) -> Arc<Link> {
         let (calls, incoming) = mpsc::channel(16);
         let (functions, _) = tokio::sync::watch::channel(None);
         Arc::new(Link {
@@ -88,7 +91,10 @@ impl Served for LinkServed {
             if calls.send((name, arguments, tx)).await.is_err() {
                 return Answer { text: "the episode is over".into(), is_error: true };
             }
-            rx.await.unwrap_or(Answer { text: "the episode ended before this call was answered".into(), is_error: true })
+            rx.await.unwrap_or(Answer {
+                text: "the episode ended before this call was answered".into(),
+                is_error: true,
+            })
         })
     }
 
@@ -118,18 +124,35 @@ impl McpAgentBackend {
     pub fn new(name: &str, command: &str) -> Result<McpAgentBackend> {
         let command: Vec<String> = command.split_whitespace().map(String::from).collect();
         if command.is_empty() {
-            return Err(crate::error::InputError::new("--backends", "mcp-agent needs the agent's command line: mcp-agent:<command>").into());
+            return Err(crate::error::InputError::new(
+                "--backends",
+                "mcp-agent needs the agent's command line: mcp-agent:<command>",
+            )
+            .into());
         }
-        Ok(McpAgentBackend { name: name.to_string(), player: Player::Command(command), links: Mutex::new(HashMap::new()) })
+        Ok(McpAgentBackend {
+            name: name.to_string(),
+            player: Player::Command(command),
+            links: Mutex::new(HashMap::new()),
+        })
     }
 
     /// The oracle playing through the served interface (`--backends mcp-oracle`).
     pub fn oracle(name: &str) -> McpAgentBackend {
-        McpAgentBackend { name: name.to_string(), player: Player::Oracle, links: Mutex::new(HashMap::new()) }
+        McpAgentBackend {
+            name: name.to_string(),
+            player: Player::Oracle,
+            links: Mutex::new(HashMap::new()),
+        }
     }
 
-    fn spawn_command(command: &[String], url: &str, ctx: &TurnContext<'_>) -> Result<tokio::task::JoinHandle<Result<String>>> {
-        let opening = serde_json::to_string(&crate::agent::opening_messages(ctx.task)).context("cannot write the opening messages")?;
+    fn spawn_command(
+        command: &[String],
+        url: &str,
+        ctx: &TurnContext<'_>,
+    ) -> Result<tokio::task::JoinHandle<Result<String>>> {
+        let opening = serde_json::to_string(&crate::agent::opening_messages(ctx.task))
+            .context("cannot write the opening messages")?;
         let mut cmd = tokio::process::Command::new(&command[0]);
         cmd.args(&command[1..])
             .env("TOOLPICK_MCP_URL", url)
@@ -138,7 +161,8 @@ impl McpAgentBackend {
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .kill_on_drop(true);
-        let mut agent = cmd.spawn().with_context(|| format!("cannot start the agent `{}`", command[0]))?;
+        let mut agent =
+            cmd.spawn().with_context(|| format!("cannot start the agent `{}`", command[0]))?;
         let mut stdin = agent.stdin.take().expect("piped");
         let query = ctx.task.query.clone();
         tokio::spawn(async move {
@@ -157,12 +181,20 @@ impl McpAgentBackend {
     }
 
     async fn start(&self, ctx: &TurnContext<'_>) -> Result<Arc<Link>> {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.context("cannot listen on loopback for the agent")?;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .context("cannot listen on loopback for the agent")?;
         let url = format!("http://{}/mcp", listener.local_addr()?);
         let agent = match &self.player {
             Player::Command(command) => Self::spawn_command(command, &url, ctx)?,
             Player::Oracle => {
-                let game = OracleGame { task: ctx.task.clone(), addressing: ctx.addressing.clone(), layout: ctx.layout, seed: ctx.seed, trial: ctx.trial };
+                let game = OracleGame {
+                    task: ctx.task.clone(),
+                    addressing: ctx.addressing.clone(),
+                    layout: ctx.layout,
+                    seed: ctx.seed,
+                    trial: ctx.trial,
+                };
                 tokio::spawn(game.play(url))
             }
         };
@@ -183,7 +215,12 @@ impl McpAgentBackend {
             self.links.lock().expect("links").insert(ctx.seed, link.clone());
             link
         } else {
-            self.links.lock().expect("links").get(&ctx.seed).cloned().ok_or_else(|| anyhow!("mcp-agent: no session for this episode"))?
+            self.links
+                .lock()
+                .expect("links")
+                .get(&ctx.seed)
+                .cloned()
+                .ok_or_else(|| anyhow!("mcp-agent: no session for this episode"))?
         };
         next_turn(&link, ctx).await
     }
@@ -217,19 +254,38 @@ impl OracleGame {
                     parameters: t["inputSchema"].clone(),
                 })
                 .collect();
-            let ctx = TurnContext { task: &self.task, messages: &messages, functions: &functions, layout: self.layout, addressing: &self.addressing, seed: self.seed, trial: self.trial };
+            let ctx = TurnContext {
+                task: &self.task,
+                messages: &messages,
+                functions: &functions,
+                layout: self.layout,
+                addressing: &self.addressing,
+                seed: self.seed,
+                trial: self.trial,
+            };
             let turn = crate::agent::backends::OracleBackend.decide(&ctx)?;
             if turn.tool_calls.is_empty() {
                 let _ = session.close().await;
                 return Ok(turn.content.unwrap_or_default());
             }
-            messages.push(Message::Assistant { content: turn.content.clone(), tool_calls: turn.tool_calls.clone() });
+            messages.push(Message::Assistant {
+                content: turn.content.clone(),
+                tool_calls: turn.tool_calls.clone(),
+            });
             for call in turn.tool_calls {
                 let arguments = match serde_json::from_str(&call.arguments) {
                     Ok(serde_json::Value::Object(m)) => m,
-                    _ => return Err(anyhow!("mcp-oracle: arguments of `{}` are not a JSON object: {}", call.name, call.arguments)),
+                    _ => {
+                        return Err(anyhow!(
+                            "mcp-oracle: arguments of `{}` are not a JSON object: {}",
+                            call.name,
+                            call.arguments
+                        ));
+                    }
                 };
-                let result = session.call_tool(&call.name, arguments, std::time::Duration::from_secs(60)).await?;
+                let result = session
+                    .call_tool(&call.name, arguments, std::time::Duration::from_secs(60))
+                    .await?;
                 let content = crate::mcp::live::content_text(&result);
                 messages.push(Message::Tool { tool_call_id: call.id, name: call.name, content });
             }

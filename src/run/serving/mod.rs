@@ -22,16 +22,38 @@ use std::sync::Arc;
 /// The backend registry's entries for backends served over MCP (see `agent::backends::build`).
 pub const BACKENDS: &[Entry] = &[
     // `mcp serve --out`: the connected client takes its place (`Prepared::set_backend`).
-    Entry { name: "mcp-client", build: |m, _| Ok(Built { backend: Arc::new(agent_backend::Unconnected(m.name.clone())), endpoint: None }) },
-    Entry { name: "mcp-oracle", build: |m, _| Ok(Built { backend: Arc::new(agent_backend::McpAgentBackend::oracle(&m.name)), endpoint: None }) },
+    Entry {
+        name: "mcp-client",
+        build: |m, _| {
+            Ok(Built {
+                backend: Arc::new(agent_backend::Unconnected(m.name.clone())),
+                endpoint: None,
+            })
+        },
+    },
+    Entry {
+        name: "mcp-oracle",
+        build: |m, _| {
+            Ok(Built {
+                backend: Arc::new(agent_backend::McpAgentBackend::oracle(&m.name)),
+                endpoint: None,
+            })
+        },
+    },
     Entry { name: "mcp-agent", build: build_agent },
 ];
 
-fn build_agent(m: &mut crate::agent::spec::ModelSpec, _: &crate::agent::backends::BuildContext) -> anyhow::Result<Built> {
+fn build_agent(
+    m: &mut crate::agent::spec::ModelSpec,
+    _: &crate::agent::backends::BuildContext,
+) -> anyhow::Result<Built> {
     let command = m.agent_command.clone().ok_or_else(|| {
         InputError::new("--backends", "the mcp-agent backend needs its command: mcp-agent:<COMMAND> (or `agent_command` in the config file)")
     })?;
-    Ok(Built { backend: Arc::new(agent_backend::McpAgentBackend::new(&m.name, &command)?), endpoint: None })
+    Ok(Built {
+        backend: Arc::new(agent_backend::McpAgentBackend::new(&m.name, &command)?),
+        endpoint: None,
+    })
 }
 
 #[cfg(test)]
@@ -53,7 +75,13 @@ mod tests {
     #[test]
     fn an_unknown_backend_is_refused_naming_the_flag_and_the_choices() {
         let ids = std::collections::HashSet::new();
-        let context = crate::agent::backends::BuildContext { lexical: Default::default(), cache: None, layouts: &[], task_ids: &ids, tools: &[] };
+        let context = crate::agent::backends::BuildContext {
+            lexical: Default::default(),
+            cache: None,
+            layouts: &[],
+            task_ids: &ids,
+            tools: &[],
+        };
         let mut spec = crate::agent::spec::ModelSpec::baseline("lexical");
         spec.backend = "gpt".into();
         let e = crate::agent::backends::build(&mut spec, &context, super::BACKENDS).err().unwrap();

@@ -9,10 +9,10 @@
 //! servers recording into one file never interleave), redacted like every trial record
 //! ([`crate::files::SharedLines`], [`crate::redact::global`]).
 
-use crate::run::{Prepared, RunConfig, prepare};
 use crate::layout::Layout;
 use crate::mcp::serve::{Answer, BoxFuture, Served};
 use crate::protocol::{FunctionDef, Message, ToolCall};
+use crate::run::{Prepared, RunConfig, prepare};
 use anyhow::Result;
 use std::io::Write;
 use std::path::PathBuf;
@@ -35,19 +35,35 @@ pub struct Presentation {
 impl Presentation {
     /// Build the presentation of `config`'s first cell for task `task` (an id of its dataset; `None`:
     /// the whole catalog, no task).
-    pub fn new(config: RunConfig, task: Option<&str>, record: Option<PathBuf>) -> Result<Presentation> {
+    pub fn new(
+        config: RunConfig,
+        task: Option<&str>,
+        record: Option<PathBuf>,
+    ) -> Result<Presentation> {
         let prepared = prepare(config)?;
         let t = task.map(|id| prepared.task_index(id)).transpose()?;
         Presentation::of(Arc::new(prepared), t, record)
     }
 
     /// The presentation of a prepared one-cell run for its task `task` (an index into its dataset).
-    pub fn of(prepared: Arc<Prepared>, task: Option<usize>, record: Option<PathBuf>) -> Result<Presentation> {
+    pub fn of(
+        prepared: Arc<Prepared>,
+        task: Option<usize>,
+        record: Option<PathBuf>,
+    ) -> Result<Presentation> {
         let s = &prepared.suites[0];
         let t = task.unwrap_or(0);
-        let per_task = if Prepared::per_task(s, &s.cells[0], t) { Some(prepared.scenario(s, &s.cells[0], t)?) } else { None };
+        let per_task = if Prepared::per_task(s, &s.cells[0], t) {
+            Some(prepared.scenario(s, &s.cells[0], t)?)
+        } else {
+            None
+        };
         let record = record
-            .map(|p| crate::files::SharedLines::open(&p).map_err(|e| crate::error::InputError::new(&p, format!("cannot open the record file: {e}"))))
+            .map(|p| {
+                crate::files::SharedLines::open(&p).map_err(|e| {
+                    crate::error::InputError::new(&p, format!("cannot open the record file: {e}"))
+                })
+            })
             .transpose()?;
         // With a task, the conversation opens as an episode's does (its history, then its query).
         let messages = match task {
@@ -90,7 +106,10 @@ impl Presentation {
         let t = if self.task == usize::MAX { 0 } else { self.task };
         let task = &s.dataset.tasks[t];
         let kind = s.cells[0].layout.kind();
-        self.live = Some(crate::run::live::start(&suite, task, self.prepared.backends[0].clone(), kind, 0, 0).await?);
+        self.live = Some(
+            crate::run::live::start(&suite, task, self.prepared.backends[0].clone(), kind, 0, 0)
+                .await?,
+        );
         Ok(())
     }
 
@@ -125,17 +144,25 @@ impl Presentation {
         let outcome = match &self.live {
             Some(run) => {
                 let executor: Arc<dyn crate::exec::LiveExecutor> = run.executor.clone();
-                crate::exec::LIVE.sync_scope(executor, || self.layout().call_in(&call, step, &state.0))
+                crate::exec::LIVE
+                    .sync_scope(executor, || self.layout().call_in(&call, step, &state.0))
             }
             None => self.layout().call_in(&call, step, &state.0),
         };
         state.0.push(Message::Assistant { content: None, tool_calls: vec![call] });
-        state.0.push(Message::Tool { tool_call_id: format!("mcp_{step}"), name, content: outcome.content.clone() });
+        state.0.push(Message::Tool {
+            tool_call_id: format!("mcp_{step}"),
+            name,
+            content: outcome.content.clone(),
+        });
         if let Some(file) = &self.record {
             let line = serde_json::to_vec(&outcome.record).unwrap_or_default();
             if let Err(e) = file.append(&crate::redact::global().redact_bytes(&line)) {
                 // The client still gets its answer; the lost line is said, not swallowed.
-                let _ = writeln!(std::io::stderr(), "toolpick mcp serve: warning: {e:#}; this call is not recorded");
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "toolpick mcp serve: warning: {e:#}; this call is not recorded"
+                );
             }
         }
         let is_error = crate::agent::backends::is_layout_error(&outcome.content);
@@ -145,7 +172,9 @@ impl Presentation {
     /// The task as one text (its history, e.g. a benchmark's system prompt, then its query), for the
     /// session's `instructions`.
     pub fn task_instructions(&self) -> Option<String> {
-        (self.task != usize::MAX).then(|| crate::agent::instructions_text(&self.prepared.suites[0].dataset.tasks[self.task]))
+        (self.task != usize::MAX).then(|| {
+            crate::agent::instructions_text(&self.prepared.suites[0].dataset.tasks[self.task])
+        })
     }
 }
 
@@ -169,6 +198,7 @@ impl Served for Presentation {
     fn client(&self, name: &str, version: &str) {
         *self.client.lock().expect("client") = format!("{name} {version}").trim().to_string();
         // Not eprintln!: a closed stderr must not take the session down.
-        let _ = writeln!(std::io::stderr(), "toolpick mcp serve: client {name} {version} connected");
+        let _ =
+            writeln!(std::io::stderr(), "toolpick mcp serve: client {name} {version} connected");
     }
 }

@@ -29,12 +29,12 @@
 //! error naming its line and field.
 
 use super::presentation::Presentation;
-use crate::run::{Prepared, RunConfig};
 use crate::agent::{Backend, BoxFuture, TurnContext};
 use crate::error::InputError;
 use crate::layout::LayoutKind;
 use crate::mcp::serve::{Answer, Served};
 use crate::protocol::{AssistantTurn, FunctionDef, ToolCall};
+use crate::run::{Prepared, RunConfig};
 use anyhow::{Result, anyhow};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -79,7 +79,9 @@ impl ServedSpec {
     }
 
     fn header(&self) -> Value {
-        let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()).display().to_string();
+        let abs = |p: &Path| {
+            std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()).display().to_string()
+        };
         json!({
             "toolpick_sessions": FORMAT,
             "catalog": abs(&self.catalog),
@@ -136,7 +138,8 @@ impl SessionLog {
     /// Open the sessions file at `path` for `spec`: a new or empty file gets the header; a file that
     /// has one must be of the same presentation.
     fn open(path: &Path, spec: &ServedSpec) -> Result<SessionLog> {
-        let lines = crate::files::SharedLines::open(path).map_err(|e| InputError::new(path, format!("cannot open the sessions file: {e}")))?;
+        let lines = crate::files::SharedLines::open(path)
+            .map_err(|e| InputError::new(path, format!("cannot open the sessions file: {e}")))?;
         // As written to disk (redacted), so a restart compares like with like.
         let header = redacted(&spec.header());
         let mut seen = Seen::default();
@@ -158,14 +161,21 @@ impl SessionLog {
     /// Append a line; a failed write is said on stderr (the client still gets its answer).
     fn line(&self, value: &Value) {
         if let Err(e) = self.lines.append(&redacted(value)) {
-            let _ = writeln!(std::io::stderr(), "toolpick mcp serve: warning: {e:#}; this line is not recorded");
+            let _ = writeln!(
+                std::io::stderr(),
+                "toolpick mcp serve: warning: {e:#}; this line is not recorded"
+            );
         }
     }
 
     /// Start a session: under the file's lock, catch up with what other servers appended, let `choose`
     /// pick the task (given the tasks that had a session), number the session after the highest one in
     /// the file and append its line. Returns the session number and the task.
-    fn start(&self, client: &str, choose: impl FnOnce(&HashSet<String>) -> Result<(usize, String), String>) -> Result<(u64, usize), String> {
+    fn start(
+        &self,
+        client: &str,
+        choose: impl FnOnce(&HashSet<String>) -> Result<(usize, String), String>,
+    ) -> Result<(u64, usize), String> {
         let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
         self.lines
             .locked(|file| {
@@ -185,13 +195,16 @@ impl SessionLog {
 
 /// A sessions file's first line must be the header this server would write.
 fn check_header(path: &Path, first: &[u8], want: &Value) -> Result<()> {
-    let refuse = |field: &str, msg: String| InputError::new(path, msg).at_line(1).field(field.to_string());
+    let refuse =
+        |field: &str, msg: String| InputError::new(path, msg).at_line(1).field(field.to_string());
     let have: Value = serde_json::from_slice(first)
         .ok()
         .filter(|v: &Value| v.get("toolpick_sessions").is_some())
         .ok_or_else(|| refuse("toolpick_sessions", "not a sessions file of `toolpick mcp serve --sessions`; it is kept as it is: give another file".into()))?;
     let fields = want.as_object().expect("the header is an object");
-    if let Some((key, value)) = fields.iter().find(|(k, v)| have.get(k.as_str()).unwrap_or(&Value::Null) != *v) {
+    if let Some((key, value)) =
+        fields.iter().find(|(k, v)| have.get(k.as_str()).unwrap_or(&Value::Null) != *v)
+    {
         return Err(refuse(
             key,
             format!(
@@ -216,7 +229,12 @@ pub struct SessionPool {
 impl SessionPool {
     /// Open the sessions file at `path` (appending to it; see the module docs) for the presentation
     /// `spec` built into `prepared`.
-    pub fn new(prepared: Prepared, spec: &ServedSpec, task: Option<String>, path: &Path) -> Result<SessionPool> {
+    pub fn new(
+        prepared: Prepared,
+        spec: &ServedSpec,
+        task: Option<String>,
+        path: &Path,
+    ) -> Result<SessionPool> {
         if let Some(id) = &task {
             prepared.task_index(id)?;
         }
@@ -241,8 +259,13 @@ impl SessionPool {
             Ok((t, tasks[t].id.clone()))
         })?;
         *self.opened.lock().expect("sessions") += 1;
-        let presentation = Presentation::of(self.prepared.clone(), Some(t), None).map_err(|e| format!("{e:#}"))?;
-        let _ = writeln!(std::io::stderr(), "toolpick mcp serve: session {session} ({client}) plays task {}", tasks[t].id);
+        let presentation =
+            Presentation::of(self.prepared.clone(), Some(t), None).map_err(|e| format!("{e:#}"))?;
+        let _ = writeln!(
+            std::io::stderr(),
+            "toolpick mcp serve: session {session} ({client}) plays task {}",
+            tasks[t].id
+        );
         Ok(Arc::new(LoggedSession { presentation, log: self.log.clone(), session }))
     }
 }
@@ -252,7 +275,10 @@ impl Served for SessionPool {
         Box::pin(std::future::ready(vec![]))
     }
     fn call(&self, _name: String, _arguments: String) -> crate::mcp::serve::BoxFuture<Answer> {
-        Box::pin(std::future::ready(Answer { text: "no task session: initialize first".into(), is_error: true }))
+        Box::pin(std::future::ready(Answer {
+            text: "no task session: initialize first".into(),
+            is_error: true,
+        }))
     }
     fn session(&self, task: Option<&str>, client: &str) -> Result<Option<Arc<dyn Served>>, String> {
         self.open(task, client).map(Some)
@@ -305,8 +331,11 @@ impl Sessions {
     /// Read and check a sessions file; an error names its line and field. A line that is not JSON (torn
     /// by a killed server, or damaged) is reported on stderr with its file and line, and skipped.
     pub fn load(path: &Path) -> Result<Sessions, InputError> {
-        let bytes = std::fs::read(path).map_err(|e| InputError::new(path, format!("cannot read the sessions file: {e}")))?;
-        let err = |ln: usize, field: &str, msg: String| InputError::new(path, msg).at_line(ln + 1).field(field.to_string());
+        let bytes = std::fs::read(path)
+            .map_err(|e| InputError::new(path, format!("cannot read the sessions file: {e}")))?;
+        let err = |ln: usize, field: &str, msg: String| {
+            InputError::new(path, msg).at_line(ln + 1).field(field.to_string())
+        };
         let segments: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
         let mut lines = Vec::new();
         let mut skipped = 0usize;
@@ -318,45 +347,93 @@ impl Sessions {
             let unterminated = ln + 1 == segments.len();
             let parsed = std::str::from_utf8(segment)
                 .map_err(|e| format!("not UTF-8 ({e})"))
-                .and_then(|text| serde_json::from_str::<Value>(text).map(|v| (text, v)).map_err(|e| format!("not a JSON line ({e})")));
+                .and_then(|text| {
+                    serde_json::from_str::<Value>(text)
+                        .map(|v| (text, v))
+                        .map_err(|e| format!("not a JSON line ({e})"))
+                });
             match parsed {
                 Ok((text, v)) => lines.push((ln, text, v)),
                 // The header decides what the file is: without it nothing can be collected.
                 Err(why) if lines.is_empty() => return Err(err(ln, "toolpick_sessions", why)),
                 Err(why) => {
                     skipped += 1;
-                    let what = if unterminated { "the last line is incomplete (a server was killed while writing it)" } else { why.as_str() };
-                    eprintln!("warning: {}:{}: {what}; the line is skipped", path.display(), ln + 1);
+                    let what = if unterminated {
+                        "the last line is incomplete (a server was killed while writing it)"
+                    } else {
+                        why.as_str()
+                    };
+                    eprintln!(
+                        "warning: {}:{}: {what}; the line is skipped",
+                        path.display(),
+                        ln + 1
+                    );
                 }
             }
         }
         let mut lines = lines.into_iter();
-        let (ln, first, header) = lines.next().ok_or_else(|| InputError::new(path, "empty: not a sessions file of `toolpick mcp serve --sessions`"))?;
+        let (ln, first, header) = lines.next().ok_or_else(|| {
+            InputError::new(path, "empty: not a sessions file of `toolpick mcp serve --sessions`")
+        })?;
         if header.get("toolpick_sessions").and_then(Value::as_u64) != Some(FORMAT) {
-            return Err(err(ln, "toolpick_sessions", format!("not a sessions file of this toolpick (format {FORMAT}); it starts with {first:.80}")));
+            return Err(err(
+                ln,
+                "toolpick_sessions",
+                format!(
+                    "not a sessions file of this toolpick (format {FORMAT}); it starts with {first:.80}"
+                ),
+            ));
         }
-        let s = |field: &str| header.get(field).and_then(Value::as_str).map(String::from).ok_or_else(|| err(ln, field, format!("missing `{field}`")));
+        let s = |field: &str| {
+            header
+                .get(field)
+                .and_then(Value::as_str)
+                .map(String::from)
+                .ok_or_else(|| err(ln, field, format!("missing `{field}`")))
+        };
         let layout = s("layout")?;
         let spec = ServedSpec {
             catalog: s("catalog")?.into(),
             dataset: s("dataset")?.into(),
             variant: s("variant")?,
-            layout: LayoutKind::parse(&layout).ok_or_else(|| err(ln, "layout", format!("unknown layout `{layout}`")))?,
+            layout: LayoutKind::parse(&layout)
+                .ok_or_else(|| err(ln, "layout", format!("unknown layout `{layout}`")))?,
             distractors: header.get("distractors").and_then(Value::as_u64).map(|d| d as usize),
-            seed: header.get("seed").and_then(Value::as_u64).ok_or_else(|| err(ln, "seed", "missing `seed`".into()))?,
+            seed: header
+                .get("seed")
+                .and_then(Value::as_u64)
+                .ok_or_else(|| err(ln, "seed", "missing `seed`".into()))?,
         };
         let mut sessions: BTreeMap<u64, (String, String, Vec<SessionCall>)> = BTreeMap::new();
         for (ln, _, v) in lines {
-            let n = v.get("session").and_then(Value::as_u64).ok_or_else(|| err(ln, "session", "missing the session number".into()))?;
-            let text = |field: &str| v.get(field).and_then(Value::as_str).map(String::from).ok_or_else(|| err(ln, field, format!("missing `{field}` (a string)")));
+            let n = v
+                .get("session")
+                .and_then(Value::as_u64)
+                .ok_or_else(|| err(ln, "session", "missing the session number".into()))?;
+            let text = |field: &str| {
+                v.get(field)
+                    .and_then(Value::as_str)
+                    .map(String::from)
+                    .ok_or_else(|| err(ln, field, format!("missing `{field}` (a string)")))
+            };
             if v.get("task").is_some() {
                 if sessions.contains_key(&n) {
                     return Err(err(ln, "session", format!("session {n} starts twice")));
                 }
                 sessions.insert(n, (text("task")?, text("client")?, vec![]));
             } else {
-                let call = SessionCall { name: text("name")?, arguments: text("arguments")?, result: text("result")? };
-                sessions.get_mut(&n).ok_or_else(|| err(ln, "session", format!("a call of session {n}, which has not started")))?.2.push(call);
+                let call = SessionCall {
+                    name: text("name")?,
+                    arguments: text("arguments")?,
+                    result: text("result")?,
+                };
+                sessions
+                    .get_mut(&n)
+                    .ok_or_else(|| {
+                        err(ln, "session", format!("a call of session {n}, which has not started"))
+                    })?
+                    .2
+                    .push(call);
             }
         }
         Ok(Sessions { spec, sessions, skipped })
@@ -385,7 +462,8 @@ impl Backend for SessionReplay {
             if turn > 0
                 && let Some(recorded) = calls.get(turn - 1)
             {
-                let replayed = ctx.last_results().last().map(|(_, _, r)| r.to_string()).unwrap_or_default();
+                let replayed =
+                    ctx.last_results().last().map(|(_, _, r)| r.to_string()).unwrap_or_default();
                 if replayed != recorded.result {
                     return Err(anyhow!(
                         "the replayed session diverged at call {turn} (`{}`): the client was answered {:.120}, the replay answers {:.120}; did the catalog or dataset change since it was served?",
@@ -396,7 +474,14 @@ impl Backend for SessionReplay {
                 }
             }
             Ok(match calls.get(turn) {
-                Some(c) => AssistantTurn { tool_calls: vec![ToolCall { id: format!("mcp_{turn}"), name: c.name.clone(), arguments: c.arguments.clone() }], ..Default::default() },
+                Some(c) => AssistantTurn {
+                    tool_calls: vec![ToolCall {
+                        id: format!("mcp_{turn}"),
+                        name: c.name.clone(),
+                        arguments: c.arguments.clone(),
+                    }],
+                    ..Default::default()
+                },
                 // The session ended: an MCP client reports no final answer.
                 None => AssistantTurn::default(),
             })
@@ -417,14 +502,21 @@ pub struct CollectOptions {
 }
 
 /// Turn recorded sessions into a run: the latest session of each task is its trial.
-pub async fn collect(sessions: Sessions, options: CollectOptions) -> Result<crate::run::RunOutcome> {
+pub async fn collect(
+    sessions: Sessions,
+    options: CollectOptions,
+) -> Result<crate::run::RunOutcome> {
     let sessions_skipped = sessions.skipped;
     let mut latest: BTreeMap<String, (u64, String, Vec<SessionCall>)> = BTreeMap::new();
     for (n, (task, client, calls)) in sessions.sessions {
         latest.insert(task, (n, client, calls));
     }
     if latest.is_empty() {
-        return Err(InputError::new(&options.source, "no session in this file: no client connected, nothing to collect").into());
+        return Err(InputError::new(
+            &options.source,
+            "no session in this file: no client connected, nothing to collect",
+        )
+        .into());
     }
     let label = match &options.agent_name {
         Some(name) => name.clone(),
@@ -434,7 +526,10 @@ pub async fn collect(sessions: Sessions, options: CollectOptions) -> Result<crat
             clients.dedup();
             match clients.as_slice() {
                 // `/` and `#` delimit trial ids; a client's own name may not split them.
-                [one] if !one.is_empty() => one.chars().map(|c| if c == '/' || c == '#' || c.is_control() { '_' } else { c }).collect(),
+                [one] if !one.is_empty() => one
+                    .chars()
+                    .map(|c| if c == '/' || c == '#' || c.is_control() { '_' } else { c })
+                    .collect(),
                 [_] => "mcp-client".to_string(),
                 many => {
                     return Err(InputError::new(&options.source, format!("sessions of {} clients ({}): one run has one backend label; pass --agent-name to label them as one", many.len(), many.join(", "))).into());
@@ -452,8 +547,12 @@ pub async fn collect(sessions: Sessions, options: CollectOptions) -> Result<crat
     let mut prepared = crate::run::prepare(config)?;
     let calls = latest.into_iter().map(|(task, (_, _, calls))| (task, calls)).collect();
     prepared.set_backend(0, Arc::new(SessionReplay { name: label, calls }));
-    let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-    let run_id = options.run_id.unwrap_or_else(|| format!("mcp-sessions-{}", crate::run::utc_stamp(unix)));
+    let unix = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let run_id =
+        options.run_id.unwrap_or_else(|| format!("mcp-sessions-{}", crate::run::utc_stamp(unix)));
     crate::run::meta::check_run_id(&run_id).map_err(|why| InputError::new("--run-id", why))?;
     let mut meta = crate::record::meta::RunMeta::new(&run_id, unix, &crate::run::utc_stamp(unix));
     let mut served = json!({"sessions": "sessions.jsonl"});
@@ -463,10 +562,18 @@ pub async fn collect(sessions: Sessions, options: CollectOptions) -> Result<crat
     }
     meta.served = Some(served);
     let dir = options.out.join(&run_id);
-    let outcome = crate::run::execute(prepared, &dir, meta, crate::run::ExecOptions { quiet: true, ..Default::default() }).await?;
+    let outcome = crate::run::execute(
+        prepared,
+        &dir,
+        meta,
+        crate::run::ExecOptions { quiet: true, ..Default::default() },
+    )
+    .await?;
     let copy = outcome.dir.join("sessions.jsonl");
     if std::fs::canonicalize(&options.source).ok() != std::fs::canonicalize(&copy).ok() {
-        let bytes = std::fs::read(&options.source).map_err(|e| InputError::new(&options.source, format!("cannot read the sessions file: {e}")))?;
+        let bytes = std::fs::read(&options.source).map_err(|e| {
+            InputError::new(&options.source, format!("cannot read the sessions file: {e}"))
+        })?;
         crate::files::write_atomic(&copy, &bytes)?;
     }
     Ok(outcome)

@@ -11,7 +11,8 @@ use serde_json::{Value, json};
 pub(super) fn openai_finish_reasons(mut value: Value) -> Value {
     for choice in value["choices"].as_array_mut().into_iter().flatten() {
         if let Some(reason) = choice["finish_reason"].as_str() {
-            let known = ["stop", "length", "tool_calls", "content_filter", "function_call"].contains(&reason);
+            let known = ["stop", "length", "tool_calls", "content_filter", "function_call"]
+                .contains(&reason);
             if !known {
                 choice["finish_reason"] = json!(Finish::from_wire(reason).wire());
             }
@@ -74,18 +75,41 @@ mod tests {
         // Every shape a model's arguments take: whole objects (kept as written, spacing and key order
         // included), and the ones servers reject in history or templates cannot iterate.
         let kept = [r#"{"city": "Pune"}"#, r#"{ "b":1,"a" : [1, {"x": null}] }"#, "{}"];
-        let replaced = ["", " ", r#"{"city": "Pu"#, r#"{'city': 'Pune'}"#, r#""{\"city\": \"Pune\"}""#, "[1, 2]", "42", "null", "{} {}", "<tool_call>"];
+        let replaced = [
+            "",
+            " ",
+            r#"{"city": "Pu"#,
+            r#"{'city': 'Pune'}"#,
+            r#""{\"city\": \"Pune\"}""#,
+            "[1, 2]",
+            "42",
+            "null",
+            "{} {}",
+            "<tool_call>",
+        ];
         for args in kept {
             assert_eq!(replayed_arguments(args), args);
         }
         for args in replaced {
             assert_eq!(replayed_arguments(args), "{}", "{args:?}");
         }
-        let calls = kept.iter().chain(&replaced).enumerate().map(|(i, a)| ToolCall { id: format!("c{i}"), name: "f".into(), arguments: a.to_string() }).collect();
+        let calls = kept
+            .iter()
+            .chain(&replaced)
+            .enumerate()
+            .map(|(i, a)| ToolCall {
+                id: format!("c{i}"),
+                name: "f".into(),
+                arguments: a.to_string(),
+            })
+            .collect();
         let wire = wire_messages(&[Message::Assistant { content: None, tool_calls: calls }]);
         for call in wire[0]["tool_calls"].as_array().unwrap() {
             let text = call["function"]["arguments"].as_str().unwrap();
-            assert!(serde_json::from_str::<Value>(text).is_ok_and(|v| v.is_object()), "{text:?} would be rejected by a server parsing its history");
+            assert!(
+                serde_json::from_str::<Value>(text).is_ok_and(|v| v.is_object()),
+                "{text:?} would be rejected by a server parsing its history"
+            );
         }
     }
 }
