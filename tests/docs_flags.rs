@@ -30,8 +30,9 @@ const OTHER_PROGRAMS: &[(&str, &str)] = &[
     ("--python", "scripts/install-mcp-servers.sh: also the PyPI servers and the MCP SDK"),
     (
         "--check",
-        "scripts/install-mcp-servers.sh, install-parity-venv.sh: report what is missing, install nothing",
+        "install scripts: report what is missing, install nothing; cargo fmt --check in .ci/run",
     ),
+    ("--all-targets", "cargo clippy --all-targets: the lint step of .ci/run"),
 ];
 
 fn repo() -> PathBuf {
