@@ -5,6 +5,10 @@
 //! final answers beside the trial records (`judgements.jsonl`). Generation ([`run`]) and
 //! scoring/reporting ([`score`], [`report`]) are separate: reports are pure functions of trial files.
 
+// First, so that `outln!` is in scope in every module after it.
+#[macro_use]
+pub mod messages;
+
 pub mod agent;
 pub mod allocator;
 pub mod analysis;

@@ -27,6 +27,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("crashpoint", &[]),
     ("files", &[]),
     ("redact", &[]),
+    // The one channel for lines a person reads: every module may say something through it.
+    ("messages", &["redact"]),
     // Flag and key checks show a rejected URL with its credentials redacted and refuse keys given as
     // variable names: they need the redactor's URL display and key test.
     ("rules", &["redact"]),
@@ -35,7 +37,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("catalog", &["error", "text", "protocol"]),
     ("dataset", &["catalog", "error", "files", "text"]),
     ("lint", &["catalog", "text"]),
-    ("record", &["catalog", "dataset", "protocol", "error", "crashpoint", "files"]),
+    ("record", &["catalog", "dataset", "protocol", "error", "crashpoint", "files", "messages"]),
     ("exec", &["catalog", "record"]),
     ("score", &["record", "dataset", "text"]),
     ("layout", &["catalog", "record", "exec", "protocol", "text", "error"]),
@@ -45,10 +47,13 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["agent", "text", "score", "record", "dataset", "protocol", "error", "redact", "rules"],
     ),
     ("analysis", &["score", "record", "catalog", "dataset", "error", "files"]),
-    ("report", &["analysis", "score", "record", "protocol", "error", "crashpoint", "files"]),
+    (
+        "report",
+        &["analysis", "score", "record", "protocol", "error", "crashpoint", "files", "messages"],
+    ),
     ("compare", &["analysis", "report", "score", "record"]),
     ("gate", &["analysis", "compare"]),
-    ("mcp", &["catalog", "dataset", "record", "protocol", "error", "files"]),
+    ("mcp", &["catalog", "dataset", "record", "protocol", "error", "files", "messages"]),
     (
         "run",
         &[
@@ -70,6 +75,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "rules",
             "crashpoint",
             "files",
+            "messages",
         ],
     ),
     ("mock", &["agent", "layout", "dataset", "protocol", "redact"]),
@@ -78,6 +84,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         &[
             "run", "analysis", "report", "compare", "gate", "mock", "mcp", "judge", "agent",
             "layout", "catalog", "dataset", "lint", "error", "redact", "rules", "files",
+            "messages",
         ],
     ),
 ];

@@ -20,8 +20,7 @@ pub(super) fn cmd_lint(args: LintArgs) -> Result<()> {
     let root = std::env::current_dir().unwrap_or_default();
     let text = match args.format.as_str() {
         "text" => {
-            use std::io::IsTerminal;
-            let color = args.output.is_none() && std::io::stdout().is_terminal();
+            let color = args.output.is_none() && crate::messages::stdout_is_terminal();
             crate::lint::output::text(&findings, color)
         }
         "json" => crate::lint::output::json(&findings),
@@ -45,10 +44,7 @@ pub(super) fn cmd_lint(args: LintArgs) -> Result<()> {
     };
     match &args.output {
         Some(p) => crate::files::write_atomic(p, text.as_bytes())?,
-        None => {
-            use std::io::Write;
-            let _ = write!(std::io::stdout(), "{text}");
-        }
+        None => crate::messages::out_text(&text),
     }
     if let (Some(t), Some(w)) = (threshold, crate::lint::worst(&findings))
         && w >= t
@@ -106,8 +102,6 @@ pub(super) fn cmd_mock(args: MockArgs) -> Result<()> {
             .await
             .with_context(|| format!("cannot listen on {addr}"))?;
         outln!("mock endpoint (a test double, not a model) listening on {}", server.base_url());
-        use std::io::Write;
-        std::io::stdout().flush()?;
         tokio::signal::ctrl_c().await?;
         outln!("served {} requests", server.requests());
         Ok(())

@@ -1,6 +1,6 @@
-//! Flags shared by `run`, `report`, `merge` and `compare`, and what they do after a run is scored:
-//! record it in the history, compare it with a baseline, write the comparison, check the gates, append
-//! the CI summary.
+//! Flags shared by `run`, `report`, `merge` and `compare`, and the steps they name, which the
+//! pipeline ([`super::pipeline`]) and `compare` call after a run is scored: record it in the
+//! history, write the comparison, judge and print the gates, append the CI summary.
 //!
 //! Every one of these flags is checked by `precheck` ([`super::preflight`]) before the command does any
 //! work, and the gates are judged before the history, the comparison or the step summary is written: a
@@ -12,7 +12,7 @@ use crate::analysis::cells::CellSummary;
 use crate::analysis::verdict::GateResult;
 use crate::compare::render::Links;
 use crate::compare::{Comparison, MatchOn};
-use crate::error::{GateFailed, InputError};
+use crate::error::InputError;
 use crate::gate::{GateSpec, Scope};
 use crate::report::{ReportData, write_atomic};
 use anyhow::{Context, Result};
@@ -88,6 +88,13 @@ pub struct FollowUp {
 /// refused before the run or report is made, and is not read twice.
 pub struct Prechecked {
     baseline: Option<ReportData>,
+}
+
+impl Prechecked {
+    /// The baseline run, scored (with `--baseline`).
+    pub fn baseline(&self) -> Option<&ReportData> {
+        self.baseline.as_ref()
+    }
 }
 
 impl FollowUp {
@@ -294,11 +301,14 @@ fn git_sha() -> Option<String> {
     (out.status.success() && !sha.is_empty()).then_some(sha)
 }
 
-/// Record the run in the history file and keep a copy in the run directory, then rewrite its aggregate
-/// reports from the analysis already made (the HTML shows the trend with this run in it): the trials
-/// are not read again.
-pub fn record_history(args: &HistoryArgs, run_dir: &Path, data: &mut ReportData) -> Result<()> {
-    let Some(path) = &args.history else { return Ok(()) };
+/// Record the run (its cells' headline numbers) in the history file `path` and keep a copy in the
+/// run directory; returns every entry, this run's included, for the report's trend.
+pub fn record_history(
+    args: &HistoryArgs,
+    path: &Path,
+    run_dir: &Path,
+    cells: &[CellSummary],
+) -> Result<Vec<crate::analysis::history::HistoryEntry>> {
     let tags = args.tags()?;
     let meta = crate::run::RunMeta::read_if_present(run_dir)?.unwrap_or_default();
     let unix = std::time::SystemTime::now()
@@ -317,7 +327,7 @@ pub fn record_history(args: &HistoryArgs, run_dir: &Path, data: &mut ReportData)
         git_sha(),
         &meta.matrix_hash,
         tags,
-        &data.analysis.cells,
+        cells,
     );
     let all = crate::analysis::history::record(path, entry)?;
     let copy = run_dir.join("history.jsonl");
@@ -327,9 +337,7 @@ pub fn record_history(args: &HistoryArgs, run_dir: &Path, data: &mut ReportData)
             &std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?,
         )?;
     }
-    let _ = writeln!(std::io::stdout(), "recorded in {} ({} runs)", path.display(), all.len());
-    data.history = all;
-    crate::report::rewrite_aggregates(run_dir, data)
+    Ok(all)
 }
 
 impl GateArgs {
@@ -438,48 +446,10 @@ pub fn evaluate(
         .map_err(|u| InputError::new("--gate-cells", u.to_string()).into())
 }
 
-/// After a run is scored (its flags checked by [`FollowUp::precheck`] before it ran): compare with the
-/// baseline (if any) and judge the gates, then — only then — record the history, write the comparison,
-/// print the gates and append the step summary; a failed gate becomes [`GateFailed`] (exit 100).
-pub fn conclude(
-    follow: &FollowUp,
-    checked: Prechecked,
-    run_dir: &Path,
-    mut data: ReportData,
-) -> Result<()> {
-    let (args, history) = (&follow.gates, &follow.history);
-    let spec = args.spec()?;
-    let on = args.match_on()?;
-    let compared = match (follow.baseline.as_deref(), checked.baseline) {
-        (Some(a_dir), Some(a)) => {
-            Some((a_dir, crate::compare::compare(&a.analysis, &data.analysis, &on)))
-        }
-        _ => None,
-    };
-    let gates = evaluate(&spec, &data.analysis.cells, compared.as_ref().map(|(_, c)| c))?;
-    record_history(history, run_dir, &mut data)?;
-    let cells = &data.analysis.cells;
-    let links = match &compared {
-        Some((a_dir, cmp)) => {
-            let links = write_comparison(run_dir, a_dir, run_dir, cells, cmp, &gates)?;
-            print_comparison(cmp);
-            Some(links)
-        }
-        None => None,
-    };
-    finish(args, cells, compared.as_ref().map(|(_, c)| c).zip(links.as_ref()), &gates)
-}
-
-/// Print gates, append the step summary, and fail when a gate failed.
-pub fn finish(
-    args: &GateArgs,
-    cells: &[CellSummary],
-    cmp: Option<(&Comparison, &Links)>,
-    gates: &[GateResult],
-) -> Result<()> {
+/// Print one line per gate judged.
+pub fn print_gates(gates: &[GateResult]) {
     for g in gates {
-        let _ = writeln!(
-            std::io::stdout(),
+        outln!(
             "gate {} {}: {} — {}",
             g.gate,
             g.subject,
@@ -487,37 +457,43 @@ pub fn finish(
             g.detail
         );
     }
-    if let Some(path) = &args.step_summary {
-        let text = crate::compare::render::markdown(cells, cmp, gates);
-        let mut f = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .with_context(|| format!("cannot open the step summary {}", path.display()))?;
-        f.write_all(text.as_bytes())
-            .with_context(|| format!("cannot write the step summary {}", path.display()))?;
-    }
-    match crate::gate::failures(gates) {
-        Some(msg) => Err(anyhow::Error::new(GateFailed(msg))),
-        None => Ok(()),
-    }
+}
+
+/// Append the CI summary (headline, gates, top regressions) to `--step-summary`, when given.
+pub fn append_step_summary(
+    args: &GateArgs,
+    cells: &[CellSummary],
+    cmp: Option<(&Comparison, &Links)>,
+    gates: &[GateResult],
+) -> Result<()> {
+    let Some(path) = &args.step_summary else { return Ok(()) };
+    let text = crate::compare::render::markdown(cells, cmp, gates);
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .with_context(|| format!("cannot open the step summary {}", path.display()))?;
+    f.write_all(text.as_bytes())
+        .with_context(|| format!("cannot write the step summary {}", path.display()))
 }
 
 /// One line per compared cell.
 pub fn print_comparison(cmp: &Comparison) {
     // A partial pairing (other task subsets, unpaired tasks) is said before the numbers it qualifies.
     for w in cmp.warnings() {
-        eprintln!("warning: {}", crate::redact::global().redact(&w));
+        crate::messages::warning(w);
     }
-    let mut out = std::io::stdout();
-    let _ = writeln!(
-        out,
+    outln!(
         "{:<44} {:>6} {:>16} {:>9} {:>8} {:>10}",
-        "cell (B vs baseline A)", "tasks", "pass@1 A→B %", "Δ pts", "p", "flips"
+        "cell (B vs baseline A)",
+        "tasks",
+        "pass@1 A→B %",
+        "Δ pts",
+        "p",
+        "flips"
     );
     for c in cmp.cells.iter().chain(cmp.overall.as_ref()) {
-        let _ = writeln!(
-            out,
+        outln!(
             "{:<44} {:>6} {:>16} {:>+9.1} {:>8.3} {:>10}",
             c.key,
             c.pass.tasks,

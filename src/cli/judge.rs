@@ -93,10 +93,10 @@ pub fn judge_run(
         started.elapsed().as_secs_f64()
     );
     if o.errors > 0 {
-        eprintln!(
-            "note: {} judgements failed (see judge_error in trials.csv); judge them again with --retry-errors",
+        crate::messages::note(format_args!(
+            "{} judgements failed (see judge_error in trials.csv); judge them again with --retry-errors",
             o.errors
-        );
+        ));
     }
     Ok(())
 }

@@ -1,7 +1,8 @@
 //! `toolpick mcp serve` and `toolpick mcp proxy`: their flags and commands (`mcp import` stays with the
 //! other commands in `cli/mod.rs`).
 
-use super::{InputArgs, parse_env_pair, runtime};
+use super::imports::parse_env_pair;
+use super::{InputArgs, runtime};
 use anyhow::{Context, Result};
 use clap::Args;
 use std::path::PathBuf;
@@ -208,10 +209,10 @@ async fn serve_on(
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("cannot listen on {addr}"))?;
-    eprintln!(
+    crate::messages::err_line(format_args!(
         "toolpick mcp serve: streamable HTTP at http://{}/mcp ({note})",
         listener.local_addr()?
-    );
+    ));
     let stop = crate::mcp::serve::StopSignal::default();
     let on_signal = stop.clone();
     tokio::spawn(async move {
@@ -241,17 +242,17 @@ fn serve_sessions(
     let served: std::sync::Arc<dyn crate::mcp::serve::Served> = pool.clone();
     rt.block_on(serve_on(args.http, served, "a session per task: ?task=<id> picks one"))?;
     let Some(out) = args.out else {
-        eprintln!(
+        crate::messages::err_line(format_args!(
             "toolpick mcp serve: {} sessions recorded in {}; `toolpick mcp collect {}` makes them a run",
             pool.sessions(),
             file.display(),
             file.display()
-        );
+        ));
         return Ok(());
     };
     let sessions = crate::run::serving::sessions::Sessions::load(&file)?;
     if sessions.is_empty() {
-        eprintln!("toolpick mcp serve: no client connected; no run written");
+        crate::messages::err_line("toolpick mcp serve: no client connected; no run written");
         return Ok(());
     }
     let unix = std::time::SystemTime::now()
@@ -328,13 +329,15 @@ fn tasks_named_by(e: anyhow::Error, to: &std::path::Path, field: &str, why: &str
 /// Report a collected run (on stderr: stdout may have been the MCP transport).
 fn write_collected(outcome: Result<crate::run::RunOutcome>) -> Result<()> {
     let outcome = outcome?;
-    let data = crate::report::render_locked(&outcome.dir, &outcome.lock)?;
-    drop(outcome.lock);
-    eprintln!(
+    let holder = super::pipeline::Holder::Writer(outcome.lock);
+    let follow = super::gates::FollowUp::default();
+    let checked = follow.precheck()?;
+    let finished = super::pipeline::finish(&outcome.dir, holder, None, &follow, checked)?;
+    crate::messages::err_line(format_args!(
         "toolpick mcp: the sessions are recorded in {} ({} cells)",
         outcome.dir.display(),
-        data.analysis.cells.len()
-    );
+        finished.data.analysis.cells.len()
+    ));
     Ok(())
 }
 
@@ -452,10 +455,10 @@ pub fn cmd_proxy(args: ProxyArgs) -> Result<()> {
     };
     let imported = crate::mcp::import_server(&target, &options, &catalog)?;
     drop(sandbox);
-    eprintln!(
+    crate::messages::err_line(format_args!(
         "toolpick mcp proxy: {} tools of `{}` behind variant `{}`, layout `{}`",
         imported.tools, imported.server, args.serve.variant, args.serve.layout
-    );
+    ));
     let mut serve = args.serve;
     serve.execute = Some("live".into());
     cmd_serve(serve, Some(catalog))

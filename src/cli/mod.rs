@@ -4,24 +4,20 @@
 //! failed.
 
 use crate::error::{EXIT_OK, exit_code_for};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
 
-/// `println!` that ignores a closed stdout (`toolpick run | head` must not panic on a broken pipe).
-macro_rules! outln {
-    ($($t:tt)*) => {{
-        use std::io::Write;
-        // Every printed line passes the redactor: results may quote what an endpoint said.
-        let line = format!($($t)*);
-        let _ = writeln!(std::io::stdout(), "{}", $crate::redact::global().redact(&line));
-    }};
-}
+// Every line a person reads goes through `crate::messages` (`outln!` for results): redacted, and a
+// closed stdout (`toolpick run | head -1`) never panics.
 
 mod checks;
+mod compare;
 mod gates;
+mod imports;
 mod judge;
 mod mcp;
+mod pipeline;
 mod preflight;
 mod run;
 
@@ -190,41 +186,16 @@ enum McpAction {
         #[arg(long, value_name = "FILE")]
         categories: Option<PathBuf>,
         /// An environment variable for the server (KEY=VALUE; repeatable). Nothing else is inherited.
-        #[arg(long = "env", value_name = "KEY=VALUE", value_parser = parse_env_pair)]
+        #[arg(long = "env", value_name = "KEY=VALUE", value_parser = imports::parse_env_pair)]
         env: Vec<(String, String)>,
         /// A server already listening for streamable HTTP, e.g. http://127.0.0.1:8080/mcp (instead of a
         /// command line).
-        #[arg(long, conflicts_with = "command", value_parser = crate::rules::Quiet(mcp_server_url))]
+        #[arg(long, conflicts_with = "command", value_parser = crate::rules::Quiet(imports::mcp_server_url))]
         url: Option<String>,
         /// The server's command line, after `--`.
         #[arg(last = true, required_unless_present = "url", value_name = "COMMAND")]
         command: Vec<String>,
     },
-}
-
-/// `to` relative to the directory `from` (both absolute), with `..` where needed.
-fn relative_path(from: &std::path::Path, to: &std::path::Path) -> String {
-    let (a, b): (Vec<_>, Vec<_>) = (from.components().collect(), to.components().collect());
-    let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
-    let mut parts: Vec<String> = std::iter::repeat_n("..".to_string(), a.len() - common).collect();
-    parts.extend(b[common..].iter().map(|c| c.as_os_str().to_string_lossy().into_owned()));
-    if parts.is_empty() { ".".into() } else { parts.join("/") }
-}
-
-/// `mcp import --url`: an endpoint URL as [`crate::rules::base_url`] checks it (http or https, a
-/// host written where it belongs: `http:///mcp` has none), with a query allowed (a server may take
-/// one). Its errors never repeat a key the URL holds ([`crate::rules::Quiet`]).
-fn mcp_server_url(s: String) -> Result<String, String> {
-    let base = &s[..s.find(['?', '#']).unwrap_or(s.len())];
-    crate::rules::base_url::check(base.to_string())?;
-    Ok(s)
-}
-
-fn parse_env_pair(s: &str) -> Result<(String, String), String> {
-    match s.split_once('=') {
-        Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
-        _ => Err(format!("`{s}` is not KEY=VALUE")),
-    }
 }
 
 #[derive(Subcommand)]
@@ -353,7 +324,7 @@ pub fn main() -> i32 {
     match dispatch(cli) {
         Ok(()) => EXIT_OK,
         Err(e) => {
-            eprintln!("error: {}", crate::redact::global().redact(&format!("{e:#}")));
+            crate::messages::error(format_args!("{e:#}"));
             exit_code_for(&e)
         }
     }
@@ -399,34 +370,32 @@ fn dispatch(cli: Cli) -> Result<()> {
                     }
                 }
             }
-            let data = match judge {
-                None => crate::report::render_run(&run_dir)?,
-                Some(config) => {
-                    let cache = if no_cache {
-                        None
-                    } else {
-                        Some(
-                            cache_dir
-                                .clone()
-                                .or_else(|| run_cache_dir(&run_dir))
-                                .unwrap_or_else(|| PathBuf::from(DEFAULT_CACHE)),
-                        )
-                    };
-                    let rt = runtime(None)?;
-                    crate::report::render_run_after(&run_dir, || {
-                        judge::judge_run(&run_dir, &config, cache, retry_errors, &rt)
-                    })?
-                }
-            };
+            let rt = judge.as_ref().map(|_| runtime(None)).transpose()?;
+            let judging =
+                judge.as_ref().zip(rt.as_ref()).map(|(config, runtime)| pipeline::Judging {
+                    config,
+                    cache: (!no_cache).then(|| {
+                        cache_dir
+                            .clone()
+                            .or_else(|| run_cache_dir(&run_dir))
+                            .unwrap_or_else(|| PathBuf::from(DEFAULT_CACHE))
+                    }),
+                    retry_errors,
+                    runtime,
+                });
+            let finished =
+                pipeline::finish(&run_dir, pipeline::Holder::Report, judging, &follow, checked)?;
             outln!(
                 "re-scored {} trials; reports rewritten in {}",
-                data.trial_count(),
+                finished.data.trial_count(),
                 run_dir.display()
             );
-            print_cells(&data.analysis.cells);
-            gates::conclude(&follow, checked, &run_dir, data)
+            print_cells(&finished.data.analysis.cells);
+            finished.conclude()
         }
-        Command::Compare { baseline, run, out, gates } => cmd_compare(&baseline, &run, out, &gates),
+        Command::Compare { baseline, run, out, gates } => {
+            compare::cmd_compare(&baseline, &run, out, &gates)
+        }
         Command::Merge { runs, out, follow } => {
             for r in &runs {
                 preflight::run_dir("<shard-run>", r)?;
@@ -438,16 +407,12 @@ fn dispatch(cli: Cli) -> Result<()> {
                 &runs.iter().map(PathBuf::as_path).collect::<Vec<_>>(),
             )?;
             let merged = crate::run::merge::merge(&runs, &out)?;
-            let data = crate::report::render_locked(&out, &merged.lock)?;
-            drop(merged.lock);
-            outln!(
-                "merged {} trials from {} runs into {}",
-                merged.trials,
-                merged.runs,
-                out.display()
-            );
-            print_cells(&data.analysis.cells);
-            gates::conclude(&follow, checked, &out, data)
+            let (trials, shards) = (merged.trials, merged.runs);
+            let holder = pipeline::Holder::Writer(merged.lock);
+            let finished = pipeline::finish(&out, holder, None, &follow, checked)?;
+            outln!("merged {trials} trials from {shards} runs into {}", out.display());
+            print_cells(&finished.data.analysis.cells);
+            finished.conclude()
         }
         Command::JudgeCheck(args) => judge::cmd_judge_check(*args),
         Command::Validate(args) => checks::cmd_validate(args),
@@ -458,152 +423,9 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Mcp { action: McpAction::Collect(args) } => mcp::cmd_collect(args),
         Command::Mcp {
             action: McpAction::Import { out, name, capabilities, categories, env, url, command },
-        } => {
-            preflight::output_dir("--out", &out)?;
-            if let Some(c) = &categories {
-                preflight::input_file("--categories", c)?;
-            }
-            let mut import_sandbox = None;
-            let target = match url {
-                Some(url) => {
-                    if !env.is_empty() {
-                        return Err(crate::error::InputError::new("--env", "applies to a server toolpick starts (after `--`), not to one reached by --url").into());
-                    }
-                    crate::mcp::Target::Http(url)
-                }
-                None => {
-                    // `{sandbox}` and `{servers}` stay in the catalog for live runs; this import
-                    // starts the server in an empty sandbox of its own.
-                    let sandbox =
-                        tempfile::Builder::new().prefix("toolpick-import-sandbox-").tempdir()?;
-                    let sandbox_path = sandbox.path().canonicalize()?;
-                    let words: Vec<String> =
-                        command.iter().map(|w| crate::mcp::live::fill(w, &sandbox_path)).collect();
-                    let mut server = crate::mcp::client::ServerCommand::from_words(&words)?;
-                    server.env = env
-                        .iter()
-                        .map(|(k, v)| (k.clone(), crate::mcp::live::fill(v, &sandbox_path)))
-                        .collect();
-                    import_sandbox = Some(sandbox);
-                    crate::mcp::Target::Stdio(server)
-                }
-            };
-            let options = crate::mcp::import::ImportOptions {
-                name,
-                capabilities,
-                categories: categories
-                    .as_deref()
-                    .map(crate::mcp::import::read_mapping)
-                    .transpose()?
-                    .unwrap_or_default(),
-                command: match &target {
-                    crate::mcp::Target::Http(url) => vec![url.clone()],
-                    // A live run starts the server in each trial's sandbox: relative paths that name
-                    // files here are recorded as absolute paths, so they still name them there.
-                    crate::mcp::Target::Stdio(_) => command
-                        .iter()
-                        .map(|w| match std::path::Path::new(w) {
-                            p if p.is_relative()
-                                && !w.contains('{')
-                                && w.contains('/')
-                                && p.exists() =>
-                            {
-                                std::path::absolute(p)
-                                    .map(|a| a.display().to_string())
-                                    .unwrap_or_else(|_| w.clone())
-                            }
-                            _ => w.clone(),
-                        })
-                        .collect(),
-                },
-                env_names: env.iter().map(|(k, _)| k.clone()).collect(),
-                env_templates: env
-                    .iter()
-                    .filter(|(_, v)| v.contains("{sandbox}") || v.contains("{servers}"))
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect(),
-            };
-            let imported = crate::mcp::import_server(&target, &options, &out)?;
-            drop(import_sandbox);
-            outln!(
-                "imported {} tools in {} categories from `{}` into {}",
-                imported.tools,
-                imported.categories,
-                imported.server,
-                out.display()
-            );
-            for (wire, name) in &imported.renamed {
-                outln!("  renamed `{wire}` to `{name}` (not a valid function name)");
-            }
-            Ok(())
-        }
+        } => imports::cmd_mcp_import(out, name, capabilities, categories, env, url, command),
         Command::Import { format, path, output, min_quality, onto, fixture } => {
-            preflight::output_dir("--output", &output)?;
-            let mut options = crate::dataset::importers::Options::default();
-            if let Some(q) = min_quality {
-                if format != "safetoolbench" {
-                    return Err(crate::error::InputError::new(
-                        "--min-quality",
-                        format!("applies to safetoolbench only, not to `{format}`"),
-                    )
-                    .into());
-                }
-                options.min_quality = q;
-            }
-            let mut imported = crate::dataset::importers::import_with(&format, &path, &options)?;
-            if let Some(onto) = &onto {
-                let catalog = crate::catalog::load_catalog(onto)?;
-                let fixture = match &fixture {
-                    Some(dir) => {
-                        if !dir.is_dir() {
-                            return Err(crate::error::InputError::new(
-                                dir,
-                                "the fixture is not a directory",
-                            )
-                            .field("--fixture")
-                            .into());
-                        }
-                        // A dataset names its fixture relative to itself.
-                        let from = std::path::absolute(&output)?;
-                        let to = std::path::absolute(dir)?;
-                        Some(relative_path(&from, &to))
-                    }
-                    None => None,
-                };
-                crate::dataset::importers::retarget::retarget(
-                    &mut imported,
-                    catalog,
-                    &onto.display().to_string(),
-                    fixture.as_deref(),
-                );
-                let dataset =
-                    crate::dataset::importers::write_native_with(&imported, &output, false)?;
-                let repaired = imported.defects.iter().filter(|d| d.action == "repaired").count();
-                outln!(
-                    "{}: {} tasks onto {} → {}; {} defect rows ({} repaired) in {}; run it with --catalog {} --execute live",
-                    format,
-                    imported.dataset.tasks.len(),
-                    onto.display(),
-                    dataset.display(),
-                    imported.defects.len(),
-                    repaired,
-                    output.join("defects.csv").display(),
-                    onto.display()
-                );
-                return Ok(());
-            }
-            let dataset = crate::dataset::importers::write_native(&imported, &output)?;
-            outln!(
-                "{}: {}; {} tools → {} (catalog in {}); {} defect rows in {}",
-                format,
-                imported.summary,
-                imported.catalog.tool_count(),
-                dataset.display(),
-                output.join("catalog").display(),
-                imported.defects.len(),
-                output.join("defects.csv").display()
-            );
-            Ok(())
+            imports::cmd_import(format, path, output, min_quality, onto, fixture)
         }
         Command::Cache { action, cache_dir } => {
             // A file where the cache should be is a mistake, not an empty cache.
@@ -637,47 +459,6 @@ fn dispatch(cli: Cli) -> Result<()> {
 /// (The run directory passed the preflight, which read its run.json.)
 fn run_cache_dir(run_dir: &Path) -> Option<PathBuf> {
     crate::run::RunMeta::read_if_present(run_dir).ok()??.cache_dir().filter(|p| p.is_dir())
-}
-
-fn cmd_compare(
-    a_dir: &Path,
-    b_dir: &Path,
-    out: Option<PathBuf>,
-    args: &gates::GateArgs,
-) -> Result<()> {
-    preflight::run_dir("<baseline-run>", a_dir)?;
-    preflight::run_dir("<run>", b_dir)?;
-    // The compare.* files go to --out, else into the run's own directory.
-    preflight::output_dir("--out", out.as_deref().unwrap_or(b_dir))?;
-    args.precheck()?;
-    let spec = args.spec()?;
-    let on = args.match_on()?;
-    let a = crate::report::load_run(a_dir)
-        .with_context(|| format!("cannot read the baseline run {}", a_dir.display()))?;
-    let b = crate::report::load_run(b_dir)
-        .with_context(|| format!("cannot read the run {}", b_dir.display()))?;
-    let (a, b) = (a.analysis, b.analysis);
-    let cmp = crate::compare::compare(&a, &b, &on);
-    if cmp.cells.is_empty() {
-        return Err(crate::error::InputError::new(
-            b_dir,
-            format!(
-                "no cell of this run matches a cell of {} on {}; choose other fields with --match",
-                a_dir.display(),
-                on.0.join(",")
-            ),
-        )
-        .into());
-    }
-    let results = gates::evaluate(&spec, &b.cells, Some(&cmp))?;
-    let out = out.unwrap_or_else(|| b_dir.to_path_buf());
-    let links = gates::write_comparison(&out, a_dir, b_dir, &b.cells, &cmp, &results)?;
-    gates::print_comparison(&cmp);
-    outln!(
-        "wrote compare.html, compare.csv, compare-flips.csv, compare-confusion.csv and compare.md to {}",
-        out.display()
-    );
-    gates::finish(args, &b.cells, Some((&cmp, &links)), &results)
 }
 
 /// The cells' table on the terminal ([`crate::report::terminal`]), each line through the redactor.

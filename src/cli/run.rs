@@ -1,4 +1,5 @@
-//! `toolpick run`: its flags (the experiment file's values, overridden by flags) and the command.
+//! `toolpick run`: its flags (the experiment file's values, overridden by flags) and the command,
+//! which ends through the pipeline ([`super::pipeline`]) once the runner has written the last record.
 
 use super::{InputArgs, gates, print_cells, runtime};
 use crate::layout::LayoutKind;
@@ -513,11 +514,16 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
         meta,
         ExecOptions { retry_errors: args.retry_errors, quiet: args.quiet, shard },
     ))?;
-    if let Some(judge) = &judge {
-        super::judge::judge_run(&dir, judge, judge_cache, args.retry_errors, &rt)?;
-    }
-    let data = crate::report::render_locked(&dir, &outcome.lock)?;
-    drop(outcome.lock);
+    // The runner is done with its last record; the rest is the pipeline's, under the same lock.
+    let judging = judge.as_ref().map(|config| super::pipeline::Judging {
+        config,
+        cache: judge_cache,
+        retry_errors: args.retry_errors,
+        runtime: &rt,
+    });
+    let holder = super::pipeline::Holder::Writer(outcome.lock);
+    let finished = super::pipeline::finish(&dir, holder, judging, &args.follow, checked)?;
+    let data = &finished.data;
     point_latest(&out, &run_id)?;
     outln!(
         "{} trials run, {} already done, {} cells, {:.2} s → {}",
@@ -539,7 +545,7 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
     }
     print_cells(&data.analysis.cells);
     outln!("open {} in a browser for the drill-down", dir.join("report.html").display());
-    gates::conclude(&args.follow, checked, &dir, data)
+    finished.conclude()
 }
 
 #[cfg(test)]

@@ -458,9 +458,9 @@ impl Session {
                     .collect();
             }
         }
-        eprintln!(
-            "note: the server kept announcing tool list changes; using its list after {MAX_LISTS} reads"
-        );
+        crate::messages::note(format_args!(
+            "the server kept announcing tool list changes; using its list after {MAX_LISTS} reads"
+        ));
         tools
             .iter()
             .map(|t| serde_json::to_value(t).context("cannot read a tools/list entry"))

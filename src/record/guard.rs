@@ -101,11 +101,11 @@ impl DirLock {
                 .into());
             }
             if !said {
-                eprintln!(
-                    "note: another toolpick process is writing the reports of {}; waiting for it (at most {} s)",
+                crate::messages::note(format_args!(
+                    "another toolpick process is writing the reports of {}; waiting for it (at most {} s)",
                     dir.display(),
                     patience.as_secs_f64()
-                );
+                ));
                 said = true;
             }
             std::thread::sleep(Duration::from_millis(50));
@@ -338,11 +338,11 @@ pub fn remove_stale(dir: &Path) -> Result<Vec<PathBuf>> {
         }
     }
     if !removed.is_empty() {
-        eprintln!(
-            "note: removed {} temporary file(s) left in {} by an interrupted toolpick process",
+        crate::messages::note(format_args!(
+            "removed {} temporary file(s) left in {} by an interrupted toolpick process",
             removed.len(),
             dir.display()
-        );
+        ));
     }
     Ok(removed)
 }

@@ -204,11 +204,11 @@ pub fn read(dir: &Path) -> Result<Vec<Judgement>> {
             Ok(j) => j,
             // The piece after the last newline: a line whose writer was killed.
             Err(_) if i + 1 == lines.len() => {
-                eprintln!(
-                    "warning: {}:{}: the last judgement is incomplete (a judge pass was killed while writing it); skipped",
+                crate::messages::warning(format_args!(
+                    "{}:{}: the last judgement is incomplete (a judge pass was killed while writing it); skipped",
                     path.display(),
                     i + 1
-                );
+                ));
                 continue;
             }
             Err(e) => {

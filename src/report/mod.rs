@@ -554,11 +554,11 @@ fn in_matrix_order<T>(
             let trials_path = dir.join("trials.jsonl");
             let done =
                 crate::record::store::compact_run(dir, |_, matrix_index| Some(matrix_index))?;
-            eprintln!(
-                "note: {} was left uncompacted by an interrupted run; compacted it into matrix order ({} trials)",
+            crate::messages::note(format_args!(
+                "{} was left uncompacted by an interrupted run; compacted it into matrix order ({} trials)",
                 trials_path.display(),
                 done.trials
-            );
+            ));
             read(true)
         }
         other => other,
@@ -566,23 +566,24 @@ fn in_matrix_order<T>(
 }
 
 /// Lock `dir` for a report ([`DirLock::for_report`]: waits for another report or merge of it, not for
-/// a run in progress); says so when a writer holds it and the trials are read as they are.
-fn lock_for_report(dir: &Path) -> Result<DirLock> {
+/// a run in progress); says so when a writer holds it and the trials are read as they are. Refuses a
+/// directory without a trial file first, naming what to pass.
+pub fn lock_for_report(dir: &Path) -> Result<DirLock> {
+    trials_file(dir)?;
     let lock = DirLock::for_report(dir)?;
     if !lock.held() {
-        eprintln!(
-            "note: another toolpick process is writing {} (a run in progress?); reading its trials as they are, without compacting them or removing leftovers",
+        crate::messages::note(format_args!(
+            "another toolpick process is writing {} (a run in progress?); reading its trials as they are, without compacting them or removing leftovers",
             dir.display()
-        );
+        ));
     }
     Ok(lock)
 }
 
 /// Load and score a run directory. It writes nothing, except that trials a kill left uncompacted are
 /// compacted first (as `report` does), so every reader sees them in matrix order. The drill-down
-/// sample has no transcripts (only [`render_run`] reads `transcripts.jsonl`, for the HTML page).
+/// sample has no transcripts (only [`render_locked`] reads `transcripts.jsonl`, for the HTML page).
 pub fn load_run(dir: &Path) -> Result<ReportData> {
-    trials_file(dir)?;
     let lock = lock_for_report(dir)?;
     let data = in_matrix_order(dir, &lock, |check| load_with(dir, &mut [], check, false));
     phases::report();
@@ -591,54 +592,48 @@ pub fn load_run(dir: &Path) -> Result<ReportData> {
 
 pub use crate::files::write_atomic;
 
-/// Score a run directory and (re)write every report file in it. Takes the directory lock, removes
-/// temporary files of killed processes and compacts trials a kill left uncompacted, so a report after a
-/// kill at any point writes what an uninterrupted run would have.
+/// Score a run directory and (re)write every report file in it, with nothing added between the
+/// analysis and the files (the command line's pipeline, `cli::pipeline`, adds the history point).
+/// Takes the directory lock ([`lock_for_report`]), removes temporary files of killed processes and
+/// compacts trials a kill left uncompacted, so a report after a kill at any point writes what an
+/// uninterrupted run would have.
 pub fn render_run(dir: &Path) -> Result<ReportData> {
-    trials_file(dir)?;
     let lock = lock_for_report(dir)?;
     if lock.held() {
         crate::record::guard::remove_stale(dir)?;
     }
-    render_locked(dir, &lock)
+    render_locked(dir, &lock, &mut |_| Ok(()))
 }
 
-/// [`render_run`], with `first` run while the directory's lock is held and before the report is
-/// rendered (judging a finished run writes `judgements.jsonl` there). Refused while another process
-/// writes the run; waits, as a report does, for another report of it. While `first` runs the lock is
-/// marked as a writer's, so a report beside a long judge pass reads the run as it is instead of waiting.
-pub fn render_run_after(dir: &Path, first: impl FnOnce() -> Result<()>) -> Result<ReportData> {
-    trials_file(dir)?;
-    let lock = DirLock::for_report(dir)?;
-    if !lock.held() {
-        return Err(crate::error::InputError::new(
-            dir,
-            "another toolpick process is writing this run; try again when it is done",
-        )
-        .into());
-    }
-    crate::record::guard::remove_stale(dir)?;
-    lock.mark_writing()?;
-    first()?;
-    render_locked(dir, &lock)
-}
-
-/// [`render_run`] for a caller that holds the directory lock already (`run`, `merge`) and has removed
-/// the leftovers. The holder stops being a writer of records here: reports of the run now wait for
-/// these reports instead of reading beside them.
-pub fn render_locked(dir: &Path, lock: &DirLock) -> Result<ReportData> {
+/// Score the run in `dir` and (re)write every report file, for a caller holding the directory's
+/// lock (`lock`, from [`lock_for_report`], a run or a merge) who has removed the leftovers. The trials
+/// are read and analysed once; `before_render` then sees the data before any aggregate is rendered
+/// (the pipeline evaluates the gates and adds this run's history point there, so the page's trend
+/// includes it without a second pass); an error from it leaves the previous reports in place. The
+/// holder stops being a writer of records here: reports of the run now wait for these reports
+/// instead of reading beside them.
+pub fn render_locked(
+    dir: &Path,
+    lock: &DirLock,
+    before_render: &mut dyn FnMut(&mut ReportData) -> Result<()>,
+) -> Result<ReportData> {
     lock.writing_done();
-    let data = in_matrix_order(dir, lock, |check| render_once(dir, check));
+    let data = in_matrix_order(dir, lock, |check| render_once(dir, check, before_render));
     phases::report();
     data
 }
 
 /// Render every report file under a temporary name, then rename them all into place. On failure no
 /// temporary file is left.
-fn render_once(dir: &Path, check_order: bool) -> Result<ReportData> {
+fn render_once(
+    dir: &Path,
+    check_order: bool,
+    before_render: &mut dyn FnMut(&mut ReportData) -> Result<()>,
+) -> Result<ReportData> {
     let (mut sinks, mut files) = sinks(dir)?;
     let result = (|| -> Result<ReportData> {
-        let data = load_with(dir, &mut sinks, check_order, true)?;
+        let mut data = load_with(dir, &mut sinks, check_order, true)?;
+        before_render(&mut data)?;
         for (s, name) in sinks.drain(..).zip(SINK_FINISH) {
             phases::time(name, || s.finish(&data))?;
         }
@@ -675,20 +670,6 @@ fn render_once(dir: &Path, check_order: bool) -> Result<ReportData> {
             Err(e)
         }
     }
-}
-
-/// Rewrite the aggregate report files (not the per-trial ones) from data already analyzed, each
-/// atomically: after `--history` recorded the run, its page's trend includes it; nothing is read or
-/// computed again.
-pub fn rewrite_aggregates(dir: &Path, data: &ReportData) -> Result<()> {
-    let rendered = exporters()
-        .into_iter()
-        .map(|e| Ok((e.file_name(), e.render(data)?)))
-        .collect::<Result<Vec<_>>>()?;
-    for (name, bytes) in rendered {
-        write_atomic(&dir.join(name), &bytes)?;
-    }
-    Ok(())
 }
 
 /// A mean with `decimals` decimals, or "n/a" when undefined (no scored trial): for people's pages.

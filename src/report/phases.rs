@@ -116,6 +116,9 @@ pub fn report() {
     }
     let mut totals = TOTALS.lock().unwrap_or_else(|e| e.into_inner());
     for (name, nanos) in totals.drain(..) {
-        eprintln!("phase {name} {:.3}", nanos.into_inner() as f64 / 1e9);
+        crate::messages::err_line(format_args!(
+            "phase {name} {:.3}",
+            nanos.into_inner() as f64 / 1e9
+        ));
     }
 }

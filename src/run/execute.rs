@@ -273,11 +273,11 @@ pub async fn execute(
     let trials_path = dir.join(crate::record::TRIALS);
     let existing = store::scan(&trials_path)?;
     if existing.discarded > 0 {
-        eprintln!(
-            "note: discarded a torn last record ({} bytes) in {}; that trial runs again",
+        crate::messages::note(format_args!(
+            "discarded a torn last record ({} bytes) in {}; that trial runs again",
             existing.discarded,
             trials_path.display()
-        );
+        ));
     }
     // A torn transcript line belongs to a trial without a record, which runs again.
     let transcripts_path = dir.join(transcripts::FILE);

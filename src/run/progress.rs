@@ -2,7 +2,6 @@
 //! periodic log lines otherwise (CI logs), and nothing at all when asked to be quiet.
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::io::IsTerminal;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -23,17 +22,21 @@ pub struct Progress {
     /// A line for live servers' progress notifications, added when the first arrives.
     live: Mutex<Option<ProgressBar>>,
     multi: MultiProgress,
+    /// While the bars are drawn, notes on stderr are written around them ([`crate::messages`]).
+    shown: Mutex<Option<crate::messages::BarsShown>>,
 }
 
 impl Progress {
     /// `cells`: (label, trials to run now).
     pub fn new(cells: &[(String, u64)], quiet: bool) -> Progress {
-        let tty = std::io::stderr().is_terminal() && std::env::var_os("CI").is_none();
-        let multi = MultiProgress::with_draw_target(if tty && !quiet {
+        let tty = crate::messages::stderr_is_terminal() && std::env::var_os("CI").is_none();
+        let drawn = tty && !quiet;
+        let multi = MultiProgress::with_draw_target(if drawn {
             ProgressDrawTarget::stderr()
         } else {
             ProgressDrawTarget::hidden()
         });
+        let shown = Mutex::new(drawn.then(|| crate::messages::show_bars(&multi)));
         let style = ProgressStyle::with_template(
             "{prefix:<40} {bar:28} {pos:>6}/{len:<6} eta {eta:>4} {msg}",
         )
@@ -60,6 +63,7 @@ impl Progress {
             started: Instant::now(),
             live: Mutex::new(None),
             multi,
+            shown,
         }
     }
 
@@ -132,11 +136,11 @@ impl Progress {
         let scored = done_all - errors_all;
         let rate = if scored == 0 { 0.0 } else { 100.0 * passed_all as f64 / scored as f64 };
         let live = live_progress().map(|t| format!(", {t}")).unwrap_or_default();
-        eprintln!(
+        crate::messages::err_line(format_args!(
             "progress: {done_all}/{} trials, pass {rate:.1}%, errors {errors_all}, retries {retries}, {:.1}s{live}",
             self.total,
             self.started.elapsed().as_secs_f64()
-        );
+        ));
     }
 
     pub fn finish(&self) {
@@ -146,6 +150,7 @@ impl Progress {
         if let Some(b) = self.live.lock().expect("progress lock").as_ref() {
             b.finish();
         }
+        self.shown.lock().expect("progress lock").take();
     }
 }
 

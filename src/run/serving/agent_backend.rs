@@ -203,7 +203,7 @@ impl McpAgentBackend {
         let stop = link.stop.clone();
         tokio::spawn(async move {
             if let Err(e) = crate::mcp::serve::serve_http(listener, served, stop).await {
-                eprintln!("warning: the MCP server for an agent failed: {e:#}");
+                crate::messages::warning(format_args!("the MCP server for an agent failed: {e:#}"));
             }
         });
         Ok(link)

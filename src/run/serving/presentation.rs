@@ -14,7 +14,6 @@ use crate::mcp::serve::{Answer, BoxFuture, Served};
 use crate::protocol::{FunctionDef, Message, ToolCall};
 use crate::run::{Prepared, RunConfig, prepare};
 use anyhow::Result;
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -159,10 +158,9 @@ impl Presentation {
             let line = serde_json::to_vec(&outcome.record).unwrap_or_default();
             if let Err(e) = file.append(&crate::redact::global().redact_bytes(&line)) {
                 // The client still gets its answer; the lost line is said, not swallowed.
-                let _ = writeln!(
-                    std::io::stderr(),
+                crate::messages::err_line(format_args!(
                     "toolpick mcp serve: warning: {e:#}; this call is not recorded"
-                );
+                ));
             }
         }
         let is_error = crate::agent::backends::is_layout_error(&outcome.content);
@@ -197,8 +195,9 @@ impl Served for Presentation {
 
     fn client(&self, name: &str, version: &str) {
         *self.client.lock().expect("client") = format!("{name} {version}").trim().to_string();
-        // Not eprintln!: a closed stderr must not take the session down.
-        let _ =
-            writeln!(std::io::stderr(), "toolpick mcp serve: client {name} {version} connected");
+        // Through the messages channel: a closed stderr must not take the session down.
+        crate::messages::err_line(format_args!(
+            "toolpick mcp serve: client {name} {version} connected"
+        ));
     }
 }

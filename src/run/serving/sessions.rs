@@ -38,7 +38,6 @@ use crate::run::{Prepared, RunConfig};
 use anyhow::{Result, anyhow};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -161,10 +160,9 @@ impl SessionLog {
     /// Append a line; a failed write is said on stderr (the client still gets its answer).
     fn line(&self, value: &Value) {
         if let Err(e) = self.lines.append(&redacted(value)) {
-            let _ = writeln!(
-                std::io::stderr(),
+            crate::messages::err_line(format_args!(
                 "toolpick mcp serve: warning: {e:#}; this line is not recorded"
-            );
+            ));
         }
     }
 
@@ -261,11 +259,10 @@ impl SessionPool {
         *self.opened.lock().expect("sessions") += 1;
         let presentation =
             Presentation::of(self.prepared.clone(), Some(t), None).map_err(|e| format!("{e:#}"))?;
-        let _ = writeln!(
-            std::io::stderr(),
+        crate::messages::err_line(format_args!(
             "toolpick mcp serve: session {session} ({client}) plays task {}",
             tasks[t].id
-        );
+        ));
         Ok(Arc::new(LoggedSession { presentation, log: self.log.clone(), session }))
     }
 }
@@ -363,11 +360,11 @@ impl Sessions {
                     } else {
                         why.as_str()
                     };
-                    eprintln!(
-                        "warning: {}:{}: {what}; the line is skipped",
+                    crate::messages::warning(format_args!(
+                        "{}:{}: {what}; the line is skipped",
                         path.display(),
                         ln + 1
-                    );
+                    ));
                 }
             }
         }
