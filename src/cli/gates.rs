@@ -10,7 +10,7 @@
 use super::preflight;
 use crate::analysis::cells::CellSummary;
 use crate::analysis::verdict::GateResult;
-use crate::compare::render::Links;
+use crate::compare::links::Links;
 use crate::compare::{Comparison, MatchOn};
 use crate::error::InputError;
 use crate::gate::{GateSpec, Scope};

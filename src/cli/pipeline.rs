@@ -13,7 +13,7 @@
 use super::gates::{self, FollowUp, Prechecked};
 use crate::analysis::verdict::GateResult;
 use crate::compare::Comparison;
-use crate::compare::render::Links;
+use crate::compare::links::Links;
 use crate::error::{GateFailed, InputError};
 use crate::judge::JudgeConfig;
 use crate::record::guard::DirLock;

@@ -13,6 +13,8 @@
 //! per cell, and runs with different task subsets (`run.json`'s `config.subset`) are flagged, so a subset
 //! run never compares silently with a full one. This module computes; [`render`] draws.
 
+pub mod confusion;
+pub mod links;
 pub mod render;
 
 use crate::analysis::RunAnalysis;
@@ -21,7 +23,7 @@ use crate::analysis::rows::ScoreRows;
 use crate::record::stable_hash;
 use crate::score::stats::{NoiseFloor, PairedTest, holm, paired_test};
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 /// Significance level for `--significant-only` gates and for marking a regression in the comparison
 /// (applied to Holm-adjusted p-values).
@@ -242,88 +244,7 @@ pub struct Comparison {
     pub judged_b: Vec<String>,
     /// Confusions between tools whose count changed, per matched cell: the pairs that got worse
     /// (more calls taken) first, then those that got better.
-    pub confusion_changes: Vec<ConfusionChange>,
-}
-
-/// One confusion pair (expected tool → tool called instead) in a matched cell of both runs.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct ConfusionChange {
-    /// The cell key over the matched fields.
-    pub key: String,
-    pub expected: String,
-    pub called: String,
-    pub a_count: u64,
-    pub b_count: u64,
-    /// Calls expected of `expected` in the cell, in each run.
-    pub a_total: u64,
-    pub b_total: u64,
-}
-
-impl ConfusionChange {
-    /// B's count minus A's: positive when the confusion grew (worse).
-    pub fn delta(&self) -> i64 {
-        self.b_count as i64 - self.a_count as i64
-    }
-}
-
-/// The confusion pairs between tools that changed from A to B in the matched cells.
-fn confusion_changes(
-    a: &RunAnalysis,
-    b: &RunAnalysis,
-    cells: &[CellComparison],
-) -> Vec<ConfusionChange> {
-    use crate::analysis::confusion::is_tool;
-    /// Per cell: the count of each confusion between tools, and the calls expected of each tool.
-    #[derive(Default)]
-    struct Cell {
-        pairs: BTreeMap<(String, String), u64>,
-        totals: BTreeMap<String, u64>,
-    }
-    let per_cell = |data: &RunAnalysis| -> BTreeMap<String, Cell> {
-        let mut out: BTreeMap<String, Cell> = BTreeMap::new();
-        for e in &data.confusion {
-            let cell = out.entry(e.cell.clone()).or_default();
-            cell.totals.insert(e.expected.clone(), e.row_total);
-            if !e.correct() && is_tool(&e.called) {
-                cell.pairs.insert((e.expected.clone(), e.called.clone()), e.count);
-            }
-        }
-        out
-    };
-    let (ma, mb) = (per_cell(a), per_cell(b));
-    let empty = Cell::default();
-    let mut out = Vec::new();
-    for c in cells {
-        let (ca, cb) = (ma.get(&c.a_cell).unwrap_or(&empty), mb.get(&c.b_cell).unwrap_or(&empty));
-        let pairs: BTreeSet<&(String, String)> = ca.pairs.keys().chain(cb.pairs.keys()).collect();
-        for pair in pairs {
-            let (a_count, b_count) = (
-                ca.pairs.get(pair).copied().unwrap_or(0),
-                cb.pairs.get(pair).copied().unwrap_or(0),
-            );
-            if a_count != b_count {
-                let (a_total, b_total) = (
-                    ca.totals.get(&pair.0).copied().unwrap_or(0),
-                    cb.totals.get(&pair.0).copied().unwrap_or(0),
-                );
-                out.push(ConfusionChange {
-                    key: c.key.clone(),
-                    expected: pair.0.clone(),
-                    called: pair.1.clone(),
-                    a_count,
-                    b_count,
-                    a_total,
-                    b_total,
-                });
-            }
-        }
-    }
-    out.sort_by(|x, y| {
-        y.delta()
-            .cmp(&x.delta())
-            .then_with(|| (&x.key, &x.expected, &x.called).cmp(&(&y.key, &y.expected, &y.called)))
-    });
-    out
+    pub confusion_changes: Vec<confusion::ConfusionChange>,
 }
 
 /// The judges and prompt sets a run's cells were judged with, as `judge (prompts digest)`, sorted.
@@ -503,7 +424,7 @@ pub fn compare(a: &RunAnalysis, b: &RunAnalysis, on: &MatchOn) -> Comparison {
     let overall = pool(&cells);
     adjust(&mut cells, |c| &mut c.pass);
     adjust(&mut cells, |c| &mut c.selection);
-    let confusion_changes = confusion_changes(a, b, &cells);
+    let confusion_changes = confusion::changes(a, b, &cells);
     Comparison {
         cells,
         overall,
