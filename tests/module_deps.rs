@@ -79,12 +79,14 @@ const LAYERS: &[(&str, &[&str])] = &[
         ],
     ),
     ("mock", &["agent", "layout", "dataset", "protocol", "redact"]),
+    // `record`: the pipeline (`cli/pipeline.rs`) holds the run directory's lock
+    // (`record::guard::DirLock`) from the runner's last record to the gates.
     (
         "cli",
         &[
             "run", "analysis", "report", "compare", "gate", "mock", "mcp", "judge", "agent",
             "layout", "catalog", "dataset", "lint", "error", "redact", "rules", "files",
-            "messages",
+            "messages", "record",
         ],
     ),
 ];

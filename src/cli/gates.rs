@@ -21,7 +21,7 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-#[derive(Args, Debug, Clone, Default)]
+#[derive(Args, Debug, Clone)]
 pub struct GateArgs {
     /// Gate: fail (exit 100) when pass@1 of a gated cell — over its tasks that need a call (single,
     /// multi, parallel), the headline figure — is below this percentage (0–100).
@@ -58,6 +58,24 @@ pub struct GateArgs {
     /// "$GITHUB_STEP_SUMMARY".
     #[arg(long, value_name = "FILE")]
     pub step_summary: Option<PathBuf>,
+}
+
+/// No gate flag given (as clap fills them: the scope is `cell`), for a command that has none
+/// (`mcp collect`) and still ends through the pipeline.
+impl Default for GateArgs {
+    fn default() -> GateArgs {
+        GateArgs {
+            min_pass_rate: None,
+            min_selection_accuracy: None,
+            max_drop: None,
+            max_excluded: None,
+            significant_only: false,
+            gate_scope: "cell".into(),
+            gate_cells: None,
+            match_on: None,
+            step_summary: None,
+        }
+    }
 }
 
 #[derive(Args, Debug, Clone, Default)]
@@ -502,5 +520,28 @@ pub fn print_comparison(cmp: &Comparison) {
             c.pass.p_value,
             c.flips.len()
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    /// The gate flags alone, as a command line.
+    #[derive(Parser)]
+    struct Flags {
+        #[command(flatten)]
+        follow: FollowUp,
+    }
+
+    #[test]
+    fn the_default_follow_up_is_a_command_line_without_gate_flags() {
+        // `mcp collect` ends through the pipeline with `FollowUp::default()`: it must mean what no
+        // flag means, and pass the checks the flags pass.
+        let parsed = Flags::parse_from(["toolpick"]).follow;
+        let default = FollowUp::default();
+        assert_eq!(format!("{default:?}"), format!("{parsed:?}"));
+        default.precheck().expect("no flag given is a valid follow-up");
     }
 }
