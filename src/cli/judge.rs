@@ -79,7 +79,7 @@ pub fn judge_run(
 ) -> Result<()> {
     let cache = cache.map(|c| Arc::new(crate::agent::cache::Cache::new(c)));
     let started = std::time::Instant::now();
-    let o = rt.block_on(crate::judge::judge_run(dir, config, cache, retry_errors))?;
+    let o = rt.block_on(crate::judge::pass::judge_run(dir, config, cache, retry_errors))?;
     outln!(
         "judged {} trials with {} ({} kept from before, {} not asked: empty or given-up answers), {} judge errors, judge tokens {} prompt / {} completion{}, {:.2} s",
         o.judged,
