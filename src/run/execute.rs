@@ -218,7 +218,7 @@ pub struct RunOutcome {
 }
 
 /// Execute (or resume) the run in `dir` and compact the trials into matrix order. The run ends with
-/// its last record and `run.json`; the reports are the caller's (`report::render_locked` under the
+/// its last record and `run.json`; the reports are the caller's (the command line's pipeline, under the
 /// returned lock).
 pub async fn execute(
     prepared: Prepared,

@@ -10,7 +10,7 @@
 //!
 //! Generation appends trial records to `trials.jsonl` as episodes finish (one writer, flushed per
 //! record); everything after that — scores, summary, reports — is a pure function of those records
-//! (`report::render_run`, called by the command layer). Rerunning into the same run directory resumes: finished trials are
+//! (`report::render_locked`, called by the command line's pipeline, `cli::pipeline`). Rerunning into the same run directory resumes: finished trials are
 //! skipped, infrastructure errors are kept unless `--retry-errors`, and the file is compacted into
 //! matrix order at the end, so a resumed run ends byte-identical to an uninterrupted one. The run holds
 //! the directory lock throughout and first removes what killed processes left ([`guard`]).
