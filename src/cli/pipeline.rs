@@ -14,7 +14,7 @@ use super::gates::{self, FollowUp, Prechecked};
 use crate::analysis::verdict::GateResult;
 use crate::compare::Comparison;
 use crate::compare::links::Links;
-use crate::error::{GateFailed, InputError};
+use crate::error::GateFailed;
 use crate::judge::JudgeConfig;
 use crate::record::guard::DirLock;
 use crate::report::ReportData;
@@ -118,17 +118,13 @@ pub fn finish(
 }
 
 /// The lock of a run `report` renders: with a judge (which writes the run) only when no other
-/// process writes it; without, as any report ([`crate::report::lock_for_report`]). Leftovers of
-/// killed processes are removed when the lock is held.
+/// process writes it ([`crate::report::lock_for_rewrite`]); without, as any report
+/// ([`crate::report::lock_for_report`]), removing leftovers of killed processes when it is held.
 fn lock_for_report(dir: &Path, judges: bool) -> Result<DirLock> {
-    let lock = crate::report::lock_for_report(dir)?;
-    if judges && !lock.held() {
-        return Err(InputError::new(
-            dir,
-            "another toolpick process is writing this run; try again when it is done",
-        )
-        .into());
+    if judges {
+        return crate::report::lock_for_rewrite(dir);
     }
+    let lock = crate::report::lock_for_report(dir)?;
     if lock.held() {
         crate::record::guard::remove_stale(dir)?;
     }

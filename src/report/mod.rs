@@ -580,6 +580,23 @@ pub fn lock_for_report(dir: &Path) -> Result<DirLock> {
     Ok(lock)
 }
 
+/// Lock `dir` for a report that also writes the run's records first (`report --judge` writes
+/// `judgements.jsonl`): refused while another process writes the run, waiting (as a report does) for
+/// another report of it; leftovers of killed processes are removed.
+pub fn lock_for_rewrite(dir: &Path) -> Result<DirLock> {
+    trials_file(dir)?;
+    let lock = DirLock::for_report(dir)?;
+    if !lock.held() {
+        return Err(crate::error::InputError::new(
+            dir,
+            "another toolpick process is writing this run; try again when it is done",
+        )
+        .into());
+    }
+    crate::record::guard::remove_stale(dir)?;
+    Ok(lock)
+}
+
 /// Load and score a run directory. It writes nothing, except that trials a kill left uncompacted are
 /// compacted first (as `report` does), so every reader sees them in matrix order. The drill-down
 /// sample has no transcripts (only [`render_locked`] reads `transcripts.jsonl`, for the HTML page).
