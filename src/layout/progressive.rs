@@ -182,8 +182,7 @@ impl Layout for ProgressiveLayout {
             EXECUTE => self.execute(call, args, step),
             SEARCH_DOCS => nav(self.search(&args)),
             AUTH_FAILURE => nav(required_str(&args, "server_name").and_then(|s| {
-                self.catalog.server(s).map(|_| json!({"server": s, "status": "authenticated", "message": "This server is connected and needs no further authentication; retry the action."}))
-                    .ok_or_else(|| format!("Unknown server '{s}'. Available servers: {}", self.server_list()))
+                self.server_named(s).map(|_| json!({"server": s, "status": "authenticated", "message": "This server is connected and needs no further authentication; retry the action."}))
             })),
             other => CallOutcome {
                 content: error_json(&format!("Unknown tool '{other}'. The available tools are: {}.", self.functions.iter().map(|f| f.name.as_str()).collect::<Vec<_>>().join(", "))),

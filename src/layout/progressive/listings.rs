@@ -80,21 +80,8 @@ impl ProgressiveLayout {
 
     pub(super) fn discover_oss(&self, args: &Map<String, Value>) -> Result<Value, String> {
         let query = args.get("user_query").and_then(Value::as_str).unwrap_or_default();
-        let names = string_list(args, "server_names")?;
-        if names.is_empty() {
-            return Err(format!(
-                "server_names is empty. Available servers: {}",
-                self.server_list()
-            ));
-        }
         let mut out = Vec::new();
-        for name in names {
-            let Some(server) = self.catalog.server(&name) else {
-                return Err(format!(
-                    "Unknown server '{name}'. Available servers: {}",
-                    self.server_list()
-                ));
-            };
+        for server in self.named_servers(args)? {
             let actions: Vec<&str> =
                 self.rank_actions(server, query).into_iter().map(|t| t.name.as_str()).collect();
             out.push(json!({"server": server.name, "actions": actions}));
@@ -103,21 +90,8 @@ impl ProgressiveLayout {
     }
 
     pub(super) fn discover(&self, args: &Map<String, Value>) -> Result<Value, String> {
-        let names = string_list(args, "server_names")?;
-        if names.is_empty() {
-            return Err(format!(
-                "server_names is empty. Available servers: {}",
-                self.server_list()
-            ));
-        }
         let mut servers = Vec::new();
-        for name in names {
-            let Some(server) = self.catalog.server(&name) else {
-                return Err(format!(
-                    "Unknown server '{name}'. Available servers: {}",
-                    self.server_list()
-                ));
-            };
+        for server in self.named_servers(args)? {
             let mode = self.rule.mode(server.tool_count());
             let categories: Vec<Value> = server
                 .categories
@@ -168,12 +142,7 @@ impl ProgressiveLayout {
                     as usize
             }
         };
-        let Some(server) = self.catalog.server(server_name) else {
-            return Err(format!(
-                "Unknown server '{server_name}'. Available servers: {}",
-                self.server_list()
-            ));
-        };
+        let server = self.server_named(server_name)?;
         let entries: Vec<(&Category, &Tool)> =
             server.categories.iter().flat_map(|c| c.tools.iter().map(move |t| (c, t))).collect();
         let docs: Vec<Vec<String>> = entries

@@ -14,9 +14,6 @@ use serde_json::{Value, json};
 
 /// The open-source Strata's five meta-tools.
 pub(super) fn meta_tools_oss(catalog: &Catalog) -> Vec<FunctionDef> {
-    let servers: Vec<Value> = catalog.servers.iter().map(|s| json!(s.name)).collect();
-    let server_lines: Vec<String> =
-        catalog.servers.iter().map(|s| format!("- {}: {}", s.name, s.description)).collect();
     let mut tools = meta_tools(catalog);
     tools.retain(|f| f.name != DISCOVER && f.name != CATEGORY_ACTIONS);
     for f in &mut tools {
@@ -39,17 +36,14 @@ pub(super) fn meta_tools_oss(catalog: &Catalog) -> Vec<FunctionDef> {
     }
     tools.insert(
         0,
-        FunctionDef {
-            name: DISCOVER_OSS.into(),
-            description: format!(
-                "Find the actions of the given servers that fit the user's request: returns up to {OSS_TOP_ACTIONS} action names per server, best first. Available servers:\n{}",
-                server_lines.join("\n")
+        discovery_tool(
+            catalog,
+            DISCOVER_OSS,
+            &format!(
+                "Find the actions of the given servers that fit the user's request: returns up to {OSS_TOP_ACTIONS} action names per server, best first."
             ),
-            parameters: json!({"type": "object", "properties": {
-                "user_query": {"type": "string", "description": "The user's request, in their words."},
-                "server_names": {"type": "array", "items": {"type": "string", "enum": servers}, "description": "Servers to search."}
-            }, "required": ["user_query", "server_names"]}),
-        },
+            "Servers to search.",
+        ),
     );
     tools
 }
@@ -57,21 +51,13 @@ pub(super) fn meta_tools_oss(catalog: &Catalog) -> Vec<FunctionDef> {
 /// The six meta-tools. Their text is fixed (not varied by description variant); the server list in the
 /// discovery tool comes from the catalog.
 pub(super) fn meta_tools(catalog: &Catalog) -> Vec<FunctionDef> {
-    let servers: Vec<Value> = catalog.servers.iter().map(|s| json!(s.name)).collect();
-    let server_lines: Vec<String> =
-        catalog.servers.iter().map(|s| format!("- {}: {}", s.name, s.description)).collect();
     vec![
-        FunctionDef {
-            name: DISCOVER.into(),
-            description: format!(
-                "Discover what the given servers can do. Start here for every request: pass the user's request and the servers that may serve it. Returns each server's categories; small servers also list their actions (or full details). Available servers:\n{}",
-                server_lines.join("\n")
-            ),
-            parameters: json!({"type": "object", "properties": {
-                "user_query": {"type": "string", "description": "The user's request, in their words."},
-                "server_names": {"type": "array", "items": {"type": "string", "enum": servers}, "description": "Servers to explore."}
-            }, "required": ["user_query", "server_names"]}),
-        },
+        discovery_tool(
+            catalog,
+            DISCOVER,
+            "Discover what the given servers can do. Start here for every request: pass the user's request and the servers that may serve it. Returns each server's categories; small servers also list their actions (or full details).",
+            "Servers to explore.",
+        ),
         FunctionDef {
             name: CATEGORY_ACTIONS.into(),
             description: "List the actions of one or more categories (names as returned by discover_server_categories_or_actions), with their descriptions.".into(),
@@ -120,4 +106,21 @@ pub(super) fn meta_tools(catalog: &Catalog) -> Vec<FunctionDef> {
             }, "required": ["server_name", "intention"]}),
         },
     ]
+}
+
+/// The discovery meta-tool of either variant: `purpose`, then the catalog's servers one per line as
+/// `- name: description` (the list an agent — and the lexical baseline — reads the servers from),
+/// taking the user's request and the servers to look at (`servers_are` says what they are for).
+fn discovery_tool(catalog: &Catalog, name: &str, purpose: &str, servers_are: &str) -> FunctionDef {
+    let servers: Vec<Value> = catalog.servers.iter().map(|s| json!(s.name)).collect();
+    let server_lines: Vec<String> =
+        catalog.servers.iter().map(|s| format!("- {}: {}", s.name, s.description)).collect();
+    FunctionDef {
+        name: name.into(),
+        description: format!("{purpose} Available servers:\n{}", server_lines.join("\n")),
+        parameters: json!({"type": "object", "properties": {
+            "user_query": {"type": "string", "description": "The user's request, in their words."},
+            "server_names": {"type": "array", "items": {"type": "string", "enum": servers}, "description": servers_are}
+        }, "required": ["user_query", "server_names"]}),
+    }
 }

@@ -27,15 +27,8 @@ impl ProgressiveLayout {
         }
         let server_name =
             required_str(args, "server_name").map_err(|e| (CallStatus::NavigationError, e))?;
-        let Some(server) = self.catalog.server(server_name) else {
-            return Err((
-                CallStatus::NavigationError,
-                format!(
-                    "Unknown server '{server_name}'. Available servers: {}",
-                    self.server_list()
-                ),
-            ));
-        };
+        let server =
+            self.server_named(server_name).map_err(|e| (CallStatus::NavigationError, e))?;
         for c in &server.categories {
             if let Some(t) = c.tools.iter().find(|t| t.name == action) {
                 return Ok((server, c, t));
@@ -112,6 +105,26 @@ impl ProgressiveLayout {
             ACTION_DETAILS => self.locate(args).map(|(_, _, t)| ids(t)).unwrap_or_default(),
             _ => vec![],
         }
+    }
+
+    /// The servers `server_names` names, in order; an empty list or an unknown name is an error
+    /// that lists the servers there are.
+    pub(super) fn named_servers(&self, args: &Map<String, Value>) -> Result<Vec<&Server>, String> {
+        let names = string_list(args, "server_names")?;
+        if names.is_empty() {
+            return Err(format!(
+                "server_names is empty. Available servers: {}",
+                self.server_list()
+            ));
+        }
+        names.iter().map(|name| self.server_named(name)).collect()
+    }
+
+    /// The server called `name`, or the error that lists the servers there are.
+    pub(super) fn server_named(&self, name: &str) -> Result<&Server, String> {
+        self.catalog.server(name).ok_or_else(|| {
+            format!("Unknown server '{name}'. Available servers: {}", self.server_list())
+        })
     }
 
     pub(super) fn server_list(&self) -> String {
