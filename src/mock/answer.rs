@@ -9,7 +9,7 @@
 
 use super::{DUPLICATES, Fault, MockState, authorized, echo, error, judge, sent_key, unauthorized};
 use crate::agent::{Addressing, Policy, TurnContext};
-use crate::dataset::{Kind, Task};
+use crate::dataset::{Kind, importers};
 use crate::layout::LayoutKind;
 use crate::layout::progressive::DISCOVER;
 use crate::protocol::{FunctionDef, Message, ToolCall};
@@ -79,24 +79,7 @@ pub(super) async fn answer(s: &MockState, headers: &HeaderMap, body: Value) -> R
     } else {
         LayoutKind::Flat
     };
-    let task = Task {
-        id: "mock".into(),
-        query,
-        history: vec![],
-        kind: Kind::Single,
-        expected: vec![],
-        category: String::new(),
-        tags: vec![],
-        risk: None,
-        forbidden: vec![],
-        poison: None,
-        candidates: vec![],
-        live: None,
-        must_not_call: vec![],
-        claims: vec![],
-        reference_answer: None,
-        line: 0,
-    };
+    let task = importers::task("mock".into(), query, Kind::Single, vec![], String::new(), 0);
     let addressing = Addressing::new();
     let ctx = TurnContext {
         task: &task,
