@@ -240,34 +240,72 @@ mod tests {
             "g": {"$switch": "units", "cases": {"metric": 1, "imperial": 2}}, "h": {"$switch": "limit", "cases": {"5": 1}, "default": 0}
         });
         assert_eq!(check(&ok, &schema()), vec![]);
-        assert_eq!(
-            messages(json!({"x": ["{{repo}}"]})),
-            [
-                ".x[0]: placeholder `{{repo}}` names no parameter of the tool (its parameters: repository, number, labels, filter, limit, units, since)"
-            ]
-        );
-        assert_eq!(
-            messages(json!({"x": "{{filter.state}}"})),
-            [
-                ".x: placeholder `{{filter.state}}`: `state` is not declared in the schema of parameter `filter`"
-            ]
-        );
-        assert_eq!(
-            messages(json!({"x": "{{number.0}}"})),
-            [
-                ".x: placeholder `{{number.0}}`: `0` is not declared in the schema of parameter `number`"
-            ]
-        );
-        assert_eq!(
-            messages(json!({"x": "PR {{number}}"})),
-            [
-                ".x: placeholder `{{number}}` inside text names an optional value: give a default, e.g. `{{number|…}}`"
-            ]
-        );
-        assert_eq!(
-            messages(json!({"{{x}}": 1})),
-            [".{{x}}: placeholders are substituted in string values only, not in keys (`{{x}}`)"]
-        );
+        // One problem each: the template and the message naming it.
+        let cases = [
+            (
+                json!({"x": ["{{repo}}"]}),
+                ".x[0]: placeholder `{{repo}}` names no parameter of the tool (its parameters: repository, number, labels, filter, limit, units, since)",
+            ),
+            (
+                json!({"x": "{{filter.state}}"}),
+                ".x: placeholder `{{filter.state}}`: `state` is not declared in the schema of parameter `filter`",
+            ),
+            (
+                json!({"x": "{{number.0}}"}),
+                ".x: placeholder `{{number.0}}`: `0` is not declared in the schema of parameter `number`",
+            ),
+            (
+                json!({"x": "PR {{number}}"}),
+                ".x: placeholder `{{number}}` inside text names an optional value: give a default, e.g. `{{number|…}}`",
+            ),
+            (
+                json!({"{{x}}": 1}),
+                ".{{x}}: placeholders are substituted in string values only, not in keys (`{{x}}`)",
+            ),
+            (
+                json!({"x": "{{since|{{nope}}}}"}),
+                ".x: placeholder `{{nope}}` names no parameter of the tool (its parameters: repository, number, labels, filter, limit, units, since)",
+            ),
+            (
+                json!({"x": "{{since|after {{limit}}}}"}),
+                ".x: placeholder `{{limit}}` inside text names an optional value: give a default, e.g. `{{limit|…}}`",
+            ),
+            (
+                json!({"s": {"$switch": "unit", "cases": {}}}),
+                ".s: switch on `unit` names no parameter of the tool (its parameters: repository, number, labels, filter, limit, units, since)",
+            ),
+            (
+                json!({"s": {"$switch": "units", "cases": {"kelvin": 1}, "default": 0}}),
+                ".s: the `$switch` on `units` has case `kelvin`, which is not one of its values (metric, imperial)",
+            ),
+            (
+                json!({"s": {"$switch": "units", "cases": {"metric": 1}}}),
+                ".s: the `$switch` on `units` needs a `default`: the argument may be absent or match no case",
+            ),
+            (
+                json!({"s": {"$switch": "limit", "cases": {"5": 1}}}),
+                ".s: the `$switch` on `limit` needs a `default`: the argument may be absent or match no case",
+            ),
+            (
+                json!({"s": {"$switch": "units", "case": {}}}),
+                ".s: a `$switch` object has only `$switch`, `cases`, `absent` and `default`, not `case`",
+            ),
+            (
+                json!({"s": {"$switch": "limit", "cases": {"5": 1, "6": 2}, "absent": 0}}),
+                ".s: the `$switch` on `limit` needs a `default`: the argument may be absent or match no case",
+            ),
+            (
+                json!({"s": {"$switch": "since", "absent": "{{since}}", "default": "{{nope}}"}}),
+                ".s.default: placeholder `{{nope}}` names no parameter of the tool (its parameters: repository, number, labels, filter, limit, units, since)",
+            ),
+            (
+                json!({"s": {"$switch": "units", "cases": {"metric": "{{nope}}", "imperial": 1}}}),
+                ".s.cases.metric: placeholder `{{nope}}` names no parameter of the tool (its parameters: repository, number, labels, filter, limit, units, since)",
+            ),
+        ];
+        for (template, expected) in cases {
+            assert_eq!(messages(template.clone()), [expected], "{template}");
+        }
         let bad = messages(json!({"x": "{{ not a name }}", "y": "open {{repository"}));
         assert_eq!(bad.len(), 2);
         assert!(bad[0].starts_with(".x: `{{ not a name }}` is not a placeholder"), "{}", bad[0]);
@@ -276,71 +314,6 @@ mod tests {
                 && bad[1].ends_with("mark the tool \"mockMode\": \"static\""),
             "{}",
             bad[1]
-        );
-        assert_eq!(
-            messages(json!({"x": "{{since|{{nope}}}}"})),
-            [
-                ".x: placeholder `{{nope}}` names no parameter of the tool (its parameters: repository, number, labels, filter, limit, units, since)"
-            ]
-        );
-        assert_eq!(
-            messages(json!({"x": "{{since|after {{limit}}}}"})),
-            [
-                ".x: placeholder `{{limit}}` inside text names an optional value: give a default, e.g. `{{limit|…}}`"
-            ]
-        );
-        // Switches
-        assert_eq!(
-            messages(json!({"s": {"$switch": "unit", "cases": {}}})),
-            [
-                ".s: switch on `unit` names no parameter of the tool (its parameters: repository, number, labels, filter, limit, units, since)"
-            ]
-        );
-        assert_eq!(
-            messages(json!({"s": {"$switch": "units", "cases": {"kelvin": 1}, "default": 0}})),
-            [
-                ".s: the `$switch` on `units` has case `kelvin`, which is not one of its values (metric, imperial)"
-            ]
-        );
-        assert_eq!(
-            messages(json!({"s": {"$switch": "units", "cases": {"metric": 1}}})),
-            [
-                ".s: the `$switch` on `units` needs a `default`: the argument may be absent or match no case"
-            ]
-        );
-        assert_eq!(
-            messages(json!({"s": {"$switch": "limit", "cases": {"5": 1}}})),
-            [
-                ".s: the `$switch` on `limit` needs a `default`: the argument may be absent or match no case"
-            ]
-        );
-        assert_eq!(
-            messages(json!({"s": {"$switch": "units", "case": {}}})),
-            [
-                ".s: a `$switch` object has only `$switch`, `cases`, `absent` and `default`, not `case`"
-            ]
-        );
-        assert_eq!(
-            messages(json!({"s": {"$switch": "limit", "cases": {"5": 1, "6": 2}, "absent": 0}})),
-            [
-                ".s: the `$switch` on `limit` needs a `default`: the argument may be absent or match no case"
-            ]
-        );
-        assert_eq!(
-            messages(
-                json!({"s": {"$switch": "since", "absent": "{{since}}", "default": "{{nope}}"}})
-            ),
-            [
-                ".s.default: placeholder `{{nope}}` names no parameter of the tool (its parameters: repository, number, labels, filter, limit, units, since)"
-            ]
-        );
-        assert_eq!(
-            messages(
-                json!({"s": {"$switch": "units", "cases": {"metric": "{{nope}}", "imperial": 1}}})
-            ),
-            [
-                ".s.cases.metric: placeholder `{{nope}}` names no parameter of the tool (its parameters: repository, number, labels, filter, limit, units, since)"
-            ]
         );
     }
 }
