@@ -149,7 +149,6 @@ impl LexicalBackend {
     }
 }
 
-/// What the flat lexical agent indexes for a function: name, description, parameter names.
 /// The text the baseline indexes for a function: name, description and parameter names.
 pub fn function_doc(f: &FunctionDef) -> String {
     let params: Vec<&str> = f
