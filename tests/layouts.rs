@@ -463,3 +463,58 @@ fn assembled_token_counts_equal_whole_array_counts() {
     }
     assert_eq!(tokens.count(&all), count_functions(&all));
 }
+
+#[test]
+fn unknown_or_missing_servers_are_navigation_errors_that_list_the_servers() {
+    let (_t, c) = catalog();
+    let hosted = progressive(&c, DiscoveryRule::default());
+    let oss = ProgressiveLayout::new_oss(c.clone(), Arc::new(Executor::new(&c).unwrap()));
+    // The small catalog's files are mail.json and weather.json, loaded in file-name order.
+    let unknown = "Unknown server 'nope'. Available servers: mail, weather";
+    let empty = "server_names is empty. Available servers: mail, weather";
+    let cases = [
+        (
+            &hosted,
+            "discover_server_categories_or_actions",
+            json!({"user_query": "x", "server_names": ["weather", "nope"]}),
+            unknown,
+        ),
+        (
+            &hosted,
+            "discover_server_categories_or_actions",
+            json!({"user_query": "x", "server_names": []}),
+            empty,
+        ),
+        (
+            &oss,
+            "discover_server_actions",
+            json!({"user_query": "x", "server_names": ["nope"]}),
+            unknown,
+        ),
+        (&oss, "discover_server_actions", json!({"user_query": "x", "server_names": []}), empty),
+        (
+            &hosted,
+            "search_documentation",
+            json!({"query": "forecast", "server_name": "nope"}),
+            unknown,
+        ),
+        (
+            &hosted,
+            "handle_auth_failure",
+            json!({"server_name": "nope", "intention": "get_auth_url"}),
+            unknown,
+        ),
+        (
+            &oss,
+            "get_action_details",
+            json!({"server_name": "nope", "action_name": "get_forecast"}),
+            unknown,
+        ),
+    ];
+    for (layout, tool, args, message) in cases {
+        let out = layout.call(&call(tool, args.clone()), 1);
+        assert_eq!(out.record.status, CallStatus::NavigationError, "{tool} {args}");
+        let content: Value = serde_json::from_str(&out.content).unwrap();
+        assert_eq!(content, json!({"error": message}), "{tool} {args}");
+    }
+}

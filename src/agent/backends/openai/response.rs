@@ -1,0 +1,95 @@
+//! The `openai` backend's reading of an answer: a validated chat completion turned into an
+//! [`AssistantTurn`] — tool calls with ids, usage, the finish reason, a call cut off by the token
+//! limit, calls written as text (when the model spec asks for it), and a provider's "could not parse
+//! the call" finish reason as the turn's `unparsed`.
+//!
+//! Its own file because it decides how the model's answer is scored, apart from how it was fetched.
+
+use super::OpenAiBackend;
+use super::serving_errors;
+use super::wire::complete_json;
+use crate::agent::textcalls::{cut_call, parse_text_calls};
+use crate::protocol::{AssistantTurn, Finish, ToolCall, Usage};
+use serde_json::Value;
+
+impl OpenAiBackend {
+    /// Turn a (validated) response into an assistant turn.
+    pub(super) fn turn(&self, value: &Value, turn_no: usize) -> AssistantTurn {
+        let message = &value["choices"][0]["message"];
+        let content = message["content"].as_str().map(String::from);
+        let mut tool_calls: Vec<ToolCall> = message["tool_calls"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .map(|(i, c)| ToolCall {
+                id: c["id"]
+                    .as_str()
+                    .filter(|s| !s.is_empty())
+                    .map(String::from)
+                    .unwrap_or_else(|| format!("call_{turn_no}_{i}")),
+                name: c["function"]["name"].as_str().unwrap_or_default().to_string(),
+                arguments: match &c["function"]["arguments"] {
+                    Value::String(s) => s.clone(),
+                    Value::Null => String::new(),
+                    other => other.to_string(),
+                },
+            })
+            .collect();
+        let reason = value["choices"][0]["finish_reason"].as_str();
+        let u = &value["usage"];
+        let usage = Usage {
+            prompt_tokens: u["prompt_tokens"].as_u64().unwrap_or(0),
+            completion_tokens: u["completion_tokens"].as_u64().unwrap_or(0),
+            cached_tokens: u["prompt_tokens_details"]["cached_tokens"].as_u64().unwrap_or(0),
+        };
+        // The provider says the model's call could not be parsed (Gemini's `MALFORMED_FUNCTION_CALL`):
+        // whatever else the message holds is not the call the model meant.
+        if let Some((entry, reason)) =
+            reason.and_then(|r| Some((serving_errors::classify_finish(r)?, r)))
+        {
+            return AssistantTurn {
+                unparsed: Some(serving_errors::describe_finish(entry, reason)),
+                usage,
+                ..Default::default()
+            };
+        }
+        let finish = reason.map(Finish::from_wire).unwrap_or_default();
+        let mut truncated_call_ids = Vec::new();
+        // Cut off by the token limit: the last call is the one being written when the limit hit; it is
+        // cut when its arguments are not a whole JSON value (or it has no name yet).
+        if finish == Finish::Length
+            && let Some(last) = tool_calls.last()
+            && (last.name.is_empty() || !complete_json(&last.arguments))
+        {
+            truncated_call_ids.push(last.id.clone());
+        }
+        let mut text_call_ids = Vec::new();
+        if tool_calls.is_empty()
+            && self.spec.parse_text_calls
+            && let Some(text) = &content
+        {
+            let cut = if finish == Finish::Length { cut_call(text) } else { None };
+            let was_cut = cut.is_some();
+            for (i, c) in parse_text_calls(text).into_iter().chain(cut).enumerate() {
+                let id = format!("text_call_{turn_no}_{i}");
+                text_call_ids.push(id.clone());
+                tool_calls.push(ToolCall { id, name: c.name, arguments: c.arguments });
+            }
+            // The cut call comes last, after every complete one.
+            if was_cut && let Some(last) = tool_calls.last() {
+                truncated_call_ids.push(last.id.clone());
+            }
+        }
+        AssistantTurn {
+            content,
+            tool_calls,
+            usage,
+            text_call_ids,
+            timing: None,
+            finish,
+            truncated_call_ids,
+            unparsed: None,
+        }
+    }
+}
