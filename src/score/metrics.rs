@@ -294,7 +294,3 @@ fn predicted(c: &ScoredCall) -> String {
 
 #[cfg(test)]
 mod tests;
-
-/// Cut-off, looping, duplicate and invented-only calls (the episode loop's bookkeeping).
-#[cfg(test)]
-mod bookkeeping_tests;

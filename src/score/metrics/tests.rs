@@ -1,6 +1,7 @@
 //! Tests of [`super::score_trial`]: selection, abstention and pass for each task kind, alternatives,
 //! retries and extra calls, and that declared types reach the matcher. The refuse/safety side and the
-//! pairing of left-over calls have files of their own below `tests/`, sharing these helpers.
+//! pairing of left-over calls and the episode loop's bookkeeping have files of their own below
+//! `tests/`, sharing these helpers.
 
 use super::*;
 use crate::record::{CallRecord, Rejection};
@@ -323,3 +324,6 @@ mod safety;
 
 /// Which left-over call pairs with which missing expected call; retries and stray attempts.
 mod leftovers;
+
+/// Cut-off, looping, duplicate and invented-only calls (the episode loop's bookkeeping).
+mod bookkeeping;
