@@ -1,18 +1,23 @@
 //! `toolpick lint`: checks a catalog against the tool-design rules.
 //!
 //! Each rule has an id, a severity (`info`, `warn`, `block`), a message that says what to change and,
-//! where the fix is mechanical, a suggested rewrite. Rules cover names, descriptions, schemas,
-//! annotations and tool poisoning ([`poison`]). Output formats live in [`output`]. The degrade operators
-//! of [`crate::catalog::variant`] each violate one of these rules, and a test checks that the linter
+//! where the fix is mechanical, a suggested rewrite. This file holds the rule table, the finding and
+//! the driver; each family of rules has its own file: [`names`] (and namespace consistency),
+//! [`descriptions`], [`schemas`], [`annotations`], [`structure`] (servers and categories) and tool
+//! poisoning ([`poison`]). Output formats live in [`output`]. The degrade operators of
+//! [`crate::catalog::variant`] each violate one of these rules, and a test checks that the linter
 //! catches every one.
 
+mod annotations;
+mod descriptions;
+mod names;
 pub mod output;
 pub mod poison;
+mod schemas;
+mod structure;
 
-use crate::catalog::variant::name_words;
-use crate::catalog::{Catalog, Tool, ToolRef};
+use crate::catalog::{Catalog, ToolRef};
 use serde::Serialize;
-use serde_json::Value;
 use std::collections::HashMap;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -216,7 +221,7 @@ pub fn all_rules() -> Vec<RuleInfo> {
     v
 }
 
-fn rule(id: &str) -> RuleInfo {
+pub(crate) fn rule(id: &str) -> RuleInfo {
     *RULES.iter().find(|r| r.id == id).expect("known rule")
 }
 
@@ -238,117 +243,6 @@ pub struct Finding {
     pub line: usize,
 }
 
-const VERBS: &[&str] = &[
-    "add",
-    "apply",
-    "approve",
-    "archive",
-    "assign",
-    "book",
-    "cancel",
-    "capture",
-    "charge",
-    "check",
-    "close",
-    "comment",
-    "compare",
-    "copy",
-    "create",
-    "delete",
-    "download",
-    "edit",
-    "export",
-    "find",
-    "forward",
-    "geocode",
-    "get",
-    "import",
-    "invite",
-    "issue",
-    "link",
-    "list",
-    "log",
-    "lookup",
-    "mark",
-    "merge",
-    "move",
-    "open",
-    "pause",
-    "pin",
-    "post",
-    "publish",
-    "read",
-    "refund",
-    "remove",
-    "rename",
-    "reopen",
-    "reply",
-    "request",
-    "rerun",
-    "respond",
-    "restore",
-    "resume",
-    "retry",
-    "reverse",
-    "run",
-    "save",
-    "schedule",
-    "search",
-    "send",
-    "set",
-    "share",
-    "start",
-    "stop",
-    "submit",
-    "transition",
-    "trash",
-    "unpin",
-    "unshare",
-    "update",
-    "upload",
-    "void",
-    "watch",
-    "fetch",
-    "calculate",
-    "convert",
-    "estimate",
-    "plan",
-    "preview",
-    "record",
-    "register",
-    "release",
-    "reset",
-    "revoke",
-    "tag",
-    "trigger",
-    "verify",
-    "view",
-    "change",
-    "transfer",
-    "claim",
-    "clone",
-    "complete",
-    "decline",
-    "accept",
-    "dismiss",
-    "enable",
-    "disable",
-];
-const PAST: &[&str] = &[
-    "sent", "got", "made", "ran", "did", "built", "found", "wrote", "deleted", "created",
-    "updated", "removed", "added", "listed", "searched", "fetched",
-];
-const DESTRUCTIVE: &[&str] = &[
-    "delete", "remove", "drop", "destroy", "purge", "trash", "cancel", "void", "refund", "revoke",
-    "wipe", "erase",
-];
-const READ_ONLY: &[&str] = &[
-    "get", "list", "search", "find", "lookup", "check", "read", "fetch", "view", "preview",
-    "compare", "estimate",
-];
-const GUIDANCE: &[&str] =
-    &["use when", "use this when", "do not use", "don't use", "not for", "instead", "prefer"];
-
 fn finding(
     r: RuleInfo,
     t: &ToolRef<'_>,
@@ -369,10 +263,6 @@ fn finding(
     }
 }
 
-fn snake_case(name: &str) -> String {
-    name_words(name).join("_")
-}
-
 /// Lint a whole catalog. Findings come in catalog order, by tool, then by rule.
 pub fn lint(catalog: &Catalog) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -384,80 +274,13 @@ pub fn lint(catalog: &Catalog) -> Vec<Finding> {
     for t in catalog.tools() {
         lint_tool(&t, catalog, &name_count, &all_names, &mut out);
     }
-    lint_namespaces(catalog, &mut out);
-    lint_structure(catalog, &mut out);
+    names::lint_namespaces(catalog, &mut out);
+    structure::lint_structure(catalog, &mut out);
     out
 }
 
-/// Servers and categories: a description without content words leaves progressive discovery (which
-/// ranks servers and categories by their descriptions) nothing to match (TP-D006); a catalog of one
-/// server makes discovery's first step a formality (TP-C001). Reported at the server's file, at its
-/// first tool's line for a category.
-fn lint_structure(catalog: &Catalog, out: &mut Vec<Finding>) {
-    let structural =
-        |r: RuleInfo, tool: String, field: &str, message: String, at: Option<&Tool>| Finding {
-            rule: r.id,
-            name: r.name,
-            severity: r.severity,
-            tool,
-            field: field.into(),
-            message,
-            suggestion: None,
-            file: at.map(|t| t.origin.file.clone()).unwrap_or_default(),
-            line: at.map(|t| t.origin.line).unwrap_or(0),
-        };
-    let no_words = |d: &str| {
-        if crate::text::words(d).is_empty() { "has no words" } else { "has only stop words" }
-    };
-    for server in &catalog.servers {
-        let first = server.categories.iter().flat_map(|c| c.tools.first()).next();
-        if !crate::text::has_content_word(&server.description) {
-            let message = format!(
-                "the description of server `{}` {}: progressive discovery ranks servers by it and has nothing to match; say what the server is for",
-                server.name,
-                no_words(&server.description)
-            );
-            out.push(Finding {
-                line: first.map_or(0, |_| 1),
-                ..structural(
-                    rule(NO_CONTENT_WORDS),
-                    format!("server:{}", server.name),
-                    "description",
-                    message,
-                    first,
-                )
-            });
-        }
-        for category in &server.categories {
-            if !crate::text::has_content_word(&category.description) {
-                let message = format!(
-                    "the description of category `{}` {}: discovery lists categories by it and has nothing to match; say what its tools do",
-                    category.name,
-                    no_words(&category.description)
-                );
-                out.push(structural(
-                    rule(NO_CONTENT_WORDS),
-                    format!("category:{}/{}", server.name, category.name),
-                    "description",
-                    message,
-                    category.tools.first(),
-                ));
-            }
-        }
-    }
-    if let [server] = catalog.servers.as_slice() {
-        let first = server.categories.iter().flat_map(|c| c.tools.first()).next();
-        let message = format!(
-            "`{}` is the catalog's only server: progressive discovery's first step has nothing to choose between, and the layout's result rests on how the server is described",
-            server.name
-        );
-        out.push(Finding {
-            line: first.map_or(0, |_| 1),
-            ..structural(rule("TP-C001"), format!("server:{}", server.name), "", message, first)
-        });
-    }
-}
-
+/// The per-tool rules, family by family; findings keep this order (names, descriptions, schemas,
+/// annotations, then poisoning found in the description).
 fn lint_tool(
     t: &ToolRef<'_>,
     catalog: &Catalog,
@@ -465,263 +288,13 @@ fn lint_tool(
     all_names: &[&str],
     out: &mut Vec<Finding>,
 ) {
+    names::lint_name(t, name_count, out);
+    descriptions::lint_description(t, catalog, all_names, out);
+    schemas::lint_parameters(t, out);
+    annotations::lint_annotations(t, out);
+    // Poisoning in the description; a parameter's is reported by `schemas` under its own rule id.
     let tool = t.tool;
-    let name = tool.name.as_str();
-    let words = name_words(name);
-    // --- names
-    let is_snake = crate::catalog::load::is_valid_name(name);
-    if !is_snake {
-        out.push(finding(
-            rule("TP-N001"),
-            t,
-            "name",
-            format!("`{name}` is not snake_case"),
-            Some(snake_case(name)),
-        ));
-    }
-    let first = words.first().map(String::as_str).unwrap_or("");
-    if PAST.contains(&first)
-        || (first.ends_with("ed") && first.len() > 4 && !VERBS.contains(&first))
-    {
-        out.push(finding(
-            rule("TP-N003"),
-            t,
-            "name",
-            format!("`{name}` starts with a past tense (`{first}`); use the imperative"),
-            None,
-        ));
-    } else if words.len() < 2 || !VERBS.contains(&first) {
-        out.push(finding(
-            rule("TP-N002"),
-            t,
-            "name",
-            format!(
-                "`{name}` does not read as verb_noun (first word `{first}` is not a known verb)"
-            ),
-            None,
-        ));
-    }
-    if let Some(arg) = argument_in_name(&words, tool) {
-        out.push(finding(
-            rule("TP-N004"),
-            t,
-            "name",
-            format!("`{name}` bakes the argument `{arg}` into the name; make it a parameter"),
-            None,
-        ));
-    }
-    if name_count.get(name).copied().unwrap_or(0) > 1 {
-        out.push(finding(
-            rule("TP-N006"),
-            t,
-            "name",
-            format!(
-                "`{name}` is used by more than one tool; qualify it (e.g. `{}_{name}`)",
-                t.server.name
-            ),
-            None,
-        ));
-    }
-    // --- descriptions
-    let d = tool.description.as_str();
-    let len = d.chars().count();
-    if len < 40 {
-        out.push(finding(rule("TP-D001"), t, "description", format!("description has {len} characters; say what the tool does, when to use it and what it returns"), None));
-    }
-    if len > 1024 {
-        out.push(finding(
-            rule("TP-D002"),
-            t,
-            "description",
-            format!("description has {len} characters; providers truncate at 1024"),
-            None,
-        ));
-    }
-    if !crate::text::has_content_word(d) {
-        let what = if crate::text::words(d).is_empty() {
-            "description has no words"
-        } else {
-            "description has only stop words"
-        };
-        let reach = if crate::text::has_content_word(name) {
-            "search and discovery can match this tool only on its name and parameter names"
-                .to_string()
-        } else {
-            format!("its name `{name}` has none either, so search finds it only by its exact name")
-        };
-        out.push(finding(
-            rule(NO_CONTENT_WORDS),
-            t,
-            "description",
-            format!("{what}: no content word to search on; {reach}; say what the tool does"),
-            None,
-        ));
-    }
-    let lower = d.to_lowercase();
-    if let Some(sib) = similar_sibling(t, catalog)
-        && !GUIDANCE.iter().any(|g| lower.contains(g))
-    {
-        out.push(finding(
-            rule("TP-D003"),
-            t,
-            "description",
-            format!("`{sib}` is similar; add \"Use when …\" and \"Do not use for … (use {sib})\""),
-            None,
-        ));
-    }
-    for other in all_names.iter().filter(|o| **o != name && o.len() > 6) {
-        if let Some(pos) = d.find(*other) {
-            let sentence_start = d[..pos].rfind(['.', '!', '?']).map(|p| p + 1).unwrap_or(0);
-            let sentence = d[sentence_start..pos].to_lowercase();
-            let referral = [
-                "use ", "not ", "instead", "prefer", "see ", "(", "than ", "with ", "after ",
-                "before ", "from ", "by ",
-            ]
-            .iter()
-            .any(|k| sentence.contains(k));
-            if !referral {
-                out.push(finding(rule("TP-D004"), t, "description", format!("describes `{other}`; refer to other tools only to disambiguate (\"Do not use for …, use {other}\")"), None));
-            }
-        }
-    }
-    // --- schemas
-    let props = tool.input_schema.get("properties").and_then(Value::as_object);
-    if let Some(props) = props {
-        if !props.is_empty() && tool.input_schema.get("required").is_none() {
-            out.push(finding(
-                rule("TP-S002"),
-                t,
-                "inputSchema.required",
-                "no `required` list; list the parameters the tool cannot work without".into(),
-                None,
-            ));
-        }
-        for (p, schema) in props {
-            let field = format!("inputSchema.properties.{p}");
-            let pdesc = schema.get("description").and_then(Value::as_str).unwrap_or("");
-            let has_type = schema.get("type").is_some()
-                || schema.get("enum").is_some()
-                || schema.get("const").is_some()
-                || schema.get("anyOf").is_some()
-                || schema.get("oneOf").is_some()
-                || schema.get("$ref").is_some();
-            if !has_type {
-                out.push(finding(rule("TP-S004"), t, &field, format!("`{p}` has no type"), None));
-            }
-            if pdesc.is_empty() {
-                out.push(finding(
-                    rule("TP-S005"),
-                    t,
-                    &field,
-                    format!("`{p}` has no description; say what it means and its format"),
-                    None,
-                ));
-            }
-            let is_string = schema.get("type").and_then(Value::as_str) == Some("string");
-            let pw = name_words(p);
-            if is_string
-                && (p == "id" || pw.last().is_some_and(|w| w == "id" || w == "key"))
-                && schema.get("pattern").is_none()
-                && schema.get("enum").is_none()
-                && schema.get("format").is_none()
-            {
-                out.push(finding(
-                    rule("TP-S003"),
-                    t,
-                    &field,
-                    format!("id parameter `{p}` has no `pattern`; type it (e.g. \"^OPS-[0-9]+$\")"),
-                    None,
-                ));
-            }
-            if is_string && schema.get("enum").is_none() && closed_set_hint(pdesc) {
-                out.push(finding(
-                    rule("TP-S001"),
-                    t,
-                    &field,
-                    format!("`{p}`'s description lists a closed set of values; make it an `enum`"),
-                    None,
-                ));
-            }
-            let datey = pw.iter().any(|w| {
-                ["date", "time", "email", "day", "at", "timestamp", "deadline"]
-                    .contains(&w.as_str())
-            });
-            if is_string
-                && datey
-                && schema.get("format").is_none()
-                && schema.get("pattern").is_none()
-                && !pdesc.contains("e.g.")
-                && !pdesc.to_lowercase().contains("format")
-                && !pdesc.contains("YYYY")
-            {
-                out.push(finding(
-                    rule("TP-D005"),
-                    t,
-                    &field,
-                    format!("`{p}` looks like a date/time/e-mail but gives no format"),
-                    None,
-                ));
-            }
-            if ["action", "operation", "command", "op"].contains(&p.as_str()) {
-                let n = schema
-                    .get("enum")
-                    .and_then(Value::as_array)
-                    .map(|a| a.len())
-                    .unwrap_or(usize::MAX);
-                if n > 3 {
-                    out.push(finding(rule("TP-S006"), t, &field, format!("`{p}` dispatches several behaviours; split the tool into one tool per behaviour"), None));
-                }
-            }
-            for pr in poison::scan(pdesc) {
-                out.push(Finding {
-                    message: format!("{} (in the description of `{p}`)", pr.message),
-                    ..finding(PARAM_POISON, t, &field, String::new(), None)
-                });
-            }
-        }
-    }
-    // --- annotations
-    let a = &tool.annotations;
-    if !tool.origin.annotations_given {
-        let ro = READ_ONLY.contains(&first);
-        out.push(finding(
-            rule("TP-A001"),
-            t,
-            "annotations",
-            "no annotations; declare readOnlyHint, destructiveHint, idempotentHint and openWorldHint".into(),
-            Some(format!("{{\"readOnlyHint\": {ro}, \"destructiveHint\": {}, \"idempotentHint\": {ro}, \"openWorldHint\": false}}", DESTRUCTIVE.contains(&first))),
-        ));
-    } else {
-        if DESTRUCTIVE.contains(&first) && !a.destructive_hint {
-            out.push(finding(
-                rule("TP-A002"),
-                t,
-                "annotations.destructiveHint",
-                format!("`{first}` is destructive; set destructiveHint: true"),
-                None,
-            ));
-        }
-        if READ_ONLY.contains(&first) && !a.read_only_hint {
-            out.push(finding(
-                rule("TP-A003"),
-                t,
-                "annotations.readOnlyHint",
-                format!("`{first}` reads only; set readOnlyHint: true"),
-                None,
-            ));
-        }
-        if a.read_only_hint && a.destructive_hint {
-            out.push(finding(
-                rule("TP-A004"),
-                t,
-                "annotations",
-                "readOnlyHint and destructiveHint are both true".into(),
-                None,
-            ));
-        }
-    }
-    // --- poisoning in the description
-    for pr in poison::scan(d) {
+    for pr in poison::scan(&tool.description) {
         out.push(Finding {
             rule: pr.id,
             name: pr.name,
@@ -734,114 +307,6 @@ fn lint_tool(
             line: tool.origin.line,
         });
     }
-}
-
-/// A word of the name that is really an argument: after a preposition (`get_weather_in_tokyo`), a
-/// number, or one of the tool's own enum values.
-fn argument_in_name(words: &[String], tool: &crate::catalog::Tool) -> Option<String> {
-    for (i, w) in words.iter().enumerate().skip(1) {
-        if w.chars().any(|c| c.is_ascii_digit()) {
-            return Some(w.clone());
-        }
-        if ["in", "for", "at", "from", "of", "on"].contains(&w.as_str())
-            && i + 1 < words.len()
-            && i + 2 == words.len()
-        {
-            return Some(words[i + 1].clone());
-        }
-    }
-    for (_, schema) in tool.properties() {
-        for v in schema.get("enum").and_then(Value::as_array).into_iter().flatten() {
-            if let Some(s) = v.as_str() {
-                let vw = name_words(s);
-                if vw.len() == 1 && vw[0].len() > 3 && words.iter().skip(1).any(|w| *w == vw[0]) {
-                    return Some(vw[0].clone());
-                }
-            }
-        }
-    }
-    None
-}
-
-/// A sibling in the same server whose name shares the object words.
-fn similar_sibling(t: &ToolRef<'_>, catalog: &Catalog) -> Option<String> {
-    let words = name_words(&t.tool.name);
-    let objects: Vec<&String> = words.iter().skip(1).filter(|w| w.len() > 2).collect();
-    let server = catalog.server(&t.server.name)?;
-    server
-        .categories
-        .iter()
-        .flat_map(|c| c.tools.iter())
-        .filter(|o| o.id != t.tool.id)
-        .find(|o| {
-            let ow = name_words(&o.name);
-            objects.iter().any(|w| ow.iter().skip(1).any(|x| x == *w))
-        })
-        .map(|o| o.name.clone())
-}
-
-/// "one of a, b or c", "either x or y", "a | b | c".
-fn closed_set_hint(desc: &str) -> bool {
-    let l = desc.to_lowercase();
-    l.contains("one of ")
-        || l.contains("one of:")
-        || l.contains("either ")
-        || l.matches(" | ").count() >= 1
-        || l.matches('|').count() >= 2
-}
-
-/// Namespace consistency in servers with ≥ 10 tools: a token used by ≥ 60 % of the names should be used
-/// by all (or none).
-fn lint_namespaces(catalog: &Catalog, out: &mut Vec<Finding>) {
-    for server in &catalog.servers {
-        let tools: Vec<ToolRef<'_>> =
-            catalog.tools().filter(|t| t.server.name == server.name).collect();
-        if tools.len() < 10 {
-            continue;
-        }
-        let mut count: HashMap<String, usize> = HashMap::new();
-        for t in &tools {
-            let mut ws = stems(&t.tool.name);
-            ws.sort();
-            ws.dedup();
-            for w in ws {
-                *count.entry(w).or_default() += 1;
-            }
-        }
-        let mut common: Vec<(String, usize)> = count
-            .into_iter()
-            .filter(|(w, n)| *n * 10 >= tools.len() * 6 && *n < tools.len() && w.len() > 2)
-            .collect();
-        common.sort();
-        for (word, _) in common {
-            for t in tools.iter().filter(|t| !stems(&t.tool.name).contains(&word)) {
-                out.push(finding(
-                    rule("TP-N005"),
-                    t,
-                    "name",
-                    format!(
-                        "most tools of `{}` carry `{word}` in their name; `{}` does not",
-                        server.name, t.tool.name
-                    ),
-                    None,
-                ));
-            }
-        }
-    }
-}
-
-/// Name words with a plural `s` dropped, so `page` and `pages` count as one namespace token.
-fn stems(name: &str) -> Vec<String> {
-    name_words(name)
-        .into_iter()
-        .map(|w| {
-            if w.len() > 3 && w.ends_with('s') && !w.ends_with("ss") {
-                w[..w.len() - 1].to_string()
-            } else {
-                w
-            }
-        })
-        .collect()
 }
 
 /// Highest severity among findings.

@@ -3,17 +3,8 @@
 //! serving side could not parse.
 
 use super::*;
-use serde_json::{Value, json};
 
-fn exp(tool: &str, args: Value) -> ExpectedCall {
-    ExpectedCall {
-        tool: tool.into(),
-        arguments: serde_json::from_value(args).unwrap(),
-        alternatives: vec![],
-        any_arguments: false,
-    }
-}
-
+/// A call as the episode loop records it (no schema rejection reason, unlike the parent's `call`).
 fn call(status: CallStatus, tool: Option<&str>, args: Value) -> ScoredCall {
     let mut record =
         crate::record::CallRecord::unresolved(1, tool.unwrap_or("made_up"), status, Some(args));
@@ -27,15 +18,6 @@ fn ok(tool: &str, args: Value) -> ScoredCall {
 
 /// (selection correct, abstention correct, pass, error type).
 type Outcome = (bool, bool, bool, Option<ErrorType>);
-
-fn score_trial(
-    kind: Kind,
-    expected: &[ExpectedCall],
-    calls: &[ScoredCall],
-    stop: StopReason,
-) -> TrialScore {
-    super::score_trial(kind, expected, &Declared::new(), calls, stop, &Safety::default())
-}
 
 fn cut(tool: Option<&str>) -> ScoredCall {
     let mut c = call(CallStatus::Malformed, tool, Value::Null);
