@@ -6,58 +6,20 @@
 //! become markup.
 
 mod all_cells;
+mod charts;
+mod island;
 
 use super::{Exporter, ReportData, fixed, pct};
 use crate::score::stats::Rate;
 use all_cells::{AllCells, all_cells};
 use anyhow::Result;
 use askama::Template;
-use serde_json::{Value, json};
-use std::collections::BTreeSet;
+use charts::charts;
+pub use charts::{Bar, Chart, GroupLabel};
+use island::island;
+use serde_json::Value;
 
 pub struct HtmlReport;
-
-/// One bar with its interval, in SVG coordinates.
-pub struct Bar {
-    pub label: String,
-    pub metric: &'static str,
-    pub x: f64,
-    pub y: f64,
-    pub height: f64,
-    pub whisker_low: f64,
-    pub whisker_high: f64,
-    pub value: String,
-    pub class: &'static str,
-    /// Centre line of the bar: the whisker and the value label (written vertically, upwards from
-    /// `value_y`, so labels of adjacent bars never touch whatever their values).
-    pub centre: f64,
-    pub value_y: f64,
-}
-
-/// The two-line label under a group of bars: `variant` and `layout` as shown (cut to
-/// [`GROUP_LABEL_MAX_CHARS`] with "…"), `title` the full text.
-pub struct GroupLabel {
-    pub x: f64,
-    pub variant: String,
-    pub layout: String,
-    pub title: String,
-}
-
-/// One headline chart, in SVG coordinates: the plot spans `plot_top` (100 %) to `plot_bottom` (0 %)
-/// right of the axis at `axis_x`; the group labels sit on `label_y` and `label_y + LABEL_LINE`.
-pub struct Chart {
-    pub backend: String,
-    pub dataset: String,
-    pub width: f64,
-    pub height: f64,
-    pub axis_x: f64,
-    pub plot_top: f64,
-    pub plot_bottom: f64,
-    pub label_y: f64,
-    pub label_line: f64,
-    pub bars: Vec<Bar>,
-    pub groups: Vec<GroupLabel>,
-}
 
 /// One cell's figures for the page's tables other than "All cells" (which [`AllCells`] makes from
 /// the column declarations).
@@ -263,209 +225,6 @@ fn rate(r: &Rate) -> String {
     }
 }
 
-/// Serialise JSON for embedding in a `<script>` element.
-pub fn json_island(v: &Value) -> String {
-    let mut out = String::new();
-    escape_into(&serde_json::to_string(v).unwrap_or_else(|_| "null".into()), &mut out);
-    out
-}
-
-/// Append serialized JSON to `out` with the characters that could end a `<script>` element (or a line
-/// in old parsers) escaped as JSON `\u` escapes, which parse back to the same value.
-fn escape_into(s: &str, out: &mut String) {
-    out.reserve(s.len() + s.len() / 16);
-    for ch in s.chars() {
-        match ch {
-            '<' => out.push_str("\\u003c"),
-            '>' => out.push_str("\\u003e"),
-            '&' => out.push_str("\\u0026"),
-            '\u{2028}' => out.push_str("\\u2028"),
-            '\u{2029}' => out.push_str("\\u2029"),
-            c => out.push(c),
-        }
-    }
-}
-
-/// Height of the 0–100 % plot area of a headline chart.
-const PLOT_H: f64 = 160.0;
-/// Space above the plot: a value label of a 100 % bar is written vertically above its whisker.
-const TOP: f64 = 40.0;
-/// x of the value axis; the axis labels (100, 50, 0) sit left of it.
-const AXIS_X: f64 = 34.0;
-/// Bars: width, and the step from one bar to the next in a group (two bars per group).
-const BAR_W: f64 = 22.0;
-const BAR_STEP: f64 = 26.0;
-/// Narrowest distance between the centres of two groups.
-const GROUP_PITCH_MIN: f64 = 96.0;
-/// Free space between the group labels of two neighbouring groups.
-const GROUP_LABEL_GAP: f64 = 6.0;
-/// Group labels longer than this are cut ("…") and carry their full text as a tooltip.
-const GROUP_LABEL_MAX_CHARS: usize = 20;
-/// Upper bound of the width of one character of the 11 px label font (most are ~6 px, digits 7 px), and
-/// of one wide (non-ASCII) character.
-const LABEL_CHAR_W: f64 = 7.5;
-const LABEL_WIDE_CHAR_W: f64 = 11.0;
-/// Baseline distance between the two lines of a group label (the font's boxes are 13 px high).
-const LABEL_LINE: f64 = 15.0;
-
-/// `s` cut to [`GROUP_LABEL_MAX_CHARS`] characters, the last one "…".
-fn short_label(s: &str) -> String {
-    if s.chars().count() <= GROUP_LABEL_MAX_CHARS {
-        s.to_string()
-    } else {
-        format!("{}…", s.chars().take(GROUP_LABEL_MAX_CHARS - 1).collect::<String>())
-    }
-}
-
-/// A generous estimate of a label's rendered width in px.
-fn label_width(s: &str) -> f64 {
-    s.chars().map(|c| if c.is_ascii() { LABEL_CHAR_W } else { LABEL_WIDE_CHAR_W }).sum()
-}
-
-fn charts(data: &ReportData) -> Vec<Chart> {
-    // The models under test first, the baselines (references) after them; then by dataset and name.
-    let groups: BTreeSet<(bool, String, String)> = data
-        .analysis
-        .cells
-        .iter()
-        .map(|c| (c.baseline, c.dataset.clone(), c.backend.clone()))
-        .collect();
-    let mut out = Vec::new();
-    for (_, dataset, backend) in groups {
-        let mut cells: Vec<_> = data
-            .analysis
-            .cells
-            .iter()
-            .filter(|c| c.dataset == dataset && c.backend == backend)
-            .collect();
-        // good before bad, flat before progressive: the 2×2 reads left to right.
-        cells.sort_by_key(|c| {
-            (c.variant != "good", c.variant.clone(), c.layout != "flat", c.layout.clone())
-        });
-        let labels: Vec<(String, String)> =
-            cells.iter().map(|c| (short_label(&c.variant), short_label(&c.layout))).collect();
-        // One pitch for the whole chart, wide enough that no two group labels touch.
-        let widest =
-            labels.iter().map(|(v, l)| label_width(v).max(label_width(l))).fold(0.0, f64::max);
-        let pitch = GROUP_PITCH_MIN.max(widest + GROUP_LABEL_GAP);
-        let mut bars = Vec::new();
-        let mut groups = Vec::new();
-        for (i, (c, (variant, layout))) in cells.iter().zip(labels).enumerate() {
-            let centre = AXIS_X + pitch * (i as f64 + 0.5);
-            let n = format!("n {}, excluded {}", c.pass.n, super::terminal::excluded(c));
-            groups.push(GroupLabel {
-                x: centre,
-                variant,
-                layout,
-                title: format!("{} · {} ({n})", c.variant, c.layout),
-            });
-            let mut x = centre - (BAR_STEP + BAR_W) / 2.0;
-            for (metric, r, class) in
-                [("selection", &c.selection, "sel"), ("pass@1", &c.pass, "pass")]
-            {
-                let v = if r.rate.is_nan() { 0.0 } else { r.rate };
-                let whisker_high = TOP + PLOT_H * (1.0 - r.high);
-                bars.push(Bar {
-                    label: format!("{} · {}", c.variant, c.layout),
-                    metric,
-                    x,
-                    y: TOP + PLOT_H * (1.0 - v),
-                    height: PLOT_H * v,
-                    whisker_low: TOP + PLOT_H * (1.0 - r.low),
-                    whisker_high,
-                    value: pct(r.rate),
-                    class,
-                    centre: x + BAR_W / 2.0,
-                    value_y: whisker_high - 4.0,
-                });
-                x += BAR_STEP;
-            }
-        }
-        let plot_bottom = TOP + PLOT_H;
-        out.push(Chart {
-            backend,
-            dataset,
-            width: AXIS_X + pitch * cells.len() as f64 + 6.0,
-            height: plot_bottom + 16.0 + LABEL_LINE + 9.0,
-            axis_x: AXIS_X,
-            plot_top: TOP,
-            plot_bottom,
-            label_y: plot_bottom + 16.0,
-            label_line: LABEL_LINE,
-            bars,
-            groups,
-        });
-    }
-    out
-}
-
-/// Longest message text kept in the page's drill-down.
-const MESSAGE_LIMIT: usize = 1500;
-
-fn compact_message(m: &crate::protocol::Message, full_text_in: &str) -> Value {
-    let mut v = serde_json::to_value(m).unwrap_or(Value::Null);
-    if let Some(Value::String(c)) = v.get_mut("content")
-        && c.chars().count() > MESSAGE_LIMIT
-    {
-        let cut: String = c.chars().take(MESSAGE_LIMIT).collect();
-        *c = format!(
-            "{cut} … [cut at {MESSAGE_LIMIT} characters; the full text is in {full_text_in}]"
-        );
-    }
-    v
-}
-
-/// The page's data island, serialized one trial at a time (a drill-down of 10 000 trials with
-/// transcripts never exists as one JSON tree in memory).
-fn island(data: &ReportData) -> String {
-    let mut out = String::from("{\"trials\":[");
-    for (i, t) in data.sample.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        let mut v = json!({
-                "id": t.trial_id, "dataset": t.dataset, "task": t.task_id, "variant": t.variant, "layout": t.layout.as_str(), "backend": t.backend,
-                "kind": t.kind.as_str(), "category": t.category, "tags": t.tags, "query": t.query,
-                "pass": t.score.pass, "selection": t.score.selection_correct,
-                "error": t.score.error_type.map(|e| e.as_str()).unwrap_or(""), "detail": t.error.clone().unwrap_or_else(|| t.score.error_detail.clone()),
-                "steps": t.steps, "tokens": t.tokens.tool_context_total, "expected": t.expected,
-                "calls": t.calls.iter().map(|c| &c.record).collect::<Vec<_>>(),
-                // The system prompt is the same everywhere; skip it, and cut long tool results, to keep
-                // the page small. transcripts.jsonl has every message in full.
-                "transcript": t.transcript.iter().skip(1).map(|m| compact_message(m, data.transcripts_in)).collect::<Vec<_>>(),
-        });
-        // Live runs: the server, the sandbox's final-state checks and the sampling tokens (absent for
-        // simulated trials, whose pages stay as they were).
-        if let Some(live) = &t.live {
-            v["live"] = json!(live);
-        }
-        // Judged runs: the final answer and the judge's verdicts with their reasons.
-        if let Some(j) = &t.judgement {
-            v["final_answer"] = json!(t.final_answer);
-            v["judgement"] = json!(j);
-        }
-        escape_into(&serde_json::to_string(&v).unwrap_or_else(|_| "null".into()), &mut out);
-    }
-    out.push_str("],\"offered\":");
-    let offered: serde_json::Map<String, Value> = data
-        .offered
-        .iter()
-        .map(|(k, fs)| {
-            (
-                k.clone(),
-                json!(
-                    fs.iter()
-                        .map(|f| json!({"name": f.name, "description": f.description}))
-                        .collect::<Vec<_>>()
-                ),
-            )
-        })
-        .collect();
-    escape_into(&serde_json::to_string(&offered).unwrap_or_else(|_| "null".into()), &mut out);
-    out.push('}');
-    out
-}
-
 impl Exporter for HtmlReport {
     fn file_name(&self) -> &'static str {
         "report.html"
@@ -658,20 +417,5 @@ impl Exporter for HtmlReport {
             island: &island,
         };
         Ok(page.render()?.into_bytes())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn island_escapes_markup_and_line_separators() {
-        let v = json!({"q": "</script><img src=x onerror=alert(1)> & \u{2028}\u{2029}"});
-        let s = json_island(&v);
-        assert!(!s.contains('<') && !s.contains('>') && !s.contains('&'));
-        assert!(!s.contains('\u{2028}') && !s.contains('\u{2029}'));
-        // and it still parses back to the same value
-        assert_eq!(serde_json::from_str::<Value>(&s).unwrap(), v);
     }
 }
