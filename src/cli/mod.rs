@@ -196,6 +196,19 @@ enum McpAction {
         /// command line).
         #[arg(long, conflicts_with = "command", value_parser = crate::rules::Quiet(mcp_server_url))]
         url: Option<String>,
+        /// Longest the server may take to answer each request (initialize, tools/list), in ms; a
+        /// server that misses it is stopped and the import fails with its stderr (exit 1).
+        #[arg(long, value_name = "MS", default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(1..))]
+        request_timeout_ms: u64,
+        /// Refuse the import (exit 1) when a tool cannot be imported as sent (a bad input schema, a
+        /// name that collides) instead of skipping or renaming it with a defect row.
+        #[arg(long)]
+        strict: bool,
+        /// The server's description in the catalog (default: the server's own `instructions`'
+        /// first sentence if it has content words, else one written from its tools' descriptions,
+        /// marked as generated in catalog.json).
+        #[arg(long, value_name = "TEXT")]
+        server_description: Option<String>,
         /// The server's command line, after `--`.
         #[arg(last = true, required_unless_present = "url", value_name = "COMMAND")]
         command: Vec<String>,
@@ -457,7 +470,19 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Mcp { action: McpAction::Proxy(args) } => mcp::cmd_proxy(*args),
         Command::Mcp { action: McpAction::Collect(args) } => mcp::cmd_collect(args),
         Command::Mcp {
-            action: McpAction::Import { out, name, capabilities, categories, env, url, command },
+            action:
+                McpAction::Import {
+                    out,
+                    name,
+                    capabilities,
+                    categories,
+                    env,
+                    url,
+                    request_timeout_ms,
+                    strict,
+                    server_description,
+                    command,
+                },
         } => {
             preflight::output_dir("--out", &out)?;
             if let Some(c) = &categories {
@@ -474,8 +499,7 @@ fn dispatch(cli: Cli) -> Result<()> {
                 None => {
                     // `{sandbox}` and `{servers}` stay in the catalog for live runs; this import
                     // starts the server in an empty sandbox of its own.
-                    let sandbox =
-                        tempfile::Builder::new().prefix("toolpick-import-sandbox-").tempdir()?;
+                    let sandbox = crate::mcp::process::temp_dir("toolpick-import-sandbox-")?;
                     let sandbox_path = sandbox.path().canonicalize()?;
                     let words: Vec<String> =
                         command.iter().map(|w| crate::mcp::live::fill(w, &sandbox_path)).collect();
@@ -522,6 +546,9 @@ fn dispatch(cli: Cli) -> Result<()> {
                     .filter(|(_, v)| v.contains("{sandbox}") || v.contains("{servers}"))
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect(),
+                request_timeout: std::time::Duration::from_millis(request_timeout_ms),
+                strict,
+                server_description,
             };
             let imported = crate::mcp::import_server(&target, &options, &out)?;
             drop(import_sandbox);
@@ -534,6 +561,9 @@ fn dispatch(cli: Cli) -> Result<()> {
             );
             for (wire, name) in &imported.renamed {
                 outln!("  renamed `{wire}` to `{name}` (not a valid function name)");
+            }
+            for d in &imported.defects {
+                outln!("  {} `{}`: {}", d.action, d.tool, d.reason);
             }
             Ok(())
         }
