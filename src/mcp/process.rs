@@ -32,6 +32,8 @@ static GROUPS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
 static DIRS: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
 /// Set once a signal is being handled: nothing new may start.
 static STOPPING: AtomicBool = AtomicBool::new(false);
+/// Set when the signal listener is stopping toolpick: an `exit` racing it waits for its exit code.
+static SIGNALLED: AtomicBool = AtomicBool::new(false);
 /// Commands waiting on [`interrupted`]: SIGINT is theirs while any waits.
 static SIGINT_TAKEN: AtomicUsize = AtomicUsize::new(0);
 
@@ -224,14 +226,24 @@ fn install_nets() {
 }
 
 fn stop_everything_and_exit(signal: &str, code: i32) -> ! {
+    SIGNALLED.store(true, Ordering::SeqCst);
     let (servers, dirs) = stop_everything();
     eprintln!(
         "toolpick: stopped by {signal}; stopped {servers} MCP server(s) and removed {dirs} temporary folder(s)"
     );
-    std::process::exit(code)
+    // `_exit`, not `exit`: the main thread may be in `exit` already (its stdin closed with the signal),
+    // and two threads in `exit` is undefined; this ends the process with the signal's code.
+    // SAFETY: _exit(2) ends the process; nothing after it runs.
+    unsafe { libc::_exit(code) }
 }
 
 extern "C" fn stop_everything_at_exit() {
+    if SIGNALLED.load(Ordering::SeqCst) {
+        // The signal listener is stopping everything and ends the process with the signal's code.
+        loop {
+            std::thread::sleep(Duration::from_secs(1));
+        }
+    }
     stop_everything();
 }
 
