@@ -97,6 +97,8 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 const SETTLE: Duration = Duration::from_millis(300);
 /// Lists taken at most while a server keeps announcing changes.
 const MAX_LISTS: usize = 10;
+/// Pages of one `tools/list` at most (a server whose cursor never ends must not hold toolpick).
+const MAX_PAGES: usize = 1000;
 
 impl Session {
     /// Start `command` with `HOME` at `home` (a fresh temporary directory when `None`) and complete the
@@ -267,22 +269,55 @@ impl Session {
         self.list_all_tools().await
     }
 
-    /// One `tools/list` (every page) within the request time limit.
+    /// One `tools/list` (every page, each within the request time limit), the entries as sent: the
+    /// request goes out untyped, so one entry rmcp's types refuse (a hint that is not a boolean, an
+    /// odd schema) comes back for the importer to judge rather than sinking the whole list.
     async fn list_all_tools(&self) -> Result<Vec<Value>> {
-        let tools = tokio::time::timeout(self.request_timeout, self.service.list_all_tools())
-            .await
-            .map_err(|_| {
-                anyhow!(
-                    "the MCP server did not answer `tools/list` within {} ms (or answered what is not a tools/list result){}",
-                    self.request_timeout.as_millis(),
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_PAGES {
+            let params = cursor.as_ref().map(|c| serde_json::json!({ "cursor": c }));
+            let request = rmcp::model::ClientRequest::CustomRequest(
+                rmcp::model::CustomRequest::new("tools/list", params),
+            );
+            let answer =
+                tokio::time::timeout(self.request_timeout, self.service.send_request(request))
+                    .await
+                    .map_err(|_| {
+                        anyhow!(
+                            "the MCP server did not answer `tools/list` within {} ms{}",
+                            self.request_timeout.as_millis(),
+                            stderr_tail(&self.stderr_path)
+                        )
+                    })?
+                    .map_err(|e| {
+                        anyhow!("tools/list failed: {e}{}", stderr_tail(&self.stderr_path))
+                    })?;
+            let page = match answer {
+                rmcp::model::ServerResult::ListToolsResult(r) => {
+                    serde_json::to_value(&r).context("cannot read a tools/list result")?
+                }
+                rmcp::model::ServerResult::CustomResult(raw) => raw.0,
+                _ => anyhow::bail!(
+                    "the MCP server answered `tools/list` with another kind of result{}",
                     stderr_tail(&self.stderr_path)
-                )
-            })?
-            .map_err(|e| anyhow!("tools/list failed: {e}{}", stderr_tail(&self.stderr_path)))?;
-        tools
-            .iter()
-            .map(|t| serde_json::to_value(t).context("cannot read a tools/list entry"))
-            .collect()
+                ),
+            };
+            let Some(entries) = page.get("tools").and_then(Value::as_array) else {
+                let mut shown = page.to_string();
+                shown.truncate(200);
+                anyhow::bail!(
+                    "the MCP server's `tools/list` result has no `tools` list: {shown}{}",
+                    stderr_tail(&self.stderr_path)
+                );
+            };
+            tools.extend(entries.iter().cloned());
+            cursor = page.get("nextCursor").and_then(Value::as_str).map(String::from);
+            if cursor.is_none() {
+                return Ok(tools);
+            }
+        }
+        anyhow::bail!("the MCP server's `tools/list` went on past {MAX_PAGES} pages")
     }
 
     /// Call a tool; the result as it came on the wire (`content`, `structuredContent`, `isError`).

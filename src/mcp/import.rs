@@ -219,8 +219,16 @@ pub fn build(
         });
         written.push(Written { wire: wire.to_string(), read_only, value, provenance });
     }
-    // Names last, so a skipped tool takes none.
-    for w in &mut written {
+    // Names last, so a skipped tool takes none; a tool whose wire name is already a function name
+    // keeps it, and the others (in wire-name order) take what is left.
+    let order: Vec<usize> = {
+        let (mut keep, mut rest): (Vec<usize>, Vec<usize>) =
+            (0..written.len()).partition(|&i| function_name(&written[i].wire) == written[i].wire);
+        keep.append(&mut rest);
+        keep
+    };
+    for i in order {
+        let w = &mut written[i];
         let base = function_name(&w.wire);
         let name = unique_name(&base, &names_used);
         if name != base {
@@ -527,9 +535,10 @@ mod tests {
         let names: Vec<String> = categories(&imported.files).into_values().flatten().collect();
         assert_eq!(names, ["a_tool", "a_tool_2"]);
         assert_eq!(imported.defects.len(), 1);
+        // The tool already named `a_tool` on the wire keeps the name.
         assert_eq!(
             (imported.defects[0].tool.as_str(), imported.defects[0].action),
-            ("a_tool", "renamed")
+            ("a.tool", "renamed")
         );
         let strict = ImportOptions { strict: true, ..Default::default() };
         let err = build(&facts(), &clash, &strict).err().unwrap().to_string();

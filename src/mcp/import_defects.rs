@@ -93,17 +93,65 @@ pub(super) fn unique_name(base: &str, used: &BTreeMap<String, String>) -> String
 
 /// Words a generated server description leaves out: they say nothing about what a server is for.
 const GENERIC: &[&str] = &[
-    "about", "also", "after", "before", "each", "from", "given", "into", "more", "must", "only",
-    "other", "returns", "return", "server", "should", "some", "such", "than", "that", "their",
-    "them", "then", "there", "these", "this", "those", "tool", "tools", "used", "using", "when",
-    "where", "which", "will", "with", "without", "your",
+    "about",
+    "also",
+    "after",
+    "before",
+    "between",
+    "each",
+    "from",
+    "including",
+    "make",
+    "makes",
+    "optional",
+    "provide",
+    "provides",
+    "specific",
+    "specified",
+    "within",
+    "work",
+    "works",
+    "given",
+    "into",
+    "more",
+    "must",
+    "only",
+    "other",
+    "returns",
+    "return",
+    "server",
+    "should",
+    "some",
+    "such",
+    "than",
+    "that",
+    "their",
+    "them",
+    "then",
+    "there",
+    "these",
+    "this",
+    "those",
+    "tool",
+    "tools",
+    "used",
+    "using",
+    "when",
+    "where",
+    "which",
+    "will",
+    "with",
+    "without",
+    "your",
 ];
 
 /// A server description from its tools' own words: the most frequent words of four letters or more
-/// in their descriptions (ties in alphabetical order), so discovery has what the tools are about to
-/// match.
+/// in their descriptions (ties in order of first appearance, tools in wire-name order), so discovery
+/// has what the tools are about to match.
 pub(super) fn written_description(title: &str, written: &[Written]) -> String {
-    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    // word → (tools using it, first appearance)
+    let mut counts: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    let mut position = 0;
     for w in written {
         let text = w.value["description"].as_str().unwrap_or_default();
         let mut seen = std::collections::BTreeSet::new();
@@ -113,18 +161,21 @@ pub(super) fn written_description(title: &str, written: &[Written]) -> String {
                 && !GENERIC.contains(&word.as_str())
                 && seen.insert(word.clone())
             {
-                *counts.entry(word).or_default() += 1;
+                position += 1;
+                counts.entry(word).or_insert((0, position)).0 += 1;
             }
         }
     }
-    let mut ranked: Vec<(String, usize)> = counts.into_iter().collect();
-    ranked.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let mut ranked: Vec<(String, (usize, usize))> = counts.into_iter().collect();
+    ranked.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(a.1.1.cmp(&b.1.1)));
     let top: Vec<String> = ranked.into_iter().take(12).map(|(w, _)| w).collect();
     let names: Vec<&str> = written.iter().filter_map(|w| w.value["name"].as_str()).collect();
+    let tools =
+        if names.len() == 1 { "1 tool".to_string() } else { format!("{} tools", names.len()) };
     if top.is_empty() {
-        return format!("{title}: {} tools ({}).", names.len(), names.join(", "));
+        return format!("{title}: {tools} ({}).", names.join(", "));
     }
-    format!("{title}: {} tools about {}.", names.len(), top.join(", "))
+    format!("{title}: {tools} about {}.", top.join(", "))
 }
 
 #[cfg(test)]
