@@ -204,9 +204,8 @@ enum McpAction {
         /// name that collides) instead of skipping or renaming it with a defect row.
         #[arg(long)]
         strict: bool,
-        /// The server's description in the catalog (default: the server's own `instructions`'
-        /// first sentence if it has content words, else one written from its tools' descriptions,
-        /// marked as generated in catalog.json).
+        /// The server's description in the catalog (default: the server's own, else one written from
+        /// its tools' descriptions, marked as generated in catalog.json).
         #[arg(long, value_name = "TEXT")]
         server_description: Option<String>,
         /// The server's command line, after `--`.
