@@ -18,7 +18,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// How long a server may take to exit once its stdin is closed, before it gets SIGTERM.
@@ -34,8 +34,9 @@ static DIRS: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
 static STOPPING: AtomicBool = AtomicBool::new(false);
 /// Set when the signal listener is stopping toolpick: an `exit` racing it waits for its exit code.
 static SIGNALLED: AtomicBool = AtomicBool::new(false);
-/// Commands waiting on [`interrupted`]: SIGINT is theirs while any waits.
-static SIGINT_TAKEN: AtomicUsize = AtomicUsize::new(0);
+/// Set once a command waits on [`interrupted`]: SIGINT is its own from then on (also after the wait,
+/// while it stops in order: the listener sees the same signal, maybe after the wait has ended).
+static SIGINT_TAKEN: AtomicBool = AtomicBool::new(false);
 
 /// A server started by [`spawn`]: its process and its group, stopped as the module says.
 pub struct ChildServer {
@@ -170,10 +171,8 @@ impl Drop for TrackedDir {
 /// Wait for Ctrl-C (SIGINT), taking it from the signal net: the caller stops cleanly itself.
 pub async fn interrupted() -> std::io::Result<()> {
     install_nets();
-    SIGINT_TAKEN.fetch_add(1, Ordering::SeqCst);
-    let outcome = tokio::signal::ctrl_c().await;
-    SIGINT_TAKEN.fetch_sub(1, Ordering::SeqCst);
-    outcome
+    SIGINT_TAKEN.store(true, Ordering::SeqCst);
+    tokio::signal::ctrl_c().await
 }
 
 /// Install the signal listener and the `atexit` hook, once, before anything is started: a signal that
@@ -211,7 +210,7 @@ fn install_nets() {
                         tokio::select! {
                             _ = term.recv() => stop_everything_and_exit("SIGTERM", 143),
                             _ = int.recv() => {
-                                if SIGINT_TAKEN.load(Ordering::SeqCst) == 0 {
+                                if !SIGINT_TAKEN.load(Ordering::SeqCst) {
                                     stop_everything_and_exit("SIGINT", 130);
                                 }
                             }
