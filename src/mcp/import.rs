@@ -532,8 +532,9 @@ mod tests {
         assert_eq!(x.renamed, [("a.tool".to_string(), "a_tool".to_string())]);
         let clash = vec![tool("a_tool", json!({})), tool("a.tool", json!({}))];
         let imported = build(&facts(), &clash, &ImportOptions::default()).unwrap();
+        // Listed in wire-name order: `a.tool` (renamed) before `a_tool`.
         let names: Vec<String> = categories(&imported.files).into_values().flatten().collect();
-        assert_eq!(names, ["a_tool", "a_tool_2"]);
+        assert_eq!(names, ["a_tool_2", "a_tool"]);
         assert_eq!(imported.defects.len(), 1);
         // The tool already named `a_tool` on the wire keeps the name.
         assert_eq!(
