@@ -107,11 +107,26 @@ fn server_filesystem_keeps_annotations_as_sent_and_makes_missing_hints_the_unsaf
     assert_eq!(tool_count(&out_dir), 14);
     let catalog = toolpick::catalog::load_catalog(&out_dir).unwrap();
     let read = catalog.tools().find(|t| t.tool.name == "read_text_file").expect("read_text_file");
-    // It sends readOnlyHint and openWorldHint only: the other two take the specification's defaults.
+    // It sends readOnlyHint and openWorldHint only: the other two take the specification's defaults,
+    // destructiveHint's being meaningful only when readOnlyHint is false (so not destructive here).
     let a = &read.tool.annotations;
     assert!(
-        a.read_only_hint && !a.open_world_hint && a.destructive_hint && !a.idempotent_hint,
+        a.read_only_hint && !a.open_world_hint && !a.destructive_hint && !a.idempotent_hint,
         "{a:?}"
+    );
+    let written: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out_dir.join("files.json")).unwrap()).unwrap();
+    let sent = written["categories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["tools"].as_array().unwrap())
+        .find(|t| t["name"] == "read_text_file")
+        .unwrap();
+    // Only what the server sent is written; the catalog applies the defaults when it reads it.
+    assert_eq!(
+        sent["annotations"],
+        serde_json::json!({"readOnlyHint": true, "openWorldHint": false})
     );
     assert_eq!(read.category.name, "files_read");
     let write = catalog.tools().find(|t| t.tool.name == "write_file").expect("write_file");

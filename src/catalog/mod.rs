@@ -16,22 +16,39 @@ use std::collections::HashMap;
 pub use load::load_catalog;
 pub use mock::MockMode;
 
-/// MCP tool annotations. Absent hints take the MCP defaults.
+/// MCP tool annotations. Absent hints take the MCP defaults: `readOnlyHint` false, `destructiveHint`
+/// true — but only where it means something: the specification gives it meaning only when
+/// `readOnlyHint` is false, so a read-only tool that does not say reads as not destructive (else every
+/// such tool would contradict itself) — `idempotentHint` false, `openWorldHint` true.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase", from = "SentAnnotations")]
 pub struct Annotations {
-    #[serde(default)]
     pub read_only_hint: bool,
-    #[serde(default = "yes")]
     pub destructive_hint: bool,
-    #[serde(default)]
     pub idempotent_hint: bool,
-    #[serde(default = "yes")]
     pub open_world_hint: bool,
 }
 
-fn yes() -> bool {
-    true
+/// The hints as written, before the defaults.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct SentAnnotations {
+    read_only_hint: Option<bool>,
+    destructive_hint: Option<bool>,
+    idempotent_hint: Option<bool>,
+    open_world_hint: Option<bool>,
+}
+
+impl From<SentAnnotations> for Annotations {
+    fn from(sent: SentAnnotations) -> Self {
+        let read_only_hint = sent.read_only_hint.unwrap_or(false);
+        Annotations {
+            read_only_hint,
+            destructive_hint: sent.destructive_hint.unwrap_or(!read_only_hint),
+            idempotent_hint: sent.idempotent_hint.unwrap_or(false),
+            open_world_hint: sent.open_world_hint.unwrap_or(true),
+        }
+    }
 }
 
 impl Default for Annotations {

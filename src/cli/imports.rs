@@ -30,6 +30,14 @@ pub(super) fn parse_env_pair(s: &str) -> Result<(String, String), String> {
     }
 }
 
+/// How `mcp import` treats the server: its time limit per request, and what a tool that cannot be
+/// imported as sent does.
+pub struct McpImportHow {
+    pub request_timeout_ms: u64,
+    pub strict: bool,
+    pub server_description: Option<String>,
+}
+
 /// `toolpick mcp import`: start the server (or reach it by `url`), list its tools and write them as
 /// a native catalog in `out`.
 pub fn cmd_mcp_import(
@@ -40,6 +48,7 @@ pub fn cmd_mcp_import(
     env: Vec<(String, String)>,
     url: Option<String>,
     command: Vec<String>,
+    how: McpImportHow,
 ) -> Result<()> {
     preflight::output_dir("--out", &out)?;
     if let Some(c) = &categories {
@@ -60,7 +69,7 @@ pub fn cmd_mcp_import(
         None => {
             // `{sandbox}` and `{servers}` stay in the catalog for live runs; this import
             // starts the server in an empty sandbox of its own.
-            let sandbox = tempfile::Builder::new().prefix("toolpick-import-sandbox-").tempdir()?;
+            let sandbox = crate::mcp::process::temp_dir("toolpick-import-sandbox-")?;
             let sandbox_path = sandbox.path().canonicalize()?;
             let words: Vec<String> =
                 command.iter().map(|w| crate::mcp::live::fill(w, &sandbox_path)).collect();
@@ -103,6 +112,9 @@ pub fn cmd_mcp_import(
             .filter(|(_, v)| v.contains("{sandbox}") || v.contains("{servers}"))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
+        request_timeout: std::time::Duration::from_millis(how.request_timeout_ms),
+        strict: how.strict,
+        server_description: how.server_description,
     };
     let imported = crate::mcp::import_server(&target, &options, &out)?;
     drop(import_sandbox);
@@ -115,6 +127,9 @@ pub fn cmd_mcp_import(
     );
     for (wire, name) in &imported.renamed {
         outln!("  renamed `{wire}` to `{name}` (not a valid function name)");
+    }
+    for d in &imported.defects {
+        outln!("  {} `{}`: {}", d.action, d.tool, d.reason);
     }
     Ok(())
 }

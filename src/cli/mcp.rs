@@ -42,6 +42,10 @@ pub struct ServeArgs {
     execute: Option<String>,
     #[command(flatten)]
     live_policy: super::run::LivePolicyArgs,
+    /// With --execute live (and for `mcp proxy`): longest the server may take to answer each request
+    /// (initialize, tools/list, tools/call), in ms. Default: 30000 to start, 20000 per call.
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
+    request_timeout_ms: Option<u64>,
     /// A session per task: every client session plays one task of --dataset (the `?task=<id>` of its
     /// URL, else --task, else the next task no session in FILE has played), and every call is appended
     /// to FILE as it is answered. FILE is never truncated: a restarted server (or a second one) adds its
@@ -131,7 +135,7 @@ pub fn cmd_serve(args: ServeArgs, catalog: Option<PathBuf>) -> Result<()> {
         super::preflight::output_dir("--out", out)?;
     }
     // Without a task the catalog is served whole: a one-task dataset of our own stands in.
-    let scratch = tempfile::tempdir()?;
+    let scratch = crate::mcp::process::temp_dir("toolpick-serve-")?;
     let dataset = match (&args.input.dataset, &args.task) {
         (Some(d), _) => d.clone(),
         (None, Some(_)) => args.input.dataset(),
@@ -146,7 +150,10 @@ pub fn cmd_serve(args: ServeArgs, catalog: Option<PathBuf>) -> Result<()> {
             p
         }
     };
-    let live = args.live_policy.over(Default::default());
+    let mut live = args.live_policy.over(Default::default());
+    if let Some(ms) = args.request_timeout_ms {
+        (live.start_timeout_ms, live.call_timeout_ms) = (ms, ms);
+    }
     let spec = crate::run::serving::sessions::ServedSpec {
         catalog: catalog.unwrap_or_else(|| args.input.catalog()),
         dataset,
@@ -216,7 +223,7 @@ async fn serve_on(
     let stop = crate::mcp::serve::StopSignal::default();
     let on_signal = stop.clone();
     tokio::spawn(async move {
-        let _ = tokio::signal::ctrl_c().await;
+        let _ = crate::mcp::process::interrupted().await;
         on_signal.cancel();
     });
     crate::mcp::serve::serve_http(listener, served, stop).await
@@ -421,9 +428,9 @@ fn record_session(args: ServeArgs, mut config: crate::run::RunConfig, out: PathB
 
 /// Import the upstream server into a temporary catalog, then serve it live.
 pub fn cmd_proxy(args: ProxyArgs) -> Result<()> {
-    let dir = tempfile::tempdir()?;
+    let dir = crate::mcp::process::temp_dir("toolpick-proxy-")?;
     let catalog = dir.path().join("upstream");
-    let sandbox = tempfile::Builder::new().prefix("toolpick-import-sandbox-").tempdir()?;
+    let sandbox = crate::mcp::process::temp_dir("toolpick-import-sandbox-")?;
     let sandbox_path = sandbox.path().canonicalize()?;
     let target = match &args.url {
         Some(url) => crate::mcp::Target::Http(url.clone()),
@@ -452,6 +459,11 @@ pub fn cmd_proxy(args: ProxyArgs) -> Result<()> {
             .filter(|(_, v)| v.contains("{sandbox}") || v.contains("{servers}"))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
+        request_timeout: args
+            .serve
+            .request_timeout_ms
+            .map_or(crate::mcp::client::REQUEST_TIMEOUT, std::time::Duration::from_millis),
+        ..Default::default()
     };
     let imported = crate::mcp::import_server(&target, &options, &catalog)?;
     drop(sandbox);

@@ -192,6 +192,18 @@ enum McpAction {
         /// command line).
         #[arg(long, conflicts_with = "command", value_parser = crate::rules::Quiet(imports::mcp_server_url))]
         url: Option<String>,
+        /// Longest the server may take to answer each request (initialize, tools/list), in ms; a
+        /// server that misses it is stopped and the import fails with its stderr (exit 1).
+        #[arg(long, value_name = "MS", default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(1..))]
+        request_timeout_ms: u64,
+        /// Refuse the import (exit 1) when a tool cannot be imported as sent (a bad input schema, a
+        /// name that collides) instead of skipping or renaming it with a defect row.
+        #[arg(long)]
+        strict: bool,
+        /// The server's description in the catalog (default: the server's own, else one written from
+        /// its tools' descriptions, marked as generated in catalog.json).
+        #[arg(long, value_name = "TEXT")]
+        server_description: Option<String>,
         /// The server's command line, after `--`.
         #[arg(last = true, required_unless_present = "url", value_name = "COMMAND")]
         command: Vec<String>,
@@ -422,8 +434,29 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Mcp { action: McpAction::Proxy(args) } => mcp::cmd_proxy(*args),
         Command::Mcp { action: McpAction::Collect(args) } => mcp::cmd_collect(args),
         Command::Mcp {
-            action: McpAction::Import { out, name, capabilities, categories, env, url, command },
-        } => imports::cmd_mcp_import(out, name, capabilities, categories, env, url, command),
+            action:
+                McpAction::Import {
+                    out,
+                    name,
+                    capabilities,
+                    categories,
+                    env,
+                    url,
+                    request_timeout_ms,
+                    strict,
+                    server_description,
+                    command,
+                },
+        } => imports::cmd_mcp_import(
+            out,
+            name,
+            capabilities,
+            categories,
+            env,
+            url,
+            command,
+            imports::McpImportHow { request_timeout_ms, strict, server_description },
+        ),
         Command::Import { format, path, output, min_quality, onto, fixture } => {
             imports::cmd_import(format, path, output, min_quality, onto, fixture)
         }

@@ -19,14 +19,24 @@
 //!   [`network_isolation`]) and under resource limits (file size, core dumps).
 //! - A server that announces `tools/list_changed` (server-everything registers tools after the
 //!   handshake) is listed again until its list settles.
+//! - **Every request has a time limit**: `initialize` and `tools/list` the session's
+//!   [`Launch::request_timeout`] (default [`REQUEST_TIMEOUT`]), `tools/call` the caller's. A server
+//!   that misses it, or answers with what rmcp cannot read (it then never answers), ends the session
+//!   with an error quoting the server's last lines on stderr. (toolpick's client sends no
+//!   `server/discover`: rmcp's default lifecycle is the `initialize` handshake.)
+//! - The process runs in a group of its own and is stopped and reaped on every path
+//!   ([`super::process`]).
 
-use anyhow::{Context, Result, anyhow};
-use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, Implementation, InitializeRequestParams,
+use super::handler::Handler;
+pub use super::handler::{
+    BoxFuture, Capabilities, ElicitReply, Event, Progress, Responder, SampleReply,
 };
-use rmcp::service::{NotificationContext, RoleClient, RunningService};
-use rmcp::{ClientHandler, ServiceExt};
-use serde_json::{Value, json};
+use super::process::{ChildServer, TrackedDir};
+use anyhow::{Context, Result, anyhow};
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::{RoleClient, RunningService};
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -51,219 +61,6 @@ impl ServerCommand {
     }
 }
 
-/// Client capabilities to declare in `initialize`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Capabilities {
-    pub sampling: bool,
-    pub elicitation: bool,
-    pub roots: bool,
-}
-
-impl Capabilities {
-    /// From a comma-separated list (`sampling,elicitation,roots`; empty for none).
-    pub fn parse(list: &str) -> Result<Self, String> {
-        let mut caps = Capabilities::default();
-        for word in list.split(',').map(str::trim).filter(|w| !w.is_empty()) {
-            match word {
-                "sampling" => caps.sampling = true,
-                "elicitation" => caps.elicitation = true,
-                "roots" => caps.roots = true,
-                other => {
-                    return Err(format!(
-                        "unknown client capability `{other}`; choose from sampling, elicitation, roots"
-                    ));
-                }
-            }
-        }
-        Ok(caps)
-    }
-
-    /// The capabilities as they go on the wire.
-    pub fn to_wire(self) -> Value {
-        let mut caps = serde_json::Map::new();
-        if self.elicitation {
-            caps.insert("elicitation".into(), json!({"form": {}, "url": {}}));
-        }
-        if self.roots {
-            caps.insert("roots".into(), json!({"listChanged": false}));
-        }
-        if self.sampling {
-            caps.insert("sampling".into(), json!({}));
-        }
-        Value::Object(caps)
-    }
-}
-
-/// One `notifications/progress` a server sent.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Progress {
-    pub progress: f64,
-    pub total: Option<f64>,
-    pub message: Option<String>,
-}
-
-/// Something a server asked or told the client during a session.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Event {
-    Progress(Progress),
-    /// An elicitation request (`form` or `url` mode) and the answer given (`accept`, `decline`, `cancel`).
-    Elicitation {
-        mode: String,
-        action: String,
-    },
-    /// A sampling request, answered (with the tokens it cost) or refused.
-    Sampling {
-        answered: bool,
-        usage: crate::protocol::Usage,
-    },
-}
-
-/// How the user answered an elicitation request.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ElicitReply {
-    /// `accept`, `decline` or `cancel`.
-    pub action: String,
-    /// The form content sent with `accept` (never sent in URL mode).
-    pub content: Option<Value>,
-}
-
-/// A sampling request's answer: the text generated and what it cost.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SampleReply {
-    pub text: String,
-    pub model: String,
-    pub usage: crate::protocol::Usage,
-}
-
-pub type BoxFuture<T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'static>>;
-
-/// Answers the requests a server sends the client: the user's side (elicitation) and the model's side
-/// (sampling). Both receive the request as it came on the wire.
-pub trait Responder: Send + Sync + 'static {
-    /// `mode` is `form` or `url`; a URL is recorded, never opened.
-    fn elicit(&self, mode: &str, request: &Value) -> ElicitReply;
-    /// Generate for a `sampling/createMessage` request; `Err` refuses it with that message.
-    fn sample(&self, request: Value) -> BoxFuture<Result<SampleReply, String>>;
-    /// A progress notification arrived (it is logged as an [`Event`] as well).
-    fn on_progress(&self, _progress: &Progress) {}
-}
-
-/// The client side of a session: declares the capabilities, counts list changes, logs events and
-/// hands server requests to the responder.
-#[derive(Clone)]
-struct Handler {
-    capabilities: Capabilities,
-    list_changes: Arc<AtomicU64>,
-    progress: Arc<std::sync::Mutex<Vec<Progress>>>,
-    events: Arc<std::sync::Mutex<Vec<Event>>>,
-    responder: Option<Arc<dyn Responder>>,
-}
-
-impl Handler {
-    fn new(capabilities: Capabilities, responder: Option<Arc<dyn Responder>>) -> Handler {
-        Handler {
-            capabilities,
-            list_changes: Default::default(),
-            progress: Default::default(),
-            events: Default::default(),
-            responder,
-        }
-    }
-
-    fn log(&self, event: Event) {
-        self.events.lock().expect("event log").push(event);
-    }
-}
-
-impl ClientHandler for Handler {
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.list_changes.fetch_add(1, Ordering::SeqCst);
-    }
-
-    async fn on_progress(
-        &self,
-        params: rmcp::model::ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        let p =
-            Progress { progress: params.progress, total: params.total, message: params.message };
-        if let Some(r) = &self.responder {
-            r.on_progress(&p);
-        }
-        self.progress.lock().expect("progress log").push(p.clone());
-        self.log(Event::Progress(p));
-    }
-
-    async fn create_elicitation(
-        &self,
-        request: rmcp::model::ElicitRequestParams,
-        _context: rmcp::service::RequestContext<RoleClient>,
-    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
-        let wire = serde_json::to_value(&request).unwrap_or(Value::Null);
-        let mode = wire.get("mode").and_then(Value::as_str).unwrap_or("form").to_string();
-        let reply = match &self.responder {
-            Some(r) => r.elicit(&mode, &wire),
-            None => ElicitReply { action: "decline".into(), content: None },
-        };
-        self.log(Event::Elicitation { mode: mode.clone(), action: reply.action.clone() });
-        let mut result = json!({ "action": reply.action });
-        if let (Some(content), "accept", "form") =
-            (reply.content, reply.action.as_str(), mode.as_str())
-        {
-            result["content"] = content;
-        }
-        serde_json::from_value(result).map_err(|e| {
-            rmcp::ErrorData::internal_error(
-                format!("cannot build the elicitation answer: {e}"),
-                None,
-            )
-        })
-    }
-
-    // Sampling is deprecated from protocol 2026-07-28 on (SEP-2577); the servers of today still use it.
-    #[allow(deprecated)]
-    async fn create_message(
-        &self,
-        params: rmcp::model::CreateMessageRequestParams,
-        _context: rmcp::service::RequestContext<RoleClient>,
-    ) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
-        let Some(responder) = &self.responder else {
-            self.log(Event::Sampling { answered: false, usage: Default::default() });
-            return Err(rmcp::ErrorData::new(
-                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
-                "this client does not sample",
-                None,
-            ));
-        };
-        let wire = serde_json::to_value(&params).unwrap_or(Value::Null);
-        match responder.sample(wire).await {
-            Ok(reply) => {
-                self.log(Event::Sampling { answered: true, usage: reply.usage });
-                let result = json!({"model": reply.model, "stopReason": "endTurn", "role": "assistant", "content": {"type": "text", "text": reply.text}});
-                serde_json::from_value(result).map_err(|e| {
-                    rmcp::ErrorData::internal_error(
-                        format!("cannot build the sampling answer: {e}"),
-                        None,
-                    )
-                })
-            }
-            Err(e) => {
-                self.log(Event::Sampling { answered: false, usage: Default::default() });
-                Err(rmcp::ErrorData::internal_error(format!("sampling failed: {e}"), None))
-            }
-        }
-    }
-
-    fn get_info(&self) -> InitializeRequestParams {
-        let capabilities: ClientCapabilities =
-            serde_json::from_value(self.capabilities.to_wire()).unwrap_or_default();
-        InitializeRequestParams::new(
-            capabilities,
-            Implementation::new("toolpick", env!("CARGO_PKG_VERSION")),
-        )
-    }
-}
-
 /// What the server said about itself in the handshake.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerFacts {
@@ -275,29 +72,37 @@ pub struct ServerFacts {
     pub instructions: Option<String>,
 }
 
-/// A live session. Dropping it stops the server.
+/// A live session. Dropping it stops the server (see [`super::process`]); [`Session::close`] stops it
+/// without blocking.
 pub struct Session {
     service: RunningService<RoleClient, Handler>,
     list_changes: Arc<AtomicU64>,
     progress: Arc<std::sync::Mutex<Vec<Progress>>>,
     events: Arc<std::sync::Mutex<Vec<Event>>>,
     facts: ServerFacts,
+    /// The server toolpick started (none for a server reached by URL). Declared after `service`, so
+    /// a dropped session closes the server's stdin before stopping it.
+    child: Option<ChildServer>,
     /// The home made for a server toolpick started (and its stderr log), removed with the session.
-    _home: Option<tempfile::TempDir>,
+    _home: Option<TrackedDir>,
     /// The stderr log of a server toolpick started (none for a server reached by URL).
     stderr_path: PathBuf,
+    request_timeout: Duration,
 }
 
-/// How long the handshake may take (a Node server starts in well under a second).
-const HANDSHAKE: Duration = Duration::from_secs(30);
+/// How long `initialize` and `tools/list` may take by default (a Node server starts in well under a
+/// second, a Python one in a few on a busy machine).
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a list must stay unchanged to count as settled.
 const SETTLE: Duration = Duration::from_millis(300);
 /// Lists taken at most while a server keeps announcing changes.
 const MAX_LISTS: usize = 10;
+/// Pages of one `tools/list` at most (a server whose cursor never ends must not hold toolpick).
+const MAX_PAGES: usize = 1000;
 
 impl Session {
     /// Start `command` with `HOME` at `home` (a fresh temporary directory when `None`) and complete the
-    /// handshake.
+    /// handshake ([`REQUEST_TIMEOUT`] for each request).
     pub async fn connect(
         command: &ServerCommand,
         capabilities: Capabilities,
@@ -313,9 +118,7 @@ impl Session {
         capabilities: Capabilities,
         options: &Launch,
     ) -> Result<Session> {
-        let temp = tempfile::Builder::new()
-            .prefix("toolpick-mcp-")
-            .tempdir()
+        let temp = super::process::temp_dir("toolpick-mcp-")
             .context("cannot create a temporary directory for the server")?;
         let home = options.home.as_deref().unwrap_or(temp.path());
         let stderr_path = temp.path().join("server-stderr.log");
@@ -331,7 +134,7 @@ impl Session {
             }
             None => tokio::process::Command::new(&command.program),
         };
-        cmd.args(&command.args).env_clear();
+        cmd.args(&command.args).env_clear().stderr(stderr);
         for (k, v) in scrubbed_env(home, &command.env) {
             cmd.env(k, v);
         }
@@ -350,51 +153,50 @@ impl Session {
                 });
             }
         }
-        let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
-            .stderr(stderr)
-            .spawn()
-            .with_context(|| {
-                format!(
-                    "cannot start the MCP server `{}`; is it installed and on PATH?",
-                    command.program
-                )
-            })?;
+        let mut child = super::process::spawn(&mut cmd).with_context(|| {
+            format!(
+                "cannot start the MCP server `{}`; is it installed and on PATH?",
+                command.program
+            )
+        })?;
+        let transport = child.take_stdio().ok_or_else(|| anyhow!("the server has no stdio"))?;
         let handler = Handler::new(capabilities, options.responder.clone());
         let (list_changes, progress, events) =
             (handler.list_changes.clone(), handler.progress.clone(), handler.events.clone());
-        let service = match tokio::time::timeout(HANDSHAKE, handler.serve(transport)).await {
-            Ok(Ok(s)) => s,
-            Ok(Err(e)) => {
-                return Err(anyhow!(
-                    "the MCP server `{}` failed its handshake: {e}{}",
-                    command.program,
-                    stderr_tail(&stderr_path)
-                ));
-            }
-            Err(_) => {
-                return Err(anyhow!(
-                    "the MCP server `{}` did not answer `initialize` within {} s{}",
-                    command.program,
-                    HANDSHAKE.as_secs(),
-                    stderr_tail(&stderr_path)
-                ));
-            }
+        let limit = options.request_timeout;
+        let failure = match tokio::time::timeout(limit, handler.serve(transport)).await {
+            Ok(Ok(service)) => match facts_of(&service, &command.program) {
+                Ok(facts) => {
+                    return Ok(Session {
+                        service,
+                        list_changes,
+                        progress,
+                        events,
+                        facts,
+                        child: Some(child),
+                        _home: Some(temp),
+                        stderr_path,
+                        request_timeout: limit,
+                    });
+                }
+                Err(e) => e.to_string(),
+            },
+            Ok(Err(e)) => format!("the MCP server `{}` failed its handshake: {e}", command.program),
+            Err(_) => format!(
+                "the MCP server `{}` did not answer `initialize` within {} ms",
+                command.program,
+                limit.as_millis()
+            ),
         };
-        let facts = facts_of(&service, &command.program)?;
-        Ok(Session {
-            service,
-            list_changes,
-            progress,
-            events,
-            facts,
-            _home: Some(temp),
-            stderr_path,
-        })
+        // Stopped before the error is written, so its stderr is complete.
+        child.stop().await;
+        Err(anyhow!("{failure}{}", stderr_tail(&stderr_path)))
     }
 
-    /// Connect to a server already listening at a streamable-HTTP `url` (`http://127.0.0.1:PORT/mcp`).
+    /// Connect to a server already listening at a streamable-HTTP `url` (`http://127.0.0.1:PORT/mcp`),
+    /// [`REQUEST_TIMEOUT`] for each request.
     pub async fn connect_http(url: &str, capabilities: Capabilities) -> Result<Session> {
-        Session::connect_http_answering(url, capabilities, None).await
+        Session::connect_http_answering(url, capabilities, None, REQUEST_TIMEOUT).await
     }
 
     /// [`Session::connect_http`], with `responder` answering the server's elicitation and sampling
@@ -403,6 +205,7 @@ impl Session {
         url: &str,
         capabilities: Capabilities,
         responder: Option<Arc<dyn Responder>>,
+        request_timeout: Duration,
     ) -> Result<Session> {
         if !(url.starts_with("http://") || url.starts_with("https://")) {
             return Err(crate::error::InputError::new("--url", format!("`{url}` is not an http(s) URL; pass the server's endpoint, e.g. http://127.0.0.1:8080/mcp")).into());
@@ -411,7 +214,7 @@ impl Session {
         let handler = Handler::new(capabilities, responder);
         let (list_changes, progress, events) =
             (handler.list_changes.clone(), handler.progress.clone(), handler.events.clone());
-        let service = match tokio::time::timeout(HANDSHAKE, handler.serve(transport)).await {
+        let service = match tokio::time::timeout(request_timeout, handler.serve(transport)).await {
             Ok(Ok(s)) => s,
             Ok(Err(e)) => {
                 return Err(anyhow!(
@@ -420,8 +223,8 @@ impl Session {
             }
             Err(_) => {
                 return Err(anyhow!(
-                    "the MCP server at {url} did not answer `initialize` within {} s",
-                    HANDSHAKE.as_secs()
+                    "the MCP server at {url} did not answer `initialize` within {} ms",
+                    request_timeout.as_millis()
                 ));
             }
         };
@@ -432,8 +235,10 @@ impl Session {
             progress,
             events,
             facts,
+            child: None,
             _home: None,
             stderr_path: PathBuf::new(),
+            request_timeout,
         })
     }
 
@@ -446,36 +251,73 @@ impl Session {
         let mut tools = Vec::new();
         for _ in 0..MAX_LISTS {
             let before = self.list_changes.load(Ordering::SeqCst);
-            tools =
-                self.service.list_all_tools().await.map_err(|e| {
-                    anyhow!("tools/list failed: {e}{}", stderr_tail(&self.stderr_path))
-                })?;
+            tools = self.list_all_tools().await?;
             tokio::time::sleep(SETTLE).await;
             if self.list_changes.load(Ordering::SeqCst) == before {
-                return tools
-                    .iter()
-                    .map(|t| serde_json::to_value(t).context("cannot read a tools/list entry"))
-                    .collect();
+                return Ok(tools);
             }
         }
         crate::messages::note(format_args!(
             "the server kept announcing tool list changes; using its list after {MAX_LISTS} reads"
         ));
-        tools
-            .iter()
-            .map(|t| serde_json::to_value(t).context("cannot read a tools/list entry"))
-            .collect()
+        Ok(tools)
     }
 
     /// Every tool (all pages) as listed now, without waiting for the list to settle (a client that
     /// lists before each turn, like an agent: toolpick's own served layouts announce no changes).
     pub async fn list_tools_now(&self) -> Result<Vec<Value>> {
-        let tools =
-            self.service.list_all_tools().await.map_err(|e| anyhow!("tools/list failed: {e}"))?;
-        tools
-            .iter()
-            .map(|t| serde_json::to_value(t).context("cannot read a tools/list entry"))
-            .collect()
+        self.list_all_tools().await
+    }
+
+    /// One `tools/list` (every page, each within the request time limit), the entries as sent: the
+    /// request goes out untyped, so one entry rmcp's types refuse (a hint that is not a boolean, an
+    /// odd schema) comes back for the importer to judge rather than sinking the whole list.
+    async fn list_all_tools(&self) -> Result<Vec<Value>> {
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_PAGES {
+            let params = cursor.as_ref().map(|c| serde_json::json!({ "cursor": c }));
+            let request = rmcp::model::ClientRequest::CustomRequest(
+                rmcp::model::CustomRequest::new("tools/list", params),
+            );
+            let answer =
+                tokio::time::timeout(self.request_timeout, self.service.send_request(request))
+                    .await
+                    .map_err(|_| {
+                        anyhow!(
+                            "the MCP server did not answer `tools/list` within {} ms{}",
+                            self.request_timeout.as_millis(),
+                            stderr_tail(&self.stderr_path)
+                        )
+                    })?
+                    .map_err(|e| {
+                        anyhow!("tools/list failed: {e}{}", stderr_tail(&self.stderr_path))
+                    })?;
+            let page = match answer {
+                rmcp::model::ServerResult::ListToolsResult(r) => {
+                    serde_json::to_value(&r).context("cannot read a tools/list result")?
+                }
+                rmcp::model::ServerResult::CustomResult(raw) => raw.0,
+                _ => anyhow::bail!(
+                    "the MCP server answered `tools/list` with another kind of result{}",
+                    stderr_tail(&self.stderr_path)
+                ),
+            };
+            let Some(entries) = page.get("tools").and_then(Value::as_array) else {
+                let mut shown = page.to_string();
+                shown.truncate(200);
+                anyhow::bail!(
+                    "the MCP server's `tools/list` result has no `tools` list: {shown}{}",
+                    stderr_tail(&self.stderr_path)
+                );
+            };
+            tools.extend(entries.iter().cloned());
+            cursor = page.get("nextCursor").and_then(Value::as_str).map(String::from);
+            if cursor.is_none() {
+                return Ok(tools);
+            }
+        }
+        anyhow::bail!("the MCP server's `tools/list` went on past {MAX_PAGES} pages")
     }
 
     /// Call a tool; the result as it came on the wire (`content`, `structuredContent`, `isError`).
@@ -533,15 +375,23 @@ impl Session {
         std::mem::take(&mut *self.progress.lock().expect("progress log"))
     }
 
-    /// End the session and stop the server.
+    /// End the session and stop the server: its stdin closed, then SIGTERM and SIGKILL to its group
+    /// as [`super::process`] says; bounded by those grace periods.
     pub async fn close(self) -> Result<()> {
-        self.service.cancel().await.map_err(|e| anyhow!("cannot stop the MCP server: {e}"))?;
-        Ok(())
+        let Session { service, child, .. } = self;
+        let cancelled = tokio::time::timeout(super::process::STDIN_GRACE, service.cancel()).await;
+        if let Some(child) = child {
+            child.stop().await;
+        }
+        match cancelled {
+            Ok(Err(e)) => Err(anyhow!("cannot end the MCP session: {e}")),
+            _ => Ok(()),
+        }
     }
 }
 
 /// How to start a server beyond its command line.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct Launch {
     /// `HOME` for the server (default: a fresh temporary directory).
     pub home: Option<PathBuf>,
@@ -553,6 +403,21 @@ pub struct Launch {
     pub max_file_bytes: Option<u64>,
     /// Who answers its elicitation and sampling requests.
     pub responder: Option<Arc<dyn Responder>>,
+    /// How long `initialize` and `tools/list` may take.
+    pub request_timeout: Duration,
+}
+
+impl Default for Launch {
+    fn default() -> Self {
+        Launch {
+            home: None,
+            cwd: None,
+            isolate_network: false,
+            max_file_bytes: None,
+            responder: None,
+            request_timeout: REQUEST_TIMEOUT,
+        }
+    }
 }
 
 /// The command prefix that starts a process in a network namespace of its own (only a loopback
@@ -628,18 +493,6 @@ fn stderr_tail(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn capabilities_parse_and_go_on_the_wire_as_declared() {
-        assert_eq!(Capabilities::parse("").unwrap(), Capabilities::default());
-        let all = Capabilities::parse("sampling, elicitation,roots").unwrap();
-        assert_eq!(
-            all.to_wire(),
-            json!({"elicitation": {"form": {}, "url": {}}, "roots": {"listChanged": false}, "sampling": {}})
-        );
-        assert_eq!(Capabilities::default().to_wire(), json!({}));
-        assert!(Capabilities::parse("sampling,tasks").unwrap_err().contains("`tasks`"));
-    }
 
     #[test]
     fn the_environment_is_the_fixed_set_plus_what_the_server_is_given() {

@@ -1,8 +1,12 @@
 //! Live MCP servers: toolpick as an MCP client.
 //!
 //! - [`client`]: a session with one server started as a child process, with a scrubbed environment,
-//!   its own working directory and only the client capabilities asked for (rmcp underneath);
-//! - [`import`]: `toolpick mcp import`, a server's `tools/list` written as a native catalog;
+//!   its own working directory and only the client capabilities asked for (rmcp underneath), every
+//!   request under a time limit; [`handler`] answers what the server asks of the client;
+//! - [`process`]: the servers' process groups and toolpick's temporary folders, stopped and removed on
+//!   every way out (SIGTERM then SIGKILL after a grace period; SIGINT and SIGTERM to toolpick too);
+//! - [`import`]: `toolpick mcp import`, a server's `tools/list` written as a native catalog (what it
+//!   cannot take as sent becomes a defect row: `import_defects`);
 //! - [`live`]: what live execution needs of MCP and the sandbox — how an imported catalog starts its
 //!   server, the per-trial sandbox, the safety policy, path and UUID normalisation, final-state checks
 //!   (`run::live` runs trials with them);
@@ -10,8 +14,12 @@
 //!   (`run::serving::agent_backend` serves a layout's functions for one episode).
 
 pub mod client;
+pub mod handler;
 pub mod import;
+mod import_defects;
 pub mod live;
+pub mod normalize;
+pub mod process;
 pub mod serve;
 
 /// Where a server is: a command line toolpick starts (stdio), or a streamable-HTTP URL.
@@ -22,23 +30,31 @@ pub enum Target {
 }
 
 /// Import a server's tools into the catalog directory `out` (the command behind `toolpick mcp import`).
+/// Each request to the server may take `options.request_timeout`; a server that misses it (or answers
+/// what is not JSON-RPC) is stopped and the import fails with its last words on stderr.
 pub fn import_server(
     target: &Target,
     options: &import::ImportOptions,
     out: &std::path::Path,
 ) -> anyhow::Result<import::ImportedCatalog> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let limit = options.request_timeout;
     let imported = runtime.block_on(async {
         let session = match target {
             Target::Stdio(command) => {
-                client::Session::connect(command, options.capabilities, None).await?
+                let launch = client::Launch { request_timeout: limit, ..Default::default() };
+                client::Session::launch(command, options.capabilities, &launch).await?
             }
-            Target::Http(url) => client::Session::connect_http(url, options.capabilities).await?,
+            Target::Http(url) => {
+                client::Session::connect_http_answering(url, options.capabilities, None, limit)
+                    .await?
+            }
         };
-        let tools = session.list_tools().await?;
+        let tools = session.list_tools().await;
         let facts = session.facts().clone();
+        // Stopped whatever the list gave: a hung server is not left to a drop.
         session.close().await?;
-        import::build(&facts, &tools, options)
+        import::build(&facts, &tools?, options)
     })?;
     import::write(&imported, out)?;
     Ok(imported)

@@ -28,85 +28,15 @@ use crate::mcp::live::{LiveSpec, Normalizer, Policy, Sandbox};
 use crate::protocol::{Message, Usage};
 use crate::record::live::{Elicitation, LiveCall, LiveTrial};
 use anyhow::{Result, anyhow};
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// The live settings of a run (`[live]` in the experiment file, `--allow-destructive` and friends).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LiveOptions {
-    /// Send tools whose `destructiveHint` is set (see [`Policy`]).
-    #[serde(default)]
-    pub allow_destructive: bool,
-    /// Send tools whose `openWorldHint` is set.
-    #[serde(default)]
-    pub allow_open_world: bool,
-    /// Globs over wire names or tool ids always sent (after `deny`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub allow: Vec<String>,
-    /// Globs over wire names or tool ids never sent.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub deny: Vec<String>,
-    /// Longest a call may take (ms) before the session counts as broken.
-    #[serde(default = "default_call_timeout")]
-    pub call_timeout_ms: u64,
-    /// Largest result (bytes, as JSON) a call may return before the session counts as broken.
-    #[serde(default = "default_max_output")]
-    pub max_output_bytes: usize,
-    /// Largest file a server may write (bytes).
-    #[serde(default = "default_max_file")]
-    pub max_file_bytes: u64,
-    /// Live trials at once (each runs its own server process).
-    #[serde(default = "default_sandboxes")]
-    pub sandboxes: usize,
-}
-
-fn default_call_timeout() -> u64 {
-    20_000
-}
-fn default_max_output() -> usize {
-    1 << 20
-}
-fn default_max_file() -> u64 {
-    64 << 20
-}
-fn default_sandboxes() -> usize {
-    4
-}
-
-impl Default for LiveOptions {
-    fn default() -> Self {
-        LiveOptions {
-            allow_destructive: false,
-            allow_open_world: false,
-            allow: vec![],
-            deny: vec![],
-            call_timeout_ms: default_call_timeout(),
-            max_output_bytes: default_max_output(),
-            max_file_bytes: default_max_file(),
-            sandboxes: default_sandboxes(),
-        }
-    }
-}
-
-impl LiveOptions {
-    pub fn policy(&self) -> Policy {
-        Policy {
-            allow_destructive: self.allow_destructive,
-            allow_open_world: self.allow_open_world,
-            allow: self.allow.clone(),
-            deny: self.deny.clone(),
-        }
-    }
-
-    pub fn is_default(&self) -> bool {
-        *self == LiveOptions::default()
-    }
-}
+/// The live settings of a run (`[live]` in the experiment file, `--allow-destructive` and friends): the
+/// safety policy and the limits, one type with `mcp::live`'s so the two never drift apart.
+pub type LiveOptions = Policy;
 
 /// The runtime the live sessions run on (two workers, for the whole process).
 pub fn runtime() -> &'static tokio::runtime::Runtime {
@@ -141,7 +71,6 @@ fn wait<T: Send + 'static>(fut: impl std::future::Future<Output = T> + Send + 's
 pub struct LiveSuite {
     pub spec: LiveSpec,
     pub options: LiveOptions,
-    policy: Policy,
     /// Written tool id → annotations (the imported catalog's, missing hints already unsafe).
     hints: HashMap<String, Annotations>,
     /// Fixture directories are relative to the dataset file.
@@ -163,7 +92,7 @@ impl LiveSuite {
             catalog.tools().map(|t| (t.tool.id.clone(), t.tool.annotations.clone())).collect();
         let base = dataset.parent().map(Path::to_path_buf).unwrap_or_default();
         let slots = Arc::new(tokio::sync::Semaphore::new(options.sandboxes.max(1)));
-        LiveSuite { spec, policy: options.policy(), options, hints, base, secrets, slots }
+        LiveSuite { spec, options, hints, base, secrets, slots }
     }
 
     /// A task's fixture directory, if it names one.
@@ -291,7 +220,7 @@ impl LiveExecutor for TrialExecutor {
             ));
         }
         let hints = self.suite.hints.get(tool_id).cloned().unwrap_or_default();
-        if let Err(why) = self.suite.policy.decide(tool_id, &wire, &hints) {
+        if let Err(why) = self.suite.options.decide(tool_id, &wire, &hints) {
             let text = format!("Refused by the harness's safety policy: {why}.");
             return Some((
                 json!({"error": text}),
@@ -391,13 +320,15 @@ pub async fn start(
         trial,
     });
     let capabilities = suite.spec.capabilities;
+    let limit = Duration::from_millis(suite.options.start_timeout_ms);
     let session = match &suite.spec.url {
         // A server reached by URL (served sessions only: see `LiveSpec::url`): no process to start.
         Some(url) => {
             let url = url.clone();
             runtime()
                 .spawn(async move {
-                    Session::connect_http_answering(&url, capabilities, Some(responder)).await
+                    Session::connect_http_answering(&url, capabilities, Some(responder), limit)
+                        .await
                 })
                 .await
         }
@@ -409,6 +340,7 @@ pub async fn start(
                 isolate_network: true,
                 max_file_bytes: Some(suite.options.max_file_bytes),
                 responder: Some(responder),
+                request_timeout: limit,
             };
             runtime()
                 .spawn(async move { Session::launch(&command, capabilities, &launch).await })
@@ -440,8 +372,10 @@ impl LiveTrialRun {
         if let Some(session) = session {
             let _ = runtime()
                 .spawn(async move {
+                    // Bounded by the stop's grace periods (`mcp::process`); a session still shared
+                    // (a call's task holds it) stops when its last holder drops it.
                     if let Ok(s) = Arc::try_unwrap(session) {
-                        let _ = tokio::time::timeout(Duration::from_secs(5), s.close()).await;
+                        let _ = s.close().await;
                     }
                 })
                 .await;
