@@ -6,7 +6,7 @@
 //! score → report → compare → gate; `record` is the floor both sides stand on.
 //!
 //! The reader side is layered too: `analysis` computes every figure of a run once; `report`'s renderers
-//! (every file of `src/report/` but `mod.rs`, the pipeline that reads the trials and calls the analysis)
+//! (every file of `src/report/` but `mod.rs` and `scan.rs`, the pipeline that reads the trials and calls the analysis)
 //! may only *name* analysis types and constants, never call analysis functions; `compare` and `gate`
 //! read analyses; nothing below imports what is above it.
 //!
@@ -362,9 +362,13 @@ fn renderers_only_read_the_analysis() {
     let mut files = Vec::new();
     rust_files(&src().join("report"), &mut files);
     let mut bad = Vec::new();
-    for f in files.iter().filter(|f| f.file_name().is_some_and(|n| n != "mod.rs")) {
-        let text = std::fs::read_to_string(f).unwrap();
+    for f in files.iter() {
         let rel = f.strip_prefix(src()).unwrap().to_string_lossy().replace('\\', "/");
+        // The pipeline: it reads the trials (scan.rs) and calls the analysis (mod.rs).
+        if ["report/mod.rs", "report/scan.rs"].contains(&rel.as_str()) {
+            continue;
+        }
+        let text = std::fs::read_to_string(f).unwrap();
         for p in analysis_paths(&text).into_iter().filter(|p| !names_only_data(p)) {
             bad.push(format!("src/{rel} names crate::{p}"));
         }
