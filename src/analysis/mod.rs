@@ -67,14 +67,17 @@ pub fn analyze(
     config: serde_json::Value,
     lint: &Lint,
 ) -> Result<RunAnalysis> {
-    let (cells, categories) = cells::summarize(&rows)?;
-    // Per cell and task outcomes, which the ablation's effects and the first look's layout effects
-    // both pair (built once: at a million trials it is a map of a million tasks).
-    let outcomes = ablation::outcomes(&rows);
+    // The four passes over the rows depend on nothing but the rows (and the lint findings), so they
+    // run side by side; each is a pure function, so the analysis is the same in any order.
+    // `outcomes` are per cell and task, which the ablation's effects and the first look's layout
+    // effects both pair (built once: at a million trials it is a map of a million tasks).
+    let ((summary, outcomes), (confusion, tools)) = rayon::join(
+        || rayon::join(|| cells::summarize(&rows), || ablation::outcomes(&rows)),
+        || rayon::join(|| confusion::matrix(&rows), || tools::rows(&rows, lint)),
+    );
+    let (cells, categories) = summary?;
     let effects = ablation::effects(&cells, &outcomes);
-    let confusion = confusion::matrix(&rows);
     let top_confusions = confusion::top_between_tools(&confusion);
-    let tools = tools::rows(&rows, lint);
     let curve = curve::lines(&cells);
     let first_look =
         first_look::findings(&cells, &outcomes, &effects, &confusion, &top_confusions, lint);
