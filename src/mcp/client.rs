@@ -21,9 +21,11 @@
 //!   handshake) is listed again until its list settles.
 //! - **Every request has a time limit**: `initialize` and `tools/list` the session's
 //!   [`Launch::request_timeout`] (default [`REQUEST_TIMEOUT`]), `tools/call` the caller's. A server
-//!   that misses it, or answers with what rmcp cannot read (it then never answers), ends the session
-//!   with an error quoting the server's last lines on stderr. (toolpick's client sends no
-//!   `server/discover`: rmcp's default lifecycle is the `initialize` handshake.)
+//!   that misses it ends the session with an error quoting the server's last lines on stderr. (toolpick's
+//!   client sends no `server/discover`: rmcp's default lifecycle is the `initialize` handshake.)
+//! - **Its stdout is read strictly** ([`super::wire`]): a line that is not JSON-RPC, or a message over
+//!   16 MiB, ends the session at once with an error saying so (never a time-out), and every progress
+//!   notification is logged before the result that follows it on the wire reaches the caller.
 //! - The process runs in a group of its own and is stopped and reaped on every path
 //!   ([`super::process`]).
 
@@ -32,6 +34,7 @@ pub use super::handler::{
     BoxFuture, Capabilities, ElicitReply, Event, Progress, Responder, SampleReply,
 };
 use super::process::{ChildServer, TrackedDir};
+use super::wire::{Fault, Lines, Side, Tapped};
 use anyhow::{Context, Result, anyhow};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
@@ -88,6 +91,8 @@ pub struct Session {
     /// The stderr log of a server toolpick started (none for a server reached by URL).
     stderr_path: PathBuf,
     request_timeout: Duration,
+    /// Why the transport ended the session (a line that is not JSON-RPC, a message over 16 MiB).
+    fault: Fault,
 }
 
 /// How long `initialize` and `tools/list` may take by default (a Node server starts in well under a
@@ -118,6 +123,7 @@ impl Session {
         capabilities: Capabilities,
         options: &Launch,
     ) -> Result<Session> {
+        check_env(&command.env)?;
         let temp = super::process::temp_dir("toolpick-mcp-")
             .context("cannot create a temporary directory for the server")?;
         let home = options.home.as_deref().unwrap_or(temp.path());
@@ -159,10 +165,12 @@ impl Session {
                 command.program
             )
         })?;
-        let transport = child.take_stdio().ok_or_else(|| anyhow!("the server has no stdio"))?;
+        let (stdout, stdin) = child.take_stdio().ok_or_else(|| anyhow!("the server has no stdio"))?;
         let handler = Handler::new(capabilities, options.responder.clone());
         let (list_changes, progress, events) =
             (handler.list_changes.clone(), handler.progress.clone(), handler.events.clone());
+        let transport = Lines::new(stdout, stdin, Side::Client).with_tap(handler.progress_tap());
+        let fault = transport.fault();
         let limit = options.request_timeout;
         let failure = match tokio::time::timeout(limit, handler.serve(transport)).await {
             Ok(Ok(service)) => match facts_of(&service, &command.program) {
@@ -177,11 +185,16 @@ impl Session {
                         _home: Some(temp),
                         stderr_path,
                         request_timeout: limit,
+                        fault,
                     });
                 }
                 Err(e) => e.to_string(),
             },
-            Ok(Err(e)) => format!("the MCP server `{}` failed its handshake: {e}", command.program),
+            Ok(Err(e)) => format!(
+                "the MCP server `{}` failed its handshake: {}",
+                command.program,
+                fault.get().unwrap_or_else(|| e.to_string())
+            ),
             Err(_) => format!(
                 "the MCP server `{}` did not answer `initialize` within {} ms",
                 command.program,
@@ -210,8 +223,11 @@ impl Session {
         if !(url.starts_with("http://") || url.starts_with("https://")) {
             return Err(crate::error::InputError::new("--url", format!("`{url}` is not an http(s) URL; pass the server's endpoint, e.g. http://127.0.0.1:8080/mcp")).into());
         }
-        let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.to_string());
         let handler = Handler::new(capabilities, responder);
+        let transport = Tapped::new(
+            rmcp::transport::StreamableHttpClientTransport::from_uri(url.to_string()),
+            handler.progress_tap(),
+        );
         let (list_changes, progress, events) =
             (handler.list_changes.clone(), handler.progress.clone(), handler.events.clone());
         let service = match tokio::time::timeout(request_timeout, handler.serve(transport)).await {
@@ -239,6 +255,7 @@ impl Session {
             _home: None,
             stderr_path: PathBuf::new(),
             request_timeout,
+            fault: Fault::default(),
         })
     }
 
@@ -291,7 +308,7 @@ impl Session {
                         )
                     })?
                     .map_err(|e| {
-                        anyhow!("tools/list failed: {e}{}", stderr_tail(&self.stderr_path))
+                        anyhow!("tools/list failed: {}{}", self.why(e), stderr_tail(&self.stderr_path))
                     })?;
             let page = match answer {
                 rmcp::model::ServerResult::ListToolsResult(r) => {
@@ -358,10 +375,17 @@ impl Session {
             Err(rmcp::ServiceError::McpError(e)) => {
                 Ok(Err(format!("MCP error {}: {}", e.code.0, e.message)))
             }
-            Err(e) => {
-                Err(anyhow!("tools/call `{name}` failed: {e}{}", stderr_tail(&self.stderr_path)))
-            }
+            Err(e) => Err(anyhow!(
+                "tools/call `{name}` failed: {}{}",
+                self.why(e),
+                stderr_tail(&self.stderr_path)
+            )),
         }
+    }
+
+    /// What broke the session: the transport's fault when it ended it, else rmcp's error.
+    fn why(&self, e: impl std::fmt::Display) -> String {
+        self.fault.get().unwrap_or_else(|| e.to_string())
     }
 
     /// The events (progress, elicitation, sampling) logged since the last call of this.
@@ -476,6 +500,50 @@ pub fn scrubbed_env(home: &Path, extra: &[(String, String)]) -> Vec<(String, Str
     env
 }
 
+/// Variables that hold a model provider's API key: never given to a tool server, whatever the value.
+pub const MODEL_KEY_VARIABLES: &[&str] = &[
+    "OPENAI_API_KEY",
+    "AZURE_OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "MISTRAL_API_KEY",
+    "GROQ_API_KEY",
+    "TOGETHER_API_KEY",
+    "OPENROUTER_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "XAI_API_KEY",
+    "COHERE_API_KEY",
+    "FIREWORKS_API_KEY",
+    "HF_TOKEN",
+    "HUGGING_FACE_HUB_TOKEN",
+];
+
+/// Whether a variable's name says it holds a secret (a key, token, password or credential).
+pub fn secret_looking(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    ["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH"]
+        .iter()
+        .any(|word| upper.contains(word))
+}
+
+/// Refuse variables named for a server that must not reach it: a model provider's API key (even
+/// named explicitly, even empty), and a secret-looking variable with an empty value (an empty value is
+/// never a working secret, and a later session could fill it from toolpick's own environment).
+pub fn check_env(env: &[(String, String)]) -> Result<()> {
+    for (name, value) in env {
+        let why = if MODEL_KEY_VARIABLES.contains(&name.to_ascii_uppercase().as_str()) {
+            format!("`{name}` holds a model's API key; toolpick never passes one to a tool server")
+        } else if value.is_empty() && secret_looking(name) {
+            format!("`{name}` looks like a secret and its value is empty; give the server the value it needs (KEY=VALUE) or leave it out")
+        } else {
+            continue;
+        };
+        return Err(crate::error::InputError::new("--env", why).into());
+    }
+    Ok(())
+}
+
 /// The last lines the server wrote to stderr, for an error message.
 fn stderr_tail(path: &Path) -> String {
     if path.as_os_str().is_empty() {
@@ -507,5 +575,24 @@ mod tests {
         assert_eq!(names, ["PATH", "HOME", "LANG", "MEMORY_FILE_PATH", "TZ"]);
         assert!(env.contains(&("HOME".into(), "/sandbox".into())));
         assert!(env.contains(&("TZ".into(), "Europe/Paris".into())));
+    }
+
+    #[test]
+    fn model_keys_and_empty_secrets_are_refused_and_named() {
+        let env = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        };
+        for bad in [
+            env(&[("OPENAI_API_KEY", "")]),
+            env(&[("TZ", "UTC"), ("anthropic_api_key", "sk-x")]),
+            env(&[("GITHUB_TOKEN", "")]),
+            env(&[("DB_PASSWORD", "")]),
+        ] {
+            let err = format!("{:#}", check_env(&bad).unwrap_err());
+            let named = bad.last().unwrap().0.as_str();
+            assert!(err.contains(&format!("`{named}`")) && err.contains("--env"), "{err}");
+        }
+        // A secret a server needs, given its value, and ordinary empty variables pass.
+        assert!(check_env(&env(&[("GITHUB_TOKEN", "ghp_x"), ("DEBUG", ""), ("MONKEY_MODE", "1")])).is_ok());
     }
 }

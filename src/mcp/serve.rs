@@ -197,11 +197,12 @@ pub fn check_bind(addr: &SocketAddr, allow_remote: bool) -> Result<()> {
     Err(crate::error::InputError::new("--http", format!("{addr} is not a loopback address; serving beyond this machine needs --allow-remote (anyone who reaches it can run the catalog's tools)")).into())
 }
 
-/// Serve over stdin/stdout until the client closes the session.
+/// Serve over stdin/stdout until the client closes the session (a line that is not JSON-RPC is
+/// answered with a parse error, −32700, and the session goes on: [`super::wire`]).
 pub async fn serve_stdio(served: Arc<dyn Served>) -> Result<()> {
     use rmcp::ServiceExt;
     let running = Server::new(served)
-        .serve(rmcp::transport::stdio())
+        .serve(super::wire::Lines::new(tokio::io::stdin(), tokio::io::stdout(), super::wire::Side::Server))
         .await
         .map_err(|e| anyhow!("the MCP session did not start: {e}"))?;
     running.waiting().await.map_err(|e| anyhow!("the MCP session failed: {e}"))?;
