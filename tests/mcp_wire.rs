@@ -189,3 +189,112 @@ fn a_server_that_keeps_asking_for_sampling_is_cut_off_at_the_trial_limit() {
     let call = &trial["calls"][0];
     assert_eq!(call["record"]["live"]["samplings"], 16, "{call}");
 }
+
+/// `toolpick mcp proxy` in front of the scripted server, spoken to line by line over its stdio.
+struct Proxy {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+    done: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Proxy {
+    fn start() -> Proxy {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolpick"))
+            .args(["mcp", "proxy", "--", "python3", &script()])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let (stdin, stdout) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
+        // A proxy that never answers must fail the test, not hang it: killed after a minute.
+        let (pid, done) = (child.id().to_string(), Arc::new(std::sync::atomic::AtomicBool::new(false)));
+        let finished = done.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_secs(60));
+            if !finished.load(std::sync::atomic::Ordering::SeqCst) {
+                let _ = Command::new("kill").args(["-9", &pid]).status();
+            }
+        });
+        Proxy { child, stdin, stdout: std::io::BufReader::new(stdout), done }
+    }
+
+    fn write(&mut self, line: &str) {
+        use std::io::Write;
+        self.stdin.write_all(line.as_bytes()).unwrap();
+        self.stdin.write_all(b"\n").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// The next message that is not a notification.
+    fn answer(&mut self) -> Value {
+        use std::io::BufRead;
+        loop {
+            let mut line = String::new();
+            assert!(self.stdout.read_line(&mut line).unwrap() > 0, "the proxy closed its stdout");
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v.get("method").is_none() {
+                return v;
+            }
+        }
+    }
+
+    fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+        self.write(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string());
+        let answer = self.answer();
+        assert_eq!(answer["id"], id, "{answer}");
+        answer
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.done.store(true, std::sync::atomic::Ordering::SeqCst);
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn the_proxy_passes_whole_results_through_and_answers_bad_requests_with_the_specs_codes() {
+    let mut proxy = Proxy::start();
+    // Not JSON at all: a parse error, and the session goes on.
+    proxy.write("{this is not json");
+    let parse = proxy.answer();
+    assert_eq!((parse["id"].clone(), parse["error"]["code"].clone()), (Value::Null, json!(-32700)), "{parse}");
+    let init = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "wire-test", "version": "1"}});
+    assert!(proxy.request(1, "initialize", init)["result"].is_object());
+    proxy.write(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let listed = proxy.request(2, "tools/list", json!({}));
+    let tools = listed["result"]["tools"].as_array().unwrap();
+    let rich = tools.iter().find(|t| t["name"] == "rich").unwrap_or_else(|| panic!("{listed}"));
+    assert_eq!(
+        rich["outputSchema"],
+        json!({"type": "object", "properties": {"celsius": {"type": "number"}, "city": {"type": "string"}}, "required": ["celsius", "city"]})
+    );
+    // The upstream's result, every block and the structured content, as it sent them.
+    let called = proxy.request(3, "tools/call", json!({"name": "rich", "arguments": {}}));
+    let want = json!({
+        "content": [
+            {"type": "text", "text": "21.5 C in Paris"},
+            {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
+            {"type": "resource_link", "uri": "file:///reports/paris.csv", "name": "paris.csv", "mimeType": "text/csv"},
+            {"type": "resource", "resource": {"uri": "memo://today", "mimeType": "text/plain", "text": "mild"}},
+        ],
+        "structuredContent": {"celsius": 21.5, "city": "Paris"},
+    });
+    assert_eq!(called["result"], want, "{called}");
+    // An unknown tool is invalid params, and a 5 MB argument does not come back whole.
+    let huge = "A".repeat(5 << 20);
+    let unknown = proxy.request(4, "tools/call", json!({"name": "no_such_tool", "arguments": {"text": huge}}));
+    assert_eq!(unknown["error"]["code"], -32602, "{}", &unknown.to_string()[..300.min(unknown.to_string().len())]);
+    let message = unknown["error"]["message"].as_str().unwrap();
+    assert!(message.len() < 4000, "the error echoed {} bytes", message.len());
+    // A tools/call without a name is invalid params too, not an unknown method.
+    let malformed = proxy.request(5, "tools/call", json!({"arguments": {}}));
+    assert_eq!(malformed["error"]["code"], -32602, "{malformed}");
+    // And the session still works.
+    let echo = proxy.request(6, "tools/call", json!({"name": "echo", "arguments": {"text": "still here"}}));
+    assert_eq!(echo["result"]["content"][0]["text"], "still here", "{echo}");
+}

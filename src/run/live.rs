@@ -238,6 +238,8 @@ pub struct TrialExecutor {
     sampling: Mutex<Usage>,
     /// The trial's answerer of the server's requests (its count of them).
     responder: Arc<TrialResponder>,
+    /// The last call's whole result as the server sent it (normalised), for a proxy to pass on.
+    whole: Mutex<Option<Value>>,
 }
 
 impl LiveExecutor for TrialExecutor {
@@ -290,7 +292,9 @@ impl LiveExecutor for TrialExecutor {
                     let why = format!("the server returned {size} bytes for one call, over the limit of {} (max_output_bytes)", self.suite.options.max_output_bytes);
                     return Some(self.break_session(why, call));
                 }
-                crate::mcp::live::shown_result(&self.normalizer.inbound_value(&result))
+                let result = self.normalizer.inbound_value(&result);
+                *self.whole.lock().expect("whole result") = Some(result.clone());
+                crate::mcp::live::shown_result(&result)
             }
             Ok(Err(message)) => (json!({"error": self.normalizer.inbound(&message)}), true),
             Err(e) => {
@@ -307,6 +311,11 @@ impl LiveExecutor for TrialExecutor {
 }
 
 impl TrialExecutor {
+    /// The whole result of the last call that reached the server, taken (`None` when none did since).
+    pub fn take_whole_result(&self) -> Option<Value> {
+        self.whole.lock().expect("whole result").take()
+    }
+
     /// End the session for `why`; `call` keeps what the server did during the call (its events).
     fn break_session(&self, why: String, call: LiveCall) -> (Value, LiveCall) {
         *self.broken.lock().expect("broken") = Some(why.clone());
@@ -390,6 +399,7 @@ pub async fn start(
         broken: Mutex::new(None),
         sampling: Mutex::new(Usage::default()),
         responder: trial_responder,
+        whole: Mutex::new(None),
     });
     Ok(LiveTrialRun {
         executor,
