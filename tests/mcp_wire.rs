@@ -294,6 +294,8 @@ fn the_proxy_passes_whole_results_through_and_answers_bad_requests_with_the_spec
     // A tools/call without a name is invalid params too, not an unknown method.
     let malformed = proxy.request(5, "tools/call", json!({"arguments": {}}));
     assert_eq!(malformed["error"]["code"], -32602, "{malformed}");
+    let not_an_object = proxy.request(7, "tools/call", json!({"name": "echo", "arguments": "hi"}));
+    assert_eq!(not_an_object["error"]["code"], -32602, "{not_an_object}");
     // And the session still works.
     let echo = proxy.request(6, "tools/call", json!({"name": "echo", "arguments": {"text": "still here"}}));
     assert_eq!(echo["result"]["content"][0]["text"], "still here", "{echo}");
