@@ -62,7 +62,11 @@ fn progress_written_right_before_a_result_is_recorded_with_that_call_every_time(
         for round in 0..30 {
             let steps = 3 + round % 3;
             let result = session
-                .call_tool("progress_then_result", args(json!({"steps": steps})), Duration::from_secs(20))
+                .call_tool(
+                    "progress_then_result",
+                    args(json!({"steps": steps})),
+                    Duration::from_secs(20),
+                )
                 .await
                 .unwrap();
             assert_eq!(result["content"][0]["text"], format!("done in {steps} steps"));
@@ -87,7 +91,8 @@ fn failed_call(tool: &str) -> (String, Duration) {
             .expect_err("a broken answer passed as a result");
         let took = started.elapsed();
         // The session is over: the next call fails at once too, with the same reason.
-        let again = session.call_tool("echo", args(json!({"text": "hi"})), Duration::from_secs(20)).await;
+        let again =
+            session.call_tool("echo", args(json!({"text": "hi"})), Duration::from_secs(20)).await;
         assert!(again.is_err(), "a broken session still answered: {again:?}");
         assert!(started.elapsed() < Duration::from_secs(5));
         let _ = session.close().await;
@@ -128,7 +133,15 @@ fn a_model_key_or_an_empty_secret_named_for_a_server_is_refused_and_nothing_is_w
     let py = script();
     for env in ["OPENAI_API_KEY=", "ANTHROPIC_API_KEY=sk-ant-x", "GITHUB_TOKEN="] {
         let o = toolpick(&[
-            "mcp", "import", "--out", out.to_str().unwrap(), "--env", env, "--", "python3", &py,
+            "mcp",
+            "import",
+            "--out",
+            out.to_str().unwrap(),
+            "--env",
+            env,
+            "--",
+            "python3",
+            &py,
         ]);
         let stderr = String::from_utf8_lossy(&o.stderr);
         let name = env.split('=').next().unwrap();
@@ -153,8 +166,15 @@ fn ok(out: &Output) -> String {
 fn imported(dir: &Path, tools: &[&str]) -> (PathBuf, PathBuf) {
     let catalog = dir.join("catalogs/scripted");
     ok(&toolpick(&[
-        "mcp", "import", "--out", catalog.to_str().unwrap(), "--capabilities", "sampling", "--",
-        "python3", &script(),
+        "mcp",
+        "import",
+        "--out",
+        catalog.to_str().unwrap(),
+        "--capabilities",
+        "sampling",
+        "--",
+        "python3",
+        &script(),
     ]));
     let ids: Vec<String> = toolpick::catalog::load_catalog(&catalog)
         .unwrap()
@@ -177,9 +197,24 @@ fn a_server_that_keeps_asking_for_sampling_is_cut_off_at_the_trial_limit() {
     let (catalog, dataset) = imported(tmp.path(), &["sample_forever"]);
     let out = tmp.path().join("runs");
     ok(&toolpick(&[
-        "run", "--catalog", catalog.to_str().unwrap(), "--dataset", dataset.to_str().unwrap(),
-        "--execute", "live", "--backends", "oracle", "--layouts", "flat", "--variants", "good",
-        "--out", out.to_str().unwrap(), "--run-id", "cap", "--quiet",
+        "run",
+        "--catalog",
+        catalog.to_str().unwrap(),
+        "--dataset",
+        dataset.to_str().unwrap(),
+        "--execute",
+        "live",
+        "--backends",
+        "oracle",
+        "--layouts",
+        "flat",
+        "--variants",
+        "good",
+        "--out",
+        out.to_str().unwrap(),
+        "--run-id",
+        "cap",
+        "--quiet",
     ]));
     let text = std::fs::read_to_string(out.join("cap/trials.jsonl")).unwrap();
     let trial: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
@@ -209,7 +244,8 @@ impl Proxy {
             .unwrap();
         let (stdin, stdout) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
         // A proxy that never answers must fail the test, not hang it: killed after a minute.
-        let (pid, done) = (child.id().to_string(), Arc::new(std::sync::atomic::AtomicBool::new(false)));
+        let (pid, done) =
+            (child.id().to_string(), Arc::new(std::sync::atomic::AtomicBool::new(false)));
         let finished = done.clone();
         std::thread::spawn(move || {
             std::thread::sleep(Duration::from_secs(60));
@@ -241,7 +277,9 @@ impl Proxy {
     }
 
     fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
-        self.write(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string());
+        self.write(
+            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string(),
+        );
         let answer = self.answer();
         assert_eq!(answer["id"], id, "{answer}");
         answer
@@ -262,7 +300,11 @@ fn the_proxy_passes_whole_results_through_and_answers_bad_requests_with_the_spec
     // Not JSON at all: a parse error, and the session goes on.
     proxy.write("{this is not json");
     let parse = proxy.answer();
-    assert_eq!((parse["id"].clone(), parse["error"]["code"].clone()), (Value::Null, json!(-32700)), "{parse}");
+    assert_eq!(
+        (parse["id"].clone(), parse["error"]["code"].clone()),
+        (Value::Null, json!(-32700)),
+        "{parse}"
+    );
     let init = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "wire-test", "version": "1"}});
     assert!(proxy.request(1, "initialize", init)["result"].is_object());
     proxy.write(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
@@ -287,8 +329,17 @@ fn the_proxy_passes_whole_results_through_and_answers_bad_requests_with_the_spec
     assert_eq!(called["result"], want, "{called}");
     // An unknown tool is invalid params, and a 5 MB argument does not come back whole.
     let huge = "A".repeat(5 << 20);
-    let unknown = proxy.request(4, "tools/call", json!({"name": "no_such_tool", "arguments": {"text": huge}}));
-    assert_eq!(unknown["error"]["code"], -32602, "{}", &unknown.to_string()[..300.min(unknown.to_string().len())]);
+    let unknown = proxy.request(
+        4,
+        "tools/call",
+        json!({"name": "no_such_tool", "arguments": {"text": huge}}),
+    );
+    assert_eq!(
+        unknown["error"]["code"],
+        -32602,
+        "{}",
+        &unknown.to_string()[..300.min(unknown.to_string().len())]
+    );
     let message = unknown["error"]["message"].as_str().unwrap();
     assert!(message.len() < 4000, "the error echoed {} bytes", message.len());
     // A tools/call without a name is invalid params too, not an unknown method.
@@ -297,6 +348,10 @@ fn the_proxy_passes_whole_results_through_and_answers_bad_requests_with_the_spec
     let not_an_object = proxy.request(7, "tools/call", json!({"name": "echo", "arguments": "hi"}));
     assert_eq!(not_an_object["error"]["code"], -32602, "{not_an_object}");
     // And the session still works.
-    let echo = proxy.request(6, "tools/call", json!({"name": "echo", "arguments": {"text": "still here"}}));
+    let echo = proxy.request(
+        6,
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "still here"}}),
+    );
     assert_eq!(echo["result"]["content"][0]["text"], "still here", "{echo}");
 }

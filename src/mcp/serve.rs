@@ -266,7 +266,11 @@ pub fn check_bind(addr: &SocketAddr, allow_remote: bool) -> Result<()> {
 pub async fn serve_stdio(served: Arc<dyn Served>) -> Result<()> {
     use rmcp::ServiceExt;
     let running = Server::new(served)
-        .serve(super::wire::Lines::new(tokio::io::stdin(), tokio::io::stdout(), super::wire::Side::Server))
+        .serve(super::wire::Lines::new(
+            tokio::io::stdin(),
+            tokio::io::stdout(),
+            super::wire::Side::Server,
+        ))
         .await
         .map_err(|e| anyhow!("the MCP session did not start: {e}"))?;
     running.waiting().await.map_err(|e| anyhow!("the MCP session failed: {e}"))?;

@@ -138,7 +138,12 @@ where
     /// A bad line: on the client side the session ends (`None` after the fault is set); on the server
     /// side the client is answered with `code` and reading goes on (`Some(())`). Owns what it uses, so
     /// `receive` stays `Send` whatever the reader is.
-    fn bad(&self, code: i64, why: String, id: Value) -> impl Future<Output = Option<()>> + Send + use<R, In, Out> {
+    fn bad(
+        &self,
+        code: i64,
+        why: String,
+        id: Value,
+    ) -> impl Future<Output = Option<()>> + Send + use<R, In, Out> {
         let (side, fault, write) = (self.side, self.fault.clone(), self.write.clone());
         async move {
             match side {
@@ -203,7 +208,9 @@ where
                 Ok(Read::Line) => {}
                 Ok(Read::End) => return None,
                 Ok(Read::TooLong) => {
-                    let why = format!("{peer} sent a message over {MAX_MESSAGE_BYTES} bytes (16 MiB, the most an MCP message may be here)");
+                    let why = format!(
+                        "{peer} sent a message over {MAX_MESSAGE_BYTES} bytes (16 MiB, the most an MCP message may be here)"
+                    );
                     self.bad(-32600, why, Value::Null).await?;
                     continue;
                 }
@@ -235,8 +242,10 @@ where
             };
             let id = value.get("id").cloned().unwrap_or(Value::Null);
             if value.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-                let why =
-                    format!("{peer} sent JSON that is not a JSON-RPC 2.0 message: `{}`", shown(&text));
+                let why = format!(
+                    "{peer} sent JSON that is not a JSON-RPC 2.0 message: `{}`",
+                    shown(&text)
+                );
                 self.bad(-32600, why, id).await?;
                 continue;
             }
@@ -389,7 +398,11 @@ mod tests {
                 .collect();
             assert_eq!(
                 codes,
-                [(Value::Null, json!(-32700)), (json!(3), json!(-32600)), (Value::Null, json!(-32600))]
+                [
+                    (Value::Null, json!(-32700)),
+                    (json!(3), json!(-32600)),
+                    (Value::Null, json!(-32600))
+                ]
             );
         });
     }

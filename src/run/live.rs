@@ -165,7 +165,9 @@ impl Responder for TrialResponder {
 
     fn sample(&self, request: Value) -> crate::mcp::client::BoxFuture<Result<SampleReply, String>> {
         if !self.within_limit() {
-            let why = format!("this trial's limit of {MAX_SERVER_REQUESTS} sampling and elicitation requests is reached");
+            let why = format!(
+                "this trial's limit of {MAX_SERVER_REQUESTS} sampling and elicitation requests is reached"
+            );
             return Box::pin(std::future::ready(Err(why)));
         }
         let backend = self.backend.clone();
@@ -289,7 +291,10 @@ impl LiveExecutor for TrialExecutor {
             Ok(Ok(result)) => {
                 let size = serde_json::to_vec(&result).map(|b| b.len()).unwrap_or(0);
                 if size > self.suite.options.max_output_bytes {
-                    let why = format!("the server returned {size} bytes for one call, over the limit of {} (max_output_bytes)", self.suite.options.max_output_bytes);
+                    let why = format!(
+                        "the server returned {size} bytes for one call, over the limit of {} (max_output_bytes)",
+                        self.suite.options.max_output_bytes
+                    );
                     return Some(self.break_session(why, call));
                 }
                 let result = self.normalizer.inbound_value(&result);
