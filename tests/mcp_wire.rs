@@ -235,8 +235,14 @@ struct Proxy {
 
 impl Proxy {
     fn start() -> Proxy {
+        Proxy::start_with(&[])
+    }
+
+    fn start_with(flags: &[&str]) -> Proxy {
         let mut child = Command::new(env!("CARGO_BIN_EXE_toolpick"))
-            .args(["mcp", "proxy", "--", "python3", &script()])
+            .args(["mcp", "proxy"])
+            .args(flags)
+            .args(["--", "python3", &script()])
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())
@@ -354,4 +360,19 @@ fn the_proxy_passes_whole_results_through_and_answers_bad_requests_with_the_spec
         json!({"name": "echo", "arguments": {"text": "still here"}}),
     );
     assert_eq!(echo["result"]["content"][0]["text"], "still here", "{echo}");
+}
+
+#[test]
+fn the_proxy_gives_its_upstream_the_values_its_env_flags_name() {
+    // The value given on the command line, not toolpick's own variable of that name (here unset).
+    let mut proxy = Proxy::start_with(&["--env", "TOOLPICK_TEST_GREETING=hello there"]);
+    let init = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "wire-test", "version": "1"}});
+    assert!(proxy.request(1, "initialize", init)["result"].is_object());
+    proxy.write(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let called = proxy.request(
+        2,
+        "tools/call",
+        json!({"name": "env_var", "arguments": {"name": "TOOLPICK_TEST_GREETING"}}),
+    );
+    assert_eq!(called["result"]["content"][0]["text"], "hello there", "{called}");
 }
