@@ -67,8 +67,11 @@ async def main():
                         arguments = json.loads(call["function"].get("arguments") or "{}")
                     except ValueError:
                         arguments = {}
-                    result = await session.call_tool(call["function"]["name"], arguments if isinstance(arguments, dict) else {})
-                    messages.append({"role": "tool", "tool_call_id": call["id"], "content": text_of(result)})
+                    try:
+                        result = text_of(await session.call_tool(call["function"]["name"], arguments if isinstance(arguments, dict) else {}))
+                    except Exception as error:  # a JSON-RPC error (-32602 for a tool not on offer): the model reads it
+                        result = str(error)
+                    messages.append({"role": "tool", "tool_call_id": call["id"], "content": result})
     print("")
 
 

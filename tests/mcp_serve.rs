@@ -108,8 +108,10 @@ fn a_task_session_carries_the_query_and_a_served_call_runs_through_the_layout() 
         "{}",
     ]);
     assert_eq!(seen["instructions"].as_str(), Some(query.as_str()));
-    assert_eq!(seen["call"]["isError"], true, "{}", seen["call"]);
-    assert!(seen["call"]["text"].as_str().unwrap().contains("Unknown tool 'no_such_tool'"));
+    // A tool not on offer is JSON-RPC's invalid params (the MCP specification), with the layout's
+    // teaching text; the call is still recorded as the layout saw it.
+    assert_eq!(seen["call"]["error"]["code"], -32602, "{}", seen["call"]);
+    assert!(seen["call"]["error"]["message"].as_str().unwrap().contains("Unknown tool 'no_such_tool'"));
     let recorded: Value = serde_json::from_str(
         std::fs::read_to_string(record.path()).unwrap().lines().next().unwrap(),
     )

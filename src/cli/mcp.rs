@@ -453,12 +453,10 @@ pub fn cmd_proxy(args: ProxyArgs) -> Result<()> {
         // What a live session reconnects to: the URL, or the command line with its placeholders.
         command: args.url.clone().map(|u| vec![u]).unwrap_or_else(|| args.command.clone()),
         env_names: args.env.iter().map(|(k, _)| k.clone()).collect(),
-        env_templates: args
-            .env
-            .iter()
-            .filter(|(_, v)| v.contains("{sandbox}") || v.contains("{servers}"))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
+        // Every value as given (placeholders kept): the session's server gets what --env said, not
+        // toolpick's own variable of that name. The catalog is the proxy's own, in a private (0700)
+        // temporary folder removed with it.
+        env_templates: args.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         request_timeout: args
             .serve
             .request_timeout_ms

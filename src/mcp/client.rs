@@ -21,9 +21,11 @@
 //!   handshake) is listed again until its list settles.
 //! - **Every request has a time limit**: `initialize` and `tools/list` the session's
 //!   [`Launch::request_timeout`] (default [`REQUEST_TIMEOUT`]), `tools/call` the caller's. A server
-//!   that misses it, or answers with what rmcp cannot read (it then never answers), ends the session
-//!   with an error quoting the server's last lines on stderr. (toolpick's client sends no
-//!   `server/discover`: rmcp's default lifecycle is the `initialize` handshake.)
+//!   that misses it ends the session with an error quoting the server's last lines on stderr. (toolpick's
+//!   client sends no `server/discover`: rmcp's default lifecycle is the `initialize` handshake.)
+//! - **Its stdout is read strictly** ([`super::wire`]): a line that is not JSON-RPC, or a message over
+//!   16 MiB, ends the session at once with an error saying so (never a time-out), and every progress
+//!   notification is logged before the result that follows it on the wire reaches the caller.
 //! - The process runs in a group of its own and is stopped and reaped on every path
 //!   ([`super::process`]).
 
@@ -32,6 +34,8 @@ pub use super::handler::{
     BoxFuture, Capabilities, ElicitReply, Event, Progress, Responder, SampleReply,
 };
 use super::process::{ChildServer, TrackedDir};
+pub use super::server_env::{MODEL_KEY_VARIABLES, check_env, scrubbed_env, secret_looking};
+use super::wire::{Fault, Lines, Side, Tapped};
 use anyhow::{Context, Result, anyhow};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
@@ -88,6 +92,8 @@ pub struct Session {
     /// The stderr log of a server toolpick started (none for a server reached by URL).
     stderr_path: PathBuf,
     request_timeout: Duration,
+    /// Why the transport ended the session (a line that is not JSON-RPC, a message over 16 MiB).
+    fault: Fault,
 }
 
 /// How long `initialize` and `tools/list` may take by default (a Node server starts in well under a
@@ -118,6 +124,7 @@ impl Session {
         capabilities: Capabilities,
         options: &Launch,
     ) -> Result<Session> {
+        check_env(&command.env)?;
         let temp = super::process::temp_dir("toolpick-mcp-")
             .context("cannot create a temporary directory for the server")?;
         let home = options.home.as_deref().unwrap_or(temp.path());
@@ -159,10 +166,13 @@ impl Session {
                 command.program
             )
         })?;
-        let transport = child.take_stdio().ok_or_else(|| anyhow!("the server has no stdio"))?;
+        let (stdout, stdin) =
+            child.take_stdio().ok_or_else(|| anyhow!("the server has no stdio"))?;
         let handler = Handler::new(capabilities, options.responder.clone());
         let (list_changes, progress, events) =
             (handler.list_changes.clone(), handler.progress.clone(), handler.events.clone());
+        let transport = Lines::new(stdout, stdin, Side::Client).with_tap(handler.progress_tap());
+        let fault = transport.fault();
         let limit = options.request_timeout;
         let failure = match tokio::time::timeout(limit, handler.serve(transport)).await {
             Ok(Ok(service)) => match facts_of(&service, &command.program) {
@@ -177,11 +187,16 @@ impl Session {
                         _home: Some(temp),
                         stderr_path,
                         request_timeout: limit,
+                        fault,
                     });
                 }
                 Err(e) => e.to_string(),
             },
-            Ok(Err(e)) => format!("the MCP server `{}` failed its handshake: {e}", command.program),
+            Ok(Err(e)) => format!(
+                "the MCP server `{}` failed its handshake: {}",
+                command.program,
+                fault.get().unwrap_or_else(|| e.to_string())
+            ),
             Err(_) => format!(
                 "the MCP server `{}` did not answer `initialize` within {} ms",
                 command.program,
@@ -210,8 +225,11 @@ impl Session {
         if !(url.starts_with("http://") || url.starts_with("https://")) {
             return Err(crate::error::InputError::new("--url", format!("`{url}` is not an http(s) URL; pass the server's endpoint, e.g. http://127.0.0.1:8080/mcp")).into());
         }
-        let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.to_string());
         let handler = Handler::new(capabilities, responder);
+        let transport = Tapped::new(
+            rmcp::transport::StreamableHttpClientTransport::from_uri(url.to_string()),
+            handler.progress_tap(),
+        );
         let (list_changes, progress, events) =
             (handler.list_changes.clone(), handler.progress.clone(), handler.events.clone());
         let service = match tokio::time::timeout(request_timeout, handler.serve(transport)).await {
@@ -239,6 +257,7 @@ impl Session {
             _home: None,
             stderr_path: PathBuf::new(),
             request_timeout,
+            fault: Fault::default(),
         })
     }
 
@@ -291,7 +310,11 @@ impl Session {
                         )
                     })?
                     .map_err(|e| {
-                        anyhow!("tools/list failed: {e}{}", stderr_tail(&self.stderr_path))
+                        anyhow!(
+                            "tools/list failed: {}{}",
+                            self.why(e),
+                            stderr_tail(&self.stderr_path)
+                        )
                     })?;
             let page = match answer {
                 rmcp::model::ServerResult::ListToolsResult(r) => {
@@ -358,10 +381,17 @@ impl Session {
             Err(rmcp::ServiceError::McpError(e)) => {
                 Ok(Err(format!("MCP error {}: {}", e.code.0, e.message)))
             }
-            Err(e) => {
-                Err(anyhow!("tools/call `{name}` failed: {e}{}", stderr_tail(&self.stderr_path)))
-            }
+            Err(e) => Err(anyhow!(
+                "tools/call `{name}` failed: {}{}",
+                self.why(e),
+                stderr_tail(&self.stderr_path)
+            )),
         }
+    }
+
+    /// What broke the session: the transport's fault when it ended it, else rmcp's error.
+    fn why(&self, e: impl std::fmt::Display) -> String {
+        self.fault.get().unwrap_or_else(|| e.to_string())
     }
 
     /// The events (progress, elicitation, sampling) logged since the last call of this.
@@ -457,25 +487,6 @@ fn facts_of(service: &RunningService<RoleClient, Handler>, which: &str) -> Resul
     })
 }
 
-/// The environment a server gets: the fixed variables and the ones named for it, nothing inherited
-/// (API keys and tokens in toolpick's own environment must never reach a tool server).
-pub fn scrubbed_env(home: &Path, extra: &[(String, String)]) -> Vec<(String, String)> {
-    let mut env = vec![
-        (
-            "PATH".to_string(),
-            std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into()),
-        ),
-        ("HOME".to_string(), home.display().to_string()),
-        ("TZ".to_string(), "UTC".to_string()),
-        ("LANG".to_string(), "C.UTF-8".to_string()),
-    ];
-    for (k, v) in extra {
-        env.retain(|(name, _)| name != k);
-        env.push((k.clone(), v.clone()));
-    }
-    env
-}
-
 /// The last lines the server wrote to stderr, for an error message.
 fn stderr_tail(path: &Path) -> String {
     if path.as_os_str().is_empty() {
@@ -488,24 +499,4 @@ fn stderr_tail(path: &Path) -> String {
     }
     let tail = &lines[lines.len().saturating_sub(5)..];
     format!("\nthe server's last words on stderr:\n  {}", tail.join("\n  "))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_environment_is_the_fixed_set_plus_what_the_server_is_given() {
-        let env = scrubbed_env(
-            Path::new("/sandbox"),
-            &[
-                ("MEMORY_FILE_PATH".into(), "/sandbox/m.jsonl".into()),
-                ("TZ".into(), "Europe/Paris".into()),
-            ],
-        );
-        let names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
-        assert_eq!(names, ["PATH", "HOME", "LANG", "MEMORY_FILE_PATH", "TZ"]);
-        assert!(env.contains(&("HOME".into(), "/sandbox".into())));
-        assert!(env.contains(&("TZ".into(), "Europe/Paris".into())));
-    }
 }

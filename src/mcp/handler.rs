@@ -137,25 +137,37 @@ impl Handler {
     fn log(&self, event: Event) {
         self.events.lock().expect("event log").push(event);
     }
+
+    /// What logs the server's `notifications/progress`: a tap on the session's transport (see
+    /// [`super::wire`]), so each is logged, in wire order, before the result that follows it reaches
+    /// its caller. (rmcp's own `on_progress` runs on a task of its own, after that result at times.)
+    pub(super) fn progress_tap(&self) -> super::wire::Tap {
+        let (progress, events, responder) =
+            (self.progress.clone(), self.events.clone(), self.responder.clone());
+        std::sync::Arc::new(move |message: &Value| {
+            if message.get("method").and_then(Value::as_str) != Some("notifications/progress") {
+                return;
+            }
+            let params = &message["params"];
+            // A notification without a number for its progress is not one the spec allows: not logged.
+            let Some(at) = params.get("progress").and_then(Value::as_f64) else { return };
+            let p = Progress {
+                progress: at,
+                total: params.get("total").and_then(Value::as_f64),
+                message: params.get("message").and_then(Value::as_str).map(String::from),
+            };
+            if let Some(r) = &responder {
+                r.on_progress(&p);
+            }
+            progress.lock().expect("progress log").push(p.clone());
+            events.lock().expect("event log").push(Event::Progress(p));
+        })
+    }
 }
 
 impl ClientHandler for Handler {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.list_changes.fetch_add(1, Ordering::SeqCst);
-    }
-
-    async fn on_progress(
-        &self,
-        params: rmcp::model::ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        let p =
-            Progress { progress: params.progress, total: params.total, message: params.message };
-        if let Some(r) = &self.responder {
-            r.on_progress(&p);
-        }
-        self.progress.lock().expect("progress log").push(p.clone());
-        self.log(Event::Progress(p));
     }
 
     async fn create_elicitation(

@@ -3,6 +3,11 @@
 //! - [`client`]: a session with one server started as a child process, with a scrubbed environment,
 //!   its own working directory and only the client capabilities asked for (rmcp underneath), every
 //!   request under a time limit; [`handler`] answers what the server asks of the client;
+//! - `server_env`: the scrubbed environment of a server and the variables refused for it (through
+//!   [`client`]);
+//! - [`wire`]: newline-delimited JSON-RPC over stdio, read strictly (what is not JSON-RPC ends a
+//!   client's session, or is answered with a JSON-RPC error by a server), with a tap that logs progress
+//!   in wire order;
 //! - [`process`]: the servers' process groups and toolpick's temporary folders, stopped and removed on
 //!   every way out (SIGTERM then SIGKILL after a grace period; SIGINT and SIGTERM to toolpick too);
 //! - [`import`]: `toolpick mcp import`, a server's `tools/list` written as a native catalog (what it
@@ -21,6 +26,8 @@ pub mod live;
 pub mod normalize;
 pub mod process;
 pub mod serve;
+mod server_env;
+pub mod wire;
 
 /// Where a server is: a command line toolpick starts (stdio), or a streamable-HTTP URL.
 #[derive(Debug, Clone)]

@@ -167,16 +167,30 @@ pub fn shown_result(result: &Value) -> (Value, bool) {
     }
 }
 
-/// The text of a `tools/call` result's content blocks, one per line (other blocks named by type).
+/// The text of a `tools/call` result's content blocks, one per line: text as it is, a resource link
+/// by its URI and name (the model may need to ask for it), an embedded resource by its text (or URI),
+/// other blocks (image, audio) named by type and MIME type.
 pub fn content_text(result: &Value) -> String {
+    let str_of = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(String::from);
     let text: Vec<String> = result
         .get("content")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
         .map(|block| match block.get("type").and_then(Value::as_str) {
-            Some("text") => {
-                block.get("text").and_then(Value::as_str).unwrap_or_default().to_string()
+            Some("text") => str_of(block, "text").unwrap_or_default(),
+            Some("resource_link") => {
+                let uri = str_of(block, "uri").unwrap_or_default();
+                match str_of(block, "name") {
+                    Some(name) => format!("[resource_link {uri} {name}]"),
+                    None => format!("[resource_link {uri}]"),
+                }
+            }
+            Some("resource") => {
+                let resource = block.get("resource").unwrap_or(&Value::Null);
+                str_of(resource, "text").unwrap_or_else(|| {
+                    format!("[resource {}]", str_of(resource, "uri").unwrap_or_default())
+                })
             }
             Some(kind) => format!(
                 "[{kind} {}]",
@@ -228,6 +242,15 @@ mod tests {
     #[test]
     fn results_show_structured_content_or_text_and_errors_as_errors() {
         assert_eq!(shown_result(&json!({"content": [{"type": "text", "text": "hi"}, {"type": "image", "mimeType": "image/png", "data": "…"}]})).0, json!({"content": "hi\n[image image/png]"}));
+        let linked = json!({"content": [
+            {"type": "resource_link", "uri": "file:///r/a.csv", "name": "a.csv"},
+            {"type": "resource", "resource": {"uri": "memo://x", "text": "mild"}},
+            {"type": "resource", "resource": {"uri": "memo://bin", "blob": "AA=="}},
+        ]});
+        assert_eq!(
+            content_text(&linked),
+            "[resource_link file:///r/a.csv a.csv]\nmild\n[resource memo://bin]"
+        );
         assert_eq!(
             shown_result(&json!({"content": [], "structuredContent": {"content": "x"}})).0,
             json!({"content": "x"})

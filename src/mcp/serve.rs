@@ -25,6 +25,25 @@ pub type BoxFuture<T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + 
 pub struct Answer {
     pub text: String,
     pub is_error: bool,
+    /// The whole `tools/call` result to pass on as it is (`content` blocks of every kind,
+    /// `structuredContent`, `_meta`): a live upstream server's, when the call reached it. `None`
+    /// serves `text` as one text block.
+    pub result: Option<Value>,
+}
+
+/// The most characters of an error a served session sends back (the rest is cut and counted): an
+/// error may quote the call's arguments, and a 5 MB argument must not come back whole.
+pub const MAX_ERROR_CHARS: usize = 2000;
+
+/// `text` cut to [`MAX_ERROR_CHARS`], saying how much was cut.
+pub fn capped(text: &str) -> String {
+    match text.char_indices().nth(MAX_ERROR_CHARS) {
+        None => text.to_string(),
+        Some((at, _)) => {
+            let rest = text[at..].chars().count();
+            format!("{}… ({rest} more characters cut)", &text[..at])
+        }
+    }
 }
 
 /// What one served session offers.
@@ -41,6 +60,11 @@ pub trait Served: Send + Sync + 'static {
     fn client(&self, _name: &str, _version: &str) {}
     /// The MCP `annotations` of a served function (a catalog tool's hints, as the catalog has them).
     fn annotations(&self, _function: &str) -> Option<Value> {
+        None
+    }
+    /// The `outputSchema` of a served function: only where its calls answer with the upstream's whole
+    /// result (whose `structuredContent` the schema describes), i.e. served live.
+    fn output_schema(&self, _function: &str) -> Option<Value> {
         None
     }
     /// A new session begins (`task`: the `?task=` of its HTTP URL; `client`: its `clientInfo` name and
@@ -157,6 +181,9 @@ impl ServerHandler for Server {
                 if let Some(a) = served.annotations(&f.name) {
                     tool["annotations"] = a;
                 }
+                if let Some(schema) = served.output_schema(&f.name) {
+                    tool["outputSchema"] = schema;
+                }
                 tool
             })
             .collect();
@@ -168,16 +195,53 @@ impl ServerHandler for Server {
         request: CallToolRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, rmcp::ErrorData> {
+        let served = self.current();
+        let offered = served.functions().await.iter().any(|f| f.name == request.name.as_ref());
         let arguments =
             request.arguments.map(|m| Value::Object(m).to_string()).unwrap_or_else(|| "{}".into());
-        let answer = self.current().call(request.name.to_string(), arguments).await;
-        let mut result = json!({"content": [{"type": "text", "text": answer.text}]});
-        if answer.is_error {
-            result["isError"] = json!(true);
+        // Called even when the name is not on offer, so the layout records (and teaches) the call as
+        // it does in process; the client gets the protocol's answer to an unknown tool, -32602.
+        let answer = served.call(request.name.to_string(), arguments).await;
+        if !offered && answer.is_error {
+            return Err(rmcp::ErrorData::invalid_params(capped(&answer.text), None));
         }
+        let result = match answer.result {
+            Some(whole) => whole,
+            None => {
+                let text = if answer.is_error { capped(&answer.text) } else { answer.text };
+                let mut r = json!({"content": [{"type": "text", "text": text}]});
+                if answer.is_error {
+                    r["isError"] = json!(true);
+                }
+                r
+            }
+        };
         let result: rmcp::model::CallToolResult =
             serde_json::from_value(result).map_err(internal)?;
         Ok(result.into())
+    }
+
+    /// A request rmcp could not read as the method it names: a `tools/call` (or any other MCP method)
+    /// whose params are malformed is invalid params (-32602), not an unknown method (rmcp's -32601).
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, rmcp::ErrorData> {
+        const KNOWN: &[&str] = &["initialize", "ping", "tools/list", "tools/call"];
+        let method = request.method.as_str();
+        if KNOWN.contains(&method) {
+            let params = request.params.map(|p| p.to_string()).unwrap_or_else(|| "none".into());
+            return Err(rmcp::ErrorData::invalid_params(
+                capped(&format!("malformed `{method}` params: {params}")),
+                None,
+            ));
+        }
+        Err(rmcp::ErrorData::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            format!("no method `{}`", capped(method)),
+            None,
+        ))
     }
 }
 
@@ -197,11 +261,16 @@ pub fn check_bind(addr: &SocketAddr, allow_remote: bool) -> Result<()> {
     Err(crate::error::InputError::new("--http", format!("{addr} is not a loopback address; serving beyond this machine needs --allow-remote (anyone who reaches it can run the catalog's tools)")).into())
 }
 
-/// Serve over stdin/stdout until the client closes the session.
+/// Serve over stdin/stdout until the client closes the session (a line that is not JSON-RPC is
+/// answered with a parse error, −32700, and the session goes on: [`super::wire`]).
 pub async fn serve_stdio(served: Arc<dyn Served>) -> Result<()> {
     use rmcp::ServiceExt;
     let running = Server::new(served)
-        .serve(rmcp::transport::stdio())
+        .serve(super::wire::Lines::new(
+            tokio::io::stdin(),
+            tokio::io::stdout(),
+            super::wire::Side::Server,
+        ))
         .await
         .map_err(|e| anyhow!("the MCP session did not start: {e}"))?;
     running.waiting().await.map_err(|e| anyhow!("the MCP session failed: {e}"))?;

@@ -106,8 +106,16 @@ impl LiveSuite {
 pub static PROGRESS_SEEN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 pub static LAST_PROGRESS: Mutex<String> = Mutex::new(String::new());
 
+/// Sampling and elicitation requests a server may send in one trial (the server-everything tasks send
+/// one; a server looping on sampling was seen sending 102 for a one-call trial, each a model request
+/// paid for). Past it every further request is refused (elicitation cancelled, sampling refused) and
+/// the trial ends as an infrastructure error saying so.
+pub const MAX_SERVER_REQUESTS: usize = 16;
+
 /// The model side of sampling and the user side of elicitation, for one trial.
 struct TrialResponder {
+    /// Sampling and elicitation requests received so far (see [`MAX_SERVER_REQUESTS`]).
+    requests: std::sync::atomic::AtomicUsize,
     script: Mutex<VecDeque<ElicitAnswer>>,
     backend: Arc<dyn Backend>,
     task: Task,
@@ -116,8 +124,24 @@ struct TrialResponder {
     trial: usize,
 }
 
+impl TrialResponder {
+    /// Count one more request; `false` once the trial has had its [`MAX_SERVER_REQUESTS`].
+    fn within_limit(&self) -> bool {
+        self.requests.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < MAX_SERVER_REQUESTS
+    }
+
+    /// Why the trial must end, once the server has asked for more than its limit.
+    fn over_limit(&self) -> Option<String> {
+        let n = self.requests.load(std::sync::atomic::Ordering::SeqCst);
+        (n > MAX_SERVER_REQUESTS).then(|| format!("the server sent {n} sampling and elicitation requests in this trial, over the limit of {MAX_SERVER_REQUESTS} per trial; the requests past it were refused"))
+    }
+}
+
 impl Responder for TrialResponder {
     fn elicit(&self, mode: &str, _request: &Value) -> ElicitReply {
+        if !self.within_limit() {
+            return ElicitReply { action: "cancel".into(), content: None };
+        }
         let answer = self.script.lock().expect("elicitation script").pop_front();
         match answer {
             Some(a) => ElicitReply {
@@ -140,6 +164,12 @@ impl Responder for TrialResponder {
     }
 
     fn sample(&self, request: Value) -> crate::mcp::client::BoxFuture<Result<SampleReply, String>> {
+        if !self.within_limit() {
+            let why = format!(
+                "this trial's limit of {MAX_SERVER_REQUESTS} sampling and elicitation requests is reached"
+            );
+            return Box::pin(std::future::ready(Err(why)));
+        }
         let backend = self.backend.clone();
         let (layout, seed, trial) = (self.layout, self.seed, self.trial);
         // The server's prompt is a new conversation with no tools: the model answers it as text.
@@ -208,6 +238,10 @@ pub struct TrialExecutor {
     /// Why the session broke (the episode ends as an infrastructure error).
     pub broken: Mutex<Option<String>>,
     sampling: Mutex<Usage>,
+    /// The trial's answerer of the server's requests (its count of them).
+    responder: Arc<TrialResponder>,
+    /// The last call's whole result as the server sent it (normalised), for a proxy to pass on.
+    whole: Mutex<Option<Value>>,
 }
 
 impl LiveExecutor for TrialExecutor {
@@ -250,16 +284,27 @@ impl LiveExecutor for TrialExecutor {
                 }
             }
         }
+        if let Some(why) = self.responder.over_limit() {
+            return Some(self.break_session(why, call));
+        }
         let (response, is_error) = match outcome {
             Ok(Ok(result)) => {
                 let size = serde_json::to_vec(&result).map(|b| b.len()).unwrap_or(0);
                 if size > self.suite.options.max_output_bytes {
-                    return Some(self.break_session(format!("the server returned {size} bytes for one call, over the limit of {} (max_output_bytes)", self.suite.options.max_output_bytes)));
+                    let why = format!(
+                        "the server returned {size} bytes for one call, over the limit of {} (max_output_bytes)",
+                        self.suite.options.max_output_bytes
+                    );
+                    return Some(self.break_session(why, call));
                 }
-                crate::mcp::live::shown_result(&self.normalizer.inbound_value(&result))
+                let result = self.normalizer.inbound_value(&result);
+                *self.whole.lock().expect("whole result") = Some(result.clone());
+                crate::mcp::live::shown_result(&result)
             }
             Ok(Err(message)) => (json!({"error": self.normalizer.inbound(&message)}), true),
-            Err(e) => return Some(self.break_session(self.normalizer.inbound(&format!("{e:#}")))),
+            Err(e) => {
+                return Some(self.break_session(self.normalizer.inbound(&format!("{e:#}")), call));
+            }
         };
         call.is_error = is_error;
         if is_error {
@@ -271,15 +316,17 @@ impl LiveExecutor for TrialExecutor {
 }
 
 impl TrialExecutor {
-    fn break_session(&self, why: String) -> (Value, LiveCall) {
+    /// The whole result of the last call that reached the server, taken (`None` when none did since).
+    pub fn take_whole_result(&self) -> Option<Value> {
+        self.whole.lock().expect("whole result").take()
+    }
+
+    /// End the session for `why`; `call` keeps what the server did during the call (its events).
+    fn break_session(&self, why: String, call: LiveCall) -> (Value, LiveCall) {
         *self.broken.lock().expect("broken") = Some(why.clone());
         (
             json!({"error": format!("The tool server failed: {why}")}),
-            LiveCall {
-                is_error: true,
-                detail: why.chars().take(200).collect(),
-                ..Default::default()
-            },
+            LiveCall { is_error: true, detail: why.chars().take(200).collect(), ..call },
         )
     }
 }
@@ -309,7 +356,8 @@ pub async fn start(
     let fixture = suite.fixture(task);
     let files = task.live.as_ref().map(|l| l.files.clone()).unwrap_or_default();
     let sandbox = Sandbox::create(fixture.as_deref(), &files)?;
-    let responder: Arc<dyn Responder> = Arc::new(TrialResponder {
+    let trial_responder = Arc::new(TrialResponder {
+        requests: Default::default(),
         script: Mutex::new(
             task.live.as_ref().map(|l| l.elicitation.iter().cloned().collect()).unwrap_or_default(),
         ),
@@ -319,6 +367,7 @@ pub async fn start(
         seed,
         trial,
     });
+    let responder: Arc<dyn Responder> = trial_responder.clone();
     let capabilities = suite.spec.capabilities;
     let limit = Duration::from_millis(suite.options.start_timeout_ms);
     let session = match &suite.spec.url {
@@ -354,6 +403,8 @@ pub async fn start(
         normalizer: Normalizer::new(sandbox.path()),
         broken: Mutex::new(None),
         sampling: Mutex::new(Usage::default()),
+        responder: trial_responder,
+        whole: Mutex::new(None),
     });
     Ok(LiveTrialRun {
         executor,

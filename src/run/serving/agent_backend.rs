@@ -89,11 +89,12 @@ impl Served for LinkServed {
         Box::pin(async move {
             let (tx, rx) = oneshot::channel();
             if calls.send((name, arguments, tx)).await.is_err() {
-                return Answer { text: "the episode is over".into(), is_error: true };
+                return Answer { text: "the episode is over".into(), is_error: true, result: None };
             }
             rx.await.unwrap_or(Answer {
                 text: "the episode ended before this call was answered".into(),
                 is_error: true,
+                result: None,
             })
         })
     }
@@ -300,7 +301,7 @@ async fn next_turn(link: &Link, ctx: &TurnContext<'_>) -> Result<AssistantTurn> 
     if let Some(reply) = link.pending.lock().expect("pending").take() {
         let text = ctx.last_results().last().map(|(_, _, r)| r.to_string()).unwrap_or_default();
         let is_error = crate::agent::backends::is_layout_error(&text);
-        let _ = reply.send(Answer { text, is_error });
+        let _ = reply.send(Answer { text, is_error, result: None });
     }
     link.functions.send_replace(Some(ctx.functions.to_vec()));
     let mut incoming = link.incoming.lock().await;

@@ -29,6 +29,8 @@ pub struct Presentation {
     live: Option<crate::run::live::LiveTrialRun>,
     /// Function name → the MCP annotations of the catalog tool offered under it.
     annotations: std::collections::HashMap<String, serde_json::Value>,
+    /// Function name → the `outputSchema` of the catalog tool offered under it (served live only).
+    output_schemas: std::collections::HashMap<String, serde_json::Value>,
 }
 
 impl Presentation {
@@ -84,7 +86,18 @@ impl Presentation {
                 addressing.get(id).map(|address| (address.function.clone(), hints))
             })
             .collect();
+        // A function that is the tool itself (not a merged one) offers the tool's outputSchema.
+        let output_schemas = cell
+            .shown
+            .tools()
+            .filter(|t| t.tool.dispatch.is_none())
+            .filter_map(|t| {
+                let schema = t.tool.output_schema.clone()?;
+                addressing.get(&t.tool.id).map(|address| (address.function.clone(), schema))
+            })
+            .collect();
         Ok(Presentation {
+            output_schemas,
             annotations,
             prepared,
             task: task.unwrap_or(usize::MAX),
@@ -140,11 +153,16 @@ impl Presentation {
         state.1 += 1;
         let step = state.1;
         let call = ToolCall { id: format!("mcp_{step}"), name: name.clone(), arguments };
+        // The upstream's whole result, when this call reached it (a proxy passes it on as it is).
+        let mut whole = None;
         let outcome = match &self.live {
             Some(run) => {
+                run.executor.take_whole_result();
                 let executor: Arc<dyn crate::exec::LiveExecutor> = run.executor.clone();
-                crate::exec::LIVE
-                    .sync_scope(executor, || self.layout().call_in(&call, step, &state.0))
+                let outcome = crate::exec::LIVE
+                    .sync_scope(executor, || self.layout().call_in(&call, step, &state.0));
+                whole = run.executor.take_whole_result();
+                outcome
             }
             None => self.layout().call_in(&call, step, &state.0),
         };
@@ -164,7 +182,7 @@ impl Presentation {
             }
         }
         let is_error = crate::agent::backends::is_layout_error(&outcome.content);
-        Answer { text: outcome.content, is_error }
+        Answer { text: outcome.content, is_error, result: whole }
     }
 
     /// The task as one text (its history, e.g. a benchmark's system prompt, then its query), for the
@@ -191,6 +209,12 @@ impl Served for Presentation {
 
     fn annotations(&self, function: &str) -> Option<serde_json::Value> {
         self.annotations.get(function).cloned()
+    }
+
+    fn output_schema(&self, function: &str) -> Option<serde_json::Value> {
+        // Only served live: a simulated call's answer has no `structuredContent` to match it.
+        self.live.as_ref()?;
+        self.output_schemas.get(function).cloned()
     }
 
     fn client(&self, name: &str, version: &str) {

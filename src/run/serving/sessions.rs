@@ -275,6 +275,7 @@ impl Served for SessionPool {
         Box::pin(std::future::ready(Answer {
             text: "no task session: initialize first".into(),
             is_error: true,
+            result: None,
         }))
     }
     fn session(&self, task: Option<&str>, client: &str) -> Result<Option<Arc<dyn Served>>, String> {
