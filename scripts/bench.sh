@@ -183,6 +183,27 @@ row "curve on it, levels $levels ($icurve_n trials): ms per trial" "$icurve" "go
 rm -rf "$work/curve"
 fi
 
+# --- 7. Served-call overhead: stdio vs streamable HTTP (issue 34, item 4) -------------------------------
+# `BENCH_ONLY=mcp`. The TypeScript MCP SDK installed with the reference servers (scripts/install-mcp-servers.sh)
+# makes 300 sequential tools/call requests on one session against `toolpick mcp serve` (flat, bundled
+# catalog), over stdio and then over HTTP on one reused connection; the goal is HTTP within 3× of stdio.
+if want mcp; then
+servers=${TOOLPICK_MCP_SERVERS:-$ROOT/target/mcp-servers}
+if [[ -d "$servers/node_modules/@modelcontextprotocol/sdk" ]]; then
+  node scripts/bench-mcp-serve.mjs --binary "$BIN" --calls 300 --servers "$servers" > "$work/mcp.jsonl"
+  read -r s_med s_p95 h_med h_p95 < <(python3 - "$work/mcp.jsonl" <<'PY'
+import json, sys
+rows = {r["transport"]: r for r in map(json.loads, open(sys.argv[1])) if "transport" in r}
+print(rows["stdio"]["median_ms"], rows["stdio"]["p95_ms"], rows["http"]["median_ms"], rows["http"]["p95_ms"])
+PY
+)
+  row "mcp serve: tools/call over stdio, median / p95 (ms, TypeScript SDK)" "$s_med / $s_p95" "" ""
+  row "mcp serve: tools/call over HTTP, reused connection, median / p95 (ms)" "$h_med / $h_p95" "goal ≤ 3 × stdio" "$(ratio "$h_med" "$s_med")"
+else
+  echo "mcp: the TypeScript MCP SDK is not in $servers (scripts/install-mcp-servers.sh): skipped" >&2
+fi
+fi
+
 if [[ "${BENCH_CI:-0}" == 1 ]]; then
   git clone -q "$ROOT" "$work/ci"
   s=$(date +%s); (cd "$work/ci" && .ci/run > /dev/null 2>&1); e=$(date +%s)

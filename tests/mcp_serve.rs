@@ -4,6 +4,7 @@
 //! endpoint — trial for trial the same calls as the in-process loop on the same mock model.
 
 mod common;
+mod http_client;
 use common::tiers::{self, Tier};
 use serde_json::Value;
 use std::io::BufRead;
@@ -743,4 +744,113 @@ fn mcp_proxy_reaches_an_upstream_by_url_and_serves_it_through_the_bad_variant() 
         "{}",
         String::from_utf8_lossy(&r.stderr)
     );
+}
+
+/// The pids whose parent is `pid` (read from /proc: zombies included, they are not reaped yet).
+fn children(pid: u32) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/stat")).is_ok_and(|s| {
+                // `pid (comm) state ppid …`: the fields after the command's closing parenthesis.
+                s.rsplit(')').next().and_then(|rest| rest.split_whitespace().nth(1))
+                    == Some(&pid.to_string())
+            })
+        })
+        .collect()
+}
+
+/// toolpick's per-session folders in `tmp` (sandboxes, the client's home).
+fn session_folders(tmp: &Path) -> Vec<String> {
+    std::fs::read_dir(tmp)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with("toolpick-sandbox-") || n.starts_with("toolpick-mcp-"))
+        .collect()
+}
+
+/// Wait (up to 30 s: stopping a server takes its grace periods) until `done` holds.
+fn eventually(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !done() {
+        assert!(std::time::Instant::now() < deadline, "{what}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn two_http_sessions_of_a_live_proxy_have_their_own_sandboxes_and_nothing_outlives_them() {
+    if !tiers::ready(Tier::McpNpm) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let entry = "{servers}/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js";
+    let mut child = Command::new(BIN)
+        .args(["mcp", "proxy", "--name", "files", "--allow-destructive", "--http", "127.0.0.1:0"])
+        .args(["--session-idle-ms", "2000", "--", "node", entry, "{sandbox}"])
+        .env("TMPDIR", tmp.path())
+        .current_dir(REPO)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("http://") {
+        line.clear();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "the proxy ended before serving");
+    }
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    let url = line.split_whitespace().find(|w| w.starts_with("http://")).unwrap();
+    let addr = url.trim_start_matches("http://").trim_end_matches("/mcp").to_string();
+    let pid = child.id();
+    // Serving, before any session: the import's server is gone, no session has one yet.
+    assert_eq!(children(pid), Vec::<u32>::new());
+    assert_eq!(session_folders(tmp.path()), Vec::<String>::new());
+
+    let mut a = http_client::Session::open(&addr, &[]);
+    let (text, is_error) =
+        a.call_tool("write_file", serde_json::json!({"path": "/sandbox/from-a.txt", "content": "A"}));
+    assert!(!is_error, "{text}");
+    let mut b = http_client::Session::open(&addr, &[]);
+    assert_eq!(children(pid).len(), 2, "a server per session");
+    let list = serde_json::json!({"path": "/sandbox"});
+    let (seen_by_b, _) = b.call_tool("list_directory", list.clone());
+    assert!(!seen_by_b.contains("from-a.txt"), "session B sees A's file: {seen_by_b}");
+    let (text, is_error) =
+        b.call_tool("write_file", serde_json::json!({"path": "/sandbox/from-b.txt", "content": "B"}));
+    assert!(!is_error, "{text}");
+    let (seen_by_a, _) = a.call_tool("list_directory", list);
+    assert!(seen_by_a.contains("from-a.txt"), "A's own file: {seen_by_a}");
+    assert!(!seen_by_a.contains("from-b.txt"), "session A sees B's file: {seen_by_a}");
+
+    // Ending the sessions stops their servers and removes their folders.
+    assert_eq!(a.delete().status / 100, 2);
+    assert_eq!(b.delete().status / 100, 2);
+    eventually("the sessions' servers stop", || children(pid).is_empty());
+    eventually("the sessions' folders go", || session_folders(tmp.path()).is_empty());
+
+    // An abandoned session ends after its idle time, and takes its server and sandbox with it.
+    let _abandoned = http_client::Session::open(&addr, &[]);
+    assert_eq!(children(pid).len(), 1);
+    eventually("the idle session's server stops", || children(pid).is_empty());
+    eventually("the idle session's folders go", || session_folders(tmp.path()).is_empty());
+
+    // And Ctrl-C with a session open leaves nothing either.
+    http_client::Session::open(&addr, &[]);
+    let servers = children(pid);
+    assert_eq!(servers.len(), 1);
+    assert!(Command::new("kill").args(["-INT", &pid.to_string()]).status().unwrap().success());
+    child.wait().unwrap();
+    for server in servers {
+        // Gone, or a zombie left to whoever adopted it: not running either way.
+        let state = std::fs::read_to_string(format!("/proc/{server}/stat")).unwrap_or_default();
+        let running = state.rsplit(')').next().and_then(|r| r.split_whitespace().next());
+        assert!(matches!(running, None | Some("Z")), "server {server} outlived the proxy: {state}");
+    }
+    let left: Vec<String> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .collect();
+    assert_eq!(left, Vec::<String>::new(), "folders left after Ctrl-C");
 }

@@ -26,12 +26,27 @@ pub struct ServeArgs {
     /// Seed for the distractor draw.
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Serve streamable HTTP at this address (path /mcp) instead of stdio.
-    #[arg(long, value_name = "ADDR")]
+    /// Serve streamable HTTP at this address (path /mcp) instead of stdio: IP:PORT, or
+    /// localhost:PORT (127.0.0.1). Every client session gets its own presentation (and, live, its own
+    /// sandbox and server).
+    #[arg(long, value_name = "ADDR", value_parser = crate::mcp::http::parse_listen)]
     http: Option<std::net::SocketAddr>,
-    /// Allow --http on an address other than loopback.
+    /// Allow --http on an address other than loopback (on 0.0.0.0 or ::, name this host with
+    /// --allow-host).
     #[arg(long)]
     allow_remote: bool,
+    /// With --http: a Host name (or NAME:PORT) clients may reach the server by, beyond the loopback
+    /// names and the bound address (repeatable). Requests naming any other Host get 403.
+    #[arg(long, value_name = "NAME", requires = "http")]
+    allow_host: Vec<String>,
+    /// With --http: a browser Origin (scheme://host[:port], or null) allowed beyond loopback origins
+    /// (repeatable). Requests with any other Origin get 403.
+    #[arg(long, value_name = "ORIGIN", requires = "http")]
+    allow_origin: Vec<String>,
+    /// With --http: a session without a message for this long ends (and, live, its server and
+    /// sandbox go), in ms.
+    #[arg(long, value_name = "MS", default_value_t = 300_000, value_parser = clap::value_parser!(u64).range(1..))]
+    session_idle_ms: u64,
     /// Append each call's record (JSON Lines, the trial file's `calls` vocabulary) to this file (never
     /// truncated; several servers may share it). Not with --sessions or --out, whose file records calls.
     #[arg(long, value_name = "FILE")]
@@ -115,8 +130,10 @@ pub fn cmd_serve(args: ServeArgs, catalog: Option<PathBuf>) -> Result<()> {
         )
     })?;
     if let Some(addr) = &args.http {
-        crate::mcp::serve::check_bind(addr, args.allow_remote)?;
+        crate::mcp::serve::check_bind(addr, args.allow_remote, &args.allow_host)?;
     }
+    // Its flags' values are checked before anything starts.
+    args.listen()?;
     if let Some(id) = &args.run_id {
         crate::run::meta::check_run_id(id)
             .map_err(|why| crate::error::InputError::new("--run-id", why))?;
@@ -187,13 +204,18 @@ pub fn cmd_serve(args: ServeArgs, catalog: Option<PathBuf>) -> Result<()> {
     )
     .map_err(serve_flags)?;
     let rt = runtime(None)?;
-    let http = args.http;
+    let listen = args.listen()?;
     rt.block_on(async move {
-        presentation.start_live().await?;
+        if listen.is_some() {
+            // A presentation per HTTP session, live ones with their own sandbox and server.
+            presentation = presentation.per_session();
+        } else {
+            presentation.start_live().await?;
+        }
         let presentation = std::sync::Arc::new(presentation);
         let served: std::sync::Arc<dyn crate::mcp::serve::Served> = presentation.clone();
         let outcome =
-            serve_on(http, served, &format!("{} tools offered", presentation.offered().len()))
+            serve_on(listen, served, &format!("{} tools offered", presentation.offered().len()))
                 .await;
         // The upstream server stops and the sandbox goes, however the session ended.
         if let Ok(p) = std::sync::Arc::try_unwrap(presentation) {
@@ -203,14 +225,28 @@ pub fn cmd_serve(args: ServeArgs, catalog: Option<PathBuf>) -> Result<()> {
     })
 }
 
-/// Serve `served` over streamable HTTP at `http` (until Ctrl-C; the address announced on stderr with
-/// `note`) or over stdio.
+impl ServeArgs {
+    /// Where and under which policy to serve HTTP (`None`: stdio); a bad flag value is an input error.
+    fn listen(&self) -> Result<Option<(std::net::SocketAddr, crate::mcp::http::HttpPolicy)>> {
+        let Some(addr) = self.http else { return Ok(None) };
+        let policy = crate::mcp::http::HttpPolicy::new(
+            &addr,
+            &self.allow_host,
+            &self.allow_origin,
+            std::time::Duration::from_millis(self.session_idle_ms),
+        )?;
+        Ok(Some((addr, policy)))
+    }
+}
+
+/// Serve `served` over streamable HTTP at `listen`'s address under its policy (until Ctrl-C; the
+/// address announced on stderr with `note`) or over stdio.
 async fn serve_on(
-    http: Option<std::net::SocketAddr>,
+    listen: Option<(std::net::SocketAddr, crate::mcp::http::HttpPolicy)>,
     served: std::sync::Arc<dyn crate::mcp::serve::Served>,
     note: &str,
 ) -> Result<()> {
-    let Some(addr) = http else {
+    let Some((addr, policy)) = listen else {
         return crate::mcp::serve::serve_stdio(served).await;
     };
     let listener = tokio::net::TcpListener::bind(addr)
@@ -226,7 +262,7 @@ async fn serve_on(
         let _ = crate::mcp::process::interrupted().await;
         on_signal.cancel();
     });
-    crate::mcp::serve::serve_http(listener, served, stop).await
+    crate::mcp::serve::serve_http_with(listener, served, stop, &policy).await
 }
 
 /// A session per task (`--sessions`, or `--out` on the simulator): serve until stdio closes or Ctrl-C,
@@ -247,7 +283,7 @@ fn serve_sessions(
     )?);
     let rt = runtime(None)?;
     let served: std::sync::Arc<dyn crate::mcp::serve::Served> = pool.clone();
-    rt.block_on(serve_on(args.http, served, "a session per task: ?task=<id> picks one"))?;
+    rt.block_on(serve_on(args.listen()?, served, "a session per task: ?task=<id> picks one"))?;
     let Some(out) = args.out else {
         crate::messages::err_line(format_args!(
             "toolpick mcp serve: {} sessions recorded in {}; `toolpick mcp collect {}` makes them a run",
@@ -406,10 +442,10 @@ fn record_session(args: ServeArgs, mut config: crate::run::RunConfig, out: PathB
     );
     let dir = out.join(&run_id);
     let rt = runtime(None)?;
-    let http = args.http;
+    let listen = args.listen()?;
     let outcome = rt.block_on(async move {
         let server = tokio::spawn(async move {
-            let r = serve_on(http, served, "Ctrl-C ends the session").await;
+            let r = serve_on(listen, served, "Ctrl-C ends the session").await;
             close();
             r
         });

@@ -16,10 +16,12 @@
 //!   server, the per-trial sandbox, the safety policy, path and UUID normalisation, final-state checks
 //!   (`run::live` runs trials with them);
 //! - [`serve`]: toolpick as an MCP server (stdio, streamable HTTP) over whatever a `Served` offers
-//!   (`run::serving::agent_backend` serves a layout's functions for one episode).
+//!   (`run::serving::agent_backend` serves a layout's functions for one episode); [`http`]: what every
+//!   HTTP request passes first (`Host`, `Origin`, sessions) and the listener (`TCP_NODELAY`).
 
 pub mod client;
 pub mod handler;
+pub mod http;
 pub mod import;
 mod import_defects;
 pub mod live;

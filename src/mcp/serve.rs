@@ -4,11 +4,11 @@
 //! The server knows nothing of layouts or scoring: `tools/list` returns the functions on offer now,
 //! `tools/call` hands the call over and returns the answer as a text result (`isError` when the layout
 //! answered with an error). HTTP binds loopback unless the caller explicitly allows another address
-//! ([`check_bind`]); rmcp's DNS-rebinding protection (allowed `Host` headers: localhost, 127.0.0.1,
-//! ::1) stays on.
+//! ([`check_bind`]); every HTTP request passes `mcp::http`'s checks first (`Host`, `Origin`, a
+//! session for everything but `initialize`).
 
 use crate::protocol::FunctionDef;
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Result, anyhow};
 use rmcp::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ListToolsResult, PaginatedRequestParams, ServerConfig,
@@ -253,12 +253,21 @@ fn input_schema(parameters: &Value) -> Value {
     }
 }
 
-/// Refuse to listen beyond this machine unless asked: a served catalog executes calls.
-pub fn check_bind(addr: &SocketAddr, allow_remote: bool) -> Result<()> {
-    if addr.ip().is_loopback() || allow_remote {
+/// Refuse to listen beyond this machine unless asked: a served catalog executes calls. Listening on
+/// every address (`0.0.0.0`, `::`) also needs the name remote clients use (`allow_hosts`, from
+/// `--allow-host`): every other `Host` is refused ([`super::http`]), so without it no remote client
+/// could be served.
+pub fn check_bind(addr: &SocketAddr, allow_remote: bool, allow_hosts: &[String]) -> Result<()> {
+    if addr.ip().is_loopback() {
         return Ok(());
     }
-    Err(crate::error::InputError::new("--http", format!("{addr} is not a loopback address; serving beyond this machine needs --allow-remote (anyone who reaches it can run the catalog's tools)")).into())
+    if !allow_remote {
+        return Err(crate::error::InputError::new("--http", format!("{addr} is not a loopback address; serving beyond this machine needs --allow-remote (anyone who reaches it can run the catalog's tools)")).into());
+    }
+    if addr.ip().is_unspecified() && allow_hosts.is_empty() {
+        return Err(crate::error::InputError::new("--allow-host", format!("{addr} listens on every address: name the host remote clients reach this server by with --allow-host NAME (requests naming any other Host are refused, against DNS rebinding)")).into());
+    }
+    Ok(())
 }
 
 /// Serve over stdin/stdout until the client closes the session (a line that is not JSON-RPC is
@@ -277,28 +286,25 @@ pub async fn serve_stdio(served: Arc<dyn Served>) -> Result<()> {
     Ok(())
 }
 
-/// A streamable-HTTP server at `/mcp` on `listener`, until `stop` is cancelled. Every session gets the
-/// same [`Served`].
+/// A streamable-HTTP server at `/mcp` on `listener` for loopback clients, until `stop` is cancelled
+/// (the checks and the listener are [`super::http`]'s).
 pub async fn serve_http(
     listener: tokio::net::TcpListener,
     served: Arc<dyn Served>,
     stop: StopSignal,
 ) -> Result<()> {
-    use rmcp::transport::streamable_http_server::{
-        StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
-    };
-    let config = StreamableHttpServerConfig::default();
-    // A handler per session: each may be given its own [`Served`] at `initialize`.
-    let service = StreamableHttpService::new(
-        move || Ok(Server::new(served.clone())),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
-    let app = axum::Router::new().nest_service("/mcp", service);
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move { stop.cancelled().await })
-        .await
-        .context("the MCP HTTP server failed")
+    serve_http_with(listener, served, stop, &super::http::HttpPolicy::default()).await
+}
+
+/// [`serve_http`] under `policy` (the `--allow-host`, `--allow-origin` and `--session-idle-ms` flags).
+/// A handler per session: each may be given its own [`Served`] at `initialize`.
+pub async fn serve_http_with(
+    listener: tokio::net::TcpListener,
+    served: Arc<dyn Served>,
+    stop: StopSignal,
+    policy: &super::http::HttpPolicy,
+) -> Result<()> {
+    super::http::serve(listener, move || Server::new(served.clone()), stop, policy).await
 }
 
 /// A one-shot stop signal for [`serve_http`] and the bridge's sessions: once [`StopSignal::cancel`]
@@ -331,11 +337,18 @@ mod tests {
 
     #[test]
     fn only_loopback_binds_without_the_flag() {
-        assert!(check_bind(&"127.0.0.1:0".parse().unwrap(), false).is_ok());
-        assert!(check_bind(&"[::1]:0".parse().unwrap(), false).is_ok());
-        let err = check_bind(&"0.0.0.0:8080".parse().unwrap(), false).unwrap_err();
+        let none: &[String] = &[];
+        assert!(check_bind(&"127.0.0.1:0".parse().unwrap(), false, none).is_ok());
+        assert!(check_bind(&"[::1]:0".parse().unwrap(), false, none).is_ok());
+        let err = check_bind(&"0.0.0.0:8080".parse().unwrap(), false, none).unwrap_err();
         assert!(format!("{err:#}").contains("--allow-remote"));
-        assert!(check_bind(&"0.0.0.0:8080".parse().unwrap(), true).is_ok());
+        // Every address, remote allowed: the name clients use is needed too.
+        let err = check_bind(&"0.0.0.0:8080".parse().unwrap(), true, none).unwrap_err();
+        assert!(format!("{err:#}").contains("--allow-host"));
+        let named = ["mcp.example.lan".to_string()];
+        assert!(check_bind(&"0.0.0.0:8080".parse().unwrap(), true, &named).is_ok());
+        // A specific address is a name clients can use.
+        assert!(check_bind(&"192.168.1.5:8080".parse().unwrap(), true, none).is_ok());
         assert_eq!(input_schema(&json!({})), json!({"type": "object", "properties": {}}));
     }
 

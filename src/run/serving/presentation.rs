@@ -8,6 +8,13 @@
 //! restarted server keeps what earlier ones recorded), each line whole under a lock on the file (two
 //! servers recording into one file never interleave), redacted like every trial record
 //! ([`crate::files::SharedLines`], [`crate::redact::global`]).
+//!
+//! **A presentation per session** (over HTTP, [`Presentation::per_session`]): every client session
+//! gets a fresh presentation of its own at `initialize` — its own conversation (what a progressive
+//! layout has loaded) and, serving live, its own sandbox and upstream server, started then (the
+//! client's `initialize` fails if they cannot start). When the session ends (`DELETE`, its idle
+//! time, the server stopping) the presentation is dropped, and dropping it stops that server and
+//! removes that sandbox. Over stdio there is one session: the presentation itself serves it.
 
 use crate::layout::Layout;
 use crate::mcp::serve::{Answer, BoxFuture, Served};
@@ -31,6 +38,10 @@ pub struct Presentation {
     annotations: std::collections::HashMap<String, serde_json::Value>,
     /// Function name → the `outputSchema` of the catalog tool offered under it (served live only).
     output_schemas: std::collections::HashMap<String, serde_json::Value>,
+    /// The `--record` file, for the presentations of its sessions.
+    record_path: Option<PathBuf>,
+    /// Every client session gets a presentation of its own (see the module).
+    per_session: bool,
 }
 
 impl Presentation {
@@ -59,6 +70,7 @@ impl Presentation {
         } else {
             None
         };
+        let record_path = record.clone();
         let record = record
             .map(|p| {
                 crate::files::SharedLines::open(&p).map_err(|e| {
@@ -106,30 +118,79 @@ impl Presentation {
             record,
             client: Mutex::new(String::new()),
             live: None,
+            record_path,
+            per_session: false,
         })
+    }
+
+    /// Serve every client session a presentation of its own, made at its `initialize` (see the
+    /// module); this one then only answers what comes outside any session.
+    pub fn per_session(mut self) -> Presentation {
+        self.per_session = true;
+        self
+    }
+
+    /// A fresh presentation of the same cell and task, for one session; live, with its sandbox and
+    /// upstream server started.
+    fn for_session(&self) -> Result<Presentation> {
+        let task = (self.task != usize::MAX).then_some(self.task);
+        let mut fresh = Presentation::of(self.prepared.clone(), task, self.record_path.clone())?;
+        let Some(start) = fresh.live_start() else { return Ok(fresh) };
+        // Sessions begin in the synchronous `Served::session`; the start runs on the live runtime.
+        let options = self.prepared.suites[0].live.as_ref().map(|l| l.options.clone());
+        let (start_ms, slots) = options.map_or((0, 0), |o| (o.start_timeout_ms, o.sandboxes));
+        // Each live session holds one of the suite's sandbox slots until it ends: a session past
+        // them waits for one. Twice the start limit: a free slot's own start has the limit inside.
+        let limit = std::time::Duration::from_millis(start_ms.saturating_mul(2));
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        crate::run::live::runtime().spawn(async move {
+            let started = tokio::time::timeout(limit, start).await.unwrap_or_else(|_| {
+                Err(anyhow::anyhow!("the session's sandbox did not start within {} ms; each live session holds one of {slots} sandboxes until it ends (DELETE, or its idle time)", limit.as_millis()))
+            });
+            let _ = tx.send(started);
+        });
+        let recv = move || rx.recv().map_err(|_| anyhow::anyhow!("the live runtime dropped the start"));
+        let run = match tokio::runtime::Handle::try_current() {
+            Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+                tokio::task::block_in_place(recv)
+            }
+            _ => recv(),
+        }??;
+        fresh.live = Some(run);
+        Ok(fresh)
     }
 
     /// When the catalog runs live: start the session's sandbox and upstream server (one for the whole
     /// served session). The upstream's sampling requests are answered by the oracle baseline's text
     /// (there is no model of toolpick's own here), its elicitations by the task's script.
     pub async fn start_live(&mut self) -> Result<()> {
-        let s = &self.prepared.suites[0];
-        let Some(suite) = s.live.clone() else { return Ok(()) };
-        let t = if self.task == usize::MAX { 0 } else { self.task };
-        let task = &s.dataset.tasks[t];
-        let kind = s.cells[0].layout.kind();
-        self.live = Some(
-            crate::run::live::start(&suite, task, self.prepared.backends[0].clone(), kind, 0, 0)
-                .await?,
-        );
+        if let Some(start) = self.live_start() {
+            self.live = Some(start.await?);
+        }
         Ok(())
+    }
+
+    /// What starts this presentation's sandbox and upstream server, when the catalog runs live.
+    fn live_start(
+        &self,
+    ) -> Option<impl std::future::Future<Output = Result<crate::run::live::LiveTrialRun>> + Send + 'static>
+    {
+        let s = &self.prepared.suites[0];
+        let suite = s.live.clone()?;
+        let task = s.dataset.tasks[self.task_or_first()].clone();
+        let kind = s.cells[0].layout.kind();
+        let backend = self.prepared.backends[0].clone();
+        Some(async move { crate::run::live::start(&suite, &task, backend, kind, 0, 0).await })
+    }
+
+    fn task_or_first(&self) -> usize {
+        if self.task == usize::MAX { 0 } else { self.task }
     }
 
     /// Stop the upstream server and remove the sandbox.
     pub async fn finish(mut self) {
         if let Some(run) = self.live.take() {
-            let t = if self.task == usize::MAX { 0 } else { self.task };
-            let task = self.prepared.suites[0].dataset.tasks[t].clone();
+            let task = self.prepared.suites[0].dataset.tasks[self.task_or_first()].clone();
             run.finish(&task).await;
         }
     }
@@ -194,6 +255,19 @@ impl Presentation {
     }
 }
 
+impl Drop for Presentation {
+    /// A session's presentation dropped while its server runs (the session ended): stop the server and
+    /// remove the sandbox on the live runtime, bounded by `mcp::process`'s grace periods.
+    fn drop(&mut self) {
+        if let Some(run) = self.live.take() {
+            let task = self.prepared.suites[0].dataset.tasks[self.task_or_first()].clone();
+            crate::run::live::runtime().spawn(async move {
+                run.finish(&task).await;
+            });
+        }
+    }
+}
+
 impl Served for Presentation {
     fn functions(&self) -> BoxFuture<Vec<FunctionDef>> {
         Box::pin(std::future::ready(self.offered()))
@@ -215,6 +289,18 @@ impl Served for Presentation {
         // Only served live: a simulated call's answer has no `structuredContent` to match it.
         self.live.as_ref()?;
         self.output_schemas.get(function).cloned()
+    }
+
+    fn session(
+        &self,
+        _task: Option<&str>,
+        _client: &str,
+    ) -> Result<Option<std::sync::Arc<dyn Served>>, String> {
+        if !self.per_session {
+            return Ok(None);
+        }
+        let fresh = self.for_session().map_err(|e| format!("{e:#}"))?;
+        Ok(Some(Arc::new(fresh)))
     }
 
     fn client(&self, name: &str, version: &str) {
