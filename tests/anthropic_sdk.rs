@@ -173,7 +173,10 @@ fn requests_and_the_mock_endpoints_answers_validate_against_the_official_sdk() {
     // the scripted test below).
     assert!(assert_paired_history(&requests) >= 1);
     for r in &requests {
-        assert_eq!(r["request"]["tool_choice"], json!({"type": "auto", "disable_parallel_tool_use": false}));
+        assert_eq!(
+            r["request"]["tool_choice"],
+            json!({"type": "auto", "disable_parallel_tool_use": false})
+        );
         for t in r["request"]["tools"].as_array().unwrap() {
             assert_eq!(t["input_schema"]["type"], "object", "{t}");
         }

@@ -127,7 +127,8 @@ pub(super) fn message(
         _ => "end_turn",
     };
     let tools = chat.get("tools").map_or(0, |t| t.to_string().len() as u64 / 4).min(prompt_tokens);
-    let first = !chat["messages"].as_array().into_iter().flatten().any(|m| m["role"] == "assistant");
+    let first =
+        !chat["messages"].as_array().into_iter().flatten().any(|m| m["role"] == "assistant");
     let (writes, reads) = if first { (tools, 0) } else { (0, tools) };
     json!({
         "id": format!("msg_mock_{n}"), "type": "message", "role": "assistant",
@@ -152,11 +153,9 @@ async fn error_shape(r: Response) -> Response {
         _ => "invalid_request_error",
     };
     let message = said["error"]["message"].as_str().unwrap_or("error (mock)");
-    let mut out = (
-        parts.status,
-        Json(json!({"type": "error", "error": {"type": kind, "message": message}})),
-    )
-        .into_response();
+    let mut out =
+        (parts.status, Json(json!({"type": "error", "error": {"type": kind, "message": message}})))
+            .into_response();
     for (name, value) in parts.headers.iter() {
         if name != axum::http::header::CONTENT_LENGTH && name != axum::http::header::CONTENT_TYPE {
             out.headers_mut().insert(name.clone(), value.clone());

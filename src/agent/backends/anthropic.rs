@@ -137,7 +137,10 @@ impl AnthropicBackend {
         }
         let estimate = (body.len() / 4) as u64 + self.spec().max_tokens.unwrap_or(256) as u64;
         let mut timing = TurnTiming::default();
-        match self.http.retrying(ctx.seed, estimate, true, &mut timing, || self.attempt(&body)).await
+        match self
+            .http
+            .retrying(ctx.seed, estimate, true, &mut timing, || self.attempt(&body))
+            .await
         {
             Ok(value) => {
                 if let Some(c) = &self.cache {

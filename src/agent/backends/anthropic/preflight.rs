@@ -18,17 +18,19 @@ impl AnthropicBackend {
     pub async fn preflight(&self) -> Result<String, String> {
         let mut timing = TurnTiming::default();
         let models = format!("{}/v1/models", self.root);
-        let tried =
-            match self.http.retrying(0, 1, false, &mut timing, || self.http.get_json(&models)).await
-            {
-                Ok(_) => return Ok(format!("GET {models}")),
-                Err((f, _)) if f.kind == NOT_IMPLEMENTED => {
-                    format!("GET {models} → {}, then ", f.message)
-                }
-                Err((f, n)) => {
-                    return Err(self.http.preflight_failure(&format!("GET {models}"), f, n));
-                }
-            };
+        let tried = match self
+            .http
+            .retrying(0, 1, false, &mut timing, || self.http.get_json(&models))
+            .await
+        {
+            Ok(_) => return Ok(format!("GET {models}")),
+            Err((f, _)) if f.kind == NOT_IMPLEMENTED => {
+                format!("GET {models} → {}, then ", f.message)
+            }
+            Err((f, n)) => {
+                return Err(self.http.preflight_failure(&format!("GET {models}"), f, n));
+            }
+        };
         let ping = json!({"model": self.spec().model.clone().unwrap_or_default(), "max_tokens": 1,
             "messages": [{"role": "user", "content": "ping"}]});
         let body = serde_json::to_vec(&ping).map_err(|e| e.to_string())?;

@@ -194,7 +194,9 @@ mod tests {
 
     #[test]
     fn usage_counts_cache_reads_and_writes_as_input() {
-        let u = normalised_usage(&json!({"input_tokens": 12, "cache_creation_input_tokens": 300, "cache_read_input_tokens": 4000, "output_tokens": 9}));
+        let u = normalised_usage(
+            &json!({"input_tokens": 12, "cache_creation_input_tokens": 300, "cache_read_input_tokens": 4000, "output_tokens": 9}),
+        );
         assert_eq!(
             u,
             Usage {
@@ -205,7 +207,9 @@ mod tests {
             }
         );
         // Nulls (as the SDK writes absent counts) are zero.
-        let u = normalised_usage(&json!({"input_tokens": 5, "cache_creation_input_tokens": null, "cache_read_input_tokens": null, "output_tokens": 1}));
+        let u = normalised_usage(
+            &json!({"input_tokens": 5, "cache_creation_input_tokens": null, "cache_read_input_tokens": null, "output_tokens": 1}),
+        );
         assert_eq!((u.prompt_tokens, u.cached_tokens, u.cache_write_tokens), (5, 0, 0));
     }
 

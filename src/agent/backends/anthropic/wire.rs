@@ -145,8 +145,16 @@ mod tests {
                     call("toolu_b", "get_weather", r#"{"city": "Li"#),
                 ],
             },
-            Message::Tool { tool_call_id: "toolu_a".into(), name: "get_weather".into(), content: r#"{"temp": 3}"#.into() },
-            Message::Tool { tool_call_id: "toolu_b".into(), name: "get_weather".into(), content: r#"{"error": "bad arguments"}"#.into() },
+            Message::Tool {
+                tool_call_id: "toolu_a".into(),
+                name: "get_weather".into(),
+                content: r#"{"temp": 3}"#.into(),
+            },
+            Message::Tool {
+                tool_call_id: "toolu_b".into(),
+                name: "get_weather".into(),
+                content: r#"{"error": "bad arguments"}"#.into(),
+            },
         ];
         let (system, wire) = messages(&conversation);
         assert_eq!(system.as_deref(), Some("Be brief."));

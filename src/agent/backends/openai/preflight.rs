@@ -18,7 +18,11 @@ impl OpenAiBackend {
     pub async fn preflight(&self) -> Result<String, String> {
         let mut timing = TurnTiming::default();
         let models = format!("{}/models", self.endpoint);
-        let tried = match self.http.retrying(0, 1, false, &mut timing, || self.http.get_json(&models)).await {
+        let tried = match self
+            .http
+            .retrying(0, 1, false, &mut timing, || self.http.get_json(&models))
+            .await
+        {
             Ok(_) => return Ok(format!("GET {models}")),
             Err((f, _)) if f.kind == NOT_IMPLEMENTED => {
                 format!("GET {models} → {}, then ", f.message)

@@ -1,0 +1,158 @@
+//! The `anthropic` backend end to end, offline: the real binary speaks the Messages protocol to the mock
+//! endpoint (`POST /v1/messages`, started in-process on a loopback port) — the same answers as the
+//! in-process lexical baseline in every layout, the runner's retries, the preflight and the key over
+//! this protocol, a message cut off by `max_tokens` or refused, and byte-identical reruns.
+//! Validation against Anthropic's own SDK is `tests/anthropic_sdk.rs` (a tier of its own).
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::process::{Command, Output};
+use toolpick::mock::{Fault, MockConfig};
+
+/// `toolpick run` of the small catalog by `--backends <backends>` against the mock's Messages route
+/// (the base URL without `/v1`, as Anthropic's SDKs take it), into `out/<run_id>`, quiet, no cache.
+fn command(env: &MockEnv, backends: &str, run_id: &str, extra: &[&str]) -> Command {
+    let url = format!("http://{}", env.server.addr);
+    let mut c = Command::new(env!("CARGO_BIN_EXE_toolpick"));
+    c.args(["run", "--catalog", "cat", "--dataset", "ds.jsonl", "--backends", backends])
+        .args(["--model", "claude-mock", "--base-url", &url, "--out", "out", "--run-id", run_id])
+        .args(["-q", "--no-cache", "--request-timeout", "5"])
+        .args(extra)
+        .env_remove("ANTHROPIC_API_KEY")
+        .current_dir(env.dir.path());
+    c
+}
+
+fn run_ok(env: &MockEnv, backends: &str, run_id: &str, extra: &[&str]) -> Output {
+    let o = command(env, backends, run_id, extra).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    o
+}
+
+fn start(config: MockConfig) -> MockEnv {
+    MockEnv::start(config, &[])
+}
+
+#[test]
+fn over_the_messages_protocol_the_mock_answers_as_over_chat_completions_in_every_layout() {
+    let env = start(MockConfig::default());
+    let layouts = "flat,progressive,progressive-oss,search";
+    run_ok(&env, "lexical,anthropic", "r", &["--layouts", layouts]);
+    // The same mock over chat completions (the `openai` backend, base URL with `/v1`).
+    env.run_ok("o", &["--layouts", layouts, "--no-cache"]);
+    let metrics = ["n", "selection_accuracy", "pass_at_1", "abstention_accuracy", "mean_steps"];
+    let key = |r: &Row| (r["variant"].clone(), r["layout"].clone());
+    let rows = summary_rows(&env.path("out/r"));
+    let chat: HashMap<_, _> =
+        summary_rows(&env.path("out/o")).into_iter().map(|r| (key(&r), r)).collect();
+    let lexical: HashMap<_, _> =
+        rows.iter().filter(|r| r["backend"] == "lexical").map(|r| (key(r), r)).collect();
+    let messages: Vec<&Row> = rows.iter().filter(|r| r["backend"] == "claude-mock").collect();
+    assert_eq!(messages.len(), 8, "two variants × four layouts");
+    for r in messages {
+        for col in metrics {
+            assert_eq!(r[col], chat[&key(r)][col], "{col} of {:?}", key(r));
+            // Where the mock knows the layout it decides as the in-process baseline does.
+            if ["flat", "progressive"].contains(&r["layout"].as_str()) {
+                assert_eq!(r[col], lexical[&key(r)][col], "{col} of {:?}", key(r));
+            }
+        }
+        assert_eq!(r["infra_errors"], "0");
+    }
+    // Usage as the protocol reports it, normalised: the mock counts the tool definitions as a cache
+    // write on an episode's first request and a read after, and `input_tokens` without them.
+    let trials = env.trials("r");
+    let multi = trials
+        .iter()
+        .find(|t| t["backend"] == "claude-mock" && t["steps"].as_u64() > Some(1))
+        .expect("a multi-step episode");
+    let u = &multi["usage"];
+    assert!(u["cache_write_tokens"].as_u64().unwrap() > 0, "{u}");
+    assert!(u["cached_tokens"].as_u64().unwrap() > 0, "{u}");
+    assert!(
+        u["prompt_tokens"].as_u64().unwrap()
+            > u["cached_tokens"].as_u64().unwrap() + u["cache_write_tokens"].as_u64().unwrap(),
+        "the reads and writes are part of the input: {u}"
+    );
+    // The baselines report no usage, and their records carry no cache field.
+    let baseline = trials.iter().find(|t| t["backend"] == "lexical").unwrap();
+    assert!(baseline["usage"].get("cache_write_tokens").is_none(), "{}", baseline["usage"]);
+}
+
+#[test]
+fn transient_faults_of_the_messages_route_are_retried_and_never_reach_the_scores() {
+    let config = MockConfig {
+        faults: vec![(Fault::RateLimit, 3), (Fault::ServerError, 5), (Fault::Truncated, 7)],
+        retry_after_s: 0,
+        ..Default::default()
+    };
+    let env = start(config);
+    run_ok(&env, "lexical,anthropic", "f", &["--layouts", "flat"]);
+    let rows = summary_rows(&env.path("out/f"));
+    for r in rows.iter().filter(|r| r["backend"] == "claude-mock") {
+        let l = rows
+            .iter()
+            .find(|l| {
+                l["backend"] == "lexical"
+                    && l["variant"] == r["variant"]
+                    && l["layout"] == r["layout"]
+            })
+            .unwrap();
+        assert_eq!(r["pass_at_1"], l["pass_at_1"]);
+        assert_eq!(r["infra_errors"], "0");
+    }
+    let run: Value =
+        serde_json::from_slice(&std::fs::read(env.path("out/f/run.json")).unwrap()).unwrap();
+    let stats = &run["endpoints"]["claude-mock"];
+    assert!(stats["retries"].as_u64().unwrap() >= 3, "{stats}");
+    assert!(stats["rate_limited"].as_u64().unwrap() >= 1, "{stats}");
+    assert_eq!(stats["failures"], 0, "{stats}");
+}
+
+#[test]
+fn a_message_cut_off_by_max_tokens_or_refused_stops_the_episode_as_such() {
+    let env = start(MockConfig { faults: vec![(Fault::CutOff, 1)], ..Default::default() });
+    run_ok(&env, "anthropic", "cut", &["--layouts", "flat", "--variants", "good"]);
+    let trials = env.trials("cut");
+    let w1 = trials.iter().find(|t| t["task_id"] == "w1").unwrap();
+    assert_eq!(w1["stop_reason"], "truncated", "{w1}");
+    assert_eq!(w1["calls"][0]["record"]["truncated"], true, "{}", w1["calls"]);
+
+    let env = start(MockConfig { faults: vec![(Fault::ContentFilter, 1)], ..Default::default() });
+    run_ok(&env, "anthropic", "refused", &["--layouts", "flat", "--variants", "good"]);
+    for t in env.trials("refused") {
+        assert_eq!(t["stop_reason"], "content_filter", "{}", t["task_id"]);
+    }
+}
+
+#[test]
+fn the_preflight_names_the_anthropic_key_variable_and_the_key_goes_in_x_api_key() {
+    let env = start(MockConfig { require_key: Some("sk-ant-right".into()), ..Default::default() });
+    let o = command(&env, "anthropic", "nokey", &["--layouts", "flat"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("/v1/models"), "{err}");
+    assert!(err.contains("$ANTHROPIC_API_KEY is not set"), "{err}");
+    assert!(!env.path("out/nokey/trials.jsonl").exists());
+    let o = command(&env, "anthropic", "key", &["--layouts", "flat"])
+        .env("ANTHROPIC_API_KEY", "sk-ant-right")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(env.trials("key").len(), 8);
+}
+
+#[test]
+fn the_same_inputs_give_byte_identical_trial_records() {
+    let env = start(MockConfig::default());
+    run_ok(&env, "anthropic", "a", &["--layouts", "flat,progressive"]);
+    run_ok(&env, "anthropic", "b", &["--layouts", "flat,progressive"]);
+    for file in ["trials.jsonl", "transcripts.jsonl"] {
+        let a = std::fs::read(env.path(&format!("out/a/{file}"))).unwrap();
+        let b = std::fs::read(env.path(&format!("out/b/{file}"))).unwrap();
+        assert!(!a.is_empty());
+        assert!(a == b, "{file} differs between two identical runs");
+    }
+}
