@@ -156,3 +156,24 @@ fn the_same_inputs_give_byte_identical_trial_records() {
         assert!(a == b, "{file} differs between two identical runs");
     }
 }
+
+#[test]
+fn the_example_experiment_runs_and_reads_its_key_from_anthropic_api_key_by_default() {
+    // The example names no `api_key_env`: the key must come from ANTHROPIC_API_KEY, which the mock
+    // requires (OPENAI_API_KEY, the field's default for `openai`, holds a wrong one).
+    let env = start(MockConfig { require_key: Some("sk-ant-example".into()), ..Default::default() });
+    let url = format!("http://{}", env.server.addr);
+    let config = repo().join("examples/anthropic.toml");
+    let o = Command::new(env!("CARGO_BIN_EXE_toolpick"))
+        .args(["run", "--config", config.to_str().unwrap(), "--base-url", &url, "--limit", "3"])
+        .args(["--out", "out", "--run-id", "ex", "-q", "--no-cache", "--trials", "1"])
+        .env("ANTHROPIC_API_KEY", "sk-ant-example")
+        .env("OPENAI_API_KEY", "sk-wrong")
+        .current_dir(env.dir.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let trials = env.trials("ex");
+    assert_eq!(trials.len(), 3 * 2 * 2, "3 tasks × 2 variants × 2 layouts");
+    assert!(trials.iter().all(|t| t["backend"] == "claude-sonnet-4-5" && t["error"].is_null()));
+}
