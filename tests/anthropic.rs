@@ -161,7 +161,8 @@ fn the_same_inputs_give_byte_identical_trial_records() {
 fn the_example_experiment_runs_and_reads_its_key_from_anthropic_api_key_by_default() {
     // The example names no `api_key_env`: the key must come from ANTHROPIC_API_KEY, which the mock
     // requires (OPENAI_API_KEY, the field's default for `openai`, holds a wrong one).
-    let env = start(MockConfig { require_key: Some("sk-ant-example".into()), ..Default::default() });
+    let env =
+        start(MockConfig { require_key: Some("sk-ant-example".into()), ..Default::default() });
     let url = format!("http://{}", env.server.addr);
     let config = repo().join("examples/anthropic.toml");
     let o = Command::new(env!("CARGO_BIN_EXE_toolpick"))
@@ -176,4 +177,19 @@ fn the_example_experiment_runs_and_reads_its_key_from_anthropic_api_key_by_defau
     let trials = env.trials("ex");
     assert_eq!(trials.len(), 3 * 2 * 2, "3 tasks × 2 variants × 2 layouts");
     assert!(trials.iter().all(|t| t["backend"] == "claude-sonnet-4-5" && t["error"].is_null()));
+}
+
+#[test]
+fn the_breaker_stops_an_anthropic_endpoint_that_goes_down() {
+    // Two requests answer, then every Messages request is a 503: after three episodes in a row failed
+    // the same way the endpoint is stopped, as an `openai` one is.
+    let env = start(MockConfig { down_after: Some(2), ..Default::default() });
+    let o = command(&env, "anthropic", "down", &["--layouts", "flat,progressive"])
+        .args(["--max-attempts", "1", "--breaker", "3", "--concurrency", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("endpoint `claude-mock`") && err.contains("stopped"), "{err}");
+    assert!(err.contains("server_error"), "{err}");
 }
