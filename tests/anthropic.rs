@@ -193,3 +193,60 @@ fn the_breaker_stops_an_anthropic_endpoint_that_goes_down() {
     assert!(err.contains("endpoint `claude-mock`") && err.contains("stopped"), "{err}");
     assert!(err.contains("server_error"), "{err}");
 }
+
+/// llama.cpp's answer when the model's tool call arguments are not JSON (its Messages route answers as
+/// its chat route does).
+const LLAMA_PARSE_ERROR: &str = r#"{"error":{"code":500,"message":"Failed to parse tool call arguments as JSON: [json.exception.parse_error.101] parse error at line 1, column 23: syntax error while parsing object - unexpected end of input; expected '}'","type":"server_error"}}"#;
+
+#[test]
+fn a_servers_parse_failure_on_the_messages_route_is_the_models_malformed_call_never_retried() {
+    use axum::routing::{get, post};
+    let rt =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let posts = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let counter = posts.clone();
+    let app = axum::Router::new()
+        .route("/v1/models", get(|| async { axum::Json(serde_json::json!({"data": []})) }))
+        .route(
+            "/v1/messages",
+            post(move || {
+                counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                async {
+                    (
+                        axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+                        [("content-type", "application/json")],
+                        LLAMA_PARSE_ERROR,
+                    )
+                }
+            }),
+        );
+    let listener = rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
+    let addr = listener.local_addr().unwrap();
+    rt.spawn(async move { axum::serve(listener, app).await });
+    let dir = tempfile::tempdir().unwrap();
+    write_small_catalog(&dir.path().join("cat"));
+    std::fs::write(dir.path().join("ds.jsonl"), SMALL_DATASET).unwrap();
+    let url = format!("http://{addr}");
+    let o = Command::new(env!("CARGO_BIN_EXE_toolpick"))
+        .args(["run", "--catalog", "cat", "--dataset", "ds.jsonl", "--backends", "anthropic"])
+        .args(["--model", "local", "--base-url", &url, "--layouts", "flat", "--variants", "good"])
+        .args(["--out", "out", "--run-id", "p", "-q", "--no-cache"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let trials = trials_with_transcripts(&dir.path().join("out/p"));
+    assert_eq!(trials.len(), 4);
+    for t in &trials {
+        assert!(t["error"].is_null(), "not an infrastructure error: {t}");
+        assert_eq!(t["stop_reason"], "unparsed", "{t}");
+        assert_eq!(t["score"]["error_type"], "malformed_call", "{t}");
+        let call = &t["calls"][0]["record"];
+        assert!(call["server_parse_error"].as_str().unwrap().contains("Failed to parse"), "{call}");
+    }
+    assert_eq!(
+        posts.load(std::sync::atomic::Ordering::SeqCst),
+        4,
+        "one request per trial, no retry"
+    );
+}
