@@ -250,3 +250,14 @@ fn a_servers_parse_failure_on_the_messages_route_is_the_models_malformed_call_ne
         "one request per trial, no retry"
     );
 }
+
+#[test]
+fn a_temperature_above_the_protocols_range_is_refused_before_anything_runs() {
+    let env = start(MockConfig::default());
+    let o = command(&env, "anthropic", "hot", &["--temperature", "1.5"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--temperature"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("0 to 1"), "{}", stderr(&o));
+    assert_eq!(env.server.requests(), 0);
+    assert!(!env.path("out/hot").exists());
+}

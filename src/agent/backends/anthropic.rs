@@ -72,6 +72,15 @@ impl AnthropicBackend {
             })?,
             (None, None) => DEFAULT_BASE_URL.into(),
         };
+        // The protocol's range is narrower than chat completions' (0–2): refused here rather than
+        // sent to be rejected by every request.
+        if let Some(t) = spec.temperature.filter(|t| *t > 1.0) {
+            return Err(crate::error::InputError::new(
+                "--temperature",
+                format!("the anthropic backend takes a temperature from 0 to 1 (got {t})"),
+            )
+            .into());
+        }
         let root = api_root(&base);
         let http = HttpEndpoint::new(spec, Auth::Anthropic)?;
         Ok(AnthropicBackend {
