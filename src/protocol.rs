@@ -52,13 +52,24 @@ pub enum Message {
     },
 }
 
-/// Token usage as an endpoint reports it.
+/// Token usage as an endpoint reports it, normalised across protocols (docs/models.md,
+/// "Normalisation across protocols"): `prompt_tokens` is every input token, cache reads and writes
+/// included, whatever the provider counts apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Usage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
     /// Prompt tokens served from the provider's prompt cache, when reported.
     pub cached_tokens: u64,
+    /// Prompt tokens written to the provider's prompt cache, when reported (Anthropic's
+    /// `cache_creation_input_tokens`). Absent (0) from records of protocols that do not report it,
+    /// so their records are unchanged.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Usage {
@@ -66,6 +77,7 @@ impl Usage {
         self.prompt_tokens += other.prompt_tokens;
         self.completion_tokens += other.completion_tokens;
         self.cached_tokens += other.cached_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
     }
 }
 

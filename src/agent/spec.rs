@@ -70,7 +70,7 @@ pub struct ModelSpec {
     /// Label used in cells and reports; defaults to `model` (or the backend name).
     #[serde(default)]
     pub name: String,
-    /// `openai`, `lexical`, `oracle`, `random`, `replay`, `mcp-agent` or `mcp-oracle`.
+    /// `openai`, `anthropic`, `lexical`, `oracle`, `random`, `replay`, `mcp-agent` or `mcp-oracle`.
     #[serde(default = "openai")]
     pub backend: String,
     /// `mcp-agent`: the agent's command line (words split at spaces), started per episode with the
@@ -93,7 +93,8 @@ pub struct ModelSpec {
     pub base_url: Option<String>,
     #[serde(default, deserialize_with = "rules::name::de_opt")]
     pub model: Option<String>,
-    /// Name of the environment variable holding the API key (the key itself never goes in a file).
+    /// Name of the environment variable holding the API key (the key itself never goes in a file);
+    /// `OPENAI_API_KEY` unless set, `ANTHROPIC_API_KEY` for the `anthropic` backend.
     #[serde(default = "default_api_key_env", deserialize_with = "rules::key_env::de")]
     pub api_key_env: String,
     #[serde(default, deserialize_with = "rules::temperature::de_opt")]
@@ -154,8 +155,18 @@ impl ModelSpec {
         m
     }
 
-    pub fn is_openai(&self) -> bool {
-        self.backend == "openai"
+    /// A backend that talks to a model endpoint over HTTP (`openai`, `anthropic`): it takes the
+    /// endpoint settings, needs a model name, is checked before the run and has a breaker.
+    pub fn is_endpoint(&self) -> bool {
+        crate::agent::backends::HTTP_BACKENDS.contains(&self.backend.as_str())
+    }
+
+    /// The key variable of a backend whose protocol has its own (`anthropic`: `ANTHROPIC_API_KEY`),
+    /// unless one was `given` (flag or file key); the field's default is OpenAI's.
+    pub fn settle_key_env(&mut self, given: bool) {
+        if !given && self.backend == "anthropic" {
+            self.api_key_env = crate::agent::backends::anthropic::DEFAULT_KEY_ENV.to_string();
+        }
     }
 
     /// A backend as `--backends` names it: a baseline, `openai`, or `replay:<FILE>`.
@@ -186,7 +197,7 @@ impl ModelSpec {
                 "the replay backend needs the file of recorded answers: replay:<FILE>",
             ));
         }
-        if !["openai", "lexical", "oracle", "random", "mcp-oracle"].contains(&flag) {
+        if !["openai", "anthropic", "lexical", "oracle", "random", "mcp-oracle"].contains(&flag) {
             return Err(InputError::new(
                 "--backends",
                 format!(
@@ -195,7 +206,10 @@ impl ModelSpec {
                 ),
             ));
         }
-        Ok(ModelSpec::baseline(flag))
+        let mut m = ModelSpec::baseline(flag);
+        // `--api-key-env`, applied after this, names another.
+        m.settle_key_env(false);
+        Ok(m)
     }
 
     /// The replay backend on `file`, labelled `replay:<file stem>`.

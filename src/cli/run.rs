@@ -29,7 +29,8 @@ pub struct RunArgs {
     #[arg(long, value_delimiter = ',')]
     layouts: Option<Vec<String>>,
     /// Backends: lexical (BM25 baseline), oracle (plays the answer key), random (chance), openai (the
-    /// endpoint given by --base-url/--model), replay:<FILE> (plays recorded answers, one JSONL line per
+    /// endpoint given by --base-url/--model), anthropic (an Anthropic Messages endpoint, same flags),
+    /// replay:<FILE> (plays recorded answers, one JSONL line per
     /// task; flat layout only), mcp-agent:<COMMAND> (an MCP agent started per episode, see
     /// docs/mcp.md), mcp-oracle (the oracle as an MCP client). Replaces the config file's models.
     /// Default: lexical,oracle.
@@ -155,17 +156,18 @@ impl LivePolicyArgs {
     }
 }
 
-/// Overrides for OpenAI-compatible endpoints (apply to every openai model).
+/// Overrides for model endpoints (apply to every `openai` and `anthropic` model).
 #[derive(Args)]
 struct EndpointArgs {
     /// Endpoint base URL, http(s)://host[:port]/path, e.g. http://127.0.0.1:8080/v1 (else
-    /// OPENAI_BASE_URL, else OpenAI).
+    /// OPENAI_BASE_URL, else OpenAI; for `anthropic`, ANTHROPIC_BASE_URL, else Anthropic).
     #[arg(long, value_parser = rules::base_url::FLAG)]
     base_url: Option<String>,
     /// Model name the endpoint serves.
     #[arg(long, value_parser = rules::name::parse)]
     model: Option<String>,
-    /// Name of the environment variable holding the API key (default OPENAI_API_KEY).
+    /// Name of the environment variable holding the API key (default OPENAI_API_KEY;
+    /// ANTHROPIC_API_KEY for `anthropic`).
     #[arg(long, value_parser = rules::key_env::FLAG)]
     api_key_env: Option<String>,
     /// Sampling temperature, 0 to 2.
@@ -386,16 +388,16 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
         (None, false) => file.models.clone(),
         (None, true) => vec![ModelSpec::baseline("lexical"), ModelSpec::baseline("oracle")],
     };
-    for m in models.iter_mut().filter(|m| m.is_openai()) {
+    for m in models.iter_mut().filter(|m| m.is_endpoint()) {
         args.endpoint.apply(m);
         if m.model.is_none() {
             return Err(crate::error::InputError::new(
                 "--model",
-                "the openai backend needs --model (or `model` in the config file)",
+                format!("the {} backend needs --model (or `model` in the config file)", m.backend),
             )
             .into());
         }
-        if m.name.is_empty() || m.name == "openai" {
+        if m.name.is_empty() || m.name == m.backend {
             m.name = m.model.clone().unwrap_or_default();
         }
     }

@@ -7,7 +7,10 @@
 //! Its own file because it is what the double answers; the parent module is the server around it
 //! (configuration, routes, keys and their echo).
 
-use super::{DUPLICATES, Fault, MockState, authorized, echo, error, judge, sent_key, unauthorized};
+use super::{
+    DUPLICATES, Fault, MockState, Wire, authorized, echo, error, judge, messages, sent_key,
+    unauthorized,
+};
 use crate::agent::{Addressing, Policy, TurnContext};
 use crate::dataset::{Kind, importers};
 use crate::layout::LayoutKind;
@@ -20,7 +23,9 @@ use serde_json::{Value, json};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-pub(super) async fn answer(s: &MockState, headers: &HeaderMap, body: Value) -> Response {
+/// The answer to one request, `body` in chat-completions shape (a Messages request is read into it
+/// first, [`messages::chat_body`]), written in the `wire` protocol.
+pub(super) async fn answer(s: &MockState, headers: &HeaderMap, body: Value, wire: Wire) -> Response {
     let n = s.requests.fetch_add(1, Ordering::SeqCst) + 1;
     if !authorized(s, headers) {
         return unauthorized(s, headers);
@@ -64,6 +69,7 @@ pub(super) async fn answer(s: &MockState, headers: &HeaderMap, body: Value) -> R
             json!({"role": "assistant", "content": verdict}),
             "stop",
             fault,
+            wire,
         );
     }
     let functions: Vec<FunctionDef> = body["tools"]
@@ -202,7 +208,7 @@ pub(super) async fn answer(s: &MockState, headers: &HeaderMap, body: Value) -> R
     }
     let finish =
         finish.unwrap_or_else(|| if calls.is_empty() { "stop" } else { "tool_calls" }.to_string());
-    respond(&body, n, message, &finish, fault, prompt_tokens, completion_tokens)
+    respond(&body, n, message, &finish, fault, prompt_tokens, completion_tokens, wire)
 }
 
 /// A completion for a judge request (tokens estimated like the agent's).
@@ -212,13 +218,15 @@ fn completion(
     message: Value,
     finish: &str,
     fault: Option<Fault>,
+    wire: Wire,
 ) -> Response {
     let prompt_tokens = body["messages"].to_string().len() as u64 / 4;
     let completion_tokens = message["content"].as_str().unwrap_or_default().len() as u64 / 4 + 1;
-    respond(body, n, message, finish, fault, prompt_tokens, completion_tokens)
+    respond(body, n, message, finish, fault, prompt_tokens, completion_tokens, wire)
 }
 
 /// The response body around one message, with the response-level faults applied.
+#[allow(clippy::too_many_arguments)]
 fn respond(
     body: &Value,
     n: u64,
@@ -227,18 +235,32 @@ fn respond(
     fault: Option<Fault>,
     prompt_tokens: u64,
     completion_tokens: u64,
+    wire: Wire,
 ) -> Response {
-    let choices = if fault == Some(Fault::EmptyChoices) {
-        json!([])
-    } else {
-        json!([{"index": 0, "message": message, "finish_reason": finish, "logprobs": null}])
+    let response = match wire {
+        Wire::Messages => messages::message(
+            body,
+            n,
+            &message,
+            finish,
+            fault == Some(Fault::EmptyChoices),
+            prompt_tokens,
+            completion_tokens,
+        ),
+        Wire::Chat => {
+            let choices = if fault == Some(Fault::EmptyChoices) {
+                json!([])
+            } else {
+                json!([{"index": 0, "message": message, "finish_reason": finish, "logprobs": null}])
+            };
+            json!({
+                "id": format!("chatcmpl-mock-{n}"), "object": "chat.completion", "created": 0,
+                "model": body["model"].as_str().unwrap_or("mock"),
+                "choices": choices,
+                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens}
+            })
+        }
     };
-    let response = json!({
-        "id": format!("chatcmpl-mock-{n}"), "object": "chat.completion", "created": 0,
-        "model": body["model"].as_str().unwrap_or("mock"),
-        "choices": choices,
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens}
-    });
     if fault == Some(Fault::Truncated) {
         let text = response.to_string();
         return (

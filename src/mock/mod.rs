@@ -33,12 +33,20 @@
 //! stands in for a sampled model when measuring the noise floor of repeated trials; with one request in
 //! flight at a time (`--concurrency 1`) the draws, and so the run, are reproducible.
 //!
+//! It speaks two protocols with the same answers and faults: chat completions
+//! (`POST /v1/chat/completions`) and Anthropic Messages (`POST /v1/messages`, [`messages`]: the
+//! request read into the chat shape, the answer written as a `Message` — `tool_use` blocks,
+//! `stop_reason`, usage with the tool definitions counted as a cache write on a conversation's first
+//! request and a cache read after — and errors in the protocol's `{"type": "error"}` shape). The key is
+//! read from `Authorization: Bearer` or `x-api-key`.
+//!
 //! This file is the server (configuration, faults, routes, keys and their echo); what one chat
 //! request is answered with is [`answer`].
 
 mod answer;
 pub mod echo;
 pub mod judge;
+mod messages;
 
 use crate::agent::backends::{LexicalBackend, LexicalConfig};
 use answer::answer;
@@ -218,6 +226,7 @@ pub async fn spawn(addr: SocketAddr, config: MockConfig) -> std::io::Result<Mock
     });
     let app = Router::new()
         .route("/v1/chat/completions", post(chat))
+        .route("/v1/messages", post(messages::route))
         .route("/v1/models", get(models))
         .route("/stats", get(stats))
         .with_state(state.clone());
@@ -238,8 +247,21 @@ fn error(status: StatusCode, message: &str) -> Response {
     (status, Json(json!({"error": {"message": message, "type": "mock_error", "param": null, "code": null}}))).into_response()
 }
 
-/// The key the request carried (`Authorization: Bearer <key>`), empty when none.
+/// The protocol a request came in, and its answer goes out, in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wire {
+    /// OpenAI chat completions.
+    Chat,
+    /// Anthropic Messages.
+    Messages,
+}
+
+/// The key the request carried (`x-api-key: <key>`, else `Authorization: Bearer <key>`), empty when
+/// none.
 fn sent_key(headers: &HeaderMap) -> String {
+    if let Some(key) = headers.get("x-api-key").and_then(|v| v.to_str().ok()) {
+        return key.to_string();
+    }
     let auth = headers.get("authorization").and_then(|v| v.to_str().ok()).unwrap_or_default();
     auth.strip_prefix("Bearer ").unwrap_or(auth).to_string()
 }
@@ -306,6 +328,6 @@ async fn chat(
     headers: HeaderMap,
     Json(body): Json<Value>,
 ) -> Response {
-    let r = answer(&s, &headers, body).await;
+    let r = answer(&s, &headers, body, Wire::Chat).await;
     echo(&s, &headers, r).await
 }

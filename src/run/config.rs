@@ -86,17 +86,21 @@ pub fn load_experiment(path: &Path) -> Result<ExperimentFile, InputError> {
     if let Some(p) = file.cache_dir.as_mut() {
         rebase(p);
     }
+    // Which models name their key variable (the default depends on the backend).
+    let raw: toml::Value = toml::from_str(&text).unwrap_or(toml::Value::Boolean(false));
     for (i, m) in file.models.iter_mut().enumerate() {
         if !crate::agent::backends::NAMES.contains(&m.backend.as_str()) {
             return Err(InputError::new(
                 path,
                 format!(
-                    "unknown backend `{}`; use openai, lexical, oracle, random or replay",
-                    m.backend
+                    "unknown backend `{}`; choose from {}",
+                    m.backend,
+                    crate::agent::backends::names_help()
                 ),
             )
             .field(format!("models[{i}].backend")));
         }
+        m.settle_key_env(raw.get("models").and_then(|v| v.get(i)?.get("api_key_env")).is_some());
         match (m.backend == "replay", m.replay_file.as_mut()) {
             (true, None) => {
                 return Err(InputError::new(
@@ -123,10 +127,10 @@ pub fn load_experiment(path: &Path) -> Result<ExperimentFile, InputError> {
             }
             (false, None) => {}
         }
-        if m.is_openai() && m.model.is_none() {
+        if m.is_endpoint() && m.model.is_none() {
             return Err(InputError::new(
                 path,
-                "an openai model needs `model` (the name the endpoint serves)",
+                format!("an {} model needs `model` (the name the endpoint serves)", m.backend),
             )
             .field(format!("models[{i}].model")));
         }
@@ -332,6 +336,7 @@ mod tests {
             prompt_tokens: 1_000_000,
             completion_tokens: 500_000,
             cached_tokens: 200_000,
+            ..Default::default()
         };
         assert!((p.cost(&u) - (0.8 * 2.0 + 0.2 * 0.5 + 0.5 * 8.0)).abs() < 1e-9);
     }

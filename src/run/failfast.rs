@@ -1,7 +1,7 @@
 //! Fail fast on a bad endpoint: before the first episode, and while the run goes on.
 //!
 //! - **Preflight**: one cheap request per endpoint that still has trials to run
-//!   ([`OpenAiBackend::preflight`]: `GET /models`, else a one-token chat completion, with the normal
+//!   ([`Endpoint::preflight`]: `GET /models`, else a one-token chat completion, with the normal
 //!   retries), all endpoints at once, before any trial or output file is written. An endpoint that is
 //!   unreachable, refuses the connection, does not answer JSON or rejects the key stops the run with
 //!   exit 1 and one line per endpoint saying what was tried and what came back. In-process backends
@@ -13,7 +13,7 @@
 //!   every finished trial stays in `trials.jsonl`, and the run ends like an interrupted one (no
 //!   compaction, no reports) with exit 1 and the cause. Running again with the same `--run-id` resumes.
 
-use crate::agent::backends::openai::OpenAiBackend;
+use crate::agent::backends::Endpoint;
 use crate::run::config::ModelSpec;
 use anyhow::{Result, anyhow};
 use std::path::Path;
@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex};
 /// `preflight` on and `pending[i]` > 0 trials to run; one URL and key is checked once. All failures are
 /// reported, one line each.
 pub async fn check(
-    endpoints: &[Option<Arc<OpenAiBackend>>],
+    endpoints: &[Option<Arc<dyn Endpoint>>],
     models: &[ModelSpec],
     pending: &[usize],
 ) -> Result<()> {
@@ -166,7 +166,7 @@ impl Breakers {
 /// was left undone, then how to resume. `pending[i]`: trials of backend `i` this run set out to run.
 pub fn tripped_error(
     breakers: &Breakers,
-    endpoints: &[Option<Arc<OpenAiBackend>>],
+    endpoints: &[Option<Arc<dyn Endpoint>>],
     models: &[ModelSpec],
     pending: &[usize],
     dir: &Path,

@@ -14,7 +14,7 @@ use super::matrix::{RunConfig, executes_live};
 use super::{serving, subset};
 use crate::agent::Backend;
 use crate::agent::backends;
-use crate::agent::backends::openai::OpenAiBackend;
+use crate::agent::backends::Endpoint;
 use crate::catalog::load_catalog;
 use crate::dataset::load_dataset;
 use crate::error::InputError;
@@ -38,7 +38,7 @@ pub struct Prepared {
     pub(in crate::run) suites: Vec<Suite>,
     pub(in crate::run) backends: Vec<Arc<dyn Backend>>,
     /// The same backends where they are endpoints (for the preflight), by backend index.
-    pub(in crate::run) endpoints: Vec<Option<Arc<OpenAiBackend>>>,
+    pub(in crate::run) endpoints: Vec<Option<Arc<dyn Endpoint>>>,
     /// Records importers skipped or repaired.
     pub defects: Vec<crate::dataset::importers::Defect>,
     /// Per imported dataset: format, what happened to its records, number of defect rows.

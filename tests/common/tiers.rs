@@ -9,6 +9,8 @@
 //! - `mcp-pypi` (`mcp_run`, `mcp_serve`, `mcp_import_lint`): the pinned PyPI MCP servers and the Python MCP SDK
 //!   (`target/mcp-servers/venv`);
 //! - `bfcl` (`parity_bfcl`): BFCL's checker from PyPI, pinned (`target/parity-venv`);
+//! - `anthropic-sdk` (`anthropic_sdk`): Anthropic's official Python SDK from PyPI, pinned
+//!   (`target/anthropic-sdk-venv`);
 //! - `chromium` (`report_browser`): Debian's `chromium` at `/usr/bin/chromium`.
 //!
 //! One tier alone: `scripts/install-test-deps.sh chromium`, then `cargo test --locked --test
@@ -27,6 +29,7 @@ pub enum Tier {
     McpNpm,
     McpPypi,
     Bfcl,
+    AnthropicSdk,
     Chromium,
 }
 
@@ -36,7 +39,8 @@ pub const SKIP_VAR: &str = "TOOLPICK_SKIP_TIERS";
 const CHROMIUM: &str = "/usr/bin/chromium";
 
 impl Tier {
-    pub const ALL: [Tier; 4] = [Tier::McpNpm, Tier::McpPypi, Tier::Bfcl, Tier::Chromium];
+    pub const ALL: [Tier; 5] =
+        [Tier::McpNpm, Tier::McpPypi, Tier::Bfcl, Tier::AnthropicSdk, Tier::Chromium];
 
     /// The name `scripts/install-test-deps.sh` and [`SKIP_VAR`] know the tier by.
     pub fn name(self) -> &'static str {
@@ -44,6 +48,7 @@ impl Tier {
             Tier::McpNpm => "mcp-npm",
             Tier::McpPypi => "mcp-pypi",
             Tier::Bfcl => "bfcl",
+            Tier::AnthropicSdk => "anthropic-sdk",
             Tier::Chromium => "chromium",
         }
     }
@@ -54,6 +59,7 @@ impl Tier {
             Tier::McpNpm => &["mcp_live", "mcp_env", "mcp_run", "mcp_serve", "mcp_import_lint"],
             Tier::McpPypi => &["mcp_run", "mcp_serve", "mcp_import_lint"],
             Tier::Bfcl => &["parity_bfcl"],
+            Tier::AnthropicSdk => &["anthropic_sdk"],
             Tier::Chromium => &["report_browser"],
         }
     }
@@ -75,6 +81,7 @@ impl Tier {
             Tier::McpNpm => script("install-mcp-servers.sh", &[]),
             Tier::McpPypi => script("install-mcp-servers.sh", &["--python"]),
             Tier::Bfcl => script("install-parity-venv.sh", &[]),
+            Tier::AnthropicSdk => script("install-anthropic-sdk.sh", &[]),
             Tier::Chromium => {
                 let path = PathBuf::from(CHROMIUM);
                 if path.exists() { Ok(path) } else { Err(format!("{CHROMIUM} is missing")) }

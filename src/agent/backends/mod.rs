@@ -6,6 +6,8 @@
 //! - [`random`]: seeded chance baseline.
 //! - [`replay`]: plays back answers recorded elsewhere, one JSONL line per task (`replay:<FILE>`).
 //! - [`openai`]: any OpenAI-compatible chat-completions endpoint;
+//! - [`anthropic`]: the Anthropic Messages API (`POST /v1/messages`);
+//! - [`http`]: the HTTP stack both share (client, key, redaction, retries, limits, counters);
 //! - [`serving_errors`]: the endpoint answers that mean the model's call could not be parsed.
 //!
 //! The registry ([`BUILT_IN`], [`build`]): each backend is one [`Entry`] — its name as `--backends`
@@ -14,6 +16,8 @@
 //! serve a layout over MCP (`mcp-agent`, `mcp-oracle`, `mcp-client`) are entries of the runner's
 //! (`run::serving`), passed in, because `agent` may not import the MCP server they need.
 
+pub mod anthropic;
+pub mod http;
 pub mod lexical;
 pub mod openai;
 pub mod oracle;
@@ -29,6 +33,7 @@ use crate::record::LayoutKind;
 use std::collections::HashSet;
 use std::sync::Arc;
 
+pub use anthropic::AnthropicBackend;
 pub use lexical::{LexicalBackend, LexicalConfig};
 pub use openai::OpenAiBackend;
 pub use oracle::OracleBackend;
@@ -47,11 +52,39 @@ pub struct BuildContext<'a> {
     pub tools: &'a [replay::ToolNames<'a>],
 }
 
-/// A built backend; `endpoint` is the same backend when it is an OpenAI-compatible endpoint (the
-/// run checks it answers before the first episode).
+/// A backend behind an HTTP endpoint, as the run checks it before the first episode and names it in
+/// its messages.
+pub trait Endpoint: Send + Sync {
+    /// The base URL requests go to.
+    fn endpoint(&self) -> &str;
+    /// One cheap request before a run (see each backend's `preflight`): `Ok` says what answered,
+    /// `Err` is one line saying what was tried, what came back and what to check, the key removed.
+    fn preflight(&self) -> super::BoxFuture<'_, Result<String, String>>;
+}
+
+impl Endpoint for OpenAiBackend {
+    fn endpoint(&self) -> &str {
+        OpenAiBackend::endpoint(self)
+    }
+    fn preflight(&self) -> super::BoxFuture<'_, Result<String, String>> {
+        Box::pin(OpenAiBackend::preflight(self))
+    }
+}
+
+impl Endpoint for AnthropicBackend {
+    fn endpoint(&self) -> &str {
+        AnthropicBackend::endpoint(self)
+    }
+    fn preflight(&self) -> super::BoxFuture<'_, Result<String, String>> {
+        Box::pin(AnthropicBackend::preflight(self))
+    }
+}
+
+/// A built backend; `endpoint` is the same backend when it talks to an HTTP endpoint (the run checks
+/// it answers before the first episode).
 pub struct Built {
     pub backend: Arc<dyn Backend>,
-    pub endpoint: Option<Arc<OpenAiBackend>>,
+    pub endpoint: Option<Arc<dyn Endpoint>>,
 }
 
 impl Built {
@@ -73,6 +106,7 @@ pub const BUILT_IN: &[Entry] = &[
     Entry { name: "oracle", build: |_, _| Built::plain(OracleBackend) },
     Entry { name: "random", build: |_, _| Built::plain(RandomBackend) },
     Entry { name: "openai", build: build_openai },
+    Entry { name: "anthropic", build: build_anthropic },
     Entry { name: "replay", build: build_replay },
 ];
 
@@ -89,6 +123,11 @@ pub fn build(spec: &mut ModelSpec, ctx: &BuildContext, more: &[Entry]) -> anyhow
 
 fn build_openai(spec: &mut ModelSpec, ctx: &BuildContext) -> anyhow::Result<Built> {
     let endpoint = Arc::new(OpenAiBackend::new(spec.clone(), ctx.cache.clone())?);
+    Ok(Built { backend: endpoint.clone(), endpoint: Some(endpoint) })
+}
+
+fn build_anthropic(spec: &mut ModelSpec, ctx: &BuildContext) -> anyhow::Result<Built> {
+    let endpoint = Arc::new(AnthropicBackend::new(spec.clone(), ctx.cache.clone())?);
     Ok(Built { backend: endpoint.clone(), endpoint: Some(endpoint) })
 }
 
@@ -114,8 +153,12 @@ fn build_replay(spec: &mut ModelSpec, ctx: &BuildContext) -> anyhow::Result<Buil
 }
 
 /// Every backend, as `--backends` and the experiment file's `backend` spell them.
-pub const NAMES: [&str; 7] =
-    ["lexical", "oracle", "random", "openai", "replay", "mcp-agent", "mcp-oracle"];
+pub const NAMES: [&str; 8] =
+    ["lexical", "oracle", "random", "openai", "anthropic", "replay", "mcp-agent", "mcp-oracle"];
+
+/// The backends that talk to a model endpoint over HTTP: they take the endpoint settings (`--model`,
+/// `--base-url`, …), need a model name, are checked before the run and have a breaker.
+pub const HTTP_BACKENDS: [&str; 2] = ["openai", "anthropic"];
 
 /// The backends for error messages: `replay` with the file it needs.
 pub fn names_help() -> String {

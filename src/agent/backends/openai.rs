@@ -2,9 +2,10 @@
 //! server, Ollama, …) over real HTTP.
 //!
 //! Requests are built as async-openai's `CreateChatCompletionRequest` and responses read as its
-//! `CreateChatCompletionResponse`, so the wire format is the library's, not ours. The transport is a
-//! plain `reqwest` client because the runner — not the client library — owns retries: every attempt is
-//! bounded, counted, timed on its own, and honours `Retry-After` / `x-ratelimit-reset-*` up to a cap.
+//! `CreateChatCompletionResponse`, so the wire format is the library's, not ours. The transport is the
+//! runner's own HTTP stack ([`crate::agent::backends::http`], shared with the `anthropic` backend)
+//! because the runner — not the client library — owns retries: every attempt is bounded, counted,
+//! timed on its own, and honours `Retry-After` / `x-ratelimit-reset-*` up to a cap.
 //! Rate limits (requests/min, tokens/min) are enforced before each attempt; the on-disk [`Cache`] is
 //! consulted before any of that. [`OpenAiBackend::preflight`] checks the endpoint with one cheap request
 //! (same retries) before a run starts. An answer in which the server could not parse the model's call
@@ -12,7 +13,7 @@
 //! `unparsed`. [`wire`] holds the conversation as the next request carries it.
 //!
 //! Split by job: this file builds requests and answers a turn (cache, then the retried request);
-//! [`transport`] is one attempt and the retry policy, [`response`] reads an answer into a turn,
+//! [`transport`] is one chat-completions attempt, [`response`] reads an answer into a turn,
 //! [`preflight`] checks the endpoint before a run.
 
 mod preflight;
@@ -25,79 +26,31 @@ use crate::agent::cache::{self, Cache};
 use crate::agent::spec::ModelSpec;
 use crate::agent::{Backend, BoxFuture, TurnContext};
 use crate::protocol::{AssistantTurn, Message, TurnTiming};
-use crate::redact::{self, Redactor};
+use crate::agent::backends::http::{Auth, HttpEndpoint, UNPARSED};
 use anyhow::{Result, anyhow};
 use async_openai::types::chat::CreateChatCompletionRequest;
-use serde::Serialize;
 use serde_json::{Value, json};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
-use tokio::sync::Mutex;
-use transport::RateLimiter;
+use std::sync::atomic::Ordering;
 use wire::wire_messages;
 
-/// Counters of one endpoint, reported in `run.json`.
-#[derive(Debug, Default)]
-pub struct EndpointStats {
-    pub requests: AtomicU64,
-    pub retries: AtomicU64,
-    pub cache_hits: AtomicU64,
-    pub failures: AtomicU64,
-    pub rate_limited: AtomicU64,
-    /// Answers in which the server could not parse the model's call ([`serving_errors`]): the model's
-    /// malformed calls, not failures.
-    pub unparsed: AtomicU64,
-}
-
-#[derive(Debug, Serialize)]
-pub struct EndpointStatsSnapshot {
-    pub requests: u64,
-    pub retries: u64,
-    pub cache_hits: u64,
-    pub failures: u64,
-    pub rate_limited: u64,
-    pub unparsed_calls: u64,
-}
-
-impl EndpointStats {
-    pub fn snapshot(&self) -> EndpointStatsSnapshot {
-        EndpointStatsSnapshot {
-            requests: self.requests.load(Ordering::Relaxed),
-            retries: self.retries.load(Ordering::Relaxed),
-            cache_hits: self.cache_hits.load(Ordering::Relaxed),
-            failures: self.failures.load(Ordering::Relaxed),
-            rate_limited: self.rate_limited.load(Ordering::Relaxed),
-            unparsed_calls: self.unparsed.load(Ordering::Relaxed),
-        }
-    }
-}
+pub use crate::agent::backends::http::{EndpointStats, EndpointStatsSnapshot};
 
 pub struct OpenAiBackend {
-    spec: ModelSpec,
     url: String,
     endpoint: String,
-    api_key: Option<String>,
-    client: reqwest::Client,
-    limiter: RateLimiter,
+    /// The shared HTTP stack: client, key, limiter, counters, redactor, retries.
+    http: HttpEndpoint,
     cache: Option<Arc<Cache>>,
     pub stats: Arc<EndpointStats>,
     /// The request shape is checked against the library's schema once per backend, not per request.
     schema_checked: std::sync::atomic::AtomicBool,
-    /// Removes the key from everything the endpoint says before it is parsed, cached or kept.
-    redactor: Redactor,
 }
 
-/// Failure kind of a preflight `GET /models` the server does not implement (try a chat completion).
-const NOT_IMPLEMENTED: &str = "not_implemented";
-
-/// Failure kind of an answer in which the server could not parse the model's call ([`serving_errors`]):
-/// never retried, and turned into the turn's answer, not an error.
-const UNPARSED: &str = "unparsed";
-
-/// The cache entry of such an answer: the model's answer to that request, cached like any other (a
-/// rerun served from the cache scores it the same way). No chat completion has this key.
-const UNPARSED_ENTRY: &str = "toolpick_unparsed_call";
+/// The cache entry of an answer in which the server could not parse the model's call
+/// ([`serving_errors`]): the model's answer to that request, cached like any other (a rerun served
+/// from the cache scores it the same way). No chat completion (and no Messages answer) has this key.
+pub(crate) const UNPARSED_ENTRY: &str = "toolpick_unparsed_call";
 
 impl OpenAiBackend {
     pub fn new(spec: ModelSpec, cache: Option<Arc<Cache>>) -> Result<Self> {
@@ -117,29 +70,14 @@ impl OpenAiBackend {
             (None, None) => "https://api.openai.com/v1".into(),
         };
         let endpoint = base.trim_end_matches('/').to_string();
-        let api_key = std::env::var(&spec.api_key_env).ok().filter(|k| !k.is_empty());
-        let redactor = Redactor::new(redact::keys_from_env([spec.api_key_env.as_str()]));
-        // Registered process-wide too, so the CLI's messages and the trial writer remove this key.
-        redact::install(&redactor);
-        let client = reqwest::Client::builder()
-            .timeout(Duration::from_secs_f64(spec.request_timeout_s))
-            .pool_max_idle_per_host(spec.concurrency.max(1))
-            .build()?;
+        let http = HttpEndpoint::new(spec, Auth::Bearer)?;
         Ok(OpenAiBackend {
             url: format!("{endpoint}/chat/completions"),
             endpoint,
-            api_key,
-            client,
-            limiter: RateLimiter {
-                rpm: spec.requests_per_minute,
-                tpm: spec.tokens_per_minute,
-                next_free: Mutex::new(Instant::now()),
-            },
+            stats: http.stats.clone(),
+            http,
             cache,
-            stats: Arc::new(EndpointStats::default()),
             schema_checked: std::sync::atomic::AtomicBool::new(false),
-            redactor,
-            spec,
         })
     }
 
@@ -147,8 +85,12 @@ impl OpenAiBackend {
         &self.endpoint
     }
 
+    fn spec(&self) -> &ModelSpec {
+        &self.http.spec
+    }
+
     fn body(&self, ctx: &TurnContext<'_>) -> Result<Value> {
-        let s = &self.spec;
+        let s = self.spec();
         let mut body = json!({"model": s.model.clone().unwrap_or_default(), "messages": wire_messages(ctx.messages)});
         if !ctx.functions.is_empty() {
             body["tools"] = ctx.functions.iter().map(|f| f.to_wire()).collect();
@@ -199,9 +141,9 @@ impl OpenAiBackend {
             turn.timing = Some(TurnTiming { cached: true, ..Default::default() });
             return Ok(turn);
         }
-        let estimate = (body.len() / 4) as u64 + self.spec.max_tokens.unwrap_or(256) as u64;
+        let estimate = (body.len() / 4) as u64 + self.spec().max_tokens.unwrap_or(256) as u64;
         let mut timing = TurnTiming::default();
-        match self.retrying(ctx.seed, estimate, true, &mut timing, || self.attempt(&body)).await {
+        match self.http.retrying(ctx.seed, estimate, true, &mut timing, || self.attempt(&body)).await {
             Ok(value) => {
                 if let Some(c) = &self.cache {
                     c.put(&key, &value)?;
@@ -211,7 +153,7 @@ impl OpenAiBackend {
                 Ok(turn)
             }
             Err((f, _)) if f.kind == UNPARSED => {
-                let message = self.redactor.redact(&f.message).into_owned();
+                let message = self.http.redactor.redact(&f.message).into_owned();
                 if let Some(c) = &self.cache {
                     c.put(&key, &json!({ UNPARSED_ENTRY: message }))?;
                 }
@@ -224,7 +166,7 @@ impl OpenAiBackend {
             Err((f, attempts)) => Err(anyhow!(
                 "{} after {attempts} attempt(s): {}",
                 f.kind,
-                self.redactor.redact(&f.message)
+                self.http.redactor.redact(&f.message)
             )),
         }
     }
@@ -232,11 +174,11 @@ impl OpenAiBackend {
 
 impl Backend for OpenAiBackend {
     fn name(&self) -> &str {
-        &self.spec.name
+        &self.spec().name
     }
 
     fn concurrency(&self) -> usize {
-        self.spec.concurrency
+        self.spec().concurrency
     }
 
     fn respond<'a>(&'a self, ctx: &'a TurnContext<'a>) -> BoxFuture<'a, Result<AssistantTurn>> {
@@ -251,6 +193,6 @@ impl Backend for OpenAiBackend {
     }
 
     fn price(&self) -> Option<crate::agent::spec::Price> {
-        self.spec.price
+        self.spec().price
     }
 }

@@ -42,6 +42,7 @@ impl OpenAiBackend {
             prompt_tokens: u["prompt_tokens"].as_u64().unwrap_or(0),
             completion_tokens: u["completion_tokens"].as_u64().unwrap_or(0),
             cached_tokens: u["prompt_tokens_details"]["cached_tokens"].as_u64().unwrap_or(0),
+            ..Default::default()
         };
         // The provider says the model's call could not be parsed (Gemini's `MALFORMED_FUNCTION_CALL`):
         // whatever else the message holds is not the call the model meant.
@@ -66,7 +67,7 @@ impl OpenAiBackend {
         }
         let mut text_call_ids = Vec::new();
         if tool_calls.is_empty()
-            && self.spec.parse_text_calls
+            && self.spec().parse_text_calls
             && let Some(text) = &content
         {
             let cut = if finish == Finish::Length { cut_call(text) } else { None };

@@ -1,0 +1,278 @@
+//! The `anthropic` backend against an independent implementation of its protocol: Anthropic's official
+//! Python SDK (the `anthropic-sdk` tier, `scripts/install-anthropic-sdk.sh`). A test server
+//! (`scripts/anthropic_sdk_server.py`, run by the tier's Python) captures every request toolpick sends
+//! and validates it against the SDK's request type, and validates every answer it passes on against
+//! the SDK's `Message` model: answers of toolpick's mock endpoint (forwarded), or answers it builds
+//! from the SDK's own objects (scripted), which must score every task.
+
+mod common;
+use common::tiers::{self, Tier};
+use common::*;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use toolpick::mock::MockConfig;
+
+/// The SDK test server, stopped (and its standard input closed, which ends it too) when dropped.
+struct SdkServer {
+    child: Child,
+    port: u16,
+    log: PathBuf,
+}
+
+impl SdkServer {
+    fn start(venv: &Path, log: PathBuf, mode: &[&str]) -> SdkServer {
+        let mut child = Command::new(venv.join("bin/python"))
+            .arg(repo().join("scripts/anthropic_sdk_server.py"))
+            .arg("--log")
+            .arg(&log)
+            .args(mode)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("the SDK test server starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let port = line
+            .split_whitespace()
+            .nth(1)
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("the SDK test server said {line:?}"));
+        SdkServer { child, port, log }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Every request it received, as logged.
+    fn requests(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+}
+
+impl Drop for SdkServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Every logged request and answer the SDK accepted; panics with the first failures otherwise.
+fn assert_all_valid(requests: &[Value]) {
+    let bad: Vec<String> = requests
+        .iter()
+        .filter(|r| !r["request_error"].is_null() || !r["response_error"].is_null())
+        .take(3)
+        .map(|r| {
+            format!(
+                "request {}: request error {}; response error {}\nrequest: {}",
+                r["n"],
+                r["request_error"],
+                r["response_error"],
+                r["request"].to_string().chars().take(1500).collect::<String>()
+            )
+        })
+        .collect();
+    assert!(bad.is_empty(), "the SDK rejected:\n{}", bad.join("\n\n"));
+    for r in requests {
+        assert_eq!(r["path"], "/v1/messages");
+        assert_eq!(r["headers"]["anthropic-version"], "2023-06-01");
+        assert_eq!(r["headers"]["content-type"], "application/json");
+    }
+}
+
+/// The protocol's history rules in every request: the system prompt top-level and no `system` role;
+/// each assistant turn's `tool_use` blocks answered by the next message, a user turn holding exactly
+/// one `tool_result` per call, in order, with its id. Returns the most calls one answered turn held.
+fn assert_paired_history(requests: &[Value]) -> usize {
+    let mut most = 0;
+    for r in requests {
+        let body = &r["request"];
+        assert!(body["system"].is_string(), "system prompt top-level: {body}");
+        let messages = body["messages"].as_array().unwrap();
+        assert_eq!(messages[0]["role"], "user", "{body}");
+        for (i, m) in messages.iter().enumerate() {
+            assert!(m["role"] == "user" || m["role"] == "assistant", "{m}");
+            if m["role"] != "assistant" {
+                continue;
+            }
+            let uses: Vec<&str> = m["content"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|b| b["type"] == "tool_use")
+                .map(|b| b["id"].as_str().unwrap())
+                .collect();
+            if uses.is_empty() {
+                continue;
+            }
+            let next = &messages[i + 1];
+            assert_eq!(next["role"], "user", "results go back in a user turn: {body}");
+            let results: Vec<&str> = next["content"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|b| {
+                    assert_eq!(b["type"], "tool_result", "{next}");
+                    assert!(b["content"].is_string(), "{b}");
+                    b["tool_use_id"].as_str().unwrap()
+                })
+                .collect();
+            assert_eq!(results, uses, "one result per call, in order: {body}");
+            most = most.max(uses.len());
+        }
+    }
+    most
+}
+
+#[test]
+fn requests_and_the_mock_endpoints_answers_validate_against_the_official_sdk() {
+    let Some(venv) = tiers::require(Tier::AnthropicSdk) else { return };
+    let env = MockEnv::start(MockConfig::default(), &[]);
+    let upstream = format!("http://{}", env.server.addr);
+    let sdk = SdkServer::start(&venv, env.path("sdk.jsonl"), &["--upstream", &upstream]);
+    let url = sdk.url();
+    let o = toolpick(
+        &[
+            "run",
+            "--catalog",
+            "cat",
+            "--dataset",
+            "ds.jsonl",
+            "--backends",
+            "lexical,anthropic",
+            "--model",
+            "mock",
+            "--base-url",
+            &url,
+            "--layouts",
+            "flat,progressive",
+            "--parallel-tool-calls",
+            "true",
+            "--out",
+            "out",
+            "--run-id",
+            "r",
+            "-q",
+            "--no-cache",
+        ],
+        env.dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let requests = sdk.requests();
+    assert!(requests.len() > 16, "{} requests", requests.len());
+    assert_all_valid(&requests);
+    // Multi-step episodes carried their calls and results back, paired (several calls in one turn:
+    // the scripted test below).
+    assert!(assert_paired_history(&requests) >= 1);
+    for r in &requests {
+        assert_eq!(
+            r["request"]["tool_choice"],
+            json!({"type": "auto", "disable_parallel_tool_use": false})
+        );
+        for t in r["request"]["tools"].as_array().unwrap() {
+            assert_eq!(t["input_schema"]["type"], "object", "{t}");
+        }
+    }
+    // Over the protocol, the mock's lexical answers score as the in-process baseline does.
+    let rows = summary_rows(&env.path("out/r"));
+    let key = |r: &Row| (r["variant"].clone(), r["layout"].clone());
+    let lexical: HashMap<_, _> =
+        rows.iter().filter(|r| r["backend"] == "lexical").map(|r| (key(r), r)).collect();
+    let over_http: Vec<&Row> = rows.iter().filter(|r| r["backend"] == "mock").collect();
+    assert_eq!(over_http.len(), lexical.len());
+    for r in over_http {
+        for col in ["n", "selection_accuracy", "pass_at_1", "abstention_accuracy", "mean_steps"] {
+            assert_eq!(r[col], lexical[&key(r)][col], "{col} of {:?}", key(r));
+        }
+        assert_eq!(r["infra_errors"], "0");
+    }
+}
+
+/// The tool calls that answer each query of the small dataset (`SMALL_DATASET`), by flat name.
+fn script() -> Value {
+    json!({
+        "usage": {"input_tokens": 100, "cache_creation_input_tokens": 20, "cache_read_input_tokens": 30, "output_tokens": 7},
+        "answers": {
+            "How warm is it in Pune right now?": [
+                {"name": "get_current_weather", "input": {"city": "Pune"}}],
+            "Forecast for Oslo and Lima for 3 days": [
+                {"name": "get_forecast", "input": {"city": "Oslo", "days": 3}},
+                {"name": "get_forecast", "input": {"city": "Lima", "days": 3}}],
+            "Mail ana@example.com with subject \"Hi\" and tell me the weather in Rome": [
+                {"name": "send_email", "input": {"to": "ana@example.com", "subject": "Hi"}},
+                {"name": "get_current_weather", "input": {"city": "Rome"}}]
+        }
+    })
+}
+
+#[test]
+fn scripted_sdk_answers_score_every_task_and_usage_counts_the_cache_as_input() {
+    let Some(venv) = tiers::require(Tier::AnthropicSdk) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    write_small_catalog(&dir.path().join("cat"));
+    std::fs::write(dir.path().join("ds.jsonl"), SMALL_DATASET).unwrap();
+    let script_file = dir.path().join("script.json");
+    std::fs::write(&script_file, script().to_string()).unwrap();
+    let sdk = SdkServer::start(
+        &venv,
+        dir.path().join("sdk.jsonl"),
+        &["--script", script_file.to_str().unwrap()],
+    );
+    let url = sdk.url();
+    let secret = "sk-ant-toolpick-test-3f9a";
+    let o = Command::new(env!("CARGO_BIN_EXE_toolpick"))
+        .args(["run", "--catalog", "cat", "--dataset", "ds.jsonl", "--backends", "anthropic"])
+        .args(["--model", "claude-scripted", "--base-url", &url, "--layouts", "flat"])
+        .args(["--variants", "good", "--tool-choice", "required", "--parallel-tool-calls", "false"])
+        .args(["--out", "out", "--run-id", "s", "-q", "--no-cache"])
+        .env("ANTHROPIC_API_KEY", secret)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let requests = sdk.requests();
+    assert_all_valid(&requests);
+    assert!(requests.iter().all(|r| r["has_key"] == true), "the key goes in x-api-key");
+    assert!(requests.iter().all(|r| r["request"]["tool_choice"]
+        == json!({"type": "any", "disable_parallel_tool_use": true})));
+    assert_eq!(assert_paired_history(&requests), 2);
+    let trials = trials_with_transcripts(&dir.path().join("out/s"));
+    assert_eq!(trials.len(), 4);
+    for t in &trials {
+        assert_eq!(t["score"]["pass"], true, "{}: {}", t["task_id"], t["score"]);
+        // Per request: input 100 + cache writes 20 + cache reads 30; the script's numbers.
+        let steps = t["steps"].as_u64().unwrap();
+        assert_eq!(
+            t["usage"],
+            json!({"prompt_tokens": 150 * steps, "completion_tokens": 7 * steps,
+                   "cached_tokens": 30 * steps, "cache_write_tokens": 20 * steps}),
+            "{}",
+            t["task_id"]
+        );
+    }
+    // Calls then "Done." for the three tasks with calls; the abstention answers at once.
+    let steps: Vec<u64> = trials.iter().map(|t| t["steps"].as_u64().unwrap()).collect();
+    assert_eq!(steps.iter().sum::<u64>(), requests.len() as u64);
+    for entry in walkdir(&dir.path().join("out")) {
+        let text = String::from_utf8_lossy(&std::fs::read(&entry).unwrap()).into_owned();
+        assert!(!text.contains(secret), "{} holds the key", entry.display());
+    }
+}
+
+/// Every file under `dir`.
+fn walkdir(dir: &Path) -> Vec<PathBuf> {
+    let mut out = vec![];
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() { out.extend(walkdir(&p)) } else { out.push(p) }
+    }
+    out
+}
