@@ -30,9 +30,11 @@ pub(super) fn parse_env_pair(s: &str) -> Result<(String, String), String> {
     }
 }
 
-/// How `mcp import` treats the server: its time limit per request, and what a tool that cannot be
-/// imported as sent does.
+/// How `mcp import` treats the server and writes its catalog: its time limit per request, what a
+/// tool that cannot be imported as sent does, and the catalog's name, categories and description.
 pub struct McpImportHow {
+    pub name: Option<String>,
+    pub categories: Option<PathBuf>,
     pub request_timeout_ms: u64,
     pub strict: bool,
     pub server_description: Option<String>,
@@ -42,14 +44,13 @@ pub struct McpImportHow {
 /// a native catalog in `out`.
 pub fn cmd_mcp_import(
     out: PathBuf,
-    name: Option<String>,
     capabilities: crate::mcp::client::Capabilities,
-    categories: Option<PathBuf>,
     env: Vec<(String, String)>,
     url: Option<String>,
     command: Vec<String>,
     how: McpImportHow,
 ) -> Result<()> {
+    let McpImportHow { name, categories, request_timeout_ms, strict, server_description } = how;
     preflight::output_dir("--out", &out)?;
     if let Some(c) = &categories {
         preflight::input_file("--categories", c)?;
@@ -112,9 +113,9 @@ pub fn cmd_mcp_import(
             .filter(|(_, v)| v.contains("{sandbox}") || v.contains("{servers}"))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
-        request_timeout: std::time::Duration::from_millis(how.request_timeout_ms),
-        strict: how.strict,
-        server_description: how.server_description,
+        request_timeout: std::time::Duration::from_millis(request_timeout_ms),
+        strict,
+        server_description,
     };
     let imported = crate::mcp::import_server(&target, &options, &out)?;
     drop(import_sandbox);

@@ -449,13 +449,17 @@ fn dispatch(cli: Cli) -> Result<()> {
                 },
         } => imports::cmd_mcp_import(
             out,
-            name,
             capabilities,
-            categories,
             env,
             url,
             command,
-            imports::McpImportHow { request_timeout_ms, strict, server_description },
+            imports::McpImportHow {
+                name,
+                categories,
+                request_timeout_ms,
+                strict,
+                server_description,
+            },
         ),
         Command::Import { format, path, output, min_quality, onto, fixture } => {
             imports::cmd_import(format, path, output, min_quality, onto, fixture)
