@@ -112,7 +112,9 @@ fn a_task_session_carries_the_query_and_a_served_call_runs_through_the_layout() 
     // A tool not on offer is JSON-RPC's invalid params (the MCP specification), with the layout's
     // teaching text; the call is still recorded as the layout saw it.
     assert_eq!(seen["call"]["error"]["code"], -32602, "{}", seen["call"]);
-    assert!(seen["call"]["error"]["message"].as_str().unwrap().contains("Unknown tool 'no_such_tool'"));
+    assert!(
+        seen["call"]["error"]["message"].as_str().unwrap().contains("Unknown tool 'no_such_tool'")
+    );
     let recorded: Value = serde_json::from_str(
         std::fs::read_to_string(record.path()).unwrap().lines().next().unwrap(),
     )
@@ -809,16 +811,20 @@ fn two_http_sessions_of_a_live_proxy_have_their_own_sandboxes_and_nothing_outliv
     assert_eq!(session_folders(tmp.path()), Vec::<String>::new());
 
     let mut a = http_client::Session::open(&addr, &[]);
-    let (text, is_error) =
-        a.call_tool("write_file", serde_json::json!({"path": "/sandbox/from-a.txt", "content": "A"}));
+    let (text, is_error) = a.call_tool(
+        "write_file",
+        serde_json::json!({"path": "/sandbox/from-a.txt", "content": "A"}),
+    );
     assert!(!is_error, "{text}");
     let mut b = http_client::Session::open(&addr, &[]);
     assert_eq!(children(pid).len(), 2, "a server per session");
     let list = serde_json::json!({"path": "/sandbox"});
     let (seen_by_b, _) = b.call_tool("list_directory", list.clone());
     assert!(!seen_by_b.contains("from-a.txt"), "session B sees A's file: {seen_by_b}");
-    let (text, is_error) =
-        b.call_tool("write_file", serde_json::json!({"path": "/sandbox/from-b.txt", "content": "B"}));
+    let (text, is_error) = b.call_tool(
+        "write_file",
+        serde_json::json!({"path": "/sandbox/from-b.txt", "content": "B"}),
+    );
     assert!(!is_error, "{text}");
     let (seen_by_a, _) = a.call_tool("list_directory", list);
     assert!(seen_by_a.contains("from-a.txt"), "A's own file: {seen_by_a}");

@@ -25,7 +25,12 @@ use std::time::Duration;
 
 /// The answer to one request, `body` in chat-completions shape (a Messages request is read into it
 /// first, [`messages::chat_body`]), written in the `wire` protocol.
-pub(super) async fn answer(s: &MockState, headers: &HeaderMap, body: Value, wire: Wire) -> Response {
+pub(super) async fn answer(
+    s: &MockState,
+    headers: &HeaderMap,
+    body: Value,
+    wire: Wire,
+) -> Response {
     let n = s.requests.fetch_add(1, Ordering::SeqCst) + 1;
     if !authorized(s, headers) {
         return unauthorized(s, headers);

@@ -403,7 +403,12 @@ pub async fn execute(
     // The episode phase, timed apart from preparation and reporting (for benchmarks: trials/s and harness
     // CPU per trial against the endpoint's latency bound).
     let breakers = Arc::new(failfast::Breakers::new(
-        prepared.config.models.iter().map(|m| if m.is_endpoint() { m.breaker } else { 0 }).collect(),
+        prepared
+            .config
+            .models
+            .iter()
+            .map(|m| if m.is_endpoint() { m.breaker } else { 0 })
+            .collect(),
     ));
     let phase_started = Instant::now();
     let phase_cpu = process_cpu_seconds();

@@ -21,12 +21,12 @@ mod response;
 mod transport;
 mod wire;
 
+use crate::agent::backends::http::{Auth, HttpEndpoint, UNPARSED};
 use crate::agent::backends::serving_errors;
 use crate::agent::cache::{self, Cache};
 use crate::agent::spec::ModelSpec;
 use crate::agent::{Backend, BoxFuture, TurnContext};
 use crate::protocol::{AssistantTurn, Message, TurnTiming};
-use crate::agent::backends::http::{Auth, HttpEndpoint, UNPARSED};
 use anyhow::{Result, anyhow};
 use async_openai::types::chat::CreateChatCompletionRequest;
 use serde_json::{Value, json};
@@ -143,7 +143,11 @@ impl OpenAiBackend {
         }
         let estimate = (body.len() / 4) as u64 + self.spec().max_tokens.unwrap_or(256) as u64;
         let mut timing = TurnTiming::default();
-        match self.http.retrying(ctx.seed, estimate, true, &mut timing, || self.attempt(&body)).await {
+        match self
+            .http
+            .retrying(ctx.seed, estimate, true, &mut timing, || self.attempt(&body))
+            .await
+        {
             Ok(value) => {
                 if let Some(c) = &self.cache {
                     c.put(&key, &value)?;

@@ -149,7 +149,8 @@ impl Presentation {
             });
             let _ = tx.send(started);
         });
-        let recv = move || rx.recv().map_err(|_| anyhow::anyhow!("the live runtime dropped the start"));
+        let recv =
+            move || rx.recv().map_err(|_| anyhow::anyhow!("the live runtime dropped the start"));
         let run = match tokio::runtime::Handle::try_current() {
             Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
                 tokio::task::block_in_place(recv)
@@ -173,8 +174,9 @@ impl Presentation {
     /// What starts this presentation's sandbox and upstream server, when the catalog runs live.
     fn live_start(
         &self,
-    ) -> Option<impl std::future::Future<Output = Result<crate::run::live::LiveTrialRun>> + Send + 'static>
-    {
+    ) -> Option<
+        impl std::future::Future<Output = Result<crate::run::live::LiveTrialRun>> + Send + 'static,
+    > {
         let s = &self.prepared.suites[0];
         let suite = s.live.clone()?;
         let task = s.dataset.tasks[self.task_or_first()].clone();
