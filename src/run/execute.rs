@@ -441,6 +441,7 @@ pub async fn execute(
             if breakers.is_open(job.backend) {
                 return;
             }
+            let _ = tx.send(RunEvent::TrialStarted { cell }).await;
             let (mut trial, timing) = tokio::select! {
                 done = p.run_job(job) => done,
                 _ = breakers.opened(job.backend) => return,
