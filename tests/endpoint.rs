@@ -44,21 +44,11 @@ fn agent_loop_over_http_matches_the_in_process_baseline_in_both_layouts() {
     let env = start(MockConfig::default());
     let url = env.server.base_url();
     let o = toolpick(
-        &[
-            "run",
-            "--backends",
-            "lexical,openai",
-            "--model",
-            "mock",
-            "--base-url",
-            &url,
-            "--out",
-            env.path("out").to_str().unwrap(),
-            "--run-id",
-            "r",
-            "-q",
-            "--no-cache",
-        ],
+        &argv_with(
+            "run --backends lexical,openai --model mock --base-url {} --out {} --run-id r -q \
+             --no-cache",
+            &[&url, env.path("out").to_str().unwrap()],
+        ),
         &repo(),
     );
     assert!(o.status.success(), "{}", stderr(&o));

@@ -23,6 +23,18 @@ pub fn argv(line: &str) -> Vec<&str> {
     line.split_whitespace().collect()
 }
 
+/// [`argv`] with each word `{}` replaced by the next of `values`, whole (a value is never split, so
+/// paths and values with spaces are safe).
+pub fn argv_with<'a>(line: &'a str, values: &[&'a str]) -> Vec<&'a str> {
+    let mut values = values.iter();
+    let args: Vec<&str> = line
+        .split_whitespace()
+        .map(|w| if w == "{}" { *values.next().expect("a value for each {}") } else { w })
+        .collect();
+    assert!(values.next().is_none(), "more values than {{}} in {line:?}");
+    args
+}
+
 /// A fresh temporary directory holding the small catalog (`cat`) and its dataset (`ds.jsonl`).
 pub fn small_world() -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
