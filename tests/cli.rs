@@ -92,19 +92,10 @@ fn report_rescores_from_trials_alone() {
     write_small_catalog(&data.join("cat"));
     std::fs::write(data.join("ds.jsonl"), SMALL_DATASET).unwrap();
     let out = tmp.path().join("out");
-    let args = [
-        "run",
-        "--catalog",
-        "data/cat",
-        "--dataset",
-        "data/ds.jsonl",
-        "--backends",
-        "oracle,random",
-        "--out",
-        "out",
-        "--run-id",
-        "r",
-    ];
+    let args = argv(
+        "run --catalog data/cat --dataset data/ds.jsonl --backends oracle,random \
+        --out out --run-id r",
+    );
     let o = toolpick(&args, tmp.path());
     assert!(o.status.success(), "{}", stderr(&o));
     let dir = out.join("r");

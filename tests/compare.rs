@@ -236,18 +236,11 @@ fn significant_only_lets_an_insignificant_drop_through() {
 fn min_rate_gates_on_run_use_exit_code_100_and_respect_gate_cells() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().to_str().unwrap();
-    let base = [
-        "run",
-        "--out",
-        out,
-        "--quiet",
-        "--layouts",
-        "flat",
-        "--variants",
-        "good",
-        "--backends",
-        "lexical,oracle",
-    ];
+    let base = argv_with(
+        "run --out {} --quiet --layouts flat --variants good \
+        --backends lexical,oracle",
+        &[out],
+    );
     let with = |extra: &[&str]| {
         let mut a = base.to_vec();
         a.extend_from_slice(extra);

@@ -448,19 +448,10 @@ fn sampling_noise_shows_up_as_a_noise_floor_and_a_deterministic_endpoint_has_non
         }
         by_task.values().filter(|(n, c)| *c > 0 && c < n).count()
     };
-    let args = [
-        "--trials",
-        "5",
-        "--concurrency",
-        "1",
-        "--no-cache",
-        "--variants",
-        "good",
-        "--layouts",
-        "flat",
-        "--temperature",
-        "1",
-    ];
+    let args = argv(
+        "--trials 5 --concurrency 1 --no-cache --variants good --layouts flat \
+        --temperature 1",
+    );
 
     let env = start(MockConfig { sampling_noise: 0.5, seed: 3, ..Default::default() });
     use_bundled(&env);

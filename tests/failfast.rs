@@ -386,21 +386,10 @@ fn the_breaker_stops_an_endpoint_that_goes_down_and_a_resumed_run_completes() {
     // down after 20 requests, w2's first three trials fail and open the breaker.
     let server = s.mock(MockConfig { down_after: Some(20), ..Default::default() });
     let url = server.base_url();
-    let args = [
-        "--layouts",
-        "flat",
-        "--variants",
-        "good",
-        "--trials",
-        "10",
-        "--concurrency",
-        "1",
-        "--max-attempts",
-        "1",
-        "--no-cache",
-        "--breaker",
-        "3",
-    ];
+    let args = argv(
+        "--layouts flat --variants good --trials 10 --concurrency 1 --max-attempts 1 \
+        --no-cache --breaker 3",
+    );
     let o = s.run(&url, &args, &[]);
     let err = stderr(&o);
     assert_eq!(code(&o), Some(1), "{err}");
@@ -446,23 +435,10 @@ fn the_breaker_stops_an_endpoint_that_goes_down_and_a_resumed_run_completes() {
 
     // With episodes in flight the breaker drops them; what was written is whole and resumable.
     server.set_down_after(Some(server.requests() + 20));
-    let busy = [
-        "--layouts",
-        "flat",
-        "--variants",
-        "good",
-        "--trials",
-        "10",
-        "--concurrency",
-        "4",
-        "--max-attempts",
-        "1",
-        "--no-cache",
-        "--breaker",
-        "3",
-        "--run-id",
-        "busy",
-    ];
+    let busy = argv(
+        "--layouts flat --variants good --trials 10 --concurrency 4 --max-attempts 1 \
+        --no-cache --breaker 3 --run-id busy",
+    );
     let o = s.run(&url, &busy, &[]);
     assert_eq!(code(&o), Some(1), "{}", stderr(&o));
     let written = std::fs::read_to_string(s.path("out/busy/trials.jsonl")).unwrap();

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{argv_with, repo, stdout, toolpick, write_small_catalog};
+use common::{argv, argv_with, repo, stdout, toolpick, write_small_catalog};
 use serde_json::Value;
 use std::path::Path;
 use toolpick::mock::{self, Fault, MockConfig, MockServer};
@@ -546,15 +546,10 @@ fn the_bundled_suite_judged_through_the_mock_matches_coverage_worked_out_from_th
                 .abs()
                 < 1e-6
         );
-        let judged_cols = [
-            "judged_n",
-            "claim_coverage",
-            "claims_pass_rate",
-            "judged_done_rate",
-            "right_tools_done",
-            "right_tools_not_done",
-            "wrong_tools_done",
-        ];
+        let judged_cols = argv(
+            "judged_n claim_coverage claims_pass_rate judged_done_rate \
+            right_tools_done right_tools_not_done wrong_tools_done",
+        );
         per_backend
             .entry(r[col("variant")].to_string())
             .or_default()
