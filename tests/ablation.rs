@@ -11,18 +11,10 @@ fn ablate_ranks_every_operator_per_layout_and_backend() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().to_str().unwrap();
     let o = toolpick(
-        &[
-            "run",
-            "--variant",
-            "good,ablate",
-            "--backends",
-            "lexical,oracle",
-            "--out",
-            out,
-            "--run-id",
-            "a",
-            "-q",
-        ],
+        &argv_with(
+            "run --variant good,ablate --backends lexical,oracle --out {} --run-id a -q",
+            &[out],
+        ),
         &repo(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -143,22 +135,11 @@ fn distractors_draw_the_tool_count_curve() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().to_str().unwrap();
     let o = toolpick(
-        &[
-            "run",
-            "--variants",
-            "good",
-            "--layouts",
-            "flat,search",
-            "--backends",
-            "lexical,oracle",
-            "--distractors",
-            "0,100",
-            "--out",
-            out,
-            "--run-id",
-            "c",
-            "-q",
-        ],
+        &argv_with(
+            "run --variants good --layouts flat,search --backends lexical,oracle \
+             --distractors 0,100 --out {} --run-id c -q",
+            &[out],
+        ),
         &repo(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -195,22 +176,11 @@ fn distractors_draw_the_tool_count_curve() {
     assert!(html.contains("Tool-count curve"));
     // Draws are seeded and nested: the same run again gives the same trials.
     let o = toolpick(
-        &[
-            "run",
-            "--variants",
-            "good",
-            "--layouts",
-            "flat,search",
-            "--backends",
-            "lexical,oracle",
-            "--distractors",
-            "0,100",
-            "--out",
-            out,
-            "--run-id",
-            "d",
-            "-q",
-        ],
+        &argv_with(
+            "run --variants good --layouts flat,search --backends lexical,oracle \
+             --distractors 0,100 --out {} --run-id d -q",
+            &[out],
+        ),
         &repo(),
     );
     assert!(o.status.success());

@@ -92,19 +92,10 @@ fn report_rescores_from_trials_alone() {
     write_small_catalog(&data.join("cat"));
     std::fs::write(data.join("ds.jsonl"), SMALL_DATASET).unwrap();
     let out = tmp.path().join("out");
-    let args = [
-        "run",
-        "--catalog",
-        "data/cat",
-        "--dataset",
-        "data/ds.jsonl",
-        "--backends",
-        "oracle,random",
-        "--out",
-        "out",
-        "--run-id",
-        "r",
-    ];
+    let args = argv(
+        "run --catalog data/cat --dataset data/ds.jsonl --backends oracle,random \
+        --out out --run-id r",
+    );
     let o = toolpick(&args, tmp.path());
     assert!(o.status.success(), "{}", stderr(&o));
     let dir = out.join("r");
@@ -274,17 +265,10 @@ fn random_backend_is_seeded() {
     let tmp = tempfile::tempdir().unwrap();
     let run = |seed: &str, id: &str| {
         let o = toolpick(
-            &[
-                "run",
-                "--backends",
-                "random",
-                "--seed",
-                seed,
-                "--out",
-                tmp.path().to_str().unwrap(),
-                "--run-id",
-                id,
-            ],
+            &argv_with(
+                "run --backends random --seed {} --out {} --run-id {}",
+                &[seed, tmp.path().to_str().unwrap(), id],
+            ),
             &repo(),
         );
         assert!(o.status.success(), "{}", stderr(&o));
@@ -305,20 +289,10 @@ fn random_backend_is_seeded() {
 fn large_runs_keep_every_trial_in_the_data_files_and_a_sample_in_the_drill_down() {
     let tmp = tempfile::tempdir().unwrap();
     let o = toolpick(
-        &[
-            "run",
-            "--out",
-            tmp.path().to_str().unwrap(),
-            "--run-id",
-            "big",
-            "--quiet",
-            "--layouts",
-            "flat",
-            "--backends",
-            "lexical,random",
-            "--trials",
-            "7",
-        ],
+        &argv_with(
+            "run --out {} --run-id big --quiet --layouts flat --backends lexical,random --trials 7",
+            &[tmp.path().to_str().unwrap()],
+        ),
         &repo(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -348,18 +322,10 @@ fn the_drill_down_reads_the_same_transcripts_with_the_index_without_it_and_with_
         let o = toolpick(args, &repo());
         assert!(o.status.success(), "{}", stderr(&o));
     };
-    run(&[
-        "run",
-        "--out",
-        tmp.path().to_str().unwrap(),
-        "--run-id",
-        "r",
-        "--quiet",
-        "--layouts",
-        "flat,progressive",
-        "--backends",
-        "oracle,lexical",
-    ]);
+    run(&argv_with(
+        "run --out {} --run-id r --quiet --layouts flat,progressive --backends oracle,lexical",
+        &[tmp.path().to_str().unwrap()],
+    ));
     let dir = tmp.path().join("r");
     let index = dir.join("transcripts.idx");
     let written = std::fs::read(&index).expect("a run indexes its transcripts");

@@ -9,18 +9,10 @@ use std::path::Path;
 
 fn run(out: &Path, id: &str, extra: &[&str]) {
     let out_s = out.to_str().unwrap();
-    let mut args = vec![
-        "run",
-        "--out",
-        out_s,
-        "--run-id",
-        id,
-        "--quiet",
-        "--layouts",
-        "flat",
-        "--backends",
-        "lexical",
-    ];
+    let mut args = argv_with(
+        "run --out {} --run-id {} --quiet --layouts flat --backends lexical",
+        &[out_s, id],
+    );
     args.extend_from_slice(extra);
     let o = toolpick(&args, &repo());
     assert!(o.status.success(), "{}", stderr(&o));
@@ -47,17 +39,10 @@ fn a_forced_regression_fails_max_drop_and_lists_the_flipped_tasks() {
     let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
     let summary = tmp.path().join("step.md");
     let o = toolpick(
-        &[
-            "compare",
-            a.to_str().unwrap(),
-            b.to_str().unwrap(),
-            "--match",
-            "dataset,layout,backend",
-            "--max-drop",
-            "5",
-            "--step-summary",
-            summary.to_str().unwrap(),
-        ],
+        &argv_with(
+            "compare {} {} --match dataset,layout,backend --max-drop 5 --step-summary {}",
+            &[a.to_str().unwrap(), b.to_str().unwrap(), summary.to_str().unwrap()],
+        ),
         &repo(),
     );
     assert_eq!(o.status.code(), Some(100), "stdout: {}\nstderr: {}", stdout(&o), stderr(&o));
@@ -125,15 +110,10 @@ fn a_run_compared_with_itself_passes_every_gate() {
     let a = tmp.path().join("a");
     let out = tmp.path().join("cmp");
     let o = toolpick(
-        &[
-            "compare",
-            a.to_str().unwrap(),
-            a.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--max-drop",
-            "0",
-        ],
+        &argv_with(
+            "compare {} {} --out {} --max-drop 0",
+            &[a.to_str().unwrap(), a.to_str().unwrap(), out.to_str().unwrap()],
+        ),
         &repo(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -155,20 +135,11 @@ fn several_cells_get_holm_adjusted_p_values_next_to_the_raw_ones() {
     let out_s = tmp.path().to_str().unwrap();
     for (id, variant) in [("a", "good"), ("b", "bad")] {
         let o = toolpick(
-            &[
-                "run",
-                "--out",
-                out_s,
-                "--run-id",
-                id,
-                "--quiet",
-                "--layouts",
-                "flat,search",
-                "--backends",
-                "lexical,random",
-                "--variants",
-                variant,
-            ],
+            &argv_with(
+                "run --out {} --run-id {} --quiet --layouts flat,search \
+                 --backends lexical,random --variants {}",
+                &[out_s, id, variant],
+            ),
             &repo(),
         );
         assert!(o.status.success(), "{}", stderr(&o));
@@ -251,16 +222,10 @@ fn significant_only_lets_an_insignificant_drop_through() {
     }
     assert_eq!(o.status.code(), Some(100), "any drop fails --max-drop 0");
     let o = toolpick(
-        &[
-            "compare",
-            a.to_str().unwrap(),
-            b.to_str().unwrap(),
-            "--match",
-            on,
-            "--max-drop",
-            "0",
-            "--significant-only",
-        ],
+        &argv_with(
+            "compare {} {} --match {} --max-drop 0 --significant-only",
+            &[a.to_str().unwrap(), b.to_str().unwrap(), on],
+        ),
         &repo(),
     );
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
@@ -271,18 +236,11 @@ fn significant_only_lets_an_insignificant_drop_through() {
 fn min_rate_gates_on_run_use_exit_code_100_and_respect_gate_cells() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().to_str().unwrap();
-    let base = [
-        "run",
-        "--out",
-        out,
-        "--quiet",
-        "--layouts",
-        "flat",
-        "--variants",
-        "good",
-        "--backends",
-        "lexical,oracle",
-    ];
+    let base = argv_with(
+        "run --out {} --quiet --layouts flat --variants good \
+        --backends lexical,oracle",
+        &[out],
+    );
     let with = |extra: &[&str]| {
         let mut a = base.to_vec();
         a.extend_from_slice(extra);
@@ -295,16 +253,9 @@ fn min_rate_gates_on_run_use_exit_code_100_and_respect_gate_cells() {
         "{}",
         stdout(&o)
     );
-    let o = with(&[
-        "--run-id",
-        "r2",
-        "--min-pass-rate",
-        "99",
-        "--min-selection-accuracy",
-        "99",
-        "--gate-cells",
-        "*/oracle",
-    ]);
+    let o = with(&argv(
+        "--run-id r2 --min-pass-rate 99 --min-selection-accuracy 99 --gate-cells */oracle",
+    ));
     assert!(o.status.success(), "the oracle passes everything: {}", stdout(&o));
     let o = with(&["--run-id", "r3", "--min-pass-rate", "99", "--gate-cells", "*/nobody"]);
     // A pattern that gates nothing must not pass silently: an input error before anything runs.
@@ -329,14 +280,10 @@ fn report_with_a_baseline_writes_the_comparison_into_the_run() {
     run(
         tmp.path(),
         "b",
-        &[
-            "--variants",
-            "good",
-            "--baseline",
-            tmp.path().join("a").to_str().unwrap(),
-            "--max-drop",
-            "1",
-        ],
+        &argv_with(
+            "--variants good --baseline {} --max-drop 1",
+            &[tmp.path().join("a").to_str().unwrap()],
+        ),
     );
     for f in ["compare.html", "compare.csv", "compare-flips.csv", "compare.md"] {
         assert!(tmp.path().join("b").join(f).is_file(), "{f}");

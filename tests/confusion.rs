@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{csv_rows, toolpick, write_small_catalog};
+use common::{argv_with, csv_rows, toolpick, write_small_catalog};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -44,24 +44,11 @@ fn run(dir: &Path, answers: &str, id: &str) -> std::path::PathBuf {
     std::fs::write(dir.join(format!("{id}.jsonl")), answers).unwrap();
     let replay = format!("replay:{id}.jsonl");
     let o = toolpick(
-        &[
-            "run",
-            "--catalog",
-            "catalog",
-            "--dataset",
-            "tasks.jsonl",
-            "--backends",
-            &replay,
-            "--layouts",
-            "flat",
-            "--variants",
-            "good",
-            "--out",
-            "out",
-            "--run-id",
-            id,
-            "-q",
-        ],
+        &argv_with(
+            "run --catalog catalog --dataset tasks.jsonl --backends {} --layouts flat \
+             --variants good --out out --run-id {} -q",
+            &[&replay, id],
+        ),
         dir,
     );
     assert!(o.status.success(), "{}", common::stderr(&o));

@@ -15,18 +15,8 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const MATRIX: [&str; 10] = [
-    "--variants",
-    "good,bad",
-    "--layouts",
-    "flat,progressive",
-    "--backends",
-    "lexical,random",
-    "--trials",
-    "3",
-    "--seed",
-    "11",
-];
+const MATRIX: &str =
+    "--variants good,bad --layouts flat,progressive --backends lexical,random --trials 3 --seed 11";
 /// Files `run` writes before the report phase (the rest are report outputs).
 const RUN_FILES: [&str; 5] =
     ["run.json", "tools.json", "lint.json", "defects.json", "timings.jsonl"];
@@ -38,10 +28,7 @@ struct Fixture {
 
 impl Fixture {
     fn new() -> Fixture {
-        let tmp = tempfile::tempdir().unwrap();
-        write_small_catalog(&tmp.path().join("cat"));
-        std::fs::write(tmp.path().join("ds.jsonl"), SMALL_DATASET).unwrap();
-        let fx = Fixture { tmp };
+        let fx = Fixture { tmp: small_world() };
         let o = fx.toolpick(&fx.run_args("ref"), None);
         assert!(o.status.success(), "{}", stderr(&o));
         fx
@@ -71,7 +58,7 @@ impl Fixture {
         .iter()
         .map(|s| s.to_string())
         .collect();
-        args.extend(MATRIX.iter().map(|s| s.to_string()));
+        args.extend(argv(MATRIX).into_iter().map(String::from));
         args
     }
 

@@ -44,21 +44,11 @@ fn agent_loop_over_http_matches_the_in_process_baseline_in_both_layouts() {
     let env = start(MockConfig::default());
     let url = env.server.base_url();
     let o = toolpick(
-        &[
-            "run",
-            "--backends",
-            "lexical,openai",
-            "--model",
-            "mock",
-            "--base-url",
-            &url,
-            "--out",
-            env.path("out").to_str().unwrap(),
-            "--run-id",
-            "r",
-            "-q",
-            "--no-cache",
-        ],
+        &argv_with(
+            "run --backends lexical,openai --model mock --base-url {} --out {} --run-id r -q \
+             --no-cache",
+            &[&url, env.path("out").to_str().unwrap()],
+        ),
         &repo(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -458,19 +448,10 @@ fn sampling_noise_shows_up_as_a_noise_floor_and_a_deterministic_endpoint_has_non
         }
         by_task.values().filter(|(n, c)| *c > 0 && c < n).count()
     };
-    let args = [
-        "--trials",
-        "5",
-        "--concurrency",
-        "1",
-        "--no-cache",
-        "--variants",
-        "good",
-        "--layouts",
-        "flat",
-        "--temperature",
-        "1",
-    ];
+    let args = argv(
+        "--trials 5 --concurrency 1 --no-cache --variants good --layouts flat \
+        --temperature 1",
+    );
 
     let env = start(MockConfig { sampling_noise: 0.5, seed: 3, ..Default::default() });
     use_bundled(&env);

@@ -24,10 +24,7 @@ struct Scratch {
 fn scratch() -> Scratch {
     let rt =
         tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    write_small_catalog(&dir.path().join("cat"));
-    std::fs::write(dir.path().join("ds.jsonl"), SMALL_DATASET).unwrap();
-    Scratch { rt, dir }
+    Scratch { rt, dir: small_world() }
 }
 
 impl Scratch {
@@ -58,20 +55,10 @@ impl Scratch {
 
     /// `toolpick run` on the small suite against `url`, with extra flags (and environment).
     fn run(&self, url: &str, extra: &[&str], env: &[(&str, &str)]) -> Output {
-        let mut args = vec![
-            "run",
-            "--catalog",
-            "cat",
-            "--dataset",
-            "ds.jsonl",
-            "--model",
-            "mock",
-            "--base-url",
-            url,
-            "--out",
-            "out",
-            "-q",
-        ];
+        let mut args = argv_with(
+            "run --catalog cat --dataset ds.jsonl --model mock --base-url {} --out out -q",
+            &[url],
+        );
         for (flag, default) in
             [("--backends", "openai"), ("--run-id", "r"), ("--request-timeout", "5")]
         {
@@ -187,18 +174,7 @@ fn invalid_settings_exit_2_before_any_request_or_file() {
         let text = format!("trials = 1\n\n[[models]]\nmodel = \"mock\"\n{fifth}\n{line}\n");
         std::fs::write(s.path("exp.toml"), &text).unwrap();
         let o = toolpick(
-            &[
-                "run",
-                "--config",
-                "exp.toml",
-                "--catalog",
-                "cat",
-                "--dataset",
-                "ds.jsonl",
-                "--out",
-                "out",
-                "-q",
-            ],
+            &argv("run --config exp.toml --catalog cat --dataset ds.jsonl --out out -q"),
             s.dir.path(),
         );
         assert_eq!(code(&o), Some(2), "{line}: {}", stderr(&o));
@@ -389,21 +365,10 @@ fn no_preflight_skips_the_check_from_the_flag_or_the_file() {
     );
     std::fs::write(s.path("exp.toml"), text).unwrap();
     let o = toolpick(
-        &[
-            "run",
-            "--config",
-            "exp.toml",
-            "--catalog",
-            "cat",
-            "--dataset",
-            "ds.jsonl",
-            "--out",
-            "out",
-            "--run-id",
-            "f",
-            "-q",
-            "--no-cache",
-        ],
+        &argv(
+            "run --config exp.toml --catalog cat --dataset ds.jsonl --out out --run-id f -q \
+             --no-cache",
+        ),
         s.dir.path(),
     );
     assert_eq!(code(&o), Some(0), "{}", stderr(&o));
@@ -421,21 +386,10 @@ fn the_breaker_stops_an_endpoint_that_goes_down_and_a_resumed_run_completes() {
     // down after 20 requests, w2's first three trials fail and open the breaker.
     let server = s.mock(MockConfig { down_after: Some(20), ..Default::default() });
     let url = server.base_url();
-    let args = [
-        "--layouts",
-        "flat",
-        "--variants",
-        "good",
-        "--trials",
-        "10",
-        "--concurrency",
-        "1",
-        "--max-attempts",
-        "1",
-        "--no-cache",
-        "--breaker",
-        "3",
-    ];
+    let args = argv(
+        "--layouts flat --variants good --trials 10 --concurrency 1 --max-attempts 1 \
+        --no-cache --breaker 3",
+    );
     let o = s.run(&url, &args, &[]);
     let err = stderr(&o);
     assert_eq!(code(&o), Some(1), "{err}");
@@ -481,23 +435,10 @@ fn the_breaker_stops_an_endpoint_that_goes_down_and_a_resumed_run_completes() {
 
     // With episodes in flight the breaker drops them; what was written is whole and resumable.
     server.set_down_after(Some(server.requests() + 20));
-    let busy = [
-        "--layouts",
-        "flat",
-        "--variants",
-        "good",
-        "--trials",
-        "10",
-        "--concurrency",
-        "4",
-        "--max-attempts",
-        "1",
-        "--no-cache",
-        "--breaker",
-        "3",
-        "--run-id",
-        "busy",
-    ];
+    let busy = argv(
+        "--layouts flat --variants good --trials 10 --concurrency 4 --max-attempts 1 \
+        --no-cache --breaker 3 --run-id busy",
+    );
     let o = s.run(&url, &busy, &[]);
     assert_eq!(code(&o), Some(1), "{}", stderr(&o));
     let written = std::fs::read_to_string(s.path("out/busy/trials.jsonl")).unwrap();
@@ -517,23 +458,10 @@ fn the_breaker_stops_an_endpoint_that_goes_down_and_a_resumed_run_completes() {
     server.set_down_after(Some(0));
     let o = s.run(
         &url,
-        &[
-            "--backends",
-            "lexical,openai",
-            "--layouts",
-            "flat",
-            "--variants",
-            "good",
-            "--trials",
-            "10",
-            "--max-attempts",
-            "1",
-            "--no-cache",
-            "--breaker",
-            "3",
-            "--run-id",
-            "mixed",
-        ],
+        &argv(
+            "--backends lexical,openai --layouts flat --variants good --trials 10 \
+            --max-attempts 1 --no-cache --breaker 3 --run-id mixed",
+        ),
         &[],
     );
     assert_eq!(code(&o), Some(1), "{}", stderr(&o));
@@ -548,19 +476,9 @@ fn the_breaker_stops_an_endpoint_that_goes_down_and_a_resumed_run_completes() {
     // `--breaker 0` never stops: the run ends with every failure recorded as an error.
     let o = s.run(
         &url,
-        &[
-            "--layouts",
-            "flat",
-            "--variants",
-            "good",
-            "--max-attempts",
-            "1",
-            "--no-cache",
-            "--breaker",
-            "0",
-            "--run-id",
-            "off",
-        ],
+        &argv(
+            "--layouts flat --variants good --max-attempts 1 --no-cache --breaker 0 --run-id off",
+        ),
         &[],
     );
     assert_eq!(code(&o), Some(0), "{}", stderr(&o));

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{SMALL_DATASET, csv_rows, stderr, toolpick, write_small_catalog};
+use common::{SMALL_DATASET, argv, csv_rows, stderr, toolpick, write_small_catalog};
 
 const W: &str = "weather/weather_now/get_current_weather";
 
@@ -21,24 +21,10 @@ fn with_a_model_beside_the_baseline_the_first_look_is_about_the_model_and_tools_
     std::fs::write(tmp.path().join("ds.jsonl"), SMALL_DATASET).unwrap();
     std::fs::write(tmp.path().join("model.jsonl"), MODEL).unwrap();
     let o = toolpick(
-        &[
-            "run",
-            "--catalog",
-            "cat",
-            "--dataset",
-            "ds.jsonl",
-            "--variants",
-            "good,bad",
-            "--layouts",
-            "flat",
-            "--backends",
-            "lexical,replay:model.jsonl",
-            "--out",
-            "out",
-            "--run-id",
-            "r",
-            "-q",
-        ],
+        &argv(
+            "run --catalog cat --dataset ds.jsonl --variants good,bad --layouts flat \
+             --backends lexical,replay:model.jsonl --out out --run-id r -q",
+        ),
         tmp.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -116,24 +102,10 @@ fn a_layout_loss_the_catalog_explains_is_said_with_the_lint_rule() {
     }
     std::fs::write(tmp.path().join("ds.jsonl"), SMALL_DATASET).unwrap();
     let o = toolpick(
-        &[
-            "run",
-            "--catalog",
-            "cat",
-            "--dataset",
-            "ds.jsonl",
-            "--variants",
-            "good",
-            "--layouts",
-            "flat,progressive",
-            "--backends",
-            "lexical",
-            "--out",
-            "out",
-            "--run-id",
-            "r",
-            "-q",
-        ],
+        &argv(
+            "run --catalog cat --dataset ds.jsonl --variants good --layouts flat,progressive \
+             --backends lexical --out out --run-id r -q",
+        ),
         tmp.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -174,24 +146,10 @@ fn a_layout_loss_the_catalog_explains_is_said_with_the_lint_rule() {
     );
     // A catalog whose servers are described says nothing of the kind.
     let o = toolpick(
-        &[
-            "run",
-            "--catalog",
-            "cat2",
-            "--dataset",
-            "ds.jsonl",
-            "--variants",
-            "good",
-            "--layouts",
-            "flat,progressive",
-            "--backends",
-            "lexical",
-            "--out",
-            "out",
-            "--run-id",
-            "r2",
-            "-q",
-        ],
+        &argv(
+            "run --catalog cat2 --dataset ds.jsonl --variants good --layouts flat,progressive \
+             --backends lexical --out out --run-id r2 -q",
+        ),
         &{
             write_small_catalog(&tmp.path().join("cat2"));
             tmp.path().to_path_buf()

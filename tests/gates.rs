@@ -17,26 +17,12 @@ const GATES: [(&str, &str); 3] =
 
 fn small_run(dir: &Path, out: &Path, id: &str, seed: &str) {
     let o = toolpick(
-        &[
-            "run",
-            "--catalog",
-            "catalog",
-            "--dataset",
-            "tasks.jsonl",
-            "--variants",
-            "good",
-            "--layouts",
-            "flat,progressive",
-            "--backends",
-            "lexical,random",
-            "--seed",
-            seed,
-            "--out",
-            out.to_str().unwrap(),
-            "--run-id",
-            id,
-            "--quiet",
-        ],
+        &argv_with(
+            "run --catalog catalog --dataset tasks.jsonl --variants good \
+             --layouts flat,progressive --backends lexical,random --seed {} --out {} \
+             --run-id {} --quiet",
+            &[seed, out.to_str().unwrap(), id],
+        ),
         dir,
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -142,28 +128,12 @@ fn a_pattern_that_selects_no_cell_is_an_input_error_for_every_gate_scope_and_com
             );
             let fresh = runs.tmp.path().join("fresh");
             let fresh_s = fresh.to_str().unwrap().to_string();
-            let mut args = vec![
-                "run",
-                "--catalog",
-                "catalog",
-                "--dataset",
-                "tasks.jsonl",
-                "--variants",
-                "good",
-                "--layouts",
-                "flat,progressive",
-                "--backends",
-                "lexical,random",
-                "--seed",
-                "2",
-                "--out",
-                fresh_s.as_str(),
-                "--run-id",
-                "c",
-                "--quiet",
-                "--baseline",
-                a.as_str(),
-            ];
+            let mut args = argv_with(
+                "run --catalog catalog --dataset tasks.jsonl --variants good \
+                 --layouts flat,progressive --backends lexical,random --seed 2 --out {} \
+                 --run-id c --quiet --baseline {}",
+                &[fresh_s.as_str(), a.as_str()],
+            );
             args.extend(gate_args(flag, value, "cell", pattern));
             assert_refused(
                 &toolpick(&args, runs.tmp.path()),
@@ -291,17 +261,10 @@ fn an_overall_drop_pools_the_gated_cells_only() {
             runs.tmp.path(),
         );
         let overall = toolpick(
-            &[
-                "compare",
-                a.as_str(),
-                b.as_str(),
-                "--max-drop",
-                "100",
-                "--gate-cells",
-                key,
-                "--gate-scope",
-                "overall",
-            ],
+            &argv_with(
+                "compare {} {} --max-drop 100 --gate-cells {} --gate-scope overall",
+                &[a.as_str(), b.as_str(), key],
+            ),
             runs.tmp.path(),
         );
         assert!(
@@ -332,17 +295,10 @@ fn an_overall_drop_pools_the_gated_cells_only() {
             p[differing[0]] = "*";
             let pattern = p.join("/");
             let o = toolpick(
-                &[
-                    "compare",
-                    a.as_str(),
-                    b.as_str(),
-                    "--max-drop",
-                    "100",
-                    "--gate-cells",
-                    &pattern,
-                    "--gate-scope",
-                    "overall",
-                ],
+                &argv_with(
+                    "compare {} {} --max-drop 100 --gate-cells {} --gate-scope overall",
+                    &[a.as_str(), b.as_str(), &pattern],
+                ),
                 runs.tmp.path(),
             );
             let (pa, pb, pn) = figures(&drop_lines(&stdout(&o))[0].1);

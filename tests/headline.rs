@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{SMALL_DATASET, repo, stderr, summary_rows, toolpick, write_small_catalog};
+use common::{SMALL_DATASET, argv_with, repo, stderr, summary_rows, toolpick, write_small_catalog};
 use std::collections::BTreeMap;
 
 #[test]
@@ -44,24 +44,11 @@ fn a_correct_call_with_a_stray_call_that_did_not_run_fails_as_an_extra_call() {
         }
     }
     let o = toolpick(
-        &[
-            "run",
-            "--catalog",
-            "cat",
-            "--dataset",
-            "ds.jsonl",
-            "--variants",
-            "good",
-            "--layouts",
-            "flat",
-            "--backends",
-            &backends.join(","),
-            "--out",
-            "out",
-            "--run-id",
-            "r",
-            "-q",
-        ],
+        &argv_with(
+            "run --catalog cat --dataset ds.jsonl --variants good --layouts flat --backends {} \
+             --out out --run-id r -q",
+            &[&backends.join(",")],
+        ),
         tmp.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -103,24 +90,11 @@ fn an_agent_that_never_calls_scores_zero_on_the_bundled_suites_headline() {
     let (catalog, dataset) =
         (repo().join("registries/workspace"), repo().join("datasets/starter.jsonl"));
     let o = toolpick(
-        &[
-            "run",
-            "--catalog",
-            catalog.to_str().unwrap(),
-            "--dataset",
-            dataset.to_str().unwrap(),
-            "--variants",
-            "good,bad",
-            "--layouts",
-            "flat",
-            "--backends",
-            "replay:never.jsonl",
-            "--out",
-            "out",
-            "--run-id",
-            "r",
-            "-q",
-        ],
+        &argv_with(
+            "run --catalog {} --dataset {} --variants good,bad --layouts flat \
+             --backends replay:never.jsonl --out out --run-id r -q",
+            &[catalog.to_str().unwrap(), dataset.to_str().unwrap()],
+        ),
         tmp.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));

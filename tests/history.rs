@@ -15,28 +15,11 @@ fn history_records_runs_and_the_report_draws_the_trend() {
     for (i, seed) in ["1", "2", "3"].iter().enumerate() {
         let id = format!("n{i}");
         let o = toolpick(
-            &[
-                "run",
-                "--out",
-                out,
-                "--run-id",
-                &id,
-                "--quiet",
-                "--variants",
-                "good",
-                "--layouts",
-                "flat",
-                "--backends",
-                "lexical,random",
-                "--seed",
-                seed,
-                "--history",
-                history.to_str().unwrap(),
-                "--tag",
-                "branch=main",
-                "--tag",
-                &format!("night={i}"),
-            ],
+            &argv_with(
+                "run --out {} --run-id {} --quiet --variants good --layouts flat \
+                --backends lexical,random --seed {} --history {} --tag branch=main --tag {}",
+                &[out, &id, seed, history.to_str().unwrap(), &format!("night={i}")],
+            ),
             &repo(),
         );
         assert!(o.status.success(), "{}", stderr(&o));
@@ -98,14 +81,10 @@ fn history_records_runs_and_the_report_draws_the_trend() {
 
     // A malformed tag is an input error.
     let o = toolpick(
-        &[
-            "report",
-            tmp.path().join("n2").to_str().unwrap(),
-            "--history",
-            history.to_str().unwrap(),
-            "--tag",
-            "oops",
-        ],
+        &argv_with(
+            "report {} --history {} --tag oops",
+            &[tmp.path().join("n2").to_str().unwrap(), history.to_str().unwrap()],
+        ),
         &repo(),
     );
     assert_eq!(o.status.code(), Some(2));

@@ -532,20 +532,10 @@ fn run_refuses_a_native_dataset_with_a_duplicate_id() {
     std::fs::write(&ds, lines.join("\n") + "\n").unwrap();
     let out = tmp.path().join("reports");
     let o = toolpick(
-        &[
-            "run",
-            "--catalog",
-            cat.to_str().unwrap(),
-            "--dataset",
-            ds.to_str().unwrap(),
-            "--backends",
-            "oracle",
-            "--out",
-            out.to_str().unwrap(),
-            "--run-id",
-            "r",
-            "-q",
-        ],
+        &argv_with(
+            "run --catalog {} --dataset {} --backends oracle --out {} --run-id r -q",
+            &[cat.to_str().unwrap(), ds.to_str().unwrap(), out.to_str().unwrap()],
+        ),
         &repo(),
     );
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
@@ -630,20 +620,10 @@ fn safetoolbench_native_files_keep_output_schemas_and_token_counts() {
         // Progressive discovery shows a tool's outputSchema in its details; the lexical and random
         // backends open details, so a lost schema (or another tool order) changes their tokens.
         let layouts = "flat,progressive,progressive-oss,search";
-        let mut a = vec![
-            "run",
-            "--backends",
-            "lexical,random",
-            "--variants",
-            "good",
-            "--layouts",
-            layouts,
-            "--out",
-            tmp.path().to_str().unwrap(),
-            "--run-id",
-            id,
-            "-q",
-        ];
+        let mut a = argv_with(
+            "run --backends lexical,random --variants good --layouts {} --out {} --run-id {} -q",
+            &[layouts, tmp.path().to_str().unwrap(), id],
+        );
         a.extend_from_slice(args);
         let o = toolpick(&a, &repo());
         assert!(o.status.success(), "{}", stderr(&o));
@@ -690,22 +670,11 @@ fn run_on_an_import_with_a_duplicate_id_keeps_both_records() {
     let spec = format!("bfcl:{}", dir.display());
     let out = tmp.path().join("reports");
     let o = toolpick(
-        &[
-            "run",
-            "--dataset",
-            &spec,
-            "--backends",
-            "oracle",
-            "--layouts",
-            "flat",
-            "--variants",
-            "good",
-            "--out",
-            out.to_str().unwrap(),
-            "--run-id",
-            "r",
-            "-q",
-        ],
+        &argv_with(
+            "run --dataset {} --backends oracle --layouts flat --variants good --out {} \
+             --run-id r -q",
+            &[&spec, out.to_str().unwrap()],
+        ),
         &repo(),
     );
     assert!(o.status.success(), "{}", stderr(&o));

@@ -86,18 +86,10 @@ fn oracle_scores_100_percent_on_imported_bfcl_in_every_layout() {
     let tmp = tempfile::tempdir().unwrap();
     let spec = format!("bfcl:{}", shared("bfcl").display());
     let o = toolpick(
-        &[
-            "run",
-            "--dataset",
-            &spec,
-            "--backends",
-            "oracle",
-            "--out",
-            tmp.path().to_str().unwrap(),
-            "--run-id",
-            "b",
-            "-q",
-        ],
+        &argv_with(
+            "run --dataset {} --backends oracle --out {} --run-id b -q",
+            &[&spec, tmp.path().to_str().unwrap()],
+        ),
         &repo(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -167,18 +159,10 @@ fn mcptoolbench_runs_in_both_layouts_with_the_oracle_at_100_percent() {
     let tmp = tempfile::tempdir().unwrap();
     let spec = format!("mcptoolbench:{}", shared("mcptoolbench").display());
     let o = toolpick(
-        &[
-            "run",
-            "--dataset",
-            &spec,
-            "--backends",
-            "oracle",
-            "--out",
-            tmp.path().to_str().unwrap(),
-            "--run-id",
-            "m",
-            "-q",
-        ],
+        &argv_with(
+            "run --dataset {} --backends oracle --out {} --run-id m -q",
+            &[&spec, tmp.path().to_str().unwrap()],
+        ),
         &repo(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -206,18 +190,10 @@ fn safetoolbench_imports_refuse_tasks_and_the_oracle_refuses_them_all() {
     let tmp = tempfile::tempdir().unwrap();
     let spec = format!("safetoolbench:{}", shared("safetoolbench").display());
     let o = toolpick(
-        &[
-            "run",
-            "--dataset",
-            &spec,
-            "--backends",
-            "oracle",
-            "--out",
-            tmp.path().to_str().unwrap(),
-            "--run-id",
-            "s",
-            "-q",
-        ],
+        &argv_with(
+            "run --dataset {} --backends oracle --out {} --run-id s -q",
+            &[&spec, tmp.path().to_str().unwrap()],
+        ),
         &repo(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -256,20 +232,10 @@ fn stabletoolbench_imports_per_query_and_merged_and_the_oracle_selects_everythin
     let tmp = tempfile::tempdir().unwrap();
     let spec = format!("stabletoolbench:{}", shared("stabletoolbench").display());
     let o = toolpick(
-        &[
-            "run",
-            "--dataset",
-            &spec,
-            "--backends",
-            "oracle",
-            "--layouts",
-            "flat,progressive",
-            "--out",
-            tmp.path().to_str().unwrap(),
-            "--run-id",
-            "s",
-            "-q",
-        ],
+        &argv_with(
+            "run --dataset {} --backends oracle --layouts flat,progressive --out {} --run-id s -q",
+            &[&spec, tmp.path().to_str().unwrap()],
+        ),
         &repo(),
     );
     assert!(o.status.success(), "{}", stderr(&o));

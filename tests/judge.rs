@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{repo, stdout, toolpick, write_small_catalog};
+use common::{argv, argv_with, repo, stdout, toolpick, write_small_catalog};
 use serde_json::Value;
 use std::path::Path;
 use toolpick::mock::{self, Fault, MockConfig, MockServer};
@@ -59,27 +59,11 @@ fn setup(dir: &Path) {
 }
 
 fn run_args<'a>(judge: &'a str, run_id: &'a str) -> Vec<&'a str> {
-    vec![
-        "run",
-        "--catalog",
-        "catalog",
-        "--dataset",
-        "tasks.jsonl",
-        "--backends",
-        "replay:answers.jsonl",
-        "--layouts",
-        "flat",
-        "--variants",
-        "good",
-        "--out",
-        "out",
-        "--run-id",
-        run_id,
-        "--no-cache",
-        "-q",
-        "--judge",
-        judge,
-    ]
+    argv_with(
+        "run --catalog catalog --dataset tasks.jsonl --backends replay:answers.jsonl \
+         --layouts flat --variants good --out out --run-id {} --no-cache -q --judge {}",
+        &[run_id, judge],
+    )
 }
 
 fn judgements(run: &Path) -> Vec<Value> {
@@ -338,17 +322,15 @@ fn judge_check_scores_the_shipped_labels() {
     let labels = repo().join("datasets/judge/labels.jsonl");
     let out = dir.path().join("check.json");
     let o = toolpick(
-        &[
-            "judge-check",
-            labels.to_str().unwrap(),
-            "--judge",
-            &judge,
-            "--judge-b",
-            &format!("mock-b@{}", m.server.base_url()),
-            "--no-cache",
-            "--out",
-            out.to_str().unwrap(),
-        ],
+        &argv_with(
+            "judge-check {} --judge {} --judge-b {} --no-cache --out {}",
+            &[
+                labels.to_str().unwrap(),
+                &judge,
+                &format!("mock-b@{}", m.server.base_url()),
+                out.to_str().unwrap(),
+            ],
+        ),
         dir.path(),
     );
     assert!(o.status.success(), "{}", common::stderr(&o));
@@ -404,25 +386,11 @@ fn a_stabletoolbench_import_reports_sopr_next_to_selection() {
     let dataset = format!("stabletoolbench:{}", common::shared("stabletoolbench").display());
     let judge = format!("mock-judge@{}", m.server.base_url());
     let o = toolpick(
-        &[
-            "run",
-            "--dataset",
-            &dataset,
-            "--backends",
-            "lexical,oracle",
-            "--layouts",
-            "flat",
-            "--variants",
-            "good",
-            "--out",
-            "out",
-            "--run-id",
-            "s",
-            "--no-cache",
-            "-q",
-            "--judge",
-            &judge,
-        ],
+        &argv_with(
+            "run --dataset {} --backends lexical,oracle --layouts flat --variants good --out out \
+             --run-id s --no-cache -q --judge {}",
+            &[&dataset, &judge],
+        ),
         dir.path(),
     );
     assert!(o.status.success(), "{}", common::stderr(&o));
@@ -497,25 +465,11 @@ fn the_bundled_suite_judged_through_the_mock_matches_coverage_worked_out_from_th
     let judge = format!("mock-judge@{}", m.server.base_url());
     let base = m.server.base_url();
     let o = toolpick(
-        &[
-            "run",
-            "--backends",
-            "lexical,openai",
-            "--model",
-            "mock",
-            "--base-url",
-            &base,
-            "--layouts",
-            "flat",
-            "--out",
-            "out",
-            "--run-id",
-            "b",
-            "--no-cache",
-            "-q",
-            "--judge",
-            &judge,
-        ],
+        &argv_with(
+            "run --backends lexical,openai --model mock --base-url {} --layouts flat --out out \
+             --run-id b --no-cache -q --judge {}",
+            &[&base, &judge],
+        ),
         dir.path(),
     );
     assert!(o.status.success(), "{}", common::stderr(&o));
@@ -592,15 +546,10 @@ fn the_bundled_suite_judged_through_the_mock_matches_coverage_worked_out_from_th
                 .abs()
                 < 1e-6
         );
-        let judged_cols = [
-            "judged_n",
-            "claim_coverage",
-            "claims_pass_rate",
-            "judged_done_rate",
-            "right_tools_done",
-            "right_tools_not_done",
-            "wrong_tools_done",
-        ];
+        let judged_cols = argv(
+            "judged_n claim_coverage claims_pass_rate judged_done_rate \
+            right_tools_done right_tools_not_done wrong_tools_done",
+        );
         per_backend
             .entry(r[col("variant")].to_string())
             .or_default()

@@ -98,16 +98,10 @@ fn junit_output_validates_against_the_junit_schema() {
     let lib = LibXml::load();
     let tmp = tempfile::tempdir().unwrap();
     let o = toolpick(
-        &[
-            "run",
-            "--out",
-            tmp.path().to_str().unwrap(),
-            "--run-id",
-            "r",
-            "--quiet",
-            "--backends",
-            "lexical,random",
-        ],
+        &argv_with(
+            "run --out {} --run-id r --quiet --backends lexical,random",
+            &[tmp.path().to_str().unwrap()],
+        ),
         &repo(),
     );
     assert!(o.status.success(), "{}", stderr(&o));

@@ -250,18 +250,10 @@ fn both_layouts_show_exactly_the_same_variant_text() {
 fn search_layout_end_to_end_with_gold_revealed_diagnostic() {
     let tmp = tempfile::tempdir().unwrap();
     let o = toolpick(
-        &[
-            "run",
-            "--layouts",
-            "search,progressive",
-            "--backends",
-            "oracle,lexical",
-            "--out",
-            tmp.path().to_str().unwrap(),
-            "--run-id",
-            "s",
-            "-q",
-        ],
+        &argv_with(
+            "run --layouts search,progressive --backends oracle,lexical --out {} --run-id s -q",
+            &[tmp.path().to_str().unwrap()],
+        ),
         &repo(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -356,18 +348,10 @@ fn progressive_oss_ranks_action_names_and_executes_by_server_and_name() {
 fn every_layout_lets_the_oracle_pass_everything() {
     let tmp = tempfile::tempdir().unwrap();
     let o = toolpick(
-        &[
-            "run",
-            "--layouts",
-            "progressive-oss",
-            "--backends",
-            "oracle",
-            "--out",
-            tmp.path().to_str().unwrap(),
-            "--run-id",
-            "o",
-            "-q",
-        ],
+        &argv_with(
+            "run --layouts progressive-oss --backends oracle --out {} --run-id o -q",
+            &[tmp.path().to_str().unwrap()],
+        ),
         &repo(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -384,20 +368,11 @@ fn every_layout_lets_the_oracle_pass_everything() {
 fn per_layer_diagnostics_locate_where_the_gold_tool_was_lost() {
     let tmp = tempfile::tempdir().unwrap();
     let o = toolpick(
-        &[
-            "run",
-            "--layouts",
-            "progressive",
-            "--variants",
-            "good",
-            "--backends",
-            "oracle,lexical",
-            "--out",
-            tmp.path().to_str().unwrap(),
-            "--run-id",
-            "d",
-            "-q",
-        ],
+        &argv_with(
+            "run --layouts progressive --variants good --backends oracle,lexical --out {} \
+             --run-id d -q",
+            &[tmp.path().to_str().unwrap()],
+        ),
         &repo(),
     );
     assert!(o.status.success(), "{}", stderr(&o));

@@ -15,16 +15,10 @@ const SINGLE_SELECTION_BEFORE: [(&str, usize); 4] =
     [("flat", 109), ("progressive", 51), ("progressive-oss", 53), ("search", 97)];
 
 fn trials(args: &[&str], run_id: &str, tmp: &std::path::Path) -> Vec<Value> {
-    let mut all = vec![
-        "run",
-        "--backends",
-        "lexical",
-        "--out",
-        tmp.to_str().unwrap(),
-        "--run-id",
-        run_id,
-        "-q",
-    ];
+    let mut all = argv_with(
+        "run --backends lexical --out {} --run-id {} -q",
+        &[tmp.to_str().unwrap(), run_id],
+    );
     all.extend_from_slice(args);
     let o = toolpick(&all, &repo());
     assert!(o.status.success(), "{}", stderr(&o));

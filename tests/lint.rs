@@ -94,16 +94,10 @@ fn sarif_output_validates_against_the_sarif_2_1_0_schema() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("lint.sarif");
     let o = toolpick(
-        &[
-            "lint",
-            "registries/workspace-realistic-bad",
-            "--format",
-            "sarif",
-            "-o",
-            out.to_str().unwrap(),
-            "--fail-on",
-            "never",
-        ],
+        &argv_with(
+            "lint registries/workspace-realistic-bad --format sarif -o {} --fail-on never",
+            &[out.to_str().unwrap()],
+        ),
         &repo(),
     );
     assert!(o.status.success(), "{}", stderr(&o));

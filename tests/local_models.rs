@@ -15,23 +15,11 @@ fn start(config: MockConfig) -> MockEnv {
 
 fn run(env: &MockEnv, extra: &[&str], vars: &[(&str, &str)]) -> Output {
     let url = env.url();
-    let mut args = vec![
-        "run",
-        "--catalog",
-        "cat",
-        "--dataset",
-        "ds.jsonl",
-        "--base-url",
-        &url,
-        "--out",
-        "out",
-        "--run-id",
-        "r",
-        "--variants",
-        "good",
-        "--layouts",
-        "flat",
-    ];
+    let mut args = argv_with(
+        "run --catalog cat --dataset ds.jsonl --base-url {} --out out \
+        --run-id r --variants good --layouts flat",
+        &[&url],
+    );
     args.extend_from_slice(extra);
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_toolpick"));
     cmd.args(&args).current_dir(env.dir.path()).env_remove("CI");
@@ -159,20 +147,10 @@ fn the_llama_cpp_recipe_runs_as_written_against_a_local_endpoint() {
     let out = env.dir.path().join("recipe");
     let config = repo().join("examples/llama-cpp.toml");
     let o = toolpick(
-        &[
-            "run",
-            "--config",
-            config.to_str().unwrap(),
-            "--sample",
-            "24",
-            "--base-url",
-            &env.url(),
-            "--out",
-            out.to_str().unwrap(),
-            "--run-id",
-            "r",
-            "-q",
-        ],
+        &argv_with(
+            "run --config {} --sample 24 --base-url {} --out {} --run-id r -q",
+            &[config.to_str().unwrap(), &env.url(), out.to_str().unwrap()],
+        ),
         env.dir.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));

@@ -6,6 +6,7 @@
 
 mod common;
 use common::tiers::{self, Tier};
+use common::{argv, argv_with};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -46,55 +47,21 @@ fn import(dir: &Path, server: &str) -> PathBuf {
     let entry = |s: &str| {
         format!("{{servers}}/node_modules/@modelcontextprotocol/server-{s}/dist/index.js")
     };
-    let o = out.to_str().unwrap();
-    let args: Vec<String> = match server {
-        "filesystem" => [
-            "mcp",
-            "import",
-            "--out",
-            o,
-            "--name",
-            "files",
-            "--",
-            "node",
-            &entry("filesystem"),
-            "{sandbox}",
-        ]
-        .map(String::from)
-        .to_vec(),
-        "memory" => [
-            "mcp",
-            "import",
-            "--out",
-            o,
-            "--name",
+    let (name, rest) = match server {
+        "filesystem" => ("files", format!("-- node {} {{sandbox}}", entry("filesystem"))),
+        "memory" => (
             "memory",
-            "--env",
-            "MEMORY_FILE_PATH={sandbox}/memory.jsonl",
-            "--",
-            "node",
-            &entry("memory"),
-        ]
-        .map(String::from)
-        .to_vec(),
-        "everything" => [
-            "mcp",
-            "import",
-            "--out",
-            o,
-            "--name",
+            format!("--env MEMORY_FILE_PATH={{sandbox}}/memory.jsonl -- node {}", entry("memory")),
+        ),
+        "everything" => (
             "everything",
-            "--capabilities",
-            "sampling,elicitation",
-            "--",
-            "node",
-            &entry("everything"),
-        ]
-        .map(String::from)
-        .to_vec(),
+            format!("--capabilities sampling,elicitation -- node {}", entry("everything")),
+        ),
         other => panic!("no such server {other}"),
     };
-    ok(&toolpick(&args.iter().map(String::as_str).collect::<Vec<_>>(), &[]));
+    let mut args = vec!["mcp", "import", "--out", out.to_str().unwrap(), "--name", name];
+    args.extend(argv(&rest));
+    ok(&toolpick(&args, &[]));
     out
 }
 
@@ -127,25 +94,29 @@ fn tool_results(run: &Path) -> Vec<String> {
     out
 }
 
-fn live_run(catalog: &Path, dataset: &str, out: &Path, id: &str, extra: &[&str]) -> PathBuf {
-    let mut args = vec![
-        "run",
-        "--catalog",
-        catalog.to_str().unwrap(),
-        "--dataset",
-        dataset,
-        "--execute",
-        "live",
-        "--out",
-        out.to_str().unwrap(),
-        "--run-id",
-        id,
-        "--quiet",
-    ];
+/// `toolpick run` of `catalog` and `dataset` executed live into `out/<id>`, then `extra`.
+fn live_args<'a>(
+    catalog: &'a Path,
+    dataset: &'a str,
+    out: &'a Path,
+    id: &'a str,
+    extra: &[&'a str],
+) -> Vec<&'a str> {
+    let mut args = vec!["run", "--catalog", catalog.to_str().unwrap(), "--dataset", dataset];
+    args.extend(["--execute", "live", "--out", out.to_str().unwrap(), "--run-id", id]);
     args.extend_from_slice(extra);
-    ok(&toolpick(&args, &[]));
+    args
+}
+
+/// [`live_args`], quiet, which must succeed; the run's directory.
+fn live_run(catalog: &Path, dataset: &str, out: &Path, id: &str, extra: &[&str]) -> PathBuf {
+    ok(&toolpick(&live_args(catalog, dataset, out, id, &[extra, &["--quiet"]].concat()), &[]));
     out.join(id)
 }
+
+/// The oracle alone, in one layout and one variant: the smallest live matrix.
+const ORACLE_FLAT_GOOD: &[&str] =
+    &["--backends", "oracle", "--layouts", "flat", "--variants", "good"];
 
 const ALL_LAYOUTS: &str = "flat,progressive,progressive-oss,search";
 
@@ -308,16 +279,7 @@ fn destructive_tools_are_refused_without_opt_in_and_the_sandbox_stays_as_it_was(
         &dataset,
         tmp.path(),
         "no-opt-in",
-        &[
-            "--backends",
-            "oracle",
-            "--layouts",
-            "flat",
-            "--variants",
-            "good",
-            "--tasks",
-            "fs-write-groceries,fs-edit-port,fs-read-todo",
-        ],
+        &[ORACLE_FLAT_GOOD, &["--tasks", "fs-write-groceries,fs-edit-port,fs-read-todo"]].concat(),
     );
     for t in trials(&run) {
         let call = &t["calls"][0]["record"];
@@ -344,18 +306,10 @@ fn destructive_tools_are_refused_without_opt_in_and_the_sandbox_stays_as_it_was(
         tmp.path(),
         "denied",
         &[
-            "--backends",
-            "oracle",
-            "--layouts",
-            "flat",
-            "--variants",
-            "good",
-            "--tasks",
-            "fs-write-groceries",
-            "--allow-destructive",
-            "--live-deny",
-            "write_*",
-        ],
+            ORACLE_FLAT_GOOD,
+            &argv("--tasks fs-write-groceries --allow-destructive --live-deny write_*"),
+        ]
+        .concat(),
     );
     let t = &trials(&run)[0];
     assert!(
@@ -373,15 +327,10 @@ fn live_trials_are_byte_identical_across_runs() {
     let tmp = tempfile::tempdir().unwrap();
     let catalog = import(tmp.path(), "filesystem");
     let dataset = format!("{REPO}/datasets/live/filesystem.jsonl");
-    let args = [
-        "--backends",
-        "oracle,lexical",
-        "--layouts",
-        "flat,progressive",
-        "--variants",
-        "good,bad",
-        "--allow-destructive",
-    ];
+    let args = argv(
+        "--backends oracle,lexical --layouts flat,progressive --variants good,bad \
+         --allow-destructive",
+    );
     let a = live_run(&catalog, &dataset, tmp.path(), "a", &args);
     let b = live_run(&catalog, &dataset, tmp.path(), "b", &args);
     for file in ["trials.jsonl", "transcripts.jsonl", "summary.csv", "report.html"] {
@@ -432,16 +381,7 @@ fn a_server_that_crashes_hangs_floods_or_speaks_garbage_is_an_infrastructure_err
     let (catalog, dataset) = flaky(tmp.path());
     let config = tmp.path().join("limits.toml");
     std::fs::write(&config, "[live]\ncall_timeout_ms = 2000\n").unwrap();
-    let args = [
-        "--config",
-        config.to_str().unwrap(),
-        "--backends",
-        "oracle",
-        "--layouts",
-        "flat",
-        "--variants",
-        "good",
-    ];
+    let args = [&["--config", config.to_str().unwrap()], ORACLE_FLAT_GOOD].concat();
     let started = std::time::Instant::now();
     let run = live_run(&catalog, dataset.to_str().unwrap(), tmp.path(), "flaky", &args);
     assert!(
@@ -473,22 +413,9 @@ fn a_server_that_crashes_hangs_floods_or_speaks_garbage_is_an_infrastructure_err
         "the crash shows the server's stderr"
     );
     // Resuming re-runs exactly the errors when asked to.
-    let mut again = vec![
-        "run",
-        "--catalog",
-        catalog.to_str().unwrap(),
-        "--dataset",
-        dataset.to_str().unwrap(),
-        "--execute",
-        "live",
-        "--out",
-        tmp.path().to_str().unwrap(),
-        "--run-id",
-        "flaky",
-        "--retry-errors",
-    ];
-    again.extend_from_slice(&args);
-    let stdout = ok(&toolpick(&again, &[]));
+    let again = [&["--retry-errors"], args.as_slice()].concat();
+    let dataset = dataset.to_str().unwrap();
+    let stdout = ok(&toolpick(&live_args(&catalog, dataset, tmp.path(), "flaky", &again), &[]));
     assert!(stdout.contains("4 trials run, 3 already done"), "{stdout}");
 }
 
@@ -500,28 +427,8 @@ fn the_models_api_key_never_reaches_a_live_server() {
     let tmp = tempfile::tempdir().unwrap();
     let (catalog, dataset) = flaky(tmp.path());
     let canary = "sk-canary-7f3a9c2e41d8";
-    let args = [
-        "run",
-        "--catalog",
-        catalog.to_str().unwrap(),
-        "--dataset",
-        dataset.to_str().unwrap(),
-        "--execute",
-        "live",
-        "--tasks",
-        "show_env",
-        "--backends",
-        "oracle",
-        "--layouts",
-        "flat",
-        "--variants",
-        "good",
-        "--out",
-        tmp.path().to_str().unwrap(),
-        "--run-id",
-        "env",
-        "--quiet",
-    ];
+    let extra = [&["--tasks", "show_env", "--quiet"], ORACLE_FLAT_GOOD].concat();
+    let args = live_args(&catalog, dataset.to_str().unwrap(), tmp.path(), "env", &extra);
     ok(&toolpick(&args, &[("OPENAI_API_KEY", canary), ("TOOLPICK_UNRELATED_SECRET", canary)]));
     let transcripts = std::fs::read_to_string(tmp.path().join("env/transcripts.jsonl")).unwrap();
     assert!(
@@ -539,22 +446,13 @@ fn a_catalog_not_imported_from_a_server_cannot_run_live() {
     if !tiers::ready(Tier::McpNpm) {
         return;
     }
-    let out = toolpick(
-        &[
-            "run",
-            "--execute",
-            "live",
-            "--backends",
-            "oracle",
-            "--layouts",
-            "flat",
-            "--variants",
-            "good",
-            "--out",
-            tempfile::tempdir().unwrap().path().to_str().unwrap(),
-        ],
-        &[],
-    );
+    let out_dir = tempfile::tempdir().unwrap();
+    let args = [
+        &["run", "--execute", "live"],
+        ORACLE_FLAT_GOOD,
+        &["--out", out_dir.path().to_str().unwrap()],
+    ];
+    let out = toolpick(&args.concat(), &[]);
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("was not imported from an MCP server"));
 }
@@ -572,18 +470,9 @@ fn a_servers_sampling_request_goes_to_the_runs_model_over_http_and_its_tokens_ar
         .unwrap();
     let catalog = tmp.path().join("catalogs/flaky");
     let script = format!("{REPO}/tests/fixtures/flaky_mcp_server.py");
+    let import = argv("mcp import --capabilities sampling --out");
     ok(&toolpick(
-        &[
-            "mcp",
-            "import",
-            "--out",
-            catalog.to_str().unwrap(),
-            "--capabilities",
-            "sampling",
-            "--",
-            "python3",
-            &script,
-        ],
+        &[&import[..], &[catalog.to_str().unwrap(), "--", "python3", &script]].concat(),
         &[],
     ));
     let tool = toolpick::catalog::load_catalog(&catalog)
@@ -597,24 +486,13 @@ fn a_servers_sampling_request_goes_to_the_runs_model_over_http_and_its_tokens_ar
     let dataset = tmp.path().join("ask.jsonl");
     std::fs::write(&dataset, json!({"id": "ask", "query": "please run ask_model", "kind": "single", "expected": [{"tool": tool}], "live": {"interactions": [{"kind": "sampling"}]}}).to_string() + "\n").unwrap();
     let url = mock.base_url();
+    let model = argv("--backends openai --model mock --no-cache --layouts flat --variants good");
     let run = live_run(
         &catalog,
         dataset.to_str().unwrap(),
         tmp.path(),
         "ask",
-        &[
-            "--backends",
-            "openai",
-            "--model",
-            "mock",
-            "--base-url",
-            &url,
-            "--no-cache",
-            "--layouts",
-            "flat",
-            "--variants",
-            "good",
-        ],
+        &[&model[..], &["--base-url", &url]].concat(),
     );
     let t = &trials(&run)[0];
     assert_eq!(t["score"]["pass"], true, "{}", t["score"]);
@@ -665,18 +543,9 @@ fn mcptoolbench_filesystem_tasks_run_live_on_server_filesystem() {
     );
     let out = tmp.path().join("mtb-dataset");
     let fixture = format!("{REPO}/datasets/live/fixtures/mcptoolbench");
+    let args = ["import", "mcptoolbench", &slice, "--output", out.to_str().unwrap()];
     let stdout = ok(&toolpick(
-        &[
-            "import",
-            "mcptoolbench",
-            &slice,
-            "--output",
-            out.to_str().unwrap(),
-            "--onto",
-            catalog.to_str().unwrap(),
-            "--fixture",
-            &fixture,
-        ],
+        &[&args[..], &["--onto", catalog.to_str().unwrap(), "--fixture", &fixture]].concat(),
         &[],
     ));
     assert!(stdout.contains("40 tasks onto"), "{stdout}");
@@ -686,15 +555,10 @@ fn mcptoolbench_filesystem_tasks_run_live_on_server_filesystem() {
         dataset.to_str().unwrap(),
         tmp.path(),
         "mtb",
-        &[
-            "--backends",
-            "oracle",
-            "--layouts",
-            ALL_LAYOUTS,
-            "--variants",
-            "good",
-            "--allow-destructive",
-        ],
+        &argv_with(
+            "--backends oracle --layouts {} --variants good --allow-destructive",
+            &[ALL_LAYOUTS],
+        ),
     );
     let trials = trials(&run);
     assert_eq!(trials.len(), 160);
@@ -715,19 +579,9 @@ fn a_pypi_server_imports_and_runs_live_too() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let catalog = tmp.path().join("catalogs/time");
+    let server = argv("--name time -- {servers}/venv/bin/mcp-server-time --local-timezone UTC");
     ok(&toolpick(
-        &[
-            "mcp",
-            "import",
-            "--out",
-            catalog.to_str().unwrap(),
-            "--name",
-            "time",
-            "--",
-            "{servers}/venv/bin/mcp-server-time",
-            "--local-timezone",
-            "UTC",
-        ],
+        &[&["mcp", "import", "--out", catalog.to_str().unwrap()], &server[..]].concat(),
         &[],
     ));
     let loaded = toolpick::catalog::load_catalog(&catalog).unwrap();

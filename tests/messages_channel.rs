@@ -4,6 +4,7 @@
 //! it has with an open stdout, no panic and no message about the pipe.
 
 mod common;
+use common::argv_with;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -110,18 +111,11 @@ fn commands_end_cleanly_when_stdout_is_closed() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("reports");
     let out_s = out.to_str().unwrap();
-    let small = [
-        "run",
-        "--tasks",
-        "dev-00?",
-        "--backends",
-        "lexical",
-        "--layouts",
-        "flat",
-        "--quiet",
-        "--out",
-        out_s,
-    ];
+    let small = argv_with(
+        "run --tasks dev-00? --backends lexical --layouts flat --quiet \
+        --out {}",
+        &[out_s],
+    );
     // Two runs to compare; each also a command under test.
     let mut a = small.to_vec();
     a.extend(["--run-id", "a"]);

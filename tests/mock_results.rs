@@ -659,22 +659,11 @@ fn the_issue_example_echoes_the_call_and_the_trial_records_a_templated_result() 
     .unwrap();
     let out = tmp.path().join("out");
     let o = toolpick(
-        &[
-            "run",
-            "--dataset",
-            data.to_str().unwrap(),
-            "--backends",
-            "oracle",
-            "--variants",
-            "good",
-            "--layouts",
-            "flat",
-            "--out",
-            out.to_str().unwrap(),
-            "--run-id",
-            "r",
-            "-q",
-        ],
+        &argv_with(
+            "run --dataset {} --backends oracle --variants good --layouts flat --out {} \
+             --run-id r -q",
+            &[data.to_str().unwrap(), out.to_str().unwrap()],
+        ),
         &repo(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -731,22 +720,11 @@ fn imported_mock_responses_stay_verbatim_and_trials_mark_them_static() {
     let out = tmp.path().join("out");
     let spec = format!("stabletoolbench:{}", src.display());
     let o = toolpick(
-        &[
-            "run",
-            "--dataset",
-            &spec,
-            "--backends",
-            "oracle",
-            "--variants",
-            "good",
-            "--layouts",
-            "flat",
-            "--out",
-            out.to_str().unwrap(),
-            "--run-id",
-            "s",
-            "-q",
-        ],
+        &argv_with(
+            "run --dataset {} --backends oracle --variants good --layouts flat --out {} \
+             --run-id s -q",
+            &[&spec, out.to_str().unwrap()],
+        ),
         &repo(),
     );
     assert!(o.status.success(), "{}", stderr(&o));

@@ -17,20 +17,11 @@ fn read(path: &std::path::Path) -> DataFrame {
 fn parquet_files_hold_the_trials_and_the_summary_with_types() {
     let tmp = tempfile::tempdir().unwrap();
     let o = toolpick(
-        &[
-            "run",
-            "--out",
-            tmp.path().to_str().unwrap(),
-            "--run-id",
-            "r",
-            "--quiet",
-            "--variants",
-            "good",
-            "--layouts",
-            "flat",
-            "--backends",
-            "lexical,oracle",
-        ],
+        &argv_with(
+            "run --out {} --run-id r --quiet --variants good --layouts flat \
+             --backends lexical,oracle",
+            &[tmp.path().to_str().unwrap()],
+        ),
         &repo(),
     );
     assert!(o.status.success(), "{}", stderr(&o));

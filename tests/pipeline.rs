@@ -10,22 +10,11 @@ use std::path::Path;
 /// A small run (ten tasks, one cell) into `out/<id>`.
 fn small_run(out: &Path, id: &str) {
     let o = toolpick(
-        &[
-            "run",
-            "--tasks",
-            "dev-00?",
-            "--backends",
-            "lexical",
-            "--variants",
-            "good",
-            "--layouts",
-            "flat",
-            "--quiet",
-            "--out",
-            out.to_str().unwrap(),
-            "--run-id",
-            id,
-        ],
+        &argv_with(
+            "run --tasks dev-00? --backends lexical --variants good --layouts flat \
+            --quiet --out {} --run-id {}",
+            &[out.to_str().unwrap(), id],
+        ),
         &repo(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -97,16 +86,10 @@ fn a_gate_that_checks_nothing_records_and_rewrites_nothing() {
     let page = std::fs::read(a.join("report.html")).unwrap();
     let modified = std::fs::metadata(a.join("report.html")).unwrap().modified().unwrap();
     let o = toolpick(
-        &[
-            "report",
-            a.to_str().unwrap(),
-            "--history",
-            history.to_str().unwrap(),
-            "--min-pass-rate",
-            "10",
-            "--gate-cells",
-            "*/no-such-backend",
-        ],
+        &argv_with(
+            "report {} --history {} --min-pass-rate 10 --gate-cells */no-such-backend",
+            &[a.to_str().unwrap(), history.to_str().unwrap()],
+        ),
         &repo(),
     );
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));

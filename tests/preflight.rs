@@ -109,24 +109,10 @@ impl Setup {
         )
         .unwrap();
         let o = toolpick(
-            &[
-                "run",
-                "--catalog",
-                "catalog",
-                "--dataset",
-                "tasks.jsonl",
-                "--variants",
-                "good",
-                "--layouts",
-                "flat",
-                "--backends",
-                "lexical",
-                "--out",
-                "runs",
-                "--run-id",
-                "base",
-                "-q",
-            ],
+            &argv(
+                "run --catalog catalog --dataset tasks.jsonl --variants good --layouts flat \
+                 --backends lexical --out runs --run-id base -q",
+            ),
             tmp.path(),
         );
         assert!(o.status.success(), "{}", stderr(&o));

@@ -13,18 +13,10 @@ const LAYOUTS: &str = "flat,progressive,progressive-oss,search";
 
 /// Run the oracle in all four layouts (plus `extra` flags) and return the trials.
 fn oracle_trials(args: &[&str], extra: &[&str], out: &Path, run_id: &str) -> Vec<Value> {
-    let mut all = vec![
-        "run",
-        "--backends",
-        "oracle",
-        "--layouts",
-        LAYOUTS,
-        "--out",
-        out.to_str().unwrap(),
-        "--run-id",
-        run_id,
-        "-q",
-    ];
+    let mut all = argv_with(
+        "run --backends oracle --layouts {} --out {} --run-id {} -q",
+        &[LAYOUTS, out.to_str().unwrap(), run_id],
+    );
     all.extend_from_slice(args);
     all.extend_from_slice(extra);
     let o = toolpick(&all, &repo());
@@ -160,14 +152,10 @@ fn tools_named_only_with_stop_words_are_found_in_every_layout() {
     let cat = write_stop_word_catalog(tmp.path());
     let data = tmp.path().join("tasks.jsonl");
     std::fs::write(&data, STOP_WORD_TASKS).unwrap();
-    let args = [
-        "--catalog",
-        cat.to_str().unwrap(),
-        "--dataset",
-        data.to_str().unwrap(),
-        "--variants",
-        "good,bad",
-    ];
+    let args = argv_with(
+        "--catalog {} --dataset {} --variants good,bad",
+        &[cat.to_str().unwrap(), data.to_str().unwrap()],
+    );
     let trials = oracle_trials(&args, &[], tmp.path(), "r");
     assert_eq!(trials.len(), 3 * 2 * 4, "3 tasks × 2 variants × 4 layouts");
     for t in &trials {

@@ -203,31 +203,12 @@ fn scratch() -> tempfile::TempDir {
 }
 
 fn run_with_key(dir: &Path, url: &str, run_id: &str, key: &str, extra: &[&str]) -> Output {
-    let mut args = vec![
-        "run",
-        "--catalog",
-        "cat",
-        "--dataset",
-        "ds.jsonl",
-        "--backends",
-        "openai",
-        "--model",
-        "mock",
-        "--base-url",
-        url,
-        "--out",
-        "out",
-        "--run-id",
-        run_id,
-        "--api-key-env",
-        "REDACTION_TEST_KEY",
-        "--max-attempts",
-        "1",
-        "--breaker",
-        "0",
-        "--cache-dir",
-        "cache",
-    ];
+    let mut args = argv_with(
+        "run --catalog cat --dataset ds.jsonl --backends openai --model mock --base-url {} \
+         --out out --run-id {} --api-key-env REDACTION_TEST_KEY --max-attempts 1 --breaker 0 \
+         --cache-dir cache",
+        &[url, run_id],
+    );
     args.extend_from_slice(extra);
     std::process::Command::new(env!("CARGO_BIN_EXE_toolpick"))
         .args(&args)

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{SMALL_DATASET, stderr, toolpick, write_small_catalog};
+use common::{SMALL_DATASET, argv, stderr, toolpick, write_small_catalog};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::Path;
@@ -30,20 +30,8 @@ fn trials(run: &Path) -> HashMap<(String, String), Value> {
 }
 
 fn run(dir: &Path, extra: &[&str]) -> std::process::Output {
-    let mut args = vec![
-        "run",
-        "--catalog",
-        "cat",
-        "--dataset",
-        "ds.jsonl",
-        "--variants",
-        "good",
-        "--out",
-        "out",
-        "--run-id",
-        "r",
-        "-q",
-    ];
+    let mut args =
+        argv("run --catalog cat --dataset ds.jsonl --variants good --out out --run-id r -q");
     args.extend_from_slice(extra);
     toolpick(&args, dir)
 }

@@ -405,20 +405,11 @@ fn starter_report_reads_from_the_top() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().to_str().unwrap();
-    let args = [
-        "run",
-        "--backends",
-        "lexical,oracle",
-        "--layouts",
-        "flat,progressive,progressive-oss,search",
-        "--variants",
-        "good,bad",
-        "--out",
-        out,
-        "--run-id",
-        "r",
-        "-q",
-    ];
+    let args = argv_with(
+        "run --backends lexical,oracle --layouts flat,progressive,progressive-oss,search \
+         --variants good,bad --out {} --run-id r -q",
+        &[out],
+    );
     let o = toolpick(&args, &repo());
     assert!(o.status.success(), "{}", stderr(&o));
     let report = tmp.path().join("r/report.html");
@@ -473,24 +464,11 @@ fn long_labels_wrap_within_the_window() {
     let dataset = format!("{LONG_DATASET}.jsonl");
     let backends = format!("lexical,replay:{LONG_REPLAY}.jsonl");
     // Replay plays the flat layout only; a second, long variant label exercises the chart's group labels.
-    let args = [
-        "run",
-        "--catalog",
-        "cat",
-        "--dataset",
-        &dataset,
-        "--layouts",
-        "flat",
-        "--variants",
-        "good,op:drop_parameter_descriptions",
-        "--backends",
-        &backends,
-        "--out",
-        "out",
-        "--run-id",
-        "r",
-        "-q",
-    ];
+    let args = argv_with(
+        "run --catalog cat --dataset {} --layouts flat \
+        --variants good,op:drop_parameter_descriptions --backends {} --out out --run-id r -q",
+        &[&dataset, &backends],
+    );
     let o = toolpick(&args, dir);
     assert!(o.status.success(), "{}", stderr(&o));
     let report = dir.join("out/r/report.html");
@@ -529,28 +507,12 @@ fn judged_report_fits_the_window() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().to_str().unwrap();
     let judge = format!("mock@{}", mock.base_url());
-    let args = [
-        "run",
-        "--backends",
-        "lexical,oracle,openai",
-        "--model",
-        "mock",
-        "--base-url",
-        &mock.base_url(),
-        "--judge",
-        &judge,
-        "--limit",
-        "40",
-        "--layouts",
-        "flat,progressive",
-        "--variants",
-        "good,bad",
-        "--out",
-        out,
-        "--run-id",
-        "r",
-        "-q",
-    ];
+    let url = mock.base_url();
+    let args = argv_with(
+        "run --backends lexical,oracle,openai --model mock --base-url {} --judge {} --limit 40 \
+         --layouts flat,progressive --variants good,bad --out {} --run-id r -q",
+        &[&url, &judge, out],
+    );
     let o = toolpick(&args, &repo());
     assert!(o.status.success(), "{}", stderr(&o));
     let report = tmp.path().join("r/report.html");

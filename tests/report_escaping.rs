@@ -26,19 +26,10 @@ fn hostile_query_and_description_end_up_as_text() {
         "category": "<i>cat</i>", "tags": ["<u>tag</u>"]});
     std::fs::write(tmp.path().join("ds.jsonl"), format!("{line}\n")).unwrap();
     let o = toolpick(
-        &[
-            "run",
-            "--catalog",
-            "cat",
-            "--dataset",
-            "ds.jsonl",
-            "--backends",
-            "lexical,oracle",
-            "--out",
-            "out",
-            "--run-id",
-            "r",
-        ],
+        &argv(
+            "run --catalog cat --dataset ds.jsonl --backends lexical,oracle --out out \
+            --run-id r",
+        ),
         tmp.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));

@@ -119,30 +119,11 @@ impl Run {
     /// `toolpick run` of the small suite, flat layout, against `url`; at most 5 attempts per request
     /// and a circuit breaker that opens on the first infrastructure error unless `extra` says otherwise.
     fn run(&self, url: &str, run_id: &str, extra: &[&str]) -> std::process::Output {
-        let mut args = vec![
-            "run",
-            "--catalog",
-            "cat",
-            "--dataset",
-            "ds.jsonl",
-            "--backends",
-            "openai",
-            "--model",
-            "m",
-            "--base-url",
-            url,
-            "--layouts",
-            "flat",
-            "--variants",
-            "good",
-            "--out",
-            "out",
-            "--run-id",
-            run_id,
-            "--request-timeout",
-            "5",
-            "-q",
-        ];
+        let mut args = argv_with(
+            "run --catalog cat --dataset ds.jsonl --backends openai --model m --base-url {} \
+             --layouts flat --variants good --out out --run-id {} --request-timeout 5 -q",
+            &[url, run_id],
+        );
         for (flag, value) in [("--max-attempts", "5"), ("--breaker", "1")] {
             if !extra.contains(&flag) {
                 args.extend([flag, value]);

@@ -189,15 +189,10 @@ fn collect_skips_a_torn_last_line_at_any_offset_and_a_damaged_middle_line_and_sa
         let damaged = tmp.path().join(format!("d{i}.jsonl"));
         std::fs::write(&damaged, bytes).unwrap();
         let o = toolpick(
-            &[
-                "mcp",
-                "collect",
-                damaged.to_str().unwrap(),
-                "--out",
-                "out",
-                "--run-id",
-                &format!("d{i}"),
-            ],
+            &argv_with(
+                "mcp collect {} --out out --run-id {}",
+                &[damaged.to_str().unwrap(), &format!("d{i}")],
+            ),
             tmp.path(),
         );
         assert!(o.status.success(), "{case}: {}", stderr(&o));
@@ -273,20 +268,11 @@ fn record_with_sessions_or_out_is_refused_with_exit_2_before_serving() {
     let dir = tmp.path();
     for with in [["--sessions", "s.jsonl"], ["--out", "out"]] {
         let o = toolpick(
-            &[
-                "mcp",
-                "serve",
-                "--catalog",
-                "cat",
-                "--dataset",
-                "ds.jsonl",
-                "--task",
-                "w1",
-                "--record",
-                "r.jsonl",
-                with[0],
-                with[1],
-            ],
+            &argv_with(
+                "mcp serve --catalog cat --dataset ds.jsonl --task w1 --record r.jsonl {} \
+                {}",
+                &[with[0], with[1]],
+            ),
             dir,
         );
         assert_eq!(o.status.code(), Some(2), "{with:?}: {}", stderr(&o));

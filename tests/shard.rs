@@ -6,22 +6,12 @@ use common::*;
 use std::collections::BTreeSet;
 use std::path::Path;
 
-const MATRIX: [&str; 10] = [
-    "--variants",
-    "good,bad",
-    "--layouts",
-    "flat,progressive",
-    "--backends",
-    "lexical,random",
-    "--trials",
-    "2",
-    "--seed",
-    "7",
-];
+const MATRIX: &str =
+    "--variants good,bad --layouts flat,progressive --backends lexical,random --trials 2 --seed 7";
 
 fn run(out: &Path, id: &str, extra: &[&str]) -> std::process::Output {
     let mut args = vec!["run", "--out", out.to_str().unwrap(), "--run-id", id, "--quiet"];
-    args.extend_from_slice(&MATRIX);
+    args.extend(argv(MATRIX));
     args.extend_from_slice(extra);
     toolpick(&args, &repo())
 }
@@ -106,17 +96,11 @@ fn merge_refuses_missing_shards_and_foreign_runs() {
     assert!(!tmp.path().join("m1").exists(), "a refused merge writes nothing");
 
     // A run of another matrix (another seed) cannot be merged in.
-    let mut args = vec![
-        "run",
-        "--out",
-        tmp.path().to_str().unwrap(),
-        "--run-id",
-        "other",
-        "--quiet",
-        "--shard",
-        "2/2",
-    ];
-    args.extend_from_slice(&MATRIX[..8]);
+    let mut args = argv_with(
+        "run --out {} --run-id other --quiet --shard 2/2",
+        &[tmp.path().to_str().unwrap()],
+    );
+    args.extend_from_slice(&argv(MATRIX)[..8]);
     args.extend_from_slice(&["--seed", "8"]);
     assert!(toolpick(&args, &repo()).status.success());
     let o = toolpick(

@@ -61,20 +61,10 @@ fn glob_regex(pattern: &str) -> regex::Regex {
 
 /// The smallest matrix: one cell (good, flat, oracle), so the trials are the selected tasks once each.
 fn run(out: &Path, id: &str, extra: &[&str]) -> std::process::Output {
-    let mut args = vec![
-        "run",
-        "--out",
-        out.to_str().unwrap(),
-        "--run-id",
-        id,
-        "-q",
-        "--variants",
-        "good",
-        "--layouts",
-        "flat",
-        "--backends",
-        "oracle",
-    ];
+    let mut args = argv_with(
+        "run --out {} --run-id {} -q --variants good --layouts flat --backends oracle",
+        &[out.to_str().unwrap(), id],
+    );
     args.extend_from_slice(extra);
     toolpick(&args, &repo())
 }
@@ -470,26 +460,10 @@ fn recorded_answers_for_the_whole_dataset_replay_a_subset() {
     )
     .unwrap();
     let o = toolpick(
-        &[
-            "run",
-            "--catalog",
-            "cat",
-            "--dataset",
-            "ds.jsonl",
-            "--variants",
-            "good",
-            "--layouts",
-            "flat",
-            "--backends",
-            "replay:rec.jsonl",
-            "--tasks",
-            "w?",
-            "--out",
-            "out",
-            "--run-id",
-            "r",
-            "-q",
-        ],
+        &argv(
+            "run --catalog cat --dataset ds.jsonl --variants good --layouts flat \
+             --backends replay:rec.jsonl --tasks w? --out out --run-id r -q",
+        ),
         tmp.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));

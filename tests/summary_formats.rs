@@ -13,20 +13,11 @@ fn csv_parquet_and_json_hold_the_same_summary() {
     let tmp = tempfile::tempdir().unwrap();
     // Flat cells leave the hiding layers' rates undefined, progressive ones define them: both kinds of
     // values, and nulls, are in the files.
-    let args = [
-        "run",
-        "--out",
-        tmp.path().to_str().unwrap(),
-        "--run-id",
-        "r",
-        "-q",
-        "--variants",
-        "good,bad",
-        "--layouts",
-        "flat,progressive",
-        "--backends",
-        "lexical,oracle",
-    ];
+    let args = argv_with(
+        "run --out {} --run-id r -q --variants good,bad \
+        --layouts flat,progressive --backends lexical,oracle",
+        &[tmp.path().to_str().unwrap()],
+    );
     let o = toolpick(&args, &repo());
     assert!(o.status.success(), "{}", stderr(&o));
     let run = tmp.path().join("r");
@@ -170,31 +161,12 @@ fn trials_tools_and_confusion_agree_in_every_format() {
     write_small_catalog(&dir.path().join("cat"));
     std::fs::write(dir.path().join("ds.jsonl"), SMALL_DATASET).unwrap();
     let judge = format!("mock-judge@{url}");
-    let args = [
-        "run",
-        "--catalog",
-        "cat",
-        "--dataset",
-        "ds.jsonl",
-        "--base-url",
-        &url,
-        "--model",
-        "mock",
-        "--backends",
-        "lexical,openai",
-        "--variants",
-        "good,bad",
-        "--layouts",
-        "flat,progressive",
-        "--out",
-        "out",
-        "--run-id",
-        "r",
-        "--no-cache",
-        "-q",
-        "--judge",
-        &judge,
-    ];
+    let args = argv_with(
+        "run --catalog cat --dataset ds.jsonl --base-url {} --model mock \
+        --backends lexical,openai --variants good,bad --layouts flat,progressive --out out \
+        --run-id r --no-cache -q --judge {}",
+        &[&url, &judge],
+    );
     let o = toolpick(&args, dir.path());
     assert!(o.status.success(), "{}", stderr(&o));
     let run = dir.path().join("out/r");

@@ -182,30 +182,17 @@ fn bfcl_system_prompts_reach_the_wire_first_in_every_layout_and_on_every_turn() 
     let tmp = tempfile::tempdir().unwrap();
     let spec = format!("bfcl:{}", shared("bfcl").display());
     let o = toolpick(
-        &[
-            "run",
-            "--dataset",
-            &spec,
-            "--tasks",
-            &ids.join(","),
-            "--variants",
-            "good",
-            "--layouts",
-            &LAYOUTS.join(","),
-            "--backends",
-            "openai",
-            "--model",
-            "capture",
-            "--base-url",
-            &endpoint.url,
-            "--no-preflight",
-            "--no-cache",
-            "--out",
-            tmp.path().to_str().unwrap(),
-            "--run-id",
-            "sys",
-            "-q",
-        ],
+        &argv_with(
+            "run --dataset {} --tasks {} --variants good --layouts {} --backends openai \
+             --model capture --base-url {} --no-preflight --no-cache --out {} --run-id sys -q",
+            &[
+                &spec,
+                &ids.join(","),
+                &LAYOUTS.join(","),
+                &endpoint.url,
+                tmp.path().to_str().unwrap(),
+            ],
+        ),
         &repo(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -368,20 +355,7 @@ fn a_bad_history_stops_validate_and_run_with_exit_2_naming_file_line_and_field_a
         assert_eq!(o.status.code(), Some(2), "{history}: {}", stderr(&o));
         assert!(stderr(&o).contains(&want), "{history}: wanted {want:?} in {}", stderr(&o));
         let o = toolpick(
-            &[
-                "run",
-                "--catalog",
-                "cat",
-                "--dataset",
-                "ds.jsonl",
-                "--backends",
-                "oracle",
-                "--out",
-                "out",
-                "--run-id",
-                "r",
-                "-q",
-            ],
+            &argv("run --catalog cat --dataset ds.jsonl --backends oracle --out out --run-id r -q"),
             tmp.path(),
         );
         assert_eq!(o.status.code(), Some(2), "{history}: {}", stderr(&o));

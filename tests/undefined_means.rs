@@ -20,32 +20,12 @@ fn a_cell_where_every_trial_errored_has_no_nan_anywhere() {
     std::fs::write(dir.path().join("ds.jsonl"), SMALL_DATASET).unwrap();
     let url = server.base_url();
     let o = toolpick(
-        &[
-            "run",
-            "--catalog",
-            "cat",
-            "--dataset",
-            "ds.jsonl",
-            "--backends",
-            "lexical,openai",
-            "--model",
-            "mock",
-            "--base-url",
-            &url,
-            "--out",
-            "out",
-            "--run-id",
-            "r",
-            "--max-attempts",
-            "1",
-            "--breaker",
-            "0",
-            "--no-cache",
-            "--layouts",
-            "flat",
-            "--variants",
-            "good",
-        ],
+        &argv_with(
+            "run --catalog cat --dataset ds.jsonl --backends lexical,openai --model mock \
+             --base-url {} --out out --run-id r --max-attempts 1 --breaker 0 --no-cache \
+             --layouts flat --variants good",
+            &[&url],
+        ),
         dir.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));

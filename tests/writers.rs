@@ -29,14 +29,6 @@ fn run_in(dir: &Path, args: &[&str]) -> std::process::Output {
     bin().args(args).current_dir(dir).output().expect("toolpick runs")
 }
 
-/// A small catalog and dataset in a fresh directory.
-fn fixture() -> tempfile::TempDir {
-    let tmp = tempfile::tempdir().unwrap();
-    write_small_catalog(&tmp.path().join("cat"));
-    std::fs::write(tmp.path().join("ds.jsonl"), SMALL_DATASET).unwrap();
-    tmp
-}
-
 /// Every file of a directory by name, with its bytes.
 fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     std::fs::read_dir(dir)
@@ -79,30 +71,15 @@ const RESERVED: [&str; 12] = [
 
 #[test]
 fn every_reserved_run_id_is_refused_with_exit_2_from_every_source_before_anything_is_written() {
-    let tmp = fixture();
+    let tmp = small_world();
     let dir = tmp.path();
     std::fs::write(dir.join("s.jsonl"), "").unwrap();
     for id in RESERVED {
         let shown = id.escape_debug().to_string();
         let out = |n: &str| format!("out-{n}");
         // The flag of `run`.
-        let o = run_in(
-            dir,
-            &[
-                "run",
-                "--catalog",
-                "cat",
-                "--dataset",
-                "ds.jsonl",
-                "--backends",
-                "oracle",
-                "--out",
-                &out("flag"),
-                "--run-id",
-                id,
-                "-q",
-            ],
-        );
+        let args = argv("run --catalog cat --dataset ds.jsonl --backends oracle -q");
+        let o = run_in(dir, &[args, vec!["--out", &out("flag"), "--run-id", id]].concat());
         assert_eq!(o.status.code(), Some(2), "run --run-id {shown}: {}", stderr(&o));
         assert!(stderr(&o).contains("--run-id"), "run --run-id {shown}: {}", stderr(&o));
         // The experiment file's key: the error names the file and the key.
@@ -111,18 +88,7 @@ fn every_reserved_run_id_is_refused_with_exit_2_from_every_source_before_anythin
         std::fs::write(dir.join("exp.toml"), toml).unwrap();
         let o = run_in(
             dir,
-            &[
-                "run",
-                "--config",
-                "exp.toml",
-                "--catalog",
-                "cat",
-                "--dataset",
-                "ds.jsonl",
-                "--backends",
-                "oracle",
-                "-q",
-            ],
+            &argv("run --config exp.toml --catalog cat --dataset ds.jsonl --backends oracle -q"),
         );
         assert_eq!(o.status.code(), Some(2), "run_id = {shown}: {}", stderr(&o));
         assert!(
@@ -135,23 +101,8 @@ fn every_reserved_run_id_is_refused_with_exit_2_from_every_source_before_anythin
             run_in(dir, &["mcp", "collect", "s.jsonl", "--out", &out("collect"), "--run-id", id]);
         assert_eq!(o.status.code(), Some(2), "mcp collect --run-id {shown}: {}", stderr(&o));
         assert!(stderr(&o).contains("--run-id"), "mcp collect --run-id {shown}: {}", stderr(&o));
-        let o = run_in(
-            dir,
-            &[
-                "mcp",
-                "serve",
-                "--catalog",
-                "cat",
-                "--dataset",
-                "ds.jsonl",
-                "--task",
-                "w1",
-                "--out",
-                &out("serve"),
-                "--run-id",
-                id,
-            ],
-        );
+        let args = argv("mcp serve --catalog cat --dataset ds.jsonl --task w1");
+        let o = run_in(dir, &[args, vec!["--out", &out("serve"), "--run-id", id]].concat());
         assert_eq!(o.status.code(), Some(2), "mcp serve --run-id {shown}: {}", stderr(&o));
         assert!(stderr(&o).contains("--run-id"), "mcp serve --run-id {shown}: {}", stderr(&o));
         for source in ["flag", "toml", "collect", "serve"] {
@@ -164,43 +115,16 @@ fn every_reserved_run_id_is_refused_with_exit_2_from_every_source_before_anythin
         assert!(!dir.join("escape").exists() && !Path::new("/abs").exists());
     }
     // A plain id: the run is written and `latest` points at it, with its report.
-    let o = run_in(
-        dir,
-        &[
-            "run",
-            "--catalog",
-            "cat",
-            "--dataset",
-            "ds.jsonl",
-            "--backends",
-            "oracle",
-            "--out",
-            "out",
-            "--run-id",
-            "latest-but-plain",
-            "-q",
-        ],
-    );
+    let args = "run --catalog cat --dataset ds.jsonl --backends oracle --out out -q";
+    let o = run_in(dir, &[argv(args), vec!["--run-id", "latest-but-plain"]].concat());
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(std::fs::read_link(dir.join("out/latest")).unwrap(), Path::new("latest-but-plain"));
     assert!(dir.join("out/latest/report.html").is_file());
     assert!(leftovers(&dir.join("out")).is_empty(), "{:?}", leftovers(&dir.join("out")));
 }
 
-const MATRIX: [&str; 12] = [
-    "--variants",
-    "good,bad",
-    "--layouts",
-    "flat,progressive",
-    "--backends",
-    "lexical,random,oracle",
-    "--trials",
-    "8",
-    "--seed",
-    "5",
-    "--out",
-    "out",
-];
+const MATRIX: &str = "--variants good,bad --layouts flat,progressive --backends lexical,random,oracle \
+                      --trials 8 --seed 5 --out out";
 
 /// The trial and transcript files in another order (as a run killed before compacting leaves them).
 fn uncompact(run: &Path) {
@@ -214,10 +138,10 @@ fn uncompact(run: &Path) {
 
 #[test]
 fn reports_of_one_run_started_together_all_succeed_and_leave_what_one_report_leaves() {
-    let tmp = fixture();
+    let tmp = small_world();
     let dir = tmp.path();
-    let mut args = vec!["run", "--catalog", "cat", "--dataset", "ds.jsonl", "--run-id", "r", "-q"];
-    args.extend(MATRIX);
+    let mut args = argv("run --catalog cat --dataset ds.jsonl --run-id r -q");
+    args.extend(argv(MATRIX));
     let o = run_in(dir, &args);
     assert!(o.status.success(), "{}", stderr(&o));
     let run = dir.join("out/r");
@@ -269,24 +193,11 @@ fn reports_of_one_run_started_together_all_succeed_and_leave_what_one_report_lea
 #[test]
 fn a_report_waits_for_another_holder_and_after_its_patience_refuses_with_exit_2_naming_the_directory()
  {
-    let tmp = fixture();
+    let tmp = small_world();
     let dir = tmp.path();
     let o = run_in(
         dir,
-        &[
-            "run",
-            "--catalog",
-            "cat",
-            "--dataset",
-            "ds.jsonl",
-            "--backends",
-            "oracle",
-            "--out",
-            "out",
-            "--run-id",
-            "r",
-            "-q",
-        ],
+        &argv("run --catalog cat --dataset ds.jsonl --backends oracle --out out --run-id r -q"),
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let run = dir.join("out/r");
@@ -326,7 +237,7 @@ fn a_report_waits_for_another_holder_and_after_its_patience_refuses_with_exit_2_
 #[test]
 fn lint_output_onto_a_directory_or_into_a_missing_one_leaves_no_file_behind() {
     for format in ["text", "json", "sarif"] {
-        let tmp = fixture();
+        let tmp = small_world();
         let dir = tmp.path();
         std::fs::create_dir(dir.join("outdir")).unwrap();
         let before = files(dir).into_keys().collect::<BTreeSet<_>>();
@@ -408,32 +319,15 @@ fn asked(j: &serde_json::Value) -> u64 {
 
 #[test]
 fn a_killed_judge_pass_keeps_its_verdicts_and_the_next_asks_only_for_the_rest() {
-    let tmp = fixture();
+    let tmp = small_world();
     let dir = tmp.path();
-    let mut args = vec![
-        "run",
-        "--catalog",
-        "cat",
-        "--dataset",
-        "ds.jsonl",
-        "--run-id",
-        "j",
-        "--no-cache",
-        "-q",
-    ];
-    args.extend([
-        "--variants",
-        "good,bad",
-        "--layouts",
-        "flat,progressive",
-        "--backends",
-        "lexical",
-        "--trials",
-        "3",
-        "--out",
-        "out",
-    ]);
-    let o = run_in(dir, &args);
+    let o = run_in(
+        dir,
+        &argv(
+            "run --catalog cat --dataset ds.jsonl --run-id j --no-cache -q --variants good,bad \
+             --layouts flat,progressive --backends lexical --trials 3 --out out",
+        ),
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     copy_dir(&dir.join("out/j"), &dir.join("out/whole"));
     let judge = |m: &Mock| format!("mock-judge@{}", m.server.base_url());

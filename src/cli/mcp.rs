@@ -135,7 +135,7 @@ pub fn cmd_serve(args: ServeArgs, catalog: Option<PathBuf>) -> Result<()> {
     // Its flags' values are checked before anything starts.
     args.listen()?;
     if let Some(id) = &args.run_id {
-        crate::run::meta::check_run_id(id)
+        crate::run::check_run_id(id)
             .map_err(|why| crate::error::InputError::new("--run-id", why))?;
     }
     // The sessions file records every call with its session; --record is for one presentation.
@@ -387,7 +387,7 @@ fn write_collected(outcome: Result<crate::run::RunOutcome>) -> Result<()> {
 /// `toolpick mcp collect`.
 pub fn cmd_collect(args: CollectArgs) -> Result<()> {
     if let Some(id) = &args.run_id {
-        crate::run::meta::check_run_id(id)
+        crate::run::check_run_id(id)
             .map_err(|why| crate::error::InputError::new("--run-id", why))?;
     }
     let sessions = crate::run::serving::sessions::Sessions::load(&args.sessions)?;
@@ -434,7 +434,7 @@ fn record_session(args: ServeArgs, mut config: crate::run::RunConfig, out: PathB
         .run_id
         .clone()
         .unwrap_or_else(|| format!("mcp-{task}-{}", crate::run::utc_stamp(unix)));
-    crate::run::meta::check_run_id(&run_id)
+    crate::run::check_run_id(&run_id)
         .map_err(|why| crate::error::InputError::new("--run-id", why))?;
     let mut meta = crate::run::RunMeta::new(&run_id, unix, &crate::run::utc_stamp(unix));
     meta.served = Some(

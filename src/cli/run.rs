@@ -351,11 +351,11 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
         };
     // A run id that would break the output layout is refused before anything is read or written.
     let refuse_run_id = |id: &str| -> anyhow::Error {
-        let why = crate::run::meta::check_run_id(id).err().unwrap_or_default();
+        let why = crate::run::check_run_id(id).err().unwrap_or_default();
         from_file.attribute(crate::error::InputError::new("--run-id", why).into())
     };
     if let Some(id) = args.run_id.as_ref().or(file.run_id.as_ref())
-        && crate::run::meta::check_run_id(id).is_err()
+        && crate::run::check_run_id(id).is_err()
     {
         return Err(refuse_run_id(id));
     }
@@ -503,7 +503,7 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
         .clone()
         .or(file.run_id.clone())
         .unwrap_or_else(|| format!("{}-{}", prepared.first_dataset(), utc_stamp(unix)));
-    if crate::run::meta::check_run_id(&run_id).is_err() {
+    if crate::run::check_run_id(&run_id).is_err() {
         return Err(refuse_run_id(&run_id));
     }
     let meta = crate::run::RunMeta::new(&run_id, unix, &utc_stamp(unix));

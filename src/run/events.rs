@@ -20,6 +20,10 @@ use std::sync::Arc;
 
 /// One thing that happened while the run executed.
 pub enum RunEvent {
+    /// An episode got its endpoint's concurrency permit and began (until then it was queued). `cell`
+    /// is the progress cell's index; the same episode's `TrialFinished` follows it, unless the
+    /// endpoint's breaker opens first.
+    TrialStarted { cell: usize },
     /// An episode ended: its record (without its messages), its messages, its timing. `cell` is the
     /// progress cell's index.
     TrialFinished {
@@ -113,7 +117,7 @@ impl Subscriber for TimingsWriter {
     }
 }
 
-/// The progress bars (or plain lines): per cell, what is done, passed and failed.
+/// The progress bars (or plain lines): per cell, what is running, done, passed and failed.
 pub struct ProgressDisplay {
     pub progress: Arc<Progress>,
     /// Per progress cell, its backend (an endpoint that trips stops its cells).
@@ -123,6 +127,7 @@ pub struct ProgressDisplay {
 impl Subscriber for ProgressDisplay {
     fn on(&mut self, event: &RunEvent) -> Result<()> {
         match event {
+            RunEvent::TrialStarted { cell } => self.progress.started(*cell),
             RunEvent::TrialFinished { cell, trial, retries, .. } => {
                 self.progress.record(*cell, trial.score.pass, trial.is_error(), *retries)
             }
@@ -184,6 +189,18 @@ mod tests {
         assert!(result.is_ok());
         assert_eq!(a, (0..10).collect::<Vec<_>>());
         assert_eq!(a, b);
+    }
+
+    #[test]
+    fn the_progress_display_counts_started_trials_until_their_endpoint_trips() {
+        let progress = Arc::new(Progress::new(&[("a".into(), 2), ("b".into(), 2)], true));
+        let mut display = ProgressDisplay { progress: progress.clone(), cell_backend: vec![0, 1] };
+        for cell in [0, 0, 1] {
+            display.on(&RunEvent::TrialStarted { cell }).unwrap();
+        }
+        assert_eq!(progress.running(), [2, 1]);
+        display.on(&RunEvent::EndpointTripped { backend: 0 }).unwrap();
+        assert_eq!(progress.running(), [0, 1]);
     }
 
     #[test]

@@ -3,7 +3,6 @@
 //! the trial writer, and the trials compacted into matrix order at the end.
 
 use super::events::{self, ProgressDisplay, RunEvent, Subscriber, TimingsWriter, TrialWriter};
-use super::meta::process_cpu_seconds;
 use super::plan::{Job, Prepared, episode_seed};
 use super::{failfast, live, progress, shard, trial};
 use crate::agent::{Backend, Episode, Limits, StopReason, run_episode};
@@ -446,6 +445,7 @@ pub async fn execute(
             if breakers.is_open(job.backend) {
                 return;
             }
+            let _ = tx.send(RunEvent::TrialStarted { cell }).await;
             let (mut trial, timing) = tokio::select! {
                 done = p.run_job(job) => done,
                 _ = breakers.opened(job.backend) => return,
@@ -528,4 +528,15 @@ pub async fn execute(
         seconds: started.elapsed().as_secs_f64(),
         lock,
     })
+}
+
+/// CPU time (user + system, all threads) this process has used, from `/proc/self/stat` (Linux; `None`
+/// elsewhere). The kernel reports it in clock ticks of 1/100 s (`USER_HZ`).
+fn process_cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which may hold spaces, so split after its closing parenthesis).
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let (utime, stime): (f64, f64) = (fields.get(11)?.parse().ok()?, fields.get(12)?.parse().ok()?);
+    Some((utime + stime) / 100.0)
 }

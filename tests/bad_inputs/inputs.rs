@@ -436,6 +436,20 @@ fn model_key(world: &Path, name: &str, key: &'static str, value: &str) -> Mutati
     toml_edit(world, name, target, &format!("{key} = {value}"), key, true)
 }
 
+/// A `[live]` section (the live policy and limits) with one key, put before `[judge]`: the error names
+/// the key's line and the key (a misspelt limit must never be silently the default).
+fn live_key(world: &Path, name: &str, key: &str, value: &str) -> Mutation {
+    let bytes = clean(world, "exp.toml");
+    let judge = super::damage::lines(&bytes)
+        .iter()
+        .position(|l| l == b"[judge]")
+        .expect("exp.toml has a [judge] table")
+        + 1;
+    let section = format!("[live]\n{key} = {value}\n[judge]");
+    let bytes = replace_line(&bytes, judge, Some(section.as_bytes()));
+    writes(name, "exp.toml", bytes, refused(&[at("exp.toml", judge + 1), key.to_string()]))
+}
+
 fn config_mutations(world: &Path) -> Vec<Mutation> {
     use Target::*;
     let mut v = generic(world, "exp.toml", Shape::Toml, &["empty"]);
@@ -571,6 +585,8 @@ fn config_mutations(world: &Path) -> Vec<Mutation> {
             "execute",
             false,
         ),
+        live_key(world, "live-key-unknown", "call_timeout_msx", "5000"),
+        live_key(world, "live-key-wrong-type", "sandboxes", "\"four\""),
         model_key(world, "model-key-unknown", "temprature", "0.0"),
         model_key(world, "concurrency-zero", "concurrency", "0"),
         model_key(world, "concurrency-huge", "concurrency", "100000"),

@@ -17,6 +17,32 @@ pub fn toolpick(args: &[&str], cwd: &Path) -> Output {
         .expect("toolpick runs")
 }
 
+/// A command line's words, split at white space, so that a list of flags stays one line (rustfmt
+/// writes a long array one element a line). A value with a space in it is pushed on its own.
+pub fn argv(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
+/// [`argv`] with each word `{}` replaced by the next of `values`, whole (a value is never split, so
+/// paths and values with spaces are safe).
+pub fn argv_with<'a>(line: &'a str, values: &[&'a str]) -> Vec<&'a str> {
+    let mut values = values.iter();
+    let args: Vec<&str> = line
+        .split_whitespace()
+        .map(|w| if w == "{}" { *values.next().expect("a value for each {}") } else { w })
+        .collect();
+    assert!(values.next().is_none(), "more values than {{}} in {line:?}");
+    args
+}
+
+/// A fresh temporary directory holding the small catalog (`cat`) and its dataset (`ds.jsonl`).
+pub fn small_world() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    write_small_catalog(&tmp.path().join("cat"));
+    std::fs::write(tmp.path().join("ds.jsonl"), SMALL_DATASET).unwrap();
+    tmp
+}
+
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -114,10 +140,7 @@ impl MockEnv {
             .unwrap();
         let server =
             rt.block_on(toolpick::mock::spawn("127.0.0.1:0".parse().unwrap(), config)).unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        write_small_catalog(&dir.path().join("cat"));
-        std::fs::write(dir.path().join("ds.jsonl"), SMALL_DATASET).unwrap();
-        MockEnv { _rt: rt, server, dir, defaults: defaults.to_vec() }
+        MockEnv { _rt: rt, server, dir: small_world(), defaults: defaults.to_vec() }
     }
 
     pub fn url(&self) -> String {
@@ -138,17 +161,7 @@ impl MockEnv {
     /// The command [`MockEnv::run`] runs, for a caller that sets its environment.
     pub fn command(&self, run_id: &str, extra: &[&str]) -> Command {
         let url = self.url();
-        let mut args = vec![
-            "run",
-            "--catalog",
-            "cat",
-            "--dataset",
-            "ds.jsonl",
-            "--backends",
-            "openai",
-            "--model",
-            "mock",
-        ];
+        let mut args = argv("run --catalog cat --dataset ds.jsonl --backends openai --model mock");
         args.extend_from_slice(&["--base-url", &url, "--out", "out", "--run-id", run_id, "-q"]);
         args.extend_from_slice(extra);
         for flag in &self.defaults {

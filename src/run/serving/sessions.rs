@@ -551,7 +551,7 @@ pub async fn collect(
         .unwrap_or(0);
     let run_id =
         options.run_id.unwrap_or_else(|| format!("mcp-sessions-{}", crate::run::utc_stamp(unix)));
-    crate::run::meta::check_run_id(&run_id).map_err(|why| InputError::new("--run-id", why))?;
+    crate::run::check_run_id(&run_id).map_err(|why| InputError::new("--run-id", why))?;
     let mut meta = crate::record::meta::RunMeta::new(&run_id, unix, &crate::run::utc_stamp(unix));
     let mut served = json!({"sessions": "sessions.jsonl"});
     if sessions_skipped > 0 {

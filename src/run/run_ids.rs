@@ -1,5 +1,6 @@
-//! Run metadata helpers: UTC stamps for run ids and `run.json`, the run id rule and the `latest`
-//! pointer, process CPU time.
+//! Run ids and the names around them: the rule a run id follows, the UTC stamp default ids (and
+//! `run.json`'s start time) carry, and the `latest` pointer to the newest run. (`run.json` itself is
+//! `record::meta`.)
 
 use anyhow::{Result, bail};
 use std::path::Path;
@@ -35,17 +36,6 @@ pub fn check_run_id(id: &str) -> Result<(), String> {
         "`{}` {why}: a run id is one plain directory name, e.g. starter-1",
         id.escape_debug()
     ))
-}
-
-/// CPU time (user + system, all threads) this process has used, from `/proc/self/stat` (Linux; `None`
-/// elsewhere). The kernel reports it in clock ticks of 1/100 s (`USER_HZ`).
-pub fn process_cpu_seconds() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    // Fields after the command name (which may hold spaces, so split after its closing parenthesis).
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let (utime, stime): (f64, f64) = (fields.get(11)?.parse().ok()?, fields.get(12)?.parse().ok()?);
-    Some((utime + stime) / 100.0)
 }
 
 /// `YYYYMMDD-HHMMSS` (UTC) for a unix time.
