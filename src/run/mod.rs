@@ -36,6 +36,6 @@ pub use crate::record::meta::RunMeta;
 pub use crate::record::{Tokens, Trial};
 pub use execute::{ExecOptions, RunOutcome, execute};
 pub use matrix::{RunConfig, executes_live};
-pub use run_ids::{check_run_id, point_latest, utc_stamp};
 pub use plan::{Prepared, episode_seed, prepare};
+pub use run_ids::{check_run_id, point_latest, utc_stamp};
 pub use scenario::with_distractors;

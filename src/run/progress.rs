@@ -64,7 +64,13 @@ impl Progress {
             counts: Mutex::new(
                 cells
                     .iter()
-                    .map(|_| CellCount { running: 0, stopped: false, done: 0, passed: 0, errors: 0 })
+                    .map(|_| CellCount {
+                        running: 0,
+                        stopped: false,
+                        done: 0,
+                        passed: 0,
+                        errors: 0,
+                    })
                     .collect(),
             ),
             plain: !tty,
