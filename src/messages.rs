@@ -63,6 +63,13 @@ pub fn error(text: impl Display) {
     err_line(format_args!("error: {text}"));
 }
 
+/// Standard output as a protocol stream, not a person's channel: `mcp serve` over stdio speaks
+/// JSON-RPC on it (every line a person reads still goes to stderr through this module). Handed out
+/// here so this module stays the one place that names the standard streams.
+pub fn protocol_stdout() -> tokio::io::Stdout {
+    tokio::io::stdout()
+}
+
 /// Whether stdout is a terminal (colour is for people, not for files and pipes).
 pub fn stdout_is_terminal() -> bool {
     std::io::stdout().is_terminal()

@@ -277,7 +277,7 @@ pub async fn serve_stdio(served: Arc<dyn Served>) -> Result<()> {
     let running = Server::new(served)
         .serve(super::wire::Lines::new(
             tokio::io::stdin(),
-            tokio::io::stdout(),
+            crate::messages::protocol_stdout(),
             super::wire::Side::Server,
         ))
         .await
