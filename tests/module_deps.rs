@@ -29,6 +29,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("redact", &[]),
     // The one channel for lines a person reads: every module may say something through it.
     ("messages", &["redact"]),
+    // The embedded suite, written out into a cache directory on first use.
+    ("bundle", &["files", "messages"]),
     // Flag and key checks show a rejected URL with its credentials redacted and refuse keys given as
     // variable names: they need the redactor's URL display and key test.
     ("rules", &["redact"]),
@@ -76,6 +78,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "crashpoint",
             "files",
             "messages",
+            "bundle",
         ],
     ),
     ("mock", &["agent", "layout", "dataset", "protocol", "redact"]),
@@ -86,7 +89,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         &[
             "run", "analysis", "report", "compare", "gate", "mock", "mcp", "judge", "agent",
             "layout", "catalog", "dataset", "lint", "error", "redact", "rules", "files",
-            "messages", "record",
+            "messages", "record", "bundle",
         ],
     ),
 ];
