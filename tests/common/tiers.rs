@@ -11,6 +11,8 @@
 //! - `bfcl` (`parity_bfcl`): BFCL's checker from PyPI, pinned (`target/parity-venv`);
 //! - `anthropic-sdk` (`anthropic_sdk`): Anthropic's official Python SDK from PyPI, pinned
 //!   (`target/anthropic-sdk-venv`);
+//! - `packaging` (`packaging`): maturin, hadolint and check-jsonschema from PyPI, pinned
+//!   (`target/packaging-venv`);
 //! - `chromium` (`report_browser`): Debian's `chromium` at `/usr/bin/chromium`.
 //!
 //! One tier alone: `scripts/install-test-deps.sh chromium`, then `cargo test --locked --test
@@ -30,6 +32,7 @@ pub enum Tier {
     McpPypi,
     Bfcl,
     AnthropicSdk,
+    Packaging,
     Chromium,
 }
 
@@ -39,8 +42,14 @@ pub const SKIP_VAR: &str = "TOOLPICK_SKIP_TIERS";
 const CHROMIUM: &str = "/usr/bin/chromium";
 
 impl Tier {
-    pub const ALL: [Tier; 5] =
-        [Tier::McpNpm, Tier::McpPypi, Tier::Bfcl, Tier::AnthropicSdk, Tier::Chromium];
+    pub const ALL: [Tier; 6] = [
+        Tier::McpNpm,
+        Tier::McpPypi,
+        Tier::Bfcl,
+        Tier::AnthropicSdk,
+        Tier::Packaging,
+        Tier::Chromium,
+    ];
 
     /// The name `scripts/install-test-deps.sh` and [`SKIP_VAR`] know the tier by.
     pub fn name(self) -> &'static str {
@@ -49,6 +58,7 @@ impl Tier {
             Tier::McpPypi => "mcp-pypi",
             Tier::Bfcl => "bfcl",
             Tier::AnthropicSdk => "anthropic-sdk",
+            Tier::Packaging => "packaging",
             Tier::Chromium => "chromium",
         }
     }
@@ -60,6 +70,7 @@ impl Tier {
             Tier::McpPypi => &["mcp_run", "mcp_serve", "mcp_import_lint"],
             Tier::Bfcl => &["parity_bfcl"],
             Tier::AnthropicSdk => &["anthropic_sdk"],
+            Tier::Packaging => &["packaging"],
             Tier::Chromium => &["report_browser"],
         }
     }
@@ -82,6 +93,7 @@ impl Tier {
             Tier::McpPypi => script("install-mcp-servers.sh", &["--python"]),
             Tier::Bfcl => script("install-parity-venv.sh", &[]),
             Tier::AnthropicSdk => script("install-anthropic-sdk.sh", &[]),
+            Tier::Packaging => script("install-venv.sh", &["packaging"]),
             Tier::Chromium => {
                 let path = PathBuf::from(CHROMIUM);
                 if path.exists() { Ok(path) } else { Err(format!("{CHROMIUM} is missing")) }
