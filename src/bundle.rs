@@ -4,7 +4,8 @@
 //! A default path such as `registries/workspace` resolves to the working directory's copy when there
 //! is one (a suite written by `toolpick init` and edited there, or a checkout), else to the embedded
 //! copy, extracted once into a cache directory named by the content's hash
-//! (`$XDG_CACHE_HOME/toolpick/bundled-<hash>`, else `~/.cache/…`, else the temp directory). The loaders
+//! (`$XDG_CACHE_HOME/toolpick/bundled-<hash>`, else `~/.cache/…`, else `.toolpick-cache-<uid>` in the
+//! temp directory). The loaders
 //! read files, so the embedded copy is written out rather than read from memory; every use checks the
 //! extracted files against the embedded bytes and repairs any that differ or that were added, so an
 //! edit in the cache cannot change what "the bundled suite" means. The paths a run records (`run.json`,
@@ -69,12 +70,21 @@ pub fn logical(path: &Path) -> PathBuf {
 
 static EXTRACTED: OnceLock<Result<PathBuf, String>> = OnceLock::new();
 
-/// The directory the embedded files are written into, checked and repaired (once per process).
+/// The directory the embedded files are written into, checked and repaired (once per process): under
+/// the user's cache directory, else (not writable: a read-only home in a container) the temp directory.
 fn extracted() -> Result<PathBuf> {
     EXTRACTED
         .get_or_init(|| {
-            let root = cache_root().join(format!("bundled-{}", content_hash()));
-            sync(&root, files()).map(|()| root).map_err(|e| format!("{e:#}"))
+            let name = format!("bundled-{}", content_hash());
+            let mut errors = Vec::new();
+            for root in cache_roots() {
+                let dir = root.join(&name);
+                match sync(&dir, files()) {
+                    Ok(()) => return Ok(dir),
+                    Err(e) => errors.push(format!("{e:#}")),
+                }
+            }
+            Err(errors.join("; "))
         })
         .clone()
         .map_err(|e| anyhow::anyhow!(e))
@@ -92,12 +102,15 @@ fn content_hash() -> String {
     h.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect()
 }
 
-fn cache_root() -> PathBuf {
+fn cache_roots() -> Vec<PathBuf> {
     let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
-    var("XDG_CACHE_HOME")
-        .or_else(|| var("HOME").map(|h| h.join(".cache")))
-        .map(|c| c.join("toolpick"))
-        .unwrap_or_else(|| std::env::temp_dir().join("toolpick-cache"))
+    let user = var("XDG_CACHE_HOME").or_else(|| var("HOME").map(|h| h.join(".cache")));
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::getuid() };
+    user.map(|c| c.join("toolpick"))
+        .into_iter()
+        .chain([std::env::temp_dir().join(format!(".toolpick-cache-{uid}"))])
+        .collect()
 }
 
 /// Make `root` hold exactly `wanted`: write missing or different files (atomically, so a concurrent
@@ -106,6 +119,15 @@ pub fn sync(root: &Path, wanted: &[(&str, &[u8])]) -> Result<()> {
     let wanted: BTreeMap<&str, &[u8]> = wanted.iter().copied().collect();
     let mut present = Vec::new();
     if root.exists() {
+        // In a shared temp directory another user could have made it first, and could swap files
+        // after they were checked: only a directory of ours is used.
+        use std::os::unix::fs::MetadataExt;
+        // SAFETY: getuid has no preconditions and cannot fail.
+        let uid = unsafe { libc::getuid() };
+        let owner = std::fs::metadata(root)?.uid();
+        if owner != uid {
+            anyhow::bail!("{} belongs to another user (uid {owner})", root.display());
+        }
         list(root, root, &mut present)?;
     }
     for name in &present {

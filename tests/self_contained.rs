@@ -175,3 +175,28 @@ fn init_writes_an_editable_suite_and_never_overwrites_without_force() {
         std::fs::read(common::repo().join("datasets/starter.jsonl")).unwrap()
     );
 }
+
+#[test]
+fn an_unwritable_home_falls_back_to_the_temp_directory() {
+    let alone = Alone::new();
+    // HOME is a file: no cache directory can be made under it (a read-only home in a container).
+    let home_file = alone.cwd.join("not-a-directory");
+    std::fs::write(&home_file, b"").unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let o = Command::new(&alone.bin)
+        .args(common::argv("run --out reports --run-id t -q"))
+        .current_dir(&alone.cwd)
+        .env("HOME", &home_file)
+        .env_remove("XDG_CACHE_HOME")
+        .env("TMPDIR", tmp.path())
+        .output()
+        .unwrap();
+    ok(&o);
+    assert!(alone.cwd.join("reports/t/summary.csv").is_file());
+    let names: Vec<String> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().any(|n| n.starts_with(".toolpick-cache-")), "{names:?}");
+}
