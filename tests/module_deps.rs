@@ -40,7 +40,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("dataset", &["catalog", "error", "files", "text"]),
     ("lint", &["catalog", "text"]),
     ("record", &["catalog", "dataset", "protocol", "error", "crashpoint", "files", "messages"]),
-    ("exec", &["catalog", "record"]),
+    // `text`: the one cut for every echo of a call in an error (`text::echo`).
+    ("exec", &["catalog", "record", "text"]),
     ("score", &["record", "dataset", "text"]),
     ("layout", &["catalog", "record", "exec", "protocol", "text", "error"]),
     ("agent", &["layout", "record", "dataset", "protocol", "text", "error", "redact", "rules"]),
@@ -55,7 +56,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     ("compare", &["analysis", "report", "score", "record"]),
     ("gate", &["analysis", "compare"]),
-    ("mcp", &["catalog", "dataset", "record", "protocol", "error", "files", "messages"]),
+    // `text`: a served error quotes a call cut as every echo is (`text::capped`).
+    ("mcp", &["catalog", "dataset", "record", "protocol", "error", "files", "messages", "text"]),
     (
         "run",
         &[

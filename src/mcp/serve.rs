@@ -37,13 +37,7 @@ pub const MAX_ERROR_CHARS: usize = 2000;
 
 /// `text` cut to [`MAX_ERROR_CHARS`], saying how much was cut.
 pub fn capped(text: &str) -> String {
-    match text.char_indices().nth(MAX_ERROR_CHARS) {
-        None => text.to_string(),
-        Some((at, _)) => {
-            let rest = text[at..].chars().count();
-            format!("{}… ({rest} more characters cut)", &text[..at])
-        }
-    }
+    crate::text::capped(text, MAX_ERROR_CHARS).into_owned()
 }
 
 /// What one served session offers.
