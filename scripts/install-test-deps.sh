@@ -28,7 +28,7 @@ for tier in "${tiers[@]}"; do
   case "$tier" in
     mcp-npm) scripts/install-mcp-servers.sh > /dev/null ;;
     mcp-pypi) scripts/install-mcp-servers.sh --python > /dev/null ;;
-    bfcl) scripts/install-parity-venv.sh > /dev/null ;;
+    bfcl) scripts/install-venv.sh bfcl > /dev/null ;;
     anthropic-sdk) scripts/install-anthropic-sdk.sh > /dev/null ;;
     packaging) scripts/install-venv.sh packaging > /dev/null ;;
     chromium) chromium ;;

