@@ -128,6 +128,10 @@ rule!(
     max_tokens: u32, "a whole number", |v| at_least(v, 1)
 );
 rule!(
+    /// A model's context window, in tokens.
+    context_window: u32, "a whole number of tokens", |v| at_least(v, 1)
+);
+rule!(
     /// Requests or tokens per minute.
     per_minute: f64, "a number", |v| if v.is_finite() && v > 0.0 { Ok(()) } else { Err(format!("must be a number more than 0 (got {v})")) }
 );

@@ -104,6 +104,15 @@ pub struct ModelSpec {
     pub seed: Option<i64>,
     #[serde(default, deserialize_with = "rules::max_tokens::de_opt")]
     pub max_tokens: Option<u32>,
+    /// The model's context window in tokens: every cell whose estimated prompt exceeds it is reported
+    /// before the first request (`crate::run::provider_limits`). Unset, an OpenAI-compatible llama.cpp
+    /// server's `n_ctx` is read from its `/props`.
+    #[serde(
+        default,
+        deserialize_with = "rules::context_window::de_opt",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub context_window: Option<u32>,
     /// `auto`, `none`, `required`.
     #[serde(default, deserialize_with = "rules::tool_choice::de_opt")]
     pub tool_choice: Option<String>,

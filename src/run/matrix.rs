@@ -235,6 +235,8 @@ impl ModelSettings {
             price: _,
             preflight: _,
             breaker: _,
+            // Read only by the check before the run: it never changes what a trial sends.
+            context_window: _,
         } = m;
         ModelSettings {
             name: name.clone(),

@@ -1,0 +1,107 @@
+//! What each (backend, layout, catalog variant) cell would present to a provider in its first
+//! request — how many tools, under which names, and an estimate of the prompt's tokens — with the
+//! limits of the backend's protocol and the model's context window, so the run's preflight
+//! (`cli::preflight::provider_limits`) reports every cell a provider would refuse before any trial.
+//!
+//! The layouts present different tool sets: `flat` every tool; `progressive` and `progressive-oss` the
+//! meta-tools (the catalog's tools travel as action names in arguments); `search` its one meta-tool,
+//! then the tools it finds, so their names must be acceptable too. A tool-count curve's cells
+//! (`--distractors`) present a subset per task: their names are checked, their count and prompt
+//! are at most the full catalog's and are not.
+
+use super::Prepared;
+use crate::agent::backends::limits::ProtocolLimits;
+use crate::record::LayoutKind;
+
+/// One cell as the check sees it.
+#[derive(Debug, Clone)]
+pub struct Presented {
+    /// The cell key (`dataset/catalog/variant/layout/backend`).
+    pub cell: String,
+    pub layout: LayoutKind,
+    /// The model's label.
+    pub model: String,
+    /// The protocol's limits; `None`: the backend sends no request to a provider.
+    pub limits: Option<&'static ProtocolLimits>,
+    /// The model's context window and where it was read.
+    pub window: Option<(u64, String)>,
+    /// The tools of the first request, by name; `None` for a curve cell (a subset per task).
+    pub tools: Option<usize>,
+    /// Every name the cell may offer (for `search`, the tools it can find too).
+    pub names: Vec<String>,
+    /// Estimated tokens of the largest first request (`o200k_base`: the tools plus the opening
+    /// messages of the largest task); `None` for a curve cell.
+    pub prompt_tokens: Option<usize>,
+}
+
+impl Prepared {
+    /// Every cell of a backend with protocol limits, as its first request would present it. The
+    /// context window of each endpoint is asked once (configured, else the server's `/props` when the
+    /// endpoint's preflight is on).
+    pub async fn presented(&self) -> Vec<Presented> {
+        let mut windows = Vec::with_capacity(self.backends.len());
+        for (i, m) in self.config.models.iter().enumerate() {
+            let window = match &self.endpoints[i] {
+                Some(e) if m.preflight || m.context_window.is_some() => e.context_window().await,
+                _ => None,
+            };
+            windows.push(window);
+        }
+        let limits: Vec<Option<&'static ProtocolLimits>> = self
+            .config
+            .models
+            .iter()
+            .map(|m| {
+                crate::agent::backends::limits_of(&m.backend, super::serving::BACKENDS)
+            })
+            .collect();
+        let mut out = Vec::new();
+        for s in &self.suites {
+            let opening = s
+                .dataset
+                .tasks
+                .iter()
+                .map(|t| {
+                    let messages = crate::agent::opening_messages(t);
+                    crate::tokens::count(&serde_json::to_string(&messages).unwrap_or_default())
+                })
+                .max()
+                .unwrap_or(0);
+            for c in &s.cells {
+                let kind = c.layout.kind();
+                let mut names: Vec<String> =
+                    c.layout.functions().iter().map(|f| f.name.clone()).collect();
+                if kind == LayoutKind::Search {
+                    let mut found: Vec<String> =
+                        c.addressing.values().map(|a| a.function.clone()).collect();
+                    found.sort();
+                    found.dedup();
+                    names.extend(found.into_iter().filter(|n| !n.is_empty()));
+                }
+                let whole = c.distractors.is_none();
+                for (b, backend) in self.backends.iter().enumerate() {
+                    if limits[b].is_none() && windows[b].is_none() {
+                        continue;
+                    }
+                    out.push(Presented {
+                        cell: crate::record::meta::cell_key(
+                            &s.dataset.name,
+                            &s.catalog,
+                            &c.variant,
+                            kind.as_str(),
+                            backend.name(),
+                        ),
+                        layout: kind,
+                        model: self.config.models[b].name.clone(),
+                        limits: limits[b],
+                        window: windows[b].clone(),
+                        tools: whole.then(|| c.layout.functions().len()),
+                        names: names.clone(),
+                        prompt_tokens: whole.then_some(c.tokens_upfront + opening),
+                    });
+                }
+            }
+        }
+        out
+    }
+}
