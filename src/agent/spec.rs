@@ -113,6 +113,15 @@ pub struct ModelSpec {
         skip_serializing_if = "Option::is_none"
     )]
     pub context_window: Option<u32>,
+    /// Whose limits (tool count, tool names) the requests are checked against before the run:
+    /// `openai`, `anthropic`, `gemini` or `none`. Unset: the backend's provider when the base URL is
+    /// that provider's own API, else none (OpenAI-compatible servers such as llama.cpp accept more).
+    #[serde(
+        default,
+        deserialize_with = "rules::provider_limits::de_opt",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub provider_limits: Option<String>,
     /// `auto`, `none`, `required`.
     #[serde(default, deserialize_with = "rules::tool_choice::de_opt")]
     pub tool_choice: Option<String>,

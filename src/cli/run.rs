@@ -191,6 +191,10 @@ struct EndpointArgs {
     /// before the run (unset: a llama.cpp server's `/props`).
     #[arg(long, value_name = "TOKENS", value_parser = rules::context_window::parse)]
     context_window: Option<u32>,
+    /// Whose tool limits (count, names) to check requests against before the run: openai, anthropic,
+    /// gemini or none. Default: the backend's provider when the base URL is its own API, else none.
+    #[arg(long, value_name = "PROVIDER", value_parser = clap::builder::PossibleValuesParser::new(rules::PROVIDER_LIMITS))]
+    provider_limits: Option<String>,
     /// auto, none or required.
     #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(rules::TOOL_CHOICES))]
     tool_choice: Option<String>,
@@ -233,7 +237,8 @@ impl EndpointArgs {
             ($($flag:ident => $field:ident),*) => {$( if let Some(v) = &self.$flag { m.$field = Some(v.clone()); } )*};
         }
         set!(base_url => base_url, model => model, temperature => temperature, top_p => top_p, model_seed => seed,
-             max_tokens => max_tokens, context_window => context_window, tool_choice => tool_choice, parallel_tool_calls => parallel_tool_calls,
+             max_tokens => max_tokens, context_window => context_window,
+             provider_limits => provider_limits, tool_choice => tool_choice, parallel_tool_calls => parallel_tool_calls,
              rpm => requests_per_minute, tpm => tokens_per_minute);
         if let Some(v) = &self.api_key_env {
             m.api_key_env = v.clone();

@@ -237,6 +237,7 @@ impl ModelSettings {
             breaker: _,
             // Read only by the check before the run: it never changes what a trial sends.
             context_window: _,
+            provider_limits: _,
         } = m;
         ModelSettings {
             name: name.clone(),

@@ -10,7 +10,7 @@
 //! are at most the full catalog's and are not.
 
 use super::Prepared;
-use crate::agent::backends::limits::ProtocolLimits;
+use crate::agent::backends::limits::{self, ProtocolLimits};
 use crate::record::LayoutKind;
 
 /// One cell as the check sees it.
@@ -51,8 +51,12 @@ impl Prepared {
             .config
             .models
             .iter()
-            .map(|m| {
-                crate::agent::backends::limits_of(&m.backend, super::serving::BACKENDS)
+            .zip(&self.endpoints)
+            .map(|(m, e)| {
+                let declared =
+                    crate::agent::backends::limits_of(&m.backend, super::serving::BACKENDS);
+                let url = e.as_ref().map(|e| e.endpoint()).unwrap_or_default();
+                limits::applying(declared, m.provider_limits.as_deref(), url)
             })
             .collect();
         let mut out = Vec::new();

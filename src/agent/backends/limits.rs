@@ -64,12 +64,17 @@ pub struct ProtocolLimits {
     /// Most tools (function declarations) one request may carry; `None`: no documented limit.
     pub max_tools: Option<usize>,
     pub names: NameRule,
+    /// The host of the provider's own API, where these limits hold by default; servers that only
+    /// speak the protocol (llama.cpp, vLLM) have their own, and are checked against them only when
+    /// `provider_limits` says so.
+    pub api_host: &'static str,
 }
 
 /// OpenAI chat completions and Responses: at most 128 tools (HTTP 400 `array_above_max_length`),
 /// function names `^[a-zA-Z0-9_-]{1,64}$` (the API reference's `FunctionObject.name`).
 pub const OPENAI: ProtocolLimits = ProtocolLimits {
     protocol: "OpenAI (chat completions and Responses)",
+    api_host: "api.openai.com",
     max_tools: Some(128),
     names: NameRule {
         max_len: 64,
@@ -83,6 +88,7 @@ pub const OPENAI: ProtocolLimits = ProtocolLimits {
 /// (client-side tool search) names at most [`ANTHROPIC_TOOL_REFERENCE_MAX`] characters.
 pub const ANTHROPIC: ProtocolLimits = ProtocolLimits {
     protocol: "Anthropic Messages",
+    api_host: "api.anthropic.com",
     max_tools: None,
     names: NameRule {
         max_len: 128,
@@ -99,6 +105,7 @@ pub const ANTHROPIC_TOOL_REFERENCE_MAX: usize = 64;
 /// matching `[a-zA-Z_][a-zA-Z0-9_.:-]*` (declared for the coming `gemini` backend).
 pub const GEMINI: ProtocolLimits = ProtocolLimits {
     protocol: "Gemini generateContent",
+    api_host: "generativelanguage.googleapis.com",
     max_tools: Some(512),
     names: NameRule {
         max_len: 64,
@@ -107,6 +114,32 @@ pub const GEMINI: ProtocolLimits = ProtocolLimits {
         rest: gemini_rest,
     },
 };
+
+/// The limits of a provider by the name `provider_limits` gives it (`none`, or any other: none).
+pub fn by_name(name: &str) -> Option<&'static ProtocolLimits> {
+    match name {
+        "openai" => Some(&OPENAI),
+        "anthropic" => Some(&ANTHROPIC),
+        "gemini" => Some(&GEMINI),
+        _ => None,
+    }
+}
+
+/// The limits a model's requests are checked against: the ones `chosen` names (`provider_limits`),
+/// else the protocol's (`declared`, from the backend's registry entry) when `base_url` is the
+/// provider's own API.
+pub fn applying(
+    declared: Option<&'static ProtocolLimits>,
+    chosen: Option<&str>,
+    base_url: &str,
+) -> Option<&'static ProtocolLimits> {
+    if let Some(name) = chosen {
+        return by_name(name);
+    }
+    let declared = declared?;
+    let host = reqwest::Url::parse(base_url).ok()?.host_str()?.to_ascii_lowercase();
+    (host == declared.api_host).then_some(declared)
+}
 
 /// One limit a request would exceed, before it is sent.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -277,6 +310,27 @@ mod tests {
         }
         let many: Vec<String> = (0..5000).map(|i| format!("t{i}")).collect();
         assert!(ANTHROPIC.check_tools(many.iter().map(String::as_str)).is_empty());
+    }
+
+    #[test]
+    fn the_providers_own_api_gets_its_limits_and_compatible_servers_only_when_asked() {
+        let openai = Some(&OPENAI);
+        let named = |l: Option<&ProtocolLimits>| l.map(|l| l.protocol);
+        let cases = [
+            (openai, None, "https://api.openai.com/v1", Some(OPENAI.protocol)),
+            (openai, None, "https://API.OpenAI.com/v1/", Some(OPENAI.protocol)),
+            (openai, None, "http://127.0.0.1:8080/v1", None),
+            (openai, None, "https://api.openai.com.example.net/v1", None),
+            (openai, Some("openai"), "http://127.0.0.1:8080/v1", Some(OPENAI.protocol)),
+            (openai, Some("gemini"), "http://127.0.0.1:8080/v1", Some(GEMINI.protocol)),
+            (openai, Some("none"), "https://api.openai.com/v1", None),
+            (Some(&ANTHROPIC), None, "https://api.anthropic.com", Some(ANTHROPIC.protocol)),
+            (None, None, "https://api.openai.com/v1", None),
+            (openai, None, "not a url", None),
+        ];
+        for (declared, chosen, url, want) in cases {
+            assert_eq!(named(applying(declared, chosen, url)), want, "{chosen:?} {url}");
+        }
     }
 
     #[test]
