@@ -272,8 +272,8 @@ struct MockArgs {
     /// outside OpenAI's pattern on the chat route, a name outside Anthropic's on the Messages route.
     #[arg(long)]
     tool_limits: bool,
-    /// Refuse requests of more than N tokens (o200k over the request body) as a provider refuses a
-    /// prompt over its context window; `GET /props` then reports `n_ctx` as llama-server does.
+    /// Refuse requests of more than N tokens (a token per 4 bytes of the request body) as a provider
+    /// refuses a prompt over its context window; `GET /props` then reports `n_ctx` as llama-server does.
     #[arg(long, value_name = "N")]
     context_size: Option<usize>,
     /// How a request over --context-size is refused: llama-cpp (`exceed_context_size_error`), openai

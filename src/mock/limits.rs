@@ -7,7 +7,7 @@
 //!   pattern").
 //! - Messages (Anthropic's): a tool name outside `^[a-zA-Z0-9_-]{1,128}$` → HTTP 400 "String should
 //!   match pattern".
-//! - A context size (`--context-size N`): a request whose tokens (`o200k_base` over the request
+//! - A context size (`--context-size N`): a request whose tokens (a token per 4 bytes of the request
 //!   body, the mock's own measure) exceed `N` is refused as `--context-error` says: `llama-cpp`
 //!   (HTTP 400 `exceed_context_size_error` with `n_prompt_tokens` and `n_ctx`, llama-server's shape),
 //!   `openai` (HTTP 400 `context_length_exceeded`), on the Messages route Anthropic's "prompt is too
@@ -88,7 +88,9 @@ pub(super) fn refusal(s: &MockState, body: &Value, wire: Wire) -> Option<Respons
         }
     }
     let n_ctx = s.config.context_size?;
-    let tokens = crate::tokens::count(&body.to_string());
+    // The mock's own measure (one token per 4 bytes, as its usage counts): a test double's server,
+    // like a real one, counts with its own tokenizer, not toolpick's estimate.
+    let tokens = body.to_string().len() / 4;
     if tokens <= n_ctx {
         return None;
     }
