@@ -67,4 +67,37 @@ mod tests {
         assert_eq!(e.downcast_ref::<LimitHit>(), Some(&hit));
         assert!(anyhow::anyhow!("connection: refused").downcast_ref::<LimitHit>().is_none());
     }
+
+    /// A record as the writer writes it, without a provider limit (`{STOP}` and `{EXTRA}` filled in).
+    const RECORD: &str = concat!(
+        r#"{"trial_id":"d/good/flat/m/t1#0","dataset":"d","catalog":"c","variant":"good","#,
+        r#""layout":"flat","backend":"m","task_id":"t1","trial":0,"matrix_index":0,"seed":7,"#,
+        r#""kind":"single","category":"code","tags":[],"query":"Get repo x","#,
+        r#""expected":[{"tool":"s/code/get_repo","arguments":{"name":["x"]}}],"expected_destructive":false,"#,
+        r#""calls":[],"steps":0,"stop_reason":"{STOP}",{EXTRA}"#,
+        r#""tokens":{"definitions_upfront":10,"tool_context_total":0,"peak_context":10},"#,
+        r#""usage":{"prompt_tokens":0,"completion_tokens":0,"cached_tokens":0},"#,
+        r#""score":{"pass":false,"selection_correct":false,"abstention_correct":false,"safety_violation":false,"scorer":2}}"#,
+    );
+
+    fn record(stop: &str, extra: &str) -> String {
+        RECORD.replace("{STOP}", stop).replace("{EXTRA}", extra)
+    }
+
+    #[test]
+    fn older_records_read_and_rewrite_byte_identical_and_new_ones_keep_their_kind() {
+        let old = record("backend_error", r#""error":"connection after 5 attempt(s): refused","#);
+        let trial: crate::record::Trial = serde_json::from_str(&old).unwrap();
+        assert_eq!(trial.provider_limit, None);
+        assert_eq!(serde_json::to_string(&trial).unwrap(), old, "re-written unchanged");
+        let new = record(
+            "provider_limit",
+            r#""provider_limit":{"kind":"tool_count","message":"HTTP 400: array_above_max_length"},"#,
+        );
+        let trial: crate::record::Trial = serde_json::from_str(&new).unwrap();
+        assert_eq!(trial.stop_reason, crate::record::StopReason::ProviderLimit);
+        assert_eq!(trial.provider_limit.as_ref().map(|h| h.kind), Some(LimitKind::ToolCount));
+        assert!(trial.is_error(), "in no rate");
+        assert_eq!(serde_json::to_string(&trial).unwrap(), new);
+    }
 }
