@@ -86,15 +86,25 @@ fn tool_counts_around_openais_128_are_refused_before_the_run_by_cell() {
         let env = start(MockConfig { tool_limits: true, ..Default::default() });
         let dir = format!("cat{n}");
         write_catalog(env.dir.path(), &dir, &names(n));
-        let o = run(&env, "openai", &dir, "r", &["--provider-limits", "openai", "--layouts", "flat,progressive"]);
+        let o = run(
+            &env,
+            "openai",
+            &dir,
+            "r",
+            &["--provider-limits", "openai", "--layouts", "flat,progressive"],
+        );
         if n <= 128 {
             assert!(o.status.success(), "{n} tools: {}", stderr(&o));
             continue;
         }
         let err = assert_refused_before_the_run(&env, &o, &format!("{n} tools"));
-        let cell = format!("ds_{dir}/{dir}/good/flat/mock [tool_count]: {n} tools, more than the 128");
+        let cell =
+            format!("ds_{dir}/{dir}/good/flat/mock [tool_count]: {n} tools, more than the 128");
         assert!(err.contains(&cell), "{n} tools: names the cell, the limit and the numbers: {err}");
-        assert!(!err.contains("/progressive/"), "the progressive layout offers its meta-tools only: {err}");
+        assert!(
+            !err.contains("/progressive/"),
+            "the progressive layout offers its meta-tools only: {err}"
+        );
         assert!(err.contains("--layouts progressive or search"), "{err}");
     }
 }
@@ -118,12 +128,14 @@ fn names_gemini_refuses_are_named_before_the_run() {
         let mut list = names(3);
         list.push(bad.to_string());
         write_catalog(env.dir.path(), "cat", &list);
-        let o = run(&env, "openai", "cat", "r", &["--provider-limits", "gemini", "--layouts", "flat"]);
+        let o =
+            run(&env, "openai", "cat", "r", &["--provider-limits", "gemini", "--layouts", "flat"]);
         let err = assert_refused_before_the_run(&env, &o, bad);
         assert!(err.contains("[tool_name]") && err.contains(&format!("`{bad}`")), "{bad}: {err}");
         assert!(err.contains("Gemini"), "{err}");
         // The same names pass OpenAI's rule.
-        let o = run(&env, "openai", "cat", "o", &["--provider-limits", "openai", "--layouts", "flat"]);
+        let o =
+            run(&env, "openai", "cat", "o", &["--provider-limits", "openai", "--layouts", "flat"]);
         assert!(o.status.success(), "{bad} under OpenAI's rule: {}", stderr(&o));
     }
 }
@@ -133,7 +145,17 @@ fn with_allow_provider_errors_each_refusal_is_a_provider_limit_trial_counted_per
     let env = start(MockConfig { tool_limits: true, ..Default::default() });
     write_catalog(env.dir.path(), "cat", &names(150));
     // One episode in a row failing the same way would open a breaker of 1: a limit is no such failure.
-    let extra = ["--provider-limits", "openai", "--layouts", "flat,progressive", "--allow-provider-errors", "--breaker", "1", "--trials", "2"];
+    let extra = [
+        "--provider-limits",
+        "openai",
+        "--layouts",
+        "flat,progressive",
+        "--allow-provider-errors",
+        "--breaker",
+        "1",
+        "--trials",
+        "2",
+    ];
     let o = run(&env, "openai", "cat", "r", &extra);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("[tool_count]"), "the cells are still named: {}", stderr(&o));
@@ -143,7 +165,9 @@ fn with_allow_provider_errors_each_refusal_is_a_provider_limit_trial_counted_per
         if t["layout"] == "flat" {
             assert_eq!(t["stop_reason"], "provider_limit", "{t}");
             assert_eq!(t["provider_limit"]["kind"], "tool_count", "{t}");
-            assert!(t["provider_limit"]["message"].as_str().unwrap().contains("array_above_max_length"));
+            assert!(
+                t["provider_limit"]["message"].as_str().unwrap().contains("array_above_max_length")
+            );
             assert!(t.get("error").is_none(), "not an infrastructure error: {t}");
             assert_eq!(t["score"]["error_type"], "provider_limit", "{t}");
         } else {
@@ -156,7 +180,11 @@ fn with_allow_provider_errors_each_refusal_is_a_provider_limit_trial_counted_per
     assert_eq!(run_json["endpoints"]["mock"]["retries"], 0, "a limit is never retried");
     for row in summary_rows(&env.path("out/r")) {
         let (n, limited) = if row["layout"] == "flat" { ("0", "4") } else { ("4", "0") };
-        assert_eq!((row["n"].as_str(), row["excluded_provider_limit"].as_str()), (n, limited), "{row:?}");
+        assert_eq!(
+            (row["n"].as_str(), row["excluded_provider_limit"].as_str()),
+            (n, limited),
+            "{row:?}"
+        );
         assert_eq!(row["excluded_infrastructure"], "0", "{row:?}");
     }
 }
@@ -174,20 +202,38 @@ fn context_windows_around_the_estimate_from_the_flag_and_from_the_servers_props(
     write_catalog(env.dir.path(), "cat", &names(60));
     let o = run(&env, "openai", "cat", "r", &["--layouts", "flat"]);
     let err = assert_refused_before_the_run(&env, &o, "/props");
-    assert!(err.contains("/good/flat/mock [context]") && err.contains("2000-token context window (the server's /props n_ctx)"), "{err}");
+    assert!(
+        err.contains("/good/flat/mock [context]")
+            && err.contains("2000-token context window (the server's /props n_ctx)"),
+        "{err}"
+    );
     let estimate = estimate_in(&err);
     assert!(estimate > 2000, "{err}");
     // A configured window wins over /props; windows around the estimate: refused above it only.
     let env = start(MockConfig::default());
     write_catalog(env.dir.path(), "cat", &names(60));
-    for (window, refused) in [(estimate - 1, true), (estimate, false), (estimate + 1, false), (1, true)] {
+    for (window, refused) in
+        [(estimate - 1, true), (estimate, false), (estimate + 1, false), (1, true)]
+    {
         let w = window.to_string();
-        let o = run(&env, "openai", "cat", &format!("w{window}"), &["--layouts", "flat", "--context-window", &w]);
+        let o = run(
+            &env,
+            "openai",
+            "cat",
+            &format!("w{window}"),
+            &["--layouts", "flat", "--context-window", &w],
+        );
         if refused {
             let err = stderr(&o);
             assert_eq!(o.status.code(), Some(2), "window {window}: {err}");
-            assert!(err.starts_with("error: --context-window:") || err.contains("--context-window:"), "{err}");
-            assert!(err.contains(&format!("{window}-token context window (context_window)")), "{err}");
+            assert!(
+                err.starts_with("error: --context-window:") || err.contains("--context-window:"),
+                "{err}"
+            );
+            assert!(
+                err.contains(&format!("{window}-token context window (context_window)")),
+                "{err}"
+            );
         } else {
             assert!(o.status.success(), "window {window}: {}", stderr(&o));
         }
@@ -206,9 +252,19 @@ fn each_providers_context_refusal_at_run_time_is_a_context_limit() {
         ("anthropic", ContextError::StopReason, "model_context_window_exceeded"),
     ];
     for (backend, style, words) in cases {
-        let env = start(MockConfig { context_size: Some(1500), context_error: style, ..Default::default() });
+        let env = start(MockConfig {
+            context_size: Some(1500),
+            context_error: style,
+            ..Default::default()
+        });
         write_catalog(env.dir.path(), "cat", &names(60));
-        let o = run(&env, backend, "cat", "r", &["--layouts", "flat", "--allow-provider-errors", "--breaker", "1"]);
+        let o = run(
+            &env,
+            backend,
+            "cat",
+            "r",
+            &["--layouts", "flat", "--allow-provider-errors", "--breaker", "1"],
+        );
         assert!(o.status.success(), "{backend} {style:?}: {}", stderr(&o));
         let trials = trials_with_transcripts(&env.path("out/r"));
         assert_eq!(trials.len(), 2);
@@ -217,40 +273,70 @@ fn each_providers_context_refusal_at_run_time_is_a_context_limit() {
             assert_eq!(t["provider_limit"]["kind"], "context", "{t}");
             assert!(t["provider_limit"]["message"].as_str().unwrap().contains(words), "{t}");
         }
-        assert_eq!(env.server.requests(), 2, "{backend} {style:?}: one request per trial, none retried");
+        assert_eq!(
+            env.server.requests(),
+            2,
+            "{backend} {style:?}: one request per trial, none retried"
+        );
         let row = &summary_rows(&env.path("out/r"))[0];
         assert_eq!(row["excluded_provider_limit"], "2", "{row:?}");
     }
 }
 
 #[test]
-fn bad_limit_settings_name_their_flag_or_field() {
+fn bad_limit_settings_name_their_flag_or_field_and_the_rule() {
     let env = start(MockConfig::default());
     write_catalog(env.dir.path(), "cat", &names(3));
-    for (args, names_it) in [
-        (vec!["--provider-limits", "azure"], "--provider-limits"),
-        (vec!["--context-window", "0"], "--context-window"),
-        (vec!["--context-window", "lots"], "--context-window"),
+    for (args, says) in [
+        (
+            vec!["--provider-limits", "azure"],
+            ["'--provider-limits <PROVIDER>'", "openai, anthropic, gemini, none"],
+        ),
+        (vec!["--context-window", "0"], ["'--context-window <TOKENS>'", "at least 1"]),
+        (
+            vec!["--context-window", "lots"],
+            ["'--context-window <TOKENS>'", "not a whole number of tokens"],
+        ),
     ] {
         let o = run(&env, "openai", "cat", "r", &args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
-        assert!(stderr(&o).contains(names_it), "{args:?}: {}", stderr(&o));
+        assert!(says.iter().all(|w| stderr(&o).contains(w)), "{args:?}: {}", stderr(&o));
     }
     let config = env.path("exp.toml");
-    for (line, field) in [("context_window = 0", "context_window"), ("provider_limits = \"azure\"", "provider_limits")] {
+    for (line, says) in [
+        ("context_window = 0", "exp.toml:6: field `models[0].context_window`: must be at least 1"),
+        (
+            "provider_limits = \"azure\"",
+            "exp.toml:6: field `models[0].provider_limits`: `azure` is not a provider",
+        ),
+    ] {
         std::fs::write(&config, format!("catalogs = [\"cat\"]\ndatasets = [\"ds_cat.jsonl\"]\n[[models]]\nbackend = \"openai\"\nmodel = \"m\"\n{line}\n")).unwrap();
         let o = Command::new(env!("CARGO_BIN_EXE_toolpick"))
-            .args(["run", "--config", config.to_str().unwrap(), "--base-url", &env.url(), "--out", "out"])
+            .args([
+                "run",
+                "--config",
+                config.to_str().unwrap(),
+                "--base-url",
+                &env.url(),
+                "--out",
+                "out",
+            ])
             .current_dir(env.dir.path())
             .output()
             .unwrap();
         assert_eq!(o.status.code(), Some(2), "{line}");
-        assert!(stderr(&o).contains(field) && stderr(&o).contains("exp.toml"), "{line}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{line}: {}", stderr(&o));
     }
     assert!(!env.path("out").exists());
-    for args in [["--context-error", "gemini"], ["--context-size", "0"]] {
+    for (args, says) in [
+        (
+            ["--context-error", "gemini"],
+            "--context-error: `gemini` is not a style; choose from llama-cpp, openai, stop-reason",
+        ),
+        (["--context-size", "0"], "--context-size: must be at least 1 token"),
+    ] {
         let o = toolpick(&["mock-endpoint", "--port", "0", args[0], args[1]], env.dir.path());
         assert_eq!(o.status.code(), Some(2), "{args:?}");
-        assert!(stderr(&o).contains(args[0]), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
     }
 }

@@ -36,10 +36,8 @@ impl NameRule {
             return Some(format!("{len} characters, more than {}", self.max_len));
         }
         let mut chars = name.chars();
-        let bad = chars
-            .next()
-            .filter(|c| !(self.first)(*c))
-            .or_else(|| chars.find(|c| !(self.rest)(*c)));
+        let bad =
+            chars.next().filter(|c| !(self.first)(*c)).or_else(|| chars.find(|c| !(self.rest)(*c)));
         bad.map(|c| format!("`{}` does not match `{}`", c.escape_debug(), self.pattern))
     }
 }
@@ -162,7 +160,10 @@ impl ProtocolLimits {
         let max = self.max_tools.filter(|max| n > *max)?;
         Some(Breach {
             kind: LimitKind::ToolCount,
-            what: format!("{n} tools, more than the {max} {} accepts in one request", self.protocol),
+            what: format!(
+                "{n} tools, more than the {max} {} accepts in one request",
+                self.protocol
+            ),
         })
     }
 
@@ -171,7 +172,9 @@ impl ProtocolLimits {
         const SHOWN: usize = 3;
         let bad: Vec<String> = names
             .into_iter()
-            .filter_map(|n| self.names.check(n).map(|why| format!("`{}` ({why})", n.escape_debug())))
+            .filter_map(|n| {
+                self.names.check(n).map(|why| format!("`{}` ({why})", n.escape_debug()))
+            })
             .collect();
         if bad.is_empty() {
             return None;
@@ -267,7 +270,10 @@ pub(crate) fn kind_of(f: &Failure) -> Option<LimitKind> {
 /// stops the trial with `provider_limit`. The message is redacted like any endpoint's words.
 pub(crate) fn into_error(http: &HttpEndpoint, f: &Failure) -> Option<anyhow::Error> {
     let kind = kind_of(f)?;
-    Some(anyhow::Error::new(LimitHit { kind, message: http.redactor.redact(&f.message).into_owned() }))
+    Some(anyhow::Error::new(LimitHit {
+        kind,
+        message: http.redactor.redact(&f.message).into_owned(),
+    }))
 }
 
 /// The context window a llama.cpp server was started with (`-c`): `GET {root}/props`,
@@ -374,19 +380,29 @@ mod tests {
         let b = OPENAI.check_tools(["ok", "a b", "c/d", "e.f", "g h"]);
         assert_eq!(b.len(), 1);
         assert_eq!(b[0].kind, LimitKind::ToolName);
-        assert!(b[0].what.starts_with("4 tool name(s)") && b[0].what.ends_with("and 1 more"), "{}", b[0].what);
+        assert!(
+            b[0].what.starts_with("4 tool name(s)") && b[0].what.ends_with("and 1 more"),
+            "{}",
+            b[0].what
+        );
     }
 
     #[test]
     fn context_sizes_around_the_estimate() {
-        for (estimate, window, over) in
-            [(13_216, 8_192, true), (13_216, 13_216, false), (13_217, 13_216, true), (0, 1, false), (16_384, 16_384, false)]
-        {
+        for (estimate, window, over) in [
+            (13_216, 8_192, true),
+            (13_216, 13_216, false),
+            (13_217, 13_216, true),
+            (0, 1, false),
+            (16_384, 16_384, false),
+        ] {
             let b = check_context(estimate, window);
             assert_eq!(b.is_some(), over, "{estimate} tokens in {window}");
             if let Some(b) = b {
                 assert_eq!(b.kind, LimitKind::Context);
-                assert!(b.what.contains(&estimate.to_string()) && b.what.contains(&window.to_string()));
+                assert!(
+                    b.what.contains(&estimate.to_string()) && b.what.contains(&window.to_string())
+                );
             }
         }
     }
@@ -395,16 +411,44 @@ mod tests {
     fn providers_refusals_are_read_as_their_limit() {
         let cases = [
             // llama.cpp's server (tools/server/utils.hpp, format_error_response).
-            (400, r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":13216,"n_ctx":8192}}"#, Some(LimitKind::Context)),
+            (
+                400,
+                r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":13216,"n_ctx":8192}}"#,
+                Some(LimitKind::Context),
+            ),
             // OpenAI.
-            (400, r#"{"error":{"message":"This model's maximum context length is 128000 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#, Some(LimitKind::Context)),
-            (400, r#"{"error":{"message":"Invalid 'tools': array too long. Expected an array with maximum length 128, but got an array with length 150 instead.","type":"invalid_request_error","param":"tools","code":"array_above_max_length"}}"#, Some(LimitKind::ToolCount)),
-            (400, r#"{"error":{"message":"Invalid 'tools[3].function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.","type":"invalid_request_error","param":"tools[3].function.name","code":"invalid_value"}}"#, Some(LimitKind::ToolName)),
+            (
+                400,
+                r#"{"error":{"message":"This model's maximum context length is 128000 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#,
+                Some(LimitKind::Context),
+            ),
+            (
+                400,
+                r#"{"error":{"message":"Invalid 'tools': array too long. Expected an array with maximum length 128, but got an array with length 150 instead.","type":"invalid_request_error","param":"tools","code":"array_above_max_length"}}"#,
+                Some(LimitKind::ToolCount),
+            ),
+            (
+                400,
+                r#"{"error":{"message":"Invalid 'tools[3].function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.","type":"invalid_request_error","param":"tools[3].function.name","code":"invalid_value"}}"#,
+                Some(LimitKind::ToolName),
+            ),
             // Anthropic.
-            (400, r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#, Some(LimitKind::Context)),
-            (400, r#"{"type":"error","error":{"type":"invalid_request_error","message":"tools.0.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'"}}"#, Some(LimitKind::ToolName)),
+            (
+                400,
+                r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#,
+                Some(LimitKind::Context),
+            ),
+            (
+                400,
+                r#"{"type":"error","error":{"type":"invalid_request_error","message":"tools.0.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'"}}"#,
+                Some(LimitKind::ToolName),
+            ),
             // Not limits: other client errors, and the same words from a server that failed.
-            (400, r#"{"error":{"message":"Invalid value for 'temperature'","code":"invalid_value"}}"#, None),
+            (
+                400,
+                r#"{"error":{"message":"Invalid value for 'temperature'","code":"invalid_value"}}"#,
+                None,
+            ),
             (401, r#"{"error":{"code":"context_length_exceeded"}}"#, None),
             (500, r#"{"error":{"type":"exceed_context_size_error"}}"#, None),
             (400, r#"{"error":{"code":"array_above_max_length","param":"messages"}}"#, None),
