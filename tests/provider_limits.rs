@@ -110,6 +110,26 @@ fn tool_counts_around_openais_128_are_refused_before_the_run_by_cell() {
 }
 
 #[test]
+fn a_tool_count_curve_is_measured_per_task_at_each_level() {
+    // Each task sees its gold tool plus N drawn from the 150: N = 126 and 127 fit in 128, 128 does not.
+    let env = start(MockConfig { tool_limits: true, ..Default::default() });
+    write_catalog(env.dir.path(), "cat", &names(150));
+    let args =
+        ["--provider-limits", "openai", "--layouts", "flat", "--distractors", "10,126,127,128"];
+    let o = run(&env, "openai", "cat", "r", &args);
+    let err = assert_refused_before_the_run(&env, &o, "a curve");
+    assert!(err.contains("/good@128/flat/mock [tool_count]: 129 tools"), "{err}");
+    for fits in ["@10/", "@126/", "@127/"] {
+        assert!(!err.contains(fits), "{fits} fits: {err}");
+    }
+    let args = ["--provider-limits", "openai", "--layouts", "flat", "--distractors", "10,127"];
+    let o = run(&env, "openai", "cat", "r", &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let trials = trials_with_transcripts(&env.path("out/r"));
+    assert!(trials.iter().all(|t| t["stop_reason"] != "provider_limit"), "every request fits");
+}
+
+#[test]
 fn the_limits_of_openais_own_api_are_not_those_of_a_compatible_server() {
     // The same 150 tools to a local OpenAI-compatible server: no limit is assumed, the run goes on.
     let env = start(MockConfig::default());

@@ -240,12 +240,11 @@ pub fn provider_limits(
     for c in cells {
         let mut breaches: Vec<Breach> = Vec::new();
         if let Some(limits) = c.limits {
-            // A curve cell's count is per task (at most the catalog's): only its names are checked.
-            breaches.extend(c.tools.and_then(|n| limits.check_count(n)));
+            breaches.extend(limits.check_count(c.tools));
             breaches.extend(limits.check_names(c.names.iter().map(String::as_str)));
         }
-        if let (Some((window, from)), Some(estimate)) = (&c.window, c.prompt_tokens)
-            && let Some(mut b) = check_context(estimate, *window)
+        if let Some((window, from)) = &c.window
+            && let Some(mut b) = check_context(c.prompt_tokens, *window)
         {
             b.what.push_str(&format!(" ({from})"));
             breaches.push(b);

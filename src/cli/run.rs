@@ -525,7 +525,7 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
     let dir = out.join(&run_id);
     let rt = runtime(args.jobs)?;
     // Cells a provider would refuse are named before the first trial (exit 2 unless allowed).
-    let presented = rt.block_on(prepared.presented());
+    let presented = rt.block_on(prepared.presented())?;
     for note in super::preflight::provider_limits(&presented, args.allow_provider_errors)? {
         crate::messages::note(format_args!("{note}"));
     }

@@ -5,13 +5,14 @@
 //!
 //! The layouts present different tool sets: `flat` every tool; `progressive` and `progressive-oss` the
 //! meta-tools (the catalog's tools travel as action names in arguments); `search` its one meta-tool,
-//! then the tools it finds, so their names must be acceptable too. A tool-count curve's cells
-//! (`--distractors`) present a subset per task: their names are checked, their count and prompt
-//! are at most the full catalog's and are not.
+//! then the tools it finds, so their names must be acceptable too. A task with its own presentation
+//! (a tool-count curve's level, its own candidates, a poison) is measured on that presentation, built
+//! as the run builds it; a cell reports its largest task.
 
 use super::Prepared;
 use crate::agent::backends::limits::{self, ProtocolLimits};
 use crate::record::LayoutKind;
+use std::collections::BTreeSet;
 
 /// One cell as the check sees it.
 #[derive(Debug, Clone)]
@@ -25,20 +26,20 @@ pub struct Presented {
     pub limits: Option<&'static ProtocolLimits>,
     /// The model's context window and where it was read.
     pub window: Option<(u64, String)>,
-    /// The tools of the first request, by name; `None` for a curve cell (a subset per task).
-    pub tools: Option<usize>,
+    /// The most tools a first request of the cell carries (over its tasks).
+    pub tools: usize,
     /// Every name the cell may offer (for `search`, the tools it can find too).
     pub names: Vec<String>,
-    /// Estimated tokens of the largest first request (`o200k_base`: the tools plus the opening
-    /// messages of the largest task); `None` for a curve cell.
-    pub prompt_tokens: Option<usize>,
+    /// Estimated tokens of the cell's largest first request (`o200k_base`: the tools plus the task's
+    /// opening messages).
+    pub prompt_tokens: usize,
 }
 
 impl Prepared {
     /// Every cell of a backend with protocol limits, as its first request would present it. The
     /// context window of each endpoint is asked once (configured, else the server's `/props` when the
     /// endpoint's preflight is on).
-    pub async fn presented(&self) -> Vec<Presented> {
+    pub async fn presented(&self) -> anyhow::Result<Vec<Presented>> {
         let mut windows = Vec::with_capacity(self.backends.len());
         for (i, m) in self.config.models.iter().enumerate() {
             let window = match &self.endpoints[i] {
@@ -60,8 +61,11 @@ impl Prepared {
             })
             .collect();
         let mut out = Vec::new();
+        if limits.iter().zip(&windows).all(|(l, w)| l.is_none() && w.is_none()) {
+            return Ok(out);
+        }
         for s in &self.suites {
-            let opening = s
+            let opening: Vec<usize> = s
                 .dataset
                 .tasks
                 .iter()
@@ -69,20 +73,42 @@ impl Prepared {
                     let messages = crate::agent::opening_messages(t);
                     crate::tokens::count(&serde_json::to_string(&messages).unwrap_or_default())
                 })
-                .max()
-                .unwrap_or(0);
+                .collect();
             for c in &s.cells {
                 let kind = c.layout.kind();
-                let mut names: Vec<String> =
-                    c.layout.functions().iter().map(|f| f.name.clone()).collect();
-                if kind == LayoutKind::Search {
-                    let mut found: Vec<String> =
-                        c.addressing.values().map(|a| a.function.clone()).collect();
-                    found.sort();
-                    found.dedup();
-                    names.extend(found.into_iter().filter(|n| !n.is_empty()));
+                let shown = |layout: &dyn crate::layout::Layout,
+                             addressing: &crate::agent::Addressing| {
+                    let mut names: Vec<String> =
+                        layout.functions().iter().map(|f| f.name.clone()).collect();
+                    if kind == LayoutKind::Search {
+                        names.extend(
+                            addressing
+                                .values()
+                                .map(|a| a.function.clone())
+                                .filter(|n| !n.is_empty()),
+                        );
+                    }
+                    names
+                };
+                let mut names: BTreeSet<String> = BTreeSet::new();
+                let (mut tools, mut prompt) = (0, 0);
+                let mut whole_cell = false;
+                for (t, opening) in opening.iter().enumerate() {
+                    if Self::per_task(s, c, t) {
+                        let sc = self.scenario(s, c, t)?;
+                        tools = tools.max(sc.layout.functions().len());
+                        prompt = prompt.max(sc.tokens_upfront + opening);
+                        names.extend(shown(sc.layout.as_ref(), &sc.addressing));
+                    } else {
+                        tools = tools.max(c.layout.functions().len());
+                        prompt = prompt.max(c.tokens_upfront + opening);
+                        whole_cell = true;
+                    }
                 }
-                let whole = c.distractors.is_none();
+                if whole_cell {
+                    names.extend(shown(c.layout.as_ref(), &c.addressing));
+                }
+                let names: Vec<String> = names.into_iter().collect();
                 for (b, backend) in self.backends.iter().enumerate() {
                     if limits[b].is_none() && windows[b].is_none() {
                         continue;
@@ -99,13 +125,13 @@ impl Prepared {
                         model: self.config.models[b].name.clone(),
                         limits: limits[b],
                         window: windows[b].clone(),
-                        tools: whole.then(|| c.layout.functions().len()),
+                        tools,
                         names: names.clone(),
-                        prompt_tokens: whole.then_some(c.tokens_upfront + opening),
+                        prompt_tokens: prompt,
                     });
                 }
             }
         }
-        out
+        Ok(out)
     }
 }
