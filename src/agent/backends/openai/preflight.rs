@@ -45,6 +45,15 @@ impl OpenAiBackend {
         if let Some(n) = self.http.spec.context_window {
             return Some((n as u64, "context_window".into()));
         }
+        // OpenAI's own API has no /props (and publishes its windows elsewhere): not asked.
+        let limits = crate::agent::backends::limits::applying(
+            Some(&crate::agent::backends::limits::OPENAI),
+            None,
+            &self.endpoint,
+        );
+        if limits.is_some() {
+            return None;
+        }
         let n = crate::agent::backends::limits::llama_cpp_n_ctx(&self.http, &self.endpoint).await?;
         Some((n, "the server's /props n_ctx".into()))
     }
