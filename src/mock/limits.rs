@@ -130,3 +130,109 @@ pub(super) async fn props(
         None => StatusCode::NOT_FOUND.into_response(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::backends::limits::{anthropic_stop, classify_http, kind_of};
+    use crate::record::LimitKind;
+
+    fn state(tool_limits: bool, context_size: Option<usize>, style: ContextError) -> MockState {
+        MockState {
+            config: super::super::MockConfig {
+                tool_limits,
+                context_size,
+                context_error: style,
+                ..Default::default()
+            },
+            lexical: crate::agent::backends::LexicalBackend::new(Default::default()),
+            requests: Default::default(),
+            injected: Default::default(),
+            down_after: std::sync::atomic::AtomicU64::new(u64::MAX),
+        }
+    }
+
+    fn body(names: &[String]) -> Value {
+        let tools: Vec<Value> = names
+            .iter()
+            .map(|n| json!({"type": "function", "function": {"name": n, "parameters": {"type": "object"}}}))
+            .collect();
+        json!({"model": "m", "messages": [{"role": "user", "content": "hi"}], "tools": tools})
+    }
+
+    /// The refusal's status and the limit the runner reads in it.
+    async fn read(s: &MockState, body: &Value, wire: Wire) -> Option<(u16, Option<LimitKind>)> {
+        let r = refusal(s, body, wire)?;
+        let status = r.status().as_u16();
+        let bytes = axum::body::to_bytes(r.into_body(), usize::MAX).await.unwrap();
+        if status == 200 {
+            // An answer: read as a limit from its stop reason, as the anthropic backend does.
+            let value: Value = serde_json::from_slice(&bytes).unwrap();
+            return Some((status, anthropic_stop(&value).as_ref().and_then(kind_of)));
+        }
+        Some((status, classify_http(status, &String::from_utf8_lossy(&bytes))))
+    }
+
+    #[tokio::test]
+    async fn each_route_refuses_what_its_provider_refuses_in_words_the_runner_reads() {
+        let limited = state(true, None, ContextError::LlamaCpp);
+        let tools = |n: usize| (0..n).map(|i| format!("t{i}")).collect::<Vec<_>>();
+        for n in [1, 127, 128, 129, 300] {
+            let got = read(&limited, &body(&tools(n)), Wire::Chat).await;
+            let want = (n > 128).then_some((400, Some(LimitKind::ToolCount)));
+            assert_eq!(got, want, "{n} tools on the chat route");
+            assert_eq!(
+                read(&limited, &body(&tools(n)), Wire::Messages).await,
+                None,
+                "{n} on Messages"
+            );
+        }
+        let long = |n: usize| "a".repeat(n);
+        for (name, chat, messages) in [
+            ("ok_name".to_string(), false, false),
+            (long(64), false, false),
+            (long(65), true, false),
+            (long(128), true, false),
+            (long(129), true, true),
+            ("has space".to_string(), true, true),
+            ("dot.name".to_string(), true, true),
+        ] {
+            let b = body(&[name.clone()]);
+            let refused = |r: Option<(u16, Option<LimitKind>)>| {
+                r.map(|(s, k)| {
+                    assert_eq!((s, k), (400, Some(LimitKind::ToolName)), "{name}");
+                })
+                .is_some()
+            };
+            assert_eq!(refused(read(&limited, &b, Wire::Chat).await), chat, "chat: {name}");
+            assert_eq!(
+                refused(read(&limited, &b, Wire::Messages).await),
+                messages,
+                "Messages: {name}"
+            );
+        }
+        // Without --tool-limits, nothing is refused for its tools.
+        let open = state(false, None, ContextError::LlamaCpp);
+        assert_eq!(read(&open, &body(&tools(300)), Wire::Chat).await, None);
+    }
+
+    #[tokio::test]
+    async fn a_request_over_the_context_size_is_refused_in_each_style() {
+        let b = body(&[]);
+        let size = b.to_string().len() / 4;
+        for style in [ContextError::LlamaCpp, ContextError::OpenAi, ContextError::StopReason] {
+            for (n_ctx, refused) in [(size - 1, true), (size, false), (size + 1, false)] {
+                let s = state(false, Some(n_ctx), style);
+                let chat = read(&s, &b, Wire::Chat).await;
+                assert_eq!(chat.is_some(), refused, "{style:?} chat at {n_ctx}");
+                if refused {
+                    assert_eq!(chat, Some((400, Some(LimitKind::Context))), "{style:?}");
+                    let messages = read(&s, &b, Wire::Messages).await.unwrap();
+                    let status = if style == ContextError::StopReason { 200 } else { 400 };
+                    let want = (status, Some(LimitKind::Context));
+                    assert_eq!(messages, want, "{style:?} Messages");
+                }
+            }
+        }
+    }
+}
