@@ -197,7 +197,7 @@ mod tests {
             ("has space".to_string(), true, true),
             ("dot.name".to_string(), true, true),
         ] {
-            let b = body(&[name.clone()]);
+            let b = body(std::slice::from_ref(&name));
             let refused = |r: Option<(u16, Option<LimitKind>)>| {
                 r.map(|(s, k)| {
                     assert_eq!((s, k), (400, Some(LimitKind::ToolName)), "{name}");
