@@ -135,7 +135,7 @@ pub(super) async fn props(
 mod tests {
     use super::*;
     use crate::agent::backends::limits::{anthropic_stop, classify_http, kind_of};
-    use crate::record::LimitKind;
+    use crate::agent::backends::limits::LimitKind;
 
     fn state(tool_limits: bool, context_size: Option<usize>, style: ContextError) -> MockState {
         MockState {

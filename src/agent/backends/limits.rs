@@ -13,7 +13,8 @@
 
 use super::http::{Failure, HttpEndpoint};
 use crate::protocol::TurnTiming;
-use crate::record::{LimitHit, LimitKind};
+pub use crate::record::LimitKind;
+use crate::record::LimitHit;
 
 /// Which characters a protocol accepts in a tool name, and how long one may be.
 #[derive(Debug, Clone, Copy)]
