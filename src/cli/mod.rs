@@ -281,6 +281,19 @@ struct MockArgs {
     /// endpoint, to check that toolpick never stores it).
     #[arg(long)]
     echo_key: bool,
+    /// Refuse requests over the providers' tool limits as they do: more than 128 tools or a name
+    /// outside OpenAI's pattern on the chat route, a name outside Anthropic's on the Messages route.
+    #[arg(long)]
+    tool_limits: bool,
+    /// Refuse requests of more than N tokens (a token per 4 bytes of the request body) as a provider
+    /// refuses a prompt over its context window; `GET /props` then reports `n_ctx` as llama-server does.
+    #[arg(long, value_name = "N")]
+    context_size: Option<usize>,
+    /// How a request over --context-size is refused: llama-cpp (`exceed_context_size_error`), openai
+    /// (`context_length_exceeded`) or stop-reason (Messages: `model_context_window_exceeded`); the
+    /// Messages route answers Anthropic's "prompt is too long" for the first two.
+    #[arg(long, value_name = "STYLE", default_value = "llama-cpp")]
+    context_error: String,
 }
 
 #[derive(Args)]

@@ -61,6 +61,7 @@ impl Prepared {
             backend_error: Some(format!(
                 "episode_timeout: the episode took longer than {timeout} s"
             )),
+            provider_limit: None,
             usage: Default::default(),
             timings: vec![],
         };

@@ -244,6 +244,9 @@ impl ModelSettings {
             price: _,
             preflight: _,
             breaker: _,
+            // Read only by the check before the run: it never changes what a trial sends.
+            context_window: _,
+            provider_limits: _,
         } = m;
         ModelSettings {
             name: name.clone(),

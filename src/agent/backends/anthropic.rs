@@ -23,6 +23,7 @@ mod response;
 mod wire;
 
 use crate::agent::backends::http::{Auth, HttpEndpoint, UNPARSED};
+use crate::agent::backends::limits;
 use crate::agent::backends::openai::UNPARSED_ENTRY;
 use crate::agent::cache::{self, Cache};
 use crate::agent::spec::ModelSpec;
@@ -170,6 +171,8 @@ impl AnthropicBackend {
                     ..Default::default()
                 })
             }
+            // A provider's limit: the trial records it as `provider_limit`, not as a failure.
+            Err((f, _)) if let Some(hit) = limits::into_error(&self.http, &f) => Err(hit),
             Err((f, attempts)) => Err(anyhow!(
                 "{} after {attempts} attempt(s): {}",
                 f.kind,

@@ -7,6 +7,8 @@
 //! - [`replay`]: plays back answers recorded elsewhere, one JSONL line per task (`replay:<FILE>`).
 //! - [`openai`]: any OpenAI-compatible chat-completions endpoint;
 //! - [`anthropic`]: the Anthropic Messages API (`POST /v1/messages`);
+//! - [`limits`]: each protocol's declared limits (tool count, tool names) and the providers' refusals
+//!   for a limit (read as `provider_limit`);
 //! - [`http`]: the HTTP stack both share (client, key, redaction, retries, limits, counters);
 //! - [`serving_errors`]: the endpoint answers that mean the model's call could not be parsed.
 //!
@@ -19,6 +21,7 @@
 pub mod anthropic;
 pub mod http;
 pub mod lexical;
+pub mod limits;
 pub mod openai;
 pub mod oracle;
 pub mod random;
@@ -60,6 +63,9 @@ pub trait Endpoint: Send + Sync {
     /// One cheap request before a run (see each backend's `preflight`): `Ok` says what answered,
     /// `Err` is one line saying what was tried, what came back and what to check, the key removed.
     fn preflight(&self) -> super::BoxFuture<'_, Result<String, String>>;
+    /// The model's context window in tokens and where it was read (`context_window`, a server's
+    /// `/props`), or `None` when unknown: the run checks each cell's estimated prompt against it.
+    fn context_window(&self) -> super::BoxFuture<'_, Option<(u64, String)>>;
 }
 
 impl Endpoint for OpenAiBackend {
@@ -69,6 +75,9 @@ impl Endpoint for OpenAiBackend {
     fn preflight(&self) -> super::BoxFuture<'_, Result<String, String>> {
         Box::pin(OpenAiBackend::preflight(self))
     }
+    fn context_window(&self) -> super::BoxFuture<'_, Option<(u64, String)>> {
+        Box::pin(OpenAiBackend::context_window(self))
+    }
 }
 
 impl Endpoint for AnthropicBackend {
@@ -77,6 +86,9 @@ impl Endpoint for AnthropicBackend {
     }
     fn preflight(&self) -> super::BoxFuture<'_, Result<String, String>> {
         Box::pin(AnthropicBackend::preflight(self))
+    }
+    fn context_window(&self) -> super::BoxFuture<'_, Option<(u64, String)>> {
+        Box::pin(AnthropicBackend::context_window(self))
     }
 }
 
@@ -98,17 +110,30 @@ impl Built {
 pub struct Entry {
     pub name: &'static str,
     pub build: fn(&mut ModelSpec, &BuildContext) -> anyhow::Result<Built>,
+    /// The limits of the wire protocol the backend speaks, checked for every cell before the first
+    /// request; `None` for backends that send no request to a provider.
+    pub limits: Option<&'static limits::ProtocolLimits>,
 }
 
 /// The backends `agent` builds itself.
 pub const BUILT_IN: &[Entry] = &[
-    Entry { name: "lexical", build: |_, ctx| Built::plain(LexicalBackend::new(ctx.lexical)) },
-    Entry { name: "oracle", build: |_, _| Built::plain(OracleBackend) },
-    Entry { name: "random", build: |_, _| Built::plain(RandomBackend) },
-    Entry { name: "openai", build: build_openai },
-    Entry { name: "anthropic", build: build_anthropic },
-    Entry { name: "replay", build: build_replay },
+    Entry {
+        name: "lexical",
+        build: |_, ctx| Built::plain(LexicalBackend::new(ctx.lexical)),
+        limits: None,
+    },
+    Entry { name: "oracle", build: |_, _| Built::plain(OracleBackend), limits: None },
+    Entry { name: "random", build: |_, _| Built::plain(RandomBackend), limits: None },
+    Entry { name: "openai", build: build_openai, limits: Some(&limits::OPENAI) },
+    Entry { name: "anthropic", build: build_anthropic, limits: Some(&limits::ANTHROPIC) },
+    Entry { name: "replay", build: build_replay, limits: None },
 ];
+
+/// The limits of the protocol backend `name` speaks (from its registry entry, [`BUILT_IN`] or
+/// `more`); `None` for an unknown name or a backend that sends no request to a provider.
+pub fn limits_of(name: &str, more: &[Entry]) -> Option<&'static limits::ProtocolLimits> {
+    BUILT_IN.iter().chain(more).find(|e| e.name == name).and_then(|e| e.limits)
+}
 
 /// Build the backend `spec` names, from [`BUILT_IN`] or `more` (the runner's entries).
 pub fn build(spec: &mut ModelSpec, ctx: &BuildContext, more: &[Entry]) -> anyhow::Result<Built> {

@@ -22,6 +22,7 @@ mod transport;
 mod wire;
 
 use crate::agent::backends::http::{Auth, HttpEndpoint, UNPARSED};
+use crate::agent::backends::limits;
 use crate::agent::backends::serving_errors;
 use crate::agent::cache::{self, Cache};
 use crate::agent::spec::ModelSpec;
@@ -167,6 +168,8 @@ impl OpenAiBackend {
                     ..Default::default()
                 })
             }
+            // A provider's limit: the trial records it as `provider_limit`, not as a failure.
+            Err((f, _)) if let Some(hit) = limits::into_error(&self.http, &f) => Err(hit),
             Err((f, attempts)) => Err(anyhow!(
                 "{} after {attempts} attempt(s): {}",
                 f.kind,

@@ -40,4 +40,10 @@ impl AnthropicBackend {
             Err((f, n)) => Err(self.http.preflight_failure(&tried, f, n)),
         }
     }
+
+    /// The model's context window for the run's check of each cell: `context_window` when
+    /// configured (Anthropic's API says nothing about it before a request).
+    pub async fn context_window(&self) -> Option<(u64, String)> {
+        self.spec().context_window.map(|n| (n as u64, "context_window".into()))
+    }
 }

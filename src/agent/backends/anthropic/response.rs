@@ -9,6 +9,7 @@
 
 use super::AnthropicBackend;
 use crate::agent::backends::http::{Failure, UNPARSED};
+use crate::agent::backends::limits;
 use crate::agent::backends::serving_errors;
 use crate::agent::textcalls::{cut_call, parse_text_calls};
 use crate::protocol::{AssistantTurn, Finish, ToolCall, Usage};
@@ -68,6 +69,10 @@ impl AnthropicBackend {
     pub(super) async fn attempt(&self, body: &[u8]) -> Result<Value, Failure> {
         let (status, headers, text) = self.http.send(self.http.post_json(&self.url, body)).await?;
         if !status.is_success() {
+            // A provider's limit (names, context window): never retried.
+            if let Some(f) = limits::http_failure(status.as_u16(), &text) {
+                return Err(f);
+            }
             // The model's output, rejected by the server's own parser (llama-server answers its
             // Messages route with the same words): an answer, not a failure.
             if let Some(entry) = serving_errors::classify_http(status.as_u16(), &text) {
@@ -89,6 +94,10 @@ impl AnthropicBackend {
                 retryable: true,
                 retry_after: None,
             });
+        }
+        // The context window filled up: the prompt did not fit, whatever was written so far.
+        if let Some(f) = limits::anthropic_stop(&value) {
+            return Err(f);
         }
         Ok(value)
     }

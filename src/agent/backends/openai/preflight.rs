@@ -37,4 +37,24 @@ impl OpenAiBackend {
             Err((f, n)) => Err(self.http.preflight_failure(&tried, f, n)),
         }
     }
+
+    /// The model's context window for the run's check of each cell: `context_window` when
+    /// configured, else an OpenAI-compatible llama.cpp server's `n_ctx` (`GET /props`); `None` when
+    /// neither is known (a server without `/props`).
+    pub async fn context_window(&self) -> Option<(u64, String)> {
+        if let Some(n) = self.http.spec.context_window {
+            return Some((n as u64, "context_window".into()));
+        }
+        // OpenAI's own API has no /props (and publishes its windows elsewhere): not asked.
+        let limits = crate::agent::backends::limits::applying(
+            Some(&crate::agent::backends::limits::OPENAI),
+            None,
+            &self.endpoint,
+        );
+        if limits.is_some() {
+            return None;
+        }
+        let n = crate::agent::backends::limits::llama_cpp_n_ctx(&self.http, &self.endpoint).await?;
+        Some((n, "the server's /props n_ctx".into()))
+    }
 }

@@ -10,6 +10,7 @@
 use super::wire::openai_finish_reasons;
 use super::{OpenAiBackend, serving_errors};
 use crate::agent::backends::http::{Failure, UNPARSED};
+use crate::agent::backends::limits;
 use async_openai::types::chat::CreateChatCompletionResponse;
 use serde_json::Value;
 
@@ -17,6 +18,10 @@ impl OpenAiBackend {
     pub(super) async fn attempt(&self, body: &[u8]) -> Result<Value, Failure> {
         let (status, headers, text) = self.http.send(self.http.post_json(&self.url, body)).await?;
         if !status.is_success() {
+            // A provider's limit (tool count, names, context window): never retried.
+            if let Some(f) = limits::http_failure(status.as_u16(), &text) {
+                return Err(f);
+            }
             // The model's output, rejected by the server's own parser: an answer, not a failure.
             if let Some(entry) = serving_errors::classify_http(status.as_u16(), &text) {
                 let message = serving_errors::describe_http(entry, status.as_u16(), &text);
