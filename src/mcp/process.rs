@@ -78,6 +78,12 @@ impl ChildServer {
         Some((child.stdout.take()?, child.stdin.take()?))
     }
 
+    /// Whether the server has exited already (reaping it if so): a warm server waiting for its trial
+    /// may have died in the meantime (`run::live_pool`).
+    pub fn exited(&mut self) -> bool {
+        self.child.as_mut().is_none_or(|c| matches!(c.try_wait(), Ok(Some(_)) | Err(_)))
+    }
+
     /// Stop the server (its stdin must already be closed: the transport dropped): wait
     /// [`STDIN_GRACE`], SIGTERM its group, wait [`TERM_GRACE`], SIGKILL its group, reap it.
     pub async fn stop(mut self) {
