@@ -517,6 +517,27 @@ impl LiveTrialRun {
     pub async fn finish(self, task: &Task) -> (LiveTrial, f64) {
         let started = Instant::now();
         let session = self.executor.session.lock().expect("session").take();
+        let checks = task.live.as_ref().map(|l| l.expect_state.as_slice()).unwrap_or_default();
+        let suite = &self.executor.suite;
+        if let Some(pool) = suite.pool() {
+            // Every call has been answered: the state is checked now and the server stopped and the
+            // sandbox removed off the trial's path (`live_pool`).
+            let state = crate::mcp::live::check_state(self.sandbox.path(), checks);
+            let sandbox = self.sandbox;
+            pool.retire(async move {
+                if let Some(s) = session.and_then(|s| Arc::try_unwrap(s).ok()) {
+                    let _ = s.close().await;
+                }
+                let _ = sandbox.remove();
+            });
+            let live = LiveTrial {
+                server: suite.spec.server.clone(),
+                state,
+                sampling_usage: *self.executor.sampling.lock().expect("sampling usage"),
+                sampling_cost_usd: None,
+            };
+            return (live, started.elapsed().as_secs_f64() * 1000.0);
+        }
         if let Some(session) = session {
             let _ = runtime()
                 .spawn(async move {
@@ -528,7 +549,6 @@ impl LiveTrialRun {
                 })
                 .await;
         }
-        let checks = task.live.as_ref().map(|l| l.expect_state.as_slice()).unwrap_or_default();
         let state = crate::mcp::live::check_state(self.sandbox.path(), checks);
         let _ = self.sandbox.remove();
         let live = LiveTrial {

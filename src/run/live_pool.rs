@@ -10,14 +10,19 @@
 //! off. Until a trial takes it, the server's elicitation and sampling requests (none of today's
 //! servers sends one before a call) are declined and refused: nobody is there to answer them.
 //!
-//! **Size.** At most `size` servers are started ahead (starting or waiting, not yet taken), and at
-//! most `size` start at once — a trial's own start included: with the pool on, every start of the
-//! suite's trials goes through it. The default is the cores available ([`default_size`]): a server's
-//! start is CPU-bound (Node's ~0.3 s of CPU, Python's more), so more starts at once than cores only
-//! slow every one of them down, which is how 4 sandboxes starting cold were slower than 1 on 2 cores.
-//! Entries are made in the order the run starts its trials; a trial with no entry (the pool is
-//! behind, or the trial came out of the planned order) gets one started for it at once, and one
-//! planned trial of its task leaves the plan.
+//! **Size.** At most `size` servers are started ahead (starting or waiting, not yet taken); the
+//! default is the cores available ([`default_size`]). Every start of the suite's trials goes through
+//! the pool, a trial's own included (a trial with no entry — the pool is behind, or the trial came out
+//! of the planned order — gets one started at once, and one planned trial of its task leaves the plan),
+//! and at most `max(size, [live] sandboxes)` start at once: never fewer than the trials that could
+//! start at once without the pool, and never `sandboxes` cold starts *plus* the pool's on top of them.
+//! (Starts at once bounded by the cores alone was measured slower than no pool with 4 sandboxes: a
+//! start also waits on the disk and the process set-up, not only the CPU.)
+//!
+//! **Teardown.** With the pool on, a finished trial's final state is checked as soon as its last call
+//! has been answered, and its server is stopped and its sandbox removed off the trial's path
+//! ([`Pool::retire`]), so the next trial does not wait for it; without the pool the server is stopped
+//! first, as before.
 //!
 //! **Failures.** A warm server that has exited by the time its trial takes it is stopped and replaced
 //! by a cold start for that trial. A server that did not start at all is that trial's infrastructure
@@ -75,6 +80,8 @@ pub struct Pool {
     state: Mutex<State>,
     /// Servers starting at once (every start of the suite's trials goes through the pool).
     starts: Arc<tokio::sync::Semaphore>,
+    /// Finished trials' servers being stopped and sandboxes removed, awaited by [`Pool::drain`].
+    retiring: Mutex<Vec<JoinHandle<()>>>,
 }
 
 impl Recipe {
@@ -89,12 +96,22 @@ impl Recipe {
 }
 
 impl Pool {
-    pub fn new(size: usize, upcoming: VecDeque<Recipe>) -> Pool {
+    /// A pool starting `size` servers ahead, at most `at_once` at a time, for the trials `upcoming`.
+    pub fn new(size: usize, at_once: usize, upcoming: VecDeque<Recipe>) -> Pool {
         Pool {
             size,
             state: Mutex::new(State { upcoming, started: Vec::new(), closed: false }),
-            starts: Arc::new(tokio::sync::Semaphore::new(size.max(1))),
+            starts: Arc::new(tokio::sync::Semaphore::new(at_once.max(1))),
+            retiring: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Stop a finished trial's server and remove its sandbox off the trial's path (`stop`), on the
+    /// live runtime; [`Pool::drain`] waits for it.
+    pub fn retire(&self, stop: impl std::future::Future<Output = ()> + Send + 'static) {
+        let mut retiring = self.retiring.lock().unwrap_or_else(|e| e.into_inner());
+        retiring.retain(|h| !h.is_finished());
+        retiring.push(runtime().spawn(stop));
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
@@ -162,6 +179,11 @@ impl Pool {
                 let _ = sandbox.remove();
             }
         }
+        let retiring =
+            std::mem::take(&mut *self.retiring.lock().unwrap_or_else(|e| e.into_inner()));
+        for h in retiring {
+            let _ = h.await;
+        }
     }
 }
 
@@ -205,7 +227,9 @@ impl Pools {
             if upcoming.is_empty() {
                 continue;
             }
-            if live.set_pool(Pool::new(size, upcoming)) {
+            // Never fewer starts at once than the trials that may start at once without the pool.
+            let at_once = size.max(live.options.sandboxes);
+            if live.set_pool(Pool::new(size, at_once, upcoming)) {
                 live.refill_pool();
                 suites.push(live.clone());
             }
