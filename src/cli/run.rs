@@ -88,7 +88,8 @@ pub struct RunArgs {
     #[command(flatten)]
     live_policy: LivePolicyArgs,
     /// Live runs: servers started ahead of their trials, each in a fresh sandbox of its own and used by
-    /// one trial; 0 turns the pool off. Default: the cores available.
+    /// one trial; 0 turns the pool off. Default: the cores available or [live] sandboxes, whichever is
+    /// more.
     #[arg(long, value_name = "N")]
     live_pool: Option<usize>,
     /// Output root; the run goes to <out>/<run-id>. Default: reports.

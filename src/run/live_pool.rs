@@ -11,7 +11,7 @@
 //! servers sends one before a call) are declined and refused: nobody is there to answer them.
 //!
 //! **Size.** At most `size` servers are started ahead (starting or waiting, not yet taken); the
-//! default is the cores available ([`default_size`]). Every start of the suite's trials goes through
+//! default is the cores available or `[live] sandboxes`, whichever is more ([`default_size`]). Every start of the suite's trials goes through
 //! the pool, a trial's own included (a trial with no entry — the pool is behind, or the trial came out
 //! of the planned order — gets one started at once, and one planned trial of its task leaves the plan),
 //! and at most `max(size, [live] sandboxes)` start at once: never fewer than the trials that could
@@ -44,9 +44,11 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use tokio::task::JoinHandle;
 
-/// The default pool size: the cores available to toolpick (at least 1).
-pub fn default_size() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+/// The default pool size: the cores available to toolpick, and at least the trials that run at once
+/// (`sandboxes`): trials of one task last about as long, so they end together, and each needs its
+/// next server ready then (a pool of the cores alone, 2, left half of 4 such trials waiting: measured).
+pub fn default_size(sandboxes: usize) -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get()).max(sandboxes)
 }
 
 /// What a trial's sandbox is made from: its task's fixture directory and inline files.
@@ -208,13 +210,13 @@ impl Pools {
     /// Plan a pool of `size` (`None`: [`default_size`]; 0: none) for every live suite of the run, from
     /// `pending` (the jobs in the order the run starts them), and start its first entries.
     pub(in crate::run) fn plan(prepared: &Prepared, pending: &[Job], size: Option<usize>) -> Pools {
-        let size = size.unwrap_or_else(default_size);
         let mut suites = Vec::new();
-        if size == 0 {
+        if size == Some(0) {
             return Pools(suites);
         }
         for (i, s) in prepared.suites.iter().enumerate() {
             let Some(live) = &s.live else { continue };
+            let size = size.unwrap_or_else(|| default_size(live.options.sandboxes));
             // A server reached by URL is never started per trial (a run refuses it before this).
             if live.spec.url.is_some() {
                 continue;
