@@ -87,6 +87,11 @@ pub struct RunArgs {
     execute: Option<Vec<String>>,
     #[command(flatten)]
     live_policy: LivePolicyArgs,
+    /// Live runs: servers started ahead of their trials, each in a fresh sandbox of its own and used by
+    /// one trial; 0 turns the pool off. Default: the cores available or [live] sandboxes, whichever is
+    /// more.
+    #[arg(long, value_name = "N")]
+    live_pool: Option<usize>,
     /// Output root; the run goes to <out>/<run-id>. Default: reports.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -533,7 +538,12 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
         prepared,
         &dir,
         meta,
-        ExecOptions { retry_errors: args.retry_errors, quiet: args.quiet, shard },
+        ExecOptions {
+            retry_errors: args.retry_errors,
+            quiet: args.quiet,
+            shard,
+            live_pool: args.live_pool,
+        },
     ))?;
     // The runner is done with its last record; the rest is the pipeline's, under the same lock.
     let judging = judge.as_ref().map(|config| super::pipeline::Judging {

@@ -261,6 +261,12 @@ impl Session {
         })
     }
 
+    /// Whether the session can no longer be used: its transport has ended or the server it started
+    /// has exited (a warm server that died while waiting for its trial: `run::live_pool`).
+    pub fn is_gone(&mut self) -> bool {
+        self.service.is_transport_closed() || self.child.as_mut().is_some_and(ChildServer::exited)
+    }
+
     pub fn facts(&self) -> &ServerFacts {
         &self.facts
     }

@@ -23,6 +23,7 @@ pub mod execute;
 pub mod failfast;
 mod lint_summary;
 pub mod live;
+pub mod live_pool;
 pub mod matrix;
 pub mod merge;
 pub mod plan;
