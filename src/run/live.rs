@@ -420,6 +420,7 @@ impl LiveTrialRun {
     pub async fn finish(self, task: &Task) -> (LiveTrial, f64) {
         let started = Instant::now();
         let session = self.executor.session.lock().expect("session").take();
+        let protocol = session.as_ref().map(|s| s.facts().protocol_version.clone());
         if let Some(session) = session {
             let _ = runtime()
                 .spawn(async move {
@@ -436,6 +437,7 @@ impl LiveTrialRun {
         let _ = self.sandbox.remove();
         let live = LiveTrial {
             server: self.executor.suite.spec.server.clone(),
+            protocol,
             state,
             sampling_usage: *self.executor.sampling.lock().expect("sampling usage"),
             sampling_cost_usd: None,

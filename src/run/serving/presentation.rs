@@ -293,6 +293,10 @@ impl Served for Presentation {
         self.output_schemas.get(function).cloned()
     }
 
+    fn session_required(&self) -> Option<String> {
+        self.per_session.then(|| "each session gets its own live sandbox".to_string())
+    }
+
     fn session(
         &self,
         _task: Option<&str>,
