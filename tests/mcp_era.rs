@@ -154,7 +154,7 @@ fn a_stateless_server_is_imported_and_run_live_in_its_era_with_an_input_required
     let trials = live_run(&catalog, &dataset, &out, "add,book_table");
     assert_eq!(trials.len(), 3);
     for t in &trials {
-        assert_eq!(t["score"]["pass"], true, "{}: {}", t["task_id"], t["score"]);
+        assert_eq!(t["score"]["pass"], true, "{}: {} {}", t["task_id"], t["score"], t["error"]);
         assert_eq!(t["live"]["protocol"], "2026-07-28", "{}", t["live"]);
     }
     // The question came back as an `input_required` result; the scripted answer went back with the

@@ -9,10 +9,10 @@
 //!
 //! **Both protocol eras** ([`super::era`]), over stdio and HTTP alike: rmcp answers `initialize`
 //! (2025-11-25 and before) and `server/discover` (2026-07-28), and checks a stateless request's
-//! `_meta`. A stateless request belongs to no session, so it is served by what serves the whole
-//! server; where that is not enough (a live sandbox or a task session is made per session,
-//! [`Served::session_required`]), its `tools/list` and `tools/call` are refused with a JSON-RPC
-//! error saying so. `tools/list` lists the functions in the order the layout offers them, the same
+//! `_meta`. A stateless request belongs to no session: it is served by what [`Served::stateless`]
+//! gives for that one request (the whole server's offer; a fresh per-session state, sandbox
+//! included, where each session gets its own; or a JSON-RPC error saying why it cannot be served,
+//! where a session is a task's conversation). `tools/list` lists the functions in the order the layout offers them, the same
 //! for the same offer (the 2026-07-28 revision asks servers for a deterministic order).
 
 use crate::protocol::FunctionDef;
@@ -75,10 +75,11 @@ pub trait Served: Send + Sync + 'static {
     fn output_schema(&self, _function: &str) -> Option<Value> {
         None
     }
-    /// Why a request outside any session (the stateless 2026-07-28 era) cannot be served, when what
-    /// is served is made per session ([`Served::session`]: a live sandbox, a task's conversation).
-    fn session_required(&self) -> Option<String> {
-        None
+    /// What serves one request outside any session (the stateless 2026-07-28 era): `None` serves
+    /// `self`; a served state made for that request alone where each session gets its own; `Err`
+    /// says why such a request cannot be served (a session is a task's conversation).
+    fn stateless(&self) -> Result<Option<Arc<dyn Served>>, String> {
+        Ok(None)
     }
     /// A new session begins (`task`: the `?task=` of its HTTP URL; `client`: its `clientInfo` name and
     /// version). What it returns serves that session alone; `None` keeps serving `self`. An error
@@ -109,19 +110,23 @@ impl Server {
         self.session.get().unwrap_or(&self.served)
     }
 
-    /// What serves a request: its session's, or for a stateless one (2026-07-28, no session) the
-    /// server's own, unless that one needs a session ([`Served::session_required`]).
+    /// What serves a request: its session's, or for a stateless one (2026-07-28, no session) what
+    /// [`Served::stateless`] gives.
     fn serving(
         &self,
         context: &RequestContext<RoleServer>,
-    ) -> Result<&Arc<dyn Served>, rmcp::ErrorData> {
+    ) -> Result<Arc<dyn Served>, rmcp::ErrorData> {
         if let Some(session) = self.session.get() {
-            return Ok(session);
+            return Ok(session.clone());
         }
         let stateless =
             context.meta.protocol_version().is_some_and(|v| super::era::is_stateless(v.as_str()));
-        match self.served.session_required() {
-            Some(why) if stateless => Err(rmcp::ErrorData::invalid_request(
+        if !stateless {
+            return Ok(self.served.clone());
+        }
+        match self.served.stateless() {
+            Ok(one) => Ok(one.unwrap_or_else(|| self.served.clone())),
+            Err(why) => Err(rmcp::ErrorData::invalid_request(
                 format!(
                     "a stateless ({}) request cannot be served here: {why}; connect with `initialize` (protocol {}) for a session",
                     super::era::STATELESS,
@@ -129,7 +134,6 @@ impl Server {
                 ),
                 None,
             )),
-            _ => Ok(&self.served),
         }
     }
 }
@@ -210,6 +214,7 @@ impl ServerHandler for Server {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, rmcp::ErrorData> {
         let served = self.serving(&context)?;
+        let served = &served;
         let functions = served.functions().await;
         let tools: Vec<Value> = functions
             .iter()

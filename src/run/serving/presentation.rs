@@ -293,8 +293,9 @@ impl Served for Presentation {
         self.output_schemas.get(function).cloned()
     }
 
-    fn session_required(&self) -> Option<String> {
-        self.per_session.then(|| "each session gets its own live sandbox".to_string())
+    /// A stateless request gets a state of its own, as a session would (its own sandbox, live).
+    fn stateless(&self) -> Result<Option<std::sync::Arc<dyn Served>>, String> {
+        self.session(None, "")
     }
 
     fn session(
