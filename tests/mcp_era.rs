@@ -176,8 +176,7 @@ fn server_everything_runs_in_the_handshake_era_and_url_elicitation_required_is_t
         return;
     }
     let servers = tiers::installed(Tier::McpNpm);
-    let entry =
-        servers.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let entry = servers.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     let tmp = tempfile::tempdir().unwrap();
     let catalog = tmp.path().join("everything");
     let import = [
@@ -275,7 +274,8 @@ fn mcp_serve_over_stdio_answers_discover_and_stateless_requests_and_a_legacy_ses
             "params": {"name": "get_repository", "arguments": arguments, "_meta": meta}}),
     ]);
     let discover = &answers[0]["result"];
-    let versions = discover["supportedVersions"].as_array().unwrap_or_else(|| panic!("{answers:?}"));
+    let versions =
+        discover["supportedVersions"].as_array().unwrap_or_else(|| panic!("{answers:?}"));
     assert!(versions.contains(&json!("2026-07-28")) && versions.contains(&json!("2025-11-25")));
     assert!(discover["capabilities"]["tools"].is_object(), "{discover}");
     let tools = answers[1]["result"]["tools"].as_array().unwrap_or_else(|| panic!("{answers:?}"));

@@ -40,8 +40,8 @@ use super::process::{ChildServer, TrackedDir};
 pub use super::server_env::{MODEL_KEY_VARIABLES, check_env, scrubbed_env, secret_looking};
 use super::wire::{Fault, Lines, Side, Tapped};
 use anyhow::{Context, Result, anyhow};
-use rmcp::service::ClientServiceExt;
 use rmcp::model::CallToolRequestParams;
+use rmcp::service::ClientServiceExt;
 use rmcp::service::{RoleClient, RunningService};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -177,7 +177,12 @@ impl Session {
         let transport = Lines::new(stdout, stdin, Side::Client).with_tap(handler.progress_tap());
         let fault = transport.fault();
         let limit = options.request_timeout;
-        let failure = match tokio::time::timeout(limit, handler.serve_with_lifecycle(transport, super::era::lifecycle())).await {
+        let failure = match tokio::time::timeout(
+            limit,
+            handler.serve_with_lifecycle(transport, super::era::lifecycle()),
+        )
+        .await
+        {
             Ok(Ok(service)) => match facts_of(&service, &command.program) {
                 Ok(facts) => {
                     return Ok(Session {
@@ -239,7 +244,8 @@ impl Session {
             request_timeout,
             handler.serve_with_lifecycle(transport, super::era::lifecycle()),
         )
-        .await {
+        .await
+        {
             Ok(Ok(s)) => s,
             Ok(Err(e)) => {
                 return Err(anyhow!(
@@ -373,18 +379,18 @@ impl Session {
         timeout: Duration,
     ) -> Result<Result<Value, String>> {
         let params = CallToolRequestParams::new(name.to_string()).with_arguments(arguments);
-        let result =
-            tokio::time::timeout(
+        let result = tokio::time::timeout(
             timeout,
             self.service.call_tool_with_mrtr_max_rounds(params, super::era::MAX_INPUT_ROUNDS),
         )
-        .await.map_err(|_| {
-                anyhow!(
-                    "tools/call `{name}` did not finish within {} ms{}",
-                    timeout.as_millis(),
-                    stderr_tail(&self.stderr_path)
-                )
-            })?;
+        .await
+        .map_err(|_| {
+            anyhow!(
+                "tools/call `{name}` did not finish within {} ms{}",
+                timeout.as_millis(),
+                stderr_tail(&self.stderr_path)
+            )
+        })?;
         match result {
             Ok(result) => {
                 Ok(Ok(serde_json::to_value(&result).context("cannot read a tools/call result")?))

@@ -42,9 +42,10 @@ pub fn lifecycle() -> ClientLifecycleMode {
 /// Versions are dates, so they compare as text; anything not date-shaped counts as legacy.
 pub fn is_stateless(version: &str) -> bool {
     let date_shaped = version.len() == 10
-        && version.bytes().enumerate().all(|(i, b)| {
-            if i == 4 || i == 7 { b == b'-' } else { b.is_ascii_digit() }
-        });
+        && version
+            .bytes()
+            .enumerate()
+            .all(|(i, b)| if i == 4 || i == 7 { b == b'-' } else { b.is_ascii_digit() });
     date_shaped && version >= STATELESS
 }
 

@@ -461,7 +461,9 @@ mod tests {
         assert_eq!(check_session(&headers(&[]), batch).unwrap_err().id, json!(2));
         // A stateless-era request goes on without a session (rmcp checks the rest of its `_meta`).
         let stateless = br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
-        assert!(check_session(&headers(&[("mcp-protocol-version", "2026-07-28")]), stateless).is_ok());
+        assert!(
+            check_session(&headers(&[("mcp-protocol-version", "2026-07-28")]), stateless).is_ok()
+        );
         let discover = br#"{"jsonrpc":"2.0","id":4,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
         assert!(check_session(&headers(&[]), discover).is_ok());
         // An older version in `_meta` is a legacy request: it still needs its session.
