@@ -517,6 +517,7 @@ impl LiveTrialRun {
     pub async fn finish(self, task: &Task) -> (LiveTrial, f64) {
         let started = Instant::now();
         let session = self.executor.session.lock().expect("session").take();
+        let protocol = session.as_ref().map(|s| s.facts().protocol_version.clone());
         let checks = task.live.as_ref().map(|l| l.expect_state.as_slice()).unwrap_or_default();
         let suite = &self.executor.suite;
         if let Some(pool) = suite.pool() {
@@ -532,6 +533,7 @@ impl LiveTrialRun {
             });
             let live = LiveTrial {
                 server: suite.spec.server.clone(),
+                protocol,
                 state,
                 sampling_usage: *self.executor.sampling.lock().expect("sampling usage"),
                 sampling_cost_usd: None,
@@ -553,6 +555,7 @@ impl LiveTrialRun {
         let _ = self.sandbox.remove();
         let live = LiveTrial {
             server: self.executor.suite.spec.server.clone(),
+            protocol,
             state,
             sampling_usage: *self.executor.sampling.lock().expect("sampling usage"),
             sampling_cost_usd: None,

@@ -4,9 +4,9 @@
 //! (idempotent, cached under `target/`), and `scripts/test.sh`, which `.ci/run` runs, calls it
 //! before `cargo test --locked`.
 //!
-//! - `mcp-npm` (`mcp_live`, `mcp_env`, `mcp_run`, `mcp_serve`, `mcp_import_lint`): Node.js and the pinned npm
+//! - `mcp-npm` (`mcp_live`, `mcp_env`, `mcp_run`, `mcp_serve`, `mcp_import_lint`, `mcp_era`): Node.js and the pinned npm
 //!   reference MCP servers (`target/mcp-servers`);
-//! - `mcp-pypi` (`mcp_run`, `mcp_serve`, `mcp_import_lint`): the pinned PyPI MCP servers and the Python MCP SDK
+//! - `mcp-pypi` (`mcp_run`, `mcp_serve`, `mcp_import_lint`, `mcp_era`): the pinned PyPI MCP servers and the Python MCP SDK
 //!   (`target/mcp-servers/venv`);
 //! - `bfcl` (`parity_bfcl`): BFCL's checker from PyPI, pinned (`target/parity-venv`);
 //! - `anthropic-sdk` (`anthropic_sdk`): Anthropic's official Python SDK from PyPI, pinned
@@ -66,8 +66,10 @@ impl Tier {
     /// The test binaries (`tests/<name>.rs`) with tests of the tier.
     pub fn binaries(self) -> &'static [&'static str] {
         match self {
-            Tier::McpNpm => &["mcp_live", "mcp_env", "mcp_run", "mcp_serve", "mcp_import_lint"],
-            Tier::McpPypi => &["mcp_run", "mcp_serve", "mcp_import_lint"],
+            Tier::McpNpm => {
+                &["mcp_live", "mcp_env", "mcp_run", "mcp_serve", "mcp_import_lint", "mcp_era"]
+            }
+            Tier::McpPypi => &["mcp_run", "mcp_serve", "mcp_import_lint", "mcp_era"],
             Tier::Bfcl => &["parity_bfcl"],
             Tier::AnthropicSdk => &["anthropic_sdk"],
             Tier::Packaging => &["packaging"],
