@@ -169,7 +169,8 @@ fn a_legacy_request_needs_a_session_and_a_stateless_one_is_served_without() {
         "io.modelcontextprotocol/clientCapabilities": {},
         "io.modelcontextprotocol/clientInfo": {"name": "x", "version": "1"},
     });
-    let discover = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta}});
+    let discover =
+        json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta}});
     let headers = [("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "server/discover")];
     let r = post(&s.addr, &headers, &discover.to_string());
     assert_eq!(r.status, 200, "{r:?}");

@@ -71,8 +71,8 @@ pub(super) fn cmd_mock(args: MockArgs) -> Result<()> {
     };
     config.context_size = args.context_size;
     config.tool_limits = args.tool_limits;
-    config.context_error =
-        crate::mock::limits::ContextError::parse(&args.context_error).ok_or_else(|| {
+    config.context_error = crate::mock::limits::ContextError::parse(&args.context_error)
+        .ok_or_else(|| {
             crate::error::InputError::new(
                 "--context-error",
                 format!(

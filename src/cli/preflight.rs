@@ -259,7 +259,9 @@ pub fn provider_limits(
     }
     let mut advice = Vec::new();
     if kinds.contains(&LimitKind::ToolCount) {
-        advice.push("present fewer tools per request (--layouts progressive or search, or --distractors)");
+        advice.push(
+            "present fewer tools per request (--layouts progressive or search, or --distractors)",
+        );
     }
     if kinds.contains(&LimitKind::ToolName) {
         advice.push("rename the tools the provider refuses in the catalog");
@@ -273,9 +275,15 @@ pub fn provider_limits(
         lines.join("\n")
     );
     if allow {
-        return Ok(vec![format!("{what}\nrunning them anyway (--allow-provider-errors): each refusal is recorded as a provider_limit trial")]);
+        return Ok(vec![format!(
+            "{what}\nrunning them anyway (--allow-provider-errors): each refusal is recorded as a provider_limit trial"
+        )]);
     }
-    let flag = if kinds.iter().all(|k| *k == LimitKind::Context) { "--context-window" } else { "--layouts" };
+    let flag = if kinds.iter().all(|k| *k == LimitKind::Context) {
+        "--context-window"
+    } else {
+        "--layouts"
+    };
     Err(InputError::new(
         flag,
         format!(

@@ -134,8 +134,8 @@ pub(super) async fn props(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::backends::limits::{anthropic_stop, classify_http, kind_of};
     use crate::agent::backends::limits::LimitKind;
+    use crate::agent::backends::limits::{anthropic_stop, classify_http, kind_of};
 
     fn state(tool_limits: bool, context_size: Option<usize>, style: ContextError) -> MockState {
         MockState {

@@ -13,8 +13,8 @@
 
 use super::http::{Failure, HttpEndpoint};
 use crate::protocol::TurnTiming;
-pub use crate::record::LimitKind;
 use crate::record::LimitHit;
+pub use crate::record::LimitKind;
 
 /// Which characters a protocol accepts in a tool name, and how long one may be.
 #[derive(Debug, Clone, Copy)]
