@@ -4,7 +4,7 @@
 //! (idempotent, cached under `target/`), and `scripts/test.sh`, which `.ci/run` runs, calls it
 //! before `cargo test --locked`.
 //!
-//! - `mcp-npm` (`mcp_live`, `mcp_env`, `mcp_run`, `mcp_serve`, `mcp_import_lint`, `mcp_era`): Node.js and the pinned npm
+//! - `mcp-npm` (`mcp_live`, `mcp_env`, `mcp_run`, `mcp_serve`, `mcp_import_lint`, `mcp_era`, `mcp_pool`): Node.js and the pinned npm
 //!   reference MCP servers (`target/mcp-servers`);
 //! - `mcp-pypi` (`mcp_run`, `mcp_serve`, `mcp_import_lint`, `mcp_era`): the pinned PyPI MCP servers and the Python MCP SDK
 //!   (`target/mcp-servers/venv`);
@@ -66,9 +66,15 @@ impl Tier {
     /// The test binaries (`tests/<name>.rs`) with tests of the tier.
     pub fn binaries(self) -> &'static [&'static str] {
         match self {
-            Tier::McpNpm => {
-                &["mcp_live", "mcp_env", "mcp_run", "mcp_serve", "mcp_import_lint", "mcp_era"]
-            }
+            Tier::McpNpm => &[
+                "mcp_live",
+                "mcp_env",
+                "mcp_run",
+                "mcp_serve",
+                "mcp_import_lint",
+                "mcp_era",
+                "mcp_pool",
+            ],
             Tier::McpPypi => &["mcp_run", "mcp_serve", "mcp_import_lint", "mcp_era"],
             Tier::Bfcl => &["parity_bfcl"],
             Tier::AnthropicSdk => &["anthropic_sdk"],
