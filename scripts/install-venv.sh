@@ -12,6 +12,9 @@
 # - bfcl: target/parity-venv ($TOOLPICK_PARITY_VENV to move it); BFCL's checker, `pip install
 #   --no-deps` because the package's top-level modules import every model SDK and the harness imports
 #   only the checker (scripts/parity_bfcl.py explains how; tests/parity_bfcl.rs, scripts/parity-bfcl.sh).
+# - anthropic-sdk: target/anthropic-sdk-venv ($TOOLPICK_ANTHROPIC_SDK_VENV to move it); Anthropic's
+#   official SDK with its dependencies (pydantic, httpx), which tests/anthropic_sdk.rs validates
+#   toolpick's Messages requests and the mock's answers with (scripts/anthropic_sdk_server.py).
 # Needs python3 with its venv module, and PyPI once; after that everything runs offline.
 # scripts/install-test-deps.sh runs this for those tiers (tests/common/tiers.rs).
 set -euo pipefail
@@ -33,7 +36,10 @@ case "$TIER" in
     VENV="${TOOLPICK_PARITY_VENV:-$ROOT/target/parity-venv}"
     PINS=(bfcl-eval==2026.3.23)
     PIP_FLAGS=(--no-deps) ;;
-  *) echo "install-venv: unknown tier \`$TIER\`; the tiers are: packaging, bfcl" >&2; exit 2 ;;
+  anthropic-sdk)
+    VENV="${TOOLPICK_ANTHROPIC_SDK_VENV:-$ROOT/target/anthropic-sdk-venv}"
+    PINS=(anthropic==2.10.0) ;;
+  *) echo "install-venv: unknown tier \`$TIER\`; the tiers are: packaging, bfcl, anthropic-sdk" >&2; exit 2 ;;
 esac
 MARK="$VENV/.installed-$(IFS=+; echo "${PINS[*]}")"
 if [ -n "$CHECK" ]; then
