@@ -44,6 +44,15 @@ fn main() {
     let n: usize = args.get(2).map(|s| s.parse().expect("N")).unwrap_or(1_000_000);
 
     let v1 = args.get(3).is_some_and(|a| a == "v1");
+    // REPORT_REUSE=1 renders a work dir a previous invocation generated (an A/B of two binaries then
+    // reads the very same files, and the 6 GB of a million trials are written once).
+    if std::env::var_os("REPORT_REUSE").is_some() && work.join("trials.jsonl").exists() {
+        let bytes = std::fs::metadata(work.join("trials.jsonl")).map(|m| m.len()).unwrap_or(0);
+        println!("trials {n}");
+        println!("trials_file_mib {:.0}", bytes as f64 / 1048576.0);
+        render(&work);
+        return;
+    }
     let read = |name: &str| -> Vec<serde_json::Value> {
         match std::fs::File::open(template.join(name)) {
             Ok(f) => std::io::BufReader::new(f)
@@ -118,6 +127,12 @@ fn main() {
     toolpick::record::store::compact_run(&work, |_, matrix_index| Some(matrix_index))
         .expect("compact");
     println!("generate_s {:.1}", t.elapsed().as_secs_f64());
+    render(&work);
+}
+
+/// Render the work dir's report `REPORT_REPEATS` times (and once more with phases timed).
+fn render(work: &std::path::Path) {
+    let work = work.to_path_buf();
     let repeats: usize =
         std::env::var("REPORT_REPEATS").ok().and_then(|r| r.parse().ok()).unwrap_or(1).max(1);
     for run in 1..=repeats {
