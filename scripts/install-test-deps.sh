@@ -29,7 +29,7 @@ for tier in "${tiers[@]}"; do
     mcp-npm) scripts/install-mcp-servers.sh > /dev/null ;;
     mcp-pypi) scripts/install-mcp-servers.sh --python > /dev/null ;;
     bfcl) scripts/install-parity-venv.sh > /dev/null ;;
-    anthropic-sdk) scripts/install-anthropic-sdk.sh > /dev/null ;;
+    anthropic-sdk) scripts/install-provider-sdk.sh anthropic > /dev/null ;;
     chromium) chromium ;;
     *) echo "install-test-deps: unknown tier \`$tier\`; the tiers are mcp-npm, mcp-pypi, bfcl, anthropic-sdk, chromium" >&2; exit 2 ;;
   esac

@@ -81,7 +81,7 @@ impl Tier {
             Tier::McpNpm => script("install-mcp-servers.sh", &[]),
             Tier::McpPypi => script("install-mcp-servers.sh", &["--python"]),
             Tier::Bfcl => script("install-parity-venv.sh", &[]),
-            Tier::AnthropicSdk => script("install-anthropic-sdk.sh", &[]),
+            Tier::AnthropicSdk => script("install-provider-sdk.sh", &["anthropic"]),
             Tier::Chromium => {
                 let path = PathBuf::from(CHROMIUM);
                 if path.exists() { Ok(path) } else { Err(format!("{CHROMIUM} is missing")) }
