@@ -38,7 +38,8 @@
 //! request read into the chat shape, the answer written as a `Message` — `tool_use` blocks,
 //! `stop_reason`, usage with the tool definitions counted as a cache write on a conversation's first
 //! request and a cache read after — and errors in the protocol's `{"type": "error"}` shape). The key is
-//! read from `Authorization: Bearer` or `x-api-key`.
+//! read from `Authorization: Bearer` or `x-api-key`. OpenAI's Responses protocol
+//! (`POST /v1/responses`, [`responses`]) is read and written the same way.
 //!
 //! This file is the server (configuration, faults, routes, keys and their echo); what one chat
 //! request is answered with is [`answer`].
@@ -47,6 +48,7 @@ mod answer;
 pub mod echo;
 pub mod judge;
 mod messages;
+mod responses;
 
 use crate::agent::backends::{LexicalBackend, LexicalConfig};
 use answer::answer;
@@ -227,6 +229,7 @@ pub async fn spawn(addr: SocketAddr, config: MockConfig) -> std::io::Result<Mock
     let app = Router::new()
         .route("/v1/chat/completions", post(chat))
         .route("/v1/messages", post(messages::route))
+        .route("/v1/responses", post(responses::route))
         .route("/v1/models", get(models))
         .route("/stats", get(stats))
         .with_state(state.clone());
@@ -254,6 +257,8 @@ enum Wire {
     Chat,
     /// Anthropic Messages.
     Messages,
+    /// OpenAI Responses.
+    Responses,
 }
 
 /// The key the request carried (`x-api-key: <key>`, else `Authorization: Bearer <key>`), empty when
