@@ -129,3 +129,23 @@ fn the_same_inputs_give_byte_identical_trial_records() {
         assert!(a == b, "{file} differs between two identical runs");
     }
 }
+
+#[test]
+fn the_example_experiment_runs_against_the_mock_with_the_key_from_openai_api_key() {
+    let env = MockEnv::start(
+        MockConfig { require_key: Some("sk-example".into()), ..Default::default() },
+        &[],
+    );
+    let config = repo().join("examples/openai-responses.toml");
+    let o = Command::new(env!("CARGO_BIN_EXE_toolpick"))
+        .args(["run", "--config", config.to_str().unwrap(), "--base-url", &env.server.base_url()])
+        .args(["--limit", "3", "--out", "out", "--run-id", "ex", "-q", "--no-cache", "--trials", "1"])
+        .env("OPENAI_API_KEY", "sk-example")
+        .current_dir(env.dir.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let trials = env.trials("ex");
+    assert_eq!(trials.len(), 3 * 2 * 2, "3 tasks × 2 variants × 2 layouts");
+    assert!(trials.iter().all(|t| t["backend"] == "gpt-4.1-responses" && t["error"].is_null()));
+}
