@@ -18,7 +18,7 @@ Two modes:
 
 Prints `PORT <n>` once listening on 127.0.0.1; exits when its standard input closes, so it never
 outlives the test that started it. tests/anthropic_sdk.rs runs it with the `anthropic-sdk` tier's
-Python (scripts/install-provider-sdk.sh anthropic).
+Python (scripts/install-anthropic-sdk.sh).
 """
 
 import argparse

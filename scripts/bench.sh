@@ -6,7 +6,7 @@
 #   TRIALS_AT_SCALE=100000 scripts/bench.sh    a smaller scoring/reporting run
 #   BENCH_CI=1 scripts/bench.sh      also time `.ci/run` on a fresh clone (about 15 minutes)
 #   BENCH_ONLY=runner,curve scripts/bench.sh   only these sections (runner, lexical, default, scale,
-#                                    curve), printing the rows without rewriting BENCHMARKS.md
+#                                    curve, mcp, live), printing the rows without rewriting BENCHMARKS.md
 #
 # Needs: node (the shared fake endpoint), python3 (the shared catalog generator), taskset, curl.
 # Numbers come from benchmarks only, never from timed unit tests.
@@ -201,6 +201,76 @@ PY
   row "mcp serve: tools/call over HTTP, reused connection, median / p95 (ms)" "$h_med / $h_p95" "goal ≤ 3 × stdio" "$(ratio "$h_med" "$s_med")"
 else
   echo "mcp: the TypeScript MCP SDK is not in $servers (scripts/install-mcp-servers.sh): skipped" >&2
+fi
+fi
+
+# --- 8. Live trials with the warm sandbox pool (issue 34, item 8) --------------------------------------------
+# `BENCH_ONLY=live`. One npm server (server-filesystem: datasets/live/filesystem.jsonl, 11 tasks × 2 trials)
+# and one PyPI server (mcp-server-time: 12 generated tasks), each run by the openai backend against the mock
+# endpoint answering every request after LIVE_LATENCY_MS (default 1000: a model's turn; a trial has two), so a
+# trial lasts as long as a model makes it. Per server: the cold start is the median `sandbox_setup_ms` with the
+# pool off and one sandbox (no other start competes); then the pool off, a pool of 1 and the default pool, with
+# the default 4 sandboxes. Per run: median `sandbox_ms` and wall time per trial (episode phase / trials). Goals:
+# median `sandbox_ms` with the default pool ≤ 25 % of the cold start; wall per trial with the default pool no
+# worse than with a pool of 1.
+if want live; then
+servers=${TOOLPICK_MCP_SERVERS:-$ROOT/target/mcp-servers}
+latency=${LIVE_LATENCY_MS:-1000}
+if [[ -d "$servers/node_modules/@modelcontextprotocol/server-filesystem" && -x "$servers/venv/bin/mcp-server-time" ]]; then
+  lw="$work/live"; mkdir -p "$lw"
+  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  "$BIN" mock-endpoint --port "$port" --latency-ms "$latency" > /dev/null 2>&1 & pids+=($!)
+  for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/stats" > /dev/null && break; sleep 0.1; done
+  export TOOLPICK_MCP_SERVERS=$servers
+  "$BIN" mcp import --out "$lw/files" --name files -- node '{servers}/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js' '{sandbox}' > /dev/null
+  "$BIN" mcp import --out "$lw/time" --name time -- "$servers/venv/bin/mcp-server-time" --local-timezone UTC > /dev/null
+  python3 - "$lw" <<'PY'
+import json, sys
+from pathlib import Path
+lw = Path(sys.argv[1])
+tool = next(f"time/{c['name']}/{t['name']}" for f in (lw / "time").glob("*.json") if f.name != "catalog.json"
+            for c in json.load(open(f))["categories"] for t in c["tools"] if t["name"] == "get_current_time")
+zones = ["Europe/Paris", "Asia/Tokyo", "America/New_York", "Europe/London", "Australia/Sydney", "Asia/Kolkata",
+         "America/Chicago", "Europe/Berlin", "Africa/Cairo", "America/Sao_Paulo", "Asia/Singapore", "Pacific/Auckland"]
+with open(lw / "time.jsonl", "w") as f:
+    for i, z in enumerate(zones):
+        f.write(json.dumps({"id": f"time-{i:02d}", "query": f"What time is it now in {z}?", "kind": "single",
+                            "expected": [{"tool": tool, "arguments": {"timezone": [z]}}]}) + "\n")
+PY
+  printf '[live]\nsandboxes = 1\n' > "$lw/one.toml"
+  printf '[live]\n' > "$lw/default.toml"
+  live_run() { # catalog dataset trials config pool(N|default) id → "median_sandbox_ms median_setup_ms wall_ms_per_trial trials"
+    local pool=(); [[ $5 == default ]] || pool=(--live-pool "$5")
+    "$BIN" run --catalog "$lw/$1" --dataset "$2" --trials "$3" --config "$lw/$4.toml" "${pool[@]}" \
+      --execute live --allow-destructive --allow-open-world --backends openai --model bench \
+      --base-url "http://127.0.0.1:$port/v1" --layouts flat --variants good --no-cache -q \
+      --out "$lw/runs" --run-id "$6" > /dev/null
+    python3 - "$lw/runs/$6" <<'PY'
+import json, statistics, sys
+d = sys.argv[1]
+rows = [json.loads(l) for l in open(f"{d}/timings.jsonl")]
+meta = json.load(open(f"{d}/run.json"))
+n = meta["executed_trials"]
+print(f'{statistics.median(r["sandbox_ms"] for r in rows):.0f} {statistics.median(r["sandbox_setup_ms"] for r in rows):.0f} '
+      f'{1000 * meta["episode_phase_seconds"] / n:.0f} {n}')
+PY
+  }
+  dflt=$(( $(nproc) > 4 ? $(nproc) : 4 ))   # the default pool: the cores or the 4 sandboxes, whichever is more
+  row "live: load average (1/5/15 min) before the live runs" "$(cut -d' ' -f1-3 /proc/loadavg)" "" ""
+  for server in files time; do
+    if [[ $server == files ]]; then ds=$ROOT/datasets/live/filesystem.jsonl; trials=2; label="npm server-filesystem"
+    else ds=$lw/time.jsonl; trials=1; label="PyPI mcp-server-time"; fi
+    read -r _ cold cold_wall n < <(live_run "$server" "$ds" "$trials" one 0 "$server-cold")
+    read -r off_ms _ off_wall _ < <(live_run "$server" "$ds" "$trials" default 0 "$server-off")
+    read -r one_ms _ one_wall _ < <(live_run "$server" "$ds" "$trials" default 1 "$server-pool1")
+    read -r def_ms _ def_wall _ < <(live_run "$server" "$ds" "$trials" default default "$server-pool")
+    row "live $label ($n trials): cold start (median sandbox_setup_ms, pool off, 1 sandbox)" "$cold" "" ""
+    row "live $label: median sandbox_ms, pool off / 1 / default ($dflt), 4 sandboxes" "$off_ms / $one_ms / $def_ms" "goal default ≤ 0.25 × cold start" "$(ratio "$def_ms" "$cold")"
+    row "live $label: wall ms per trial, 1 sandbox pool off / 4 pool off / 4 pool 1 / 4 default pool" "$cold_wall / $off_wall / $one_wall / $def_wall" "goal default ≤ pool 1" "$(ratio "$def_wall" "$one_wall")"
+  done
+  row "live: load average (1/5/15 min) after the live runs" "$(cut -d' ' -f1-3 /proc/loadavg)" "" ""
+else
+  echo "live: server-filesystem or mcp-server-time is not in $servers (scripts/install-test-deps.sh mcp-npm mcp-pypi): skipped" >&2
 fi
 fi
 

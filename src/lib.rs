@@ -12,6 +12,7 @@ pub mod messages;
 pub mod agent;
 pub mod allocator;
 pub mod analysis;
+pub mod bundle;
 pub mod catalog;
 pub mod cli;
 pub mod compare;

@@ -128,6 +128,10 @@ rule!(
     max_tokens: u32, "a whole number", |v| at_least(v, 1)
 );
 rule!(
+    /// A model's context window, in tokens.
+    context_window: u32, "a whole number of tokens", |v| at_least(v, 1)
+);
+rule!(
     /// Requests or tokens per minute.
     per_minute: f64, "a number", |v| if v.is_finite() && v > 0.0 { Ok(()) } else { Err(format!("must be a number more than 0 (got {v})")) }
 );
@@ -155,6 +159,25 @@ rule!(
     /// Prices in US dollars per million tokens.
     price: f64, "a number", |v| if v.is_finite() && v >= 0.0 { Ok(()) } else { Err(format!("must be a number at least 0 (got {v})")) }
 );
+
+/// `provider_limits` values: whose limits a model's requests are checked against (see
+/// `agent::backends::limits`).
+pub const PROVIDER_LIMITS: [&str; 4] = ["openai", "anthropic", "gemini", "none"];
+
+/// `provider_limits`: one of [`PROVIDER_LIMITS`].
+pub mod provider_limits {
+    use super::*;
+    pub fn check(v: String) -> Result<String, String> {
+        if PROVIDER_LIMITS.contains(&v.as_str()) {
+            Ok(v)
+        } else {
+            Err(format!("`{v}` is not a provider; use {}", PROVIDER_LIMITS.join(", ")))
+        }
+    }
+    pub fn de_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+        Option::<String>::deserialize(d)?.map(check).transpose().map_err(serde::de::Error::custom)
+    }
+}
 
 /// `tool_choice`: one of [`TOOL_CHOICES`].
 pub mod tool_choice {

@@ -277,9 +277,38 @@ pub fn one_line(text: &str, max: usize) -> String {
     if cut.len() < flat.len() { format!("{cut} …") } else { cut }
 }
 
+/// The most characters of one piece of a call (a name, a key, a value) that an answer quotes back.
+pub const ECHO_MAX_CHARS: usize = 200;
+
+/// A piece of a call as an error message quotes it: whole up to [`ECHO_MAX_CHARS`] characters, else
+/// cut there and saying how much was cut. Every message that names what the model sent goes through
+/// this, so a 5 MB argument or name costs a few hundred characters, not its size, wherever it lands
+/// (the model's next prompt, a served session, the transcript).
+pub fn echo(text: &str) -> std::borrow::Cow<'_, str> {
+    capped(text, ECHO_MAX_CHARS)
+}
+
+/// `text` cut to `max` characters, saying how many more there were.
+pub fn capped(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(max) {
+        None => std::borrow::Cow::Borrowed(text),
+        Some((at, _)) => {
+            let rest = text[at..].chars().count();
+            std::borrow::Cow::Owned(format!("{}… ({rest} more characters cut)", &text[..at]))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn capped_keeps_short_text_and_counts_what_it_cuts() {
+        assert_eq!(capped("héllo", 5), "héllo");
+        assert_eq!(capped("héllo wörld", 5), "héllo… (6 more characters cut)");
+        assert!(matches!(echo("short"), std::borrow::Cow::Borrowed("short")));
+    }
 
     #[test]
     fn top_k_is_the_positive_head_of_the_full_ranking() {

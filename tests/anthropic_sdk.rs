@@ -1,5 +1,5 @@
 //! The `anthropic` backend against an independent implementation of its protocol: Anthropic's official
-//! Python SDK (the `anthropic-sdk` tier, `scripts/install-provider-sdk.sh anthropic`). A test server
+//! Python SDK (the `anthropic-sdk` tier, `scripts/install-anthropic-sdk.sh`). A test server
 //! (`scripts/anthropic_sdk_server.py`, run by the tier's Python) captures every request toolpick sends
 //! and validates it against the SDK's request type, and validates every answer it passes on against
 //! the SDK's `Message` model: answers of toolpick's mock endpoint (forwarded), or answers it builds

@@ -33,6 +33,7 @@ const OTHER_PROGRAMS: &[(&str, &str)] = &[
         "install scripts: report what is missing, install nothing; cargo fmt --check in .ci/run",
     ),
     ("--all-targets", "cargo clippy --all-targets: the lint step of .ci/run"),
+    ("--rm", "docker run --rm: the container in the README's install section"),
 ];
 
 fn repo() -> PathBuf {

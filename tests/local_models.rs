@@ -143,7 +143,8 @@ fn token_end(line: &str, k: usize) -> usize {
 fn the_llama_cpp_recipe_runs_as_written_against_a_local_endpoint() {
     // docs/models.md's recipe: examples/llama-cpp.toml with a 24-task sample; the mock stands in for
     // llama-server (its URL replaces the file's, as a flag overrides the file).
-    let env = start(MockConfig::default());
+    // The mock refuses, as llama-server -c 16384 does, a request over the recipe's context.
+    let env = start(MockConfig { context_size: Some(16384), ..Default::default() });
     let out = env.dir.path().join("recipe");
     let config = repo().join("examples/llama-cpp.toml");
     let o = toolpick(
@@ -159,15 +160,18 @@ fn the_llama_cpp_recipe_runs_as_written_against_a_local_endpoint() {
         rows.iter().map(|r| (r["variant"].clone(), r["backend"].clone(), r["n"].clone())).collect();
     cells.sort();
     let want: Vec<(String, String, String)> = [
-        ("bad", "lexical"),
-        ("bad", "qwen-0.5b-cpu"),
-        ("good", "lexical"),
-        ("good", "qwen-0.5b-cpu"),
+        ("bad@20", "lexical"),
+        ("bad@20", "qwen-0.5b-cpu"),
+        ("good@20", "lexical"),
+        ("good@20", "qwen-0.5b-cpu"),
     ]
     .iter()
     .map(|(v, b)| (v.to_string(), b.to_string(), "24".to_string()))
     .collect();
     assert_eq!(cells, want, "two variants × the model and the baseline, 24 tasks each");
+    for r in &rows {
+        assert_eq!(r["excluded_provider_limit"], "0", "every request fits the context: {r:?}");
+    }
     let meta: Value =
         serde_json::from_slice(&std::fs::read(out.join("r/run.json")).unwrap()).unwrap();
     let model = &meta["config"]["models"][0];

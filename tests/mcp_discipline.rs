@@ -327,7 +327,9 @@ fn sigterm_or_sigint_to_toolpick_stops_its_servers_and_removes_its_temporary_fol
     let (catalog, dataset) = live_suite(&s, "hang-call");
     let config = s.work.join("live.toml");
     std::fs::write(&config, "[live]\ncall_timeout_ms = 600000\nsandboxes = 1\n").unwrap();
-    let o = signal_when_started(&s, &run_args(&catalog, &dataset, &config), 1, libc::SIGTERM);
+    // Two servers: the first trial's and the second's, started ahead by the warm pool
+    // (`--live-pool`, on by default; tests/mcp_pool.rs).
+    let o = signal_when_started(&s, &run_args(&catalog, &dataset, &config), 2, libc::SIGTERM);
     assert_eq!(o.status.code(), Some(143), "{}", stderr(&o));
-    s.assert_nothing_left(1);
+    s.assert_nothing_left(2);
 }

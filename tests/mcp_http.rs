@@ -1,7 +1,7 @@
 //! `toolpick mcp serve --http` as the MCP transport specification (2025-06-18, 2025-11-25) asks of a
 //! server: `Origin` validated (loopback or `--allow-origin`), `Host` validated against the names the
 //! server answers to (loopback, the bound address, `--allow-host`, which `--allow-remote` needs), a
-//! session for every request but `initialize` (no tool runs outside one, in either protocol era),
+//! session for every 2025-11-25 request but `initialize`, none for a stateless 2026-07-28 one,
 //! `localhost:PORT` accepted, idle sessions ended. The server is the real binary serving the bundled
 //! catalog on the simulator; the client is a plain HTTP/1.1 one (`http_client`), so each test chooses
 //! every header.
@@ -149,7 +149,7 @@ fn http_localhost_port_binds_loopback_and_serves() {
 }
 
 #[test]
-fn no_tool_runs_outside_a_session_in_either_protocol_era() {
+fn a_legacy_request_needs_a_session_and_a_stateless_one_is_served_without() {
     let dir = tempfile::tempdir().unwrap();
     let record = dir.path().join("calls.jsonl");
     let s = serve(&["--http", "127.0.0.1:0", "--record", record.to_str().unwrap()]);
@@ -159,12 +159,23 @@ fn no_tool_runs_outside_a_session_in_either_protocol_era() {
     let r = post(&s.addr, &[], &plain.to_string());
     assert_refused(&r, 400, "Mcp-Session-Id");
     assert_eq!(serde_json::from_str::<Value>(&r.body).unwrap()["id"], 5);
+    assert_eq!(std::fs::read_to_string(&record).unwrap_or_default(), "", "a refused call ran");
+    // The stateless header alone does not make a legacy request stateless.
+    let r = post(&s.addr, &[("MCP-Protocol-Version", "2026-07-28")], &plain.to_string());
+    assert_refused(&r, 400, "_meta");
     // The stateless revision's request: its version in `_meta` and the header, no session.
     let meta = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {},
         "io.modelcontextprotocol/clientInfo": {"name": "x", "version": "1"},
     });
+    let discover =
+        json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta}});
+    let headers = [("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "server/discover")];
+    let r = post(&s.addr, &headers, &discover.to_string());
+    assert_eq!(r.status, 200, "{r:?}");
+    assert!(r.header("mcp-session-id").is_none(), "a stateless request opened a session: {r:?}");
+    assert!(r.message()["result"]["supportedVersions"].to_string().contains("2026-07-28"), "{r:?}");
     let stateless = json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call",
         "params": {"name": "get_repository", "arguments": arguments, "_meta": meta}});
     let headers = [
@@ -173,17 +184,15 @@ fn no_tool_runs_outside_a_session_in_either_protocol_era() {
         ("Mcp-Name", "get_repository"),
     ];
     let r = post(&s.addr, &headers, &stateless.to_string());
-    assert_refused(&r, 400, "2026-07-28");
-    // Not even with a real session's id beside it (rmcp would serve it outside the session).
+    assert_eq!(r.status, 200, "{r:?}");
+    let text = r.message()["result"]["content"][0]["text"].as_str().unwrap_or_default().to_string();
+    assert!(text.contains("payments-service"), "{r:?}");
+    assert_eq!(std::fs::read_to_string(&record).unwrap().lines().count(), 1);
+    // In a session, the legacy call runs (and is recorded).
     let mut session = Session::open(&s.addr, &[]);
-    let with_id = [("Mcp-Session-Id", session.id.as_str()), headers[0], headers[1], headers[2]];
-    let r = post(&s.addr, &with_id, &stateless.to_string());
-    assert_refused(&r, 400, "2026-07-28");
-    assert_eq!(std::fs::read_to_string(&record).unwrap_or_default(), "", "a refused call ran");
-    // In the session, the same call runs (and is recorded).
     let (text, is_error) = session.call_tool("get_repository", arguments);
     assert!(!is_error && text.contains("payments-service"), "{text}");
-    assert_eq!(std::fs::read_to_string(&record).unwrap().lines().count(), 1);
+    assert_eq!(std::fs::read_to_string(&record).unwrap().lines().count(), 2);
 }
 
 #[test]

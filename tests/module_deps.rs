@@ -29,6 +29,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("redact", &[]),
     // The one channel for lines a person reads: every module may say something through it.
     ("messages", &["redact"]),
+    // The embedded suite, written out into a cache directory on first use.
+    ("bundle", &["files", "messages"]),
     // Flag and key checks show a rejected URL with its credentials redacted and refuse keys given as
     // variable names: they need the redactor's URL display and key test.
     ("rules", &["redact"]),
@@ -38,7 +40,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("dataset", &["catalog", "error", "files", "text"]),
     ("lint", &["catalog", "text"]),
     ("record", &["catalog", "dataset", "protocol", "error", "crashpoint", "files", "messages"]),
-    ("exec", &["catalog", "record"]),
+    // `text`: the one cut for every echo of a call in an error (`text::echo`).
+    ("exec", &["catalog", "record", "text"]),
     ("score", &["record", "dataset", "text"]),
     ("layout", &["catalog", "record", "exec", "protocol", "text", "error"]),
     ("agent", &["layout", "record", "dataset", "protocol", "text", "error", "redact", "rules"]),
@@ -53,7 +56,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     ("compare", &["analysis", "report", "score", "record"]),
     ("gate", &["analysis", "compare"]),
-    ("mcp", &["catalog", "dataset", "record", "protocol", "error", "files", "messages"]),
+    // `text`: a served error quotes a call cut as every echo is (`text::capped`).
+    ("mcp", &["catalog", "dataset", "record", "protocol", "error", "files", "messages", "text"]),
     (
         "run",
         &[
@@ -76,6 +80,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "crashpoint",
             "files",
             "messages",
+            "bundle",
         ],
     ),
     ("mock", &["agent", "layout", "dataset", "protocol", "redact"]),
@@ -86,7 +91,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         &[
             "run", "analysis", "report", "compare", "gate", "mock", "mcp", "judge", "agent",
             "layout", "catalog", "dataset", "lint", "error", "redact", "rules", "files",
-            "messages", "record",
+            "messages", "record", "bundle",
         ],
     ),
 ];

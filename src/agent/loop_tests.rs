@@ -275,6 +275,7 @@ fn stop_reasons_keep_their_names_and_older_records_still_read() {
         (StopReason::ContentFilter, "content_filter"),
         (StopReason::RepeatedCall, "repeated_call"),
         (StopReason::Unparsed, "unparsed"),
+        (StopReason::ProviderLimit, "provider_limit"),
     ] {
         assert_eq!(serde_json::to_value(r).unwrap(), s);
         assert_eq!(serde_json::from_value::<StopReason>(s.into()).unwrap(), r);

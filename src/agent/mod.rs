@@ -157,6 +157,9 @@ pub struct Episode {
     pub stop_reason: StopReason,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backend_error: Option<String>,
+    /// The provider's limit that refused a request (`stop_reason: provider_limit`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_limit: Option<crate::record::LimitHit>,
     /// Token usage summed over the turns, as reported by the endpoint.
     pub usage: Usage,
     /// Timing of every model request (not deterministic; written apart from trial records).
@@ -253,6 +256,7 @@ pub async fn run_episode(
     let mut steps = 0;
     let mut stop_reason = StopReason::StepLimit;
     let mut backend_error = None;
+    let mut provider_limit = None;
     let mut usage = Usage::default();
     let mut timings = Vec::new();
     // The distinct calls of the last turn that made any, and in how many turns in a row they were made.
@@ -273,6 +277,13 @@ pub async fn run_episode(
         drop(offered);
         let turn = match result {
             Ok(t) => t,
+            // A provider's limit refused the request: the model was never asked, and asking again
+            // would send the same request.
+            Err(e) if e.downcast_ref::<crate::record::LimitHit>().is_some() => {
+                stop_reason = StopReason::ProviderLimit;
+                provider_limit = e.downcast_ref::<crate::record::LimitHit>().cloned();
+                break;
+            }
             Err(e) => {
                 stop_reason = StopReason::BackendError;
                 backend_error = Some(format!("{e:#}"));
@@ -359,7 +370,7 @@ pub async fn run_episode(
             break;
         }
     }
-    Episode { messages, calls, steps, stop_reason, backend_error, usage, timings }
+    Episode { messages, calls, steps, stop_reason, backend_error, provider_limit, usage, timings }
 }
 
 /// The record of a call the token limit cut off: never executed (the layout is asked with arguments

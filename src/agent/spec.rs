@@ -104,6 +104,24 @@ pub struct ModelSpec {
     pub seed: Option<i64>,
     #[serde(default, deserialize_with = "rules::max_tokens::de_opt")]
     pub max_tokens: Option<u32>,
+    /// The model's context window in tokens: every cell whose estimated prompt exceeds it is reported
+    /// before the first request (`crate::run::provider_limits`). Unset, an OpenAI-compatible llama.cpp
+    /// server's `n_ctx` is read from its `/props`.
+    #[serde(
+        default,
+        deserialize_with = "rules::context_window::de_opt",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub context_window: Option<u32>,
+    /// Whose limits (tool count, tool names) the requests are checked against before the run:
+    /// `openai`, `anthropic`, `gemini` or `none`. Unset: the backend's provider when the base URL is
+    /// that provider's own API, else none (OpenAI-compatible servers such as llama.cpp accept more).
+    #[serde(
+        default,
+        deserialize_with = "rules::provider_limits::de_opt",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub provider_limits: Option<String>,
     /// `auto`, `none`, `required`.
     #[serde(default, deserialize_with = "rules::tool_choice::de_opt")]
     pub tool_choice: Option<String>,

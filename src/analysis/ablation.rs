@@ -143,6 +143,7 @@ pub(crate) fn effect_of(good: &[f64], variant: &[f64], seed: u64) -> PairedEffec
 /// Effects of every non-`good` variant, grouped by dataset/layout/backend, ranked within each group.
 /// `per_cell` are the run's per-task outcomes ([`outcomes`]), which the effects pair.
 pub fn effects(cells: &[CellSummary], per_cell: &Outcomes<'_>) -> Vec<Effect> {
+    use rayon::prelude::*;
     let empty = BTreeMap::new();
     let mut out = Vec::new();
     let mut groups: Vec<(&str, &str, &str)> =
@@ -156,8 +157,11 @@ pub fn effects(cells: &[CellSummary], per_cell: &Outcomes<'_>) -> Vec<Effect> {
             .collect();
         let Some(good) = in_group.iter().find(|c| c.variant == "good") else { continue };
         let good_tasks = per_cell.get(&good.key()).unwrap_or(&empty);
+        // Each variant's tests depend on its own pairs and seed alone, so they run side by side
+        // (the exact intervals of a large run's pairs are the analysis's largest serial part); the
+        // collected order is the cells' order, as before.
         let mut group: Vec<Effect> = in_group
-            .iter()
+            .par_iter()
             .filter(|c| c.variant != "good")
             .map(|c| {
                 let key = c.key();

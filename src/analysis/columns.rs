@@ -314,7 +314,7 @@ fn summary_columns() -> Vec<SummaryColumn> {
         count("n", "trials", "Scored trials of every kind (infrastructure errors excluded).", |c| c.n),
         count("n_call", "trials", "Scored trials of tasks that need a call (single, multi, parallel): the denominator of the headline rates.", |c| c.pass.n).in_html(Shown),
         count("excluded_infrastructure", "trials", "Trials in no rate because the endpoint or the harness failed (unreachable, timed out, server errors after every attempt); part of `infra_errors`.", |c| c.excluded_infrastructure),
-        count("excluded_provider_limit", "trials", "Trials in no rate because a provider's limit refused the request (429 after every attempt, quota, request size, context window, number of tools); part of `infra_errors`.", |c| c.excluded_provider_limit),
+        count("excluded_provider_limit", "trials", "Trials in no rate because a provider's limit refused the request (429 after every attempt, quota, request size, context window, number of tools; every trial with stop reason `provider_limit`); part of `infra_errors`.", |c| c.excluded_provider_limit),
         column("excluded_share", Number, "fraction", "", "Share of the cell's trials in no rate: `infra_errors / (n + infra_errors)`; what `--max-excluded` gates.", of(|c: &CellSummary| Value::number(c.excluded_share()))),
     ];
     let rates: [(&str, InHtml, &str, RateOf); 12] = [

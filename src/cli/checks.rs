@@ -69,6 +69,26 @@ pub(super) fn cmd_mock(args: MockArgs) -> Result<()> {
         echo_key: args.echo_key,
         ..Default::default()
     };
+    config.context_size = args.context_size;
+    config.tool_limits = args.tool_limits;
+    config.context_error = crate::mock::limits::ContextError::parse(&args.context_error)
+        .ok_or_else(|| {
+            crate::error::InputError::new(
+                "--context-error",
+                format!(
+                    "`{}` is not a style; choose from {}",
+                    args.context_error,
+                    crate::mock::limits::ContextError::NAMES.join(", ")
+                ),
+            )
+        })?;
+    if args.context_size == Some(0) {
+        return Err(crate::error::InputError::new(
+            "--context-size",
+            "must be at least 1 token (leave it out for no context limit)",
+        )
+        .into());
+    }
     if !(0.0..=1.0).contains(&args.sampling_noise) {
         return Err(crate::error::InputError::new(
             "--sampling-noise",

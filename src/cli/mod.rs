@@ -15,6 +15,7 @@ mod checks;
 mod compare;
 mod gates;
 mod imports;
+mod init;
 mod judge;
 mod mcp;
 mod pipeline;
@@ -26,6 +27,7 @@ use run::RunArgs;
 const AFTER_HELP: &str = "\
 Examples:
   toolpick run                          run the bundled starter suite (no API key, no network)
+  toolpick init my-suite                write the bundled suite and toolpick.toml to edit
   toolpick run --backends lexical,random --trials 3
   toolpick validate --catalog registries/workspace --dataset datasets/starter.jsonl
   toolpick report reports/latest        re-score and re-render a finished run
@@ -96,6 +98,17 @@ enum Command {
         out: PathBuf,
         #[command(flatten)]
         follow: gates::FollowUp,
+    },
+    /// Write the bundled suite (registries, datasets, example experiment files) and a starting
+    /// toolpick.toml into DIR for you to edit; `toolpick run` there reads the edited copies. Never
+    /// overwrites a file unless --force.
+    Init {
+        /// Directory to write into (created if missing).
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+        /// Overwrite files that exist.
+        #[arg(long)]
+        force: bool,
     },
     /// Check catalogs and datasets; print every problem as file:line: field: message.
     Validate(InputArgs),
@@ -268,6 +281,19 @@ struct MockArgs {
     /// endpoint, to check that toolpick never stores it).
     #[arg(long)]
     echo_key: bool,
+    /// Refuse requests over the providers' tool limits as they do: more than 128 tools or a name
+    /// outside OpenAI's pattern on the chat route, a name outside Anthropic's on the Messages route.
+    #[arg(long)]
+    tool_limits: bool,
+    /// Refuse requests of more than N tokens (a token per 4 bytes of the request body) as a provider
+    /// refuses a prompt over its context window; `GET /props` then reports `n_ctx` as llama-server does.
+    #[arg(long, value_name = "N")]
+    context_size: Option<usize>,
+    /// How a request over --context-size is refused: llama-cpp (`exceed_context_size_error`), openai
+    /// (`context_length_exceeded`) or stop-reason (Messages: `model_context_window_exceeded`); the
+    /// Messages route answers Anthropic's "prompt is too long" for the first two.
+    #[arg(long, value_name = "STYLE", default_value = "llama-cpp")]
+    context_error: String,
 }
 
 #[derive(Args)]
@@ -287,15 +313,10 @@ fn dataset_help() -> String {
     )
 }
 
-/// A bundled default path: relative to the working directory, else to the source tree toolpick was
-/// built from (so `toolpick run` works from anywhere in a checkout).
+/// A bundled default path: the working directory's copy, else the suite embedded in the binary
+/// (see [`crate::bundle`]), so `toolpick run` works from anywhere with nothing but the binary.
 fn bundled(relative: &str) -> PathBuf {
-    let local = PathBuf::from(relative);
-    if local.exists() {
-        return local;
-    }
-    let built = Path::new(env!("CARGO_MANIFEST_DIR")).join(relative);
-    if built.exists() { built } else { local }
+    crate::bundle::resolve(relative)
 }
 
 impl InputArgs {
@@ -427,6 +448,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             finished.conclude()
         }
         Command::JudgeCheck(args) => judge::cmd_judge_check(*args),
+        Command::Init { dir, force } => init::cmd_init(&dir, force),
         Command::Validate(args) => checks::cmd_validate(args),
         Command::MockEndpoint(args) => checks::cmd_mock(args),
         Command::Lint(args) => checks::cmd_lint(args),

@@ -15,6 +15,12 @@
 //! - **names** (`--execute` catalogs, `--judge-method` datasets): each given name is one of the valid
 //!   ones, which the error lists.
 //!
+//! - **provider limits** ([`provider_limits`]): every (backend, layout, catalog variant) cell whose
+//!   first request a provider would refuse — more tools than its protocol accepts, a tool name it does
+//!   not, an estimated prompt over the model's context window — is named with the limit, the numbers
+//!   and what to do; exit 2 unless `--allow-provider-errors` (then the refusals are recorded as
+//!   `provider_limit` trials).
+//!
 //! Every error names the flag (exit 2). URLs are checked by their flags' parsers ([`crate::rules`]).
 
 use crate::error::InputError;
@@ -218,6 +224,73 @@ pub fn run_names(
     crate::gate::check_cells(gates, keys.iter().map(String::as_str), "cell of this run")
         .map_err(|u| InputError::new("--gate-cells", u.to_string()))?;
     Ok(())
+}
+
+/// The cells a provider would refuse, one line each: the cell, the limit, the numbers. `Err` (exit 2,
+/// nothing run) names them all and what to do; with `allow` they are returned as notes and the run
+/// goes on, recording each refusal as a `provider_limit` trial.
+pub fn provider_limits(
+    cells: &[crate::run::provider_limits::Presented],
+    allow: bool,
+) -> Result<Vec<String>, InputError> {
+    use crate::agent::backends::limits::{Breach, check_context};
+    use crate::record::LimitKind;
+    let mut lines = Vec::new();
+    let mut kinds = std::collections::BTreeSet::new();
+    for c in cells {
+        let mut breaches: Vec<Breach> = Vec::new();
+        if let Some(limits) = c.limits {
+            breaches.extend(limits.check_count(c.tools));
+            breaches.extend(limits.check_names(c.names.iter().map(String::as_str)));
+        }
+        if let Some((window, from)) = &c.window
+            && let Some(mut b) = check_context(c.prompt_tokens, *window)
+        {
+            b.what.push_str(&format!(" ({from})"));
+            breaches.push(b);
+        }
+        for b in breaches {
+            kinds.insert(b.kind);
+            lines.push(format!("  {} [{}]: {}", c.cell, b.kind.as_str(), b.what));
+        }
+    }
+    if lines.is_empty() {
+        return Ok(lines);
+    }
+    let mut advice = Vec::new();
+    if kinds.contains(&LimitKind::ToolCount) {
+        advice.push(
+            "present fewer tools per request (--layouts progressive or search, or --distractors)",
+        );
+    }
+    if kinds.contains(&LimitKind::ToolName) {
+        advice.push("rename the tools the provider refuses in the catalog");
+    }
+    if kinds.contains(&LimitKind::Context) {
+        advice.push("give the model a larger context (llama-server -c, `context_window` / --context-window) or present fewer tools");
+    }
+    let what = format!(
+        "{} limit(s) of the provider would refuse these cells' requests:\n{}",
+        lines.len(),
+        lines.join("\n")
+    );
+    if allow {
+        return Ok(vec![format!(
+            "{what}\nrunning them anyway (--allow-provider-errors): each refusal is recorded as a provider_limit trial"
+        )]);
+    }
+    let flag = if kinds.iter().all(|k| *k == LimitKind::Context) {
+        "--context-window"
+    } else {
+        "--layouts"
+    };
+    Err(InputError::new(
+        flag,
+        format!(
+            "{what}\nnothing was run or written; {}; or run them anyway with --allow-provider-errors (each refusal is recorded as a provider_limit trial, in no rate)",
+            advice.join("; ")
+        ),
+    ))
 }
 
 #[cfg(test)]

@@ -87,6 +87,11 @@ pub struct RunArgs {
     execute: Option<Vec<String>>,
     #[command(flatten)]
     live_policy: LivePolicyArgs,
+    /// Live runs: servers started ahead of their trials, each in a fresh sandbox of its own and used by
+    /// one trial; 0 turns the pool off. Default: the cores available or [live] sandboxes, whichever is
+    /// more.
+    #[arg(long, value_name = "N")]
+    live_pool: Option<usize>,
     /// Output root; the run goes to <out>/<run-id>. Default: reports.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -96,6 +101,11 @@ pub struct RunArgs {
     /// Re-run trials that ended in an infrastructure error when resuming.
     #[arg(long)]
     retry_errors: bool,
+    /// Run cells a provider's limit would refuse (too many tools, a tool name it does not accept, a
+    /// prompt over the context window) instead of stopping before the run: each refusal is recorded
+    /// as a `provider_limit` trial, in no rate.
+    #[arg(long)]
+    allow_provider_errors: bool,
     /// Do not read or write the response cache.
     #[arg(long, conflicts_with = "cache_dir")]
     no_cache: bool,
@@ -182,6 +192,14 @@ struct EndpointArgs {
     /// Completion token limit per request (at least 1).
     #[arg(long, value_parser = rules::max_tokens::parse)]
     max_tokens: Option<u32>,
+    /// The model's context window in tokens: cells whose estimated prompt exceeds it are reported
+    /// before the run (unset: a llama.cpp server's `/props`).
+    #[arg(long, value_name = "TOKENS", value_parser = rules::context_window::parse)]
+    context_window: Option<u32>,
+    /// Whose tool limits (count, names) to check requests against before the run: openai, anthropic,
+    /// gemini or none. Default: the backend's provider when the base URL is its own API, else none.
+    #[arg(long, value_name = "PROVIDER", value_parser = clap::builder::PossibleValuesParser::new(rules::PROVIDER_LIMITS))]
+    provider_limits: Option<String>,
     /// auto, none or required.
     #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(rules::TOOL_CHOICES))]
     tool_choice: Option<String>,
@@ -224,7 +242,8 @@ impl EndpointArgs {
             ($($flag:ident => $field:ident),*) => {$( if let Some(v) = &self.$flag { m.$field = Some(v.clone()); } )*};
         }
         set!(base_url => base_url, model => model, temperature => temperature, top_p => top_p, model_seed => seed,
-             max_tokens => max_tokens, tool_choice => tool_choice, parallel_tool_calls => parallel_tool_calls,
+             max_tokens => max_tokens, context_window => context_window,
+             provider_limits => provider_limits, tool_choice => tool_choice, parallel_tool_calls => parallel_tool_calls,
              rpm => requests_per_minute, tpm => tokens_per_minute);
         if let Some(v) = &self.api_key_env {
             m.api_key_env = v.clone();
@@ -510,11 +529,21 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
     let started = Instant::now();
     let dir = out.join(&run_id);
     let rt = runtime(args.jobs)?;
+    // Cells a provider would refuse are named before the first trial (exit 2 unless allowed).
+    let presented = rt.block_on(prepared.presented())?;
+    for note in super::preflight::provider_limits(&presented, args.allow_provider_errors)? {
+        crate::messages::note(format_args!("{note}"));
+    }
     let outcome = rt.block_on(execute(
         prepared,
         &dir,
         meta,
-        ExecOptions { retry_errors: args.retry_errors, quiet: args.quiet, shard },
+        ExecOptions {
+            retry_errors: args.retry_errors,
+            quiet: args.quiet,
+            shard,
+            live_pool: args.live_pool,
+        },
     ))?;
     // The runner is done with its last record; the rest is the pipeline's, under the same lock.
     let judging = judge.as_ref().map(|config| super::pipeline::Judging {

@@ -14,6 +14,7 @@
 //! unaware of which sandbox a call belongs to) and its answer replaces the mock.
 
 use crate::catalog::{Catalog, MockMode, Tool, mock};
+use crate::text::echo;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 
@@ -120,8 +121,11 @@ impl Executor {
                     allowed(tool)
                 ),
             ),
-            K::Type { .. } => (Rejection::TypeError, format!("wrong type{at}: {err}")),
-            _ => (Rejection::ValueError, format!("invalid value{at}: {err}")),
+            // The validator's message quotes the value it rejected: cut like every echo of a call.
+            K::Type { .. } => {
+                (Rejection::TypeError, format!("wrong type{at}: {}", echo(&err.to_string())))
+            }
+            _ => (Rejection::ValueError, format!("invalid value{at}: {}", echo(&err.to_string()))),
         };
         let example = serde_json::to_string(&example_arguments(tool)).unwrap_or_default();
         Execution::Rejected { kind, message: format!("Invalid input: {what}. Example: {example}") }
@@ -129,7 +133,9 @@ impl Executor {
 }
 
 fn quote_list(items: &[String]) -> String {
-    items.iter().map(|s| format!("'{s}'")).collect::<Vec<_>>().join(", ")
+    // The names are the model's keys: each cut like any echo, and the list too.
+    let list = items.iter().map(|s| format!("'{}'", echo(s))).collect::<Vec<_>>().join(", ");
+    crate::text::capped(&list, 4 * crate::text::ECHO_MAX_CHARS).into_owned()
 }
 
 fn allowed(tool: &Tool) -> String {

@@ -124,7 +124,7 @@ impl Layout for FlatLayout {
             return CallOutcome {
                 content: error_json(&format!(
                     "Unknown tool '{}'. Call one of the tools you were given, by its exact name.",
-                    call.name
+                    crate::text::echo(&call.name)
                 )),
                 record: record(step, &call.name, CallStatus::Invented, None),
             };

@@ -132,8 +132,9 @@ pub(crate) fn resolve_dispatch(
         Some(other) => Err((
             Rejection::ValueError,
             format!(
-                "Invalid input: '{}' = {other} is not one of: {}.",
+                "Invalid input: '{}' = {} is not one of: {}.",
                 d.param,
+                crate::text::echo(&other.to_string()),
                 options.join(", ")
             ),
         )),

@@ -185,7 +185,7 @@ impl Layout for ProgressiveLayout {
                 self.server_named(s).map(|_| json!({"server": s, "status": "authenticated", "message": "This server is connected and needs no further authentication; retry the action."}))
             })),
             other => CallOutcome {
-                content: error_json(&format!("Unknown tool '{other}'. The available tools are: {}.", self.functions.iter().map(|f| f.name.as_str()).collect::<Vec<_>>().join(", "))),
+                content: error_json(&format!("Unknown tool '{}'. The available tools are: {}.", crate::text::echo(other), self.functions.iter().map(|f| f.name.as_str()).collect::<Vec<_>>().join(", "))),
                 record: record(step, other, CallStatus::Invented, Some(Value::Object(args))),
             },
         }

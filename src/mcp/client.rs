@@ -21,8 +21,11 @@
 //!   handshake) is listed again until its list settles.
 //! - **Every request has a time limit**: `initialize` and `tools/list` the session's
 //!   [`Launch::request_timeout`] (default [`REQUEST_TIMEOUT`]), `tools/call` the caller's. A server
-//!   that misses it ends the session with an error quoting the server's last lines on stderr. (toolpick's
-//!   client sends no `server/discover`: rmcp's default lifecycle is the `initialize` handshake.)
+//!   that misses it ends the session with an error quoting the server's last lines on stderr.
+//! - **Both protocol eras** ([`super::era`]): `server/discover` first (2026-07-28, stateless, every
+//!   request then carrying its `_meta`), the `initialize` handshake (2025-11-25) when the server does
+//!   not know it; the era that ran is [`ServerFacts::protocol_version`]. A 2026-07-28 server's
+//!   `input_required` rounds are answered by the same [`Responder`] as a legacy server's requests.
 //! - **Its stdout is read strictly** ([`super::wire`]): a line that is not JSON-RPC, or a message over
 //!   16 MiB, ends the session at once with an error saying so (never a time-out), and every progress
 //!   notification is logged before the result that follows it on the wire reaches the caller.
@@ -37,8 +40,8 @@ use super::process::{ChildServer, TrackedDir};
 pub use super::server_env::{MODEL_KEY_VARIABLES, check_env, scrubbed_env, secret_looking};
 use super::wire::{Fault, Lines, Side, Tapped};
 use anyhow::{Context, Result, anyhow};
-use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
+use rmcp::service::ClientServiceExt;
 use rmcp::service::{RoleClient, RunningService};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -174,7 +177,12 @@ impl Session {
         let transport = Lines::new(stdout, stdin, Side::Client).with_tap(handler.progress_tap());
         let fault = transport.fault();
         let limit = options.request_timeout;
-        let failure = match tokio::time::timeout(limit, handler.serve(transport)).await {
+        let failure = match tokio::time::timeout(
+            limit,
+            handler.serve_with_lifecycle(transport, super::era::lifecycle()),
+        )
+        .await
+        {
             Ok(Ok(service)) => match facts_of(&service, &command.program) {
                 Ok(facts) => {
                     return Ok(Session {
@@ -198,7 +206,7 @@ impl Session {
                 fault.get().unwrap_or_else(|| e.to_string())
             ),
             Err(_) => format!(
-                "the MCP server `{}` did not answer `initialize` within {} ms",
+                "the MCP server `{}` did not answer `server/discover` or `initialize` within {} ms",
                 command.program,
                 limit.as_millis()
             ),
@@ -232,7 +240,12 @@ impl Session {
         );
         let (list_changes, progress, events) =
             (handler.list_changes.clone(), handler.progress.clone(), handler.events.clone());
-        let service = match tokio::time::timeout(request_timeout, handler.serve(transport)).await {
+        let service = match tokio::time::timeout(
+            request_timeout,
+            handler.serve_with_lifecycle(transport, super::era::lifecycle()),
+        )
+        .await
+        {
             Ok(Ok(s)) => s,
             Ok(Err(e)) => {
                 return Err(anyhow!(
@@ -241,7 +254,7 @@ impl Session {
             }
             Err(_) => {
                 return Err(anyhow!(
-                    "the MCP server at {url} did not answer `initialize` within {} ms",
+                    "the MCP server at {url} did not answer `server/discover` or `initialize` within {} ms",
                     request_timeout.as_millis()
                 ));
             }
@@ -259,6 +272,12 @@ impl Session {
             request_timeout,
             fault: Fault::default(),
         })
+    }
+
+    /// Whether the session can no longer be used: its transport has ended or the server it started
+    /// has exited (a warm server that died while waiting for its trial: `run::live_pool`).
+    pub fn is_gone(&mut self) -> bool {
+        self.service.is_transport_closed() || self.child.as_mut().is_some_and(ChildServer::exited)
     }
 
     pub fn facts(&self) -> &ServerFacts {
@@ -366,14 +385,18 @@ impl Session {
         timeout: Duration,
     ) -> Result<Result<Value, String>> {
         let params = CallToolRequestParams::new(name.to_string()).with_arguments(arguments);
-        let result =
-            tokio::time::timeout(timeout, self.service.call_tool(params)).await.map_err(|_| {
-                anyhow!(
-                    "tools/call `{name}` did not finish within {} ms{}",
-                    timeout.as_millis(),
-                    stderr_tail(&self.stderr_path)
-                )
-            })?;
+        let result = tokio::time::timeout(
+            timeout,
+            self.service.call_tool_with_mrtr_max_rounds(params, super::era::MAX_INPUT_ROUNDS),
+        )
+        .await
+        .map_err(|_| {
+            anyhow!(
+                "tools/call `{name}` did not finish within {} ms{}",
+                timeout.as_millis(),
+                stderr_tail(&self.stderr_path)
+            )
+        })?;
         match result {
             Ok(result) => {
                 Ok(Ok(serde_json::to_value(&result).context("cannot read a tools/call result")?))

@@ -11,11 +11,15 @@
 //! - **`Origin`** (the specification's MUST): absent, or a loopback origin (`http`/`https` on a
 //!   loopback name, any port), or one given with `--allow-origin`; anything else, `null` included, is
 //!   403.
-//! - **Sessions**: toolpick keeps a session per client (its own conversation, its own live sandbox),
-//!   so every request but `initialize` must carry `Mcp-Session-Id` (400 otherwise, as the 2025-11-25
-//!   transport says). Requests of the stateless 2026-07-28 revision (a per-request protocol version
-//!   in `_meta`, or in the `MCP-Protocol-Version` header) are refused with 400 too: rmcp would serve
-//!   them outside any session, and there is no session era for them to fall back to.
+//! - **Sessions, by protocol era** ([`super::era`]): a request of the 2025-11-25 era (and before)
+//!   must carry `Mcp-Session-Id`, `initialize` alone excepted (400 otherwise, as that transport says):
+//!   toolpick keeps a session per such client (its own conversation, its own live sandbox). A request
+//!   of the stateless 2026-07-28 era (its protocol version in `_meta`
+//!   `io.modelcontextprotocol/protocolVersion`, as that revision requires of every request) needs no
+//!   session and goes to rmcp, which checks the rest of its `_meta` and the `MCP-Protocol-Version`
+//!   header against it; where serving needs a session (a live sandbox, a task session), `mcp::serve`
+//!   refuses its `tools/call` saying so. A 2026-07-28 `MCP-Protocol-Version` header on a request
+//!   without that `_meta` is refused with 400: neither era's request.
 //! - **Idle sessions** end after [`HttpPolicy::session_idle`] without a message (`--session-idle-ms`,
 //!   default [`DEFAULT_SESSION_IDLE`]): what an abandoned session holds (its live server and sandbox,
 //!   its buffers) is released then.
@@ -35,8 +39,6 @@ use std::time::Duration;
 pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(300);
 /// Largest request body read (rmcp's own limit, given to it too so the two agree).
 pub const MAX_BODY_BYTES: usize = 4 << 20;
-/// The first protocol revision without sessions (requests carry their version in `_meta`).
-const STATELESS_ERA: &str = "2026-07-28";
 /// The names a client on this machine reaches a loopback server by.
 const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 
@@ -227,9 +229,9 @@ impl Refusal {
     }
 }
 
-/// Whether the JSON-RPC message(s) of a POST body may go to rmcp: `initialize` always; anything else
-/// only within a session (`Mcp-Session-Id`) and never in the stateless revision. A body that is not
-/// JSON is left to rmcp, which answers it.
+/// Whether the JSON-RPC message(s) of a POST body may go to rmcp: a stateless-era request (its
+/// version in `_meta`) always, `initialize` always, anything else only within a session
+/// (`Mcp-Session-Id`). A body that is not JSON is left to rmcp, which answers it.
 fn check_session(headers: &HeaderMap, body: &[u8]) -> Result<(), Refusal> {
     let Ok(parsed) = serde_json::from_slice::<Value>(body) else { return Ok(()) };
     let messages = match &parsed {
@@ -239,19 +241,22 @@ fn check_session(headers: &HeaderMap, body: &[u8]) -> Result<(), Refusal> {
     let in_session = headers.contains_key("mcp-session-id");
     let header_version = headers.get("mcp-protocol-version").and_then(|v| v.to_str().ok());
     for message in messages {
-        if message.get("method").and_then(Value::as_str) == Some("initialize") {
-            continue;
-        }
-        let id = message.get("id").cloned().unwrap_or(Value::Null);
         let meta_version = message
             .pointer("/params/_meta")
             .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))
             .and_then(Value::as_str);
-        if let Some(v) = meta_version.or(header_version).filter(|v| *v >= STATELESS_ERA) {
+        if meta_version.is_some_and(super::era::is_stateless) {
+            continue;
+        }
+        if message.get("method").and_then(Value::as_str) == Some("initialize") {
+            continue;
+        }
+        let id = message.get("id").cloned().unwrap_or(Value::Null);
+        if let Some(v) = header_version.filter(|v| super::era::is_stateless(v)) {
             return Err(Refusal::bad_request(
                 id,
                 format!(
-                    "protocol {} (stateless) is not served here: this server keeps a session per client; send `initialize` (protocol 2025-11-25) and then its Mcp-Session-Id",
+                    "MCP-Protocol-Version {} (stateless) needs the request's `_meta` to carry io.modelcontextprotocol/protocolVersion, clientInfo and clientCapabilities",
                     shown(v)
                 ),
             ));
@@ -259,7 +264,7 @@ fn check_session(headers: &HeaderMap, body: &[u8]) -> Result<(), Refusal> {
         if !in_session {
             return Err(Refusal::bad_request(
                 id,
-                "Mcp-Session-Id header is required: send `initialize` first, then its session id with every request",
+                "Mcp-Session-Id header is required: send `initialize` first, then its session id with every request (or make it a stateless 2026-07-28 request, its version in `_meta`)",
             ));
         }
     }
@@ -442,7 +447,7 @@ mod tests {
     }
 
     #[test]
-    fn only_initialize_goes_without_a_session_and_the_stateless_revision_is_refused() {
+    fn legacy_requests_need_a_session_and_stateless_ones_do_not() {
         let call = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x"}}"#;
         let r = check_session(&headers(&[]), call).unwrap_err();
         assert_eq!((r.status, r.id.clone()), (StatusCode::BAD_REQUEST, json!(7)));
@@ -454,12 +459,20 @@ mod tests {
         assert!(check_session(&headers(&[]), note).is_err());
         let batch = br#"[{"jsonrpc":"2.0","id":1,"method":"initialize"},{"jsonrpc":"2.0","id":2,"method":"tools/list"}]"#;
         assert_eq!(check_session(&headers(&[]), batch).unwrap_err().id, json!(2));
-        // A stateless-era request is refused even with a session id: rmcp would serve it outside it.
+        // A stateless-era request goes on without a session (rmcp checks the rest of its `_meta`).
         let stateless = br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
-        let r = check_session(&headers(&[("mcp-session-id", "s")]), stateless).unwrap_err();
-        assert!(r.message.contains("2026-07-28"), "{}", r.message);
+        assert!(
+            check_session(&headers(&[("mcp-protocol-version", "2026-07-28")]), stateless).is_ok()
+        );
+        let discover = br#"{"jsonrpc":"2.0","id":4,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+        assert!(check_session(&headers(&[]), discover).is_ok());
+        // An older version in `_meta` is a legacy request: it still needs its session.
+        let old_meta = br#"{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}}"#;
+        assert!(check_session(&headers(&[]), old_meta).is_err());
+        // The stateless header without the `_meta` is neither era's request.
         let by_header = headers(&[("mcp-session-id", "s"), ("mcp-protocol-version", "2026-07-28")]);
-        assert!(check_session(&by_header, call).is_err());
+        let r = check_session(&by_header, call).unwrap_err();
+        assert!(r.message.contains("_meta"), "{}", r.message);
         let legacy = headers(&[("mcp-session-id", "s"), ("mcp-protocol-version", "2025-11-25")]);
         assert!(check_session(&legacy, call).is_ok());
         // What is not JSON is rmcp's to answer.

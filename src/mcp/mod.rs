@@ -5,6 +5,8 @@
 //!   request under a time limit; [`handler`] answers what the server asks of the client;
 //! - `server_env`: the scrubbed environment of a server and the variables refused for it (through
 //!   [`client`]);
+//! - [`era`]: the two protocol eras (2025-11-25 with its handshake, stateless 2026-07-28) and how the
+//!   client picks one;
 //! - [`wire`]: newline-delimited JSON-RPC over stdio, read strictly (what is not JSON-RPC ends a
 //!   client's session, or is answered with a JSON-RPC error by a server), with a tap that logs progress
 //!   in wire order;
@@ -20,6 +22,7 @@
 //!   HTTP request passes first (`Host`, `Origin`, sessions) and the listener (`TCP_NODELAY`).
 
 pub mod client;
+pub mod era;
 pub mod handler;
 pub mod http;
 pub mod import;

@@ -78,6 +78,12 @@ impl ChildServer {
         Some((child.stdout.take()?, child.stdin.take()?))
     }
 
+    /// Whether the server has exited already (reaping it if so): a warm server waiting for its trial
+    /// may have died in the meantime (`run::live_pool`).
+    pub fn exited(&mut self) -> bool {
+        self.child.as_mut().is_none_or(|c| matches!(c.try_wait(), Ok(Some(_)) | Err(_)))
+    }
+
     /// Stop the server (its stdin must already be closed: the transport dropped): wait
     /// [`STDIN_GRACE`], SIGTERM its group, wait [`TERM_GRACE`], SIGKILL its group, reap it.
     pub async fn stop(mut self) {
@@ -135,18 +141,28 @@ pub struct TrackedDir {
 
 /// A fresh temporary folder named `prefix…` in the system temporary directory.
 pub fn temp_dir(prefix: &str) -> std::io::Result<TrackedDir> {
-    track(tempfile::Builder::new().prefix(prefix).tempdir()?)
+    track(|| tempfile::Builder::new().prefix(prefix).tempdir())
 }
 
 /// A fresh temporary folder named `prefix…` in `parent`.
 pub fn temp_dir_in(prefix: &str, parent: &Path) -> std::io::Result<TrackedDir> {
-    track(tempfile::Builder::new().prefix(prefix).tempdir_in(parent)?)
+    track(|| tempfile::Builder::new().prefix(prefix).tempdir_in(parent))
 }
 
-fn track(dir: tempfile::TempDir) -> std::io::Result<TrackedDir> {
+/// Create the folder and register it under the lock, after checking [`STOPPING`] under it: a signal's
+/// net either removes this folder or this folder is never made (a start under way on another thread —
+/// a warm pool's — could otherwise make one between the net's sweep and the exit).
+fn track(
+    create: impl FnOnce() -> std::io::Result<tempfile::TempDir>,
+) -> std::io::Result<TrackedDir> {
     install_nets();
+    let mut dirs = DIRS.lock().unwrap_or_else(|e| e.into_inner());
+    if STOPPING.load(Ordering::SeqCst) {
+        return Err(std::io::Error::other("toolpick is stopping"));
+    }
+    let dir = create()?;
     let path = dir.path().to_path_buf();
-    DIRS.lock().unwrap_or_else(|e| e.into_inner()).insert(path.clone());
+    dirs.insert(path.clone());
     Ok(TrackedDir { dir: Some(dir), path })
 }
 

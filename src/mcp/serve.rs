@@ -5,7 +5,15 @@
 //! `tools/call` hands the call over and returns the answer as a text result (`isError` when the layout
 //! answered with an error). HTTP binds loopback unless the caller explicitly allows another address
 //! ([`check_bind`]); every HTTP request passes `mcp::http`'s checks first (`Host`, `Origin`, a
-//! session for everything but `initialize`).
+//! session for everything but `initialize` in the 2025-11-25 era).
+//!
+//! **Both protocol eras** ([`super::era`]), over stdio and HTTP alike: rmcp answers `initialize`
+//! (2025-11-25 and before) and `server/discover` (2026-07-28), and checks a stateless request's
+//! `_meta`. A stateless request belongs to no session: it is served by what [`Served::stateless`]
+//! gives for that one request (the whole server's offer; a fresh per-session state, sandbox
+//! included, where each session gets its own; or a JSON-RPC error saying why it cannot be served,
+//! where a session is a task's conversation). `tools/list` lists the functions in the order the layout offers them, the same
+//! for the same offer (the 2026-07-28 revision asks servers for a deterministic order).
 
 use crate::protocol::FunctionDef;
 use anyhow::{Result, anyhow};
@@ -37,13 +45,7 @@ pub const MAX_ERROR_CHARS: usize = 2000;
 
 /// `text` cut to [`MAX_ERROR_CHARS`], saying how much was cut.
 pub fn capped(text: &str) -> String {
-    match text.char_indices().nth(MAX_ERROR_CHARS) {
-        None => text.to_string(),
-        Some((at, _)) => {
-            let rest = text[at..].chars().count();
-            format!("{}… ({rest} more characters cut)", &text[..at])
-        }
-    }
+    crate::text::capped(text, MAX_ERROR_CHARS).into_owned()
 }
 
 /// What one served session offers.
@@ -66,6 +68,12 @@ pub trait Served: Send + Sync + 'static {
     /// result (whose `structuredContent` the schema describes), i.e. served live.
     fn output_schema(&self, _function: &str) -> Option<Value> {
         None
+    }
+    /// What serves one request outside any session (the stateless 2026-07-28 era): `None` serves
+    /// `self`; a served state made for that request alone where each session gets its own; `Err`
+    /// says why such a request cannot be served (a session is a task's conversation).
+    fn stateless(&self) -> Result<Option<Arc<dyn Served>>, String> {
+        Ok(None)
     }
     /// A new session begins (`task`: the `?task=` of its HTTP URL; `client`: its `clientInfo` name and
     /// version). What it returns serves that session alone; `None` keeps serving `self`. An error
@@ -94,6 +102,33 @@ impl Server {
 
     fn current(&self) -> &Arc<dyn Served> {
         self.session.get().unwrap_or(&self.served)
+    }
+
+    /// What serves a request: its session's, or for a stateless one (2026-07-28, no session) what
+    /// [`Served::stateless`] gives.
+    fn serving(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Arc<dyn Served>, rmcp::ErrorData> {
+        if let Some(session) = self.session.get() {
+            return Ok(session.clone());
+        }
+        let stateless =
+            context.meta.protocol_version().is_some_and(|v| super::era::is_stateless(v.as_str()));
+        if !stateless {
+            return Ok(self.served.clone());
+        }
+        match self.served.stateless() {
+            Ok(one) => Ok(one.unwrap_or_else(|| self.served.clone())),
+            Err(why) => Err(rmcp::ErrorData::invalid_request(
+                format!(
+                    "a stateless ({}) request cannot be served here: {why}; connect with `initialize` (protocol {}) for a session",
+                    super::era::STATELESS,
+                    super::era::HANDSHAKE
+                ),
+                None,
+            )),
+        }
     }
 }
 
@@ -170,9 +205,10 @@ impl ServerHandler for Server {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, rmcp::ErrorData> {
-        let served = self.current();
+        let served = self.serving(&context)?;
+        let served = &served;
         let functions = served.functions().await;
         let tools: Vec<Value> = functions
             .iter()
@@ -193,9 +229,9 @@ impl ServerHandler for Server {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, rmcp::ErrorData> {
-        let served = self.current();
+        let served = self.serving(&context)?;
         let offered = served.functions().await.iter().any(|f| f.name == request.name.as_ref());
         let arguments =
             request.arguments.map(|m| Value::Object(m).to_string()).unwrap_or_else(|| "{}".into());
@@ -228,7 +264,8 @@ impl ServerHandler for Server {
         request: rmcp::model::CustomRequest,
         _context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CustomResult, rmcp::ErrorData> {
-        const KNOWN: &[&str] = &["initialize", "ping", "tools/list", "tools/call"];
+        const KNOWN: &[&str] =
+            &["initialize", "server/discover", "ping", "tools/list", "tools/call"];
         let method = request.method.as_str();
         if KNOWN.contains(&method) {
             let params = request.params.map(|p| p.to_string()).unwrap_or_else(|| "none".into());

@@ -38,6 +38,10 @@ pub(super) async fn answer(
     if n > s.down_after.load(Ordering::SeqCst) {
         return error(StatusCode::SERVICE_UNAVAILABLE, "down (mock)");
     }
+    // A request over one of the provider's limits is refused as the provider refuses it.
+    if let Some(r) = super::limits::refusal(s, &body, wire) {
+        return r;
+    }
     let fault = s.config.faults.iter().find(|(_, every)| n.is_multiple_of(*every)).map(|(f, _)| *f);
     if let Some(f) = fault {
         *s.injected.lock().expect("lock").entry(f.name()).or_default() += 1;

@@ -41,12 +41,18 @@
 //! read from `Authorization: Bearer` or `x-api-key`. OpenAI's Responses protocol
 //! (`POST /v1/responses`, [`responses`]) is read and written the same way.
 //!
+//! Provider limits ([`limits`]): with `--tool-limits`, more than 128 tools or a refused tool name on
+//! the chat route and a refused name on the Messages route; a request over `--context-size N` tokens are answered with
+//! the provider's own error (`--context-error`: llama.cpp's, OpenAI's, Anthropic's stop reason);
+//! `GET /props` then reports `n_ctx` as llama-server does.
+//!
 //! This file is the server (configuration, faults, routes, keys and their echo); what one chat
 //! request is answered with is [`answer`].
 
 mod answer;
 pub mod echo;
 pub mod judge;
+pub mod limits;
 mod messages;
 mod responses;
 
@@ -154,6 +160,14 @@ pub struct MockConfig {
     pub echo_key: bool,
     /// The `finish_reason` of a `cut_off` answer: `length` (OpenAI), or another provider's spelling.
     pub length_reason: String,
+    /// Refuse requests over the providers' tool limits ([`limits`]): OpenAI's tool count and names on
+    /// the chat route, Anthropic's names on the Messages route. Off by default: the bundled catalog's
+    /// flat layout offers more than OpenAI's 128 tools, as OpenAI-compatible servers accept.
+    pub tool_limits: bool,
+    /// Refuse requests of more tokens than this ([`limits`]); `None`: no context limit, no `/props`.
+    pub context_size: Option<usize>,
+    /// How a request over `context_size` is refused.
+    pub context_error: limits::ContextError,
 }
 
 impl Default for MockConfig {
@@ -169,6 +183,9 @@ impl Default for MockConfig {
             down_after: None,
             echo_key: false,
             length_reason: "length".into(),
+            tool_limits: false,
+            context_size: None,
+            context_error: Default::default(),
         }
     }
 }
@@ -231,6 +248,7 @@ pub async fn spawn(addr: SocketAddr, config: MockConfig) -> std::io::Result<Mock
         .route("/v1/messages", post(messages::route))
         .route("/v1/responses", post(responses::route))
         .route("/v1/models", get(models))
+        .route("/props", get(limits::props))
         .route("/stats", get(stats))
         .with_state(state.clone());
     let listener = tokio::net::TcpListener::bind(addr).await?;

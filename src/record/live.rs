@@ -68,6 +68,10 @@ pub struct StateCheck {
 pub struct LiveTrial {
     /// The server that answered (`serverInfo` name and version).
     pub server: String,
+    /// The MCP protocol revision the session ran (`2026-07-28`, stateless, or `2025-11-25` after the
+    /// `initialize` fallback: `mcp::era`). Absent in records written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub state: Vec<StateCheck>,
     /// Tokens spent answering the server's sampling requests with the experiment's model: counted

@@ -7,6 +7,7 @@
 //!   ([`nav`], so per-layer diagnostics read them from the record), and [`stable_hash`];
 //! - [`trial`]: the [`Trial`] itself with its token figures, and the streaming reader;
 //! - [`outcome`]: what scoring writes into it ([`TrialScore`], [`ErrorType`], [`ScoredCall`]);
+//! - [`limit`]: a provider's limit that refused a request ([`limit::LimitHit`], [`StopReason::ProviderLimit`]);
 //! - [`judgement`]: `judgements.jsonl`, a judge's verdicts on the trials' final answers;
 //! - [`live`]: what a run against a real MCP server adds (per call and per trial);
 //! - [`declared`]: the expected tools' declared parameters, kept in the record so scoring needs no catalog;
@@ -27,6 +28,7 @@
 pub mod declared;
 pub mod guard;
 pub mod judgement;
+pub mod limit;
 pub mod lines;
 pub mod live;
 pub mod meta;
@@ -36,6 +38,7 @@ pub mod store;
 pub mod transcripts;
 pub mod trial;
 
+pub use limit::{LimitHit, LimitKind};
 pub use outcome::{ErrorType, ScoredCall, TrialScore};
 pub use trial::{Tokens, Trial};
 
@@ -145,6 +148,10 @@ pub enum StopReason {
     /// `MALFORMED_FUNCTION_CALL`, …); it is recorded as one malformed call. Asking again would send the
     /// same conversation, so the episode ends.
     Unparsed,
+    /// The provider refused the request for one of its limits (too many tools, a tool name it does not
+    /// accept, a prompt over the context window; the trial's `provider_limit` says which): the model
+    /// was never asked. Neither a model failure nor an infrastructure error; in no rate.
+    ProviderLimit,
 }
 
 impl StopReason {
@@ -158,6 +165,7 @@ impl StopReason {
             StopReason::ContentFilter => "content_filter",
             StopReason::RepeatedCall => "repeated_call",
             StopReason::Unparsed => "unparsed",
+            StopReason::ProviderLimit => "provider_limit",
         }
     }
 }
@@ -264,9 +272,16 @@ mod tests {
     #[test]
     fn stop_reason_names_are_the_serde_names() {
         use StopReason::*;
-        for r in
-            [Answered, StepLimit, BackendError, Truncated, ContentFilter, RepeatedCall, Unparsed]
-        {
+        for r in [
+            Answered,
+            StepLimit,
+            BackendError,
+            Truncated,
+            ContentFilter,
+            RepeatedCall,
+            Unparsed,
+            ProviderLimit,
+        ] {
             assert_eq!(serde_json::to_value(r).unwrap(), r.as_str(), "{r:?}");
         }
     }

@@ -36,6 +36,10 @@ pub enum ErrorType {
     MissingInteraction,
     /// Not a model failure: the backend itself failed (kept apart from the taxonomy in reports).
     BackendError,
+    /// Not a model failure: a provider's limit refused the request (the trial's `provider_limit` says
+    /// which). Kept apart from the taxonomy like `BackendError`, and not in [`ErrorType::ALL`]: such a
+    /// trial is in no rate, counted as `excluded_provider_limit`, so it never fails as a scored trial.
+    ProviderLimit,
 }
 
 impl ErrorType {
@@ -80,6 +84,7 @@ impl ErrorType {
             ErrorType::StateMismatch => "state_mismatch",
             ErrorType::MissingInteraction => "missing_interaction",
             ErrorType::BackendError => "backend_error",
+            ErrorType::ProviderLimit => "provider_limit",
         }
     }
 }

@@ -74,6 +74,10 @@ pub struct Trial {
     /// **error**, not a model failure; it is excluded from accuracy and retried by `--retry-errors`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The provider's limit that refused the request (`stop_reason: provider_limit`): which one and
+    /// the provider's words. Absent otherwise, and in records written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_limit: Option<super::LimitHit>,
     pub tokens: Tokens,
     /// Token usage reported by the endpoint (zero for the in-process baselines).
     #[serde(default)]
@@ -330,9 +334,10 @@ fn reading_as<T>(how: Reading, f: impl FnOnce() -> T) -> T {
 }
 
 impl Trial {
-    /// `true` when the trial failed for infrastructure reasons.
+    /// `true` when the trial is in no rate: the backend failed for infrastructure reasons, or a
+    /// provider's limit refused the request.
     pub fn is_error(&self) -> bool {
-        self.stop_reason == StopReason::BackendError
+        matches!(self.stop_reason, StopReason::BackendError | StopReason::ProviderLimit)
     }
 }
 

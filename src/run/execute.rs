@@ -4,7 +4,7 @@
 
 use super::events::{self, ProgressDisplay, RunEvent, Subscriber, TimingsWriter, TrialWriter};
 use super::plan::{Job, Prepared, episode_seed};
-use super::{failfast, live, progress, shard, trial};
+use super::{failfast, live, live_pool, progress, shard, trial};
 use crate::agent::{Backend, Episode, Limits, StopReason, run_episode};
 use crate::error::InputError;
 use crate::protocol::FunctionDef;
@@ -61,6 +61,7 @@ impl Prepared {
             backend_error: Some(format!(
                 "episode_timeout: the episode took longer than {timeout} s"
             )),
+            provider_limit: None,
             usage: Default::default(),
             timings: vec![],
         };
@@ -202,6 +203,8 @@ pub struct ExecOptions {
     pub quiet: bool,
     /// Run only this shard of the matrix.
     pub shard: Option<shard::Shard>,
+    /// Live servers started ahead of their trials (`--live-pool`; `None`: the cores available, 0: off).
+    pub live_pool: Option<usize>,
 }
 
 /// What a finished run reports.
@@ -425,6 +428,8 @@ pub async fn execute(
             }
         })
     };
+    // Live trials' servers start ahead of them; drained below, or by the guard on an error path.
+    let pools = live_pool::Pools::plan(&prepared, &pending, options.live_pool);
     let mut set = tokio::task::JoinSet::new();
     for (job, cell) in pending.iter().copied().zip(pending_cells) {
         if breakers.is_open(job.backend) {
@@ -469,6 +474,7 @@ pub async fn execute(
     while let Some(r) = set.join_next().await {
         r.context("an episode task panicked")?;
     }
+    pools.drain().await;
     ticker.abort();
     drop(tx);
     dispatcher.await.context("the trial writer panicked")??;

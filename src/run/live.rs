@@ -78,6 +78,8 @@ pub struct LiveSuite {
     /// Environment variables that must never reach a server.
     secrets: Vec<String>,
     slots: Arc<tokio::sync::Semaphore>,
+    /// Servers started ahead of their trials (a run's, when `--live-pool` is not 0: `live_pool`).
+    pool: std::sync::OnceLock<super::live_pool::Pool>,
 }
 
 impl LiveSuite {
@@ -92,7 +94,23 @@ impl LiveSuite {
             catalog.tools().map(|t| (t.tool.id.clone(), t.tool.annotations.clone())).collect();
         let base = dataset.parent().map(Path::to_path_buf).unwrap_or_default();
         let slots = Arc::new(tokio::sync::Semaphore::new(options.sandboxes.max(1)));
-        LiveSuite { spec, options, hints, base, secrets, slots }
+        LiveSuite { spec, options, hints, base, secrets, slots, pool: Default::default() }
+    }
+
+    /// Give the suite its warm pool; `false` when it has one already.
+    pub fn set_pool(&self, pool: super::live_pool::Pool) -> bool {
+        self.pool.set(pool).is_ok()
+    }
+
+    pub fn pool(&self) -> Option<&super::live_pool::Pool> {
+        self.pool.get()
+    }
+
+    /// Start the pool's next entries, if it has a pool.
+    pub fn refill_pool(self: &Arc<Self>) {
+        if let Some(pool) = self.pool.get() {
+            pool.refill(self);
+        }
     }
 
     /// A task's fixture directory, if it names one.
@@ -205,6 +223,42 @@ impl Responder for TrialResponder {
                 usage: turn.usage,
             })
         })
+    }
+}
+
+/// The responder of a warm server (`live_pool`): the trial that takes the server binds its own;
+/// before that, elicitation is declined, sampling refused and progress not shown.
+#[derive(Default)]
+pub struct LateResponder(std::sync::OnceLock<Arc<dyn Responder>>);
+
+impl LateResponder {
+    fn bind(&self, responder: Arc<dyn Responder>) {
+        let _ = self.0.set(responder);
+    }
+}
+
+impl Responder for LateResponder {
+    fn elicit(&self, mode: &str, request: &Value) -> ElicitReply {
+        match self.0.get() {
+            Some(r) => r.elicit(mode, request),
+            None => ElicitReply { action: "decline".into(), content: None },
+        }
+    }
+
+    fn sample(&self, request: Value) -> crate::mcp::client::BoxFuture<Result<SampleReply, String>> {
+        match self.0.get() {
+            Some(r) => r.sample(request),
+            None => Box::pin(std::future::ready(Err(
+                "no trial has taken this server yet; sampling is answered only during a trial"
+                    .into(),
+            ))),
+        }
+    }
+
+    fn on_progress(&self, progress: &crate::mcp::client::Progress) {
+        if let Some(r) = self.0.get() {
+            r.on_progress(progress);
+        }
     }
 }
 
@@ -331,46 +385,40 @@ impl TrialExecutor {
     }
 }
 
-/// A live trial in progress.
-pub struct LiveTrialRun {
-    pub executor: Arc<TrialExecutor>,
-    sandbox: Sandbox,
-    _slot: tokio::sync::OwnedSemaphorePermit,
-    /// Time to make the sandbox and start the server (ms).
-    pub setup_ms: f64,
+/// The warm server the pool made for a trial of `task`: `Ok(None)` when there is no pool or no entry
+/// for it, or when the entry's server has exited since it started (it is stopped, and the trial starts
+/// its own); `Err` when the entry's server did not start (the trial's infrastructure error).
+async fn take_warm(suite: &Arc<LiveSuite>, task: &Task) -> Result<Option<super::live_pool::Warm>> {
+    let Some(handle) = suite.pool().and_then(|p| p.take(suite, task)) else {
+        return Ok(None);
+    };
+    let mut warm = match handle.await {
+        Ok(started) => started?,
+        Err(e) => return Err(anyhow!("the warm server's start was cancelled: {e}")),
+    };
+    if warm.session.is_gone() {
+        crate::messages::note(format_args!(
+            "a warm server for task `{}` exited before its trial; that trial starts a fresh one",
+            task.id
+        ));
+        let super::live_pool::Warm { session, sandbox, .. } = warm;
+        let _ = runtime().spawn(async move { session.close().await }).await;
+        let _ = sandbox.remove();
+        return Ok(None);
+    }
+    Ok(Some(warm))
 }
 
-/// Start a live trial: take a sandbox slot, make the sandbox, start the server. An `Err` is an
-/// infrastructure error for the trial.
-pub async fn start(
+/// Start the suite's server in `sandbox` and complete the handshake (`responder` answering the
+/// server's requests), on the live runtime.
+pub(super) async fn launch(
     suite: &Arc<LiveSuite>,
-    task: &Task,
-    backend: Arc<dyn Backend>,
-    layout: LayoutKind,
-    seed: u64,
-    trial: usize,
-) -> Result<LiveTrialRun> {
-    let slot =
-        suite.slots.clone().acquire_owned().await.map_err(|_| anyhow!("live sandboxes closed"))?;
-    let started = Instant::now();
-    let fixture = suite.fixture(task);
-    let files = task.live.as_ref().map(|l| l.files.clone()).unwrap_or_default();
-    let sandbox = Sandbox::create(fixture.as_deref(), &files)?;
-    let trial_responder = Arc::new(TrialResponder {
-        requests: Default::default(),
-        script: Mutex::new(
-            task.live.as_ref().map(|l| l.elicitation.iter().cloned().collect()).unwrap_or_default(),
-        ),
-        backend,
-        task: task.clone(),
-        layout,
-        seed,
-        trial,
-    });
-    let responder: Arc<dyn Responder> = trial_responder.clone();
+    sandbox: &Sandbox,
+    responder: Arc<dyn Responder>,
+) -> Result<Session> {
     let capabilities = suite.spec.capabilities;
     let limit = Duration::from_millis(suite.options.start_timeout_ms);
-    let session = match &suite.spec.url {
+    match &suite.spec.url {
         // A server reached by URL (served sessions only: see `LiveSpec::url`): no process to start.
         Some(url) => {
             let url = url.clone();
@@ -396,7 +444,56 @@ pub async fn start(
                 .await
         }
     }
-    .map_err(|e| anyhow!("the live runtime failed: {e}"))??;
+    .map_err(|e| anyhow!("the live runtime failed: {e}"))?
+}
+
+/// A live trial in progress.
+pub struct LiveTrialRun {
+    pub executor: Arc<TrialExecutor>,
+    sandbox: Sandbox,
+    _slot: tokio::sync::OwnedSemaphorePermit,
+    /// Time from taking the sandbox slot to a ready server (ms): the wait for the warm server the pool
+    /// made for this trial (`live_pool`), or, without one, making the sandbox and starting the server.
+    pub setup_ms: f64,
+}
+
+/// Start a live trial: take a sandbox slot, make the sandbox, start the server. An `Err` is an
+/// infrastructure error for the trial.
+pub async fn start(
+    suite: &Arc<LiveSuite>,
+    task: &Task,
+    backend: Arc<dyn Backend>,
+    layout: LayoutKind,
+    seed: u64,
+    trial: usize,
+) -> Result<LiveTrialRun> {
+    let slot =
+        suite.slots.clone().acquire_owned().await.map_err(|_| anyhow!("live sandboxes closed"))?;
+    let started = Instant::now();
+    let trial_responder = Arc::new(TrialResponder {
+        requests: Default::default(),
+        script: Mutex::new(
+            task.live.as_ref().map(|l| l.elicitation.iter().cloned().collect()).unwrap_or_default(),
+        ),
+        backend,
+        task: task.clone(),
+        layout,
+        seed,
+        trial,
+    });
+    let responder: Arc<dyn Responder> = trial_responder.clone();
+    let (session, sandbox) = match take_warm(suite, task).await? {
+        Some(warm) => {
+            warm.late.bind(responder);
+            (warm.session, warm.sandbox)
+        }
+        None => {
+            let fixture = suite.fixture(task);
+            let files = task.live.as_ref().map(|l| l.files.clone()).unwrap_or_default();
+            let sandbox = Sandbox::create(fixture.as_deref(), &files)?;
+            (launch(suite, &sandbox, responder).await?, sandbox)
+        }
+    };
     let executor = Arc::new(TrialExecutor {
         session: Mutex::new(Some(Arc::new(session))),
         suite: suite.clone(),
@@ -420,6 +517,29 @@ impl LiveTrialRun {
     pub async fn finish(self, task: &Task) -> (LiveTrial, f64) {
         let started = Instant::now();
         let session = self.executor.session.lock().expect("session").take();
+        let protocol = session.as_ref().map(|s| s.facts().protocol_version.clone());
+        let checks = task.live.as_ref().map(|l| l.expect_state.as_slice()).unwrap_or_default();
+        let suite = &self.executor.suite;
+        if let Some(pool) = suite.pool() {
+            // Every call has been answered: the state is checked now and the server stopped and the
+            // sandbox removed off the trial's path (`live_pool`).
+            let state = crate::mcp::live::check_state(self.sandbox.path(), checks);
+            let sandbox = self.sandbox;
+            pool.retire(async move {
+                if let Some(s) = session.and_then(|s| Arc::try_unwrap(s).ok()) {
+                    let _ = s.close().await;
+                }
+                let _ = sandbox.remove();
+            });
+            let live = LiveTrial {
+                server: suite.spec.server.clone(),
+                protocol,
+                state,
+                sampling_usage: *self.executor.sampling.lock().expect("sampling usage"),
+                sampling_cost_usd: None,
+            };
+            return (live, started.elapsed().as_secs_f64() * 1000.0);
+        }
         if let Some(session) = session {
             let _ = runtime()
                 .spawn(async move {
@@ -431,11 +551,11 @@ impl LiveTrialRun {
                 })
                 .await;
         }
-        let checks = task.live.as_ref().map(|l| l.expect_state.as_slice()).unwrap_or_default();
         let state = crate::mcp::live::check_state(self.sandbox.path(), checks);
         let _ = self.sandbox.remove();
         let live = LiveTrial {
             server: self.executor.suite.spec.server.clone(),
+            protocol,
             state,
             sampling_usage: *self.executor.sampling.lock().expect("sampling usage"),
             sampling_cost_usd: None,

@@ -19,10 +19,18 @@ use std::path::PathBuf;
 
 pub use super::config::ModelSpec;
 
+/// The bundled suite by its relative name wherever it was read from (`run.json`, the matrix hash), so a
+/// run from an empty directory records, and resumes under, what a run from a checkout does.
+fn logical_paths<S: serde::Serializer>(paths: &[PathBuf], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(paths.iter().map(|p| crate::bundle::logical(p)))
+}
+
 /// Everything that defines a run.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunConfig {
+    #[serde(serialize_with = "logical_paths")]
     pub catalogs: Vec<PathBuf>,
+    #[serde(serialize_with = "logical_paths")]
     pub datasets: Vec<PathBuf>,
     pub variants: Vec<String>,
     pub layouts: Vec<LayoutKind>,
@@ -160,9 +168,10 @@ impl MatrixSettings {
             execute,
             live,
         } = config;
+        let named = |paths: &[PathBuf]| paths.iter().map(|p| crate::bundle::logical(p)).collect();
         MatrixSettings {
-            catalogs: catalogs.clone(),
-            datasets: datasets.clone(),
+            catalogs: named(catalogs),
+            datasets: named(datasets),
             variants: variants.clone(),
             layouts: layouts.clone(),
             models: models.iter().map(ModelSettings::of).collect(),
@@ -235,6 +244,9 @@ impl ModelSettings {
             price: _,
             preflight: _,
             breaker: _,
+            // Read only by the check before the run: it never changes what a trial sends.
+            context_window: _,
+            provider_limits: _,
         } = m;
         ModelSettings {
             name: name.clone(),

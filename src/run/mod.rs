@@ -6,6 +6,8 @@
 //!   ([`prepare`] → [`Prepared`]); nothing written;
 //! - [`execute`]: the episodes run, resumed and compacted ([`execute()`]); what happens is sent as
 //!   [`events`] to the trial writer, the timings and the progress display;
+//! - [`provider_limits`]: what each cell presents to a provider (tools, names, estimated prompt),
+//!   checked against the protocol's limits before the first request;
 //! - [`serving`]: the same presentations served over MCP (`mcp serve`, `mcp collect`, `mcp-agent`).
 //!
 //! Generation appends trial records to `trials.jsonl` as episodes finish (one writer, flushed per
@@ -21,10 +23,12 @@ pub mod execute;
 pub mod failfast;
 mod lint_summary;
 pub mod live;
+pub mod live_pool;
 pub mod matrix;
 pub mod merge;
 pub mod plan;
 pub mod progress;
+pub mod provider_limits;
 pub mod run_ids;
 pub mod scenario;
 pub mod serving;

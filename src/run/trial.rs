@@ -103,6 +103,7 @@ pub fn build(place: Place, played: Played) -> Trial {
         steps: episode.steps,
         stop_reason: episode.stop_reason,
         error: episode.backend_error,
+        provider_limit: episode.provider_limit,
         tokens: Tokens {
             definitions_upfront,
             tool_context_total: definitions_upfront * episode.steps + results,

@@ -63,8 +63,13 @@ pub fn classify(error: &str) -> Exclusion {
     }
 }
 
-/// Why `t` is in no rate, or `None` when it is scored.
+/// Why `t` is in no rate, or `None` when it is scored. A trial that stopped for a provider's limit
+/// (`stop_reason: provider_limit`) says so itself; an older record's backend error is read from its
+/// words ([`classify`]).
 pub fn of(t: &Trial) -> Option<Exclusion> {
+    if t.stop_reason == crate::record::StopReason::ProviderLimit {
+        return Some(Exclusion::ProviderLimit);
+    }
     t.is_error().then(|| classify(t.error.as_deref().unwrap_or_default()))
 }
 

@@ -4,13 +4,15 @@
 //! (idempotent, cached under `target/`), and `scripts/test.sh`, which `.ci/run` runs, calls it
 //! before `cargo test --locked`.
 //!
-//! - `mcp-npm` (`mcp_live`, `mcp_env`, `mcp_run`, `mcp_serve`, `mcp_import_lint`): Node.js and the pinned npm
+//! - `mcp-npm` (`mcp_live`, `mcp_env`, `mcp_run`, `mcp_serve`, `mcp_import_lint`, `mcp_era`, `mcp_pool`): Node.js and the pinned npm
 //!   reference MCP servers (`target/mcp-servers`);
-//! - `mcp-pypi` (`mcp_run`, `mcp_serve`, `mcp_import_lint`): the pinned PyPI MCP servers and the Python MCP SDK
+//! - `mcp-pypi` (`mcp_run`, `mcp_serve`, `mcp_import_lint`, `mcp_era`): the pinned PyPI MCP servers and the Python MCP SDK
 //!   (`target/mcp-servers/venv`);
 //! - `bfcl` (`parity_bfcl`): BFCL's checker from PyPI, pinned (`target/parity-venv`);
 //! - `anthropic-sdk` (`anthropic_sdk`): Anthropic's official Python SDK from PyPI, pinned
 //!   (`target/anthropic-sdk-venv`);
+//! - `packaging` (`packaging`): maturin, hadolint and check-jsonschema from PyPI, pinned
+//!   (`target/packaging-venv`);
 //! - `chromium` (`report_browser`): Debian's `chromium` at `/usr/bin/chromium`.
 //!
 //! One tier alone: `scripts/install-test-deps.sh chromium`, then `cargo test --locked --test
@@ -30,6 +32,7 @@ pub enum Tier {
     McpPypi,
     Bfcl,
     AnthropicSdk,
+    Packaging,
     Chromium,
 }
 
@@ -39,8 +42,14 @@ pub const SKIP_VAR: &str = "TOOLPICK_SKIP_TIERS";
 const CHROMIUM: &str = "/usr/bin/chromium";
 
 impl Tier {
-    pub const ALL: [Tier; 5] =
-        [Tier::McpNpm, Tier::McpPypi, Tier::Bfcl, Tier::AnthropicSdk, Tier::Chromium];
+    pub const ALL: [Tier; 6] = [
+        Tier::McpNpm,
+        Tier::McpPypi,
+        Tier::Bfcl,
+        Tier::AnthropicSdk,
+        Tier::Packaging,
+        Tier::Chromium,
+    ];
 
     /// The name `scripts/install-test-deps.sh` and [`SKIP_VAR`] know the tier by.
     pub fn name(self) -> &'static str {
@@ -49,6 +58,7 @@ impl Tier {
             Tier::McpPypi => "mcp-pypi",
             Tier::Bfcl => "bfcl",
             Tier::AnthropicSdk => "anthropic-sdk",
+            Tier::Packaging => "packaging",
             Tier::Chromium => "chromium",
         }
     }
@@ -56,10 +66,19 @@ impl Tier {
     /// The test binaries (`tests/<name>.rs`) with tests of the tier.
     pub fn binaries(self) -> &'static [&'static str] {
         match self {
-            Tier::McpNpm => &["mcp_live", "mcp_env", "mcp_run", "mcp_serve", "mcp_import_lint"],
-            Tier::McpPypi => &["mcp_run", "mcp_serve", "mcp_import_lint"],
+            Tier::McpNpm => &[
+                "mcp_live",
+                "mcp_env",
+                "mcp_run",
+                "mcp_serve",
+                "mcp_import_lint",
+                "mcp_era",
+                "mcp_pool",
+            ],
+            Tier::McpPypi => &["mcp_run", "mcp_serve", "mcp_import_lint", "mcp_era"],
             Tier::Bfcl => &["parity_bfcl"],
             Tier::AnthropicSdk => &["anthropic_sdk"],
+            Tier::Packaging => &["packaging"],
             Tier::Chromium => &["report_browser"],
         }
     }
@@ -80,8 +99,9 @@ impl Tier {
         match self {
             Tier::McpNpm => script("install-mcp-servers.sh", &[]),
             Tier::McpPypi => script("install-mcp-servers.sh", &["--python"]),
-            Tier::Bfcl => script("install-parity-venv.sh", &[]),
-            Tier::AnthropicSdk => script("install-provider-sdk.sh", &["anthropic"]),
+            Tier::Bfcl => script("install-venv.sh", &["bfcl"]),
+            Tier::AnthropicSdk => script("install-anthropic-sdk.sh", &[]),
+            Tier::Packaging => script("install-venv.sh", &["packaging"]),
             Tier::Chromium => {
                 let path = PathBuf::from(CHROMIUM);
                 if path.exists() { Ok(path) } else { Err(format!("{CHROMIUM} is missing")) }

@@ -8,6 +8,8 @@
 //! - [`openai`]: any OpenAI-compatible chat-completions endpoint;
 //! - [`anthropic`]: the Anthropic Messages API (`POST /v1/messages`);
 //! - [`responses`]: OpenAI's Responses API (`POST /v1/responses`, backend `openai-responses`);
+//! - [`limits`]: each protocol's declared limits (tool count, tool names) and the providers' refusals
+//!   for a limit (read as `provider_limit`);
 //! - [`http`]: the HTTP stack both share (client, key, redaction, retries, limits, counters);
 //! - [`serving_errors`]: the endpoint answers that mean the model's call could not be parsed.
 //!
@@ -20,6 +22,7 @@
 pub mod anthropic;
 pub mod http;
 pub mod lexical;
+pub mod limits;
 pub mod openai;
 pub mod oracle;
 pub mod random;
@@ -63,6 +66,9 @@ pub trait Endpoint: Send + Sync {
     /// One cheap request before a run (see each backend's `preflight`): `Ok` says what answered,
     /// `Err` is one line saying what was tried, what came back and what to check, the key removed.
     fn preflight(&self) -> super::BoxFuture<'_, Result<String, String>>;
+    /// The model's context window in tokens and where it was read (`context_window`, a server's
+    /// `/props`), or `None` when unknown: the run checks each cell's estimated prompt against it.
+    fn context_window(&self) -> super::BoxFuture<'_, Option<(u64, String)>>;
 }
 
 impl Endpoint for OpenAiBackend {
@@ -71,6 +77,9 @@ impl Endpoint for OpenAiBackend {
     }
     fn preflight(&self) -> super::BoxFuture<'_, Result<String, String>> {
         Box::pin(OpenAiBackend::preflight(self))
+    }
+    fn context_window(&self) -> super::BoxFuture<'_, Option<(u64, String)>> {
+        Box::pin(OpenAiBackend::context_window(self))
     }
 }
 
@@ -81,6 +90,9 @@ impl Endpoint for AnthropicBackend {
     fn preflight(&self) -> super::BoxFuture<'_, Result<String, String>> {
         Box::pin(AnthropicBackend::preflight(self))
     }
+    fn context_window(&self) -> super::BoxFuture<'_, Option<(u64, String)>> {
+        Box::pin(AnthropicBackend::context_window(self))
+    }
 }
 
 impl Endpoint for ResponsesBackend {
@@ -89,6 +101,9 @@ impl Endpoint for ResponsesBackend {
     }
     fn preflight(&self) -> super::BoxFuture<'_, Result<String, String>> {
         Box::pin(ResponsesBackend::preflight(self))
+    }
+    fn context_window(&self) -> super::BoxFuture<'_, Option<(u64, String)>> {
+        Box::pin(ResponsesBackend::context_window(self))
     }
 }
 
@@ -110,18 +125,31 @@ impl Built {
 pub struct Entry {
     pub name: &'static str,
     pub build: fn(&mut ModelSpec, &BuildContext) -> anyhow::Result<Built>,
+    /// The limits of the wire protocol the backend speaks, checked for every cell before the first
+    /// request; `None` for backends that send no request to a provider.
+    pub limits: Option<&'static limits::ProtocolLimits>,
 }
 
 /// The backends `agent` builds itself.
 pub const BUILT_IN: &[Entry] = &[
-    Entry { name: "lexical", build: |_, ctx| Built::plain(LexicalBackend::new(ctx.lexical)) },
-    Entry { name: "oracle", build: |_, _| Built::plain(OracleBackend) },
-    Entry { name: "random", build: |_, _| Built::plain(RandomBackend) },
-    Entry { name: "openai", build: build_openai },
-    Entry { name: "anthropic", build: build_anthropic },
-    Entry { name: "openai-responses", build: build_responses },
-    Entry { name: "replay", build: build_replay },
+    Entry {
+        name: "lexical",
+        build: |_, ctx| Built::plain(LexicalBackend::new(ctx.lexical)),
+        limits: None,
+    },
+    Entry { name: "oracle", build: |_, _| Built::plain(OracleBackend), limits: None },
+    Entry { name: "random", build: |_, _| Built::plain(RandomBackend), limits: None },
+    Entry { name: "openai", build: build_openai, limits: Some(&limits::OPENAI) },
+    Entry { name: "anthropic", build: build_anthropic, limits: Some(&limits::ANTHROPIC) },
+    Entry { name: "openai-responses", build: build_responses, limits: Some(&limits::OPENAI) },
+    Entry { name: "replay", build: build_replay, limits: None },
 ];
+
+/// The limits of the protocol backend `name` speaks (from its registry entry, [`BUILT_IN`] or
+/// `more`); `None` for an unknown name or a backend that sends no request to a provider.
+pub fn limits_of(name: &str, more: &[Entry]) -> Option<&'static limits::ProtocolLimits> {
+    BUILT_IN.iter().chain(more).find(|e| e.name == name).and_then(|e| e.limits)
+}
 
 /// Build the backend `spec` names, from [`BUILT_IN`] or `more` (the runner's entries).
 pub fn build(spec: &mut ModelSpec, ctx: &BuildContext, more: &[Entry]) -> anyhow::Result<Built> {

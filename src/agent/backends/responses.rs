@@ -118,6 +118,12 @@ impl ResponsesBackend {
         let body = serde_json::to_vec(&ping).map_err(|e| e.to_string())?;
         self.http.preflight(&models, &self.url, || self.attempt(&body)).await
     }
+
+    /// The model's context window for the run's check of each cell, found as the `openai` backend
+    /// finds it ([`limits::openai_context_window`](crate::agent::backends::limits)).
+    pub async fn context_window(&self) -> Option<(u64, String)> {
+        crate::agent::backends::limits::openai_context_window(&self.http, &self.endpoint).await
+    }
 }
 
 crate::agent::backends::http::http_backend!(ResponsesBackend, endpoint);

@@ -146,7 +146,7 @@ fn columns() -> Vec<Column<Trial>> {
         count("steps", "steps", "Agent steps (model turns).", |t| t.steps as u64),
         text(
             "stop_reason",
-            "Why the episode ended: `answered`, `step_limit`, `backend_error`, `truncated`, `content_filter`, `repeated_call`, `unparsed`.",
+            "Why the episode ended: `answered`, `step_limit`, `backend_error`, `truncated`, `content_filter`, `repeated_call`, `unparsed`, `provider_limit`.",
             |t| t.stop_reason.as_str(),
         ),
         count(

@@ -37,8 +37,10 @@ impl ProgressiveLayout {
             return nav_err(
                 CallStatus::NavigationError,
                 format!(
-                    "Category '{}' belongs to server '{}', not '{server_name}'.",
-                    category.name, server.name
+                    "Category '{}' belongs to server '{}', not '{}'.",
+                    category.name,
+                    server.name,
+                    crate::text::echo(server_name)
                 ),
             );
         }
@@ -70,7 +72,10 @@ impl ProgressiveLayout {
                         call,
                         step,
                         &tool.id,
-                        format!("parameter '{k}' is given twice (in {key} and before)"),
+                        format!(
+                            "parameter '{}' is given twice (in {key} and before)",
+                            crate::text::echo(&k)
+                        ),
                     );
                 }
                 merged.insert(k, v);

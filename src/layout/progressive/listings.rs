@@ -124,7 +124,8 @@ impl ProgressiveLayout {
         for name in names {
             let Some((server, cat)) = self.catalog.category(&name) else {
                 return Err(format!(
-                    "Unknown category '{name}'. Call discover_server_categories_or_actions first to list categories."
+                    "Unknown category '{}'. Call discover_server_categories_or_actions first to list categories.",
+                    crate::text::echo(&name)
                 ));
             };
             out.push(json!({"server": server.name, "category": cat.name, "actions": cat.tools.iter().map(action_summary).collect::<Vec<_>>()}));

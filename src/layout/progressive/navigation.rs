@@ -9,6 +9,7 @@
 use super::{ACTION_DETAILS, CATEGORY_ACTIONS, DISCOVER, ProgressiveLayout};
 use crate::catalog::{Category, Server, Tool};
 use crate::layout::{CallStatus, json_kind};
+use crate::text::echo;
 use serde_json::{Map, Value};
 
 impl ProgressiveLayout {
@@ -40,7 +41,9 @@ impl ProgressiveLayout {
         Err((
             status,
             format!(
-                "Action '{action}' is not an action of server '{server_name}'. Call discover_server_actions to list them."
+                "Action '{}' is not an action of server '{}'. Call discover_server_actions to list them.",
+                echo(action),
+                echo(server_name)
             ),
         ))
     }
@@ -54,7 +57,8 @@ impl ProgressiveLayout {
             return Err((
                 CallStatus::NavigationError,
                 format!(
-                    "Unknown category '{category}'. Call discover_server_categories_or_actions to list categories."
+                    "Unknown category '{}'. Call discover_server_categories_or_actions to list categories.",
+                    echo(category)
                 ),
             ));
         };
@@ -71,7 +75,9 @@ impl ProgressiveLayout {
                 Err((
                     status,
                     format!(
-                        "Action '{action}' is not in category '{category}'. Its actions are: {}.",
+                        "Action '{}' is not in category '{}'. Its actions are: {}.",
+                        echo(action),
+                        echo(category),
                         names.join(", ")
                     ),
                 ))
@@ -123,7 +129,7 @@ impl ProgressiveLayout {
     /// The server called `name`, or the error that lists the servers there are.
     pub(super) fn server_named(&self, name: &str) -> Result<&Server, String> {
         self.catalog.server(name).ok_or_else(|| {
-            format!("Unknown server '{name}'. Available servers: {}", self.server_list())
+            format!("Unknown server '{}'. Available servers: {}", echo(name), self.server_list())
         })
     }
 

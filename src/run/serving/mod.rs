@@ -30,6 +30,7 @@ pub const BACKENDS: &[Entry] = &[
                 endpoint: None,
             })
         },
+        limits: None,
     },
     Entry {
         name: "mcp-oracle",
@@ -39,8 +40,9 @@ pub const BACKENDS: &[Entry] = &[
                 endpoint: None,
             })
         },
+        limits: None,
     },
-    Entry { name: "mcp-agent", build: build_agent },
+    Entry { name: "mcp-agent", build: build_agent, limits: None },
 ];
 
 fn build_agent(

@@ -293,6 +293,11 @@ impl Served for Presentation {
         self.output_schemas.get(function).cloned()
     }
 
+    /// A stateless request gets a state of its own, as a session would (its own sandbox, live).
+    fn stateless(&self) -> Result<Option<std::sync::Arc<dyn Served>>, String> {
+        self.session(None, "")
+    }
+
     fn session(
         &self,
         _task: Option<&str>,

@@ -278,6 +278,9 @@ impl Served for SessionPool {
             result: None,
         }))
     }
+    fn stateless(&self) -> Result<Option<Arc<dyn Served>>, String> {
+        Err("each session plays one task (chosen at `initialize`, logged per session)".into())
+    }
     fn session(&self, task: Option<&str>, client: &str) -> Result<Option<Arc<dyn Served>>, String> {
         self.open(task, client).map(Some)
     }

@@ -107,6 +107,14 @@ pub(super) fn score_task(
             "the backend failed".into(),
         );
     }
+    if stop == StopReason::ProviderLimit {
+        return failed(
+            selection_correct,
+            abstention_correct,
+            ErrorType::ProviderLimit,
+            super::LIMIT_DETAIL.into(),
+        );
+    }
     if kind == Kind::Abstain {
         // Any attempt fails an abstain task, however it went: the decision to call was wrong.
         return match attempts.first() {

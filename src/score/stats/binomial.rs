@@ -26,27 +26,70 @@ pub fn mcnemar_exact(b: u64, c: u64) -> f64 {
 
 /// `P(X ≥ k)` for X ~ Binomial(n, π), summed in log space (exact enough for large n).
 pub fn binomial_upper_tail(n: u64, k: u64, pi: f64) -> f64 {
-    if k == 0 {
-        return 1.0;
+    UpperTail::new(n, k).at(pi)
+}
+
+/// `P(X ≥ k)` for X ~ Binomial(n, π) at many π (the Clopper–Pearson bisection asks for ~60): the
+/// π-independent log coefficients — ln C(n, k) and each term's step ln((n − i + 1) / i) — are computed
+/// once, not on every step, and the terms past the mode that are too small to change the sum are never
+/// computed. The arithmetic is otherwise the same, term by term and in the same order, so every tail is
+/// bit-identical to summing all n − k + 1 terms.
+struct UpperTail {
+    n: u64,
+    k: u64,
+    ln_choose_k: f64,
+    /// `steps[j]` = ln(n − i + 1) − ln(i) for i = k + 1 + j, filled as far as a tail has needed.
+    steps: std::cell::RefCell<Vec<f64>>,
+}
+
+/// A term this far (in log space) below the largest is `exp` = 0 exactly (`exp` underflows below about
+/// −745.1), so adding it changes nothing; the margin covers rounding in the running log term.
+const NEGLIGIBLE: f64 = 750.0;
+
+impl UpperTail {
+    fn new(n: u64, k: u64) -> UpperTail {
+        let ln_choose_k = if k == 0 || k > n {
+            0.0
+        } else {
+            (1..=k).map(|i| ((n - k + i) as f64).ln() - (i as f64).ln()).sum()
+        };
+        UpperTail { n, k, ln_choose_k, steps: Default::default() }
     }
-    if k > n || pi <= 0.0 {
-        return 0.0;
-    }
-    if pi >= 1.0 {
-        return 1.0;
-    }
-    let (ln_p, ln_q) = (pi.ln(), (1.0 - pi).ln());
-    // ln C(n, k), then each further term from the one before it.
-    let ln_choose_k: f64 = (1..=k).map(|i| ((n - k + i) as f64).ln() - (i as f64).ln()).sum();
-    let mut ln_term = ln_choose_k + k as f64 * ln_p + (n - k) as f64 * ln_q;
-    let mut terms = Vec::with_capacity((n - k + 1) as usize);
-    terms.push(ln_term);
-    for i in (k + 1)..=n {
-        ln_term += ((n - i + 1) as f64).ln() - (i as f64).ln() + ln_p - ln_q;
+
+    fn at(&self, pi: f64) -> f64 {
+        let (n, k) = (self.n, self.k);
+        if k == 0 {
+            return 1.0;
+        }
+        if k > n || pi <= 0.0 {
+            return 0.0;
+        }
+        if pi >= 1.0 {
+            return 1.0;
+        }
+        let (ln_p, ln_q) = (pi.ln(), (1.0 - pi).ln());
+        let mut steps = self.steps.borrow_mut();
+        // ln C(n, k) π^k (1 − π)^(n − k), then each further term from the one before it.
+        let mut ln_term = self.ln_choose_k + k as f64 * ln_p + (n - k) as f64 * ln_q;
+        let mut terms = Vec::with_capacity(64);
         terms.push(ln_term);
+        let mut top = ln_term;
+        for i in (k + 1)..=n {
+            let j = (i - k - 1) as usize;
+            if j == steps.len() {
+                steps.push(((n - i + 1) as f64).ln() - (i as f64).ln());
+            }
+            ln_term += steps[j] + ln_p - ln_q;
+            // The terms rise to the mode, then fall: a term below an earlier one is past the mode, so
+            // once one is negligible against the largest, so is every one after it.
+            if ln_term < top - NEGLIGIBLE {
+                break;
+            }
+            top = top.max(ln_term);
+            terms.push(ln_term);
+        }
+        (top.exp() * terms.iter().map(|t| (t - top).exp()).sum::<f64>()).min(1.0)
     }
-    let top = terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    (top.exp() * terms.iter().map(|t| (t - top).exp()).sum::<f64>()).min(1.0)
 }
 
 /// Clopper–Pearson ("exact") 95 % interval of a binomial proportion, `k` successes of `n`: the π whose
@@ -69,9 +112,19 @@ pub fn clopper_pearson(k: u64, n: u64) -> (f64, f64) {
         }
         0.5 * (lo + hi)
     };
-    let low = if k == 0 { 0.0 } else { solve(&|pi| binomial_upper_tail(n, k, pi)) };
+    let low = if k == 0 {
+        0.0
+    } else {
+        let tail = UpperTail::new(n, k);
+        solve(&|pi| tail.at(pi))
+    };
     // P(X ≤ k | π) = P(n − X ≥ n − k | 1 − π): the lower bound of the failures, mirrored.
-    let high = if k == n { 1.0 } else { 1.0 - solve(&|q| binomial_upper_tail(n, n - k, q)) };
+    let high = if k == n {
+        1.0
+    } else {
+        let tail = UpperTail::new(n, n - k);
+        1.0 - solve(&|q| tail.at(q))
+    };
     (low, high)
 }
 
@@ -89,6 +142,32 @@ mod tests {
         assert_eq!(mcnemar_exact(0, 0), 1.0);
         // b=0, c=6: 2 / 64 = 0.03125
         assert!(close(mcnemar_exact(0, 6), 0.03125));
+    }
+
+    #[test]
+    fn upper_tails_match_exact_sums() {
+        // n = 10, π = ½: P(X ≥ 3) = (1024 − 1 − 10 − 45) / 1024, P(X ≥ 9) = 11 / 1024.
+        assert!((binomial_upper_tail(10, 3, 0.5) - 968.0 / 1024.0).abs() < 1e-15);
+        assert!((binomial_upper_tail(10, 9, 0.5) - 11.0 / 1024.0).abs() < 1e-15);
+        // n = 4, π = 0.1: P(X ≥ 2) = 6·0.01·0.81 + 4·0.001·0.9 + 0.0001 = 0.0523.
+        assert!((binomial_upper_tail(4, 2, 0.1) - 0.0523).abs() < 1e-15);
+        assert_eq!(binomial_upper_tail(4, 0, 0.3), 1.0);
+        assert_eq!(binomial_upper_tail(4, 5, 0.3), 0.0);
+    }
+
+    #[test]
+    fn a_large_tail_and_its_mirror_add_up_to_one() {
+        // P(X ≥ k | π) + P(X ≥ n − k + 1 | 1 − π) = P(X ≥ k) + P(X ≤ k − 1) = 1: the terms left out as
+        // negligible (most of the 100 001 here) must not be ones that count, on either side of the
+        // mode, asked in any order of π (the coefficients are kept between calls).
+        let n = 100_000;
+        let (up, down) = (UpperTail::new(n, 50_100), UpperTail::new(n, n - 50_100 + 1));
+        for pi in [0.5, 0.49, 0.501, 0.3, 0.7, 0.5005] {
+            let total = up.at(pi) + down.at(1.0 - pi);
+            assert!((total - 1.0).abs() < 1e-9, "π = {pi}: {total}");
+            assert_eq!(up.at(pi), binomial_upper_tail(n, 50_100, pi), "kept coefficients agree");
+        }
+        assert!(up.at(0.3) < 1e-300 && up.at(0.7) > 1.0 - 1e-9);
     }
 
     #[test]

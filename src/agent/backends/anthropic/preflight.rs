@@ -20,4 +20,10 @@ impl AnthropicBackend {
         let body = serde_json::to_vec(&ping).map_err(|e| e.to_string())?;
         self.http.preflight(&models, &self.url, || self.attempt(&body)).await
     }
+
+    /// The model's context window for the run's check of each cell: `context_window` when
+    /// configured (Anthropic's API says nothing about it before a request).
+    pub async fn context_window(&self) -> Option<(u64, String)> {
+        self.spec().context_window.map(|n| (n as u64, "context_window".into()))
+    }
 }

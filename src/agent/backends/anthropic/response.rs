@@ -9,6 +9,7 @@
 
 use super::AnthropicBackend;
 use crate::agent::backends::http::{Failure, ReadAnswer};
+use crate::agent::backends::limits;
 use crate::protocol::{AssistantTurn, Finish, ToolCall, Usage};
 use serde::Deserialize;
 use serde_json::Value;
@@ -74,6 +75,10 @@ impl AnthropicBackend {
                 retryable: true,
                 retry_after: None,
             });
+        }
+        // The context window filled up: the prompt did not fit, whatever was written so far.
+        if let Some(f) = limits::anthropic_stop(&value) {
+            return Err(f);
         }
         Ok(value)
     }

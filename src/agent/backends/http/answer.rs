@@ -10,7 +10,7 @@
 
 use super::{Failure, HttpEndpoint, NOT_IMPLEMENTED, UNPARSED};
 use crate::agent::TurnContext;
-use crate::agent::backends::serving_errors;
+use crate::agent::backends::{limits, serving_errors};
 use crate::agent::cache::{self, Cache};
 use crate::agent::textcalls::{cut_call, parse_text_calls};
 use crate::protocol::{AssistantTurn, Finish, ToolCall, TurnTiming, Usage};
@@ -75,6 +75,8 @@ impl HttpEndpoint {
                     ..Default::default()
                 })
             }
+            // A provider's limit: the trial records it as `provider_limit`, not as a failure.
+            Err((f, _)) if let Some(hit) = limits::into_error(self, &f) => Err(hit),
             Err((f, attempts)) => Err(anyhow!(
                 "{} after {attempts} attempt(s): {}",
                 f.kind,
@@ -83,13 +85,17 @@ impl HttpEndpoint {
         }
     }
 
-    /// One attempt's `POST url` up to its JSON body (redacted): an error status is a [`Failure`] —
-    /// [`UNPARSED`] when it is the server's own parser rejecting the model's call (an answer, never
+    /// One attempt's `POST url` up to its JSON body (redacted): an error status is a [`Failure`] — a
+    /// provider's limit ([`limits::http_failure`], never retried), [`UNPARSED`] when it is the server's own parser rejecting the model's call (an answer, never
     /// retried), else classified by [`HttpEndpoint::http_failure`]. The protocol checks the body's
     /// shape itself.
     pub(crate) async fn post_answer(&self, url: &str, body: &[u8]) -> Result<Value, Failure> {
         let (status, headers, text) = self.send(self.post_json(url, body)).await?;
         if !status.is_success() {
+            // A provider's limit (tool count, names, context window): never retried.
+            if let Some(f) = limits::http_failure(status.as_u16(), &text) {
+                return Err(f);
+            }
             if let Some(entry) = serving_errors::classify_http(status.as_u16(), &text) {
                 let message = serving_errors::describe_http(entry, status.as_u16(), &text);
                 return Err(Failure {

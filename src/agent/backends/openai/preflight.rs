@@ -19,4 +19,11 @@ impl OpenAiBackend {
         let body = serde_json::to_vec(&ping).map_err(|e| e.to_string())?;
         self.http.preflight(&models, &self.url, || self.attempt(&body)).await
     }
+
+    /// The model's context window for the run's check of each cell: `context_window` when
+    /// configured, else an OpenAI-compatible llama.cpp server's `n_ctx` (`GET /props`); `None` when
+    /// neither is known (a server without `/props`).
+    pub async fn context_window(&self) -> Option<(u64, String)> {
+        crate::agent::backends::limits::openai_context_window(&self.http, &self.endpoint).await
+    }
 }
