@@ -40,6 +40,7 @@ impl ExportArgs {
         let mut formats: Vec<Format> = self.export.iter().map(|f| f.format()).collect();
         formats.sort();
         formats.dedup();
+        install_redactor();
         crate::report::export::write(dir, data, &formats, None)
     }
 }
@@ -85,6 +86,7 @@ pub fn cmd_export(action: ExportAction) -> Result<()> {
     let mut names = Vec::new();
     key_env_names(&config, &mut names);
     crate::redact::install_for(names.iter().map(String::as_str));
+    install_redactor();
     let data = crate::report::load_run(&target.run_dir)?;
     let written =
         crate::report::export::write(&target.run_dir, &data, &[format], target.out.as_deref())?;
@@ -93,6 +95,11 @@ pub fn cmd_export(action: ExportAction) -> Result<()> {
         outln!("  {}", f.display());
     }
     Ok(())
+}
+
+/// Every exported byte goes through the process's secret redactor.
+fn install_redactor() {
+    crate::report::export::set_redactor(|b| crate::redact::global().redact_bytes(b).into_owned());
 }
 
 /// Every `api_key_env` value in the run's settings.
