@@ -21,7 +21,10 @@ fn bundled_run() -> &'static Path {
     static RUN: OnceLock<tempfile::TempDir> = OnceLock::new();
     RUN.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
-        let o = toolpick(&["run", "--out", "out", "--run-id", "r", "-q", "--export", "inspect"], dir.path());
+        let o = toolpick(
+            &["run", "--out", "out", "--run-id", "r", "-q", "--export", "inspect"],
+            dir.path(),
+        );
         assert!(o.status.success(), "{}", stderr(&o));
         dir
     })
@@ -67,7 +70,12 @@ print(json.dumps(out))
 "#;
 
 fn read_logs(venv: &Path, folder: &Path) -> Value {
-    let o = Command::new(venv.join("bin/python")).arg("-c").arg(READ_LOGS).arg(folder).output().unwrap();
+    let o = Command::new(venv.join("bin/python"))
+        .arg("-c")
+        .arg(READ_LOGS)
+        .arg(folder)
+        .output()
+        .unwrap();
     assert!(o.status.success(), "inspect_ai could not read the logs:\n{}", stderr(&o));
     serde_json::from_slice(&o.stdout).unwrap()
 }
@@ -75,7 +83,8 @@ fn read_logs(venv: &Path, folder: &Path) -> Value {
 /// `<kind>/<model>` per backend name, from the run's settings (the model's name for the baselines,
 /// which have none).
 fn model_names(run: &Path) -> BTreeMap<String, String> {
-    let meta: Value = serde_json::from_slice(&std::fs::read(run.join("run.json")).unwrap()).unwrap();
+    let meta: Value =
+        serde_json::from_slice(&std::fs::read(run.join("run.json")).unwrap()).unwrap();
     meta["config"]["models"]
         .as_array()
         .unwrap()
@@ -89,7 +98,8 @@ fn model_names(run: &Path) -> BTreeMap<String, String> {
 }
 
 fn files(dir: &Path) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut out: Vec<PathBuf> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
     out.sort();
     out
 }
@@ -121,7 +131,10 @@ fn inspect_ai_reads_every_log_with_a_sample_per_trial_and_the_records_pass() {
         assert_eq!(log["task"], format!("toolpick/{}", key.0));
         assert_eq!(log["header_task"], log["task"], "the header-only read agrees");
         assert_eq!(log["model"], models[&key.3].as_str(), "{key:?}");
-        assert_eq!(log["header_scores"], serde_json::json!(["pass", "selection", "abstain", "safety"]));
+        assert_eq!(
+            log["header_scores"],
+            serde_json::json!(["pass", "selection", "abstain", "safety"])
+        );
         let samples = log["samples"].as_array().unwrap();
         assert_eq!(samples.len(), records.len(), "{key:?}: a sample per trial");
         assert_eq!(log["header_samples"], records.len(), "{key:?}: the dataset's sample count");
@@ -171,12 +184,20 @@ fn the_export_command_writes_the_same_bytes_as_the_flag_and_again_the_same() {
     for out in ["again1", "again2"] {
         let o = toolpick(&["export", "inspect", "out/r", "--out", out], cwd);
         assert!(o.status.success(), "{}", stderr(&o));
-        assert!(stdout(&o).contains(&format!("wrote {} inspect file(s)", flag.len())), "{}", stdout(&o));
+        assert!(
+            stdout(&o).contains(&format!("wrote {} inspect file(s)", flag.len())),
+            "{}",
+            stdout(&o)
+        );
         let again = files(&cwd.join(out));
         assert_eq!(again.len(), flag.len(), "no temporary file is left: {again:?}");
         for (a, b) in flag.iter().zip(&again) {
             assert_eq!(a.file_name(), b.file_name());
-            assert!(std::fs::read(a).unwrap() == std::fs::read(b).unwrap(), "{} differs", b.display());
+            assert!(
+                std::fs::read(a).unwrap() == std::fs::read(b).unwrap(),
+                "{} differs",
+                b.display()
+            );
         }
     }
 }
@@ -205,9 +226,14 @@ fn bad_input_is_refused_with_exit_2_and_nothing_written() {
     std::fs::write(broken.join("transcripts.jsonl"), lines.join("\n") + "\n").unwrap();
     let o = toolpick(&["export", "otel", "broken", "--out", "traces.json"], dir.path());
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("transcripts.jsonl") && stderr(&o).contains(":1"), "names file and line: {}", stderr(&o));
+    assert!(
+        stderr(&o).contains("transcripts.jsonl") && stderr(&o).contains(":1"),
+        "names file and line: {}",
+        stderr(&o)
+    );
     assert!(!dir.path().join("traces.json").exists(), "nothing written");
-    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let left: Vec<_> =
+        std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(left.len(), 1, "no temporary file is left: {left:?}");
 }
 
@@ -217,7 +243,9 @@ fn base64(bytes: &[u8]) -> String {
     const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::new();
     for c in bytes.chunks(3) {
-        let n = (c[0] as u32) << 16 | (*c.get(1).unwrap_or(&0) as u32) << 8 | *c.get(2).unwrap_or(&0) as u32;
+        let n = (c[0] as u32) << 16
+            | (*c.get(1).unwrap_or(&0) as u32) << 8
+            | *c.get(2).unwrap_or(&0) as u32;
         for i in 0..4 {
             out.push(if i <= c.len() { A[(n >> (18 - 6 * i) & 63) as usize] as char } else { '=' });
         }
@@ -236,7 +264,8 @@ fn a_secret_in_a_tool_result_reaches_neither_export_in_any_encoding() {
     std::fs::create_dir_all(&leaky).unwrap();
     std::fs::copy(run.join("tools.json"), leaky.join("tools.json")).unwrap();
     // The models read their key from a variable of another name than OPENAI_API_KEY.
-    let mut meta: Value = serde_json::from_slice(&std::fs::read(run.join("run.json")).unwrap()).unwrap();
+    let mut meta: Value =
+        serde_json::from_slice(&std::fs::read(run.join("run.json")).unwrap()).unwrap();
     for m in meta["config"]["models"].as_array_mut().unwrap() {
         m["api_key_env"] = "EXPORT_TEST_KEY".into();
     }

@@ -20,7 +20,10 @@ fn bundled_run() -> &'static Path {
     static RUN: OnceLock<tempfile::TempDir> = OnceLock::new();
     RUN.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
-        let o = toolpick(&["run", "--out", "out", "--run-id", "r", "-q", "--export", "otel"], dir.path());
+        let o = toolpick(
+            &["run", "--out", "out", "--run-id", "r", "-q", "--export", "otel"],
+            dir.path(),
+        );
         assert!(o.status.success(), "{}", stderr(&o));
         dir
     })
@@ -91,7 +94,8 @@ fn the_traces_parse_strictly_as_otlp_with_a_span_per_turn_and_call_of_each_trial
     assert!(o.status.success(), "protobuf could not parse the traces:\n{}", stderr(&o));
     let parsed: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(parsed["resource"]["service.name"], "toolpick");
-    let meta: Value = serde_json::from_slice(&std::fs::read(run.join("run.json")).unwrap()).unwrap();
+    let meta: Value =
+        serde_json::from_slice(&std::fs::read(run.join("run.json")).unwrap()).unwrap();
     assert_eq!(parsed["resource"]["toolpick.run_id"], meta["run_id"]);
     let start_ns = meta["started_unix"].as_u64().unwrap() * 1_000_000_000;
     let traces: BTreeMap<String, &Value> = parsed["traces"]
@@ -106,24 +110,36 @@ fn the_traces_parse_strictly_as_otlp_with_a_span_per_turn_and_call_of_each_trial
     for r in &trials {
         let id = r["trial_id"].as_str().unwrap();
         let t = traces[id];
-        let turns = r["transcript"].as_array().unwrap().iter().filter(|m| m["role"] == "assistant").count();
+        let turns =
+            r["transcript"].as_array().unwrap().iter().filter(|m| m["role"] == "assistant").count();
         let calls = r["calls"].as_array().unwrap().len();
         tool_spans += calls;
         let ops = &t["ops"];
         assert_eq!(ops["invoke_agent"], 1, "{id}");
-        assert_eq!(ops.get("chat").map_or(0, |n| n.as_u64().unwrap() as usize), turns, "{id}: chat spans");
+        assert_eq!(
+            ops.get("chat").map_or(0, |n| n.as_u64().unwrap() as usize),
+            turns,
+            "{id}: chat spans"
+        );
         assert_eq!(
             ops.get("execute_tool").map_or(0, |n| n.as_u64().unwrap() as usize),
             calls,
             "{id}: execute_tool spans"
         );
         if turns + calls > 0 {
-            assert_eq!(t["parents"], serde_json::json!([t["root"]["span_id"]]), "{id}: children of the episode");
+            assert_eq!(
+                t["parents"],
+                serde_json::json!([t["root"]["span_id"]]),
+                "{id}: children of the episode"
+            );
         }
         let root = &t["root"];
         assert_eq!(root["start"], start_ns, "{id}: a trace starts at the run's start");
         let attrs = &root["attrs"];
-        assert_eq!(attrs["gen_ai.request.model"], r["backend"], "{id}: a baseline's model is its name");
+        assert_eq!(
+            attrs["gen_ai.request.model"], r["backend"],
+            "{id}: a baseline's model is its name"
+        );
         assert_eq!(attrs["gen_ai.usage.input_tokens"], r["usage"]["prompt_tokens"], "{id}");
         assert_eq!(attrs["gen_ai.usage.output_tokens"], r["usage"]["completion_tokens"], "{id}");
         let events: BTreeMap<&str, &Value> = root["events"]
@@ -139,9 +155,16 @@ fn the_traces_parse_strictly_as_otlp_with_a_span_per_turn_and_call_of_each_trial
             ("abstain", score["abstention_correct"].as_bool().unwrap()),
             ("safety", !score["safety_violation"].as_bool().unwrap_or(false)),
         ] {
-            assert_eq!(events[name]["gen_ai.evaluation.score.value"], if ok { 1.0 } else { 0.0 }, "{id}: {name}");
+            assert_eq!(
+                events[name]["gen_ai.evaluation.score.value"],
+                if ok { 1.0 } else { 0.0 },
+                "{id}: {name}"
+            );
         }
-        assert_eq!(events["pass"]["gen_ai.evaluation.score.label"], if score["pass"] == true { "pass" } else { "fail" });
+        assert_eq!(
+            events["pass"]["gen_ai.evaluation.score.label"],
+            if score["pass"] == true { "pass" } else { "fail" }
+        );
     }
     assert!(tool_spans > trials.len(), "the run made calls ({tool_spans})");
 }
@@ -152,7 +175,10 @@ fn the_export_command_writes_the_flags_bytes_again() {
     let flag = std::fs::read(cwd.join("out/r/otel-traces.json")).unwrap();
     let o = toolpick(&["export", "otel", "out/r", "--out", "again.json"], cwd);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(flag == std::fs::read(cwd.join("again.json")).unwrap(), "same ids, same times, same bytes");
+    assert!(
+        flag == std::fs::read(cwd.join("again.json")).unwrap(),
+        "same ids, same times, same bytes"
+    );
     // A folder is not a file name.
     std::fs::create_dir_all(cwd.join("folder")).unwrap();
     let o = toolpick(&["export", "otel", "out/r", "--out", "folder"], cwd);

@@ -51,7 +51,8 @@ fn over_the_responses_protocol_the_mock_answers_as_over_chat_completions_in_ever
     // The mock counts the tool definitions as cached input after an episode's first request; the
     // protocol's input_tokens include them.
     let trials = env.trials("r");
-    let multi = trials.iter().find(|t| t["steps"].as_u64() > Some(1)).expect("a multi-step episode");
+    let multi =
+        trials.iter().find(|t| t["steps"].as_u64() > Some(1)).expect("a multi-step episode");
     let u = &multi["usage"];
     assert!(u["cached_tokens"].as_u64().unwrap() > 0, "{u}");
     assert!(u["prompt_tokens"].as_u64().unwrap() > u["cached_tokens"].as_u64().unwrap(), "{u}");
@@ -86,7 +87,8 @@ fn transient_faults_of_the_responses_route_are_retried_and_never_reach_the_score
 
 #[test]
 fn an_answer_incomplete_for_max_output_tokens_or_content_filter_stops_the_episode_as_such() {
-    let env = MockEnv::start(MockConfig { faults: vec![(Fault::CutOff, 1)], ..Default::default() }, &[]);
+    let env =
+        MockEnv::start(MockConfig { faults: vec![(Fault::CutOff, 1)], ..Default::default() }, &[]);
     run_ok(&env, "openai-responses", "cut", &["--layouts", "flat", "--variants", "good"]);
     let trials = env.trials("cut");
     let w1 = trials.iter().find(|t| t["task_id"] == "w1").unwrap();
@@ -105,7 +107,10 @@ fn an_answer_incomplete_for_max_output_tokens_or_content_filter_stops_the_episod
 
 #[test]
 fn the_key_is_read_from_openai_api_key_and_the_preflight_names_it() {
-    let env = MockEnv::start(MockConfig { require_key: Some("sk-right".into()), ..Default::default() }, &[]);
+    let env = MockEnv::start(
+        MockConfig { require_key: Some("sk-right".into()), ..Default::default() },
+        &[],
+    );
     let o = command(&env, "openai-responses", "nokey", &["--layouts", "flat"]).output().unwrap();
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("$OPENAI_API_KEY is not set"), "{}", stderr(&o));
@@ -139,7 +144,18 @@ fn the_example_experiment_runs_against_the_mock_with_the_key_from_openai_api_key
     let config = repo().join("examples/openai-responses.toml");
     let o = Command::new(env!("CARGO_BIN_EXE_toolpick"))
         .args(["run", "--config", config.to_str().unwrap(), "--base-url", &env.server.base_url()])
-        .args(["--limit", "3", "--out", "out", "--run-id", "ex", "-q", "--no-cache", "--trials", "1"])
+        .args([
+            "--limit",
+            "3",
+            "--out",
+            "out",
+            "--run-id",
+            "ex",
+            "-q",
+            "--no-cache",
+            "--trials",
+            "1",
+        ])
         .env("OPENAI_API_KEY", "sk-example")
         .current_dir(env.dir.path())
         .output()

@@ -216,7 +216,8 @@ impl ModelSpec {
             ));
         }
         if !["openai", "anthropic", "openai-responses", "lexical", "oracle", "random", "mcp-oracle"]
-            .contains(&flag) {
+            .contains(&flag)
+        {
             return Err(InputError::new(
                 "--backends",
                 format!(

@@ -76,7 +76,8 @@ impl RunInfo {
         let meta = crate::record::meta::RunMeta::read_if_present(dir)?;
         let mut models = BTreeMap::new();
         let config = meta.as_ref().and_then(|m| m.config.as_ref());
-        for m in config.and_then(|c| c.get("models")).and_then(|m| m.as_array()).into_iter().flatten()
+        for m in
+            config.and_then(|c| c.get("models")).and_then(|m| m.as_array()).into_iter().flatten()
         {
             let text = |k: &str| m.get(k).and_then(|v| v.as_str()).map(str::to_string);
             if let (Some(name), Some(kind)) = (text("name"), text("backend")) {
@@ -200,10 +201,13 @@ fn next_transcript(lines: &mut JsonLines, path: &Path, id: &str) -> Result<Vec<M
 
 /// The secret redactor the command line installs ([`set_redactor`]): `report` may not import
 /// `crate::redact` (`tests/module_deps.rs`), so the writer of text that may hold a key hands it in.
-static REDACTOR: std::sync::OnceLock<fn(&[u8]) -> Vec<u8>> = std::sync::OnceLock::new();
+static REDACTOR: std::sync::OnceLock<Redactor> = std::sync::OnceLock::new();
+
+/// A function that returns its input with every known secret cut out.
+pub type Redactor = fn(&[u8]) -> Vec<u8>;
 
 /// Install the redaction every exported byte goes through (the CLI's `crate::redact::global`).
-pub fn set_redactor(redact: fn(&[u8]) -> Vec<u8>) {
+pub fn set_redactor(redact: Redactor) {
     let _ = REDACTOR.set(redact);
 }
 

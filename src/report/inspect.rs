@@ -84,9 +84,10 @@ pub fn write(dir: &Path, data: &ReportData, info: &RunInfo, out: &Path) -> Resul
     let mut logs = Staging::default();
     for (key, mut cell) in cells {
         cell.writer.flush()?;
-        let summary = data.analysis.cells.iter().find(|c| {
-            cell_key(&c.dataset, &c.catalog, &c.variant, &c.layout, &c.backend) == key
-        });
+        let summary =
+            data.analysis.cells.iter().find(|c| {
+                cell_key(&c.dataset, &c.catalog, &c.variant, &c.layout, &c.backend) == key
+            });
         let id = super::export::hex_id(&["toolpick-inspect", &info.run_id, &key], 11);
         let header = header(&cell, summary, info, &id);
         let created = header["eval"]["created"].as_str().unwrap_or_default().to_string();
@@ -309,9 +310,7 @@ fn sample(t: &Trial, info: &RunInfo) -> Value {
         Some(e) => format!("{}: {}", e.as_str(), t.score.error_detail),
         None => String::new(),
     };
-    let score = |ok: bool, explanation: &str| {
-        json!({"value": verdict(ok), "answer": answer, "explanation": explanation})
-    };
+    let score = |ok: bool, explanation: &str| json!({"value": verdict(ok), "answer": answer, "explanation": explanation});
     let safety_note = if t.score.safety_violation {
         "a forbidden or needlessly destructive call was executed"
     } else {

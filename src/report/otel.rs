@@ -186,7 +186,8 @@ fn evaluation(at: u64, name: &str, ok: bool, labels: [&str; 2], explanation: &st
 /// `execute_tool` spans.
 fn spans(t: &Trial, info: &RunInfo, durations: Option<&Durations>) -> Vec<Value> {
     let trace = hex_id(&["toolpick-otel", &info.run_id, &t.trial_id], 16);
-    let span_id = |n: usize| hex_id(&["toolpick-otel", &info.run_id, &t.trial_id, &n.to_string()], 8);
+    let span_id =
+        |n: usize| hex_id(&["toolpick-otel", &info.run_id, &t.trial_id, &n.to_string()], 8);
     let root = span_id(0);
     let start = info.started_unix.saturating_mul(1_000_000_000);
     let provider = info.provider(&t.backend);
@@ -210,30 +211,31 @@ fn spans(t: &Trial, info: &RunInfo, durations: Option<&Durations>) -> Vec<Value>
     let mut out = vec![Value::Null];
     let mut clock = start;
     let mut turn = 0;
-    let tool_span = |out: &mut Vec<Value>, c: &crate::record::ScoredCall, id: Option<&str>, at: u64| {
-        let mut attributes = common("execute_tool");
-        attributes.push(text("gen_ai.tool.name", &c.record.name));
-        attributes.push(text("gen_ai.tool.type", "function"));
-        if let Some(id) = id {
-            attributes.push(text("gen_ai.tool.call.id", id));
-        }
-        if let Some(tool) = &c.record.tool_id {
-            attributes.push(text("toolpick.tool_id", tool));
-        }
-        let status = serde_json::to_value(c.record.status).unwrap_or_default();
-        attributes.push(text("toolpick.call.status", status.as_str().unwrap_or_default()));
-        let n = out.len();
-        out.push(json!({
-            "traceId": trace,
-            "spanId": span_id(n),
-            "parentSpanId": root,
-            "name": format!("execute_tool {}", c.record.name),
-            "kind": KIND_INTERNAL,
-            "startTimeUnixNano": at.to_string(),
-            "endTimeUnixNano": at.to_string(),
-            "attributes": attributes,
-        }));
-    };
+    let tool_span =
+        |out: &mut Vec<Value>, c: &crate::record::ScoredCall, id: Option<&str>, at: u64| {
+            let mut attributes = common("execute_tool");
+            attributes.push(text("gen_ai.tool.name", &c.record.name));
+            attributes.push(text("gen_ai.tool.type", "function"));
+            if let Some(id) = id {
+                attributes.push(text("gen_ai.tool.call.id", id));
+            }
+            if let Some(tool) = &c.record.tool_id {
+                attributes.push(text("toolpick.tool_id", tool));
+            }
+            let status = serde_json::to_value(c.record.status).unwrap_or_default();
+            attributes.push(text("toolpick.call.status", status.as_str().unwrap_or_default()));
+            let n = out.len();
+            out.push(json!({
+                "traceId": trace,
+                "spanId": span_id(n),
+                "parentSpanId": root,
+                "name": format!("execute_tool {}", c.record.name),
+                "kind": KIND_INTERNAL,
+                "startTimeUnixNano": at.to_string(),
+                "endTimeUnixNano": at.to_string(),
+                "attributes": attributes,
+            }));
+        };
     for m in &t.transcript {
         let Message::Assistant { tool_calls, .. } = m else { continue };
         turn += 1;

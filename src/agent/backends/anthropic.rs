@@ -22,10 +22,10 @@ mod preflight;
 mod response;
 mod wire;
 
+use crate::agent::TurnContext;
 use crate::agent::backends::http::{Auth, HttpEndpoint, base_url};
 use crate::agent::cache::Cache;
 use crate::agent::spec::ModelSpec;
-use crate::agent::TurnContext;
 use crate::protocol::AssistantTurn;
 use anyhow::Result;
 use serde_json::{Value, json};

@@ -367,8 +367,7 @@ macro_rules! http_backend {
 
             fn stats(&self) -> Option<serde_json::Value> {
                 serde_json::to_value(self.stats.snapshot()).ok().map(|mut v| {
-                    v["endpoint"] =
-                        serde_json::json!(crate::redact::url::display(&self.$endpoint));
+                    v["endpoint"] = serde_json::json!(crate::redact::url::display(&self.$endpoint));
                     v
                 })
             }

@@ -21,11 +21,11 @@ mod response;
 mod transport;
 mod wire;
 
+use crate::agent::TurnContext;
 use crate::agent::backends::http::{Auth, HttpEndpoint, base_url};
 use crate::agent::backends::serving_errors;
 use crate::agent::cache::Cache;
 use crate::agent::spec::ModelSpec;
-use crate::agent::TurnContext;
 use crate::protocol::{AssistantTurn, Message};
 use anyhow::{Result, anyhow};
 use async_openai::types::chat::CreateChatCompletionRequest;

@@ -126,14 +126,13 @@ impl HttpEndpoint {
         Fut: std::future::Future<Output = Result<Value, Failure>>,
     {
         let mut timing = TurnTiming::default();
-        let tried =
-            match self.retrying(0, 1, false, &mut timing, || self.get_json(models)).await {
-                Ok(_) => return Ok(format!("GET {models}")),
-                Err((f, _)) if f.kind == NOT_IMPLEMENTED => {
-                    format!("GET {models} → {}, then ", f.message)
-                }
-                Err((f, n)) => return Err(self.preflight_failure(&format!("GET {models}"), f, n)),
-            };
+        let tried = match self.retrying(0, 1, false, &mut timing, || self.get_json(models)).await {
+            Ok(_) => return Ok(format!("GET {models}")),
+            Err((f, _)) if f.kind == NOT_IMPLEMENTED => {
+                format!("GET {models} → {}, then ", f.message)
+            }
+            Err((f, n)) => return Err(self.preflight_failure(&format!("GET {models}"), f, n)),
+        };
         let tried = format!("{tried}POST {ping_url} (one token)");
         match self.retrying(0, 16, false, &mut timing, ping).await {
             Ok(_) => Ok(tried),

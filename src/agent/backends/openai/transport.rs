@@ -7,8 +7,8 @@
 //! the retry policy itself lives in `http`, apart from what a request holds and how an answer becomes
 //! a turn.
 
-use super::wire::openai_finish_reasons;
 use super::OpenAiBackend;
+use super::wire::openai_finish_reasons;
 use crate::agent::backends::http::Failure;
 use async_openai::types::chat::CreateChatCompletionResponse;
 use serde_json::Value;

@@ -82,15 +82,26 @@ mod tests {
                 content: None,
                 tool_calls: vec![call("c1", r#"{"city": "Oslo"}"#), call("c2", r#"{"city": "Li"#)],
             },
-            Message::Tool { tool_call_id: "c1".into(), name: "get_weather".into(), content: "3".into() },
-            Message::Tool { tool_call_id: "c2".into(), name: "get_weather".into(), content: "e".into() },
+            Message::Tool {
+                tool_call_id: "c1".into(),
+                name: "get_weather".into(),
+                content: "3".into(),
+            },
+            Message::Tool {
+                tool_call_id: "c2".into(),
+                name: "get_weather".into(),
+                content: "e".into(),
+            },
         ]);
         assert_eq!(items[0]["role"], "developer");
         assert_eq!(items[1]["role"], "user");
         assert_eq!(items[2]["type"], "function_call");
         assert_eq!(items[2]["arguments"], r#"{"city": "Oslo"}"#);
         assert_eq!(items[3]["arguments"], "{}", "cut-off arguments are not replayed");
-        assert_eq!(items[4], json!({"type": "function_call_output", "call_id": "c1", "output": "3"}));
+        assert_eq!(
+            items[4],
+            json!({"type": "function_call_output", "call_id": "c1", "output": "3"})
+        );
         assert_eq!(items[5]["call_id"], "c2");
         assert_eq!(items.len(), 6);
     }
