@@ -15,6 +15,9 @@
 # - anthropic-sdk: target/anthropic-sdk-venv ($TOOLPICK_ANTHROPIC_SDK_VENV to move it); Anthropic's
 #   official SDK with its dependencies (pydantic, httpx), which tests/anthropic_sdk.rs validates
 #   toolpick's Messages requests and the mock's answers with (scripts/anthropic_sdk_server.py).
+# - inspect: target/inspect-venv ($TOOLPICK_INSPECT_VENV to move it); inspect_ai, whose
+#   read_eval_log reads `toolpick export inspect`'s logs, and opentelemetry-proto with protobuf, whose
+#   json_format parses `toolpick export otel`'s file (tests/export_inspect.rs, tests/export_otel.rs).
 # Needs python3 with its venv module, and PyPI once; after that everything runs offline.
 # scripts/install-test-deps.sh runs this for those tiers (tests/common/tiers.rs).
 set -euo pipefail
@@ -39,7 +42,10 @@ case "$TIER" in
   anthropic-sdk)
     VENV="${TOOLPICK_ANTHROPIC_SDK_VENV:-$ROOT/target/anthropic-sdk-venv}"
     PINS=(anthropic==2.10.0) ;;
-  *) echo "install-venv: unknown tier \`$TIER\`; the tiers are: packaging, bfcl, anthropic-sdk" >&2; exit 2 ;;
+  inspect)
+    VENV="${TOOLPICK_INSPECT_VENV:-$ROOT/target/inspect-venv}"
+    PINS=(inspect-ai==0.3.285 opentelemetry-proto==1.45.2 protobuf==7.36.2) ;;
+  *) echo "install-venv: unknown tier \`$TIER\`; the tiers are: packaging, bfcl, anthropic-sdk, inspect" >&2; exit 2 ;;
 esac
 MARK="$VENV/.installed-$(IFS=+; echo "${PINS[*]}")"
 if [ -n "$CHECK" ]; then

@@ -522,3 +522,136 @@ fn judged_report_fits_the_window() {
     // 3 backends × 4 cells × 2 bars (value labels) + group and axis labels.
     check_report(&report, "report-judged", &trial, 3 * (4 * 2 + 4 * 2 + 3), false);
 }
+
+/// After load (the page has applied its address fragment): the ids of the explorer's visible rows, the
+/// page's width, the fragment, and the load time; then opens the first visible row and reads the
+/// drill-down's heading.
+const EXPLORER_SCRIPT: &str = r##"<script>
+window.addEventListener("load", function () { setTimeout(function () {
+  var out = {};
+  try {
+    out.load_ms = performance.now();
+    out.hash = location.hash;
+    out.scroll_width = document.documentElement.scrollWidth;
+    out.inner_width = window.innerWidth;
+    out.rows = Array.prototype.map.call(document.querySelectorAll("#trials tbody tr"), function (tr) { return tr.dataset.id; });
+    out.count = document.getElementById("f-count").textContent;
+    out.error_filter = document.getElementById("f-error").value;
+  } catch (err) { out.error = String(err && err.stack || err); }
+  if (window.parent !== window) { window.parent.postMessage(JSON.stringify(out), "*"); return; }
+  var pre = document.createElement("pre");
+  pre.id = "browser-checks";
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+}, 0); });
+</script>
+"##;
+
+/// Like [`measure`], with `script` injected and the window `size` (`W,H`).
+fn measure_with(
+    report: &Path,
+    work: &Path,
+    name: &str,
+    hash: &str,
+    script: &str,
+    phone: Option<(u32, u32)>,
+) -> Value {
+    let html = std::fs::read_to_string(report).unwrap();
+    let at = html.rfind("</body>").expect("</body>");
+    let copy = work.join(format!("{name}.html"));
+    std::fs::write(&copy, format!("{}{script}{}", &html[..at], &html[at..])).unwrap();
+    let dump = work.join(format!("{name}.dom.html"));
+    // A phone: headless Chromium keeps windows at least 500 px wide, so the page is opened in a frame
+    // of the phone's size, which posts its results to this page.
+    let url = match phone {
+        None => format!("file://{}{hash}", copy.display()),
+        Some((w, h)) => {
+            let frame = work.join(format!("{name}-frame.html"));
+            let src = format!("{}{hash}", copy.file_name().unwrap().to_str().unwrap());
+            std::fs::write(&frame, format!(
+                "<!DOCTYPE html><html><body style=\"margin:0\"><iframe src=\"{}\" width=\"{w}\" height=\"{h}\" style=\"border:0\"></iframe>\
+                 <script>window.addEventListener(\"message\", function (e) {{ var p = document.createElement(\"pre\"); p.id = \"browser-checks\"; p.textContent = e.data; document.body.appendChild(p); }});</script></body></html>",
+                src.replace('&', "&amp;")
+            )).unwrap();
+            format!("file://{}", frame.display())
+        }
+    };
+    browse(&url, &["--dump-dom".to_string()], &dump);
+    let dom = std::fs::read_to_string(&dump).unwrap();
+    let open = "<pre id=\"browser-checks\">";
+    let start = dom.rfind(open).unwrap_or_else(|| panic!("{name}: no results")) + open.len();
+    let end = start + dom[start..].find("</pre>").unwrap();
+    let json = dom[start..end]
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&");
+    let v: Value = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{name}: {e}: {json}"));
+    std::fs::write(
+        artifacts().join(format!("{name}.json")),
+        serde_json::to_string_pretty(&v).unwrap(),
+    )
+    .unwrap();
+    assert!(v.get("error").is_none(), "{name}: the check script failed: {}", v["error"]);
+    v
+}
+
+#[test]
+fn explorer_fragment_filters_to_the_records_trials() {
+    if !tiers::ready(Tier::Chromium) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().to_str().unwrap();
+    let args = argv_with(
+        "run --backends lexical,oracle --layouts flat,progressive,progressive-oss,search \
+         --variants good,bad --out {} --run-id r -q",
+        &[out],
+    );
+    let o = toolpick(&args, &repo());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dir = tmp.path().join("r");
+    let report = dir.join("report.html");
+    // The expected rows, from the trial records themselves.
+    let want: Vec<String> = std::fs::read_to_string(dir.join("trials.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|t| {
+            t["variant"] == "bad"
+                && t["layout"] == "progressive"
+                && t["backend"] == "lexical"
+                && t["score"]["error_type"] == "wrong_tool"
+        })
+        .map(|t| t["trial_id"].as_str().unwrap().to_string())
+        .collect();
+    assert!(!want.is_empty(), "the bundled run has wrong_tool trials in bad/progressive/lexical");
+    let hash = "#variant=bad&layout=progressive&backend=lexical&error=wrong_tool";
+    let work = tempfile::tempdir().unwrap();
+    let size = std::fs::metadata(&report).unwrap().len();
+    for (name, phone, width) in
+        [("explorer-desktop", None, 1280.0), ("explorer-phone", Some((390, 844)), 390.0)]
+    {
+        let v = measure_with(&report, work.path(), name, hash, EXPLORER_SCRIPT, phone);
+        assert_eq!(num(&v, "inner_width"), width, "{name}: the window is not {width} CSS px wide");
+        let mut rows: Vec<String> =
+            v["rows"].as_array().unwrap().iter().map(|r| r.as_str().unwrap().to_string()).collect();
+        let mut want = want.clone();
+        rows.sort();
+        want.sort();
+        assert_eq!(
+            rows, want,
+            "{name}: the visible rows are not the records' trials ({})",
+            v["count"]
+        );
+        assert_eq!(v["hash"], hash, "{name}: the fragment did not stay as given");
+        assert_eq!(v["error_filter"], "wrong_tool", "{name}: the error filter shows another value");
+        let (scroll, inner) = (num(&v, "scroll_width"), num(&v, "inner_width"));
+        assert!(scroll <= inner, "{name}: the page is {scroll} px wide in a {inner} px window");
+        println!(
+            "{name}: {} rows as in trials.jsonl; page {scroll} px in {inner} px; report.html {size} bytes; load end at {:.0} ms",
+            rows.len(),
+            num(&v, "load_ms")
+        );
+    }
+}

@@ -215,7 +215,9 @@ impl ModelSpec {
                 "the replay backend needs the file of recorded answers: replay:<FILE>",
             ));
         }
-        if !["openai", "anthropic", "lexical", "oracle", "random", "mcp-oracle"].contains(&flag) {
+        if !["openai", "anthropic", "openai-responses", "lexical", "oracle", "random", "mcp-oracle"]
+            .contains(&flag)
+        {
             return Err(InputError::new(
                 "--backends",
                 format!(

@@ -100,6 +100,8 @@ pub struct FollowUp {
     pub gates: GateArgs,
     #[command(flatten)]
     pub history: HistoryArgs,
+    #[command(flatten)]
+    pub export: super::export::ExportArgs,
 }
 
 /// What [`FollowUp::precheck`] read ahead: the baseline run, scored, so that a damaged baseline is

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 mod checks;
 mod compare;
+mod export;
 mod gates;
 mod imports;
 mod init;
@@ -149,6 +150,12 @@ enum Command {
     Mcp {
         #[command(subcommand)]
         action: McpAction,
+    },
+    /// Write a finished run for other viewers: inspect_ai EvalLogs (`inspect view`) or OpenTelemetry
+    /// GenAI traces (OTLP/JSON).
+    Export {
+        #[command(subcommand)]
+        action: export::ExportAction,
     },
     /// Inspect or clear the on-disk response cache.
     Cache {
@@ -483,6 +490,7 @@ fn dispatch(cli: Cli) -> Result<()> {
                 server_description,
             },
         ),
+        Command::Export { action } => export::cmd_export(action),
         Command::Import { format, path, output, min_quality, onto, fixture } => {
             imports::cmd_import(format, path, output, min_quality, onto, fixture)
         }

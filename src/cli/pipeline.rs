@@ -99,6 +99,8 @@ pub fn finish(
         }
         Ok(())
     })?;
+    // Exports to other viewers (`--export`), only when asked: a second pass over the trials.
+    follow.export.write(dir, &data)?;
     let cells = &data.analysis.cells;
     let compared = match (compared, follow.baseline.as_deref()) {
         (Some(cmp), Some(a_dir)) => {

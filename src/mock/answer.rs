@@ -8,8 +8,8 @@
 //! (configuration, routes, keys and their echo).
 
 use super::{
-    DUPLICATES, Fault, MockState, Wire, authorized, echo, error, judge, messages, sent_key,
-    unauthorized,
+    DUPLICATES, Fault, MockState, Wire, authorized, echo, error, judge, messages, responses,
+    sent_key, unauthorized,
 };
 use crate::agent::{Addressing, Policy, TurnContext};
 use crate::dataset::{Kind, importers};
@@ -248,6 +248,15 @@ fn respond(
 ) -> Response {
     let response = match wire {
         Wire::Messages => messages::message(
+            body,
+            n,
+            &message,
+            finish,
+            fault == Some(Fault::EmptyChoices),
+            prompt_tokens,
+            completion_tokens,
+        ),
+        Wire::Responses => responses::response(
             body,
             n,
             &message,

@@ -64,7 +64,8 @@ pub(super) fn refusal(s: &MockState, body: &Value, wire: Wire) -> Option<Respons
         .collect();
     match wire {
         _ if !s.config.tool_limits => {}
-        Wire::Chat => {
+        // The Responses API refuses with the same words; its tools are flat (`tools[i].name`).
+        Wire::Chat | Wire::Responses => {
             if let Some(max) = OPENAI.max_tools
                 && names.len() > max
             {
@@ -73,9 +74,13 @@ pub(super) fn refusal(s: &MockState, body: &Value, wire: Wire) -> Option<Respons
                     "type": "invalid_request_error", "param": "tools", "code": "array_above_max_length"}})));
             }
             if let Some(i) = names.iter().position(|n| OPENAI.names.check(n).is_some()) {
+                let param = match wire {
+                    Wire::Responses => format!("tools[{i}].name"),
+                    _ => format!("tools[{i}].function.name"),
+                };
                 return Some(bad_request(json!({"error": {
-                    "message": format!("Invalid 'tools[{i}].function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'."),
-                    "type": "invalid_request_error", "param": format!("tools[{i}].function.name"), "code": "invalid_value"}})));
+                    "message": format!("Invalid '{param}': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'."),
+                    "type": "invalid_request_error", "param": param, "code": "invalid_value"}})));
             }
         }
         Wire::Messages => {
@@ -98,7 +103,7 @@ pub(super) fn refusal(s: &MockState, body: &Value, wire: Wire) -> Option<Respons
         (Wire::Chat, ContextError::LlamaCpp) => bad_request(json!({"error": {
             "code": 400, "message": "the request exceeds the available context size, try increasing it",
             "type": "exceed_context_size_error", "n_prompt_tokens": tokens, "n_ctx": n_ctx}})),
-        (Wire::Chat, _) => bad_request(json!({"error": {
+        (Wire::Chat | Wire::Responses, _) => bad_request(json!({"error": {
             "message": format!("This model's maximum context length is {n_ctx} tokens. However, your messages resulted in {tokens} tokens. Please reduce the length of the messages."),
             "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}})),
         (Wire::Messages, ContextError::StopReason) => Json(json!({

@@ -38,7 +38,8 @@
 //! request read into the chat shape, the answer written as a `Message` — `tool_use` blocks,
 //! `stop_reason`, usage with the tool definitions counted as a cache write on a conversation's first
 //! request and a cache read after — and errors in the protocol's `{"type": "error"}` shape). The key is
-//! read from `Authorization: Bearer` or `x-api-key`.
+//! read from `Authorization: Bearer` or `x-api-key`. OpenAI's Responses protocol
+//! (`POST /v1/responses`, [`responses`]) is read and written the same way.
 //!
 //! Provider limits ([`limits`]): with `--tool-limits`, more than 128 tools or a refused tool name on
 //! the chat route and a refused name on the Messages route; a request over `--context-size N` tokens are answered with
@@ -53,6 +54,7 @@ pub mod echo;
 pub mod judge;
 pub mod limits;
 mod messages;
+mod responses;
 
 use crate::agent::backends::{LexicalBackend, LexicalConfig};
 use answer::answer;
@@ -244,6 +246,7 @@ pub async fn spawn(addr: SocketAddr, config: MockConfig) -> std::io::Result<Mock
     let app = Router::new()
         .route("/v1/chat/completions", post(chat))
         .route("/v1/messages", post(messages::route))
+        .route("/v1/responses", post(responses::route))
         .route("/v1/models", get(models))
         .route("/props", get(limits::props))
         .route("/stats", get(stats))
@@ -272,6 +275,8 @@ enum Wire {
     Chat,
     /// Anthropic Messages.
     Messages,
+    /// OpenAI Responses.
+    Responses,
 }
 
 /// The key the request carried (`x-api-key: <key>`, else `Authorization: Bearer <key>`), empty when

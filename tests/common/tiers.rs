@@ -13,6 +13,8 @@
 //!   (`target/anthropic-sdk-venv`);
 //! - `packaging` (`packaging`): maturin, hadolint and check-jsonschema from PyPI, pinned
 //!   (`target/packaging-venv`);
+//! - `inspect` (`export_inspect`, `export_otel`): inspect_ai, opentelemetry-proto and protobuf from
+//!   PyPI, pinned (`target/inspect-venv`), which read toolpick's exports back;
 //! - `chromium` (`report_browser`): Debian's `chromium` at `/usr/bin/chromium`.
 //!
 //! One tier alone: `scripts/install-test-deps.sh chromium`, then `cargo test --locked --test
@@ -33,6 +35,7 @@ pub enum Tier {
     Bfcl,
     AnthropicSdk,
     Packaging,
+    Inspect,
     Chromium,
 }
 
@@ -42,12 +45,13 @@ pub const SKIP_VAR: &str = "TOOLPICK_SKIP_TIERS";
 const CHROMIUM: &str = "/usr/bin/chromium";
 
 impl Tier {
-    pub const ALL: [Tier; 6] = [
+    pub const ALL: [Tier; 7] = [
         Tier::McpNpm,
         Tier::McpPypi,
         Tier::Bfcl,
         Tier::AnthropicSdk,
         Tier::Packaging,
+        Tier::Inspect,
         Tier::Chromium,
     ];
 
@@ -59,6 +63,7 @@ impl Tier {
             Tier::Bfcl => "bfcl",
             Tier::AnthropicSdk => "anthropic-sdk",
             Tier::Packaging => "packaging",
+            Tier::Inspect => "inspect",
             Tier::Chromium => "chromium",
         }
     }
@@ -79,6 +84,7 @@ impl Tier {
             Tier::Bfcl => &["parity_bfcl"],
             Tier::AnthropicSdk => &["anthropic_sdk"],
             Tier::Packaging => &["packaging"],
+            Tier::Inspect => &["export_inspect", "export_otel"],
             Tier::Chromium => &["report_browser"],
         }
     }
@@ -102,6 +108,7 @@ impl Tier {
             Tier::Bfcl => script("install-venv.sh", &["bfcl"]),
             Tier::AnthropicSdk => script("install-anthropic-sdk.sh", &[]),
             Tier::Packaging => script("install-venv.sh", &["packaging"]),
+            Tier::Inspect => script("install-venv.sh", &["inspect"]),
             Tier::Chromium => {
                 let path = PathBuf::from(CHROMIUM);
                 if path.exists() { Ok(path) } else { Err(format!("{CHROMIUM} is missing")) }

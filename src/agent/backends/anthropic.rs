@@ -22,17 +22,14 @@ mod preflight;
 mod response;
 mod wire;
 
-use crate::agent::backends::http::{Auth, HttpEndpoint, UNPARSED};
-use crate::agent::backends::limits;
-use crate::agent::backends::openai::UNPARSED_ENTRY;
-use crate::agent::cache::{self, Cache};
+use crate::agent::TurnContext;
+use crate::agent::backends::http::{Auth, HttpEndpoint, base_url};
+use crate::agent::cache::Cache;
 use crate::agent::spec::ModelSpec;
-use crate::agent::{Backend, BoxFuture, TurnContext};
-use crate::protocol::{AssistantTurn, TurnTiming};
-use anyhow::{Result, anyhow};
+use crate::protocol::AssistantTurn;
+use anyhow::Result;
 use serde_json::{Value, json};
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 pub use crate::agent::backends::http::EndpointStats;
 
@@ -60,19 +57,7 @@ impl AnthropicBackend {
     /// (`https://api.anthropic.com`, `http://127.0.0.1:8080`); one ending in `/v1` (an OpenAI habit)
     /// names the same root. Without one: `ANTHROPIC_BASE_URL`, else Anthropic's API.
     pub fn new(spec: ModelSpec, cache: Option<Arc<Cache>>) -> Result<Self> {
-        let base = match (
-            spec.base_url.clone(),
-            std::env::var("ANTHROPIC_BASE_URL").ok().filter(|v| !v.trim().is_empty()),
-        ) {
-            (Some(b), _) => b,
-            (None, Some(env)) => crate::rules::base_url::check(env).map_err(|m| {
-                crate::error::InputError::new(
-                    "ANTHROPIC_BASE_URL",
-                    format!("environment variable: {m}"),
-                )
-            })?,
-            (None, None) => DEFAULT_BASE_URL.into(),
-        };
+        let base = base_url(&spec, "ANTHROPIC_BASE_URL", DEFAULT_BASE_URL)?;
         // The protocol's range is narrower than chat completions' (0–2): refused here rather than
         // sent to be rejected by every request.
         if let Some(t) = spec.temperature.filter(|t| *t > 1.0) {
@@ -133,52 +118,16 @@ impl AnthropicBackend {
 
     async fn request(&self, ctx: &TurnContext<'_>) -> Result<AssistantTurn> {
         let body = serde_json::to_vec(&self.body(ctx)?)?;
-        let key = cache::key(&self.url, &body, ctx.trial);
-        if let Some(hit) = self.cache.as_ref().and_then(|c| c.get(&key)) {
-            self.stats.cache_hits.fetch_add(1, Ordering::Relaxed);
-            let mut turn = match hit[UNPARSED_ENTRY].as_str() {
-                Some(message) => {
-                    AssistantTurn { unparsed: Some(message.to_string()), ..Default::default() }
-                }
-                None => self.turn(&hit, ctx.turn() + 1),
-            };
-            turn.timing = Some(TurnTiming { cached: true, ..Default::default() });
-            return Ok(turn);
-        }
-        let estimate = (body.len() / 4) as u64 + self.spec().max_tokens.unwrap_or(256) as u64;
-        let mut timing = TurnTiming::default();
-        match self
-            .http
-            .retrying(ctx.seed, estimate, true, &mut timing, || self.attempt(&body))
+        self.http
+            .answer_turn(
+                self.cache.as_deref(),
+                &self.url,
+                &body,
+                ctx,
+                || self.attempt(&body),
+                |value, turn_no| self.turn(value, turn_no),
+            )
             .await
-        {
-            Ok(value) => {
-                if let Some(c) = &self.cache {
-                    c.put(&key, &value)?;
-                }
-                let mut turn = self.turn(&value, ctx.turn() + 1);
-                turn.timing = Some(timing);
-                Ok(turn)
-            }
-            Err((f, _)) if f.kind == UNPARSED => {
-                let message = self.http.redactor.redact(&f.message).into_owned();
-                if let Some(c) = &self.cache {
-                    c.put(&key, &json!({ UNPARSED_ENTRY: message }))?;
-                }
-                Ok(AssistantTurn {
-                    unparsed: Some(message),
-                    timing: Some(timing),
-                    ..Default::default()
-                })
-            }
-            // A provider's limit: the trial records it as `provider_limit`, not as a failure.
-            Err((f, _)) if let Some(hit) = limits::into_error(&self.http, &f) => Err(hit),
-            Err((f, attempts)) => Err(anyhow!(
-                "{} after {attempts} attempt(s): {}",
-                f.kind,
-                self.http.redactor.redact(&f.message)
-            )),
-        }
     }
 }
 
@@ -188,30 +137,7 @@ fn api_root(base: &str) -> String {
     trimmed.strip_suffix("/v1").unwrap_or(trimmed).to_string()
 }
 
-impl Backend for AnthropicBackend {
-    fn name(&self) -> &str {
-        &self.spec().name
-    }
-
-    fn concurrency(&self) -> usize {
-        self.spec().concurrency
-    }
-
-    fn respond<'a>(&'a self, ctx: &'a TurnContext<'a>) -> BoxFuture<'a, Result<AssistantTurn>> {
-        Box::pin(self.request(ctx))
-    }
-
-    fn stats(&self) -> Option<Value> {
-        serde_json::to_value(self.stats.snapshot()).ok().map(|mut v| {
-            v["endpoint"] = json!(crate::redact::url::display(&self.root));
-            v
-        })
-    }
-
-    fn price(&self) -> Option<crate::agent::spec::Price> {
-        self.spec().price
-    }
-}
+crate::agent::backends::http::http_backend!(AnthropicBackend, root);
 
 #[cfg(test)]
 mod tests {

@@ -7,7 +7,13 @@
 //! Its own file because the runner, not a client library, owns retries, and that policy is the same
 //! whatever the request holds: each protocol's backend builds its body, checks the answer against its
 //! own schema ([`HttpEndpoint::retrying`] takes that attempt as a closure) and turns it into a turn.
-//! How the key is sent is the one thing the protocols differ in here ([`Auth`]).
+//! How the key is sent is the one thing the protocols differ in here ([`Auth`]). The steps around
+//! each protocol's request and answer — cache, retried attempt, preflight, the turn built from what
+//! was read — are [`answer`].
+
+mod answer;
+
+pub(crate) use answer::ReadAnswer;
 
 use crate::agent::spec::ModelSpec;
 use crate::protocol::TurnTiming;
@@ -73,6 +79,19 @@ pub(crate) enum Auth {
 
 /// The `anthropic-version` header every Messages request carries.
 pub(crate) const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// The base URL of `spec`'s endpoint: its own (`--base-url` / `base_url`, checked where it was read),
+/// else the environment variable `env_var` (checked here, by the same rule), else `default`.
+pub(crate) fn base_url(spec: &ModelSpec, env_var: &str, default: &str) -> anyhow::Result<String> {
+    let from_env = std::env::var(env_var).ok().filter(|v| !v.trim().is_empty());
+    Ok(match (spec.base_url.clone(), from_env) {
+        (Some(b), _) => b,
+        (None, Some(env)) => crate::rules::base_url::check(env).map_err(|m| {
+            crate::error::InputError::new(env_var, format!("environment variable: {m}"))
+        })?,
+        (None, None) => default.into(),
+    })
+}
 
 /// One endpoint's client, key, limiter, counters and redactor.
 pub(crate) struct HttpEndpoint {
@@ -324,6 +343,42 @@ impl HttpEndpoint {
         self.redactor.redact(&line).into_owned()
     }
 }
+
+/// `Backend` for an HTTP backend `$ty`: a struct with `http: HttpEndpoint`, `stats`, the URL field
+/// `$endpoint` its stats name (redacted for display), and `async fn request(&self, ctx)` answering a
+/// turn. One definition for every protocol, so the backends differ only where their protocols do.
+macro_rules! http_backend {
+    ($ty:ty, $endpoint:ident) => {
+        impl crate::agent::Backend for $ty {
+            fn name(&self) -> &str {
+                &self.http.spec.name
+            }
+
+            fn concurrency(&self) -> usize {
+                self.http.spec.concurrency
+            }
+
+            fn respond<'a>(
+                &'a self,
+                ctx: &'a crate::agent::TurnContext<'a>,
+            ) -> crate::agent::BoxFuture<'a, anyhow::Result<crate::protocol::AssistantTurn>> {
+                Box::pin(self.request(ctx))
+            }
+
+            fn stats(&self) -> Option<serde_json::Value> {
+                serde_json::to_value(self.stats.snapshot()).ok().map(|mut v| {
+                    v["endpoint"] = serde_json::json!(crate::redact::url::display(&self.$endpoint));
+                    v
+                })
+            }
+
+            fn price(&self) -> Option<crate::agent::spec::Price> {
+                self.http.spec.price
+            }
+        }
+    };
+}
+pub(crate) use http_backend;
 
 /// Requests/min and tokens/min as a virtual schedule: each request reserves its slot, so concurrent
 /// callers are spaced out fairly without a background task.

@@ -292,6 +292,24 @@ pub(crate) async fn llama_cpp_n_ctx(http: &HttpEndpoint, base_url: &str) -> Opti
         .filter(|n| *n > 0)
 }
 
+/// The model's context window behind an OpenAI-protocol endpoint (chat completions or Responses):
+/// `context_window` when configured, else an OpenAI-compatible llama.cpp server's `n_ctx`
+/// (`GET /props`); `None` when neither is known (a server without `/props`, or OpenAI's own API,
+/// which has no `/props` and publishes its windows elsewhere, so it is not asked).
+pub(crate) async fn openai_context_window(
+    http: &HttpEndpoint,
+    endpoint: &str,
+) -> Option<(u64, String)> {
+    if let Some(n) = http.spec.context_window {
+        return Some((n as u64, "context_window".into()));
+    }
+    if applying(Some(&OPENAI), None, endpoint).is_some() {
+        return None;
+    }
+    let n = llama_cpp_n_ctx(http, endpoint).await?;
+    Some((n, "the server's /props n_ctx".into()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,6 +7,7 @@
 //! - [`replay`]: plays back answers recorded elsewhere, one JSONL line per task (`replay:<FILE>`).
 //! - [`openai`]: any OpenAI-compatible chat-completions endpoint;
 //! - [`anthropic`]: the Anthropic Messages API (`POST /v1/messages`);
+//! - [`responses`]: OpenAI's Responses API (`POST /v1/responses`, backend `openai-responses`);
 //! - [`limits`]: each protocol's declared limits (tool count, tool names) and the providers' refusals
 //!   for a limit (read as `provider_limit`);
 //! - [`http`]: the HTTP stack both share (client, key, redaction, retries, limits, counters);
@@ -26,6 +27,7 @@ pub mod openai;
 pub mod oracle;
 pub mod random;
 pub mod replay;
+pub mod responses;
 pub mod serving_errors;
 
 use super::Backend;
@@ -42,6 +44,7 @@ pub use openai::OpenAiBackend;
 pub use oracle::OracleBackend;
 pub use random::RandomBackend;
 pub use replay::ReplayBackend;
+pub use responses::ResponsesBackend;
 
 /// What building a backend may need besides its spec.
 pub struct BuildContext<'a> {
@@ -92,6 +95,18 @@ impl Endpoint for AnthropicBackend {
     }
 }
 
+impl Endpoint for ResponsesBackend {
+    fn endpoint(&self) -> &str {
+        ResponsesBackend::endpoint(self)
+    }
+    fn preflight(&self) -> super::BoxFuture<'_, Result<String, String>> {
+        Box::pin(ResponsesBackend::preflight(self))
+    }
+    fn context_window(&self) -> super::BoxFuture<'_, Option<(u64, String)>> {
+        Box::pin(ResponsesBackend::context_window(self))
+    }
+}
+
 /// A built backend; `endpoint` is the same backend when it talks to an HTTP endpoint (the run checks
 /// it answers before the first episode).
 pub struct Built {
@@ -126,6 +141,7 @@ pub const BUILT_IN: &[Entry] = &[
     Entry { name: "random", build: |_, _| Built::plain(RandomBackend), limits: None },
     Entry { name: "openai", build: build_openai, limits: Some(&limits::OPENAI) },
     Entry { name: "anthropic", build: build_anthropic, limits: Some(&limits::ANTHROPIC) },
+    Entry { name: "openai-responses", build: build_responses, limits: Some(&limits::OPENAI) },
     Entry { name: "replay", build: build_replay, limits: None },
 ];
 
@@ -156,6 +172,11 @@ fn build_anthropic(spec: &mut ModelSpec, ctx: &BuildContext) -> anyhow::Result<B
     Ok(Built { backend: endpoint.clone(), endpoint: Some(endpoint) })
 }
 
+fn build_responses(spec: &mut ModelSpec, ctx: &BuildContext) -> anyhow::Result<Built> {
+    let endpoint = Arc::new(ResponsesBackend::new(spec.clone(), ctx.cache.clone())?);
+    Ok(Built { backend: endpoint.clone(), endpoint: Some(endpoint) })
+}
+
 /// A replay backend: its file is checked against every task and tool of the run, and its digest goes
 /// into the matrix.
 fn build_replay(spec: &mut ModelSpec, ctx: &BuildContext) -> anyhow::Result<Built> {
@@ -178,12 +199,21 @@ fn build_replay(spec: &mut ModelSpec, ctx: &BuildContext) -> anyhow::Result<Buil
 }
 
 /// Every backend, as `--backends` and the experiment file's `backend` spell them.
-pub const NAMES: [&str; 8] =
-    ["lexical", "oracle", "random", "openai", "anthropic", "replay", "mcp-agent", "mcp-oracle"];
+pub const NAMES: [&str; 9] = [
+    "lexical",
+    "oracle",
+    "random",
+    "openai",
+    "anthropic",
+    "openai-responses",
+    "replay",
+    "mcp-agent",
+    "mcp-oracle",
+];
 
 /// The backends that talk to a model endpoint over HTTP: they take the endpoint settings (`--model`,
 /// `--base-url`, …), need a model name, are checked before the run and have a breaker.
-pub const HTTP_BACKENDS: [&str; 2] = ["openai", "anthropic"];
+pub const HTTP_BACKENDS: [&str; 3] = ["openai", "anthropic", "openai-responses"];
 
 /// The backends for error messages: `replay` with the file it needs.
 pub fn names_help() -> String {

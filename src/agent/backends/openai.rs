@@ -21,13 +21,12 @@ mod response;
 mod transport;
 mod wire;
 
-use crate::agent::backends::http::{Auth, HttpEndpoint, UNPARSED};
-use crate::agent::backends::limits;
+use crate::agent::TurnContext;
+use crate::agent::backends::http::{Auth, HttpEndpoint, base_url};
 use crate::agent::backends::serving_errors;
-use crate::agent::cache::{self, Cache};
+use crate::agent::cache::Cache;
 use crate::agent::spec::ModelSpec;
-use crate::agent::{Backend, BoxFuture, TurnContext};
-use crate::protocol::{AssistantTurn, Message, TurnTiming};
+use crate::protocol::{AssistantTurn, Message};
 use anyhow::{Result, anyhow};
 use async_openai::types::chat::CreateChatCompletionRequest;
 use serde_json::{Value, json};
@@ -48,28 +47,11 @@ pub struct OpenAiBackend {
     schema_checked: std::sync::atomic::AtomicBool,
 }
 
-/// The cache entry of an answer in which the server could not parse the model's call
-/// ([`serving_errors`]): the model's answer to that request, cached like any other (a rerun served
-/// from the cache scores it the same way). No chat completion (and no Messages answer) has this key.
-pub(crate) const UNPARSED_ENTRY: &str = "toolpick_unparsed_call";
-
 impl OpenAiBackend {
     pub fn new(spec: ModelSpec, cache: Option<Arc<Cache>>) -> Result<Self> {
         // `base_url` was checked where it was read (flag or config key); the environment variable is
         // checked here, with the same rule.
-        let base = match (
-            spec.base_url.clone(),
-            std::env::var("OPENAI_BASE_URL").ok().filter(|v| !v.trim().is_empty()),
-        ) {
-            (Some(b), _) => b,
-            (None, Some(env)) => crate::rules::base_url::check(env).map_err(|m| {
-                crate::error::InputError::new(
-                    "OPENAI_BASE_URL",
-                    format!("environment variable: {m}"),
-                )
-            })?,
-            (None, None) => "https://api.openai.com/v1".into(),
-        };
+        let base = base_url(&spec, "OPENAI_BASE_URL", "https://api.openai.com/v1")?;
         let endpoint = base.trim_end_matches('/').to_string();
         let http = HttpEndpoint::new(spec, Auth::Bearer)?;
         Ok(OpenAiBackend {
@@ -130,76 +112,17 @@ impl OpenAiBackend {
 
     async fn request(&self, ctx: &TurnContext<'_>) -> Result<AssistantTurn> {
         let body = serde_json::to_vec(&self.body(ctx)?)?;
-        let key = cache::key(&self.endpoint, &body, ctx.trial);
-        if let Some(hit) = self.cache.as_ref().and_then(|c| c.get(&key)) {
-            self.stats.cache_hits.fetch_add(1, Ordering::Relaxed);
-            let mut turn = match hit[UNPARSED_ENTRY].as_str() {
-                Some(message) => {
-                    AssistantTurn { unparsed: Some(message.to_string()), ..Default::default() }
-                }
-                None => self.turn(&hit, ctx.turn() + 1),
-            };
-            turn.timing = Some(TurnTiming { cached: true, ..Default::default() });
-            return Ok(turn);
-        }
-        let estimate = (body.len() / 4) as u64 + self.spec().max_tokens.unwrap_or(256) as u64;
-        let mut timing = TurnTiming::default();
-        match self
-            .http
-            .retrying(ctx.seed, estimate, true, &mut timing, || self.attempt(&body))
+        self.http
+            .answer_turn(
+                self.cache.as_deref(),
+                &self.endpoint,
+                &body,
+                ctx,
+                || self.attempt(&body),
+                |value, turn_no| self.turn(value, turn_no),
+            )
             .await
-        {
-            Ok(value) => {
-                if let Some(c) = &self.cache {
-                    c.put(&key, &value)?;
-                }
-                let mut turn = self.turn(&value, ctx.turn() + 1);
-                turn.timing = Some(timing);
-                Ok(turn)
-            }
-            Err((f, _)) if f.kind == UNPARSED => {
-                let message = self.http.redactor.redact(&f.message).into_owned();
-                if let Some(c) = &self.cache {
-                    c.put(&key, &json!({ UNPARSED_ENTRY: message }))?;
-                }
-                Ok(AssistantTurn {
-                    unparsed: Some(message),
-                    timing: Some(timing),
-                    ..Default::default()
-                })
-            }
-            // A provider's limit: the trial records it as `provider_limit`, not as a failure.
-            Err((f, _)) if let Some(hit) = limits::into_error(&self.http, &f) => Err(hit),
-            Err((f, attempts)) => Err(anyhow!(
-                "{} after {attempts} attempt(s): {}",
-                f.kind,
-                self.http.redactor.redact(&f.message)
-            )),
-        }
     }
 }
 
-impl Backend for OpenAiBackend {
-    fn name(&self) -> &str {
-        &self.spec().name
-    }
-
-    fn concurrency(&self) -> usize {
-        self.spec().concurrency
-    }
-
-    fn respond<'a>(&'a self, ctx: &'a TurnContext<'a>) -> BoxFuture<'a, Result<AssistantTurn>> {
-        Box::pin(self.request(ctx))
-    }
-
-    fn stats(&self) -> Option<Value> {
-        serde_json::to_value(self.stats.snapshot()).ok().map(|mut v| {
-            v["endpoint"] = json!(crate::redact::url::display(&self.endpoint));
-            v
-        })
-    }
-
-    fn price(&self) -> Option<crate::agent::spec::Price> {
-        self.spec().price
-    }
-}
+crate::agent::backends::http::http_backend!(OpenAiBackend, endpoint);

@@ -1,14 +1,12 @@
 //! The `anthropic` backend's preflight: one cheap request before a run (`GET {root}/v1/models`, which
 //! Anthropic's API serves, else a one-token Messages request for servers that only serve
 //! `/v1/messages`) and, when it fails, one line saying what was tried, what came back and what to
-//! check.
+//! check (the steps are the shared [`HttpEndpoint::preflight`](crate::agent::backends::http)).
 //!
 //! Its own file because it runs once per run, outside any trial, and its messages are for the person
 //! starting the run rather than for the trial record.
 
 use super::AnthropicBackend;
-use crate::agent::backends::http::NOT_IMPLEMENTED;
-use crate::protocol::TurnTiming;
 use serde_json::json;
 
 impl AnthropicBackend {
@@ -16,29 +14,11 @@ impl AnthropicBackend {
     /// one-token Messages request, with the normal retries and timeouts. Never cached and not counted
     /// in the endpoint's stats. `Ok`: what answered; `Err`: one line, the key removed.
     pub async fn preflight(&self) -> Result<String, String> {
-        let mut timing = TurnTiming::default();
         let models = format!("{}/v1/models", self.root);
-        let tried = match self
-            .http
-            .retrying(0, 1, false, &mut timing, || self.http.get_json(&models))
-            .await
-        {
-            Ok(_) => return Ok(format!("GET {models}")),
-            Err((f, _)) if f.kind == NOT_IMPLEMENTED => {
-                format!("GET {models} → {}, then ", f.message)
-            }
-            Err((f, n)) => {
-                return Err(self.http.preflight_failure(&format!("GET {models}"), f, n));
-            }
-        };
         let ping = json!({"model": self.spec().model.clone().unwrap_or_default(), "max_tokens": 1,
             "messages": [{"role": "user", "content": "ping"}]});
         let body = serde_json::to_vec(&ping).map_err(|e| e.to_string())?;
-        let tried = format!("{tried}POST {} (one token)", self.url);
-        match self.http.retrying(0, 16, false, &mut timing, || self.attempt(&body)).await {
-            Ok(_) => Ok(tried),
-            Err((f, n)) => Err(self.http.preflight_failure(&tried, f, n)),
-        }
+        self.http.preflight(&models, &self.url, || self.attempt(&body)).await
     }
 
     /// The model's context window for the run's check of each cell: `context_window` when

@@ -8,10 +8,8 @@
 //! built.
 
 use super::AnthropicBackend;
-use crate::agent::backends::http::{Failure, UNPARSED};
+use crate::agent::backends::http::{Failure, ReadAnswer};
 use crate::agent::backends::limits;
-use crate::agent::backends::serving_errors;
-use crate::agent::textcalls::{cut_call, parse_text_calls};
 use crate::protocol::{AssistantTurn, Finish, ToolCall, Usage};
 use serde::Deserialize;
 use serde_json::Value;
@@ -67,26 +65,9 @@ struct UsageShape {
 
 impl AnthropicBackend {
     pub(super) async fn attempt(&self, body: &[u8]) -> Result<Value, Failure> {
-        let (status, headers, text) = self.http.send(self.http.post_json(&self.url, body)).await?;
-        if !status.is_success() {
-            // A provider's limit (names, context window): never retried.
-            if let Some(f) = limits::http_failure(status.as_u16(), &text) {
-                return Err(f);
-            }
-            // The model's output, rejected by the server's own parser (llama-server answers its
-            // Messages route with the same words): an answer, not a failure.
-            if let Some(entry) = serving_errors::classify_http(status.as_u16(), &text) {
-                let message = serving_errors::describe_http(entry, status.as_u16(), &text);
-                return Err(Failure {
-                    kind: UNPARSED,
-                    message,
-                    retryable: false,
-                    retry_after: None,
-                });
-            }
-            return Err(self.http.http_failure(status, &headers, &text));
-        }
-        let value = self.http.json_body(&text)?;
+        // The model's output rejected by the server's own parser (llama-server answers its Messages
+        // route with the same words as its chat route) is set apart there: an answer, not a failure.
+        let value = self.http.post_answer(&self.url, body).await?;
         if let Err(e) = serde_json::from_value::<MessageShape>(value.clone()) {
             return Err(Failure {
                 kind: "invalid_body",
@@ -111,7 +92,7 @@ impl AnthropicBackend {
             .filter_map(|b| b["text"].as_str())
             .collect();
         let content = (!texts.is_empty()).then(|| texts.concat());
-        let mut tool_calls: Vec<ToolCall> = blocks
+        let tool_calls: Vec<ToolCall> = blocks
             .iter()
             .filter(|b| b["type"] == "tool_use")
             .enumerate()
@@ -136,32 +117,8 @@ impl AnthropicBackend {
         {
             truncated_call_ids.push(last.id.clone());
         }
-        let mut text_call_ids = Vec::new();
-        if tool_calls.is_empty()
-            && self.spec().parse_text_calls
-            && let Some(text) = &content
-        {
-            let cut = if finish == Finish::Length { cut_call(text) } else { None };
-            let was_cut = cut.is_some();
-            for (i, c) in parse_text_calls(text).into_iter().chain(cut).enumerate() {
-                let id = format!("text_call_{turn_no}_{i}");
-                text_call_ids.push(id.clone());
-                tool_calls.push(ToolCall { id, name: c.name, arguments: c.arguments });
-            }
-            if was_cut && let Some(last) = tool_calls.last() {
-                truncated_call_ids.push(last.id.clone());
-            }
-        }
-        AssistantTurn {
-            content,
-            tool_calls,
-            usage,
-            text_call_ids,
-            timing: None,
-            finish,
-            truncated_call_ids,
-            unparsed: None,
-        }
+        ReadAnswer { content, tool_calls, usage, finish, truncated_call_ids }
+            .into_turn(self.spec().parse_text_calls, turn_no)
     }
 }
 

@@ -8,7 +8,7 @@
 use super::OpenAiBackend;
 use super::serving_errors;
 use super::wire::complete_json;
-use crate::agent::textcalls::{cut_call, parse_text_calls};
+use crate::agent::backends::http::ReadAnswer;
 use crate::protocol::{AssistantTurn, Finish, ToolCall, Usage};
 use serde_json::Value;
 
@@ -17,7 +17,7 @@ impl OpenAiBackend {
     pub(super) fn turn(&self, value: &Value, turn_no: usize) -> AssistantTurn {
         let message = &value["choices"][0]["message"];
         let content = message["content"].as_str().map(String::from);
-        let mut tool_calls: Vec<ToolCall> = message["tool_calls"]
+        let tool_calls: Vec<ToolCall> = message["tool_calls"]
             .as_array()
             .into_iter()
             .flatten()
@@ -65,32 +65,7 @@ impl OpenAiBackend {
         {
             truncated_call_ids.push(last.id.clone());
         }
-        let mut text_call_ids = Vec::new();
-        if tool_calls.is_empty()
-            && self.spec().parse_text_calls
-            && let Some(text) = &content
-        {
-            let cut = if finish == Finish::Length { cut_call(text) } else { None };
-            let was_cut = cut.is_some();
-            for (i, c) in parse_text_calls(text).into_iter().chain(cut).enumerate() {
-                let id = format!("text_call_{turn_no}_{i}");
-                text_call_ids.push(id.clone());
-                tool_calls.push(ToolCall { id, name: c.name, arguments: c.arguments });
-            }
-            // The cut call comes last, after every complete one.
-            if was_cut && let Some(last) = tool_calls.last() {
-                truncated_call_ids.push(last.id.clone());
-            }
-        }
-        AssistantTurn {
-            content,
-            tool_calls,
-            usage,
-            text_call_ids,
-            timing: None,
-            finish,
-            truncated_call_ids,
-            unparsed: None,
-        }
+        ReadAnswer { content, tool_calls, usage, finish, truncated_call_ids }
+            .into_turn(self.spec().parse_text_calls, turn_no)
     }
 }
