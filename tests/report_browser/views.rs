@@ -155,10 +155,10 @@ fn assert_arguments(name: &str, t: &Value, v: &Value) {
         let verdict = r["verdict"].as_str().unwrap();
         // Facts that need no matcher: a value equal to an acceptable one is accepted; a parameter
         // the task does not expect is not.
-        if let (Some(g), Some(w)) = (given.get(*n), want) {
-            if w.as_array().unwrap().iter().any(|x| same(x, g)) {
-                assert_eq!(verdict, "ok", "{name}: `{n}` = {g} is acceptable");
-            }
+        if let (Some(g), Some(w)) = (given.get(*n), want)
+            && w.as_array().unwrap().iter().any(|x| same(x, g))
+        {
+            assert_eq!(verdict, "ok", "{name}: `{n}` = {g} is acceptable");
         }
         if want.is_none() && given.contains_key(*n) {
             assert_eq!(verdict, "unexpected_param", "{name}: `{n}` is not expected");
