@@ -48,15 +48,17 @@
         ["argument", "expected (acceptable)", "given", "verdict", "rule"].forEach(function (h) { head.appendChild(el("th", h)); });
         var thead = el("thead"); thead.appendChild(head); table.appendChild(thead);
         var body = el("tbody");
-        c.arguments.forEach(function (a) {
+        // Each argument: [name, acceptable (null: not expected), given ([]: not given), verdict, rule, decisive].
+        c.arguments.forEach(function (x) {
+          var a = { name: x[0], acceptable: x[1], given: x[2], verdict: x[3], rule: x[4], decisive: x[5] === 1 };
           var tr = el("tr", null, a.decisive ? "decisive" : null);
           tr.dataset.arg = a.name;
           tr.appendChild(el("td")).appendChild(el("code", a.name));
           var acc = el("td", a.acceptable ? null : "(not expected)", "acceptable");
           if (a.acceptable) codes(acc, a.acceptable);
           tr.appendChild(acc);
-          var given = el("td", a.given === null ? "(not given)" : null, "given");
-          if (a.given !== null) codes(given, [a.given]);
+          var given = el("td", a.given.length ? null : "(not given)", "given");
+          codes(given, a.given);
           tr.appendChild(given);
           tr.appendChild(el("td", a.verdict, "verdict " + (a.verdict === "ok" ? "ok" : "bad")));
           tr.appendChild(el("td", a.rule + (a.decisive ? " — decided the call" : "")));

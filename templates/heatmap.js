@@ -5,7 +5,7 @@
   var matrices = data.matrices || [];
   var NOT_TOOLS = ["(invented)", "(unreadable)", "(nothing)"];
   function cellLabel(m) { return m.backend + " · " + m.variant + " · " + m.layout + " · " + m.dataset; }
-  var hm = { a: -1, b: -1, tool: "" };
+  var hm = { a: -1, b: -1, tool: "", drawn: false };
   function fill(sel, none) {
     if (none) { var o = el("option", "(none)"); o.value = "-1"; sel.appendChild(o); }
     matrices.forEach(function (m, k) { var o = el("option", cellLabel(m)); o.value = String(k); sel.appendChild(o); });
@@ -31,7 +31,10 @@
     document.getElementById("heatmap").addEventListener("keydown", function (e) {
       if (e.key === "Enter" && e.target.dataset && e.target.dataset.tool !== undefined) { e.preventDefault(); e.target.click(); }
     });
-    drawHeatmap();
+    // Drawn when first opened (a cell's whole matrix can have tens of thousands of squares).
+    var fold = document.getElementById("hm-fold");
+    fold.addEventListener("toggle", function () { if (fold.open && !hm.drawn) drawHeatmap(); });
+    if (fold.open) drawHeatmap();
   }
   // The same dataset, variant and layout with another backend; else another variant; else none.
   function partner(a) {
@@ -46,6 +49,7 @@
   }
   function drawHeatmap() {
     var m = matrices[hm.a], table = document.getElementById("heatmap");
+    hm.drawn = true;
     table.textContent = "";
     var rows = [], cols = [], seen = {}, counts = {}, totals = {}, sum = 0;
     m.entries.forEach(function (e) {
@@ -70,12 +74,12 @@
     var thead = el("thead"), head = el("tr");
     head.appendChild(el("th", "expected ↓ · called →", "corner"));
     cols.forEach(function (c) { var th = el("th", null, "col"); th.appendChild(el("span", c)); th.dataset.tool = c; th.title = c; th.tabIndex = 0; head.appendChild(th); });
-    head.appendChild(el("th", "expected calls"));
+    head.appendChild(el("th", "calls"));
     thead.appendChild(head); table.appendChild(thead);
     var body = el("tbody");
     rows.forEach(function (r) {
       var tr = el("tr"), th = el("th", r, "row");
-      th.dataset.tool = r; th.tabIndex = 0; tr.appendChild(th);
+      th.dataset.tool = r; th.title = r; th.tabIndex = 0; tr.appendChild(th);
       cols.forEach(function (c) {
         var e = counts[r + "\u0000" + c], td = el("td", e ? e[2] : "", "num");
         td.dataset.expected = r; td.dataset.called = c;

@@ -25,8 +25,10 @@ use crate::score::matcher::{match_arguments, match_call, optimal_assignment};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-/// One argument of one compared call.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One argument of one compared call. Serialized as an array, `[name, acceptable, given, verdict,
+/// rule, decisive]` with `given` as `[]` (not given) or `[value]` (a given `null` stays apart from
+/// none) and `decisive` as 0 or 1: the page carries one per argument of every trial it holds.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Argument {
     /// The parameter's name.
     pub name: String,
@@ -41,8 +43,15 @@ pub struct Argument {
     /// The rule that decided it: the matcher's detail for a mismatch, what was satisfied for `ok`.
     pub rule: String,
     /// This argument's mismatch is the one the scorer reports for the whole call.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub decisive: bool,
+}
+
+impl Serialize for Argument {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let given = self.given.as_slice();
+        (&self.name, &self.acceptable, given, self.verdict, &self.rule, u8::from(self.decisive))
+            .serialize(s)
+    }
 }
 
 /// One expected call and the call compared with it.

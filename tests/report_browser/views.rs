@@ -32,6 +32,7 @@ window.addEventListener("load", function () { setTimeout(function () {
             decisive: tr.classList.contains("decisive") };
         }) };
     });
+    document.getElementById("hm-fold").open = true;
     var all = document.getElementById("hm-all"), sel = document.getElementById("hm-a");
     all.checked = true; all.dispatchEvent(new Event("change"));
     out.sums = {};
