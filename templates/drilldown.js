@@ -9,6 +9,7 @@
       td.appendChild(el("code", json(v)));
     });
   }
+  var HEADS = ["argument", "expected (acceptable)", "given", "verdict", "rule"];
   function boxed(table) { var box = el("div", null, "table-box"); box.appendChild(table); return box; }
   // Trials of the page by task (dataset, task, trial number): the same task in the other cells.
   var byTask = {};
@@ -45,7 +46,7 @@
       box.appendChild(p);
       if (c.arguments.length) {
         var table = el("table", null, "args"), head = el("tr");
-        ["argument", "expected (acceptable)", "given", "verdict", "rule"].forEach(function (h) { head.appendChild(el("th", h)); });
+        HEADS.forEach(function (h) { head.appendChild(el("th", h)); });
         var thead = el("thead"); thead.appendChild(head); table.appendChild(thead);
         var body = el("tbody");
         // Each argument: [name, acceptable (null: not expected), given ([]: not given), verdict, rule, decisive].
@@ -62,7 +63,7 @@
           tr.appendChild(given);
           tr.appendChild(el("td", a.verdict, "verdict " + (a.verdict === "ok" ? "ok" : "bad")));
           tr.appendChild(el("td", a.rule + (a.decisive ? " — decided the call" : "")));
-          tr.querySelectorAll("td").forEach(keepWords);
+          tr.querySelectorAll("td").forEach(function (td, n) { td.dataset.label = HEADS[n]; keepWords(td); });
           body.appendChild(tr);
         });
         table.appendChild(body);

@@ -46,6 +46,9 @@
     Object.keys(seen).sort().forEach(function (v) { var o = el("option", v); o.value = v; sel.appendChild(o); });
     sel.addEventListener("change", function () { state[k] = sel.value; changed(); });
   });
+  // The heatmap's view (heatmap.js): its cell, the cell beside it, the marked tool.
+  var HEATMAP_KEYS = ["cell", "beside", "tool"];
+  HEATMAP_KEYS.forEach(function (k) { state[k] = ""; });
   document.getElementById("f-pass").addEventListener("change", function () { state.pass = this.value; changed(); });
   document.getElementById("f-q").addEventListener("input", function () { state.q = this.value; changed(); });
   document.querySelectorAll("#trials th[data-sort]").forEach(function (th) {
@@ -63,6 +66,9 @@
   }
   function changed() {
     render();
+    saveView();
+  }
+  function saveView() {
     var f = fragment();
     if (f !== location.hash) { try { history.replaceState(null, "", f || (location.pathname + location.search)); } catch (e) { /* keep the address */ } }
   }
@@ -156,7 +162,7 @@
   // `fragment()` (each `key=value`, URL-encoded, joined by `&`) set the filters.
   function fromHash() {
     var h = location.hash.replace(/^#/, ""), next = { q: "", pass: "", sort: "", trial: "" };
-    Object.keys(FILTERS).forEach(function (k) { next[k] = ""; });
+    Object.keys(FILTERS).concat(HEATMAP_KEYS).forEach(function (k) { next[k] = ""; });
     var ok = true;
     h.split("&").forEach(function (p) {
       var eq = p.indexOf("=");
@@ -167,8 +173,10 @@
     });
     if (!ok) return;
     var filtersChanged = false;
-    Object.keys(next).forEach(function (k) { if (k !== "trial" && next[k] !== state[k]) filtersChanged = true; });
+    Object.keys(next).forEach(function (k) { if (k !== "trial" && HEATMAP_KEYS.indexOf(k) < 0 && next[k] !== state[k]) filtersChanged = true; });
+    var heatmapChanged = HEATMAP_KEYS.some(function (k) { return next[k] !== state[k]; });
     state = next;
+    if (heatmapChanged) heatmapFromState();
     Object.keys(FILTERS).concat(["q", "pass"]).forEach(function (k) { document.getElementById("f-" + k).value = state[k]; });
     if (filtersChanged) render();
     if (state.trial === "") {

@@ -14,17 +14,19 @@
     var selA = document.getElementById("hm-a"), selB = document.getElementById("hm-b");
     if (!selA || !matrices.length) return;
     fill(selA, false); fill(selB, true);
-    // The first cell that is not the oracle's, beside the same cell of another backend.
-    hm.a = 0;
-    for (var k = 0; k < matrices.length; k++) if (!/oracle$/.test(matrices[k].backend)) { hm.a = k; break; }
-    hm.b = partner(hm.a);
-    selA.value = String(hm.a); selB.value = String(hm.b);
-    selA.addEventListener("change", function () { hm.a = Number(selA.value); hm.b = partner(hm.a); selB.value = String(hm.b); drawHeatmap(); });
-    selB.addEventListener("change", function () { hm.b = Number(selB.value); drawHeatmap(); });
+    pickCells();
+    // A choice is kept in the address (`cell`, `beside`, `tool`: see explorer.js).
+    selA.addEventListener("change", function () {
+      hm.a = Number(selA.value); hm.b = partner(hm.a); selB.value = String(hm.b);
+      state.cell = matrices[hm.a].key; state.beside = ""; saveView(); drawHeatmap();
+    });
+    selB.addEventListener("change", function () {
+      hm.b = Number(selB.value); state.beside = hm.b < 0 ? "none" : matrices[hm.b].key; saveView(); drawHeatmap();
+    });
     document.getElementById("hm-all").addEventListener("change", drawHeatmap);
     document.getElementById("heatmap").addEventListener("click", function (e) {
       var th = e.target.closest ? e.target.closest("[data-tool]") : null;
-      if (th) { hm.tool = hm.tool === th.dataset.tool ? "" : th.dataset.tool; mark(); return; }
+      if (th) { hm.tool = hm.tool === th.dataset.tool ? "" : th.dataset.tool; state.tool = hm.tool; saveView(); mark(); return; }
       var td = e.target.closest ? e.target.closest("td[data-count]") : null;
       if (td) pick(td);
     });
@@ -35,6 +37,27 @@
     var fold = document.getElementById("hm-fold");
     fold.addEventListener("toggle", function () { if (fold.open && !hm.drawn) drawHeatmap(); });
     if (fold.open) drawHeatmap();
+  }
+  // The cells the address names, else the first cell that is not the oracle's, beside the same cell
+  // of another backend.
+  function pickCells() {
+    var at = function (key) { for (var k = 0; k < matrices.length; k++) if (matrices[k].key === key) return k; return -1; };
+    hm.a = at(state.cell);
+    if (hm.a < 0) {
+      hm.a = 0;
+      for (var k = 0; k < matrices.length; k++) if (!/oracle$/.test(matrices[k].backend)) { hm.a = k; break; }
+    }
+    hm.b = state.beside === "none" ? -1 : at(state.beside);
+    if (hm.b < 0 && state.beside !== "none") hm.b = partner(hm.a);
+    hm.tool = state.tool;
+    document.getElementById("hm-a").value = String(hm.a);
+    document.getElementById("hm-b").value = String(hm.b);
+  }
+  // After the address changed: the view it names.
+  function heatmapFromState() {
+    if (!matrices.length || !document.getElementById("hm-a").options.length) return;
+    pickCells();
+    if (hm.drawn) drawHeatmap();
   }
   // The same dataset, variant and layout with another backend; else another variant; else none.
   function partner(a) {

@@ -32,6 +32,9 @@ window.addEventListener("load", function () { setTimeout(function () {
             decisive: tr.classList.contains("decisive") };
         }) };
     });
+    var d0 = JSON.parse(document.getElementById("toolpick-data").textContent), s0 = document.getElementById("hm-a");
+    out.initial = { cell: d0.matrices[Number(s0.value)].key, beside: document.getElementById("hm-b").value,
+      marked: Array.prototype.map.call(document.querySelectorAll("#heatmap th.hl"), function (th) { return th.dataset.tool; }) };
     document.getElementById("hm-fold").open = true;
     var all = document.getElementById("hm-all"), sel = document.getElementById("hm-a");
     all.checked = true; all.dispatchEvent(new Event("change"));
@@ -253,16 +256,46 @@ fn drill_down_arguments_and_heatmaps_match_the_records() {
         .find(|t| t["score"]["pass"] == true && t["backend"] == "lexical")
         .expect("the bundled run has a passing lexical trial");
     let work = tempfile::tempdir().unwrap();
-    for (name, t, phone, width, sums) in [
-        ("views-failing", failing, None, 1280.0, true),
-        ("views-passing", passing, None, 1280.0, false),
-        ("views-phone", failing, Some((390, 844)), 390.0, false),
+    // The heatmap's view in the address: a cell, no second cell, a tool of it that took no call of its own.
+    let confused = trials
+        .iter()
+        .find(|t| {
+            t["variant"] == "bad"
+                && t["layout"] == "progressive"
+                && t["backend"] == "lexical"
+                && t["kind"] == "single"
+                && t["score"]["error_type"] == "wrong_tool"
+        })
+        .expect("a wrong_tool trial in bad/progressive/lexical");
+    let cell = ["dataset", "catalog", "variant", "layout", "backend"]
+        .map(|k| confused[k].as_str().unwrap().to_string())
+        .join("/");
+    let tool = confused["expected"][0]["tool"].as_str().unwrap();
+    let view = format!(
+        "&cell={}&beside=none&tool={}",
+        super::encode_component(&cell),
+        super::encode_component(tool)
+    );
+    for (name, t, phone, width, extra) in [
+        ("views-failing", failing, None, 1280.0, "&sums"),
+        ("views-passing", passing, None, 1280.0, view.as_str()),
+        ("views-phone", failing, Some((390, 844)), 390.0, ""),
     ] {
+        let sums = extra == "&sums";
         let id = super::encode_component(t["trial_id"].as_str().unwrap());
-        let hash = format!("#trial={id}{}", if sums { "&sums" } else { "" });
+        let hash = format!("#trial={id}{extra}");
         let v = measure_with(&report, work.path(), name, &hash, VIEWS_SCRIPT, phone);
         assert_eq!(num(&v, "inner_width"), width, "{name}: the window is not {width} px wide");
         assert_arguments(name, t, &v);
+        if extra == view {
+            let initial = &v["initial"];
+            assert_eq!(initial["cell"].as_str(), Some(cell.as_str()), "{name}: the address's cell");
+            assert_eq!(initial["beside"], "-1", "{name}: beside=none shows no second cell");
+            assert!(
+                initial["marked"].as_array().unwrap().iter().any(|m| m == tool),
+                "{name}: the address's tool {tool} is marked: {initial}"
+            );
+        }
         if sums {
             assert_sums(name, &trials, &v);
         } else {
