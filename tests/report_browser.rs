@@ -9,6 +9,8 @@
 //! machine).
 
 mod common;
+#[path = "report_browser/views.rs"]
+mod views;
 use common::tiers::{self, Tier};
 use common::*;
 use serde_json::Value;

@@ -11,6 +11,7 @@
 //! [`history`] holds the history points (`--history`), [`verdict`] the gates' verdicts.
 
 pub mod ablation;
+pub mod arguments;
 pub mod cells;
 pub mod columns;
 pub mod confusion;

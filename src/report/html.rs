@@ -8,6 +8,7 @@
 mod all_cells;
 mod charts;
 mod island;
+mod matrix;
 
 use super::{Exporter, ReportData, fixed, pct};
 use crate::score::stats::Rate;

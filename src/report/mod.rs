@@ -55,6 +55,9 @@ pub struct ReportData {
     /// Trials with their transcripts for the drill-down, in matrix order: all of them, or a sample of
     /// [`DRILLDOWN_MAX`] when the run is larger.
     pub sample: Vec<Trial>,
+    /// Per trial of `sample` (same positions): its expected calls compared with its calls, argument by
+    /// argument ([`crate::analysis::arguments`]).
+    pub arguments: Vec<Vec<crate::analysis::arguments::Compared>>,
     /// Offered functions per `dataset/variant/layout`.
     pub offered: BTreeMap<String, Vec<FunctionDef>>,
     /// Records importers skipped or repaired (`defects.json`).
@@ -224,7 +227,10 @@ fn load_with(
     let analysis = phases::time("analyze (cells, effects, confusion, tools, first look)", || {
         crate::analysis::analyze(rows, config, &lint)
     })?;
-    Ok(ReportData { analysis, sample, offered, defects, history, transcripts_in })
+    let arguments = phases::time("drill-down sample: arguments compared", || {
+        sample.iter().map(crate::analysis::arguments::compare).collect()
+    });
+    Ok(ReportData { analysis, sample, arguments, offered, defects, history, transcripts_in })
 }
 
 /// Run `read` (a scan of the trials checking their order, when `lock` is held); if the trials are not

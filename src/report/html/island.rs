@@ -59,6 +59,9 @@ pub(super) fn island(data: &ReportData) -> String {
                 "pass": t.score.pass, "selection": t.score.selection_correct,
                 "error": t.score.error_type.map(|e| e.as_str()).unwrap_or(""), "detail": t.error.clone().unwrap_or_else(|| t.score.error_detail.clone()),
                 "steps": t.steps, "tokens": t.tokens.tool_context_total, "expected": t.expected,
+                "stop": t.stop_reason.as_str(), "upfront": t.tokens.definitions_upfront, "peak": t.tokens.peak_context,
+                // The expected calls compared with the calls, argument by argument (the analysis').
+                "compare": data.arguments.get(i),
                 "calls": t.calls.iter().map(|c| &c.record).collect::<Vec<_>>(),
                 // The system prompt is the same everywhere; skip it, and cut long tool results, to keep
                 // the page small. transcripts.jsonl has every message in full.
@@ -66,6 +69,10 @@ pub(super) fn island(data: &ReportData) -> String {
         });
         // Live runs: the server, the sandbox's final-state checks and the sampling tokens (absent for
         // simulated trials, whose pages stay as they were).
+        let u = &t.usage;
+        if u.prompt_tokens > 0 || u.completion_tokens > 0 {
+            v["usage"] = json!([u.prompt_tokens, u.completion_tokens]);
+        }
         if let Some(live) = &t.live {
             v["live"] = json!(live);
         }
@@ -92,6 +99,11 @@ pub(super) fn island(data: &ReportData) -> String {
         })
         .collect();
     escape_into(&serde_json::to_string(&offered).unwrap_or_else(|_| "null".into()), &mut out);
+    out.push_str(",\"matrices\":");
+    escape_into(
+        &serde_json::to_string(&super::matrix::matrices(data)).unwrap_or_else(|_| "null".into()),
+        &mut out,
+    );
     out.push('}');
     out
 }
