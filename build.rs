@@ -38,10 +38,12 @@ fn main() {
         let relative = path.strip_prefix(&manifest).expect("under the manifest directory");
         let name: Vec<String> =
             relative.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+        // Relative to the manifest at compile time, not this checkout's absolute path: a target
+        // directory shared by two checkouts (CARGO_TARGET_DIR) may reuse this table for the other.
+        let name = name.join("/");
         table.push_str(&format!(
-            "    ({:?}, include_bytes!({:?})),\n",
-            name.join("/"),
-            path.display().to_string()
+            "    ({name:?}, include_bytes!(concat!(env!(\"CARGO_MANIFEST_DIR\"), {:?}))),\n",
+            format!("/{name}")
         ));
     }
     table.push_str("];\n");
