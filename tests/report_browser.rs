@@ -9,6 +9,8 @@
 //! machine).
 
 mod common;
+#[path = "report_browser/touch.rs"]
+mod touch;
 #[path = "report_browser/views.rs"]
 mod views;
 use common::tiers::{self, Tier};

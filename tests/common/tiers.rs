@@ -15,7 +15,7 @@
 //!   (`target/packaging-venv`);
 //! - `inspect` (`export_inspect`, `export_otel`): inspect_ai, opentelemetry-proto and protobuf from
 //!   PyPI, pinned (`target/inspect-venv`), which read toolpick's exports back;
-//! - `chromium` (`report_browser`): Debian's `chromium` at `/usr/bin/chromium`.
+//! - `chromium` (`report_browser`): Debian's `chromium` at `/usr/bin/chromium` (its touch test also runs Node.js ≥ 20.10, which the `mcp-npm` tier needs anyway).
 //!
 //! One tier alone: `scripts/install-test-deps.sh chromium`, then `cargo test --locked --test
 //! report_browser` (its binaries, listed above). The hermetic tier alone is every other binary.
