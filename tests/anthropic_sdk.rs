@@ -1,6 +1,6 @@
 //! The `anthropic` backend against an independent implementation of its protocol: Anthropic's official
 //! Python SDK (the `anthropic-sdk` tier, `scripts/install-anthropic-sdk.sh`). A test server
-//! (`scripts/anthropic_sdk_server.py`, run by the tier's Python) captures every request toolpick sends
+//! (`scripts/provider_sdk_server.py --sdk anthropic`, run by the tier's Python) captures every request toolpick sends
 //! and validates it against the SDK's request type, and validates every answer it passes on against
 //! the SDK's `Message` model: answers of toolpick's mock endpoint (forwarded), or answers it builds
 //! from the SDK's own objects (scripted), which must score every task.
@@ -25,7 +25,8 @@ struct SdkServer {
 impl SdkServer {
     fn start(venv: &Path, log: PathBuf, mode: &[&str]) -> SdkServer {
         let mut child = Command::new(venv.join("bin/python"))
-            .arg(repo().join("scripts/anthropic_sdk_server.py"))
+            .arg(repo().join("scripts/provider_sdk_server.py"))
+            .args(["--sdk", "anthropic"])
             .arg("--log")
             .arg(&log)
             .args(mode)
