@@ -101,7 +101,7 @@ pub const ANTHROPIC: ProtocolLimits = ProtocolLimits {
 pub const ANTHROPIC_TOOL_REFERENCE_MAX: usize = 64;
 
 /// Gemini `generateContent`: at most 512 function declarations, names of at most 64 characters
-/// matching `[a-zA-Z_][a-zA-Z0-9_.:-]*` (declared for the coming `gemini` backend).
+/// matching `[a-zA-Z_][a-zA-Z0-9_.:-]*` (the `gemini` backend's).
 pub const GEMINI: ProtocolLimits = ProtocolLimits {
     protocol: "Gemini generateContent",
     api_host: "generativelanguage.googleapis.com",
