@@ -213,7 +213,8 @@ const FAILURE_KINDS: [(LimitKind, &str); 3] = [
 /// Which limit an HTTP error answer names, from the provider's own error codes and words
 /// (case-insensitive): llama.cpp `exceed_context_size_error`; OpenAI `context_length_exceeded`,
 /// `array_above_max_length` on `tools`, a tool name that "does not match pattern"; Anthropic's
-/// "prompt is too long" and a tool name that "should match pattern"; vLLM's "maximum context length".
+/// "prompt is too long" and a tool name that "should match pattern"; vLLM's "maximum context length";
+/// Gemini's "The input token count (N) exceeds the maximum number of tokens allowed (M).".
 /// Only client errors (400, 413) are read: a limit is never a server's failure.
 pub fn classify_http(status: u16, body: &str) -> Option<LimitKind> {
     if !matches!(status, 400 | 413) {
@@ -227,6 +228,7 @@ pub fn classify_http(status: u16, body: &str) -> Option<LimitKind> {
         || has("prompt is too long")
         || has("maximum context length")
         || has("exceeds the available context size")
+        || has("exceeds the maximum number of tokens allowed")
     {
         Some(LimitKind::Context)
     } else if has("array_above_max_length") && has("tools") {
