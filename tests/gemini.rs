@@ -246,6 +246,28 @@ fn a_gemini_model_without_a_model_name_is_refused_naming_the_field() {
     assert_eq!(env.server.requests(), 0);
 }
 
+#[test]
+fn the_example_experiment_runs_and_reads_its_key_from_gemini_api_key_by_default() {
+    let env = MockEnv::start(
+        MockConfig { require_key: Some("AIza-example".into()), ..Default::default() },
+        &[],
+    );
+    let url = format!("http://{}", env.server.addr);
+    let config = repo().join("examples/gemini.toml");
+    let o = Command::new(env!("CARGO_BIN_EXE_toolpick"))
+        .args(["run", "--config", config.to_str().unwrap(), "--base-url", &url, "--limit", "3"])
+        .args(["--out", "out", "--run-id", "ex", "-q", "--no-cache", "--trials", "1"])
+        .env("GEMINI_API_KEY", "AIza-example")
+        .env("OPENAI_API_KEY", "sk-wrong")
+        .current_dir(env.dir.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let trials = env.trials("ex");
+    assert_eq!(trials.len(), 3 * 2 * 2, "3 tasks × 2 variants × 2 layouts");
+    assert!(trials.iter().all(|t| t["backend"] == "gemini-2.5-flash" && t["error"].is_null()));
+}
+
 /// What the scripted server received: each request's body, and whether the key came in the header
 /// (and not in the URL).
 type Seen = Arc<Mutex<Vec<(Value, bool, String)>>>;
