@@ -9,7 +9,14 @@ SDK's response model. One script for every provider; `--sdk` picks the protocol:
   --sdk openai     Responses (`POST /v1/responses`): requests validated as
                    `openai.types.responses.response_create_params.ResponseCreateParamsNonStreaming`,
                    answers as `openai.types.responses.Response` (the `openai-sdk` tier,
-                   tests/responses_sdk.rs).
+                   tests/responses_sdk.rs);
+  --sdk gemini     generateContent (`POST /v1beta/models/{model}:generateContent`): each field of the
+                   request validated as the `google-genai` type the REST API names (`contents` as
+                   `list[Content]`, `systemInstruction` as `Content`, `tools` as `list[Tool]`,
+                   `toolConfig` as `ToolConfig`, `generationConfig` as `GenerationConfig`; any other
+                   field refused), and all but `contents` together as the SDK's
+                   `GenerateContentConfig`; answers as `GenerateContentResponse` (the `gemini-sdk` tier,
+                   tests/gemini_sdk.rs). The SDK's models forbid unknown fields.
 
 Requests are validated with pydantic's TypeAdapter, the SDK's iterables consumed so that every nested
 item is validated; answers with the model's `model_validate_json`. One JSON line per request goes to
@@ -59,6 +66,12 @@ class Anthropic:
     """Anthropic Messages."""
 
     path = "/v1/messages"
+
+    def matches(self, path):
+        return path == self.path
+
+    def validate_request(self, body):
+        consumed(self.request.validate_python(body))
     key_header = "x-api-key"
     headers = ("anthropic-version", "content-type")
 
@@ -109,6 +122,12 @@ class OpenAi:
     """OpenAI Responses."""
 
     path = "/v1/responses"
+
+    def matches(self, path):
+        return path == self.path
+
+    def validate_request(self, body):
+        consumed(self.request.validate_python(body))
     key_header = "authorization"
     headers = ("content-type",)
 
@@ -184,7 +203,74 @@ class OpenAi:
         ).model_dump_json()
 
 
-SDKS = {"anthropic": Anthropic, "openai": OpenAi}
+class Gemini:
+    """Gemini generateContent."""
+
+    key_header = "x-goog-api-key"
+    headers = ("content-type",)
+
+    def __init__(self):
+        import google.genai
+        from google.genai import types
+
+        self.version = google.genai.__version__
+        self.t = types
+        self.fields = {
+            "contents": pydantic.TypeAdapter(list[types.Content]),
+            "systemInstruction": pydantic.TypeAdapter(types.Content),
+            "tools": pydantic.TypeAdapter(list[types.Tool]),
+            "toolConfig": pydantic.TypeAdapter(types.ToolConfig),
+            "generationConfig": pydantic.TypeAdapter(types.GenerationConfig),
+        }
+
+    def matches(self, path):
+        return path.startswith("/v1beta/models/") and path.endswith(":generateContent")
+
+    def validate_request(self, body):
+        unknown = sorted(set(body) - set(self.fields))
+        if unknown or "contents" not in body:
+            raise ValueError(f"fields not in the request: {unknown}; contents present: {'contents' in body}")
+        for name, value in body.items():
+            # As JSON, so that bytes (thoughtSignature) are read as the API writes them: base64.
+            self.fields[name].validate_json(json.dumps(value))
+        config = dict(body.get("generationConfig", {}))
+        for name in ("systemInstruction", "tools", "toolConfig"):
+            if name in body:
+                config[name] = body[name]
+        self.t.GenerateContentConfig.model_validate_json(json.dumps(config))
+
+    def validate_response(self, text):
+        self.t.GenerateContentResponse.model_validate_json(text)
+
+    def models(self):
+        return {"models": [{"name": "models/script"}]}
+
+    def scripted(self, script, body, n):
+        t = self.t
+        contents = body.get("contents", [])
+        parts = contents[-1].get("parts", []) if contents else []
+        results = any("functionResponse" in p for p in parts)
+        query = parts[0].get("text", "") if parts else ""
+        calls = [] if results else script["answers"].get(query, [])
+        if calls:
+            out = [
+                t.Part(
+                    function_call=t.FunctionCall(name=c["name"], args=c["input"]),
+                    thought_signature=f"signed-{n}".encode() if i == 0 else None,
+                )
+                for i, c in enumerate(calls)
+            ]
+        else:
+            out = [t.Part(text="Done." if results else "None of my tools can do that.")]
+        return t.GenerateContentResponse(
+            candidates=[t.Candidate(content=t.Content(role="model", parts=out), finish_reason="STOP", index=0)],
+            usage_metadata=t.GenerateContentResponseUsageMetadata.model_validate(script["usage"]),
+            model_version="script",
+            response_id=f"script-{n}",
+        ).model_dump_json(by_alias=True, exclude_none=True)
+
+
+SDKS = {"anthropic": Anthropic, "openai": OpenAi, "gemini": Gemini}
 
 
 def forwarded(upstream, method, path, headers, data):
@@ -213,9 +299,9 @@ def main():
 
     def request_error(body):
         try:
-            consumed(sdk.request.validate_python(body))
+            sdk.validate_request(body)
             return None
-        except pydantic.ValidationError as e:
+        except ValueError as e:  # pydantic's ValidationError among them
             return str(e)[:4000]
 
     def response_error(text):
@@ -259,7 +345,7 @@ def main():
             except ValueError as e:
                 body, req_error = None, f"not JSON: {e}"
             else:
-                req_error = request_error(body) if self.path == sdk.path else None
+                req_error = request_error(body) if sdk.matches(self.path) else None
             if args.upstream:
                 status, h, text = forwarded(args.upstream, "POST", self.path, headers, data)
             else:

@@ -7,98 +7,26 @@
 //! score every task. The validator is shown to refuse what is not the protocol, both ways.
 
 mod common;
+use common::sdk::{SdkServer, assert_all_valid, files_under};
 use common::tiers::{self, Tier};
 use common::*;
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use toolpick::mock::MockConfig;
 
-/// The SDK test server, stopped (and its standard input closed, which ends it too) when dropped.
-struct SdkServer {
-    child: Child,
-    port: u16,
-    log: PathBuf,
+/// The SDK test server validating with `openai`; its base URL as the backend takes it is
+/// `{root}/v1`.
+fn start(venv: &Path, log: PathBuf, mode: &[&str]) -> SdkServer {
+    let sdk = SdkServer::start(venv, "openai", log, mode);
+    assert!(sdk.banner.contains("openai 3.51.0"), "the pinned SDK: {:?}", sdk.banner);
+    sdk
 }
 
-impl SdkServer {
-    fn start(venv: &Path, log: PathBuf, mode: &[&str]) -> SdkServer {
-        let mut child = Command::new(venv.join("bin/python"))
-            .arg(repo().join("scripts/provider_sdk_server.py"))
-            .args(["--sdk", "openai", "--log"])
-            .arg(&log)
-            .args(mode)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("the SDK test server starts");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        assert!(line.contains("openai 3.51.0"), "the pinned SDK: {line:?}");
-        let port = line
-            .split_whitespace()
-            .nth(1)
-            .and_then(|p| p.parse().ok())
-            .unwrap_or_else(|| panic!("the SDK test server said {line:?}"));
-        SdkServer { child, port, log }
-    }
-
-    /// The base URL as the `openai-responses` backend takes it.
-    fn url(&self) -> String {
-        format!("http://127.0.0.1:{}/v1", self.port)
-    }
-
-    /// Every request it received, as logged.
-    fn requests(&self) -> Vec<Value> {
-        std::fs::read_to_string(&self.log)
-            .unwrap_or_default()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
-    }
-
-    /// `POST path` with `body`, over a plain socket; the answer's status.
-    fn post(&self, path: &str, body: &Value) -> u16 {
-        let body = body.to_string();
-        let mut s = std::net::TcpStream::connect(("127.0.0.1", self.port)).unwrap();
-        write!(
-            s,
-            "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        )
-        .unwrap();
-        let mut answer = String::new();
-        s.read_to_string(&mut answer).unwrap();
-        answer.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap()
-    }
-}
-
-impl Drop for SdkServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Every logged request and answer the SDK accepted; panics with the first failures otherwise.
-fn assert_all_valid(requests: &[Value]) {
-    let bad: Vec<String> = requests
-        .iter()
-        .filter(|r| !r["request_error"].is_null() || !r["response_error"].is_null())
-        .take(3)
-        .map(|r| {
-            format!(
-                "request {}: request error {}; response error {}\nrequest: {}",
-                r["n"],
-                r["request_error"],
-                r["response_error"],
-                r["request"].to_string().chars().take(1500).collect::<String>()
-            )
-        })
-        .collect();
-    assert!(bad.is_empty(), "the SDK rejected:\n{}", bad.join("\n\n"));
+/// Every logged request and answer the SDK accepted, each on the Responses route.
+fn assert_valid_responses(requests: &[Value]) {
+    assert_all_valid(requests);
     for r in requests {
         assert_eq!(r["path"], "/v1/responses");
         assert_eq!(r["headers"]["content-type"], "application/json");
@@ -152,8 +80,8 @@ fn requests_and_the_mock_endpoints_answers_validate_against_the_official_sdk() {
     let Some(venv) = tiers::require(Tier::OpenAiSdk) else { return };
     let env = MockEnv::start(MockConfig::default(), &[]);
     let upstream = format!("http://{}", env.server.addr);
-    let sdk = SdkServer::start(&venv, env.path("sdk.jsonl"), &["--upstream", &upstream]);
-    let url = sdk.url();
+    let sdk = start(&venv, env.path("sdk.jsonl"), &["--upstream", &upstream]);
+    let url = format!("{}/v1", sdk.root());
     let o = toolpick(
         &[
             "run",
@@ -185,7 +113,7 @@ fn requests_and_the_mock_endpoints_answers_validate_against_the_official_sdk() {
     assert!(o.status.success(), "{}", stderr(&o));
     let requests = sdk.requests();
     assert!(requests.len() > 24, "{} requests", requests.len());
-    assert_all_valid(&requests);
+    assert_valid_responses(&requests);
     assert!(assert_paired_history(&requests) >= 1, "multi-step episodes carried calls back");
     for r in &requests {
         assert_eq!(r["request"]["parallel_tool_calls"], true);
@@ -240,12 +168,9 @@ fn scripted_sdk_answers_score_every_task_with_multi_call_history_and_the_protoco
     std::fs::write(dir.path().join("ds.jsonl"), SMALL_DATASET).unwrap();
     let script_file = dir.path().join("script.json");
     std::fs::write(&script_file, script().to_string()).unwrap();
-    let sdk = SdkServer::start(
-        &venv,
-        dir.path().join("sdk.jsonl"),
-        &["--script", script_file.to_str().unwrap()],
-    );
-    let url = sdk.url();
+    let sdk =
+        start(&venv, dir.path().join("sdk.jsonl"), &["--script", script_file.to_str().unwrap()]);
+    let url = format!("{}/v1", sdk.root());
     let secret = "sk-toolpick-responses-test-7c1e";
     let o = Command::new(env!("CARGO_BIN_EXE_toolpick"))
         .args(["run", "--catalog", "cat", "--dataset", "ds.jsonl", "--backends"])
@@ -258,7 +183,7 @@ fn scripted_sdk_answers_score_every_task_with_multi_call_history_and_the_protoco
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let requests = sdk.requests();
-    assert_all_valid(&requests);
+    assert_valid_responses(&requests);
     assert!(requests.iter().all(|r| r["has_key"] == true), "the key goes in Authorization");
     for r in &requests {
         assert_eq!(r["request"]["tool_choice"], "required");
@@ -282,7 +207,7 @@ fn scripted_sdk_answers_score_every_task_with_multi_call_history_and_the_protoco
     }
     let steps: u64 = trials.iter().map(|t| t["steps"].as_u64().unwrap()).sum();
     assert_eq!(steps, requests.len() as u64);
-    for entry in walkdir(&dir.path().join("out")) {
+    for entry in files_under(&dir.path().join("out")) {
         let text = String::from_utf8_lossy(&std::fs::read(&entry).unwrap()).into_owned();
         assert!(!text.contains(secret), "{} holds the key", entry.display());
     }
@@ -293,7 +218,7 @@ fn the_validator_refuses_what_is_not_the_protocol_both_ways() {
     let Some(venv) = tiers::require(Tier::OpenAiSdk) else { return };
     let env = MockEnv::start(MockConfig::default(), &[]);
     let upstream = format!("http://{}", env.server.addr);
-    let sdk = SdkServer::start(&venv, env.path("sdk.jsonl"), &["--upstream", &upstream]);
+    let sdk = start(&venv, env.path("sdk.jsonl"), &["--upstream", &upstream]);
     let good = json!({"model": "mock", "store": false, "input": [
         {"type": "message", "role": "user", "content": "How warm is it in Pune?"},
         {"type": "function_call", "call_id": "c1", "name": "get_current_weather", "arguments": "{\"city\": \"Pune\"}"},
@@ -323,14 +248,4 @@ fn the_validator_refuses_what_is_not_the_protocol_both_ways() {
         assert!(r["request_error"].is_string(), "{why} was accepted: {}", r["request"]);
     }
     assert!(log[4]["response_error"].is_string(), "a chat completion passed as a Response");
-}
-
-/// Every file under `dir`.
-fn walkdir(dir: &Path) -> Vec<PathBuf> {
-    let mut out = vec![];
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() { out.extend(walkdir(&p)) } else { out.push(p) }
-    }
-    out
 }

@@ -13,6 +13,8 @@
 //!   (`target/anthropic-sdk-venv`);
 //! - `openai-sdk` (`responses_sdk`): OpenAI's official Python SDK from PyPI, pinned
 //!   (`target/openai-sdk-venv`);
+//! - `gemini-sdk` (`gemini_sdk`): Google's official Gen AI Python SDK from PyPI, pinned
+//!   (`target/gemini-sdk-venv`);
 //! - `packaging` (`packaging`): maturin, hadolint and check-jsonschema from PyPI, pinned
 //!   (`target/packaging-venv`);
 //! - `inspect` (`export_inspect`, `export_otel`): inspect_ai, opentelemetry-proto and protobuf from
@@ -37,6 +39,7 @@ pub enum Tier {
     Bfcl,
     AnthropicSdk,
     OpenAiSdk,
+    GeminiSdk,
     Packaging,
     Inspect,
     Chromium,
@@ -48,12 +51,13 @@ pub const SKIP_VAR: &str = "TOOLPICK_SKIP_TIERS";
 const CHROMIUM: &str = "/usr/bin/chromium";
 
 impl Tier {
-    pub const ALL: [Tier; 8] = [
+    pub const ALL: [Tier; 9] = [
         Tier::McpNpm,
         Tier::McpPypi,
         Tier::Bfcl,
         Tier::AnthropicSdk,
         Tier::OpenAiSdk,
+        Tier::GeminiSdk,
         Tier::Packaging,
         Tier::Inspect,
         Tier::Chromium,
@@ -67,6 +71,7 @@ impl Tier {
             Tier::Bfcl => "bfcl",
             Tier::AnthropicSdk => "anthropic-sdk",
             Tier::OpenAiSdk => "openai-sdk",
+            Tier::GeminiSdk => "gemini-sdk",
             Tier::Packaging => "packaging",
             Tier::Inspect => "inspect",
             Tier::Chromium => "chromium",
@@ -89,6 +94,7 @@ impl Tier {
             Tier::Bfcl => &["parity_bfcl"],
             Tier::AnthropicSdk => &["anthropic_sdk"],
             Tier::OpenAiSdk => &["responses_sdk"],
+            Tier::GeminiSdk => &["gemini_sdk"],
             Tier::Packaging => &["packaging"],
             Tier::Inspect => &["export_inspect", "export_otel"],
             Tier::Chromium => &["report_browser"],
@@ -114,6 +120,7 @@ impl Tier {
             Tier::Bfcl => script("install-venv.sh", &["bfcl"]),
             Tier::AnthropicSdk => script("install-anthropic-sdk.sh", &[]),
             Tier::OpenAiSdk => script("install-venv.sh", &["openai-sdk"]),
+            Tier::GeminiSdk => script("install-venv.sh", &["gemini-sdk"]),
             Tier::Packaging => script("install-venv.sh", &["packaging"]),
             Tier::Inspect => script("install-venv.sh", &["inspect"]),
             Tier::Chromium => {
