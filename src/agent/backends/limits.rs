@@ -100,15 +100,16 @@ pub const ANTHROPIC: ProtocolLimits = ProtocolLimits {
 /// The longest tool name an Anthropic `tool_reference` block may carry.
 pub const ANTHROPIC_TOOL_REFERENCE_MAX: usize = 64;
 
-/// Gemini `generateContent`: at most 512 function declarations, names of at most 64 characters
-/// matching `[a-zA-Z_][a-zA-Z0-9_.:-]*` (the `gemini` backend's).
+/// Gemini `generateContent`: at most 512 function declarations, names of at most 128 characters
+/// matching `[a-zA-Z_][a-zA-Z0-9_.:-]*` (the `gemini` backend's; both read in `google-genai` 3.3.0's
+/// `types.py`, `Tool.function_declarations` and `FunctionDeclaration.name`).
 pub const GEMINI: ProtocolLimits = ProtocolLimits {
     protocol: "Gemini generateContent",
     api_host: "generativelanguage.googleapis.com",
     max_tools: Some(512),
     names: NameRule {
-        max_len: 64,
-        pattern: "^[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}$",
+        max_len: 128,
+        pattern: "^[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}$",
         first: gemini_first,
         rest: gemini_rest,
     },
@@ -362,7 +363,7 @@ mod tests {
 
     #[test]
     fn names_at_and_past_each_length_limit() {
-        for (limits, max) in [(OPENAI, 64), (ANTHROPIC, 128), (GEMINI, 64)] {
+        for (limits, max) in [(OPENAI, 64), (ANTHROPIC, 128), (GEMINI, 128)] {
             for len in [1, max - 1, max, max + 1, 2 * max] {
                 let n = name('a', len);
                 assert_eq!(

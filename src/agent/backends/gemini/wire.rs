@@ -5,7 +5,7 @@
 //! as `functionDeclarations` with a JSON Schema, and the function-calling mode.
 //!
 //! Tool names go out as the layout names them: every layout's names match `[a-zA-Z0-9_-]{1,64}`,
-//! which the protocol's `[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}` accepts unless a name starts with a digit or
+//! which the protocol's `[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}` accepts unless a name starts with a digit or
 //! a dash — the run's check refuses such a cell before the first request
 //! ([`limits::GEMINI`](crate::agent::backends::limits::GEMINI)).
 
