@@ -19,6 +19,12 @@ use std::collections::HashMap;
 /// (the model never wrote them).
 pub(super) const MADE_ID: &str = "gemini_call_";
 
+/// `true` when `id` is the model's own, to be sent back: not one toolpick made for a call without
+/// one, nor for a call read from the text (`text_call_…`).
+fn models_id(id: &str) -> bool {
+    !id.starts_with(MADE_ID) && !id.starts_with("text_call_")
+}
+
 /// The system instruction (every system message, in order, joined by a blank line) and the
 /// `contents`. Consecutive tool results become one `user` content; an assistant message with
 /// neither text nor calls is left out (a content needs a part).
@@ -52,7 +58,7 @@ pub(super) fn contents(messages: &[Message], memory: &Memory) -> (Option<String>
                     }
                     for c in tool_calls {
                         let mut call = json!({"name": c.name, "args": replayed_args(&c.arguments)});
-                        if !c.id.starts_with(MADE_ID) {
+                        if models_id(&c.id) {
                             call["id"] = json!(c.id);
                         }
                         parts.push(json!({"functionCall": call}));
@@ -70,7 +76,7 @@ pub(super) fn contents(messages: &[Message], memory: &Memory) -> (Option<String>
                     name.as_str()
                 };
                 let mut answer = json!({"name": name, "response": response(content)});
-                if !tool_call_id.starts_with(MADE_ID) {
+                if models_id(tool_call_id) {
                     answer["id"] = json!(tool_call_id);
                 }
                 results.push(json!({"functionResponse": answer}));
@@ -213,6 +219,13 @@ mod tests {
                 .unwrap()],
         );
         assert!(plain.parts(None, &calls).is_none());
+    }
+
+    #[test]
+    fn only_the_models_own_ids_go_back() {
+        assert!(models_id("abc"));
+        assert!(!models_id("gemini_call_1_0_0000abcd"));
+        assert!(!models_id("text_call_1_0"));
     }
 
     #[test]
