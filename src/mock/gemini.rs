@@ -9,7 +9,9 @@
 //! answer carries a `thoughtSignature`, and a request whose history holds a `model` turn with calls
 //! but without its signature is refused with the API's 400 ("Function call is missing a
 //! thought_signature in functionCall parts"), so a client that does not echo the parts fails here.
-//! Its calls carry no `id` (the API's may not): the client pairs results by order and name.
+//! Its calls carry no `id` (the API's may not): the client pairs results by order and name. The
+//! signature carries the mock's own ids of the calls, which the lexical baseline it answers with
+//! reads back from the conversation ([`signature`]).
 //!
 //! What a fault looks like here: `cut_off` is `finishReason: MAX_TOKENS`, the parts ending on the
 //! cut call (its `args` `{}`: an object, as the protocol's always is); `malformed_args` is
@@ -25,10 +27,37 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
-/// The signature the mock signs an answer's first call with: made from the call, so the same answer
-/// is signed the same way (a rerun's records are byte-identical), another answer otherwise.
-fn signature(call: &Value) -> String {
-    crate::redact::base64(format!("mock-thought {call}").as_bytes())
+/// The signature the mock signs an answer's first call with: its own ids of the answer's calls (the
+/// lexical baseline it answers with reads its earlier calls' ids), opaque to the client as a real
+/// signature is, so the conversation is whole again when the client echoes it, though the calls went
+/// out without ids. The same answer is signed the same way (a rerun's records are byte-identical).
+fn signature(ids: &[Value]) -> String {
+    crate::redact::base64(json!({ "mock_thought": ids }).to_string().as_bytes())
+}
+
+/// The call ids a signature carries, if it is one of the mock's.
+fn signed_ids(signature: &str) -> Option<Vec<String>> {
+    let bytes = unbase64(signature)?;
+    let v: Value = serde_json::from_slice(&bytes).ok()?;
+    v["mock_thought"].as_array()?.iter().map(|id| id.as_str().map(String::from)).collect()
+}
+
+/// Standard base64 (padded) to bytes; `None` when it is not.
+fn unbase64(text: &str) -> Option<Vec<u8>> {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = Vec::new();
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for c in text.trim_end_matches('=').bytes() {
+        let v = ALPHABET.iter().position(|a| *a == c)? as u32;
+        acc = (acc << 6) | v;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    Some(out)
 }
 
 /// `POST /v1beta/models/{model}:generateContent` (`{model}` is the path's last segment).
@@ -114,12 +143,21 @@ pub(super) fn chat_body(body: &Value) -> Value {
         let parts = c["parts"].as_array().map_or(&[][..], |v| v);
         if c["role"] == "model" {
             last_calls.clear();
+            let signed = parts
+                .iter()
+                .find(|p| p.get("functionCall").is_some())
+                .and_then(|p| p["thoughtSignature"].as_str())
+                .and_then(signed_ids)
+                .unwrap_or_default();
             let calls: Vec<Value> = parts
                 .iter()
                 .filter_map(|p| p.get("functionCall"))
                 .enumerate()
                 .map(|(i, f)| {
-                    let id = f["id"].as_str().map_or_else(|| format!("g_{turn}_{i}"), String::from);
+                    let id = f["id"].as_str().map(String::from);
+                    let id = id
+                        .or_else(|| signed.get(i).cloned())
+                        .unwrap_or_else(|| format!("g_{turn}_{i}"));
                     last_calls.push(id.clone());
                     json!({"id": id, "type": "function", "function": {"name": f["name"], "arguments": f["args"].to_string()}})
                 })
@@ -209,7 +247,9 @@ pub(super) fn response(
     if let Some(text) = decided["content"].as_str().filter(|t| !t.is_empty()) {
         parts.push(json!({"text": text}));
     }
-    for c in decided["tool_calls"].as_array().into_iter().flatten() {
+    let calls = decided["tool_calls"].as_array().map_or(&[][..], |v| v);
+    let ids: Vec<Value> = calls.iter().map(|c| c["id"].clone()).collect();
+    for c in calls {
         let args = match serde_json::from_str::<Value>(
             c["function"]["arguments"].as_str().unwrap_or_default(),
         ) {
@@ -218,7 +258,7 @@ pub(super) fn response(
         };
         let mut part = json!({"functionCall": {"name": c["function"]["name"], "args": args}});
         if !parts.iter().any(|p: &Value| p.get("functionCall").is_some()) {
-            part["thoughtSignature"] = json!(signature(&part["functionCall"]));
+            part["thoughtSignature"] = json!(signature(&ids));
         }
         parts.push(part);
     }
@@ -265,4 +305,19 @@ async fn reshaped(r: Response) -> Response {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_signature_carries_the_calls_ids_back() {
+        let ids = [json!("call_1_0_for_0-1"), json!("call_1_1_for_2")];
+        let back = signed_ids(&signature(&ids)).unwrap();
+        assert_eq!(back, vec!["call_1_0_for_0-1".to_string(), "call_1_1_for_2".to_string()]);
+        assert_eq!(unbase64(&crate::redact::base64(b"ab")).unwrap(), b"ab");
+        assert!(signed_ids("bm90IG1pbmU=").is_none(), "another signature: not the mock's");
+        assert!(unbase64("not*base64").is_none());
+    }
 }
