@@ -4,15 +4,15 @@
 # target/, and Debian's chromium system-wide) and checked in a moment the next time.
 #
 #   scripts/install-test-deps.sh            every tier
-#   scripts/install-test-deps.sh TIER...    these: mcp-npm, mcp-pypi, bfcl, anthropic-sdk, packaging, inspect, chromium
+#   scripts/install-test-deps.sh TIER...    these: mcp-npm, mcp-pypi, bfcl, anthropic-sdk, openai-sdk, gemini-sdk, packaging, inspect, chromium
 #
 # Needs, the first time: Node.js with npm and the npm registry (mcp-npm), python3 with venv and PyPI
-# (mcp-pypi, bfcl, anthropic-sdk, packaging, inspect), root and Debian's registry (chromium). scripts/test.sh (what .ci/run runs) calls
+# (mcp-pypi, bfcl, anthropic-sdk, openai-sdk, gemini-sdk, packaging, inspect), root and Debian's registry (chromium). scripts/test.sh (what .ci/run runs) calls
 # this, then `cargo test --locked`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tiers=("$@")
-[ ${#tiers[@]} -gt 0 ] || tiers=(mcp-npm mcp-pypi bfcl anthropic-sdk packaging inspect chromium)
+[ ${#tiers[@]} -gt 0 ] || tiers=(mcp-npm mcp-pypi bfcl anthropic-sdk openai-sdk gemini-sdk packaging inspect chromium)
 chromium() {
   [ -x /usr/bin/chromium ] && return 0
   if [ "$(id -u)" != 0 ]; then
@@ -30,10 +30,12 @@ for tier in "${tiers[@]}"; do
     mcp-pypi) scripts/install-mcp-servers.sh --python > /dev/null ;;
     bfcl) scripts/install-venv.sh bfcl > /dev/null ;;
     anthropic-sdk) scripts/install-anthropic-sdk.sh > /dev/null ;;
+    openai-sdk) scripts/install-venv.sh openai-sdk > /dev/null ;;
+    gemini-sdk) scripts/install-venv.sh gemini-sdk > /dev/null ;;
     packaging) scripts/install-venv.sh packaging > /dev/null ;;
     inspect) scripts/install-venv.sh inspect > /dev/null ;;
     chromium) chromium ;;
-    *) echo "install-test-deps: unknown tier \`$tier\`; the tiers are mcp-npm, mcp-pypi, bfcl, anthropic-sdk, packaging, inspect, chromium" >&2; exit 2 ;;
+    *) echo "install-test-deps: unknown tier \`$tier\`; the tiers are mcp-npm, mcp-pypi, bfcl, anthropic-sdk, openai-sdk, gemini-sdk, packaging, inspect, chromium" >&2; exit 2 ;;
   esac
   echo "install-test-deps: $tier ready ($((SECONDS - start)) s)" >&2
 done

@@ -14,7 +14,14 @@
 #   only the checker (scripts/parity_bfcl.py explains how; tests/parity_bfcl.rs, scripts/parity-bfcl.sh).
 # - anthropic-sdk: target/anthropic-sdk-venv ($TOOLPICK_ANTHROPIC_SDK_VENV to move it); Anthropic's
 #   official SDK with its dependencies (pydantic, httpx), which tests/anthropic_sdk.rs validates
-#   toolpick's Messages requests and the mock's answers with (scripts/anthropic_sdk_server.py).
+#   toolpick's Messages requests and the mock's answers with (scripts/provider_sdk_server.py --sdk
+#   anthropic).
+# - openai-sdk: target/openai-sdk-venv ($TOOLPICK_OPENAI_SDK_VENV to move it); OpenAI's official SDK
+#   with its dependencies, which tests/responses_sdk.rs validates toolpick's Responses requests and the
+#   mock's answers with (scripts/provider_sdk_server.py --sdk openai).
+# - gemini-sdk: target/gemini-sdk-venv ($TOOLPICK_GEMINI_SDK_VENV to move it); Google's official Gen AI
+#   SDK with its dependencies, which tests/gemini_sdk.rs validates toolpick's generateContent requests
+#   and the mock's answers with (scripts/provider_sdk_server.py --sdk gemini).
 # - inspect: target/inspect-venv ($TOOLPICK_INSPECT_VENV to move it); inspect_ai, whose
 #   read_eval_log reads `toolpick export inspect`'s logs, and opentelemetry-proto with protobuf, whose
 #   json_format parses `toolpick export otel`'s file (tests/export_inspect.rs, tests/export_otel.rs).
@@ -42,10 +49,16 @@ case "$TIER" in
   anthropic-sdk)
     VENV="${TOOLPICK_ANTHROPIC_SDK_VENV:-$ROOT/target/anthropic-sdk-venv}"
     PINS=(anthropic==2.10.0) ;;
+  openai-sdk)
+    VENV="${TOOLPICK_OPENAI_SDK_VENV:-$ROOT/target/openai-sdk-venv}"
+    PINS=(openai==3.51.0) ;;
+  gemini-sdk)
+    VENV="${TOOLPICK_GEMINI_SDK_VENV:-$ROOT/target/gemini-sdk-venv}"
+    PINS=(google-genai==3.3.0) ;;
   inspect)
     VENV="${TOOLPICK_INSPECT_VENV:-$ROOT/target/inspect-venv}"
     PINS=(inspect-ai==0.3.285 opentelemetry-proto==1.45.2 protobuf==7.36.2) ;;
-  *) echo "install-venv: unknown tier \`$TIER\`; the tiers are: packaging, bfcl, anthropic-sdk, inspect" >&2; exit 2 ;;
+  *) echo "install-venv: unknown tier \`$TIER\`; the tiers are: packaging, bfcl, anthropic-sdk, openai-sdk, gemini-sdk, inspect" >&2; exit 2 ;;
 esac
 MARK="$VENV/.installed-$(IFS=+; echo "${PINS[*]}")"
 if [ -n "$CHECK" ]; then

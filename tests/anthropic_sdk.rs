@@ -1,86 +1,22 @@
 //! The `anthropic` backend against an independent implementation of its protocol: Anthropic's official
 //! Python SDK (the `anthropic-sdk` tier, `scripts/install-anthropic-sdk.sh`). A test server
-//! (`scripts/anthropic_sdk_server.py`, run by the tier's Python) captures every request toolpick sends
+//! (`scripts/provider_sdk_server.py --sdk anthropic`, run by the tier's Python) captures every request toolpick sends
 //! and validates it against the SDK's request type, and validates every answer it passes on against
 //! the SDK's `Message` model: answers of toolpick's mock endpoint (forwarded), or answers it builds
 //! from the SDK's own objects (scripted), which must score every task.
 
 mod common;
+use common::sdk::{SdkServer, assert_all_valid, files_under};
 use common::tiers::{self, Tier};
 use common::*;
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use toolpick::mock::MockConfig;
 
-/// The SDK test server, stopped (and its standard input closed, which ends it too) when dropped.
-struct SdkServer {
-    child: Child,
-    port: u16,
-    log: PathBuf,
-}
-
-impl SdkServer {
-    fn start(venv: &Path, log: PathBuf, mode: &[&str]) -> SdkServer {
-        let mut child = Command::new(venv.join("bin/python"))
-            .arg(repo().join("scripts/anthropic_sdk_server.py"))
-            .arg("--log")
-            .arg(&log)
-            .args(mode)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("the SDK test server starts");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let port = line
-            .split_whitespace()
-            .nth(1)
-            .and_then(|p| p.parse().ok())
-            .unwrap_or_else(|| panic!("the SDK test server said {line:?}"));
-        SdkServer { child, port, log }
-    }
-
-    fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-
-    /// Every request it received, as logged.
-    fn requests(&self) -> Vec<Value> {
-        std::fs::read_to_string(&self.log)
-            .unwrap_or_default()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
-    }
-}
-
-impl Drop for SdkServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Every logged request and answer the SDK accepted; panics with the first failures otherwise.
-fn assert_all_valid(requests: &[Value]) {
-    let bad: Vec<String> = requests
-        .iter()
-        .filter(|r| !r["request_error"].is_null() || !r["response_error"].is_null())
-        .take(3)
-        .map(|r| {
-            format!(
-                "request {}: request error {}; response error {}\nrequest: {}",
-                r["n"],
-                r["request_error"],
-                r["response_error"],
-                r["request"].to_string().chars().take(1500).collect::<String>()
-            )
-        })
-        .collect();
-    assert!(bad.is_empty(), "the SDK rejected:\n{}", bad.join("\n\n"));
+/// Every logged request and answer the SDK accepted, each on the Messages route.
+fn assert_valid_messages(requests: &[Value]) {
+    assert_all_valid(requests);
     for r in requests {
         assert_eq!(r["path"], "/v1/messages");
         assert_eq!(r["headers"]["anthropic-version"], "2023-06-01");
@@ -137,8 +73,9 @@ fn requests_and_the_mock_endpoints_answers_validate_against_the_official_sdk() {
     let Some(venv) = tiers::require(Tier::AnthropicSdk) else { return };
     let env = MockEnv::start(MockConfig::default(), &[]);
     let upstream = format!("http://{}", env.server.addr);
-    let sdk = SdkServer::start(&venv, env.path("sdk.jsonl"), &["--upstream", &upstream]);
-    let url = sdk.url();
+    let sdk =
+        SdkServer::start(&venv, "anthropic", env.path("sdk.jsonl"), &["--upstream", &upstream]);
+    let url = sdk.root();
     let o = toolpick(
         &[
             "run",
@@ -168,7 +105,7 @@ fn requests_and_the_mock_endpoints_answers_validate_against_the_official_sdk() {
     assert!(o.status.success(), "{}", stderr(&o));
     let requests = sdk.requests();
     assert!(requests.len() > 16, "{} requests", requests.len());
-    assert_all_valid(&requests);
+    assert_valid_messages(&requests);
     // Multi-step episodes carried their calls and results back, paired (several calls in one turn:
     // the scripted test below).
     assert!(assert_paired_history(&requests) >= 1);
@@ -223,10 +160,11 @@ fn scripted_sdk_answers_score_every_task_and_usage_counts_the_cache_as_input() {
     std::fs::write(&script_file, script().to_string()).unwrap();
     let sdk = SdkServer::start(
         &venv,
+        "anthropic",
         dir.path().join("sdk.jsonl"),
         &["--script", script_file.to_str().unwrap()],
     );
-    let url = sdk.url();
+    let url = sdk.root();
     let secret = "sk-ant-toolpick-test-3f9a";
     let o = Command::new(env!("CARGO_BIN_EXE_toolpick"))
         .args(["run", "--catalog", "cat", "--dataset", "ds.jsonl", "--backends", "anthropic"])
@@ -239,7 +177,7 @@ fn scripted_sdk_answers_score_every_task_and_usage_counts_the_cache_as_input() {
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let requests = sdk.requests();
-    assert_all_valid(&requests);
+    assert_valid_messages(&requests);
     assert!(requests.iter().all(|r| r["has_key"] == true), "the key goes in x-api-key");
     assert!(requests.iter().all(|r| r["request"]["tool_choice"]
         == json!({"type": "any", "disable_parallel_tool_use": true})));
@@ -261,18 +199,8 @@ fn scripted_sdk_answers_score_every_task_and_usage_counts_the_cache_as_input() {
     // Calls then "Done." for the three tasks with calls; the abstention answers at once.
     let steps: Vec<u64> = trials.iter().map(|t| t["steps"].as_u64().unwrap()).collect();
     assert_eq!(steps.iter().sum::<u64>(), requests.len() as u64);
-    for entry in walkdir(&dir.path().join("out")) {
+    for entry in files_under(&dir.path().join("out")) {
         let text = String::from_utf8_lossy(&std::fs::read(&entry).unwrap()).into_owned();
         assert!(!text.contains(secret), "{} holds the key", entry.display());
     }
-}
-
-/// Every file under `dir`.
-fn walkdir(dir: &Path) -> Vec<PathBuf> {
-    let mut out = vec![];
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() { out.extend(walkdir(&p)) } else { out.push(p) }
-    }
-    out
 }

@@ -32,6 +32,10 @@ const OTHER_PROGRAMS: &[(&str, &str)] = &[
         "--check",
         "install scripts: report what is missing, install nothing; cargo fmt --check in .ci/run",
     ),
+    (
+        "--sdk",
+        "scripts/provider_sdk_server.py --sdk NAME: which provider's SDK a test tier validates with",
+    ),
     ("--all-targets", "cargo clippy --all-targets: the lint step of .ci/run"),
     ("--rm", "docker run --rm: the container in the README's install section"),
 ];

@@ -179,11 +179,21 @@ impl ModelSpec {
         crate::agent::backends::HTTP_BACKENDS.contains(&self.backend.as_str())
     }
 
-    /// The key variable of a backend whose protocol has its own (`anthropic`: `ANTHROPIC_API_KEY`),
+    /// The key variable of a backend whose protocol has its own (`anthropic`: `ANTHROPIC_API_KEY`,
+    /// `gemini`: `GEMINI_API_KEY`),
     /// unless one was `given` (flag or file key); the field's default is OpenAI's.
     pub fn settle_key_env(&mut self, given: bool) {
-        if !given && self.backend == "anthropic" {
-            self.api_key_env = crate::agent::backends::anthropic::DEFAULT_KEY_ENV.to_string();
+        if given {
+            return;
+        }
+        match self.backend.as_str() {
+            "anthropic" => {
+                self.api_key_env = crate::agent::backends::anthropic::DEFAULT_KEY_ENV.to_string()
+            }
+            "gemini" => {
+                self.api_key_env = crate::agent::backends::gemini::DEFAULT_KEY_ENV.to_string()
+            }
+            _ => {}
         }
     }
 
@@ -215,8 +225,17 @@ impl ModelSpec {
                 "the replay backend needs the file of recorded answers: replay:<FILE>",
             ));
         }
-        if !["openai", "anthropic", "openai-responses", "lexical", "oracle", "random", "mcp-oracle"]
-            .contains(&flag)
+        if ![
+            "openai",
+            "anthropic",
+            "openai-responses",
+            "gemini",
+            "lexical",
+            "oracle",
+            "random",
+            "mcp-oracle",
+        ]
+        .contains(&flag)
         {
             return Err(InputError::new(
                 "--backends",

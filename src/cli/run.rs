@@ -30,6 +30,7 @@ pub struct RunArgs {
     layouts: Option<Vec<String>>,
     /// Backends: lexical (BM25 baseline), oracle (plays the answer key), random (chance), openai (the
     /// endpoint given by --base-url/--model), anthropic (an Anthropic Messages endpoint, same flags),
+    /// openai-responses (an OpenAI Responses endpoint), gemini (a Gemini generateContent endpoint),
     /// replay:<FILE> (plays recorded answers, one JSONL line per
     /// task; flat layout only), mcp-agent:<COMMAND> (an MCP agent started per episode, see
     /// docs/mcp.md), mcp-oracle (the oracle as an MCP client). Replaces the config file's models.
@@ -170,14 +171,15 @@ impl LivePolicyArgs {
 #[derive(Args)]
 struct EndpointArgs {
     /// Endpoint base URL, http(s)://host[:port]/path, e.g. http://127.0.0.1:8080/v1 (else
-    /// OPENAI_BASE_URL, else OpenAI; for `anthropic`, ANTHROPIC_BASE_URL, else Anthropic).
+    /// OPENAI_BASE_URL, else OpenAI; for `anthropic`, ANTHROPIC_BASE_URL, else Anthropic; for
+    /// `gemini`, GOOGLE_GEMINI_BASE_URL, else Google's API).
     #[arg(long, value_parser = rules::base_url::FLAG)]
     base_url: Option<String>,
     /// Model name the endpoint serves.
     #[arg(long, value_parser = rules::name::parse)]
     model: Option<String>,
     /// Name of the environment variable holding the API key (default OPENAI_API_KEY;
-    /// ANTHROPIC_API_KEY for `anthropic`).
+    /// ANTHROPIC_API_KEY for `anthropic`, GEMINI_API_KEY for `gemini`).
     #[arg(long, value_parser = rules::key_env::FLAG)]
     api_key_env: Option<String>,
     /// Sampling temperature, 0 to 2.

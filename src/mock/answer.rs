@@ -8,8 +8,8 @@
 //! (configuration, routes, keys and their echo).
 
 use super::{
-    DUPLICATES, Fault, MockState, Wire, authorized, echo, error, judge, messages, responses,
-    sent_key, unauthorized,
+    DUPLICATES, Fault, MockState, Wire, authorized, echo, error, gemini, judge, messages,
+    responses, sent_key, unauthorized,
 };
 use crate::agent::{Addressing, Policy, TurnContext};
 use crate::dataset::{Kind, importers};
@@ -262,6 +262,16 @@ fn respond(
             &message,
             finish,
             fault == Some(Fault::EmptyChoices),
+            prompt_tokens,
+            completion_tokens,
+        ),
+        Wire::Gemini => gemini::response(
+            body,
+            n,
+            &message,
+            finish,
+            fault == Some(Fault::EmptyChoices),
+            fault == Some(Fault::MalformedArgs),
             prompt_tokens,
             completion_tokens,
         ),

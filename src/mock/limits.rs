@@ -12,7 +12,9 @@
 //!   (HTTP 400 `exceed_context_size_error` with `n_prompt_tokens` and `n_ctx`, llama-server's shape),
 //!   `openai` (HTTP 400 `context_length_exceeded`), on the Messages route Anthropic's "prompt is too
 //!   long" 400 either way, or `stop-reason` (Messages: an answer with `stop_reason:
-//!   model_context_window_exceeded`; chat: as `openai`). `GET /props` then answers llama-server's
+//!   model_context_window_exceeded`; chat: as `openai`); on the Gemini route Google's "The input token
+//!   count (N) exceeds the maximum number of tokens allowed (M)." 400 whatever the style. The Gemini
+//!   route refuses no tools (Google's words for that are not known here). `GET /props` then answers llama-server's
 //!   `default_generation_settings.n_ctx`.
 //!
 //! The limits themselves are the runner's declarations ([`crate::agent::backends::limits`]).
@@ -83,6 +85,9 @@ pub(super) fn refusal(s: &MockState, body: &Value, wire: Wire) -> Option<Respons
                     "type": "invalid_request_error", "param": param, "code": "invalid_value"}})));
             }
         }
+        // Gemini's words for a refused tool count or name are not known here: its declared limits
+        // are checked by the run before the first request, not played by the mock.
+        Wire::Gemini => {}
         Wire::Messages => {
             if let Some(i) = names.iter().position(|n| ANTHROPIC.names.check(n).is_some()) {
                 return Some(anthropic_error(&format!(
@@ -115,6 +120,10 @@ pub(super) fn refusal(s: &MockState, body: &Value, wire: Wire) -> Option<Respons
         (Wire::Messages, _) => {
             anthropic_error(&format!("prompt is too long: {tokens} tokens > {n_ctx} maximum"))
         }
+        // Google's words, whatever the style.
+        (Wire::Gemini, _) => bad_request(json!({"error": {"code": 400,
+            "message": format!("The input token count ({tokens}) exceeds the maximum number of tokens allowed ({n_ctx})."),
+            "status": "INVALID_ARGUMENT"}})),
     })
 }
 

@@ -33,13 +33,15 @@
 //! stands in for a sampled model when measuring the noise floor of repeated trials; with one request in
 //! flight at a time (`--concurrency 1`) the draws, and so the run, are reproducible.
 //!
-//! It speaks two protocols with the same answers and faults: chat completions
+//! It speaks several protocols with the same answers and faults: chat completions
 //! (`POST /v1/chat/completions`) and Anthropic Messages (`POST /v1/messages`, [`messages`]: the
 //! request read into the chat shape, the answer written as a `Message` — `tool_use` blocks,
 //! `stop_reason`, usage with the tool definitions counted as a cache write on a conversation's first
 //! request and a cache read after — and errors in the protocol's `{"type": "error"}` shape). The key is
-//! read from `Authorization: Bearer` or `x-api-key`. OpenAI's Responses protocol
-//! (`POST /v1/responses`, [`responses`]) is read and written the same way.
+//! read from `Authorization: Bearer`, `x-api-key` or `x-goog-api-key`. OpenAI's Responses protocol
+//! (`POST /v1/responses`, [`responses`]) and Gemini's `generateContent`
+//! (`POST /v1beta/models/{model}:generateContent`, [`gemini`]: a model that signs its calls) are read
+//! and written the same way.
 //!
 //! Provider limits ([`limits`]): with `--tool-limits`, more than 128 tools or a refused tool name on
 //! the chat route and a refused name on the Messages route; a request over `--context-size N` tokens are answered with
@@ -51,6 +53,7 @@
 
 mod answer;
 pub mod echo;
+mod gemini;
 pub mod judge;
 pub mod limits;
 mod messages;
@@ -247,6 +250,8 @@ pub async fn spawn(addr: SocketAddr, config: MockConfig) -> std::io::Result<Mock
         .route("/v1/chat/completions", post(chat))
         .route("/v1/messages", post(messages::route))
         .route("/v1/responses", post(responses::route))
+        .route("/v1beta/models", get(gemini::models))
+        .route("/v1beta/models/{model}", get(gemini::model).post(gemini::route))
         .route("/v1/models", get(models))
         .route("/props", get(limits::props))
         .route("/stats", get(stats))
@@ -277,13 +282,17 @@ enum Wire {
     Messages,
     /// OpenAI Responses.
     Responses,
+    /// Gemini `generateContent`.
+    Gemini,
 }
 
-/// The key the request carried (`x-api-key: <key>`, else `Authorization: Bearer <key>`), empty when
-/// none.
+/// The key the request carried (`x-api-key: <key>` or `x-goog-api-key: <key>`, else `Authorization:
+/// Bearer <key>`), empty when none.
 fn sent_key(headers: &HeaderMap) -> String {
-    if let Some(key) = headers.get("x-api-key").and_then(|v| v.to_str().ok()) {
-        return key.to_string();
+    for name in ["x-api-key", "x-goog-api-key"] {
+        if let Some(key) = headers.get(name).and_then(|v| v.to_str().ok()) {
+            return key.to_string();
+        }
     }
     let auth = headers.get("authorization").and_then(|v| v.to_str().ok()).unwrap_or_default();
     auth.strip_prefix("Bearer ").unwrap_or(auth).to_string()

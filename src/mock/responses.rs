@@ -129,7 +129,8 @@ pub(super) fn response(
         "model": chat["model"].as_str().unwrap_or("mock"),
         "output": output, "parallel_tool_calls": true, "tool_choice": "auto", "tools": [],
         "instructions": null, "metadata": {}, "temperature": null, "top_p": null,
-        "usage": {"input_tokens": prompt_tokens, "input_tokens_details": {"cached_tokens": cached},
+        "usage": {"input_tokens": prompt_tokens,
+                  "input_tokens_details": {"cached_tokens": cached, "cache_write_tokens": 0},
                   "output_tokens": completion_tokens, "output_tokens_details": {"reasoning_tokens": 0},
                   "total_tokens": prompt_tokens + completion_tokens}
     })

@@ -1,8 +1,9 @@
 //! Helpers shared by the integration tests: run the real binary, build small catalogs on disk, read
 //! a run's CSV files, start the mock endpoint with a small catalog beside it ([`MockEnv`]), and
-//! find what the non-hermetic tiers need installed ([`tiers`]).
+//! find what the non-hermetic tiers need installed ([`tiers`]), run the provider-SDK test server ([`sdk`]).
 #![allow(dead_code)]
 
+pub mod sdk;
 pub mod tiers;
 
 use std::collections::BTreeMap;

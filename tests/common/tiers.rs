@@ -11,6 +11,10 @@
 //! - `bfcl` (`parity_bfcl`): BFCL's checker from PyPI, pinned (`target/parity-venv`);
 //! - `anthropic-sdk` (`anthropic_sdk`): Anthropic's official Python SDK from PyPI, pinned
 //!   (`target/anthropic-sdk-venv`);
+//! - `openai-sdk` (`responses_sdk`): OpenAI's official Python SDK from PyPI, pinned
+//!   (`target/openai-sdk-venv`);
+//! - `gemini-sdk` (`gemini_sdk`): Google's official Gen AI Python SDK from PyPI, pinned
+//!   (`target/gemini-sdk-venv`);
 //! - `packaging` (`packaging`): maturin, hadolint and check-jsonschema from PyPI, pinned
 //!   (`target/packaging-venv`);
 //! - `inspect` (`export_inspect`, `export_otel`): inspect_ai, opentelemetry-proto and protobuf from
@@ -34,6 +38,8 @@ pub enum Tier {
     McpPypi,
     Bfcl,
     AnthropicSdk,
+    OpenAiSdk,
+    GeminiSdk,
     Packaging,
     Inspect,
     Chromium,
@@ -45,11 +51,13 @@ pub const SKIP_VAR: &str = "TOOLPICK_SKIP_TIERS";
 const CHROMIUM: &str = "/usr/bin/chromium";
 
 impl Tier {
-    pub const ALL: [Tier; 7] = [
+    pub const ALL: [Tier; 9] = [
         Tier::McpNpm,
         Tier::McpPypi,
         Tier::Bfcl,
         Tier::AnthropicSdk,
+        Tier::OpenAiSdk,
+        Tier::GeminiSdk,
         Tier::Packaging,
         Tier::Inspect,
         Tier::Chromium,
@@ -62,6 +70,8 @@ impl Tier {
             Tier::McpPypi => "mcp-pypi",
             Tier::Bfcl => "bfcl",
             Tier::AnthropicSdk => "anthropic-sdk",
+            Tier::OpenAiSdk => "openai-sdk",
+            Tier::GeminiSdk => "gemini-sdk",
             Tier::Packaging => "packaging",
             Tier::Inspect => "inspect",
             Tier::Chromium => "chromium",
@@ -83,6 +93,8 @@ impl Tier {
             Tier::McpPypi => &["mcp_run", "mcp_serve", "mcp_import_lint", "mcp_era"],
             Tier::Bfcl => &["parity_bfcl"],
             Tier::AnthropicSdk => &["anthropic_sdk"],
+            Tier::OpenAiSdk => &["responses_sdk"],
+            Tier::GeminiSdk => &["gemini_sdk"],
             Tier::Packaging => &["packaging"],
             Tier::Inspect => &["export_inspect", "export_otel"],
             Tier::Chromium => &["report_browser"],
@@ -107,6 +119,8 @@ impl Tier {
             Tier::McpPypi => script("install-mcp-servers.sh", &["--python"]),
             Tier::Bfcl => script("install-venv.sh", &["bfcl"]),
             Tier::AnthropicSdk => script("install-anthropic-sdk.sh", &[]),
+            Tier::OpenAiSdk => script("install-venv.sh", &["openai-sdk"]),
+            Tier::GeminiSdk => script("install-venv.sh", &["gemini-sdk"]),
             Tier::Packaging => script("install-venv.sh", &["packaging"]),
             Tier::Inspect => script("install-venv.sh", &["inspect"]),
             Tier::Chromium => {

@@ -1,5 +1,5 @@
 //! The protocol-neutral part of the runner's HTTP stack, shared by every backend that talks to a
-//! model endpoint (`openai`, `anthropic`): one client per endpoint with its key, the response read
+//! model endpoint (`openai`, `anthropic`, `openai-responses`, `gemini`): one client per endpoint with its key, the response read
 //! and redacted before anything looks at it, HTTP errors classified as retryable or not,
 //! `Retry-After` and `x-ratelimit-reset-*` read, full-jitter back-off, the requests/min and
 //! tokens/min limiter, and the endpoint's counters.
@@ -75,6 +75,9 @@ pub(crate) enum Auth {
     Bearer,
     /// `x-api-key: <key>` plus `anthropic-version` (Anthropic Messages).
     Anthropic,
+    /// `x-goog-api-key: <key>` (Gemini `generateContent`; never in the URL's `?key=`, which would
+    /// reach logs and error messages with the URL).
+    Google,
 }
 
 /// The `anthropic-version` header every Messages request carries.
@@ -143,6 +146,11 @@ impl HttpEndpoint {
                 req = req.header("anthropic-version", ANTHROPIC_VERSION);
                 if let Some(key) = &self.api_key {
                     req = req.header("x-api-key", key);
+                }
+            }
+            Auth::Google => {
+                if let Some(key) = &self.api_key {
+                    req = req.header("x-goog-api-key", key);
                 }
             }
         }

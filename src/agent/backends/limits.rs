@@ -100,15 +100,16 @@ pub const ANTHROPIC: ProtocolLimits = ProtocolLimits {
 /// The longest tool name an Anthropic `tool_reference` block may carry.
 pub const ANTHROPIC_TOOL_REFERENCE_MAX: usize = 64;
 
-/// Gemini `generateContent`: at most 512 function declarations, names of at most 64 characters
-/// matching `[a-zA-Z_][a-zA-Z0-9_.:-]*` (declared for the coming `gemini` backend).
+/// Gemini `generateContent`: at most 512 function declarations, names of at most 128 characters
+/// matching `[a-zA-Z_][a-zA-Z0-9_.:-]*` (the `gemini` backend's; both read in `google-genai` 3.3.0's
+/// `types.py`, `Tool.function_declarations` and `FunctionDeclaration.name`).
 pub const GEMINI: ProtocolLimits = ProtocolLimits {
     protocol: "Gemini generateContent",
     api_host: "generativelanguage.googleapis.com",
     max_tools: Some(512),
     names: NameRule {
-        max_len: 64,
-        pattern: "^[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}$",
+        max_len: 128,
+        pattern: "^[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}$",
         first: gemini_first,
         rest: gemini_rest,
     },
@@ -213,7 +214,8 @@ const FAILURE_KINDS: [(LimitKind, &str); 3] = [
 /// Which limit an HTTP error answer names, from the provider's own error codes and words
 /// (case-insensitive): llama.cpp `exceed_context_size_error`; OpenAI `context_length_exceeded`,
 /// `array_above_max_length` on `tools`, a tool name that "does not match pattern"; Anthropic's
-/// "prompt is too long" and a tool name that "should match pattern"; vLLM's "maximum context length".
+/// "prompt is too long" and a tool name that "should match pattern"; vLLM's "maximum context length";
+/// Gemini's "The input token count (N) exceeds the maximum number of tokens allowed (M).".
 /// Only client errors (400, 413) are read: a limit is never a server's failure.
 pub fn classify_http(status: u16, body: &str) -> Option<LimitKind> {
     if !matches!(status, 400 | 413) {
@@ -227,6 +229,7 @@ pub fn classify_http(status: u16, body: &str) -> Option<LimitKind> {
         || has("prompt is too long")
         || has("maximum context length")
         || has("exceeds the available context size")
+        || has("exceeds the maximum number of tokens allowed")
     {
         Some(LimitKind::Context)
     } else if has("array_above_max_length") && has("tools") {
@@ -360,7 +363,7 @@ mod tests {
 
     #[test]
     fn names_at_and_past_each_length_limit() {
-        for (limits, max) in [(OPENAI, 64), (ANTHROPIC, 128), (GEMINI, 64)] {
+        for (limits, max) in [(OPENAI, 64), (ANTHROPIC, 128), (GEMINI, 128)] {
             for len in [1, max - 1, max, max + 1, 2 * max] {
                 let n = name('a', len);
                 assert_eq!(

@@ -8,6 +8,7 @@
 //! - [`openai`]: any OpenAI-compatible chat-completions endpoint;
 //! - [`anthropic`]: the Anthropic Messages API (`POST /v1/messages`);
 //! - [`responses`]: OpenAI's Responses API (`POST /v1/responses`, backend `openai-responses`);
+//! - [`gemini`]: Google's Gemini API (`POST /v1beta/models/{model}:generateContent`);
 //! - [`limits`]: each protocol's declared limits (tool count, tool names) and the providers' refusals
 //!   for a limit (read as `provider_limit`);
 //! - [`http`]: the HTTP stack both share (client, key, redaction, retries, limits, counters);
@@ -20,6 +21,7 @@
 //! (`run::serving`), passed in, because `agent` may not import the MCP server they need.
 
 pub mod anthropic;
+pub mod gemini;
 pub mod http;
 pub mod lexical;
 pub mod limits;
@@ -39,6 +41,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 pub use anthropic::AnthropicBackend;
+pub use gemini::GeminiBackend;
 pub use lexical::{LexicalBackend, LexicalConfig};
 pub use openai::OpenAiBackend;
 pub use oracle::OracleBackend;
@@ -107,6 +110,18 @@ impl Endpoint for ResponsesBackend {
     }
 }
 
+impl Endpoint for GeminiBackend {
+    fn endpoint(&self) -> &str {
+        GeminiBackend::endpoint(self)
+    }
+    fn preflight(&self) -> super::BoxFuture<'_, Result<String, String>> {
+        Box::pin(GeminiBackend::preflight(self))
+    }
+    fn context_window(&self) -> super::BoxFuture<'_, Option<(u64, String)>> {
+        Box::pin(GeminiBackend::context_window(self))
+    }
+}
+
 /// A built backend; `endpoint` is the same backend when it talks to an HTTP endpoint (the run checks
 /// it answers before the first episode).
 pub struct Built {
@@ -142,6 +157,7 @@ pub const BUILT_IN: &[Entry] = &[
     Entry { name: "openai", build: build_openai, limits: Some(&limits::OPENAI) },
     Entry { name: "anthropic", build: build_anthropic, limits: Some(&limits::ANTHROPIC) },
     Entry { name: "openai-responses", build: build_responses, limits: Some(&limits::OPENAI) },
+    Entry { name: "gemini", build: build_gemini, limits: Some(&limits::GEMINI) },
     Entry { name: "replay", build: build_replay, limits: None },
 ];
 
@@ -177,6 +193,11 @@ fn build_responses(spec: &mut ModelSpec, ctx: &BuildContext) -> anyhow::Result<B
     Ok(Built { backend: endpoint.clone(), endpoint: Some(endpoint) })
 }
 
+fn build_gemini(spec: &mut ModelSpec, ctx: &BuildContext) -> anyhow::Result<Built> {
+    let endpoint = Arc::new(GeminiBackend::new(spec.clone(), ctx.cache.clone())?);
+    Ok(Built { backend: endpoint.clone(), endpoint: Some(endpoint) })
+}
+
 /// A replay backend: its file is checked against every task and tool of the run, and its digest goes
 /// into the matrix.
 fn build_replay(spec: &mut ModelSpec, ctx: &BuildContext) -> anyhow::Result<Built> {
@@ -199,13 +220,14 @@ fn build_replay(spec: &mut ModelSpec, ctx: &BuildContext) -> anyhow::Result<Buil
 }
 
 /// Every backend, as `--backends` and the experiment file's `backend` spell them.
-pub const NAMES: [&str; 9] = [
+pub const NAMES: [&str; 10] = [
     "lexical",
     "oracle",
     "random",
     "openai",
     "anthropic",
     "openai-responses",
+    "gemini",
     "replay",
     "mcp-agent",
     "mcp-oracle",
@@ -213,7 +235,7 @@ pub const NAMES: [&str; 9] = [
 
 /// The backends that talk to a model endpoint over HTTP: they take the endpoint settings (`--model`,
 /// `--base-url`, …), need a model name, are checked before the run and have a breaker.
-pub const HTTP_BACKENDS: [&str; 3] = ["openai", "anthropic", "openai-responses"];
+pub const HTTP_BACKENDS: [&str; 4] = ["openai", "anthropic", "openai-responses", "gemini"];
 
 /// The backends for error messages: `replay` with the file it needs.
 pub fn names_help() -> String {

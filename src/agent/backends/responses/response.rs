@@ -104,13 +104,14 @@ pub(crate) fn finish(status: Option<&str>, reason: Option<&str>) -> Finish {
 
 /// The protocol's usage in toolpick's fields: `prompt_tokens` = `input_tokens` (cached ones
 /// included, as chat completions count them), `cached_tokens` = `input_tokens_details.cached_tokens`,
+/// `cache_write_tokens` = `input_tokens_details.cache_write_tokens` (both part of `input_tokens`),
 /// `completion_tokens` = `output_tokens` (reasoning tokens included).
 pub(crate) fn normalised_usage(u: &Value) -> Usage {
     Usage {
         prompt_tokens: u["input_tokens"].as_u64().unwrap_or(0),
         completion_tokens: u["output_tokens"].as_u64().unwrap_or(0),
         cached_tokens: u["input_tokens_details"]["cached_tokens"].as_u64().unwrap_or(0),
-        ..Default::default()
+        cache_write_tokens: u["input_tokens_details"]["cache_write_tokens"].as_u64().unwrap_or(0),
     }
 }
 
@@ -137,7 +138,7 @@ mod tests {
                 {"type": "reasoning", "id": "rs_1", "summary": []},
                 {"type": "function_call", "id": "fc_1", "call_id": "call_a", "name": "get_weather", "arguments": "{\"city\": \"Oslo\"}"},
                 {"type": "function_call", "id": "fc_2", "call_id": "call_b", "name": "get_weather", "arguments": "{\"ci"}],
-            "usage": {"input_tokens": 120, "input_tokens_details": {"cached_tokens": 100},
+            "usage": {"input_tokens": 120, "input_tokens_details": {"cached_tokens": 100, "cache_write_tokens": 15},
                       "output_tokens": 30, "output_tokens_details": {"reasoning_tokens": 20}, "total_tokens": 150}});
         let turn = b.turn(&answer, 1);
         assert_eq!(turn.tool_calls.len(), 2);
@@ -145,7 +146,7 @@ mod tests {
         assert_eq!(turn.finish, Finish::Length);
         assert_eq!(turn.truncated_call_ids, vec!["call_b".to_string()]);
         assert_eq!((turn.usage.prompt_tokens, turn.usage.cached_tokens), (120, 100));
-        assert_eq!(turn.usage.completion_tokens, 30);
+        assert_eq!((turn.usage.completion_tokens, turn.usage.cache_write_tokens), (30, 15));
         let refusal = json!({"id": "resp_2", "object": "response", "status": "completed", "output": [
             {"type": "message", "role": "assistant", "content": [{"type": "refusal", "refusal": "No."}]}]});
         assert_eq!(b.turn(&refusal, 1).finish, Finish::ContentFilter);
