@@ -39,21 +39,22 @@ fn endpoint_stats(env: &MockEnv, run_id: &str) -> Value {
 }
 
 #[test]
-fn agent_loop_over_http_matches_the_in_process_baseline_in_both_layouts() {
-    // The mock decides with the lexical baseline, so the HTTP path must reproduce it exactly.
+fn agent_loop_over_http_matches_the_in_process_baseline_in_every_layout() {
+    // The mock decides with the lexical baseline, so the HTTP path must reproduce it exactly, the
+    // meta-tools of progressive discovery and of search included.
     let env = start(MockConfig::default());
     let url = env.server.base_url();
     let o = toolpick(
         &argv_with(
             "run --backends lexical,openai --model mock --base-url {} --out {} --run-id r -q \
-             --no-cache",
+             --no-cache --layouts flat,progressive,search",
             &[&url, env.path("out").to_str().unwrap()],
         ),
         &repo(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let rows = summary_rows(&env.path("out/r"));
-    assert_eq!(rows.len(), 8);
+    assert_eq!(rows.len(), 12);
     let key = |r: &Row| (r["variant"].clone(), r["layout"].clone());
     let lexical: HashMap<_, _> =
         rows.iter().filter(|r| r["backend"] == "lexical").map(|r| (key(r), r)).collect();

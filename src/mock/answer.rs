@@ -15,6 +15,7 @@ use crate::agent::{Addressing, Policy, TurnContext};
 use crate::dataset::{Kind, importers};
 use crate::layout::LayoutKind;
 use crate::layout::progressive::DISCOVER;
+use crate::layout::search::SEARCH_TOOLS;
 use crate::protocol::{FunctionDef, Message, ToolCall};
 use axum::Json;
 use axum::http::{HeaderMap, StatusCode};
@@ -89,8 +90,11 @@ pub(super) async fn answer(
         .collect();
     // The query is the last user message: a task's history may hold earlier user turns before it.
     let query = last_user.unwrap_or_default().to_string();
+    // The layout, from the meta-tools offered (the lexical baseline walks each its own way).
     let layout = if functions.iter().any(|f| f.name == DISCOVER) {
         LayoutKind::Progressive
+    } else if functions.iter().any(|f| f.name == SEARCH_TOOLS) {
+        LayoutKind::Search
     } else {
         LayoutKind::Flat
     };
