@@ -6,7 +6,7 @@
 //! from the SDK's own objects (scripted), which must score every task.
 
 mod common;
-use common::sdk::{SdkServer, assert_all_valid, files_under};
+use common::sdk::{SdkServer, assert_all_valid, files_under, scripted};
 use common::tiers::{self, Tier};
 use common::*;
 use serde_json::{Value, json};
@@ -133,37 +133,13 @@ fn requests_and_the_mock_endpoints_answers_validate_against_the_official_sdk() {
     }
 }
 
-/// The tool calls that answer each query of the small dataset (`SMALL_DATASET`), by flat name.
-fn script() -> Value {
-    json!({
-        "usage": {"input_tokens": 100, "cache_creation_input_tokens": 20, "cache_read_input_tokens": 30, "output_tokens": 7},
-        "answers": {
-            "How warm is it in Pune right now?": [
-                {"name": "get_current_weather", "input": {"city": "Pune"}}],
-            "Forecast for Oslo and Lima for 3 days": [
-                {"name": "get_forecast", "input": {"city": "Oslo", "days": 3}},
-                {"name": "get_forecast", "input": {"city": "Lima", "days": 3}}],
-            "Mail ana@example.com with subject \"Hi\" and tell me the weather in Rome": [
-                {"name": "send_email", "input": {"to": "ana@example.com", "subject": "Hi"}},
-                {"name": "get_current_weather", "input": {"city": "Rome"}}]
-        }
-    })
-}
-
 #[test]
 fn scripted_sdk_answers_score_every_task_and_usage_counts_the_cache_as_input() {
     let Some(venv) = tiers::require(Tier::AnthropicSdk) else { return };
     let dir = tempfile::tempdir().unwrap();
-    write_small_catalog(&dir.path().join("cat"));
-    std::fs::write(dir.path().join("ds.jsonl"), SMALL_DATASET).unwrap();
-    let script_file = dir.path().join("script.json");
-    std::fs::write(&script_file, script().to_string()).unwrap();
-    let sdk = SdkServer::start(
-        &venv,
-        "anthropic",
-        dir.path().join("sdk.jsonl"),
-        &["--script", script_file.to_str().unwrap()],
-    );
+    let usage = json!({"input_tokens": 100, "cache_creation_input_tokens": 20, "cache_read_input_tokens": 30, "output_tokens": 7});
+    let sdk =
+        scripted(dir.path(), usage, |log, mode| SdkServer::start(&venv, "anthropic", log, mode));
     let url = sdk.root();
     let secret = "sk-ant-toolpick-test-3f9a";
     let o = Command::new(env!("CARGO_BIN_EXE_toolpick"))

@@ -9,7 +9,7 @@
 //! the protocol, both ways.
 
 mod common;
-use common::sdk::{SdkServer, assert_all_valid, files_under};
+use common::sdk::{SdkServer, assert_all_valid, files_under, scripted};
 use common::tiers::{self, Tier};
 use common::*;
 use serde_json::{Value, json};
@@ -146,34 +146,13 @@ fn requests_and_the_mock_endpoints_answers_validate_against_the_official_sdk() {
     }
 }
 
-/// The tool calls that answer each query of the small dataset (`SMALL_DATASET`), by flat name.
-fn script() -> Value {
-    json!({
-        "usage": {"promptTokenCount": 120, "cachedContentTokenCount": 40, "toolUsePromptTokenCount": 6,
-                  "candidatesTokenCount": 9, "thoughtsTokenCount": 4, "totalTokenCount": 139},
-        "answers": {
-            "How warm is it in Pune right now?": [
-                {"name": "get_current_weather", "input": {"city": "Pune"}}],
-            "Forecast for Oslo and Lima for 3 days": [
-                {"name": "get_forecast", "input": {"city": "Oslo", "days": 3}},
-                {"name": "get_forecast", "input": {"city": "Lima", "days": 3}}],
-            "Mail ana@example.com with subject \"Hi\" and tell me the weather in Rome": [
-                {"name": "send_email", "input": {"to": "ana@example.com", "subject": "Hi"}},
-                {"name": "get_current_weather", "input": {"city": "Rome"}}]
-        }
-    })
-}
-
 #[test]
 fn scripted_sdk_answers_score_every_task_with_signatures_echoed_and_usage_normalised() {
     let Some(venv) = tiers::require(Tier::GeminiSdk) else { return };
     let dir = tempfile::tempdir().unwrap();
-    write_small_catalog(&dir.path().join("cat"));
-    std::fs::write(dir.path().join("ds.jsonl"), SMALL_DATASET).unwrap();
-    let script_file = dir.path().join("script.json");
-    std::fs::write(&script_file, script().to_string()).unwrap();
-    let sdk =
-        start(&venv, dir.path().join("sdk.jsonl"), &["--script", script_file.to_str().unwrap()]);
+    let usage = json!({"promptTokenCount": 120, "cachedContentTokenCount": 40, "toolUsePromptTokenCount": 6,
+                  "candidatesTokenCount": 9, "thoughtsTokenCount": 4, "totalTokenCount": 139});
+    let sdk = scripted(dir.path(), usage, |log, mode| start(&venv, log, mode));
     let url = sdk.root();
     let secret = "AIza-toolpick-gemini-sdk-91c4";
     let o = Command::new(env!("CARGO_BIN_EXE_toolpick"))

@@ -2,8 +2,8 @@
 //! captures every request toolpick sends and validates it, and every answer it gives, against the
 //! provider's official SDK (`--sdk anthropic|openai|gemini`), logging one JSON line per request.
 
-use super::repo;
-use serde_json::Value;
+use super::{SMALL_DATASET, repo, write_small_catalog};
+use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -105,4 +105,36 @@ pub fn files_under(dir: &Path) -> Vec<PathBuf> {
         if p.is_dir() { out.extend(files_under(&p)) } else { out.push(p) }
     }
     out
+}
+
+/// The tool calls that answer each query of the small dataset (`SMALL_DATASET`), by flat name, with
+/// `usage` (in the protocol's own shape) on every answer: the server's `--script`.
+pub fn script(usage: Value) -> Value {
+    json!({
+        "usage": usage,
+        "answers": {
+            "How warm is it in Pune right now?": [
+                {"name": "get_current_weather", "input": {"city": "Pune"}}],
+            "Forecast for Oslo and Lima for 3 days": [
+                {"name": "get_forecast", "input": {"city": "Oslo", "days": 3}},
+                {"name": "get_forecast", "input": {"city": "Lima", "days": 3}}],
+            "Mail ana@example.com with subject \"Hi\" and tell me the weather in Rome": [
+                {"name": "send_email", "input": {"to": "ana@example.com", "subject": "Hi"}},
+                {"name": "get_current_weather", "input": {"city": "Rome"}}]
+        }
+    })
+}
+
+/// In `dir`: the small catalog (`cat`), the small dataset (`ds.jsonl`) and [`script`]`(usage)`; then
+/// `start` runs the SDK test server answering from that script and logging to `sdk.jsonl`.
+pub fn scripted(
+    dir: &Path,
+    usage: Value,
+    start: impl FnOnce(PathBuf, &[&str]) -> SdkServer,
+) -> SdkServer {
+    write_small_catalog(&dir.join("cat"));
+    std::fs::write(dir.join("ds.jsonl"), SMALL_DATASET).unwrap();
+    let script_file = dir.join("script.json");
+    std::fs::write(&script_file, script(usage).to_string()).unwrap();
+    start(dir.join("sdk.jsonl"), &["--script", script_file.to_str().unwrap()])
 }
