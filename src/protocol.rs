@@ -146,6 +146,42 @@ pub struct AssistantTurn {
     /// `crate::agent::backends::serving_errors`), in the server's words: the turn holds nothing usable
     /// and is recorded as one malformed call.
     pub unparsed: Option<String>,
+    /// Searches the provider ran on its side during this turn (`native-search`), in order, before the
+    /// turn's calls.
+    pub server_searches: Vec<ServerSearch>,
+}
+
+/// One search a provider ran with its own search tool: its call and the tools it loaded, best first.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ServerSearch {
+    /// The provider's id of the search call.
+    pub id: String,
+    /// The provider's search tool (`crate::record::nav::PROVIDER_SEARCH`).
+    pub name: String,
+    /// The search's arguments as JSON text (`{"query": …}`).
+    pub arguments: String,
+    /// The function names the search returned, in the provider's order.
+    pub tools: Vec<String>,
+}
+
+impl ServerSearch {
+    /// The search as the conversation keeps it: a call to the provider's tool, and its result in the
+    /// `search` layout's shape (`{"tools": [{"name": …}, …]}`), so a transcript shows what was found.
+    pub fn as_messages(&self) -> (ToolCall, Message) {
+        let call = ToolCall {
+            id: self.id.clone(),
+            name: self.name.clone(),
+            arguments: self.arguments.clone(),
+        };
+        let tools: Vec<serde_json::Value> =
+            self.tools.iter().map(|n| serde_json::json!({ "name": n })).collect();
+        let result = Message::Tool {
+            tool_call_id: self.id.clone(),
+            name: self.name.clone(),
+            content: serde_json::json!({ "tools": tools }).to_string(),
+        };
+        (call, result)
+    }
 }
 
 /// `true` when `name` is a valid function name for chat-completions APIs.

@@ -194,6 +194,24 @@ pub mod tool_choice {
     }
 }
 
+/// `tool_search` values: which of Anthropic's own search tools the `native-search` layout sends.
+pub const TOOL_SEARCHES: [&str; 2] = ["bm25", "regex"];
+
+/// `tool_search`: one of [`TOOL_SEARCHES`].
+pub mod tool_search {
+    use super::*;
+    pub fn check(v: String) -> Result<String, String> {
+        if TOOL_SEARCHES.contains(&v.as_str()) {
+            Ok(v)
+        } else {
+            Err(format!("`{v}` is not a tool_search; use {}", TOOL_SEARCHES.join(", ")))
+        }
+    }
+    pub fn de_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+        Option::<String>::deserialize(d)?.map(check).transpose().map_err(serde::de::Error::custom)
+    }
+}
+
 /// Names that must not be empty: `model`.
 pub mod name {
     use super::*;

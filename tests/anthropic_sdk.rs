@@ -134,6 +134,68 @@ fn requests_and_the_mock_endpoints_answers_validate_against_the_official_sdk() {
 }
 
 #[test]
+fn the_native_layouts_requests_and_answers_validate_against_the_official_sdk() {
+    let Some(venv) = tiers::require(Tier::AnthropicSdk) else { return };
+    let env = MockEnv::start(MockConfig::default(), &[]);
+    let upstream = format!("http://{}", env.server.addr);
+    let sdk =
+        SdkServer::start(&venv, "anthropic", env.path("sdk.jsonl"), &["--upstream", &upstream]);
+    let url = sdk.root();
+    let o = toolpick(
+        &argv_with(
+            "run --catalog cat --dataset ds.jsonl --backends anthropic --model mock --base-url {} \
+             --layouts native-search,native-search-client --out out --run-id n -q --no-cache",
+            &[&url],
+        ),
+        env.dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let requests = sdk.requests();
+    assert_valid_messages(&requests);
+    // Every request defers every catalog tool; the server search sends the API's BM25 tool, the
+    // client search toolpick's `search_tools`, not deferred.
+    let (mut server, mut client) = (0, 0);
+    for r in &requests {
+        let tools = r["request"]["tools"].as_array().unwrap();
+        let deferred = tools.iter().filter(|t| t["defer_loading"] == true).count();
+        let shown: Vec<&Value> = tools.iter().filter(|t| t["defer_loading"] != true).collect();
+        assert!(deferred >= 2, "{deferred} deferred: {}", r["request"]);
+        assert_eq!(shown.len(), 1, "{shown:?}");
+        match shown[0]["name"].as_str().unwrap() {
+            "tool_search_tool_bm25" => {
+                assert_eq!(shown[0]["type"], "tool_search_tool_bm25_20251119");
+                server += 1;
+            }
+            "search_tools" => client += 1,
+            other => panic!("{other}"),
+        }
+    }
+    assert!(server > 0 && client > 0, "{server} / {client}");
+    // The history carried the API's own search blocks back, and toolpick's answers as references.
+    let blocks: Vec<&Value> = requests
+        .iter()
+        .flat_map(|r| r["request"]["messages"].as_array().unwrap())
+        .filter_map(|m| m["content"].as_array())
+        .flatten()
+        .collect();
+    let has = |kind: &str| blocks.iter().any(|b| b["type"] == kind);
+    assert!(has("server_tool_use") && has("tool_search_tool_result"));
+    assert!(blocks.iter().any(|b| {
+        b["type"] == "tool_result"
+            && b["content"]
+                .as_array()
+                .is_some_and(|c| c.iter().any(|x| x["type"] == "tool_reference"))
+    }));
+    let trials = trials_with_transcripts(&env.path("out/n"));
+    for layout in ["native-search", "native-search-client"] {
+        assert!(
+            trials.iter().any(|t| t["layout"] == layout && t["score"]["pass"] == true),
+            "{layout}: a loaded tool was called and passed"
+        );
+    }
+}
+
+#[test]
 fn scripted_sdk_answers_score_every_task_and_usage_counts_the_cache_as_input() {
     let Some(venv) = tiers::require(Tier::AnthropicSdk) else { return };
     let dir = tempfile::tempdir().unwrap();

@@ -143,6 +143,60 @@ fn requests_and_the_mock_endpoints_answers_validate_against_the_official_sdk() {
 }
 
 #[test]
+fn the_native_layouts_requests_and_answers_validate_against_the_official_sdk() {
+    let Some(venv) = tiers::require(Tier::OpenAiSdk) else { return };
+    let env = MockEnv::start(MockConfig::default(), &[]);
+    let upstream = format!("http://{}", env.server.addr);
+    let sdk = start(&venv, env.path("sdk.jsonl"), &["--upstream", &upstream]);
+    let url = format!("{}/v1", sdk.root());
+    let o = toolpick(
+        &argv_with(
+            "run --catalog cat --dataset ds.jsonl --backends openai-responses --model mock \
+             --base-url {} --layouts native-search,native-search-client --out out --run-id n -q \
+             --no-cache",
+            &[&url],
+        ),
+        env.dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let requests = sdk.requests();
+    assert_valid_responses(&requests);
+    // Every request defers every function and carries one `tool_search` tool, executed by the server
+    // or, with its description and parameters, by the client.
+    let mut executions = std::collections::BTreeSet::new();
+    for r in &requests {
+        let tools = r["request"]["tools"].as_array().unwrap();
+        let functions: Vec<&Value> = tools.iter().filter(|t| t["type"] == "function").collect();
+        assert!(functions.len() >= 2 && functions.iter().all(|f| f["defer_loading"] == true));
+        let search: Vec<&Value> = tools.iter().filter(|t| t["type"] == "tool_search").collect();
+        assert_eq!(search.len(), 1, "{}", r["request"]);
+        if search[0]["execution"] == "client" {
+            assert!(search[0]["parameters"]["properties"]["query"].is_object());
+        }
+        executions.insert(search[0]["execution"].as_str().unwrap().to_string());
+    }
+    assert_eq!(executions.into_iter().collect::<Vec<_>>(), ["client", "server"]);
+    // The history carried each search back as the protocol's own pair of items, for both executions.
+    let items: Vec<&Value> =
+        requests.iter().flat_map(|r| r["request"]["input"].as_array().unwrap()).collect();
+    for execution in ["server", "client"] {
+        for kind in ["tool_search_call", "tool_search_output"] {
+            assert!(
+                items.iter().any(|i| i["type"] == kind && i["execution"] == execution),
+                "{kind} ({execution})"
+            );
+        }
+    }
+    let trials = trials_with_transcripts(&env.path("out/n"));
+    for layout in ["native-search", "native-search-client"] {
+        assert!(
+            trials.iter().any(|t| t["layout"] == layout && t["score"]["pass"] == true),
+            "{layout}: a loaded tool was called and passed"
+        );
+    }
+}
+
+#[test]
 fn scripted_sdk_answers_score_every_task_with_multi_call_history_and_the_protocols_usage() {
     let Some(venv) = tiers::require(Tier::OpenAiSdk) else { return };
     let dir = tempfile::tempdir().unwrap();

@@ -39,6 +39,9 @@ pub struct TurnContext<'a> {
     pub task: &'a Task,
     pub messages: &'a [Message],
     pub functions: &'a [FunctionDef],
+    /// Tools to send deferred (`defer_loading`) for the provider to load: the native layouts only
+    /// ([`crate::layout::Layout::deferred`]).
+    pub deferred: &'a [FunctionDef],
     pub layout: LayoutKind,
     /// Where every offered tool id is addressed. The oracle plays the answer key through it; the replay
     /// backend only translates recorded tool names with it. No other backend may use it.
@@ -268,6 +271,7 @@ pub async fn run_episode(
             task,
             messages: &messages,
             functions: &offered,
+            deferred: layout.deferred(),
             layout: layout.kind(),
             addressing,
             seed,
@@ -305,10 +309,24 @@ pub async fn run_episode(
             stop_reason = StopReason::Unparsed;
             break;
         }
-        messages.push(Message::Assistant {
-            content: turn.content.clone(),
-            tool_calls: turn.tool_calls.clone(),
-        });
+        // Searches the provider ran (native-search) come first in the message, each answered by the
+        // tools it loaded, and are recorded as navigation with what they revealed.
+        let searched: Vec<(ToolCall, Message)> =
+            turn.server_searches.iter().map(|s| s.as_messages()).collect();
+        for (s, (call, _)) in turn.server_searches.iter().zip(&searched) {
+            let arguments = serde_json::from_str(&call.arguments).ok();
+            let record = CallRecord::unresolved(
+                steps,
+                &call.name,
+                crate::layout::CallStatus::Navigated,
+                arguments,
+            );
+            calls.push(CallRecord { revealed: layout.revealed_by(&s.tools), ..record });
+        }
+        let mut tool_calls: Vec<ToolCall> = searched.iter().map(|(c, _)| c.clone()).collect();
+        tool_calls.extend(turn.tool_calls.iter().cloned());
+        messages.push(Message::Assistant { content: turn.content.clone(), tool_calls });
+        messages.extend(searched.into_iter().map(|(_, result)| result));
         if turn.finish == Finish::ContentFilter {
             // The provider withheld the message: nothing in it is acted on.
             stop_reason = StopReason::ContentFilter;

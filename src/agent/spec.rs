@@ -126,6 +126,14 @@ pub struct ModelSpec {
     #[serde(default, deserialize_with = "rules::tool_choice::de_opt")]
     pub tool_choice: Option<String>,
     pub parallel_tool_calls: Option<bool>,
+    /// `native-search` on the `anthropic` backend: which of the API's search tools is sent, `bm25`
+    /// (the default) or `regex`.
+    #[serde(
+        default,
+        deserialize_with = "rules::tool_search::de_opt",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub tool_search: Option<String>,
     /// Also accept tool calls written in the message text (Hermes `<tool_call>` tags, fenced or bare
     /// JSON). Off by default: a call outside `tool_calls` is not a tool call to a strict client.
     #[serde(default)]

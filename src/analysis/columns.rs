@@ -309,7 +309,7 @@ fn summary_columns() -> Vec<SummaryColumn> {
         text("dataset", "Dataset name.", |c| &c.dataset).in_html(Shown),
         text("catalog", "Catalog name.", |c| &c.catalog),
         text("variant", "Description variant (`good`, `bad`, a degrade operator, a hand-written variant; `@N` with distractors).", |c| &c.variant).in_html(Shown),
-        text("layout", "Layout: `flat`, `progressive`, `progressive-oss` or `search`.", |c| &c.layout).in_html(Shown),
+        text("layout", "Layout: `flat`, `progressive`, `progressive-oss`, `search`, `native-search` or `native-search-client`.", |c| &c.layout).in_html(Shown),
         text("backend", "Backend (model) label.", |c| &c.backend).in_html(Shown),
         count("n", "trials", "Scored trials of every kind (infrastructure errors excluded).", |c| c.n),
         count("n_call", "trials", "Scored trials of tasks that need a call (single, multi, parallel): the denominator of the headline rates.", |c| c.pass.n).in_html(Shown),

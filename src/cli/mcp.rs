@@ -120,15 +120,18 @@ pub struct ProxyArgs {
 
 /// Serve one presentation; `catalog` overrides --catalog (the proxy's imported one).
 pub fn cmd_serve(args: ServeArgs, catalog: Option<PathBuf>) -> Result<()> {
-    let kind = crate::layout::LayoutKind::parse(&args.layout).ok_or_else(|| {
-        crate::error::InputError::new(
-            "--layout",
-            format!(
-                "unknown layout `{}`; use flat, progressive, progressive-oss or search",
-                args.layout
-            ),
-        )
-    })?;
+    // The native layouts defer tools behind a provider's search: an MCP client has neither.
+    let kind = crate::layout::LayoutKind::parse(&args.layout).filter(|k| !k.is_native()).ok_or_else(
+        || {
+            crate::error::InputError::new(
+                "--layout",
+                format!(
+                    "unknown layout `{}`; use flat, progressive, progressive-oss or search (the native layouts need a provider's protocol, not MCP)",
+                    args.layout
+                ),
+            )
+        },
+    )?;
     if let Some(addr) = &args.http {
         crate::mcp::serve::check_bind(addr, args.allow_remote, &args.allow_host)?;
     }

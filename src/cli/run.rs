@@ -25,7 +25,8 @@ pub struct RunArgs {
     /// file:<dir> (a hand-written variant, e.g. file:registries/workspace-realistic-bad). Default: good,bad.
     #[arg(long, alias = "variant", value_delimiter = ',')]
     variants: Option<Vec<String>>,
-    /// Layouts: flat, progressive, progressive-oss, search. Default: flat,progressive.
+    /// Layouts: flat, progressive, progressive-oss, search, native-search, native-search-client.
+    /// Default: flat,progressive.
     #[arg(long, value_delimiter = ',')]
     layouts: Option<Vec<String>>,
     /// Backends: lexical (BM25 baseline), oracle (plays the answer key), random (chance), openai (the
@@ -208,6 +209,9 @@ struct EndpointArgs {
     /// Sent to the endpoint as `parallel_tool_calls` (true or false); unset, the field is not sent.
     #[arg(long)]
     parallel_tool_calls: Option<bool>,
+    /// The anthropic backend's search tool in the native-search layout: bm25 (default) or regex.
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(rules::TOOL_SEARCHES))]
+    tool_search: Option<String>,
     /// Also accept tool calls written in the message text (see docs/models.md, "Local models").
     #[arg(long)]
     parse_text_calls: bool,
@@ -246,7 +250,7 @@ impl EndpointArgs {
         set!(base_url => base_url, model => model, temperature => temperature, top_p => top_p, model_seed => seed,
              max_tokens => max_tokens, context_window => context_window,
              provider_limits => provider_limits, tool_choice => tool_choice, parallel_tool_calls => parallel_tool_calls,
-             rpm => requests_per_minute, tpm => tokens_per_minute);
+             tool_search => tool_search, rpm => requests_per_minute, tpm => tokens_per_minute);
         if let Some(v) = &self.api_key_env {
             m.api_key_env = v.clone();
         }
@@ -395,7 +399,7 @@ pub fn cmd_run(args: RunArgs) -> Result<()> {
                 crate::error::InputError::new(
                     "--layouts",
                     format!(
-                        "unknown layout `{l}`; use flat, progressive, progressive-oss or search"
+                        "unknown layout `{l}`; use flat, progressive, progressive-oss, search, native-search or native-search-client"
                     ),
                 )
             })

@@ -187,6 +187,7 @@ impl JudgeClient {
             task: &self.task,
             messages: &messages,
             functions: &[],
+            deferred: &[],
             layout: LayoutKind::Flat,
             addressing: &addressing,
             seed: salt as u64,

@@ -3,12 +3,16 @@
 //! - [`flat`]: every tool is one function.
 //! - [`progressive`]: six meta-tools (the Klavis Strata design) to drill down servers → categories →
 //!   actions → details → execute.
+//! - [`search`]: one `search_tools` meta-tool; the tools it finds become callable.
+//! - [`native`]: every tool deferred behind a provider's own search (`native-search`) or behind
+//!   toolpick's search in the provider's form (`native-search-client`).
 //!
-//! Both are projections of the same variant catalog and both execute through the same [`Executor`], so the
+//! All are projections of the same variant catalog and both execute through the same [`Executor`], so the
 //! only difference between them is presentation. Every call is answered with text for the model and a
 //! [`CallRecord`] for scoring.
 
 pub mod flat;
+pub mod native;
 pub mod progressive;
 pub mod search;
 
@@ -17,6 +21,7 @@ use crate::protocol::{FunctionDef, ToolCall};
 use serde_json::Value;
 
 pub use flat::FlatLayout;
+pub use native::NativeLayout;
 pub use progressive::{DiscoveryRule, ProgressiveLayout};
 pub use search::SearchLayout;
 
@@ -43,6 +48,15 @@ pub trait Layout: Send + Sync {
     ) -> std::borrow::Cow<'_, [FunctionDef]> {
         std::borrow::Cow::Borrowed(self.functions())
     }
+    /// Tools sent deferred (`defer_loading`), for the provider to load when a search finds them: the
+    /// native layouts only. They are not in the prompt, so they are not in [`Layout::functions`].
+    fn deferred(&self) -> &[FunctionDef] {
+        &[]
+    }
+    /// The catalog tool ids behind the function names a provider's own search returned, in order.
+    fn revealed_by(&self, _names: &[String]) -> Vec<String> {
+        Vec::new()
+    }
     /// Answer one call made at assistant turn `step`.
     fn call(&self, call: &ToolCall, step: usize) -> CallOutcome;
     /// Answer a call knowing the conversation (default: it does not matter).
@@ -53,6 +67,29 @@ pub trait Layout: Send + Sync {
         _messages: &[crate::protocol::Message],
     ) -> CallOutcome {
         self.call(call, step)
+    }
+}
+
+/// The layout `kind` of `catalog`, every call executed by `executor`. `terms` are the search index's
+/// analysed tools, shared by the layouts a run builds (see [`search::SearchTerms`]).
+pub fn build(
+    kind: LayoutKind,
+    catalog: crate::catalog::Catalog,
+    executor: std::sync::Arc<Executor>,
+    discovery: DiscoveryRule,
+    terms: &search::SearchTerms,
+) -> Box<dyn Layout> {
+    match kind {
+        LayoutKind::Flat => Box::new(FlatLayout::new(&catalog, executor)),
+        LayoutKind::Progressive => Box::new(ProgressiveLayout::new(catalog, executor, discovery)),
+        LayoutKind::ProgressiveOss => Box::new(ProgressiveLayout::new_oss(catalog, executor)),
+        LayoutKind::Search => Box::new(SearchLayout::with_terms(&catalog, executor, terms)),
+        LayoutKind::NativeSearch => {
+            Box::new(NativeLayout::Server(FlatLayout::new(&catalog, executor)))
+        }
+        LayoutKind::NativeSearchClient => {
+            Box::new(NativeLayout::Client(SearchLayout::with_terms(&catalog, executor, terms)))
+        }
     }
 }
 

@@ -31,6 +31,30 @@ pub struct SearchLayout {
     analyzer: Analyzer,
 }
 
+/// The `k` functions of `functions` that best match `query`, best first, by the search layout's BM25
+/// over name, description and parameter names: for a search over function definitions alone (the mock
+/// endpoint's stand-in for a provider's own tool search), without a catalog.
+pub fn rank(functions: &[FunctionDef], query: &str, k: usize) -> Vec<usize> {
+    let analyzer = Analyzer::default();
+    let docs: Vec<Vec<String>> = functions
+        .iter()
+        .map(|f| {
+            let params: Vec<&str> = f
+                .parameters
+                .get("properties")
+                .and_then(Value::as_object)
+                .map(|p| p.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            analyzer.tool_terms(
+                &f.name,
+                &f.name,
+                &format!("{} {}", f.description, params.join(" ")),
+            )
+        })
+        .collect();
+    Bm25::new(&docs).top_k(&analyzer.query_terms(query), k).into_iter().map(|(i, _)| i).collect()
+}
+
 /// Analysed index terms of the tools seen so far, shared by the search layouts a run builds per task (a
 /// tool-count curve builds one per task and level over the same tools), so each tool is analysed once.
 #[derive(Default)]
@@ -78,6 +102,16 @@ impl SearchLayout {
             }, "required": ["query"]}),
         }];
         SearchLayout { index: Bm25::new(&docs), flat, meta, analyzer }
+    }
+
+    /// Every catalog tool as a function (what a search can return).
+    pub fn catalog_functions(&self) -> &[FunctionDef] {
+        self.flat.functions()
+    }
+
+    /// The catalog's tools as `flat` shows them.
+    pub fn flat(&self) -> &FlatLayout {
+        &self.flat
     }
 
     /// Function names returned by earlier searches in this conversation.

@@ -8,7 +8,7 @@
 //! (configuration, routes, keys and their echo).
 
 use super::{
-    DUPLICATES, Fault, MockState, Wire, authorized, echo, error, gemini, judge, messages,
+    DUPLICATES, Fault, MockState, Wire, authorized, echo, error, gemini, judge, messages, native,
     responses, sent_key, unauthorized,
 };
 use crate::agent::{Addressing, Policy, TurnContext};
@@ -90,10 +90,13 @@ pub(super) async fn answer(
         .collect();
     // The query is the last user message: a task's history may hold earlier user turns before it.
     let query = last_user.unwrap_or_default().to_string();
+    // A provider's own search over deferred tools (native-search): the baseline walks it as the
+    // search layout, the mock answering its searches ([`native`]).
+    let server_search = body["server_search"].as_str();
     // The layout, from the meta-tools offered (the lexical baseline walks each its own way).
     let layout = if functions.iter().any(|f| f.name == DISCOVER) {
         LayoutKind::Progressive
-    } else if functions.iter().any(|f| f.name == SEARCH_TOOLS) {
+    } else if server_search.is_some() || functions.iter().any(|f| f.name == SEARCH_TOOLS) {
         LayoutKind::Search
     } else {
         LayoutKind::Flat
@@ -104,13 +107,14 @@ pub(super) async fn answer(
         task: &task,
         messages: &messages,
         functions: &functions,
+        deferred: &[],
         layout,
         addressing: &addressing,
         seed: 0,
         trial: 0,
     };
     let temperature = body["temperature"].as_f64().unwrap_or(1.0).max(0.0);
-    let turn = if s.config.sampling_noise > 0.0 && temperature > 0.0 {
+    let mut turn = if s.config.sampling_noise > 0.0 && temperature > 0.0 {
         use rand_chacha::rand_core::{Rng, SeedableRng};
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(
             s.config.seed ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15),
@@ -126,6 +130,15 @@ pub(super) async fn answer(
         s.lexical.decide(&ctx).unwrap_or_default()
     };
 
+    let mut server_searches = Vec::new();
+    if let Some(tool) = server_search
+        && let Some((conversation, searches)) =
+            native::server_round(tool, &native::deferred(&body), &messages, &turn.tool_calls, n)
+    {
+        turn =
+            s.lexical.decide(&TurnContext { messages: &conversation, ..ctx }).unwrap_or_default();
+        server_searches = searches;
+    }
     let mut calls: Vec<Value> = turn
         .tool_calls
         .iter()
@@ -218,6 +231,9 @@ pub(super) async fn answer(
     let mut message = json!({"role": "assistant", "content": content});
     if !calls.is_empty() {
         message["tool_calls"] = json!(calls);
+    }
+    if !server_searches.is_empty() {
+        message["server_searches"] = json!(server_searches);
     }
     let finish =
         finish.unwrap_or_else(|| if calls.is_empty() { "stop" } else { "tool_calls" }.to_string());

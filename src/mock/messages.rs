@@ -8,7 +8,8 @@
 //! that `tool_use` block with `stop_reason: max_tokens`, `content_filter` is `stop_reason: refusal`
 //! with no content, `empty_choices` is an empty `content`, `truncated` is half the body.
 
-use super::{MockState, Wire, answer::answer, echo};
+use super::{MockState, Wire, answer::answer, echo, native};
+use crate::layout::search::SEARCH_TOOLS;
 use crate::protocol::Finish;
 use axum::Json;
 use axum::extract::State;
@@ -42,8 +43,38 @@ fn text_of(content: &Value) -> String {
 }
 
 /// A Messages request in chat-completions shape: `system` first, each `tool_use` a tool call, each
-/// `tool_result` a tool message, the tools as functions.
+/// `tool_result` a tool message, the tools as functions. The native layouts' parts
+/// ([`super::native`]): deferred tools go to `deferred`, the API's own search tool to `server_search`;
+/// a search the API ran (`server_tool_use` and its `tool_search_tool_result`) becomes a `search_tools`
+/// call and its result, and `tool_reference` blocks in a `tool_result` the definitions they load.
 pub(super) fn chat_body(body: &Value) -> Value {
+    let mut deferred: Vec<Value> = Vec::new();
+    let mut tools: Vec<Value> = Vec::new();
+    let mut server_search = None;
+    for t in body["tools"].as_array().into_iter().flatten() {
+        if t["type"].as_str().is_some_and(|k| k.starts_with("tool_search_tool_")) {
+            server_search = t["name"].as_str();
+            continue;
+        }
+        let f = json!({"name": t["name"], "description": t["description"].as_str().unwrap_or_default(), "parameters": t["input_schema"]});
+        if t["defer_loading"] == true {
+            deferred.push(f);
+        } else {
+            tools.push(json!({"type": "function", "function": f}));
+        }
+    }
+    let defs: Vec<crate::protocol::FunctionDef> =
+        deferred.iter().filter_map(|f| serde_json::from_value(f.clone()).ok()).collect();
+    let references = |content: &Value| {
+        let names = content["tool_references"]
+            .as_array()
+            .or(content.as_array())
+            .into_iter()
+            .flatten()
+            .filter(|b| b["type"] == "tool_reference")
+            .filter_map(|b| b["tool_name"].as_str());
+        native::loaded(&defs, names.collect::<Vec<_>>()).to_string()
+    };
     let mut messages = Vec::new();
     let system = text_of(&body["system"]);
     if !system.is_empty() {
@@ -55,18 +86,29 @@ pub(super) fn chat_body(body: &Value) -> Value {
             Some("assistant") => {
                 let calls: Vec<Value> = blocks
                     .iter()
-                    .filter(|b| b["type"] == "tool_use")
-                    .map(|b| json!({"id": b["id"], "type": "function", "function": {"name": b["name"], "arguments": b["input"].to_string()}}))
+                    .filter(|b| b["type"] == "tool_use" || b["type"] == "server_tool_use")
+                    .map(|b| {
+                        let name = if b["type"] == "server_tool_use" { json!(SEARCH_TOOLS) } else { b["name"].clone() };
+                        json!({"id": b["id"], "type": "function", "function": {"name": name, "arguments": b["input"].to_string()}})
+                    })
                     .collect();
                 let mut v = json!({"role": "assistant", "content": text_of(&m["content"])});
                 if !calls.is_empty() {
                     v["tool_calls"] = json!(calls);
                 }
                 messages.push(v);
+                for b in blocks.iter().filter(|b| b["type"] == "tool_search_tool_result") {
+                    messages.push(json!({"role": "tool", "tool_call_id": b["tool_use_id"], "content": references(&b["content"])}));
+                }
             }
             Some("user") => {
                 for b in blocks.iter().filter(|b| b["type"] == "tool_result") {
-                    messages.push(json!({"role": "tool", "tool_call_id": b["tool_use_id"], "content": text_of(&b["content"])}));
+                    let loads = b["content"]
+                        .as_array()
+                        .is_some_and(|c| c.iter().any(|x| x["type"] == "tool_reference"));
+                    let content =
+                        if loads { references(&b["content"]) } else { text_of(&b["content"]) };
+                    messages.push(json!({"role": "tool", "tool_call_id": b["tool_use_id"], "content": content}));
                 }
                 let text = text_of(&m["content"]);
                 if !text.is_empty() {
@@ -76,15 +118,15 @@ pub(super) fn chat_body(body: &Value) -> Value {
             _ => {}
         }
     }
-    let tools: Vec<Value> = body["tools"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|t| json!({"type": "function", "function": {"name": t["name"], "description": t["description"].as_str().unwrap_or_default(), "parameters": t["input_schema"]}}))
-        .collect();
     let mut chat = json!({"model": body["model"], "messages": messages});
     if !tools.is_empty() {
         chat["tools"] = json!(tools);
+    }
+    if !deferred.is_empty() {
+        chat["deferred"] = json!(deferred);
+    }
+    if let Some(name) = server_search {
+        chat["server_search"] = json!(name);
     }
     if let Some(t) = body.get("temperature") {
         chat["temperature"] = t.clone();
@@ -107,6 +149,18 @@ pub(super) fn message(
 ) -> Value {
     let mut content = Vec::new();
     if !empty {
+        // The searches the API ran itself come first, each with the tools it loaded.
+        for search in decided["server_searches"].as_array().into_iter().flatten() {
+            let references: Vec<Value> = search["tools"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|t| json!({"type": "tool_reference", "tool_name": t["name"]}))
+                .collect();
+            content.push(json!({"type": "server_tool_use", "id": search["id"], "name": search["name"], "input": search["input"]}));
+            content.push(json!({"type": "tool_search_tool_result", "tool_use_id": search["id"],
+                "content": {"type": "tool_search_tool_search_result", "tool_references": references}}));
+        }
         if let Some(text) = decided["content"].as_str().filter(|t| !t.is_empty()) {
             content.push(json!({"type": "text", "text": text}));
         }

@@ -57,6 +57,7 @@ mod gemini;
 pub mod judge;
 pub mod limits;
 mod messages;
+mod native;
 mod responses;
 
 use crate::agent::backends::{LexicalBackend, LexicalConfig};

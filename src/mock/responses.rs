@@ -8,6 +8,7 @@
 //! `empty_choices` is an empty `output`; errors keep OpenAI's `{"error": {…}}` shape.
 
 use super::{MockState, Wire, answer::answer, echo};
+use crate::layout::search::SEARCH_TOOLS;
 use crate::protocol::Finish;
 use axum::Json;
 use axum::extract::State;
@@ -51,8 +52,14 @@ pub(super) fn chat_body(body: &Value) -> Value {
     };
     for item in &items {
         match (item["type"].as_str(), item["role"].as_str()) {
-            (Some("function_call"), _) => {
-                let call = json!({"id": item["call_id"], "type": "function", "function": {"name": item["name"], "arguments": item["arguments"]}});
+            (Some(kind @ ("function_call" | "tool_search_call")), _) => {
+                // A search, whoever ran it, is the baseline's `search_tools` walk.
+                let (name, arguments) = if kind == "tool_search_call" {
+                    (json!(SEARCH_TOOLS), json!(item["arguments"].to_string()))
+                } else {
+                    (item["name"].clone(), item["arguments"].clone())
+                };
+                let call = json!({"id": item["call_id"], "type": "function", "function": {"name": name, "arguments": arguments}});
                 match messages.last_mut() {
                     Some(last) if last["role"] == "assistant" => {
                         if last["tool_calls"].is_null() {
@@ -62,6 +69,15 @@ pub(super) fn chat_body(body: &Value) -> Value {
                     }
                     _ => messages.push(json!({"role": "assistant", "content": "", "tool_calls": [call]})),
                 }
+            }
+            (Some("tool_search_output"), _) => {
+                let tools: Vec<Value> = item["tools"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|t| json!({"name": t["name"], "description": t["description"].as_str().unwrap_or_default(), "parameters": t["parameters"]}))
+                    .collect();
+                messages.push(json!({"role": "tool", "tool_call_id": item["call_id"], "content": json!({"tools": tools}).to_string()}))
             }
             (Some("function_call_output"), _) => messages.push(
                 json!({"role": "tool", "tool_call_id": item["call_id"], "content": text_of(&item["output"])}),
@@ -73,16 +89,40 @@ pub(super) fn chat_body(body: &Value) -> Value {
             _ => {}
         }
     }
-    let tools: Vec<Value> = body["tools"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|t| t["type"] == "function")
-        .map(|t| json!({"type": "function", "function": {"name": t["name"], "description": t["description"].as_str().unwrap_or_default(), "parameters": t["parameters"]}}))
-        .collect();
+    // The native layouts' parts ([`super::native`]): deferred functions apart, the API's own search
+    // (`execution: "server"`) as `server_search`, a client-executed one as the `search_tools` function.
+    let (mut tools, mut deferred) = (Vec::new(), Vec::new());
+    let (mut server_search, mut client_search) = (false, false);
+    for t in body["tools"].as_array().into_iter().flatten() {
+        match t["type"].as_str() {
+            Some("function") => {
+                let f = json!({"name": t["name"], "description": t["description"].as_str().unwrap_or_default(), "parameters": t["parameters"]});
+                if t["defer_loading"] == true {
+                    deferred.push(f);
+                } else {
+                    tools.push(json!({"type": "function", "function": f}));
+                }
+            }
+            Some("tool_search") if t["execution"] == "client" => {
+                client_search = true;
+                tools.push(json!({"type": "function", "function": {"name": SEARCH_TOOLS, "description": t["description"].as_str().unwrap_or_default(), "parameters": t["parameters"]}}));
+            }
+            Some("tool_search") => server_search = true,
+            _ => {}
+        }
+    }
     let mut chat = json!({"model": body["model"], "messages": messages});
     if !tools.is_empty() {
         chat["tools"] = json!(tools);
+    }
+    if !deferred.is_empty() {
+        chat["deferred"] = json!(deferred);
+    }
+    if server_search {
+        chat["server_search"] = json!("tool_search");
+    }
+    if client_search {
+        chat["client_search"] = json!(true);
     }
     if let Some(t) = body.get("temperature") {
         chat["temperature"] = t.clone();
@@ -108,9 +148,34 @@ pub(super) fn response(
             output.push(json!({"type": "message", "id": format!("msg_mock_{n}"), "role": "assistant", "status": "completed",
                 "content": [{"type": "output_text", "text": text, "annotations": []}]}));
         }
+        // The searches the API ran itself first, each with the tools it loaded.
+        for (i, search) in decided["server_searches"].as_array().into_iter().flatten().enumerate() {
+            let tools: Vec<Value> = search["tools"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|t| {
+                    json!({"type": "function", "name": t["name"], "description": t["description"],
+                    "parameters": t["parameters"], "strict": false, "defer_loading": true})
+                })
+                .collect();
+            output.push(json!({"type": "tool_search_call", "id": format!("tsc_mock_{n}_{i}"), "call_id": search["id"],
+                "execution": "server", "arguments": search["input"], "status": "completed"}));
+            output.push(json!({"type": "tool_search_output", "id": format!("tso_mock_{n}_{i}"), "call_id": search["id"],
+                "execution": "server", "status": "completed", "tools": tools}));
+        }
         for (i, c) in decided["tool_calls"].as_array().into_iter().flatten().enumerate() {
+            let arguments = c["function"]["arguments"].as_str().unwrap_or("{}");
+            if chat["client_search"] == true && c["function"]["name"] == SEARCH_TOOLS {
+                // The client is to run this search: the API's own item, arguments as an object.
+                let arguments: Value =
+                    serde_json::from_str(arguments).unwrap_or_else(|_| json!({}));
+                output.push(json!({"type": "tool_search_call", "id": format!("tsc_mock_{n}_{i}"), "call_id": c["id"],
+                    "execution": "client", "arguments": arguments, "status": "completed"}));
+                continue;
+            }
             output.push(json!({"type": "function_call", "id": format!("fc_mock_{n}_{i}"), "call_id": c["id"],
-                "name": c["function"]["name"], "arguments": c["function"]["arguments"].as_str().unwrap_or("{}"),
+                "name": c["function"]["name"], "arguments": arguments,
                 "status": "completed"}));
         }
     }

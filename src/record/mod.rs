@@ -70,8 +70,19 @@ pub mod nav {
     pub const EXECUTE: &str = "execute_action";
     pub const SEARCH_DOCS: &str = "search_documentation";
     pub const AUTH_FAILURE: &str = "handle_auth_failure";
-    /// The `search` layout's one meta-tool.
+    /// The `search` layout's one meta-tool, and the search tool toolpick answers in
+    /// `native-search-client`.
     pub const SEARCH_TOOLS: &str = "search_tools";
+    /// The providers' own search tools (`native-search`): Anthropic's BM25 and regex tool search, and
+    /// the Responses API's `tool_search`. A search the provider ran is recorded as a navigation call
+    /// under its tool's name.
+    pub const PROVIDER_SEARCH: [&str; 3] =
+        ["tool_search_tool_bm25", "tool_search_tool_regex", "tool_search"];
+
+    /// `true` when `name` is one of the providers' own search tools.
+    pub fn is_provider_search(name: &str) -> bool {
+        PROVIDER_SEARCH.contains(&name)
+    }
 }
 
 /// FNV-1a, 64 bit: a stable hash whose value never changes between builds or platforms.
@@ -93,6 +104,12 @@ pub enum LayoutKind {
     Search,
     /// The open-source Strata: five meta-tools, discovery returns ranked action names per server.
     ProgressiveOss,
+    /// Every tool deferred (`defer_loading`) behind the provider's own search tool, which the
+    /// provider runs (Anthropic's BM25 tool search, the Responses API's `tool_search`).
+    NativeSearch,
+    /// Every tool deferred, the search answered by toolpick's BM25 (`search_tools`): `tool_reference`
+    /// blocks for Anthropic, a `tool_search_output` for the Responses API.
+    NativeSearchClient,
 }
 
 impl LayoutKind {
@@ -102,7 +119,13 @@ impl LayoutKind {
             LayoutKind::Progressive => "progressive",
             LayoutKind::Search => "search",
             LayoutKind::ProgressiveOss => "progressive-oss",
+            LayoutKind::NativeSearch => "native-search",
+            LayoutKind::NativeSearchClient => "native-search-client",
         }
+    }
+    /// `true` for the layouts only a provider's protocol can express (tools sent deferred).
+    pub fn is_native(self) -> bool {
+        matches!(self, LayoutKind::NativeSearch | LayoutKind::NativeSearchClient)
     }
     pub fn parse(s: &str) -> Option<LayoutKind> {
         match s {
@@ -110,6 +133,8 @@ impl LayoutKind {
             "progressive" => Some(LayoutKind::Progressive),
             "search" => Some(LayoutKind::Search),
             "progressive-oss" => Some(LayoutKind::ProgressiveOss),
+            "native-search" => Some(LayoutKind::NativeSearch),
+            "native-search-client" => Some(LayoutKind::NativeSearchClient),
             _ => None,
         }
     }

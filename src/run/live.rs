@@ -211,6 +211,7 @@ impl Responder for TrialResponder {
                 task: &task,
                 messages: &messages,
                 functions: &[],
+                deferred: &[],
                 layout,
                 addressing: &addressing,
                 seed,

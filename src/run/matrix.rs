@@ -211,6 +211,8 @@ struct ModelSettings {
     tool_choice: Option<String>,
     parallel_tool_calls: Option<bool>,
     parse_text_calls: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_search: Option<String>,
 }
 
 impl ModelSettings {
@@ -231,6 +233,7 @@ impl ModelSettings {
             tool_choice,
             parallel_tool_calls,
             parse_text_calls,
+            tool_search,
             // Runtime knobs: how fast and how patiently the endpoint is asked, what it costs, when the
             // run gives up on it. A run may resume with other values.
             concurrency: _,
@@ -264,6 +267,7 @@ impl ModelSettings {
             tool_choice: tool_choice.clone(),
             parallel_tool_calls: *parallel_tool_calls,
             parse_text_calls: *parse_text_calls,
+            tool_search: tool_search.clone(),
         }
     }
 }

@@ -5,7 +5,9 @@
 //!
 //! The layouts present different tool sets: `flat` every tool; `progressive` and `progressive-oss` the
 //! meta-tools (the catalog's tools travel as action names in arguments); `search` its one meta-tool,
-//! then the tools it finds, so their names must be acceptable too. A task with its own presentation
+//! then the tools it finds, so their names must be acceptable too; the native layouts their search tool,
+//! with every tool sent deferred (names checked, not counted: a deferred tool is not in the prompt,
+//! and deferral is how providers take catalogs beyond their tool-count limits). A task with its own presentation
 //! (a tool-count curve's level, its own candidates, a poison) is measured on that presentation, built
 //! as the run builds it; a cell reports its largest task.
 
@@ -78,8 +80,14 @@ impl Prepared {
                 let kind = c.layout.kind();
                 let shown = |layout: &dyn crate::layout::Layout,
                              addressing: &crate::agent::Addressing| {
-                    let mut names: Vec<String> =
-                        layout.functions().iter().map(|f| f.name.clone()).collect();
+                    // Deferred tools are sent too (their names are checked), but not shown: the
+                    // tool-count limit is on what the prompt carries.
+                    let mut names: Vec<String> = layout
+                        .functions()
+                        .iter()
+                        .chain(layout.deferred())
+                        .map(|f| f.name.clone())
+                        .collect();
                     if kind == LayoutKind::Search {
                         names.extend(
                             addressing

@@ -90,7 +90,7 @@ impl AnthropicBackend {
     /// The Messages request for this turn.
     fn body(&self, ctx: &TurnContext<'_>) -> Result<Value> {
         let s = self.spec();
-        let (system, messages) = wire::messages(ctx.messages);
+        let (system, messages) = wire::messages(ctx.messages, ctx.layout);
         let mut body = json!({
             "model": s.model.clone().unwrap_or_default(),
             "max_tokens": s.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
@@ -99,8 +99,9 @@ impl AnthropicBackend {
         if let Some(system) = system {
             body["system"] = json!(system);
         }
-        if !ctx.functions.is_empty() {
-            body["tools"] = wire::tools(ctx.functions)?;
+        if !ctx.functions.is_empty() || !ctx.deferred.is_empty() {
+            body["tools"] =
+                wire::tools(ctx.functions, ctx.deferred, ctx.layout, s.tool_search.as_deref())?;
             if let Some(choice) = wire::tool_choice(s.tool_choice.as_deref(), s.parallel_tool_calls)
             {
                 body["tool_choice"] = choice;

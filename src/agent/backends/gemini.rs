@@ -218,6 +218,7 @@ mod tests {
             task: &task,
             messages: &messages,
             functions: &functions,
+            deferred: &[],
             layout: crate::layout::LayoutKind::Flat,
             addressing: &addressing,
             seed: 0,

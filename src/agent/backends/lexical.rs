@@ -180,9 +180,11 @@ impl Policy for LexicalBackend {
 
     fn decide(&self, ctx: &TurnContext<'_>) -> anyhow::Result<AssistantTurn> {
         Ok(match ctx.layout {
-            LayoutKind::Flat => self.flat(ctx),
+            // The native layouts are refused to the baseline (`super::build`); were it asked, it would
+            // walk them as the layouts they present: every tool, or toolpick's search.
+            LayoutKind::Flat | LayoutKind::NativeSearch => self.flat(ctx),
             LayoutKind::Progressive => self.progressive(ctx),
-            LayoutKind::Search => self.search(ctx),
+            LayoutKind::Search | LayoutKind::NativeSearchClient => self.search(ctx),
             LayoutKind::ProgressiveOss => self.progressive(ctx),
         })
     }
@@ -231,6 +233,7 @@ mod tests {
             task: &task,
             messages: &messages,
             functions: &functions,
+            deferred: &[],
             layout: LayoutKind::Flat,
             addressing: &addressing,
             seed: 0,

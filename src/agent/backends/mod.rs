@@ -143,6 +143,9 @@ pub struct Entry {
     /// The limits of the wire protocol the backend speaks, checked for every cell before the first
     /// request; `None` for backends that send no request to a provider.
     pub limits: Option<&'static limits::ProtocolLimits>,
+    /// The backend can run the native layouts (`native-search`, `native-search-client`): its protocol
+    /// can send tools deferred and search them. Any other is refused those layouts before the run.
+    pub native: bool,
 }
 
 /// The backends `agent` builds itself.
@@ -151,15 +154,35 @@ pub const BUILT_IN: &[Entry] = &[
         name: "lexical",
         build: |_, ctx| Built::plain(LexicalBackend::new(ctx.lexical)),
         limits: None,
+        native: false,
     },
-    Entry { name: "oracle", build: |_, _| Built::plain(OracleBackend), limits: None },
-    Entry { name: "random", build: |_, _| Built::plain(RandomBackend), limits: None },
-    Entry { name: "openai", build: build_openai, limits: Some(&limits::OPENAI) },
-    Entry { name: "anthropic", build: build_anthropic, limits: Some(&limits::ANTHROPIC) },
-    Entry { name: "openai-responses", build: build_responses, limits: Some(&limits::OPENAI) },
-    Entry { name: "gemini", build: build_gemini, limits: Some(&limits::GEMINI) },
-    Entry { name: "replay", build: build_replay, limits: None },
+    // The oracle plays the answer key through any layout: it is how the native layouts are checked.
+    Entry { name: "oracle", build: |_, _| Built::plain(OracleBackend), limits: None, native: true },
+    Entry {
+        name: "random",
+        build: |_, _| Built::plain(RandomBackend),
+        limits: None,
+        native: false,
+    },
+    Entry { name: "openai", build: build_openai, limits: Some(&limits::OPENAI), native: false },
+    Entry {
+        name: "anthropic",
+        build: build_anthropic,
+        limits: Some(&limits::ANTHROPIC),
+        native: true,
+    },
+    Entry {
+        name: "openai-responses",
+        build: build_responses,
+        limits: Some(&limits::OPENAI),
+        native: true,
+    },
+    Entry { name: "gemini", build: build_gemini, limits: Some(&limits::GEMINI), native: false },
+    Entry { name: "replay", build: build_replay, limits: None, native: false },
 ];
+
+/// The backends that can run the native layouts, for messages.
+pub const NATIVE_BACKENDS: &str = "anthropic, openai-responses (and the oracle)";
 
 /// The limits of the protocol backend `name` speaks (from its registry entry, [`BUILT_IN`] or
 /// `more`); `None` for an unknown name or a backend that sends no request to a provider.
@@ -175,6 +198,19 @@ pub fn build(spec: &mut ModelSpec, ctx: &BuildContext, more: &[Entry]) -> anyhow
             format!("unknown backend `{}`; choose from {}", spec.backend, names_help()),
         )
     })?;
+    if !entry.native
+        && let Some(native) = ctx.layouts.iter().find(|l| l.is_native())
+    {
+        return Err(InputError::new(
+            "--layouts",
+            format!(
+                "the `{}` backend cannot run the `{}` layout: its protocol has no deferred tools or provider search; the native layouts run on {NATIVE_BACKENDS}",
+                spec.backend,
+                native.as_str()
+            ),
+        )
+        .into());
+    }
     (entry.build)(spec, ctx)
 }
 
@@ -288,7 +324,7 @@ pub fn done_answer(messages: &[crate::protocol::Message]) -> String {
                         nav::AUTH_FAILURE,
                         nav::SEARCH_TOOLS,
                     ];
-                    if navigation.contains(&c.name.as_str()) {
+                    if navigation.contains(&c.name.as_str()) || nav::is_provider_search(&c.name) {
                         continue;
                     }
                     let shown = if c.name == nav::EXECUTE {

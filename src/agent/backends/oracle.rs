@@ -103,7 +103,7 @@ impl Policy for OracleBackend {
         let last = ctx.last_results();
         let execute = |turn| {
             match ctx.layout {
-            LayoutKind::Flat | LayoutKind::Search => {
+            LayoutKind::Flat | LayoutKind::Search | LayoutKind::NativeSearch | LayoutKind::NativeSearchClient => {
                 calls(turn, targets.iter().map(|(a, e)| (a.function.as_str(), arguments_at(a, e))).collect())
             }
             LayoutKind::Progressive | LayoutKind::ProgressiveOss => calls(
@@ -130,9 +130,10 @@ impl Policy for OracleBackend {
         };
         let Some(&(last_name, _, last_result)) = last.first() else {
             return Ok(match ctx.layout {
-                LayoutKind::Flat => execute(turn),
+                // The provider's own search loads what a call names: the oracle calls it directly.
+                LayoutKind::Flat | LayoutKind::NativeSearch => execute(turn),
                 // Search for each expected tool by its own name, as an agent that knows what it wants would.
-                LayoutKind::Search => calls(
+                LayoutKind::Search | LayoutKind::NativeSearchClient => calls(
                     turn,
                     unique(targets.iter().map(|(a, _)| a.function.clone()))
                         .into_iter()

@@ -32,7 +32,7 @@ impl Policy for RandomBackend {
         let mut pick = |n: usize| (rng.next_u64() % n as u64) as usize;
         let query = &ctx.task.query;
         let last = ctx.last_results();
-        if ctx.layout == LayoutKind::Search {
+        if matches!(ctx.layout, LayoutKind::Search | LayoutKind::NativeSearchClient) {
             let Some(&(name, _, result)) = last.first() else {
                 return Ok(one(turn, SEARCH_TOOLS, json!({"query": query})));
             };

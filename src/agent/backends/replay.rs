@@ -298,6 +298,7 @@ mod tests {
             task,
             messages,
             functions,
+            deferred: &[],
             layout: LayoutKind::Flat,
             addressing,
             seed: 0,

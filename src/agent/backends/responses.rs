@@ -69,11 +69,11 @@ impl ResponsesBackend {
         let s = self.spec();
         let mut body = json!({
             "model": s.model.clone().unwrap_or_default(),
-            "input": wire::input(ctx.messages),
+            "input": wire::input(ctx.messages, ctx.layout, ctx.deferred),
             "store": false,
         });
-        if !ctx.functions.is_empty() {
-            body["tools"] = wire::tools(ctx.functions);
+        if !ctx.functions.is_empty() || !ctx.deferred.is_empty() {
+            body["tools"] = wire::tools(ctx.functions, ctx.deferred, ctx.layout);
             if let Some(tc) = &s.tool_choice {
                 body["tool_choice"] = json!(tc);
             }

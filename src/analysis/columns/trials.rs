@@ -75,9 +75,11 @@ fn columns() -> Vec<Column<Trial>> {
         text("dataset", "Dataset name.", |t| &t.dataset),
         text("catalog", "Catalog name.", |t| &t.catalog),
         text("variant", "Description variant.", |t| &t.variant),
-        text("layout", "Layout: `flat`, `progressive`, `progressive-oss` or `search`.", |t| {
-            t.layout.as_str()
-        }),
+        text(
+            "layout",
+            "Layout: `flat`, `progressive`, `progressive-oss`, `search`, `native-search` or `native-search-client`.",
+            |t| t.layout.as_str(),
+        ),
         text("backend", "Backend (model) label.", |t| &t.backend),
         text("task_id", "The task's id in the dataset.", |t| &t.task_id),
         count("trial", "", "Repetition of the task (0 to `--trials` − 1).", |t| t.trial as u64),

@@ -9,7 +9,7 @@ use super::suite::{Cell, Suite, addressing};
 use super::{Job, Prepared};
 use crate::agent::Addressing;
 use crate::exec::Executor;
-use crate::layout::{FlatLayout, Layout, LayoutKind, ProgressiveLayout};
+use crate::layout::{FlatLayout, Layout};
 use crate::run::scenario::{poisoned, restricted};
 use anyhow::Result;
 use std::sync::{Arc, OnceLock};
@@ -49,18 +49,13 @@ impl Prepared {
         });
         let flat = FlatLayout::new(&catalog, executor.clone());
         let addressing = addressing(&catalog, &flat);
-        let layout: Box<dyn Layout> = match cell.layout.kind() {
-            LayoutKind::Flat => Box::new(flat),
-            LayoutKind::Search => Box::new(crate::layout::SearchLayout::with_terms(
-                &catalog,
-                executor,
-                &s.search_terms,
-            )),
-            LayoutKind::ProgressiveOss => Box::new(ProgressiveLayout::new_oss(catalog, executor)),
-            LayoutKind::Progressive => {
-                Box::new(ProgressiveLayout::new(catalog, executor, s.discovery))
-            }
-        };
+        let layout: Box<dyn Layout> = crate::layout::build(
+            cell.layout.kind(),
+            catalog,
+            executor,
+            s.discovery,
+            &s.search_terms,
+        );
         let tokens_upfront = s.tokens.count(layout.functions());
         let added = added
             .map(|t| (t.id.clone(), t.annotations.read_only_hint, t.annotations.destructive_hint));

@@ -13,7 +13,7 @@ use crate::catalog::variant::Variant;
 use crate::dataset::{Dataset, check_against};
 use crate::error::InputError;
 use crate::exec::Executor;
-use crate::layout::{DiscoveryRule, FlatLayout, Layout, LayoutKind, ProgressiveLayout};
+use crate::layout::{DiscoveryRule, FlatLayout, Layout};
 use crate::protocol::FunctionDef;
 use crate::run::live;
 use crate::run::matrix::RunConfig;
@@ -145,6 +145,7 @@ pub(in crate::run) fn build_suite(
         catalog.tools().map(|t| (t.tool.id.clone(), tool_params(&t.tool.input_schema))).collect();
     let mut cells = Vec::new();
     let mut offered = BTreeMap::new();
+    let search_terms = crate::layout::search::SearchTerms::default();
     for vname in &crate::catalog::variant::expand(&config.variants) {
         let variant = Variant::parse(vname).ok_or_else(|| {
             InputError::new(
@@ -169,20 +170,13 @@ pub(in crate::run) fn build_suite(
                 None => variant.label(),
             };
             for &kind in &config.layouts {
-                let layout: Box<dyn Layout> = match kind {
-                    LayoutKind::Flat => Box::new(FlatLayout::new(&shown, executor.clone())),
-                    LayoutKind::Progressive => Box::new(ProgressiveLayout::new(
-                        shown.clone(),
-                        executor.clone(),
-                        config.discovery,
-                    )),
-                    LayoutKind::Search => {
-                        Box::new(crate::layout::SearchLayout::new(&shown, executor.clone()))
-                    }
-                    LayoutKind::ProgressiveOss => {
-                        Box::new(ProgressiveLayout::new_oss(shown.clone(), executor.clone()))
-                    }
-                };
+                let layout: Box<dyn Layout> = crate::layout::build(
+                    kind,
+                    shown.clone(),
+                    executor.clone(),
+                    config.discovery,
+                    &search_terms,
+                );
                 let tokens_upfront = crate::tokens::count_functions(layout.functions());
                 if level.is_none() {
                     offered.insert(
@@ -228,7 +222,7 @@ pub(in crate::run) fn build_suite(
         draws: dataset.tasks.iter().map(|_| OnceLock::new()).collect(),
         max_level: config.distractors.iter().copied().max().unwrap_or(0),
         tokens: FunctionTokens::default(),
-        search_terms: Default::default(),
+        search_terms,
         dataset,
         catalog: catalog.name.clone(),
         cells,

@@ -259,6 +259,7 @@ impl OracleGame {
                 task: &self.task,
                 messages: &messages,
                 functions: &functions,
+                deferred: &[],
                 layout: self.layout,
                 addressing: &self.addressing,
                 seed: self.seed,

@@ -31,6 +31,7 @@ pub const BACKENDS: &[Entry] = &[
             })
         },
         limits: None,
+        native: false,
     },
     Entry {
         name: "mcp-oracle",
@@ -41,8 +42,9 @@ pub const BACKENDS: &[Entry] = &[
             })
         },
         limits: None,
+        native: false,
     },
-    Entry { name: "mcp-agent", build: build_agent, limits: None },
+    Entry { name: "mcp-agent", build: build_agent, limits: None, native: false },
 ];
 
 fn build_agent(

@@ -117,9 +117,40 @@ impl AnthropicBackend {
         {
             truncated_call_ids.push(last.id.clone());
         }
-        ReadAnswer { content, tool_calls, usage, finish, truncated_call_ids }
-            .into_turn(self.spec().parse_text_calls, turn_no)
+        let mut turn = ReadAnswer { content, tool_calls, usage, finish, truncated_call_ids }
+            .into_turn(self.spec().parse_text_calls, turn_no);
+        turn.server_searches = server_searches(blocks);
+        turn
     }
+}
+
+/// The searches the API ran with its own tool search (`native-search`): each `server_tool_use` block
+/// of a search tool, with the tools its `tool_search_tool_result` referenced, in order. A search whose
+/// result is an error (or missing) returned nothing.
+pub(crate) fn server_searches(blocks: &[Value]) -> Vec<crate::protocol::ServerSearch> {
+    blocks
+        .iter()
+        .filter(|b| b["type"] == "server_tool_use")
+        .filter_map(|b| {
+            let name = b["name"].as_str().filter(|n| crate::record::nav::is_provider_search(n))?;
+            let id = b["id"].as_str().unwrap_or_default();
+            let result = blocks
+                .iter()
+                .find(|r| r["type"] == "tool_search_tool_result" && r["tool_use_id"] == id);
+            let tools = result
+                .and_then(|r| r["content"]["tool_references"].as_array())
+                .into_iter()
+                .flatten()
+                .filter_map(|t| t["tool_name"].as_str().map(String::from))
+                .collect();
+            Some(crate::protocol::ServerSearch {
+                id: id.to_string(),
+                name: name.to_string(),
+                arguments: b["input"].to_string(),
+                tools,
+            })
+        })
+        .collect()
 }
 
 /// `stop_reason` as toolpick reads it: `max_tokens` and `model_context_window_exceeded` cut the message

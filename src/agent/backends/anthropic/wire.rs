@@ -11,6 +11,7 @@
 
 use crate::agent::backends::is_layout_error;
 use crate::protocol::{FunctionDef, Message};
+use crate::record::{LayoutKind, nav};
 use anyhow::{Result, anyhow};
 use serde_json::{Map, Value, json};
 
@@ -27,7 +28,12 @@ pub(crate) fn is_valid_tool_name(name: &str) -> bool {
 /// Consecutive tool results become one user turn of `tool_result` blocks; an assistant message
 /// with neither text nor calls is left out (the protocol refuses empty content, and joins the
 /// turns around it).
-pub(crate) fn messages(messages: &[Message]) -> (Option<String>, Vec<Value>) {
+///
+/// In the native layouts a search goes back in the protocol's own form: a search the API ran
+/// (`native-search`) as the `server_tool_use` and `tool_search_tool_result` blocks it answered with,
+/// inside the assistant turn; toolpick's answer to `search_tools` (`native-search-client`) as
+/// `tool_reference` blocks naming the tools to load.
+pub(crate) fn messages(messages: &[Message], layout: LayoutKind) -> (Option<String>, Vec<Value>) {
     let mut system: Vec<&str> = Vec::new();
     let mut out: Vec<Value> = Vec::new();
     // The tool results being gathered into one user turn.
@@ -36,6 +42,17 @@ pub(crate) fn messages(messages: &[Message]) -> (Option<String>, Vec<Value>) {
         if !results.is_empty() {
             out.push(json!({"role": "user", "content": std::mem::take(results)}));
         }
+    };
+    // The provider's searches, by call id: answered inside the assistant turn, not by the user.
+    let server_search =
+        |name: &str| layout == LayoutKind::NativeSearch && nav::is_provider_search(name);
+    let result_of = |id: &str| {
+        messages.iter().find_map(|m| match m {
+            Message::Tool { tool_call_id, content, .. } if tool_call_id == id => {
+                Some(content.as_str())
+            }
+            _ => None,
+        })
     };
     for m in messages {
         if !matches!(m, Message::Tool { .. }) {
@@ -50,17 +67,39 @@ pub(crate) fn messages(messages: &[Message]) -> (Option<String>, Vec<Value>) {
                     blocks.push(json!({"type": "text", "text": text}));
                 }
                 for c in tool_calls {
-                    blocks.push(json!({"type": "tool_use", "id": c.id, "name": c.name, "input": replayed_input(&c.arguments)}));
+                    if server_search(&c.name) {
+                        let names = found_names(result_of(&c.id).unwrap_or_default());
+                        let references: Vec<Value> = names
+                            .iter()
+                            .map(|n| json!({"type": "tool_reference", "tool_name": n}))
+                            .collect();
+                        blocks.push(json!({"type": "server_tool_use", "id": c.id, "name": c.name, "input": replayed_input(&c.arguments)}));
+                        blocks.push(json!({"type": "tool_search_tool_result", "tool_use_id": c.id,
+                            "content": {"type": "tool_search_tool_search_result", "tool_references": references}}));
+                    } else {
+                        blocks.push(json!({"type": "tool_use", "id": c.id, "name": c.name, "input": replayed_input(&c.arguments)}));
+                    }
                 }
                 if !blocks.is_empty() {
                     out.push(json!({"role": "assistant", "content": blocks}));
                 }
             }
-            Message::Tool { tool_call_id, content, .. } => {
+            Message::Tool { name, .. } if server_search(name) => {}
+            Message::Tool { tool_call_id, content, name } => {
                 let mut block =
                     json!({"type": "tool_result", "tool_use_id": tool_call_id, "content": content});
                 if is_layout_error(content) {
                     block["is_error"] = json!(true);
+                } else if layout == LayoutKind::NativeSearchClient && name == nav::SEARCH_TOOLS {
+                    let names = found_names(content);
+                    block["content"] = if names.is_empty() {
+                        json!("No tools matched. Search again with other words.")
+                    } else {
+                        names
+                            .iter()
+                            .map(|n| json!({"type": "tool_reference", "tool_name": n}))
+                            .collect()
+                    };
                 }
                 results.push(block);
             }
@@ -69,6 +108,18 @@ pub(crate) fn messages(messages: &[Message]) -> (Option<String>, Vec<Value>) {
     flush(&mut results, &mut out);
     let system = (!system.is_empty()).then(|| system.join("\n\n"));
     (system, out)
+}
+
+/// The function names a search's result lists (`{"tools": [{"name": …}, …]}`, the `search` layout's
+/// answer and a provider search as the conversation keeps it), in order.
+pub(crate) fn found_names(result: &str) -> Vec<String> {
+    serde_json::from_str::<Value>(result)
+        .ok()
+        .and_then(|v| v["tools"].as_array().cloned())
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["name"].as_str().map(String::from))
+        .collect()
 }
 
 /// The `input` of an earlier call as the next request carries it: the model's arguments when they
@@ -81,27 +132,51 @@ fn replayed_input(arguments: &str) -> Value {
     }
 }
 
-/// The `tools` array. `input_schema` must be an object schema: a layout's parameters without a `type`
-/// get `"type": "object"`.
-pub(crate) fn tools(functions: &[FunctionDef]) -> Result<Value> {
-    functions
-        .iter()
-        .map(|f| {
-            if !is_valid_tool_name(&f.name) {
-                return Err(anyhow!(
-                    "tool name `{}` does not match the Messages API's pattern ^[a-zA-Z0-9_-]{{1,{NAME_MAX}}}$",
-                    f.name
-                ));
+/// The `tools` array: the functions shown, then the deferred ones (`defer_loading: true`), then in
+/// `native-search` the API's own search tool (`tool_search_tool_bm25`, or the regex one when the model
+/// asks for it). `input_schema` must be an object schema: a layout's parameters without a `type` get
+/// `"type": "object"`.
+pub(crate) fn tools(
+    functions: &[FunctionDef],
+    deferred: &[FunctionDef],
+    layout: LayoutKind,
+    search: Option<&str>,
+) -> Result<Value> {
+    let tool = |f: &FunctionDef, defer: bool| {
+        if !is_valid_tool_name(&f.name) {
+            return Err(anyhow!(
+                "tool name `{}` does not match the Messages API's pattern ^[a-zA-Z0-9_-]{{1,{NAME_MAX}}}$",
+                f.name
+            ));
+        }
+        let mut schema = f.parameters.clone();
+        if let Value::Object(m) = &mut schema {
+            m.entry("type").or_insert(json!("object"));
+        } else {
+            schema = json!({"type": "object"});
+        }
+        let mut t = json!({"name": f.name, "description": f.description, "input_schema": schema});
+        if defer {
+            t["defer_loading"] = json!(true);
+        }
+        Ok(t)
+    };
+    let mut out = Vec::new();
+    for f in functions {
+        out.push(tool(f, false)?);
+    }
+    for f in deferred {
+        out.push(tool(f, true)?);
+    }
+    if layout == LayoutKind::NativeSearch {
+        out.push(match search {
+            Some("regex") => {
+                json!({"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"})
             }
-            let mut schema = f.parameters.clone();
-            if let Value::Object(m) = &mut schema {
-                m.entry("type").or_insert(json!("object"));
-            } else {
-                schema = json!({"type": "object"});
-            }
-            Ok(json!({"name": f.name, "description": f.description, "input_schema": schema}))
-        })
-        .collect()
+            _ => json!({"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}),
+        });
+    }
+    Ok(Value::Array(out))
 }
 
 /// `tool_choice` from the run's settings: `auto` → `auto`, `required` → `any`, `none` → `none`;
@@ -156,7 +231,7 @@ mod tests {
                 content: r#"{"error": "bad arguments"}"#.into(),
             },
         ];
-        let (system, wire) = messages(&conversation);
+        let (system, wire) = messages(&conversation, LayoutKind::Flat);
         assert_eq!(system.as_deref(), Some("Be brief."));
         assert_eq!(wire.len(), 3, "{wire:#?}");
         assert_eq!(wire[0], json!({"role": "user", "content": "Weather in Oslo and Lima?"}));
@@ -181,10 +256,11 @@ mod tests {
             description: "d".into(),
             parameters: json!({"properties": {}}),
         };
-        let ok = tools(&[f("get_weather"), f(&"a".repeat(128))]).unwrap();
+        let ok =
+            tools(&[f("get_weather"), f(&"a".repeat(128))], &[], LayoutKind::Flat, None).unwrap();
         assert_eq!(ok[0]["input_schema"]["type"], "object");
         for bad in ["get.weather", "", &"a".repeat(129)] {
-            let e = tools(&[f(bad)]).unwrap_err().to_string();
+            let e = tools(&[f(bad)], &[], LayoutKind::Flat, None).unwrap_err().to_string();
             assert!(e.contains(&format!("`{bad}`")), "{e}");
         }
     }

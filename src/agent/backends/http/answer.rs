@@ -182,6 +182,7 @@ impl ReadAnswer {
             finish,
             truncated_call_ids,
             unparsed: None,
+            server_searches: Vec::new(),
         }
     }
 }

@@ -56,18 +56,34 @@ impl ResponsesBackend {
             .collect();
         let refused = parts.iter().any(|p| p["type"] == "refusal");
         let content = (!texts.is_empty()).then(|| texts.concat());
+        // The model's calls, in order: function calls, and searches the client is to run
+        // (`native-search-client`), which toolpick answers as its `search_tools`.
         let tool_calls: Vec<ToolCall> = items
             .iter()
-            .filter(|i| i["type"] == "function_call")
+            .filter(|i| {
+                i["type"] == "function_call"
+                    || (i["type"] == "tool_search_call" && i["execution"] == "client")
+            })
             .enumerate()
-            .map(|(i, c)| ToolCall {
-                id: c["call_id"]
-                    .as_str()
-                    .filter(|s| !s.is_empty())
-                    .map(String::from)
-                    .unwrap_or_else(|| format!("call_{turn_no}_{i}")),
-                name: c["name"].as_str().unwrap_or_default().to_string(),
-                arguments: c["arguments"].as_str().unwrap_or_default().to_string(),
+            .map(|(n, c)| {
+                let client_search = c["type"] == "tool_search_call";
+                ToolCall {
+                    id: c["call_id"]
+                        .as_str()
+                        .filter(|s| !s.is_empty())
+                        .map(String::from)
+                        .unwrap_or_else(|| format!("call_{turn_no}_{n}")),
+                    name: if client_search {
+                        crate::record::nav::SEARCH_TOOLS.to_string()
+                    } else {
+                        c["name"].as_str().unwrap_or_default().to_string()
+                    },
+                    arguments: match &c["arguments"] {
+                        Value::String(text) => text.clone(),
+                        Value::Null => String::new(),
+                        other => other.to_string(),
+                    },
+                }
             })
             .collect();
         let finish = if refused {
@@ -86,9 +102,59 @@ impl ResponsesBackend {
             truncated_call_ids.push(last.id.clone());
         }
         let usage = normalised_usage(&value["usage"]);
-        ReadAnswer { content, tool_calls, usage, finish, truncated_call_ids }
-            .into_turn(self.spec().parse_text_calls, turn_no)
+        let mut turn = ReadAnswer { content, tool_calls, usage, finish, truncated_call_ids }
+            .into_turn(self.spec().parse_text_calls, turn_no);
+        turn.server_searches = server_searches(items, turn_no);
+        turn
     }
+}
+
+/// The searches the API ran itself (`native-search`): each `tool_search_call` executed by the server,
+/// with the function names its `tool_search_output` loaded (inside namespaces too), in order.
+pub(crate) fn server_searches(
+    items: &[Value],
+    turn_no: usize,
+) -> Vec<crate::protocol::ServerSearch> {
+    items
+        .iter()
+        .filter(|i| i["type"] == "tool_search_call" && i["execution"] != "client")
+        .enumerate()
+        .map(|(n, c)| {
+            let id = c["call_id"]
+                .as_str()
+                .or(c["id"].as_str())
+                .filter(|s| !s.is_empty())
+                .map(String::from)
+                .unwrap_or_else(|| format!("search_{turn_no}_{n}"));
+            let output = items.iter().find(|o| {
+                o["type"] == "tool_search_output"
+                    && o["execution"] != "client"
+                    && (o["call_id"] == c["call_id"] || c["call_id"].is_null())
+            });
+            let mut tools = Vec::new();
+            for t in output.and_then(|o| o["tools"].as_array()).into_iter().flatten() {
+                match t["type"].as_str() {
+                    Some("namespace") => tools.extend(
+                        t["tools"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .filter_map(|f| f["name"].as_str().map(String::from)),
+                    ),
+                    _ => tools.extend(t["name"].as_str().map(String::from)),
+                }
+            }
+            crate::protocol::ServerSearch {
+                id,
+                name: "tool_search".into(),
+                arguments: match &c["arguments"] {
+                    Value::String(text) => text.clone(),
+                    other => other.to_string(),
+                },
+                tools,
+            }
+        })
+        .collect()
 }
 
 /// `status` and `incomplete_details.reason` as toolpick reads them: `incomplete` for

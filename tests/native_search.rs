@@ -1,0 +1,202 @@
+//! The native layouts end to end over each protocol that has them (`anthropic`, `openai-responses`),
+//! against the mock endpoint started by the test: `native-search-client` (every tool deferred,
+//! toolpick's BM25 answering the search through `tool_reference` blocks or a `tool_search_output`)
+//! must score exactly as the `search` layout does, since the same search answers and only the wire
+//! differs; `native-search` (the provider runs its own search, the mock standing in for it) records
+//! each search the provider reported, with what it loaded. Backends whose protocol cannot express
+//! them are refused before anything runs, by name.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::collections::HashMap;
+use toolpick::mock::MockConfig;
+
+/// A run of the bundled suite's `good` variant by `backend` (model `mock`) in `layouts`.
+fn run(env: &MockEnv, backend: &str, run_id: &str, layouts: &str) -> Vec<Row> {
+    let url = format!("{}/v1", env.url().trim_end_matches('/').trim_end_matches("/v1"));
+    let out = env.path("out");
+    let o = toolpick(
+        &argv_with(
+            "run --backends {} --model mock --base-url {} --layouts {} --variants good \
+             --out {} --run-id {} -q --no-cache",
+            &[backend, &url, layouts, out.to_str().unwrap(), run_id],
+        ),
+        &repo(),
+    );
+    assert!(o.status.success(), "{backend}: {}", stderr(&o));
+    summary_rows(&env.path(&format!("out/{run_id}")))
+}
+
+/// The summary rows by layout.
+fn by_layout(rows: &[Row]) -> HashMap<String, &Row> {
+    rows.iter().map(|r| (r["layout"].clone(), r)).collect()
+}
+
+#[test]
+fn toolpicks_search_in_the_providers_form_scores_as_the_search_layout_over_both_protocols() {
+    let env = MockEnv::start(MockConfig::default(), &[]);
+    for backend in ["anthropic", "openai-responses"] {
+        let rows = run(&env, backend, backend, "search,native-search-client");
+        let rows = by_layout(&rows);
+        let (search, native) = (rows["search"], rows["native-search-client"]);
+        for col in [
+            "n",
+            "selection_accuracy",
+            "pass_at_1",
+            "abstention_accuracy",
+            "mean_steps",
+            "gold_revealed_rate",
+        ] {
+            assert_eq!(native[col], search[col], "{backend}: {col}");
+        }
+        assert_eq!(native["infra_errors"], "0", "{backend}");
+        let pass: f64 = native["pass_at_1"].parse().unwrap();
+        assert!(pass > 0.0, "{backend}: the loaded tools were called");
+        // What went up front is the search tool alone: far fewer prompt tokens than every tool.
+        let trials = env.trials(backend);
+        let searched = trials
+            .iter()
+            .filter(|t| t["layout"] == "native-search-client")
+            .flat_map(|t| t["calls"].as_array().unwrap().clone())
+            .filter(|c| c["record"]["name"] == "search_tools")
+            .count();
+        assert!(searched > 100, "{backend}: {searched} searches");
+    }
+}
+
+#[test]
+fn the_providers_own_search_is_recorded_with_what_it_loaded() {
+    let env = MockEnv::start(MockConfig::default(), &[]);
+    for (backend, tool) in
+        [("anthropic", "tool_search_tool_bm25"), ("openai-responses", "tool_search")]
+    {
+        let rows = run(&env, backend, backend, "native-search");
+        let row = by_layout(&rows)["native-search"];
+        assert_eq!(row["infra_errors"], "0", "{backend}");
+        let revealed: f64 = row["gold_revealed_rate"].parse().unwrap();
+        let pass: f64 = row["pass_at_1"].parse().unwrap();
+        assert!(revealed > 0.0 && pass > 0.0, "{backend}: revealed {revealed}, pass {pass}");
+        let trials = env.trials(backend);
+        let mut searches = 0;
+        for t in &trials {
+            // The transcript holds each search and what it loaded, in order; the n-th search record
+            // reveals the catalog tools behind exactly the n-th search's names, in order.
+            let loaded: Vec<Vec<String>> = t["transcript"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|m| m["role"] == "tool" && m["name"] == tool)
+                .map(|m| {
+                    let v: Value = serde_json::from_str(m["content"].as_str().unwrap()).unwrap();
+                    let names = v["tools"].as_array().unwrap().iter();
+                    names.map(|t| t["name"].as_str().unwrap().to_string()).collect()
+                })
+                .collect();
+            let records: Vec<&Value> = t["calls"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| &c["record"])
+                .filter(|r| r["name"] == tool)
+                .collect();
+            assert_eq!(records.len(), loaded.len(), "{}", t["task_id"]);
+            for (r, names) in records.iter().zip(&loaded) {
+                searches += 1;
+                assert_eq!(r["status"], "navigated", "{}", t["task_id"]);
+                let revealed: Vec<&str> = r["revealed"]
+                    .as_array()
+                    .map(|a| a.iter().map(|v| v.as_str().unwrap()).collect())
+                    .unwrap_or_default();
+                assert_eq!(revealed.len(), names.len(), "{}: {r}", t["task_id"]);
+                for (id, name) in revealed.iter().zip(names) {
+                    let tool_name = id.rsplit('/').next().unwrap();
+                    assert!(
+                        name == tool_name || name.ends_with(&format!("__{tool_name}")),
+                        "{}: {id} revealed for {name}",
+                        t["task_id"]
+                    );
+                }
+            }
+        }
+        assert!(
+            searches >= trials.len() / 2,
+            "{backend}: {searches} searches in {} trials",
+            trials.len()
+        );
+    }
+}
+
+#[test]
+fn the_oracle_scores_every_task_in_the_native_layouts() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let o = toolpick(
+        &argv_with(
+            "run --backends oracle --layouts native-search,native-search-client --out {} --run-id o -q",
+            &[out.to_str().unwrap()],
+        ),
+        &repo(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows = summary_rows(&out.join("o"));
+    assert_eq!(rows.len(), 4, "2 variants x 2 layouts");
+    for r in &rows {
+        let pass: f64 = r["pass_at_1"].parse().unwrap();
+        assert_eq!(pass, 1.0, "{} {}", r["variant"], r["layout"]);
+    }
+}
+
+#[test]
+fn a_backend_whose_protocol_has_no_deferred_tools_is_refused_the_native_layouts_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    for (backend, layout) in [
+        ("openai", "native-search"),
+        ("gemini", "native-search-client"),
+        ("lexical", "native-search"),
+        ("random", "native-search-client"),
+    ] {
+        let layouts = format!("flat,{layout}");
+        let o = toolpick(
+            &argv_with(
+                "run --backends {} --model m --base-url http://127.0.0.1:9/v1 --layouts {} \
+                 --out {} -q",
+                &[backend, &layouts, dir.path().join("out").to_str().unwrap()],
+            ),
+            &repo(),
+        );
+        assert_eq!(o.status.code(), Some(2), "{backend}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert!(
+            e.contains(&format!("`{backend}`")) && e.contains(&format!("`{layout}`")),
+            "{backend}: {e}"
+        );
+        assert!(!dir.path().join("out").exists(), "nothing written");
+    }
+    let o = toolpick(&argv("mcp serve --layout native-search"), &repo());
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("native-search"), "{}", stderr(&o));
+}
+
+#[test]
+fn the_comparison_example_runs_every_layout_for_each_protocol_against_the_mock() {
+    let env = MockEnv::start(MockConfig::default(), &[]);
+    let url = format!("http://{}/v1", env.server.addr);
+    let config = repo().join("examples/native-vs-progressive.toml");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_toolpick"))
+        .args(["run", "--config", config.to_str().unwrap(), "--base-url", &url, "--limit", "4"])
+        .args(["--out", "out", "--run-id", "ex", "-q", "--no-cache", "--trials", "1"])
+        .env("ANTHROPIC_API_KEY", "sk-ant-example")
+        .env("OPENAI_API_KEY", "sk-example")
+        .current_dir(env.dir.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows = env.csv("ex", "summary.csv");
+    assert_eq!(rows.len(), 2 * 5 * 2, "2 models x 5 layouts x 2 variants");
+    for r in &rows {
+        assert_eq!(r["infra_errors"], "0", "{} {}", r["backend"], r["layout"]);
+        let tokens: f64 = r["mean_endpoint_prompt_tokens"].parse().unwrap();
+        assert!(tokens > 0.0, "{} {}: tokens per task", r["backend"], r["layout"]);
+    }
+}
