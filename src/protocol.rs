@@ -149,6 +149,8 @@ pub struct AssistantTurn {
     /// Searches the provider ran on its side during this turn (`native-search`), in order, before the
     /// turn's calls.
     pub server_searches: Vec<ServerSearch>,
+    /// The answer's usage object exactly as the provider wrote it (HTTP backends), beside `usage`.
+    pub provider_usage: Option<Value>,
 }
 
 /// One search a provider ran with its own search tool: its call and the tools it loaded, best first.

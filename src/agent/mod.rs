@@ -165,6 +165,9 @@ pub struct Episode {
     pub provider_limit: Option<crate::record::LimitHit>,
     /// Token usage summed over the turns, as reported by the endpoint.
     pub usage: Usage,
+    /// Each request's usage object as the provider wrote it, in order (HTTP backends).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub provider_usage: Vec<serde_json::Value>,
     /// Timing of every model request (not deterministic; written apart from trial records).
     #[serde(skip)]
     pub timings: Vec<TurnTiming>,
@@ -261,6 +264,7 @@ pub async fn run_episode(
     let mut backend_error = None;
     let mut provider_limit = None;
     let mut usage = Usage::default();
+    let mut provider_usage = Vec::new();
     let mut timings = Vec::new();
     // The distinct calls of the last turn that made any, and in how many turns in a row they were made.
     let mut last_turn: Vec<CallKey> = Vec::new();
@@ -296,6 +300,7 @@ pub async fn run_episode(
         };
         steps += 1;
         usage.add(&turn.usage);
+        provider_usage.extend(turn.provider_usage.clone());
         if let Some(t) = turn.timing.clone() {
             timings.push(t);
         }
@@ -388,7 +393,17 @@ pub async fn run_episode(
             break;
         }
     }
-    Episode { messages, calls, steps, stop_reason, backend_error, provider_limit, usage, timings }
+    Episode {
+        messages,
+        calls,
+        steps,
+        stop_reason,
+        backend_error,
+        provider_limit,
+        usage,
+        provider_usage,
+        timings,
+    }
 }
 
 /// The record of a call the token limit cut off: never executed (the layout is asked with arguments

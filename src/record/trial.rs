@@ -82,6 +82,11 @@ pub struct Trial {
     /// Token usage reported by the endpoint (zero for the in-process baselines).
     #[serde(default)]
     pub usage: Usage,
+    /// Each model request's usage object exactly as the provider wrote it, in order (`usage` of chat
+    /// completions, Messages and Responses; `usageMetadata` of Gemini): what `usage` was normalised
+    /// from. Absent for the in-process baselines, and in records written before it existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub provider_usage: Vec<serde_json::Value>,
     /// Cost from the model's price table, when one is configured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,

@@ -63,6 +63,7 @@ impl Prepared {
             )),
             provider_limit: None,
             usage: Default::default(),
+            provider_usage: vec![],
             timings: vec![],
         };
         let mut sandbox_ms = None;

@@ -110,6 +110,7 @@ pub fn build(place: Place, played: Played) -> Trial {
             peak_context: definitions_upfront + results,
         },
         usage: episode.usage,
+        provider_usage: episode.provider_usage,
         cost_usd: price.map(|p| p.cost(&episode.usage)),
         score,
         expect_interactions,

@@ -23,6 +23,17 @@ use std::sync::atomic::Ordering;
 /// from the cache scores it the same way). No protocol's answer has this key.
 pub(crate) const UNPARSED_ENTRY: &str = "toolpick_unparsed_call";
 
+/// `turn` with the usage object of `answer` as the provider wrote it (`usage` for chat completions,
+/// Messages and Responses; `usageMetadata` for Gemini), kept beside toolpick's normalised figures.
+fn with_provider_usage(mut turn: AssistantTurn, answer: &Value) -> AssistantTurn {
+    turn.provider_usage = answer
+        .get("usage")
+        .or_else(|| answer.get("usageMetadata"))
+        .filter(|u| u.is_object())
+        .cloned();
+    turn
+}
+
 impl HttpEndpoint {
     /// The turn answering `body`: from `cache` when it holds the answer (keyed by `scope`, the body
     /// and the trial), else by `attempt` with the runner's retries, the answer cached and read by
@@ -48,7 +59,7 @@ impl HttpEndpoint {
                 Some(message) => {
                     AssistantTurn { unparsed: Some(message.to_string()), ..Default::default() }
                 }
-                None => read(&hit, ctx.turn() + 1),
+                None => with_provider_usage(read(&hit, ctx.turn() + 1), &hit),
             };
             turn.timing = Some(TurnTiming { cached: true, ..Default::default() });
             return Ok(turn);
@@ -60,7 +71,7 @@ impl HttpEndpoint {
                 if let Some(c) = cache {
                     c.put(&key, &value)?;
                 }
-                let mut turn = read(&value, ctx.turn() + 1);
+                let mut turn = with_provider_usage(read(&value, ctx.turn() + 1), &value);
                 turn.timing = Some(timing);
                 Ok(turn)
             }
@@ -183,6 +194,7 @@ impl ReadAnswer {
             truncated_call_ids,
             unparsed: None,
             server_searches: Vec::new(),
+            provider_usage: None,
         }
     }
 }
