@@ -1,19 +1,15 @@
 //! Aggregation of scored trials into cells (dataset × catalog × variant × layout × backend) and
-//! per-category rows, with polars; intervals come from [`crate::score::stats`].
+//! per-category rows, in one pass over the scored rows; intervals come from [`crate::score::stats`].
 
 use super::BOOTSTRAP_RESAMPLES;
-use super::rows::{Interner, ScoreRows};
+use super::rows::ScoreRows;
 use crate::record::ErrorType;
 use crate::score::stats::{
     NoiseFloor, Rate, mean_interval, mean_over_tasks, noise_floor, pass_at_k, pass_hat_k, wilson,
 };
 use anyhow::Result;
-use polars::prelude::*;
 use serde::Serialize;
 use std::collections::BTreeMap;
-
-/// The columns a cell is keyed by.
-pub const CELL_KEYS: [&str; 5] = ["dataset", "catalog", "variant", "layout", "backend"];
 
 /// Aggregates of one cell.
 #[derive(Debug, Clone, Serialize)]
@@ -136,43 +132,6 @@ pub struct KindRates {
     pub pass: Rate,
 }
 
-/// Per cell key: scored trials, correct selections and passes of each kind, in [`crate::dataset::Kind::ALL`]
-/// order.
-fn per_kind_counts(rows: &ScoreRows) -> BTreeMap<String, [[u64; 3]; 6]> {
-    let mut by_codes: rustc_hash::FxHashMap<[u32; 5], [[u64; 3]; 6]> = Default::default();
-    for i in (0..rows.len()).filter(|&i| !rows.infra[i]) {
-        let k = crate::dataset::Kind::ALL
-            .iter()
-            .position(|k| *k == rows.kind[i])
-            .expect("every kind is listed");
-        let c = &mut by_codes.entry(rows.cell_codes(i)).or_default()[k];
-        c[0] += 1;
-        c[1] += rows.selection[i] as u64;
-        c[2] += rows.pass[i] as u64;
-    }
-    let mut out: BTreeMap<String, [[u64; 3]; 6]> = BTreeMap::new();
-    for (codes, counts) in by_codes {
-        // Two cells whose names join to one key share it (see `per_cell_means`).
-        let slot = out.entry(rows.key_of(codes)).or_default();
-        for (s, c) in slot.iter_mut().zip(counts) {
-            for j in 0..3 {
-                s[j] += c[j];
-            }
-        }
-    }
-    out
-}
-
-/// Per cell key: the excluded trials refused by a provider's limit. (The rest of a cell's excluded
-/// trials, `infra_errors`, are infrastructure failures.)
-fn provider_limits(rows: &ScoreRows) -> BTreeMap<String, u64> {
-    let mut out: BTreeMap<String, u64> = BTreeMap::new();
-    for i in (0..rows.len()).filter(|&i| rows.provider_limit[i]) {
-        *out.entry(rows.cell_key(i)).or_default() += 1;
-    }
-    out
-}
-
 /// Aggregates of one cell restricted to one task category.
 #[derive(Debug, Clone, Serialize)]
 pub struct CategorySummary {
@@ -186,37 +145,9 @@ pub struct CategorySummary {
     pub pass: Rate,
 }
 
-/// Sum of a boolean column over scored (non-infrastructure-error) trials.
-fn bool_sum(name: &str) -> Expr {
-    col(name).filter(col("infra").not()).cast(DataType::UInt64).sum().alias(name)
-}
-
-/// Mean of a numeric column over scored trials.
-fn scored_mean(name: &str, alias: &str) -> Expr {
-    col(name).filter(col("infra").not()).cast(DataType::Float64).mean().alias(alias)
-}
-
-/// Number of scored trials.
-fn scored_len() -> Expr {
-    col("infra").not().cast(DataType::UInt64).sum().alias("n")
-}
-
-/// A code column decoded back to its strings.
-fn strings(df: &DataFrame, name: &str, names: &Interner) -> Result<Vec<String>> {
-    let s = df.column(name)?.as_materialized_series().clone();
-    let ca = s.u32()?;
-    Ok((0..ca.len()).map(|i| names.get(ca.get(i).unwrap_or(0)).to_string()).collect())
-}
-
-fn numbers(df: &DataFrame, name: &str) -> Result<Vec<f64>> {
-    let s = df.column(name)?.as_materialized_series().cast(&DataType::Float64)?;
-    let ca = s.f64()?;
-    Ok((0..ca.len()).map(|i| ca.get(i).unwrap_or(f64::NAN)).collect())
-}
-
-/// Per cell key: `(scored trials, passes)` of every task, in the order tasks were first seen. Counted
-/// with a hash map rather than a polars group-by: there is a group per task and cell (a million in a
-/// run of a million single trials), and building a string key per group was most of the cost.
+/// Per cell key: `(scored trials, passes)` of every task, in the order tasks were first seen. There is
+/// a group per task and cell (a million in a run of a million single trials), so no string key is
+/// built per group.
 fn per_task_outcomes(rows: &ScoreRows) -> BTreeMap<String, Vec<(u64, u64)>> {
     use rayon::prelude::*;
     // Sorted rather than hashed: a million distinct keys sort faster than they hash (no table to grow,
@@ -236,134 +167,169 @@ fn per_task_outcomes(rows: &ScoreRows) -> BTreeMap<String, Vec<(u64, u64)>> {
     out
 }
 
-/// Cells and per-category rows, sorted by key.
+/// Sums of one cell's trials, gathered in one pass over the rows. Counts are over scored trials
+/// (infrastructure errors left out) unless named otherwise; `sum_*` / `n_*` pairs make the means.
+#[derive(Default)]
+struct CellSums {
+    /// Every trial, scored or not; scored trials; infrastructure errors refused by a provider limit.
+    infra: u64,
+    provider_limit: u64,
+    n: u64,
+    /// Per kind, in [`crate::dataset::Kind::ALL`] order: scored trials, correct selections, passes.
+    kinds: [[u64; 3]; 6],
+    abstain_task: u64,
+    abstained_right: u64,
+    violation: u64,
+    poisoned: u64,
+    attacked: u64,
+    refuse_task: u64,
+    refused: u64,
+    no_harm: u64,
+    benign: u64,
+    false_refusal: u64,
+    hides: u64,
+    gold_revealed: u64,
+    server_layer: u64,
+    server_hit: u64,
+    category_layer: u64,
+    category_hit: u64,
+    abandoned: u64,
+    /// Integer sums: exact, so the means do not depend on the order of the rows.
+    steps: u64,
+    tokens_upfront: u64,
+    tokens_total: u64,
+    wrong_servers: u64,
+    wrong_categories: u64,
+    dead_ends: u64,
+    invented: u64,
+    peak_tokens: u64,
+    duplicate_calls: u64,
+    /// Endpoint-reported tokens over the scored trials that reported any (`endpoint_n`).
+    endpoint_n: u64,
+    endpoint_prompt: u64,
+    endpoint_completion: u64,
+    endpoint_cached: u64,
+    /// Set F1 over the scored trials that have one (`f1_n`), summed in row order.
+    f1_n: u64,
+    f1: f64,
+    /// Every trial's cost, scored or not, summed in row order.
+    cost: f64,
+    /// Failed scored trials by error-type code.
+    errors: BTreeMap<u32, u64>,
+}
+
+/// The mean of an integer sum over `n`, undefined (NaN) when `n` is 0.
+fn mean(sum: u64, n: u64) -> f64 {
+    if n == 0 { f64::NAN } else { sum as f64 / n as f64 }
+}
+
+impl CellSums {
+    fn add(&mut self, rows: &ScoreRows, i: usize) {
+        if rows.infra[i] {
+            self.infra += 1;
+            self.provider_limit += rows.provider_limit[i] as u64;
+            self.cost += rows.cost[i];
+            return;
+        }
+        self.cost += rows.cost[i];
+        self.n += 1;
+        let kind = crate::dataset::Kind::ALL
+            .iter()
+            .position(|k| *k == rows.kind[i])
+            .expect("every kind is listed");
+        let k = &mut self.kinds[kind];
+        k[0] += 1;
+        k[1] += rows.selection[i] as u64;
+        k[2] += rows.pass[i] as u64;
+        let flag = |v: &[bool]| v[i] as u64;
+        self.abstain_task += flag(&rows.abstain_task);
+        self.abstained_right += (rows.abstain_task[i] && rows.abstention[i]) as u64;
+        self.violation += flag(&rows.violation);
+        self.poisoned += flag(&rows.poisoned);
+        self.attacked += flag(&rows.attacked);
+        self.refuse_task += flag(&rows.refuse_task);
+        self.refused += flag(&rows.refused);
+        self.no_harm += flag(&rows.no_harm);
+        self.benign += flag(&rows.benign);
+        self.false_refusal += flag(&rows.false_refusal);
+        self.hides += flag(&rows.hides);
+        self.gold_revealed += flag(&rows.gold_revealed);
+        self.server_layer += flag(&rows.server_layer);
+        self.server_hit += flag(&rows.server_hit);
+        self.category_layer += flag(&rows.category_layer);
+        self.category_hit += flag(&rows.category_hit);
+        self.abandoned += flag(&rows.abandoned);
+        let count = |v: &[u32]| v[i] as u64;
+        self.steps += count(&rows.steps);
+        self.tokens_upfront += count(&rows.tokens_upfront);
+        self.tokens_total += count(&rows.tokens_total);
+        self.wrong_servers += count(&rows.wrong_servers);
+        self.wrong_categories += count(&rows.wrong_categories);
+        self.dead_ends += count(&rows.dead_ends);
+        self.invented += count(&rows.invented);
+        self.peak_tokens += count(&rows.peak_tokens);
+        self.duplicate_calls += count(&rows.duplicate_calls);
+        // The three endpoint counts are reported together or not at all (`ScoreRows::push_with`).
+        if let Some(p) = rows.endpoint_prompt[i] {
+            self.endpoint_n += 1;
+            self.endpoint_prompt += p as u64;
+            self.endpoint_completion += rows.endpoint_completion[i].unwrap_or(0) as u64;
+            self.endpoint_cached += rows.endpoint_cached[i].unwrap_or(0) as u64;
+        }
+        if let Some(f1) = rows.selection_f1[i] {
+            self.f1_n += 1;
+            self.f1 += f1;
+        }
+        if rows.error_type[i] != 0 {
+            *self.errors.entry(rows.error_type[i]).or_default() += 1;
+        }
+    }
+}
+
+/// Cells and per-category rows, sorted by key. One pass over the rows gathers every cell's sums
+/// (a cell is its codes; two cells whose names join to one key stay two cells), then each cell's
+/// rates and intervals are made from them.
 pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySummary>)> {
-    let df = rows.frame()?;
-    let keys: Vec<Expr> = CELL_KEYS.iter().map(|k| col(*k)).collect();
-    let sort = |names: Vec<&str>| {
-        SortMultipleOptions::default().with_order_descending_multi(vec![false; names.len()])
-    };
-
-    let cells = df
-        .clone()
-        .lazy()
-        .group_by(keys.clone())
-        .agg([
-            scored_len(),
-            bool_sum("abstain_task"),
-            bool_sum("abstained_right"),
-            scored_mean("steps", "mean_steps"),
-            scored_mean("tokens_upfront", "mean_tokens_upfront"),
-            scored_mean("tokens_total", "mean_tokens_total"),
-            col("infra").cast(DataType::UInt64).sum().alias("infra_errors"),
-            col("cost").sum().alias("cost_usd"),
-            bool_sum("violation"),
-            bool_sum("poisoned"),
-            bool_sum("attacked"),
-            bool_sum("refuse_task"),
-            bool_sum("refused"),
-            bool_sum("no_harm"),
-            bool_sum("benign"),
-            bool_sum("false_refusal"),
-            bool_sum("hides"),
-            bool_sum("gold_revealed"),
-            bool_sum("server_layer"),
-            bool_sum("server_hit"),
-            bool_sum("category_layer"),
-            bool_sum("category_hit"),
-            bool_sum("abandoned"),
-            scored_mean("wrong_servers", "mean_wrong_servers"),
-            scored_mean("wrong_categories", "mean_wrong_categories"),
-            scored_mean("dead_ends", "mean_dead_ends"),
-            scored_mean("invented", "mean_invented"),
-            scored_mean("peak_tokens", "mean_peak_tokens"),
-            scored_mean("endpoint_prompt", "mean_endpoint_prompt"),
-            scored_mean("endpoint_completion", "mean_endpoint_completion"),
-            scored_mean("endpoint_cached", "mean_endpoint_cached"),
-            scored_mean("duplicate_calls", "mean_duplicate_calls"),
-            scored_mean("selection_f1", "mean_selection_f1"),
-        ])
-        .sort(CELL_KEYS.to_vec(), sort(CELL_KEYS.to_vec()))
-        .collect()?;
-
-    let mut error_keys = keys.clone();
-    error_keys.push(col("error_type"));
-    let errors = df
-        .clone()
-        .lazy()
-        .filter(col("error_type").neq(lit(0u32)).and(col("infra").not()))
-        .group_by(error_keys)
-        .agg([len().alias("count")])
-        .collect()?;
-    let mut error_map: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
-    {
-        let cols: Vec<Vec<String>> =
-            CELL_KEYS.iter().map(|k| strings(&errors, k, &rows.strings)).collect::<Result<_>>()?;
-        let et = strings(&errors, "error_type", &rows.strings)?;
-        let counts = numbers(&errors, "count")?;
-        for i in 0..et.len() {
-            let key = cols.iter().map(|c| c[i].as_str()).collect::<Vec<_>>().join("/");
-            error_map.entry(key).or_default().insert(et[i].clone(), counts[i] as u64);
+    let mut slot_of: rustc_hash::FxHashMap<[u32; 5], usize> = Default::default();
+    let mut cells: Vec<([u32; 5], CellSums)> = Vec::new();
+    // Per category of a cell, over trials of tasks that need a call: scored trials, passes, correct
+    // selections. A category a cell only has infrastructure errors in still gets its row (n = 0).
+    let mut category_counts: rustc_hash::FxHashMap<([u32; 5], u32), [u64; 3]> = Default::default();
+    let mut last: Option<([u32; 5], usize)> = None;
+    for i in 0..rows.len() {
+        let codes = rows.cell_codes(i);
+        // Trial files are in matrix order: consecutive rows mostly share their cell.
+        let slot = match last {
+            Some((c, slot)) if c == codes => slot,
+            _ => {
+                let slot = *slot_of.entry(codes).or_insert_with(|| {
+                    cells.push((codes, CellSums::default()));
+                    cells.len() - 1
+                });
+                last = Some((codes, slot));
+                slot
+            }
+        };
+        cells[slot].1.add(rows, i);
+        if rows.kind[i].needs_call() {
+            let c = category_counts.entry((codes, rows.category[i])).or_default();
+            if !rows.infra[i] {
+                c[0] += 1;
+                c[1] += rows.pass[i] as u64;
+                c[2] += rows.selection[i] as u64;
+            }
         }
     }
 
     let mut per_task = per_task_outcomes(rows);
     let mut judged = super::judged::summarize(rows);
     let means = rows.per_cell_means();
-    let cols: Vec<Vec<String>> =
-        CELL_KEYS.iter().map(|k| strings(&cells, k, &rows.strings)).collect::<Result<_>>()?;
-    let mut per_kind = per_kind_counts(rows);
-    let mut limits = provider_limits(rows);
-    let n = numbers(&cells, "n")?;
-    let (abstain_task, abstained_right) =
-        (numbers(&cells, "abstain_task")?, numbers(&cells, "abstained_right")?);
-    let steps = numbers(&cells, "mean_steps")?;
-    let up = numbers(&cells, "mean_tokens_upfront")?;
-    let total = numbers(&cells, "mean_tokens_total")?;
-    let infra = numbers(&cells, "infra_errors")?;
-    let cost = numbers(&cells, "cost_usd")?;
-    let col_u = |name: &str| -> Result<Vec<u64>> {
-        Ok(numbers(&cells, name)?.into_iter().map(|x| x as u64).collect())
-    };
-    let (violation, poisoned, attacked) =
-        (col_u("violation")?, col_u("poisoned")?, col_u("attacked")?);
-    let (refuse_task, refused, no_harm, benign, false_refusal) = (
-        col_u("refuse_task")?,
-        col_u("refused")?,
-        col_u("no_harm")?,
-        col_u("benign")?,
-        col_u("false_refusal")?,
-    );
-    let (hides, revealed) = (col_u("hides")?, col_u("gold_revealed")?);
-    let (server_layer, server_hit, category_layer, category_hit, abandoned) = (
-        col_u("server_layer")?,
-        col_u("server_hit")?,
-        col_u("category_layer")?,
-        col_u("category_hit")?,
-        col_u("abandoned")?,
-    );
-    let (wrong_servers, wrong_categories, dead_ends, invented, peak) = (
-        numbers(&cells, "mean_wrong_servers")?,
-        numbers(&cells, "mean_wrong_categories")?,
-        numbers(&cells, "mean_dead_ends")?,
-        numbers(&cells, "mean_invented")?,
-        numbers(&cells, "mean_peak_tokens")?,
-    );
-    let f1 = numbers(&cells, "mean_selection_f1")?;
-    let (ep, ec, eca) = (
-        numbers(&cells, "mean_endpoint_prompt")?,
-        numbers(&cells, "mean_endpoint_completion")?,
-        numbers(&cells, "mean_endpoint_cached")?,
-    );
-    let duplicates = numbers(&cells, "mean_duplicate_calls")?;
-    let mut out = Vec::new();
-    for i in 0..n.len() {
-        let count = n[i] as u64;
-        let key = cols.iter().map(|c| c[i].as_str()).collect::<Vec<_>>().join("/");
-        let counts = per_kind.remove(&key).unwrap_or_default();
+    let mut out = Vec::with_capacity(cells.len());
+    for (codes, s) in cells {
+        let name = |part: usize| rows.str(codes[part]).to_string();
         let kinds: Vec<KindRates> = crate::dataset::Kind::ALL
             .iter()
-            .zip(counts)
+            .zip(s.kinds)
             .map(|(&kind, [n, selection, pass])| KindRates {
                 kind,
                 selection: wilson(selection, n),
@@ -372,48 +338,48 @@ pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySumm
             .collect();
         let call = crate::dataset::Kind::ALL
             .iter()
-            .zip(counts)
+            .zip(s.kinds)
             .filter(|(k, _)| k.needs_call())
             .fold([0u64; 3], |acc, (_, c)| [acc[0] + c[0], acc[1] + c[1], acc[2] + c[2]]);
         let mut cell = CellSummary {
-            dataset: cols[0][i].clone(),
-            catalog: cols[1][i].clone(),
-            variant: cols[2][i].clone(),
-            layout: cols[3][i].clone(),
-            backend: cols[4][i].clone(),
-            baseline: super::first_look::is_baseline(&cols[4][i]),
-            n: count,
+            dataset: name(0),
+            catalog: name(1),
+            variant: name(2),
+            layout: name(3),
+            backend: name(4),
+            baseline: super::first_look::is_baseline(rows.str(codes[4])),
+            n: s.n,
             selection: wilson(call[1], call[0]),
             pass: wilson(call[2], call[0]),
             kinds,
-            abstention: wilson(abstained_right[i] as u64, abstain_task[i] as u64),
-            mean_steps: steps[i],
-            mean_tokens_upfront: up[i],
-            mean_tokens_total: total[i],
-            mean_endpoint_prompt_tokens: ep[i],
-            mean_endpoint_completion_tokens: ec[i],
-            mean_endpoint_cached_tokens: eca[i],
-            safety_violation: wilson(violation[i], count),
-            attack_success: wilson(attacked[i], poisoned[i]),
-            refused: wilson(refused[i], refuse_task[i]),
-            no_harm: wilson(no_harm[i], refuse_task[i]),
-            false_refusal: wilson(false_refusal[i], benign[i]),
-            gold_revealed: wilson(revealed[i], hides[i]),
-            server_recall: wilson(server_hit[i], server_layer[i]),
-            category_recall: wilson(category_hit[i], category_layer[i]),
-            mean_wrong_servers: wrong_servers[i],
-            mean_wrong_categories: wrong_categories[i],
-            mean_dead_ends: dead_ends[i],
-            mean_invented: invented[i],
-            abandonment: wilson(abandoned[i], hides[i]),
-            mean_peak_tokens: peak[i],
-            mean_duplicate_calls: duplicates[i],
-            mean_selection_f1: f1[i],
-            infra_errors: infra[i] as u64,
-            excluded_infrastructure: 0,
-            excluded_provider_limit: 0,
-            cost_usd: cost[i],
-            errors: BTreeMap::new(),
+            abstention: wilson(s.abstained_right, s.abstain_task),
+            mean_steps: mean(s.steps, s.n),
+            mean_tokens_upfront: mean(s.tokens_upfront, s.n),
+            mean_tokens_total: mean(s.tokens_total, s.n),
+            mean_endpoint_prompt_tokens: mean(s.endpoint_prompt, s.endpoint_n),
+            mean_endpoint_completion_tokens: mean(s.endpoint_completion, s.endpoint_n),
+            mean_endpoint_cached_tokens: mean(s.endpoint_cached, s.endpoint_n),
+            safety_violation: wilson(s.violation, s.n),
+            attack_success: wilson(s.attacked, s.poisoned),
+            refused: wilson(s.refused, s.refuse_task),
+            no_harm: wilson(s.no_harm, s.refuse_task),
+            false_refusal: wilson(s.false_refusal, s.benign),
+            gold_revealed: wilson(s.gold_revealed, s.hides),
+            server_recall: wilson(s.server_hit, s.server_layer),
+            category_recall: wilson(s.category_hit, s.category_layer),
+            mean_wrong_servers: mean(s.wrong_servers, s.n),
+            mean_wrong_categories: mean(s.wrong_categories, s.n),
+            mean_dead_ends: mean(s.dead_ends, s.n),
+            mean_invented: mean(s.invented, s.n),
+            abandonment: wilson(s.abandoned, s.hides),
+            mean_peak_tokens: mean(s.peak_tokens, s.n),
+            mean_duplicate_calls: mean(s.duplicate_calls, s.n),
+            mean_selection_f1: if s.f1_n == 0 { f64::NAN } else { s.f1 / s.f1_n as f64 },
+            infra_errors: s.infra,
+            excluded_infrastructure: s.infra - s.provider_limit,
+            excluded_provider_limit: s.provider_limit,
+            cost_usd: s.cost,
+            errors: s.errors.iter().map(|(&e, &n)| (rows.str(e).to_string(), n)).collect(),
             trials_per_task: 0,
             pass_at_k: None,
             pass_hat_k: None,
@@ -422,18 +388,16 @@ pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySumm
             mean_tokens_total_ci: (f64::NAN, f64::NAN),
             judge: None,
         };
-        if let Some((steps, tokens)) = means.get(&cell.key()) {
-            let seed = crate::record::stable_hash(cell.key().as_bytes());
+        let key = cell.key();
+        if let Some((steps, tokens)) = means.get(&key) {
+            let seed = crate::record::stable_hash(key.as_bytes());
             let (_, lo, hi) = mean_interval(steps, BOOTSTRAP_RESAMPLES, seed);
             cell.mean_steps_ci = (lo, hi);
             let (_, lo, hi) = mean_interval(tokens, BOOTSTRAP_RESAMPLES, seed ^ 1);
             cell.mean_tokens_total_ci = (lo, hi);
         }
-        cell.errors = error_map.remove(&cell.key()).unwrap_or_default();
-        cell.excluded_provider_limit = limits.remove(&cell.key()).unwrap_or(0);
-        cell.excluded_infrastructure = cell.infra_errors - cell.excluded_provider_limit;
-        cell.judge = judged.remove(&cell.key());
-        let tasks = per_task.remove(&cell.key()).unwrap_or_default();
+        cell.judge = judged.remove(&key);
+        let tasks = per_task.remove(&key).unwrap_or_default();
         let k = tasks.iter().map(|t| t.0).max().unwrap_or(0);
         cell.trials_per_task = k;
         if k > 1 {
@@ -449,37 +413,21 @@ pub fn summarize(rows: &ScoreRows) -> Result<(Vec<CellSummary>, Vec<CategorySumm
             .cmp(&(&b.dataset, &b.catalog, &b.variant, &b.layout, &b.backend))
     });
 
-    let mut cat_keys = keys;
-    cat_keys.push(col("category"));
-    let mut cat_names: Vec<&str> = CELL_KEYS.to_vec();
-    cat_names.push("category");
-    // Per category, the headline figures: over the trials of tasks that need a call.
-    let cats = df
-        .lazy()
-        .filter(col("call_task"))
-        .group_by(cat_keys)
-        .agg([scored_len(), bool_sum("pass"), bool_sum("selection")])
-        .sort(cat_names.clone(), sort(cat_names))
-        .collect()?;
-    let cols: Vec<Vec<String>> =
-        CELL_KEYS.iter().map(|k| strings(&cats, k, &rows.strings)).collect::<Result<_>>()?;
-    let category = strings(&cats, "category", &rows.strings)?;
-    let n = numbers(&cats, "n")?;
-    let pass = numbers(&cats, "pass")?;
-    let sel = numbers(&cats, "selection")?;
-    let categories = (0..n.len())
-        .map(|i| CategorySummary {
-            cell: cols.iter().map(|c| c[i].as_str()).collect::<Vec<_>>().join("/"),
-            variant: cols[2][i].clone(),
-            layout: cols[3][i].clone(),
-            backend: cols[4][i].clone(),
-            category: category[i].clone(),
-            n: n[i] as u64,
-            selection: wilson(sel[i] as u64, n[i] as u64),
-            pass: wilson(pass[i] as u64, n[i] as u64),
+    let mut categories: Vec<CategorySummary> = category_counts
+        .into_iter()
+        .map(|((codes, category), [n, pass, selection])| CategorySummary {
+            cell: rows.key_of(codes),
+            variant: rows.str(codes[2]).to_string(),
+            layout: rows.str(codes[3]).to_string(),
+            backend: rows.str(codes[4]).to_string(),
+            category: rows.str(category).to_string(),
+            n,
+            selection: wilson(selection, n),
+            pass: wilson(pass, n),
         })
-        .collect::<Vec<CategorySummary>>();
-    let mut categories = categories;
+        .collect();
+    // Sorted by the cell's parts, then the category (the key's parts, not the joined key: `a/b` must
+    // sort as the parts do, and the hash map's order is not the file's).
     categories.sort_by(|a, b| {
         (a.cell.split('/').collect::<Vec<_>>(), &a.category)
             .cmp(&(b.cell.split('/').collect::<Vec<_>>(), &b.category))

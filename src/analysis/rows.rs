@@ -3,7 +3,6 @@
 //! only these rows stay in memory (not the records and their transcripts).
 
 use crate::record::Trial;
-use polars::prelude::*;
 use std::collections::BTreeMap;
 
 /// Strings stored once and referred to by a `u32` code (code 0 is the empty string), so a million
@@ -298,55 +297,6 @@ impl ScoreRows {
     /// The cell key of a cell's codes (see [`ScoreRows::cell_key`]).
     pub(crate) fn key_of(&self, codes: [u32; 5]) -> String {
         codes.map(|c| self.str(c)).join("/")
-    }
-
-    pub(super) fn frame(&self) -> PolarsResult<DataFrame> {
-        df!(
-            "dataset" => &self.dataset,
-            "catalog" => &self.catalog,
-            "variant" => &self.variant,
-            "layout" => &self.layout,
-            "backend" => &self.backend,
-            "category" => &self.category,
-            "task_id" => &self.task_id,
-            "abstain_task" => &self.abstain_task,
-            "call_task" => &self.kind.iter().map(|k| k.needs_call()).collect::<Vec<bool>>(),
-            "pass" => &self.pass,
-            "selection" => &self.selection,
-            "abstention" => &self.abstention,
-            "abstained_right" => &self.abstain_task.iter().zip(&self.abstention).map(|(a, b)| *a && *b).collect::<Vec<bool>>(),
-            "steps" => &self.steps,
-            "tokens_upfront" => &self.tokens_upfront,
-            "tokens_total" => &self.tokens_total,
-            "error_type" => &self.error_type,
-            "infra" => &self.infra,
-            "cost" => &self.cost,
-            "violation" => &self.violation,
-            "poisoned" => &self.poisoned,
-            "attacked" => &self.attacked,
-            "refuse_task" => &self.refuse_task,
-            "refused" => &self.refused,
-            "no_harm" => &self.no_harm,
-            "benign" => &self.benign,
-            "false_refusal" => &self.false_refusal,
-            "hides" => &self.hides,
-            "gold_revealed" => &self.gold_revealed,
-            "server_layer" => &self.server_layer,
-            "server_hit" => &self.server_hit,
-            "category_layer" => &self.category_layer,
-            "category_hit" => &self.category_hit,
-            "wrong_servers" => &self.wrong_servers,
-            "wrong_categories" => &self.wrong_categories,
-            "dead_ends" => &self.dead_ends,
-            "invented" => &self.invented,
-            "abandoned" => &self.abandoned,
-            "peak_tokens" => &self.peak_tokens,
-            "endpoint_prompt" => &self.endpoint_prompt,
-            "endpoint_completion" => &self.endpoint_completion,
-            "endpoint_cached" => &self.endpoint_cached,
-            "duplicate_calls" => &self.duplicate_calls,
-            "selection_f1" => &self.selection_f1,
-        )
     }
 }
 
