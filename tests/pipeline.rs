@@ -99,3 +99,56 @@ fn a_gate_that_checks_nothing_records_and_rewrites_nothing() {
     let now = std::fs::metadata(a.join("report.html")).unwrap().modified().unwrap();
     assert_eq!(now, modified, "the page was not rewritten");
 }
+
+/// Damaged lines anywhere in the trial file, several at once: the report names the first of them (in
+/// file order, whichever parsing thread met one first), exits 2 and rewrites no report file.
+#[test]
+fn of_several_damaged_trial_lines_the_report_names_the_first() {
+    let tmp = tempfile::tempdir().unwrap();
+    small_run(tmp.path(), "a");
+    let a = tmp.path().join("a");
+    let trials = std::fs::read_to_string(a.join("trials.jsonl")).unwrap();
+    let lines: Vec<&str> = trials.lines().collect();
+    assert!(lines.len() >= 8, "a run of ten tasks: {} lines", lines.len());
+    let page = std::fs::read(a.join("report.html")).unwrap();
+    // Seeded choices of two to four damaged lines, each damaged one of several ways.
+    let damage = ["not json", r#"{"trial_id": 5"#, "[1, 2]", r#"{"trial_id": "x"}"#];
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    for round in 0..6 {
+        let count = 2 + next(3);
+        let mut bad: Vec<usize> = Vec::new();
+        while bad.len() < count {
+            let i = next(lines.len());
+            if !bad.contains(&i) {
+                bad.push(i);
+            }
+        }
+        let damaged: Vec<String> = lines
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                if bad.contains(&i) {
+                    damage[next(damage.len())].to_string()
+                } else {
+                    l.to_string()
+                }
+            })
+            .collect();
+        std::fs::write(a.join("trials.jsonl"), damaged.join("\n") + "\n").unwrap();
+        let o = toolpick(&argv_with("report {}", &[a.to_str().unwrap()]), &repo());
+        let first = bad.iter().min().unwrap() + 1;
+        assert_eq!(o.status.code(), Some(2), "round {round}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(&format!("trials.jsonl:{first}: ")),
+            "round {round}: damaged lines {bad:?}, the first is {first}:\n{}",
+            stderr(&o)
+        );
+        assert_eq!(std::fs::read(a.join("report.html")).unwrap(), page, "round {round}");
+    }
+}

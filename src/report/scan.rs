@@ -74,6 +74,9 @@ fn memchr_last(data: &[u8]) -> Option<usize> {
     memchr::memrchr(b'\n', data)
 }
 
+/// A parsed line: the record, what the rows derive from it, and each sink's encoded entry.
+type Parsed = Result<(Trial, rows::Derived, Vec<Vec<u8>>)>;
+
 /// What the writer stage keeps: the rows, and the drill-down sample candidates — the
 /// [`DRILLDOWN_MAX`] smallest `(hash of trial id, position)` with their lines.
 struct Kept {
@@ -119,8 +122,8 @@ pub(super) fn scan(
                 }
             }
         });
-        let (parsed_tx, parsed_rx) =
-            sync_channel::<(Lines, Vec<(Trial, rows::Derived, Vec<Vec<u8>>)>)>(2);
+        let (parsed_tx, parsed_rx) = sync_channel::<(Lines, Vec<Parsed>)>(2);
+        let (spare_parsed_tx, spare_parsed_rx) = std::sync::mpsc::channel::<Vec<Parsed>>();
         let writer = scope.spawn(move || -> Result<Kept> {
             let mut kept = Kept {
                 rows: rows::ScoreRows::default(),
@@ -131,16 +134,18 @@ pub(super) fn scan(
             let mut order = crate::record::store::OrderCheck::default();
             let mut timed = phases::Local::default();
             for (batch, parsed) in parsed_rx {
-                let mut done = Vec::with_capacity(parsed.len());
-                for ((no, range), (t, derived, encoded)) in batch.lines.iter().zip(parsed) {
+                for ((no, range), parsed) in batch.lines.iter().zip(&parsed) {
+                    let Ok((t, derived, encoded)) = parsed else {
+                        unreachable!("a batch with a failed line is not sent to the writer")
+                    };
                     let line = &batch.data[range.clone()];
                     let h = crate::record::stable_hash(t.trial_id.as_bytes());
                     if check_order && !order.push(t.matrix_index, h) {
                         return Err(OutOfOrder { line: *no }.into());
                     }
-                    timed.time("scan: rows (writer thread)", || kept.rows.push_with(&t, &derived));
-                    for ((sink, bytes), name) in sinks.iter_mut().zip(&encoded).zip(SINK_WRITE) {
-                        timed.time(name, || sink.write(&t, bytes))?;
+                    timed.time("scan: rows (writer thread)", || kept.rows.push_with(t, derived));
+                    for ((sink, bytes), name) in sinks.iter_mut().zip(encoded).zip(SINK_WRITE) {
+                        timed.time(name, || sink.write(t, bytes))?;
                     }
                     if kept.heap.len() < DRILLDOWN_MAX {
                         kept.heap.push((h, seq));
@@ -155,11 +160,16 @@ pub(super) fn scan(
                     }
                     seq += 1;
                     crate::crashpoint::reached("scan", seq as u64);
-                    done.push((t, encoded));
                 }
                 // Freed by the parsing threads that allocated them: this thread is the pipeline's
                 // narrowest stage, and a free from another thread costs mimalloc more than a local one.
-                rayon::spawn(move || drop(done));
+                // The emptied vector goes back to be filled again (fails harmlessly at the end).
+                let spare = spare_parsed_tx.clone();
+                rayon::spawn(move || {
+                    let mut parsed = parsed;
+                    parsed.clear();
+                    let _ = spare.send(parsed);
+                });
                 // The buffer goes back to the reader (fails harmlessly once the reader is done).
                 let _ = spare_tx.send(batch.data);
                 timed.flush();
@@ -170,7 +180,10 @@ pub(super) fn scan(
         // Claims and answers are read only to join judgements (and the sample is re-read in full).
         let judged = !judgements.0.is_empty();
         for batch in lines_rx.iter() {
-            let parsed = batch
+            // Each line's record is written once, in place, into a reused vector (a record is large,
+            // and collecting through rayon's lists into a growing vector moved each several times).
+            let mut parsed = spare_parsed_rx.try_recv().unwrap_or_default();
+            batch
                 .lines
                 .par_iter()
                 .map_init(phases::Local::default, |timed, (no, range)| {
@@ -200,17 +213,14 @@ pub(super) fn scan(
                         timed.time("scan: derive (pairing, diagnostics)", || rows::Derived::of(&t));
                     Ok((t, derived, encoded))
                 })
-                .collect::<Result<Vec<_>>>();
-            match parsed {
-                Ok(p) => {
-                    if parsed_tx.send((batch, p)).is_err() {
-                        break; // the writer stopped on an error; it reports it
-                    }
-                }
-                Err(e) => {
-                    failed = Some(e);
-                    break;
-                }
+                .collect_into_vec(&mut parsed);
+            // The first failed line in file order is the one reported.
+            if let Some(i) = parsed.iter().position(Result::is_err) {
+                failed = parsed.swap_remove(i).err();
+                break;
+            }
+            if parsed_tx.send((batch, parsed)).is_err() {
+                break; // the writer stopped on an error; it reports it
             }
         }
         drop(lines_rx);
