@@ -7,6 +7,14 @@
 //! working set of one report alive between batches (measured: 22–24 s → 18 s, peak RSS 799–827 →
 //! 834 MiB) and still returns memory a long run no longer needs. `MIMALLOC_PURGE_DELAY` in the
 //! environment still wins (this sets the default only).
+//!
+//! Transparent huge pages are turned off for the process (Linux, where the system's setting is
+//! `always` on many distributions): with them, each first touch of fresh memory zeroed a whole 2 MiB
+//! page, and the report's growing buffers and freed batches kept touching fresh memory. Measured on a
+//! million-trial report (three alternating pairs): 3.0–3.3 → 1.5–2.0 system CPU-s, +0.1–0.4 user
+//! CPU-s, lower peak RSS. `MIMALLOC_ALLOW_THP` in the environment (mimalloc's own switch) leaves the
+//! system's setting alone. The setting is inherited by child processes (MCP servers toolpick starts),
+//! which then get ordinary pages too.
 
 use std::os::raw::{c_int, c_long};
 
@@ -36,6 +44,13 @@ pub fn tune() {
             mi_option_set_default(PURGE_DELAY, PURGE_DELAY_MS);
         }
     }
+    #[cfg(target_os = "linux")]
+    if std::env::var_os("MIMALLOC_ALLOW_THP").is_none() {
+        // SAFETY: a plain prctl with integer arguments; failure (an old kernel) leaves THP as it was.
+        unsafe {
+            libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
+        }
+    }
 }
 
 /// The purge delay in effect (ms).
@@ -47,6 +62,18 @@ pub fn purge_delay_ms() -> c_long {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn transparent_huge_pages_are_off_after_tuning() {
+        if std::env::var_os("MIMALLOC_ALLOW_THP").is_some() {
+            return; // the environment's choice wins, by design
+        }
+        tune();
+        // SAFETY: a plain prctl query.
+        let disabled = unsafe { libc::prctl(libc::PR_GET_THP_DISABLE, 0, 0, 0, 0) };
+        assert_eq!(disabled, 1, "PR_GET_THP_DISABLE after tune()");
+    }
 
     #[test]
     fn the_purge_delay_is_found_by_its_default_and_set() {
