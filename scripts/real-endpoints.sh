@@ -26,8 +26,8 @@ SERVER="$DIR/llama-server"
 setup() {
   mkdir -p "$DIR"
   if [ ! -x "$SERVER" ]; then
-    command -v cmake > /dev/null || { echo "real-endpoints: cmake is missing (Debian/Ubuntu: apt-get install cmake)" >&2; exit 1; }
-    python3 -m pip download -q --no-deps --no-binary :all: "$LLAMA_PIN" -d "$DIR/sdist"
+    command -v cmake > /dev/null || { echo "real-endpoints: cmake is missing (Debian/Ubuntu: apt-get install cmake; or from PyPI: python3 -m venv v && v/bin/pip install cmake, then put v/bin on PATH)" >&2; exit 1; }
+    python3 -m pip download -q --no-deps --no-binary llama-cpp-python "$LLAMA_PIN" -d "$DIR/sdist"
     tar -C "$DIR" -xzf "$DIR"/sdist/llama_cpp_python-*.tar.gz
     src=$(echo "$DIR"/llama_cpp_python-*/vendor/llama.cpp)
     cmake -S "$src" -B "$src/build" -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=OFF -DGGML_AVX2=ON \
@@ -60,8 +60,10 @@ run() {
   local toolpick="${TOOLPICK:-$ROOT/target/release/toolpick}"
   [ -x "$toolpick" ] || toolpick="$ROOT/target/debug/toolpick"
   "$SERVER" -m "$MODEL" --jinja -c 16384 -t "$(nproc)" --port "$port" --host 127.0.0.1 > "$out.server.log" 2>&1 &
-  local server_pid=$!
-  trap 'kill "$server_pid" 2> /dev/null; wait "$server_pid" 2> /dev/null' EXIT
+  # Global, not local: the EXIT trap runs after run() has returned (a local was unset by then, so
+  # `set -u` stopped the trap before it killed the server).
+  SERVER_PID=$!
+  trap 'kill "$SERVER_PID" 2> /dev/null; wait "$SERVER_PID" 2> /dev/null' EXIT
   for _ in $(seq 1 120); do
     curl -sf "http://127.0.0.1:$port/health" > /dev/null && break
     sleep 1
