@@ -19,6 +19,18 @@ impl FunctionDef {
     pub fn to_wire(&self) -> Value {
         serde_json::json!({"type": "function", "function": self})
     }
+
+    /// The text a lexical search indexes besides the name: the description, then the top-level
+    /// parameter names (the BM25 search layout and the lexical baseline index the same words).
+    pub fn search_text(&self) -> String {
+        let params: Vec<&str> = self
+            .parameters
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|p| p.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        format!("{} {}", self.description, params.join(" "))
+    }
 }
 
 /// A call the model asked for. `arguments` is the raw JSON text the model produced.
@@ -66,6 +78,12 @@ pub struct Usage {
     /// so their records are unchanged.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub cache_write_tokens: u64,
+    /// Completion tokens the model spent reasoning (thinking), part of `completion_tokens`, when
+    /// reported (Responses `output_tokens_details.reasoning_tokens`, Gemini `thoughtsTokenCount`, chat
+    /// completions `completion_tokens_details.reasoning_tokens`). Absent (0) from records of
+    /// protocols and answers that do not report it, so their records are unchanged.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reasoning_tokens: u64,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -78,6 +96,7 @@ impl Usage {
         self.completion_tokens += other.completion_tokens;
         self.cached_tokens += other.cached_tokens;
         self.cache_write_tokens += other.cache_write_tokens;
+        self.reasoning_tokens += other.reasoning_tokens;
     }
 }
 
@@ -184,6 +203,16 @@ impl ServerSearch {
         };
         (call, result)
     }
+}
+
+/// The catalog tools of one server as a protocol that groups functions may send them (the Responses
+/// API's `namespace` tools, [`crate::agent::spec::ModelSpec::namespaces`]): the group's name, valid
+/// as a function name is, its description, and the names of its functions as the layout offers them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolGroup {
+    pub name: String,
+    pub description: String,
+    pub functions: Vec<String>,
 }
 
 /// `true` when `name` is a valid function name for chat-completions APIs.

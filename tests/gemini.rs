@@ -372,7 +372,7 @@ fn scripted_answers_without_ids_score_every_task_with_paired_results_and_normali
         assert_eq!(
             t["usage"],
             json!({"prompt_tokens": 105 * steps, "completion_tokens": 10 * steps,
-                   "cached_tokens": 30 * steps}),
+                   "cached_tokens": 30 * steps, "reasoning_tokens": 3 * steps}),
             "{}",
             t["task_id"]
         );

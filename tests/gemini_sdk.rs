@@ -199,7 +199,7 @@ fn scripted_sdk_answers_score_every_task_with_signatures_echoed_and_usage_normal
         assert_eq!(
             t["usage"],
             json!({"prompt_tokens": 126 * steps, "completion_tokens": 13 * steps,
-                   "cached_tokens": 40 * steps}),
+                   "cached_tokens": 40 * steps, "reasoning_tokens": 4 * steps}),
             "{}",
             t["task_id"]
         );

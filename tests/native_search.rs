@@ -250,6 +250,14 @@ fn each_requests_usage_is_kept_as_the_provider_wrote_it_and_the_normalised_usage
                 ),
                 _ => (sum(&|u| n(&u["prompt_tokens"])), sum(&|u| n(&u["completion_tokens"]))),
             };
+            let reasoning = match backend {
+                "anthropic" => 0,
+                "openai-responses" => sum(&|u| n(&u["output_tokens_details"]["reasoning_tokens"])),
+                "gemini" => sum(&|u| n(&u["thoughtsTokenCount"])),
+                _ => sum(&|u| n(&u["completion_tokens_details"]["reasoning_tokens"])),
+            };
+            let recorded = t["usage"].get("reasoning_tokens").map_or(0, |r| r.as_u64().unwrap());
+            assert_eq!(recorded, reasoning, "{backend}: reasoning_tokens");
             assert!(prompt > 0, "{backend}");
             assert_eq!(t["usage"]["prompt_tokens"].as_u64().unwrap(), prompt, "{backend}");
             assert_eq!(t["usage"]["completion_tokens"].as_u64().unwrap(), completion, "{backend}");
@@ -262,4 +270,155 @@ fn each_requests_usage_is_kept_as_the_provider_wrote_it_and_the_normalised_usage
     );
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(env.trials("l").iter().all(|t| t.get("provider_usage").is_none()));
+}
+
+/// Every JSON object in `v` and below it.
+fn objects(v: &Value) -> Vec<&Value> {
+    let mut out = Vec::new();
+    match v {
+        Value::Object(m) => {
+            out.push(v);
+            m.values().for_each(|c| out.extend(objects(c)));
+        }
+        Value::Array(a) => a.iter().for_each(|c| out.extend(objects(c))),
+        _ => {}
+    }
+    out
+}
+
+#[test]
+fn namespaces_change_only_the_wire_in_flat_and_native_search() {
+    let env = MockEnv::start(MockConfig::default(), &[]);
+    let url = format!("{}/v1", env.url().trim_end_matches('/').trim_end_matches("/v1"));
+    let (out, cache) = (env.path("out"), env.path("cache"));
+    let go = |run_id: &str, extra: &str| {
+        let o = toolpick(
+            &argv_with(
+                &format!(
+                    "run --backends openai-responses --model mock --base-url {{}} --layouts \
+                     flat,native-search --variants good --out {{}} --run-id {{}} -q {extra}"
+                ),
+                &[&url, out.to_str().unwrap(), run_id],
+            ),
+            &repo(),
+        );
+        assert!(o.status.success(), "{run_id}: {}", stderr(&o));
+    };
+    go("plain", "--no-cache");
+    go("grouped", &format!("--namespaces --cache-dir {}", cache.display()));
+    let (plain, grouped) =
+        (summary_rows(&env.path("out/plain")), summary_rows(&env.path("out/grouped")));
+    let (plain, grouped) = (by_layout(&plain), by_layout(&grouped));
+    for layout in ["flat", "native-search"] {
+        let (p, g) = (plain[layout], grouped[layout]);
+        for col in [
+            "n",
+            "selection_accuracy",
+            "pass_at_1",
+            "abstention_accuracy",
+            "mean_steps",
+            "gold_revealed_rate",
+        ] {
+            assert_eq!(g[col], p[col], "{layout}: {col}");
+        }
+        assert_eq!(g["infra_errors"], "0", "{layout}");
+        assert!(g["pass_at_1"].parse::<f64>().unwrap() > 0.0, "{layout}");
+    }
+    // Call by call, the same tools were resolved with the same outcome.
+    // (task, layout) → each call's (name, tool id, status).
+    type Calls = HashMap<(String, String), Vec<(Value, Value, Value)>>;
+    let calls = |run_id: &str| -> Calls {
+        env.trials(run_id)
+            .iter()
+            .map(|t| {
+                let key = (
+                    t["task_id"].as_str().unwrap().to_string(),
+                    t["layout"].as_str().unwrap().to_string(),
+                );
+                let calls = t["calls"].as_array().unwrap().iter().map(|c| {
+                    let r = &c["record"];
+                    (r["name"].clone(), r["tool_id"].clone(), r["status"].clone())
+                });
+                (key, calls.collect())
+            })
+            .collect()
+    };
+    let (p, g) = (calls("plain"), calls("grouped"));
+    assert_eq!(p.len(), g.len());
+    assert!(p.values().flatten().any(|c| c.1.is_string()), "tools were resolved");
+    assert_eq!(p, g);
+    // The answers (cached as the mock wrote them) called grouped functions in their namespace, and the
+    // API's own search loaded them inside namespaces: the mock saw the groups in the requests.
+    let mut answers = Vec::new();
+    let mut stack = vec![cache.clone()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let path = e.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if let Ok(v) = serde_json::from_slice::<Value>(&std::fs::read(&path).unwrap()) {
+                answers.push(v);
+            }
+        }
+    }
+    assert!(!answers.is_empty(), "the grouped run's answers were cached");
+    let items: Vec<&Value> = answers.iter().flat_map(objects).collect();
+    let namespaced =
+        items.iter().filter(|i| i["type"] == "function_call" && i["namespace"].is_string()).count();
+    let plain_calls = items
+        .iter()
+        .filter(|i| i["type"] == "function_call" && i.get("namespace").is_none())
+        .count();
+    assert!(namespaced > 10 && plain_calls == 0, "{namespaced} namespaced, {plain_calls} not");
+    assert!(
+        items.iter().any(|i| i["type"] == "tool_search_output"
+            && i["tools"].as_array().unwrap().iter().any(|t| t["type"] == "namespace")),
+        "a search loaded a namespace"
+    );
+}
+
+#[test]
+fn namespaces_are_refused_on_any_other_backend_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    for backend in ["openai", "anthropic", "gemini"] {
+        let o = toolpick(
+            &argv_with(
+                "run --backends {} --model m --base-url http://127.0.0.1:9/v1 --namespaces \
+                 --out {} -q",
+                &[backend, dir.path().join("out").to_str().unwrap()],
+            ),
+            &repo(),
+        );
+        assert_eq!(o.status.code(), Some(2), "{backend}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert!(e.contains("namespaces") && e.contains(&format!("`{backend}`")), "{backend}: {e}");
+        assert!(!dir.path().join("out").exists(), "nothing written");
+    }
+    // In an experiment file: the model is named.
+    let file = dir.path().join("x.toml");
+    std::fs::write(
+        &file,
+        "[[models]]\nname = \"claude-grouped\"\nbackend = \"anthropic\"\nmodel = \"m\"\n\
+         base_url = \"http://127.0.0.1:9/v1\"\nnamespaces = true\n",
+    )
+    .unwrap();
+    let o = toolpick(
+        &argv_with(
+            "run --config {} --out {} -q",
+            &[file.to_str().unwrap(), dir.path().join("out").to_str().unwrap()],
+        ),
+        &repo(),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("namespaces") && e.contains("claude-grouped"), "{e}");
+    // A misspelt option is refused as any unknown key is.
+    std::fs::write(
+        &file,
+        "[[models]]\nbackend = \"openai-responses\"\nmodel = \"m\"\nnamespace = true\n",
+    )
+    .unwrap();
+    let o = toolpick(&argv_with("run --config {} -q", &[file.to_str().unwrap()]), &repo());
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("namespace"), "{}", stderr(&o));
 }

@@ -197,6 +197,116 @@ fn the_native_layouts_requests_and_answers_validate_against_the_official_sdk() {
 }
 
 #[test]
+fn namespaced_requests_and_answers_validate_against_the_official_sdk() {
+    let Some(venv) = tiers::require(Tier::OpenAiSdk) else { return };
+    let env = MockEnv::start(MockConfig::default(), &[]);
+    let upstream = format!("http://{}", env.server.addr);
+    let sdk = start(&venv, env.path("sdk.jsonl"), &["--upstream", &upstream]);
+    let url = format!("{}/v1", sdk.root());
+    // The `good` variant only: the tool names below are the catalog files' (the `bad` variant's
+    // degrade operators rename tools).
+    let o = toolpick(
+        &argv_with(
+            "run --catalog cat --dataset ds.jsonl --backends openai-responses --model mock \
+             --base-url {} --layouts flat,native-search,native-search-client --namespaces --variants good \
+             --out out --run-id g -q --no-cache",
+            &[&url],
+        ),
+        env.dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let requests = sdk.requests();
+    assert_valid_responses(&requests);
+    assert_paired_history(&requests);
+    // The small catalog's servers, one file each: (name, description, tool names).
+    let servers: Vec<(String, String, Vec<String>)> = std::fs::read_dir(env.dir.path().join("cat"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .map(|p| {
+            let v: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+            let tools = v["categories"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|c| c["tools"].as_array().unwrap());
+            let names = tools.map(|t| t["name"].as_str().unwrap().to_string()).collect();
+            (
+                v["name"].as_str().unwrap().to_string(),
+                v["description"].as_str().unwrap().to_string(),
+                names,
+            )
+        })
+        .collect();
+    assert!(servers.len() >= 2);
+    let mut layouts_seen = std::collections::BTreeSet::new();
+    for r in &requests {
+        let tools = r["request"]["tools"].as_array().unwrap();
+        // Only the layouts' meta-tools stay top level; every function is in a namespace.
+        assert!(tools.iter().all(|t| t["type"] != "function"), "{}", r["request"]);
+        let groups: Vec<&Value> = tools.iter().filter(|t| t["type"] == "namespace").collect();
+        assert!(!groups.is_empty(), "{}", r["request"]);
+        let mut names = std::collections::HashSet::new();
+        for g in &groups {
+            assert!(names.insert(g["name"].as_str().unwrap()), "one namespace per server");
+            assert!(g["description"].as_str().is_some_and(|d| !d.is_empty()));
+            let functions = g["tools"].as_array().unwrap();
+            assert!(!functions.is_empty() && functions.iter().all(|f| f["type"] == "function"));
+        }
+        // Every server is one namespace named after it, with its description and its tools.
+        assert_eq!(groups.len(), servers.len(), "{}", r["request"]);
+        for (name, description, tools) in &servers {
+            let g =
+                groups.iter().find(|g| g["name"] == name.as_str()).expect("a namespace per server");
+            assert_eq!(g["description"], description.as_str());
+            let mut inside: Vec<String> = g["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| f["name"].as_str().unwrap().to_string())
+                .collect();
+            let mut expected = tools.clone();
+            inside.sort();
+            expected.sort();
+            assert_eq!(inside, expected, "{name}");
+        }
+        let deferred = groups
+            .iter()
+            .flat_map(|g| g["tools"].as_array().unwrap())
+            .all(|f| f["defer_loading"] == true);
+        let search = tools.iter().find(|t| t["type"] == "tool_search");
+        layouts_seen.insert(match search.map(|s| s["execution"].as_str().unwrap()) {
+            None => {
+                assert!(
+                    groups
+                        .iter()
+                        .flat_map(|g| g["tools"].as_array().unwrap())
+                        .all(|f| f.get("defer_loading").is_none())
+                );
+                "flat"
+            }
+            Some(e) => {
+                assert!(deferred, "{}", r["request"]);
+                if e == "server" { "native-search" } else { "native-search-client" }
+            }
+        });
+    }
+    assert_eq!(layouts_seen.len(), 3);
+    // The answers called grouped functions in their namespace, and the history carried it back.
+    let items: Vec<&Value> =
+        requests.iter().flat_map(|r| r["request"]["input"].as_array().unwrap()).collect();
+    let calls: Vec<&&Value> = items.iter().filter(|i| i["type"] == "function_call").collect();
+    assert!(!calls.is_empty() && calls.iter().all(|c| c["namespace"].is_string()));
+    let trials = trials_with_transcripts(&env.path("out/g"));
+    for layout in ["flat", "native-search", "native-search-client"] {
+        assert!(
+            trials.iter().any(|t| t["layout"] == layout && t["score"]["pass"] == true),
+            "{layout}: a grouped tool was called and passed"
+        );
+    }
+}
+
+#[test]
 fn scripted_sdk_answers_score_every_task_with_multi_call_history_and_the_protocols_usage() {
     let Some(venv) = tiers::require(Tier::OpenAiSdk) else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -233,7 +343,8 @@ fn scripted_sdk_answers_score_every_task_with_multi_call_history_and_the_protoco
         assert_eq!(
             t["usage"],
             json!({"prompt_tokens": 150 * steps, "completion_tokens": 7 * steps,
-                   "cached_tokens": 30 * steps, "cache_write_tokens": 20 * steps}),
+                   "cached_tokens": 30 * steps, "cache_write_tokens": 20 * steps,
+                   "reasoning_tokens": 3 * steps}),
             "{}",
             t["task_id"]
         );

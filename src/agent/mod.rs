@@ -42,6 +42,9 @@ pub struct TurnContext<'a> {
     /// Tools to send deferred (`defer_loading`) for the provider to load: the native layouts only
     /// ([`crate::layout::Layout::deferred`]).
     pub deferred: &'a [FunctionDef],
+    /// The catalog's functions grouped by server ([`crate::layout::Layout::groups`]); read only by a
+    /// backend whose model sends groups (`namespaces`).
+    pub groups: &'a [crate::protocol::ToolGroup],
     pub layout: LayoutKind,
     /// Where every offered tool id is addressed. The oracle plays the answer key through it; the replay
     /// backend only translates recorded tool names with it. No other backend may use it.
@@ -276,6 +279,7 @@ pub async fn run_episode(
             messages: &messages,
             functions: &offered,
             deferred: layout.deferred(),
+            groups: layout.groups(),
             layout: layout.kind(),
             addressing,
             seed,

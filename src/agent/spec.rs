@@ -138,6 +138,10 @@ pub struct ModelSpec {
     /// JSON). Off by default: a call outside `tool_calls` is not a tool call to a strict client.
     #[serde(default)]
     pub parse_text_calls: bool,
+    /// `openai-responses` only: send the catalog's function tools grouped in one `namespace` tool
+    /// per server (docs/models.md, "Namespaces"). Off by default; any other backend refuses it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub namespaces: bool,
     /// Episodes in flight at once against this endpoint.
     #[serde(default = "default_concurrency", deserialize_with = "rules::concurrency::de")]
     pub concurrency: usize,

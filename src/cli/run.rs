@@ -215,6 +215,10 @@ struct EndpointArgs {
     /// Also accept tool calls written in the message text (see docs/models.md, "Local models").
     #[arg(long)]
     parse_text_calls: bool,
+    /// openai-responses only: send the catalog's tools grouped in one `namespace` per server (see
+    /// docs/models.md, "Namespaces").
+    #[arg(long)]
+    namespaces: bool,
     /// Episodes in flight per endpoint (1 to 4096).
     #[arg(long, value_parser = rules::concurrency::parse)]
     concurrency: Option<usize>,
@@ -256,6 +260,9 @@ impl EndpointArgs {
         }
         if self.parse_text_calls {
             m.parse_text_calls = true;
+        }
+        if self.namespaces {
+            m.namespaces = true;
         }
         if let Some(v) = self.concurrency {
             m.concurrency = v;

@@ -188,6 +188,7 @@ impl JudgeClient {
             messages: &messages,
             functions: &[],
             deferred: &[],
+            groups: &[],
             layout: LayoutKind::Flat,
             addressing: &addressing,
             seed: salt as u64,

@@ -13,7 +13,7 @@ use super::{
 use crate::catalog::degrade::provider_text;
 use crate::catalog::{Catalog, Dispatch};
 use crate::exec::Executor;
-use crate::protocol::{FunctionDef, ToolCall};
+use crate::protocol::{FunctionDef, ToolCall, ToolGroup};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -24,6 +24,8 @@ pub struct FlatLayout {
     id_to_name: HashMap<String, String>,
     dispatch: HashMap<String, Dispatch>,
     executor: Arc<Executor>,
+    /// The functions grouped by server, for protocols that send groups ([`group_names`]).
+    groups: Vec<ToolGroup>,
 }
 
 use crate::protocol::is_valid_function_name;
@@ -62,6 +64,30 @@ pub fn function_names(tools: &[(String, String, String)]) -> Vec<String> {
     out
 }
 
+/// Names the meta-tools of the layouts take at the top level of a request (toolpick's `search_tools`,
+/// the Responses API's `tool_search`): no group is named like one.
+const TOP_LEVEL_NAMES: [&str; 2] = [super::search::SEARCH_TOOLS, "tool_search"];
+
+/// A unique valid group name for each server name, in order: the name with every character outside
+/// `[a-zA-Z0-9_-]` replaced by `_`; when that is empty, longer than 64 characters, a top-level
+/// meta-tool's name or another server's group name, its first 47 characters followed by `_` and 16
+/// hex digits of the server name's hash (as [`function_names`] shortens names).
+pub fn group_names(servers: &[&str]) -> Vec<String> {
+    let mut used: HashSet<String> = TOP_LEVEL_NAMES.iter().map(|n| n.to_string()).collect();
+    let mut out = Vec::with_capacity(servers.len());
+    for server in servers {
+        let mut candidate = sanitize(server);
+        if !is_valid_function_name(&candidate) || used.contains(&candidate) {
+            let suffix = format!("_{:016x}", stable_hash(server.as_bytes()));
+            let keep: String = candidate.chars().take(64 - suffix.len()).collect();
+            candidate = format!("{keep}{suffix}");
+        }
+        assert!(used.insert(candidate.clone()), "group name collision for {server}");
+        out.push(candidate);
+    }
+    out
+}
+
 impl FlatLayout {
     pub fn new(catalog: &Catalog, executor: Arc<Executor>) -> Self {
         let keys: Vec<(String, String, String)> = catalog
@@ -85,7 +111,32 @@ impl FlatLayout {
             name_to_id.insert(name.clone(), t.tool.id.clone());
             id_to_name.insert(t.tool.id.clone(), name);
         }
-        FlatLayout { functions, name_to_id, id_to_name, dispatch, executor }
+        let servers: Vec<&str> = catalog.servers.iter().map(|s| s.name.as_str()).collect();
+        let groups = catalog
+            .servers
+            .iter()
+            .zip(group_names(&servers))
+            .map(|(server, name)| ToolGroup {
+                name,
+                description: match provider_text(&server.description) {
+                    d if d.trim().is_empty() => server.name.clone(),
+                    d => d,
+                },
+                functions: server
+                    .categories
+                    .iter()
+                    .flat_map(|c| c.tools.iter())
+                    .filter_map(|t| id_to_name.get(&t.id).cloned())
+                    .collect(),
+            })
+            .filter(|g| !g.functions.is_empty())
+            .collect();
+        FlatLayout { functions, name_to_id, id_to_name, dispatch, executor, groups }
+    }
+
+    /// The catalog's functions grouped by server, in catalog order.
+    pub fn tool_groups(&self) -> &[ToolGroup] {
+        &self.groups
     }
 
     /// The function name a tool id is offered under.
@@ -117,6 +168,10 @@ impl Layout for FlatLayout {
 
     fn functions(&self) -> &[FunctionDef] {
         &self.functions
+    }
+
+    fn groups(&self) -> &[ToolGroup] {
+        &self.groups
     }
 
     fn call(&self, call: &ToolCall, step: usize) -> CallOutcome {
@@ -159,6 +214,31 @@ mod tests {
 
     fn key(id: &str, server: &str, name: &str) -> (String, String, String) {
         (id.into(), server.into(), name.into())
+    }
+
+    #[test]
+    fn group_names_are_valid_unique_and_readable() {
+        let long = "s".repeat(70);
+        let servers =
+            ["weather", "my server!", "search_tools", "my_server_", "", long.as_str(), "weather"];
+        let names = group_names(&servers);
+        assert_eq!(names[0], "weather");
+        assert_eq!(names[1], "my_server_", "invalid characters become `_`");
+        let hashed = |i: usize, prefix: &str| {
+            let suffix = format!("_{:016x}", stable_hash(servers[i].as_bytes()));
+            assert_eq!(names[i], format!("{prefix}{suffix}"), "{}", servers[i]);
+        };
+        hashed(2, "search_tools");
+        hashed(3, "my_server_");
+        hashed(4, "");
+        hashed(5, &"s".repeat(47));
+        assert_eq!(names.iter().collect::<HashSet<_>>().len(), names.len());
+        for n in &names {
+            assert!(
+                n.len() <= 64 && n.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-".contains(&b)),
+                "{n}"
+            );
+        }
     }
 
     #[test]

@@ -53,6 +53,12 @@ pub trait Layout: Send + Sync {
     fn deferred(&self) -> &[FunctionDef] {
         &[]
     }
+    /// The catalog's functions grouped by server, for a protocol that sends groups (the Responses
+    /// API's namespaces): the layouts that send catalog tools as functions (`flat`, the native
+    /// layouts' deferred tools); none for those that show meta-tools (`progressive`, `search`).
+    fn groups(&self) -> &[crate::protocol::ToolGroup] {
+        &[]
+    }
     /// The catalog tool ids behind the function names a provider's own search returned, in order.
     fn revealed_by(&self, _names: &[String]) -> Vec<String> {
         Vec::new()

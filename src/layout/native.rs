@@ -52,6 +52,13 @@ impl Layout for NativeLayout {
         }
     }
 
+    fn groups(&self) -> &[crate::protocol::ToolGroup] {
+        match self {
+            NativeLayout::Server(flat) => flat.tool_groups(),
+            NativeLayout::Client(search) => search.flat().tool_groups(),
+        }
+    }
+
     fn revealed_by(&self, names: &[String]) -> Vec<String> {
         let flat = match self {
             NativeLayout::Server(flat) => flat,

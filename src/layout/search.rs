@@ -36,22 +36,8 @@ pub struct SearchLayout {
 /// endpoint's stand-in for a provider's own tool search), without a catalog.
 pub fn rank(functions: &[FunctionDef], query: &str, k: usize) -> Vec<usize> {
     let analyzer = Analyzer::default();
-    let docs: Vec<Vec<String>> = functions
-        .iter()
-        .map(|f| {
-            let params: Vec<&str> = f
-                .parameters
-                .get("properties")
-                .and_then(Value::as_object)
-                .map(|p| p.keys().map(String::as_str).collect())
-                .unwrap_or_default();
-            analyzer.tool_terms(
-                &f.name,
-                &f.name,
-                &format!("{} {}", f.description, params.join(" ")),
-            )
-        })
-        .collect();
+    let docs: Vec<Vec<String>> =
+        functions.iter().map(|f| analyzer.tool_terms(&f.name, &f.name, &f.search_text())).collect();
     Bm25::new(&docs).top_k(&analyzer.query_terms(query), k).into_iter().map(|(i, _)| i).collect()
 }
 
@@ -73,14 +59,8 @@ impl SearchLayout {
             .functions()
             .iter()
             .map(|f| {
-                let params: Vec<&str> = f
-                    .parameters
-                    .get("properties")
-                    .and_then(Value::as_object)
-                    .map(|p| p.keys().map(String::as_str).collect())
-                    .unwrap_or_default();
                 let id = flat.tool_id(&f.name).unwrap_or_default();
-                let text = format!("{} {}", f.description, params.join(" "));
+                let text = f.search_text();
                 let key = format!("{}\u{1f}{id}\u{1f}{text}", f.name);
                 if let Some(t) = terms.0.read().expect("terms lock").get(&key) {
                     return t.clone();

@@ -108,6 +108,7 @@ pub(super) async fn answer(
         messages: &messages,
         functions: &functions,
         deferred: &[],
+        groups: &[],
         layout,
         addressing: &addressing,
         seed: 0,

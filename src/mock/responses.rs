@@ -37,6 +37,39 @@ fn text_of(content: &Value) -> String {
     }
 }
 
+/// The tools of a `tools` list with those of each `namespace` tool in its place, each with the
+/// namespace tool holding it.
+fn flattened(tools: &Value) -> Vec<(&Value, Option<&Value>)> {
+    let mut out = Vec::new();
+    for t in tools.as_array().into_iter().flatten() {
+        if t["type"] == "namespace" {
+            out.extend(t["tools"].as_array().into_iter().flatten().map(|f| (f, Some(t))));
+        } else {
+            out.push((t, None));
+        }
+    }
+    out
+}
+
+/// Tools as a `tool_search_output` lists them: the functions of a group (the request's
+/// `namespaces`, kept in the chat body) inside one `namespace` item per group, in order.
+fn grouped_like_request(chat: &Value, tools: Vec<Value>) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    for t in tools {
+        let ns = &chat["namespaces"][t["name"].as_str().unwrap_or_default()];
+        if ns.is_null() {
+            out.push(t);
+            continue;
+        }
+        match out.iter_mut().find(|o| o["type"] == "namespace" && o["name"] == ns["name"]) {
+            Some(group) => group["tools"].as_array_mut().expect("tools").push(t),
+            None => out.push(json!({"type": "namespace", "name": ns["name"],
+                "description": ns["description"], "tools": [t]})),
+        }
+    }
+    out
+}
+
 /// A Responses request in chat-completions shape: `instructions` and `developer`/`system` messages
 /// as system messages, consecutive `function_call` items one assistant message's calls, each
 /// `function_call_output` a tool message, the function tools as chat tools.
@@ -71,10 +104,9 @@ pub(super) fn chat_body(body: &Value) -> Value {
                 }
             }
             (Some("tool_search_output"), _) => {
-                let tools: Vec<Value> = item["tools"]
-                    .as_array()
+                let tools: Vec<Value> = flattened(&item["tools"])
                     .into_iter()
-                    .flatten()
+                    .map(|(t, _)| t)
                     .map(|t| json!({"name": t["name"], "description": t["description"].as_str().unwrap_or_default(), "parameters": t["parameters"]}))
                     .collect();
                 messages.push(json!({"role": "tool", "tool_call_id": item["call_id"], "content": json!({"tools": tools}).to_string()}))
@@ -91,9 +123,18 @@ pub(super) fn chat_body(body: &Value) -> Value {
     }
     // The native layouts' parts ([`super::native`]): deferred functions apart, the API's own search
     // (`execution: "server"`) as `server_search`, a client-executed one as the `search_tools` function.
+    // Functions grouped in `namespace` tools count as the functions they hold, in order; which group
+    // holds each goes in `namespaces` (function name → group) for the writer.
     let (mut tools, mut deferred) = (Vec::new(), Vec::new());
     let (mut server_search, mut client_search) = (false, false);
-    for t in body["tools"].as_array().into_iter().flatten() {
+    let mut namespaces = serde_json::Map::new();
+    for (t, namespace) in flattened(&body["tools"]) {
+        if let (Some(ns), Some(name)) = (namespace, t["name"].as_str()) {
+            namespaces.insert(
+                name.to_string(),
+                json!({"name": ns["name"], "description": ns["description"]}),
+            );
+        }
         match t["type"].as_str() {
             Some("function") => {
                 let f = json!({"name": t["name"], "description": t["description"].as_str().unwrap_or_default(), "parameters": t["parameters"]});
@@ -123,6 +164,9 @@ pub(super) fn chat_body(body: &Value) -> Value {
     }
     if client_search {
         chat["client_search"] = json!(true);
+    }
+    if !namespaces.is_empty() {
+        chat["namespaces"] = Value::Object(namespaces);
     }
     if let Some(t) = body.get("temperature") {
         chat["temperature"] = t.clone();
@@ -159,6 +203,7 @@ pub(super) fn response(
                     "parameters": t["parameters"], "strict": false, "defer_loading": true})
                 })
                 .collect();
+            let tools = grouped_like_request(chat, tools);
             output.push(json!({"type": "tool_search_call", "id": format!("tsc_mock_{n}_{i}"), "call_id": search["id"],
                 "execution": "server", "arguments": search["input"], "status": "completed"}));
             output.push(json!({"type": "tool_search_output", "id": format!("tso_mock_{n}_{i}"), "call_id": search["id"],
@@ -174,9 +219,16 @@ pub(super) fn response(
                     "execution": "client", "arguments": arguments, "status": "completed"}));
                 continue;
             }
-            output.push(json!({"type": "function_call", "id": format!("fc_mock_{n}_{i}"), "call_id": c["id"],
+            let mut call = json!({"type": "function_call", "id": format!("fc_mock_{n}_{i}"), "call_id": c["id"],
                 "name": c["function"]["name"], "arguments": arguments,
-                "status": "completed"}));
+                "status": "completed"});
+            // A grouped function is called in its namespace.
+            let ns =
+                &chat["namespaces"][c["function"]["name"].as_str().unwrap_or_default()]["name"];
+            if !ns.is_null() {
+                call["namespace"] = ns.clone();
+            }
+            output.push(call);
         }
     }
     let (status, incomplete) = match Finish::from_wire(finish) {

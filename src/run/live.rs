@@ -212,6 +212,7 @@ impl Responder for TrialResponder {
                 messages: &messages,
                 functions: &[],
                 deferred: &[],
+                groups: &[],
                 layout,
                 addressing: &addressing,
                 seed,

@@ -213,6 +213,9 @@ struct ModelSettings {
     parse_text_calls: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_search: Option<String>,
+    /// Left out when off, so the hashes of runs written before the option stay as they were.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    namespaces: bool,
 }
 
 impl ModelSettings {
@@ -234,6 +237,7 @@ impl ModelSettings {
             parallel_tool_calls,
             parse_text_calls,
             tool_search,
+            namespaces,
             // Runtime knobs: how fast and how patiently the endpoint is asked, what it costs, when the
             // run gives up on it. A run may resume with other values.
             concurrency: _,
@@ -268,6 +272,7 @@ impl ModelSettings {
             parallel_tool_calls: *parallel_tool_calls,
             parse_text_calls: *parse_text_calls,
             tool_search: tool_search.clone(),
+            namespaces: *namespaces,
         }
     }
 }

@@ -219,6 +219,7 @@ mod tests {
             messages: &messages,
             functions: &functions,
             deferred: &[],
+            groups: &[],
             layout: crate::layout::LayoutKind::Flat,
             addressing: &addressing,
             seed: 0,

@@ -151,13 +151,7 @@ impl LexicalBackend {
 
 /// The text the baseline indexes for a function: name, description and parameter names.
 pub fn function_doc(f: &FunctionDef) -> String {
-    let params: Vec<&str> = f
-        .parameters
-        .get("properties")
-        .and_then(Value::as_object)
-        .map(|p| p.keys().map(String::as_str).collect())
-        .unwrap_or_default();
-    format!("{} {} {}", f.name, f.description, params.join(" "))
+    format!("{} {}", f.name, f.search_text())
 }
 
 /// `(name, description)` of every server, as listed in the discovery tool's description.
@@ -234,6 +228,7 @@ mod tests {
             messages: &messages,
             functions: &functions,
             deferred: &[],
+            groups: &[],
             layout: LayoutKind::Flat,
             addressing: &addressing,
             seed: 0,

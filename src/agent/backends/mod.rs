@@ -184,6 +184,9 @@ pub const BUILT_IN: &[Entry] = &[
 /// The backends that can run the native layouts, for messages.
 pub const NATIVE_BACKENDS: &str = "anthropic, openai-responses (and the oracle)";
 
+/// The backends whose protocol groups function tools (the `namespaces` option).
+pub const NAMESPACE_BACKENDS: &[&str] = &["openai-responses"];
+
 /// The limits of the protocol backend `name` speaks (from its registry entry, [`BUILT_IN`] or
 /// `more`); `None` for an unknown name or a backend that sends no request to a provider.
 pub fn limits_of(name: &str, more: &[Entry]) -> Option<&'static limits::ProtocolLimits> {
@@ -198,6 +201,18 @@ pub fn build(spec: &mut ModelSpec, ctx: &BuildContext, more: &[Entry]) -> anyhow
             format!("unknown backend `{}`; choose from {}", spec.backend, names_help()),
         )
     })?;
+    if spec.namespaces && !NAMESPACE_BACKENDS.contains(&spec.backend.as_str()) {
+        return Err(InputError::new(
+            "--namespaces",
+            format!(
+                "model `{}` (backend `{}`): the `namespaces` option groups tools in the Responses API's `namespace` tools; only {} supports it",
+                if spec.name.is_empty() { &spec.backend } else { &spec.name },
+                spec.backend,
+                NAMESPACE_BACKENDS.join(", ")
+            ),
+        )
+        .into());
+    }
     if !entry.native
         && let Some(native) = ctx.layouts.iter().find(|l| l.is_native())
     {

@@ -299,6 +299,7 @@ mod tests {
             messages,
             functions,
             deferred: &[],
+            groups: &[],
             layout: LayoutKind::Flat,
             addressing,
             seed: 0,

@@ -64,16 +64,21 @@ impl ResponsesBackend {
         &self.http.spec
     }
 
+    /// The groups the model's tools go out in: the layout's, when the model's `namespaces` is on.
+    fn groups<'a>(&self, ctx: &TurnContext<'a>) -> Option<&'a [crate::protocol::ToolGroup]> {
+        self.spec().namespaces.then_some(ctx.groups)
+    }
+
     /// The Responses request for this turn.
     fn body(&self, ctx: &TurnContext<'_>) -> Value {
         let s = self.spec();
         let mut body = json!({
             "model": s.model.clone().unwrap_or_default(),
-            "input": wire::input(ctx.messages, ctx.layout, ctx.deferred),
+            "input": wire::input(ctx.messages, ctx.layout, ctx.deferred, self.groups(ctx)),
             "store": false,
         });
         if !ctx.functions.is_empty() || !ctx.deferred.is_empty() {
-            body["tools"] = wire::tools(ctx.functions, ctx.deferred, ctx.layout);
+            body["tools"] = wire::tools(ctx.functions, ctx.deferred, ctx.layout, self.groups(ctx));
             if let Some(tc) = &s.tool_choice {
                 body["tool_choice"] = json!(tc);
             }
@@ -103,7 +108,7 @@ impl ResponsesBackend {
                 &body,
                 ctx,
                 || self.attempt(&body),
-                |value, turn_no| self.turn(value, turn_no),
+                |value, turn_no| self.turn(value, turn_no, self.groups(ctx)),
             )
             .await
     }

@@ -260,6 +260,7 @@ impl OracleGame {
                 messages: &messages,
                 functions: &functions,
                 deferred: &[],
+                groups: &[],
                 layout: self.layout,
                 addressing: &self.addressing,
                 seed: self.seed,

@@ -167,7 +167,8 @@ pub(crate) fn finish(stop_reason: Option<&str>) -> Finish {
 /// The protocol's usage in toolpick's fields: `prompt_tokens` = `input_tokens` +
 /// `cache_creation_input_tokens` + `cache_read_input_tokens` (the protocol's `input_tokens` excludes
 /// both), `cached_tokens` = the reads, `cache_write_tokens` = the writes, `completion_tokens` =
-/// `output_tokens`.
+/// `output_tokens` (thinking included: the protocol does not count it apart, so `reasoning_tokens`
+/// stays 0).
 pub(crate) fn normalised_usage(u: &Value) -> Usage {
     let n = |field: &str| u[field].as_u64().unwrap_or(0);
     let (reads, writes) = (n("cache_read_input_tokens"), n("cache_creation_input_tokens"));
@@ -176,6 +177,7 @@ pub(crate) fn normalised_usage(u: &Value) -> Usage {
         completion_tokens: n("output_tokens"),
         cached_tokens: reads,
         cache_write_tokens: writes,
+        reasoning_tokens: 0,
     }
 }
 
@@ -200,7 +202,8 @@ mod tests {
                 prompt_tokens: 4312,
                 completion_tokens: 9,
                 cached_tokens: 4000,
-                cache_write_tokens: 300
+                cache_write_tokens: 300,
+                reasoning_tokens: 0
             }
         );
         // Nulls (as the SDK writes absent counts) are zero.

@@ -67,7 +67,7 @@ pub(crate) fn finish(reason: Option<&str>) -> Reading {
 /// `usageMetadata` in toolpick's fields: `prompt_tokens` = `promptTokenCount` (cached content
 /// included) + `toolUsePromptTokenCount`; `cached_tokens` = `cachedContentTokenCount`;
 /// `completion_tokens` = `candidatesTokenCount` + `thoughtsTokenCount` (as OpenAI counts reasoning
-/// in its output tokens). `totalTokenCount` is their sum.
+/// in its output tokens), `reasoning_tokens` = `thoughtsTokenCount`. `totalTokenCount` is their sum.
 pub(crate) fn normalised_usage(u: &Value) -> Usage {
     let n = |field: &str| u[field].as_u64().unwrap_or(0);
     Usage {
@@ -75,6 +75,7 @@ pub(crate) fn normalised_usage(u: &Value) -> Usage {
         completion_tokens: n("candidatesTokenCount") + n("thoughtsTokenCount"),
         cached_tokens: n("cachedContentTokenCount"),
         cache_write_tokens: 0,
+        reasoning_tokens: n("thoughtsTokenCount"),
     }
 }
 
@@ -221,7 +222,8 @@ mod tests {
                 prompt_tokens: 105,
                 completion_tokens: 29,
                 cached_tokens: 60,
-                cache_write_tokens: 0
+                cache_write_tokens: 0,
+                reasoning_tokens: 20
             }
         );
         assert_eq!(normalised_usage(&Value::Null), Usage::default());

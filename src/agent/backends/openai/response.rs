@@ -42,6 +42,9 @@ impl OpenAiBackend {
             prompt_tokens: u["prompt_tokens"].as_u64().unwrap_or(0),
             completion_tokens: u["completion_tokens"].as_u64().unwrap_or(0),
             cached_tokens: u["prompt_tokens_details"]["cached_tokens"].as_u64().unwrap_or(0),
+            reasoning_tokens: u["completion_tokens_details"]["reasoning_tokens"]
+                .as_u64()
+                .unwrap_or(0),
             ..Default::default()
         };
         // The provider says the model's call could not be parsed (Gemini's `MALFORMED_FUNCTION_CALL`):
@@ -67,5 +70,30 @@ impl OpenAiBackend {
         }
         ReadAnswer { content, tool_calls, usage, finish, truncated_call_ids }
             .into_turn(self.spec().parse_text_calls, turn_no)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::agent::backends::openai::OpenAiBackend;
+    use crate::agent::spec::ModelSpec;
+    use serde_json::json;
+
+    #[test]
+    fn usage_reads_cached_prompt_and_reasoning_tokens() {
+        let b = OpenAiBackend::new(ModelSpec::baseline("openai"), None).unwrap();
+        let answer = json!({"id": "c1", "object": "chat.completion", "choices": [{"index": 0,
+            "message": {"role": "assistant", "content": "done"}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 120, "completion_tokens": 45, "total_tokens": 165,
+                "prompt_tokens_details": {"cached_tokens": 64},
+                "completion_tokens_details": {"reasoning_tokens": 32}}});
+        let u = b.turn(&answer, 1).usage;
+        assert_eq!((u.prompt_tokens, u.completion_tokens), (120, 45));
+        assert_eq!((u.cached_tokens, u.reasoning_tokens, u.cache_write_tokens), (64, 32, 0));
+        // A server that reports no details (llama.cpp, vLLM): no reasoning, nothing cached.
+        let bare = json!({"choices": [{"message": {"content": "x"}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 7, "completion_tokens": 2}});
+        let u = b.turn(&bare, 1).usage;
+        assert_eq!((u.cached_tokens, u.reasoning_tokens), (0, 0));
     }
 }

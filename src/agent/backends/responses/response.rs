@@ -41,8 +41,16 @@ impl ResponsesBackend {
         Ok(value)
     }
 
-    /// Turn a (checked) Responses answer into an assistant turn.
-    pub(super) fn turn(&self, value: &Value, turn_no: usize) -> AssistantTurn {
+    /// Turn a (checked) Responses answer into an assistant turn. A `function_call` with a `namespace`
+    /// calls the function of that name in the group of that name (`groups`: the ones sent): the
+    /// function's own name, as if called top level; a pair that names no function sent is read as the
+    /// name `namespace.name`, which no function has, so it is answered as an unknown function is.
+    pub(super) fn turn(
+        &self,
+        value: &Value,
+        turn_no: usize,
+        groups: Option<&[crate::protocol::ToolGroup]>,
+    ) -> AssistantTurn {
         let items = value["output"].as_array().map(Vec::as_slice).unwrap_or_default();
         let parts: Vec<&Value> = items
             .iter()
@@ -76,7 +84,7 @@ impl ResponsesBackend {
                     name: if client_search {
                         crate::record::nav::SEARCH_TOOLS.to_string()
                     } else {
-                        c["name"].as_str().unwrap_or_default().to_string()
+                        called_name(c, groups)
                     },
                     arguments: match &c["arguments"] {
                         Value::String(text) => text.clone(),
@@ -107,6 +115,20 @@ impl ResponsesBackend {
         turn.server_searches = server_searches(items, turn_no);
         turn
     }
+}
+
+/// The function a `function_call` item names: its `name`, or with a `namespace` the function of that
+/// name in the group of that name, else `namespace.name` (no function's name holds a `.`).
+fn called_name(call: &Value, groups: Option<&[crate::protocol::ToolGroup]>) -> String {
+    let name = call["name"].as_str().unwrap_or_default();
+    let Some(namespace) = call["namespace"].as_str() else {
+        return name.to_string();
+    };
+    let known = groups
+        .into_iter()
+        .flatten()
+        .any(|g| g.name == namespace && g.functions.iter().any(|f| f == name));
+    if known { name.to_string() } else { format!("{namespace}.{name}") }
 }
 
 /// The searches the API ran itself (`native-search`): each `tool_search_call` executed by the server,
@@ -171,13 +193,15 @@ pub(crate) fn finish(status: Option<&str>, reason: Option<&str>) -> Finish {
 /// The protocol's usage in toolpick's fields: `prompt_tokens` = `input_tokens` (cached ones
 /// included, as chat completions count them), `cached_tokens` = `input_tokens_details.cached_tokens`,
 /// `cache_write_tokens` = `input_tokens_details.cache_write_tokens` (both part of `input_tokens`),
-/// `completion_tokens` = `output_tokens` (reasoning tokens included).
+/// `completion_tokens` = `output_tokens` (reasoning tokens included), `reasoning_tokens` =
+/// `output_tokens_details.reasoning_tokens`.
 pub(crate) fn normalised_usage(u: &Value) -> Usage {
     Usage {
         prompt_tokens: u["input_tokens"].as_u64().unwrap_or(0),
         completion_tokens: u["output_tokens"].as_u64().unwrap_or(0),
         cached_tokens: u["input_tokens_details"]["cached_tokens"].as_u64().unwrap_or(0),
         cache_write_tokens: u["input_tokens_details"]["cache_write_tokens"].as_u64().unwrap_or(0),
+        reasoning_tokens: u["output_tokens_details"]["reasoning_tokens"].as_u64().unwrap_or(0),
     }
 }
 
@@ -206,15 +230,39 @@ mod tests {
                 {"type": "function_call", "id": "fc_2", "call_id": "call_b", "name": "get_weather", "arguments": "{\"ci"}],
             "usage": {"input_tokens": 120, "input_tokens_details": {"cached_tokens": 100, "cache_write_tokens": 15},
                       "output_tokens": 30, "output_tokens_details": {"reasoning_tokens": 20}, "total_tokens": 150}});
-        let turn = b.turn(&answer, 1);
+        let turn = b.turn(&answer, 1, None);
         assert_eq!(turn.tool_calls.len(), 2);
         assert_eq!(turn.tool_calls[0].id, "call_a");
         assert_eq!(turn.finish, Finish::Length);
         assert_eq!(turn.truncated_call_ids, vec!["call_b".to_string()]);
         assert_eq!((turn.usage.prompt_tokens, turn.usage.cached_tokens), (120, 100));
         assert_eq!((turn.usage.completion_tokens, turn.usage.cache_write_tokens), (30, 15));
+        assert_eq!(turn.usage.reasoning_tokens, 20);
         let refusal = json!({"id": "resp_2", "object": "response", "status": "completed", "output": [
             {"type": "message", "role": "assistant", "content": [{"type": "refusal", "refusal": "No."}]}]});
-        assert_eq!(b.turn(&refusal, 1).finish, Finish::ContentFilter);
+        assert_eq!(b.turn(&refusal, 1, None).finish, Finish::ContentFilter);
+    }
+
+    #[test]
+    fn a_namespaced_call_names_the_grouped_function_and_an_unknown_pair_no_function() {
+        let b = ResponsesBackend::new(ModelSpec::baseline("openai-responses"), None).unwrap();
+        let groups = [crate::protocol::ToolGroup {
+            name: "mail".into(),
+            description: "Mail".into(),
+            functions: vec!["send_email".into()],
+        }];
+        let call = |ns: &str, name: &str| json!({"type": "function_call", "call_id": "c", "namespace": ns, "name": name, "arguments": "{}"});
+        let answer = json!({"id": "r", "object": "response", "status": "completed", "output": [
+            call("mail", "send_email"), call("files", "send_email"), call("mail", "read_email"),
+            {"type": "function_call", "call_id": "d", "name": "send_email", "arguments": "{}"}]});
+        let names = |turn: AssistantTurn| -> Vec<String> {
+            turn.tool_calls.into_iter().map(|c| c.name).collect()
+        };
+        assert_eq!(
+            names(b.turn(&answer, 1, Some(&groups))),
+            ["send_email", "files.send_email", "mail.read_email", "send_email"]
+        );
+        // No group was sent: every namespace names none.
+        assert_eq!(names(b.turn(&answer, 1, None))[0], "mail.send_email");
     }
 }

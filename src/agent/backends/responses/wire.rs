@@ -4,8 +4,13 @@
 //!
 //! Tool names go out as the layout names them (every layout's names match `[a-zA-Z0-9_-]{1,64}`, what
 //! the API accepts), so names map to themselves both ways, as for `openai`.
+//!
+//! With the model's `namespaces` option, the catalog's functions go out grouped: one `namespace` tool
+//! per server ([`crate::protocol::ToolGroup`], named by [`crate::layout::flat::group_names`]), each
+//! function inside it under the name it has top level; the layouts' meta-tools stay top level. The
+//! model's `function_call` items then carry the group's name in `namespace`, and the history echoes it.
 
-use crate::protocol::{FunctionDef, Message};
+use crate::protocol::{FunctionDef, Message, ToolGroup};
 use crate::record::{LayoutKind, nav};
 use serde_json::{Value, json};
 
@@ -18,6 +23,7 @@ pub(super) fn input(
     messages: &[Message],
     layout: LayoutKind,
     deferred: &[FunctionDef],
+    groups: Option<&[ToolGroup]>,
 ) -> Vec<Value> {
     let search = |name: &str| match layout {
         LayoutKind::NativeSearch if nav::is_provider_search(name) => Some("server"),
@@ -39,7 +45,7 @@ pub(super) fn input(
         } else {
             found.into_iter().filter_map(|t| serde_json::from_value(t).ok()).collect()
         };
-        defs.iter().map(|f| function(f, false)).collect()
+        grouped(defs.iter().map(|f| (f.name.as_str(), function(f, false))), groups)
     };
     let mut out = Vec::new();
     for m in messages {
@@ -71,8 +77,15 @@ pub(super) fn input(
                                     "status": "completed", "tools": loaded(result.unwrap_or_default(), "server")}));
                             }
                         }
-                        None => out.push(json!({"type": "function_call", "call_id": c.id, "name": c.name,
-                            "arguments": replayed_arguments(&c.arguments)})),
+                        None => {
+                            let mut item = json!({"type": "function_call", "call_id": c.id, "name": c.name,
+                                "arguments": replayed_arguments(&c.arguments)});
+                            if let Some((namespace, name)) = namespace_of(&c.name, groups) {
+                                item["namespace"] = json!(namespace);
+                                item["name"] = json!(name);
+                            }
+                            out.push(item)
+                        }
                     }
                 }
             }
@@ -84,6 +97,46 @@ pub(super) fn input(
             Message::Tool { tool_call_id, content, .. } => out.push(
                 json!({"type": "function_call_output", "call_id": tool_call_id, "output": content}),
             ),
+        }
+    }
+    out
+}
+
+/// The namespace and name a call to `name` goes back with when `groups` are sent: the group holding
+/// the function, or — for a call [`super::response`] read as `namespace.name` because the pair named
+/// no function — the pair as the model wrote it. `None`: a top-level function.
+fn namespace_of<'a>(name: &'a str, groups: Option<&'a [ToolGroup]>) -> Option<(&'a str, &'a str)> {
+    let groups = groups?;
+    if let Some(g) = groups.iter().find(|g| g.functions.iter().any(|f| f == name)) {
+        return Some((&g.name, name));
+    }
+    name.split_once('.')
+}
+
+/// Function tools as a request lists them: without `groups`, as they come; with them, each function
+/// of a group inside that group's `namespace` tool (groups in their order, each after the top-level
+/// tools before its first function), the others top level.
+fn grouped<'a>(
+    functions: impl IntoIterator<Item = (&'a str, Value)>,
+    groups: Option<&[ToolGroup]>,
+) -> Vec<Value> {
+    let Some(groups) = groups else {
+        return functions.into_iter().map(|(_, f)| f).collect();
+    };
+    let mut out: Vec<Value> = Vec::new();
+    // Where each group's namespace tool sits in `out`, once it holds a function.
+    let mut placed: Vec<Option<usize>> = vec![None; groups.len()];
+    for (name, f) in functions {
+        match groups.iter().position(|g| g.functions.iter().any(|n| n == name)) {
+            None => out.push(f),
+            Some(g) => {
+                let at = *placed[g].get_or_insert_with(|| {
+                    out.push(json!({"type": "namespace", "name": groups[g].name,
+                        "description": groups[g].description, "tools": []}));
+                    out.len() - 1
+                });
+                out[at]["tools"].as_array_mut().expect("a namespace's tools").push(f);
+            }
         }
     }
     out
@@ -119,23 +172,24 @@ fn function(f: &FunctionDef, defer: bool) -> Value {
 /// `native-search` the API's own `tool_search` (executed by the server) is added; in
 /// `native-search-client` toolpick's `search_tools` is sent as a `tool_search` tool executed by the
 /// client, with its description and parameters.
+/// With `groups`, the catalog's functions go in their server's `namespace` tool ([`grouped`]).
 pub(super) fn tools(
     functions: &[FunctionDef],
     deferred: &[FunctionDef],
     layout: LayoutKind,
+    groups: Option<&[ToolGroup]>,
 ) -> Value {
-    let mut out: Vec<Value> = functions
-        .iter()
-        .map(|f| {
-            if layout == LayoutKind::NativeSearchClient && f.name == nav::SEARCH_TOOLS {
-                json!({"type": "tool_search", "execution": "client", "description": f.description,
-                    "parameters": f.parameters})
-            } else {
-                function(f, false)
-            }
-        })
-        .collect();
-    out.extend(deferred.iter().map(|f| function(f, true)));
+    let shown = functions.iter().map(|f| {
+        let tool = if layout == LayoutKind::NativeSearchClient && f.name == nav::SEARCH_TOOLS {
+            json!({"type": "tool_search", "execution": "client", "description": f.description,
+                "parameters": f.parameters})
+        } else {
+            function(f, false)
+        };
+        (f.name.as_str(), tool)
+    });
+    let hidden = deferred.iter().map(|f| (f.name.as_str(), function(f, true)));
+    let mut out = grouped(shown.chain(hidden), groups);
     if layout == LayoutKind::NativeSearch {
         out.push(json!({"type": "tool_search", "execution": "server"}));
     }
@@ -178,6 +232,7 @@ mod tests {
             ],
             LayoutKind::Flat,
             &[],
+            None,
         );
         assert_eq!(items[0]["role"], "developer");
         assert_eq!(items[1]["role"], "user");
@@ -190,5 +245,71 @@ mod tests {
         );
         assert_eq!(items[5]["call_id"], "c2");
         assert_eq!(items.len(), 6);
+    }
+
+    fn def(name: &str) -> FunctionDef {
+        FunctionDef { name: name.into(), description: format!("{name} it"), parameters: json!({}) }
+    }
+
+    fn groups() -> Vec<ToolGroup> {
+        let group = |name: &str, functions: &[&str]| ToolGroup {
+            name: name.into(),
+            description: format!("the {name} server"),
+            functions: functions.iter().map(|f| f.to_string()).collect(),
+        };
+        vec![group("mail", &["send", "read"]), group("files", &["open"])]
+    }
+
+    #[test]
+    fn with_groups_each_servers_functions_go_in_its_namespace_and_meta_tools_stay_top_level() {
+        let (functions, deferred) =
+            ([def(nav::SEARCH_TOOLS)], [def("send"), def("open"), def("read")]);
+        let g = groups();
+        let tools = tools(&functions, &deferred, LayoutKind::NativeSearchClient, Some(&g));
+        let names = |v: &Value| -> Vec<String> {
+            v.as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["name"].as_str().unwrap_or("").to_string())
+                .collect()
+        };
+        assert_eq!(tools[0]["type"], "tool_search");
+        assert_eq!(tools.as_array().unwrap().len(), 3, "{tools}");
+        assert_eq!(
+            (&tools[1]["type"], &tools[1]["name"], &tools[1]["description"]),
+            (&json!("namespace"), &json!("mail"), &json!("the mail server"))
+        );
+        assert_eq!(names(&tools[1]["tools"]), ["send", "read"]);
+        assert_eq!(names(&tools[2]["tools"]), ["open"]);
+        for f in tools[1]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .chain(tools[2]["tools"].as_array().unwrap())
+        {
+            assert_eq!((&f["type"], &f["defer_loading"]), (&json!("function"), &json!(true)));
+        }
+        // Without groups, nothing changes.
+        let flat = super::tools(&deferred, &[], LayoutKind::Flat, None);
+        assert_eq!(names(&flat), ["send", "open", "read"]);
+        assert!(flat.as_array().unwrap().iter().all(|t| t["type"] == "function"));
+    }
+
+    #[test]
+    fn the_history_echoes_the_namespace_of_grouped_calls() {
+        let call = |id: &str, name: &str| ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: "{}".into(),
+        };
+        let calls = vec![call("c1", "open"), call("c2", "mail.open"), call("c3", "other")];
+        let messages = [Message::Assistant { content: None, tool_calls: calls }];
+        let g = groups();
+        let items = input(&messages, LayoutKind::Flat, &[], Some(&g));
+        assert_eq!((&items[0]["namespace"], &items[0]["name"]), (&json!("files"), &json!("open")));
+        assert_eq!((&items[1]["namespace"], &items[1]["name"]), (&json!("mail"), &json!("open")));
+        assert!(items[2].get("namespace").is_none());
+        let plain = input(&messages, LayoutKind::Flat, &[], None);
+        assert!(plain.iter().all(|i| i.get("namespace").is_none()));
     }
 }
