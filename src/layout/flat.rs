@@ -47,21 +47,29 @@ pub fn function_names(tools: &[(String, String, String)]) -> Vec<String> {
     let mut used = HashSet::new();
     let mut out = Vec::with_capacity(tools.len());
     for (id, server, name) in tools {
-        let mut candidate = if count[name.as_str()] == 1 {
+        let candidate = if count[name.as_str()] == 1 {
             sanitize(name)
         } else {
             sanitize(&format!("{server}__{name}"))
         };
-        if !is_valid_function_name(&candidate) || used.contains(&candidate) {
-            // Keep a readable prefix and make it unique with the id's hash (17 chars: '_' + 16 hex).
-            let suffix = format!("_{:016x}", stable_hash(id.as_bytes()));
-            let keep: String = candidate.chars().take(64 - suffix.len()).collect();
-            candidate = format!("{keep}{suffix}");
-        }
-        assert!(used.insert(candidate.clone()), "function name collision for {id}");
-        out.push(candidate);
+        out.push(claim_name(candidate, id, &mut used));
     }
     out
+}
+
+/// `candidate` (already sanitised) when it is a valid function name not in `used`; otherwise its
+/// readable prefix made unique with `key`'s hash (17 chars: '_' + 16 hex). The name is added to `used`.
+/// The one shortening rule of function and group names.
+fn claim_name(candidate: String, key: &str, used: &mut HashSet<String>) -> String {
+    let name = if !is_valid_function_name(&candidate) || used.contains(&candidate) {
+        let suffix = format!("_{:016x}", stable_hash(key.as_bytes()));
+        let keep: String = candidate.chars().take(64 - suffix.len()).collect();
+        format!("{keep}{suffix}")
+    } else {
+        candidate
+    };
+    assert!(used.insert(name.clone()), "name collision for {key}");
+    name
 }
 
 /// Names the meta-tools of the layouts take at the top level of a request (toolpick's `search_tools`,
@@ -74,18 +82,7 @@ const TOP_LEVEL_NAMES: [&str; 2] = [super::search::SEARCH_TOOLS, "tool_search"];
 /// hex digits of the server name's hash (as [`function_names`] shortens names).
 pub fn group_names(servers: &[&str]) -> Vec<String> {
     let mut used: HashSet<String> = TOP_LEVEL_NAMES.iter().map(|n| n.to_string()).collect();
-    let mut out = Vec::with_capacity(servers.len());
-    for server in servers {
-        let mut candidate = sanitize(server);
-        if !is_valid_function_name(&candidate) || used.contains(&candidate) {
-            let suffix = format!("_{:016x}", stable_hash(server.as_bytes()));
-            let keep: String = candidate.chars().take(64 - suffix.len()).collect();
-            candidate = format!("{keep}{suffix}");
-        }
-        assert!(used.insert(candidate.clone()), "group name collision for {server}");
-        out.push(candidate);
-    }
-    out
+    servers.iter().map(|server| claim_name(sanitize(server), server, &mut used)).collect()
 }
 
 impl FlatLayout {
