@@ -215,9 +215,11 @@ fn header(cell: &CellLog, summary: Option<&CellSummary>, info: &RunInfo, id: &st
 }
 
 /// inspect's `ModelUsage` of an endpoint's reported tokens.
+/// inspect's `ModelUsage`: its `input_tokens` are those charged at the full rate, cache reads and
+/// writes excluded (they are counted apart), where toolpick's `prompt_tokens` include them.
 fn usage(u: &Usage) -> Value {
     let mut v = json!({
-        "input_tokens": u.prompt_tokens,
+        "input_tokens": u.prompt_tokens.saturating_sub(u.cached_tokens + u.cache_write_tokens),
         "output_tokens": u.completion_tokens,
         "total_tokens": u.prompt_tokens + u.completion_tokens,
     });
@@ -226,6 +228,9 @@ fn usage(u: &Usage) -> Value {
     }
     if u.cache_write_tokens > 0 {
         v["input_tokens_cache_write"] = json!(u.cache_write_tokens);
+    }
+    if u.reasoning_tokens > 0 {
+        v["reasoning_tokens"] = json!(u.reasoning_tokens);
     }
     v
 }
@@ -373,4 +378,32 @@ fn sample(t: &Trial, info: &RunInfo) -> Value {
         v["error"] = json!({"message": e, "traceback": "", "traceback_ansi": ""});
     }
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_names_each_reported_count_as_inspect_does_and_leaves_out_the_unreported() {
+        // inspect_ai's ModelUsage (inspect_ai/model/_model_output.py, 0.3.285): "The true total input
+        // token count is: input_tokens + (input_tokens_cache_read or 0) + (input_tokens_cache_write or 0)".
+        let all = Usage {
+            prompt_tokens: 100,
+            completion_tokens: 40,
+            cached_tokens: 30,
+            cache_write_tokens: 20,
+            reasoning_tokens: 25,
+        };
+        let v = usage(&all);
+        assert_eq!(v["input_tokens"], 50);
+        assert_eq!(v["output_tokens"], 40);
+        assert_eq!(v["total_tokens"], 140);
+        assert_eq!(v["input_tokens_cache_read"], 30);
+        assert_eq!(v["input_tokens_cache_write"], 20);
+        assert_eq!(v["reasoning_tokens"], 25);
+        let plain = usage(&Usage { prompt_tokens: 7, completion_tokens: 3, ..Default::default() });
+        let keys: Vec<&str> = plain.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, ["input_tokens", "output_tokens", "total_tokens"]);
+    }
 }
