@@ -33,6 +33,16 @@ fn by_layout(rows: &[Row]) -> HashMap<String, &Row> {
     rows.iter().map(|r| (r["layout"].clone(), r)).collect()
 }
 
+/// The summary columns two ways of sending the same tools must agree on when the mock chooses alike.
+const SAME_FIGURES: [&str; 6] = [
+    "n",
+    "selection_accuracy",
+    "pass_at_1",
+    "abstention_accuracy",
+    "mean_steps",
+    "gold_revealed_rate",
+];
+
 #[test]
 fn toolpicks_search_in_the_providers_form_scores_as_the_search_layout_over_both_protocols() {
     let env = MockEnv::start(MockConfig::default(), &[]);
@@ -40,14 +50,7 @@ fn toolpicks_search_in_the_providers_form_scores_as_the_search_layout_over_both_
         let rows = run(&env, backend, backend, "search,native-search-client");
         let rows = by_layout(&rows);
         let (search, native) = (rows["search"], rows["native-search-client"]);
-        for col in [
-            "n",
-            "selection_accuracy",
-            "pass_at_1",
-            "abstention_accuracy",
-            "mean_steps",
-            "gold_revealed_rate",
-        ] {
+        for col in SAME_FIGURES {
             assert_eq!(native[col], search[col], "{backend}: {col}");
         }
         assert_eq!(native["infra_errors"], "0", "{backend}");
@@ -311,14 +314,7 @@ fn namespaces_change_only_the_wire_in_flat_and_native_search() {
     let (plain, grouped) = (by_layout(&plain), by_layout(&grouped));
     for layout in ["flat", "native-search"] {
         let (p, g) = (plain[layout], grouped[layout]);
-        for col in [
-            "n",
-            "selection_accuracy",
-            "pass_at_1",
-            "abstention_accuracy",
-            "mean_steps",
-            "gold_revealed_rate",
-        ] {
+        for col in SAME_FIGURES {
             assert_eq!(g[col], p[col], "{layout}: {col}");
         }
         assert_eq!(g["infra_errors"], "0", "{layout}");

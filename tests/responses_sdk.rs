@@ -24,6 +24,14 @@ fn start(venv: &Path, log: PathBuf, mode: &[&str]) -> SdkServer {
     sdk
 }
 
+/// The mock endpoint's folder and server, and the SDK test server forwarding to it.
+fn forwarding_to_the_mock(venv: &Path) -> (MockEnv, SdkServer) {
+    let env = MockEnv::start(MockConfig::default(), &[]);
+    let upstream = format!("http://{}", env.server.addr);
+    let sdk = start(venv, env.path("sdk.jsonl"), &["--upstream", &upstream]);
+    (env, sdk)
+}
+
 /// Every logged request and answer the SDK accepted, each on the Responses route.
 fn assert_valid_responses(requests: &[Value]) {
     assert_all_valid(requests);
@@ -78,9 +86,7 @@ fn assert_paired_history(requests: &[Value]) -> usize {
 #[test]
 fn requests_and_the_mock_endpoints_answers_validate_against_the_official_sdk() {
     let Some(venv) = tiers::require(Tier::OpenAiSdk) else { return };
-    let env = MockEnv::start(MockConfig::default(), &[]);
-    let upstream = format!("http://{}", env.server.addr);
-    let sdk = start(&venv, env.path("sdk.jsonl"), &["--upstream", &upstream]);
+    let (env, sdk) = forwarding_to_the_mock(&venv);
     let url = format!("{}/v1", sdk.root());
     let o = toolpick(
         &[
@@ -145,9 +151,7 @@ fn requests_and_the_mock_endpoints_answers_validate_against_the_official_sdk() {
 #[test]
 fn the_native_layouts_requests_and_answers_validate_against_the_official_sdk() {
     let Some(venv) = tiers::require(Tier::OpenAiSdk) else { return };
-    let env = MockEnv::start(MockConfig::default(), &[]);
-    let upstream = format!("http://{}", env.server.addr);
-    let sdk = start(&venv, env.path("sdk.jsonl"), &["--upstream", &upstream]);
+    let (env, sdk) = forwarding_to_the_mock(&venv);
     let url = format!("{}/v1", sdk.root());
     let o = toolpick(
         &argv_with(
@@ -199,9 +203,7 @@ fn the_native_layouts_requests_and_answers_validate_against_the_official_sdk() {
 #[test]
 fn namespaced_requests_and_answers_validate_against_the_official_sdk() {
     let Some(venv) = tiers::require(Tier::OpenAiSdk) else { return };
-    let env = MockEnv::start(MockConfig::default(), &[]);
-    let upstream = format!("http://{}", env.server.addr);
-    let sdk = start(&venv, env.path("sdk.jsonl"), &["--upstream", &upstream]);
+    let (env, sdk) = forwarding_to_the_mock(&venv);
     let url = format!("{}/v1", sdk.root());
     // The `good` variant only: the tool names below are the catalog files' (the `bad` variant's
     // degrade operators rename tools).
@@ -360,9 +362,7 @@ fn scripted_sdk_answers_score_every_task_with_multi_call_history_and_the_protoco
 #[test]
 fn the_validator_refuses_what_is_not_the_protocol_both_ways() {
     let Some(venv) = tiers::require(Tier::OpenAiSdk) else { return };
-    let env = MockEnv::start(MockConfig::default(), &[]);
-    let upstream = format!("http://{}", env.server.addr);
-    let sdk = start(&venv, env.path("sdk.jsonl"), &["--upstream", &upstream]);
+    let (_mock, sdk) = forwarding_to_the_mock(&venv);
     let good = json!({"model": "mock", "store": false, "input": [
         {"type": "message", "role": "user", "content": "How warm is it in Pune?"},
         {"type": "function_call", "call_id": "c1", "name": "get_current_weather", "arguments": "{\"city\": \"Pune\"}"},
