@@ -2,102 +2,138 @@
 //! table ([`crate::analysis::columns`]) with real types — text `String`, counts `UInt64`, numbers
 //! `Float64`, flags `Boolean` — and every undefined value (interval bounds included) a null, where the
 //! CSV twin has an empty field: `trials.parquet` ([`TRIALS`], streamed in row groups of 65 536),
-//! `summary.parquet` ([`SUMMARY`]) and `tools.parquet` ([`TOOLS`]). Written with polars' Parquet
-//! writer, zstd-compressed; the file holds no timestamps, so the same trials give the same bytes.
+//! `summary.parquet` ([`SUMMARY`]) and `tools.parquet` ([`TOOLS`]).
+//!
+//! Written with the Apache `parquet` crate's column writers (no Arrow, no data frame: the values are
+//! typed by the declarations already), zstd-compressed; the file holds no timestamps, so the same
+//! trials give the same bytes. The tests read the files back with polars, an implementation apart.
 
 use super::{Exporter, ReportData};
 use crate::analysis::columns::{Column as Declared, ColumnType, SUMMARY, TOOLS, TRIALS, Value};
-use anyhow::Result;
-use polars::prelude::*;
-use polars_io::parquet::write::{ParquetCompression, ParquetWriter};
-
-fn write(mut df: DataFrame) -> Result<Vec<u8>> {
-    let mut buf = std::io::Cursor::new(Vec::new());
-    ParquetWriter::new(&mut buf)
-        .with_compression(ParquetCompression::Zstd(None))
-        .finish(&mut df)?;
-    Ok(buf.into_inner())
-}
+use anyhow::{Context, Result};
+use parquet::basic::{Compression, LogicalType, Repetition, Type as Physical, ZstdLevel};
+use parquet::data_type::{BoolType, ByteArray, ByteArrayType, DoubleType, Int64Type};
+use parquet::file::properties::WriterProperties;
+use parquet::file::writer::SerializedFileWriter;
+use parquet::schema::types::Type;
+use std::sync::Arc;
 
 /// Rows per Parquet row group (and per batch held in memory while streaming).
 const ROW_GROUP: usize = 65_536;
 
-/// One column's values while a frame is filled, typed by its declaration. Text is kept end to end in
-/// one buffer (one allocation per row group, not per value: a million trials stream through these).
-enum Values {
-    Text { bytes: String, ends: Vec<usize>, valid: Vec<bool> },
-    Count(Vec<Option<u64>>),
-    Number(Vec<Option<f64>>),
-    Flag(Vec<Option<bool>>),
+/// One column's values while a row group is filled, typed by its declaration: the values present,
+/// and a definition level per row (1 a value, 0 a null). Text is kept end to end in one buffer (one
+/// allocation per row group, not per value: a million trials stream through these).
+struct Values {
+    data: Data,
+    defined: Vec<i16>,
+}
+
+enum Data {
+    Text { bytes: Vec<u8>, ends: Vec<usize> },
+    Count(Vec<i64>),
+    Number(Vec<f64>),
+    Flag(Vec<bool>),
 }
 
 impl Values {
     fn new(ty: ColumnType) -> Values {
-        match ty {
-            ColumnType::Text => {
-                Values::Text { bytes: String::new(), ends: Vec::new(), valid: Vec::new() }
-            }
-            ColumnType::Count => Values::Count(Vec::new()),
-            ColumnType::Number => Values::Number(Vec::new()),
-            ColumnType::Flag => Values::Flag(Vec::new()),
-        }
+        let data = match ty {
+            ColumnType::Text => Data::Text { bytes: Vec::new(), ends: Vec::new() },
+            ColumnType::Count => Data::Count(Vec::new()),
+            ColumnType::Number => Data::Number(Vec::new()),
+            ColumnType::Flag => Data::Flag(Vec::new()),
+        };
+        Values { data, defined: Vec::new() }
     }
 
     /// Append a value; a null (or a value of another type than declared, which the declarations'
     /// tests rule out) is a null.
     fn push(&mut self, v: Value<'_>) {
-        match (self, v) {
-            (Values::Text { bytes, ends, valid }, v) => {
-                if let Value::Text(s) = &v {
-                    bytes.push_str(s);
-                }
+        let defined = match (&mut self.data, v) {
+            (Data::Text { bytes, ends }, Value::Text(s)) => {
+                bytes.extend_from_slice(s.as_bytes());
                 ends.push(bytes.len());
-                valid.push(matches!(v, Value::Text(_)));
+                true
             }
-            (Values::Count(c), v) => c.push(if let Value::Count(n) = v { Some(n) } else { None }),
-            (Values::Number(c), v) => c.push(if let Value::Number(x) = v { Some(x) } else { None }),
-            (Values::Flag(c), v) => c.push(if let Value::Flag(b) = v { Some(b) } else { None }),
-        }
+            // Stored as Parquet's INT64 annotated unsigned: the bits of the u64, as the format says.
+            (Data::Count(c), Value::Count(n)) => {
+                c.push(n as i64);
+                true
+            }
+            (Data::Number(c), Value::Number(x)) => {
+                c.push(x);
+                true
+            }
+            (Data::Flag(c), Value::Flag(b)) => {
+                c.push(b);
+                true
+            }
+            _ => false,
+        };
+        self.defined.push(i16::from(defined));
     }
 
     fn len(&self) -> usize {
-        match self {
-            Values::Text { ends, .. } => ends.len(),
-            Values::Count(c) => c.len(),
-            Values::Number(c) => c.len(),
-            Values::Flag(c) => c.len(),
-        }
+        self.defined.len()
     }
 
-    /// The values as a polars column named `name`, emptying the buffers.
-    fn take(&mut self, name: &str) -> Column {
-        let name = name.into();
-        match self {
-            Values::Text { bytes, ends, valid } => {
+    /// The column's schema entry: optional, typed as declared.
+    fn schema(&self, name: &str) -> Result<Arc<Type>> {
+        let (physical, logical) = match self.data {
+            Data::Text { .. } => (Physical::BYTE_ARRAY, Some(LogicalType::String)),
+            Data::Count(_) => (Physical::INT64, Some(LogicalType::integer(64, false))),
+            Data::Number(_) => (Physical::DOUBLE, None),
+            Data::Flag(_) => (Physical::BOOLEAN, None),
+        };
+        let column = Type::primitive_type_builder(name, physical)
+            .with_repetition(Repetition::OPTIONAL)
+            .with_logical_type(logical)
+            .build()?;
+        Ok(Arc::new(column))
+    }
+
+    /// Write the values as the row group's next column, emptying the buffers.
+    fn write(
+        &mut self,
+        column: &mut parquet::file::writer::SerializedColumnWriter<'_>,
+    ) -> Result<()> {
+        let defined = Some(&self.defined[..]);
+        match &mut self.data {
+            Data::Text { bytes, ends } => {
+                // One shared buffer, sliced per value (no copy per value).
+                let shared = bytes::Bytes::from(std::mem::take(bytes));
                 let mut start = 0;
-                let values: Vec<Option<&str>> = ends
+                let values: Vec<ByteArray> = ends
                     .iter()
-                    .zip(valid.iter())
-                    .map(|(&end, &ok)| {
-                        let v = &bytes[start..end];
+                    .map(|&end| {
+                        let v = ByteArray::from(shared.slice(start..end));
                         start = end;
-                        ok.then_some(v)
+                        v
                     })
                     .collect();
-                let column = Column::new(name, values);
-                bytes.clear();
+                column.typed::<ByteArrayType>().write_batch(&values, defined, None)?;
                 ends.clear();
-                valid.clear();
-                column
             }
-            Values::Count(c) => Column::new(name, std::mem::take(c)),
-            Values::Number(c) => Column::new(name, std::mem::take(c)),
-            Values::Flag(c) => Column::new(name, std::mem::take(c)),
+            Data::Count(c) => {
+                column.typed::<Int64Type>().write_batch(c, defined, None)?;
+                c.clear();
+            }
+            Data::Number(c) => {
+                column.typed::<DoubleType>().write_batch(c, defined, None)?;
+                c.clear();
+            }
+            Data::Flag(c) => {
+                column.typed::<BoolType>().write_batch(c, defined, None)?;
+                c.clear();
+            }
         }
+        self.defined.clear();
+        Ok(())
     }
 }
 
-/// A frame being filled row by row with the declared `columns`.
+/// A table being filled row by row with the declared `columns`, written a row group at a time.
 struct Frame {
     values: Vec<Values>,
 }
@@ -117,32 +153,60 @@ impl Frame {
         self.values.first().map_or(0, Values::len)
     }
 
-    /// The rows so far as a frame, emptying the buffers.
-    fn take<R, C>(&mut self, columns: &[Declared<R, C>]) -> Result<DataFrame> {
-        let height = self.len();
-        let cols = self.values.iter_mut().zip(columns).map(|(v, col)| v.take(&col.name)).collect();
-        Ok(DataFrame::new(height, cols)?)
+    /// A file writer of these columns' schema on `out`.
+    fn writer<W: std::io::Write + Send, R, C>(
+        &self,
+        columns: &[Declared<R, C>],
+        out: W,
+    ) -> Result<SerializedFileWriter<W>> {
+        let fields = self
+            .values
+            .iter()
+            .zip(columns)
+            .map(|(v, c)| v.schema(&c.name))
+            .collect::<Result<_>>()?;
+        let schema = Arc::new(Type::group_type_builder("schema").with_fields(fields).build()?);
+        let properties = WriterProperties::builder()
+            .set_compression(Compression::ZSTD(ZstdLevel::default()))
+            .build();
+        Ok(SerializedFileWriter::new(out, schema, Arc::new(properties))?)
+    }
+
+    /// The rows so far as the file's next row group, emptying the buffers.
+    fn write_group<W: std::io::Write + Send>(
+        &mut self,
+        writer: &mut SerializedFileWriter<W>,
+    ) -> Result<()> {
+        let mut group = writer.next_row_group()?;
+        let mut values = self.values.iter_mut();
+        while let Some(mut column) = group.next_column()? {
+            values.next().context("a Parquet column without values")?.write(&mut column)?;
+            column.close()?;
+        }
+        group.close()?;
+        Ok(())
     }
 }
 
-/// A whole table as one frame.
+/// A whole table as the bytes of one Parquet file (one row group).
 fn table<'r, R: 'r, C>(
     columns: &[Declared<R, C>],
     rows: impl IntoIterator<Item = &'r R>,
     context: &C,
-) -> Result<DataFrame> {
+) -> Result<Vec<u8>> {
     let mut frame = Frame::new(columns);
     for row in rows {
         frame.push(columns, row, context);
     }
-    frame.take(columns)
+    let mut writer = frame.writer(columns, Vec::new())?;
+    frame.write_group(&mut writer)?;
+    Ok(writer.into_inner()?)
 }
 
 /// `trials.parquet`, written in row groups as the trials stream past (each row group's columns are
 /// filled straight from the trials, nothing else of a trial is kept).
 pub struct TrialsParquet {
-    writer: Option<polars_io::parquet::write::BatchedWriter<std::io::BufWriter<std::fs::File>>>,
-    file: Option<std::io::BufWriter<std::fs::File>>,
+    writer: SerializedFileWriter<std::io::BufWriter<std::fs::File>>,
     frame: Frame,
 }
 
@@ -150,27 +214,9 @@ impl TrialsParquet {
     pub fn create(path: &std::path::Path) -> Result<Self> {
         let file = std::fs::File::create(path)
             .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", path.display()))?;
-        Ok(TrialsParquet {
-            writer: None,
-            file: Some(std::io::BufWriter::with_capacity(1 << 20, file)),
-            frame: Frame::new(&TRIALS),
-        })
-    }
-
-    fn flush_group(&mut self) -> Result<()> {
-        let df = self.frame.take(&TRIALS)?;
-        if self.writer.is_none() {
-            let file = self.file.take().expect("the file is open until the writer exists");
-            self.writer = Some(
-                ParquetWriter::new(file)
-                    .with_compression(ParquetCompression::Zstd(None))
-                    .batched(df.schema())?,
-            );
-        }
-        if df.height() > 0 {
-            self.writer.as_mut().expect("writer").write_batch(&df)?;
-        }
-        Ok(())
+        let frame = Frame::new(&TRIALS);
+        let writer = frame.writer(&TRIALS, std::io::BufWriter::with_capacity(1 << 20, file))?;
+        Ok(TrialsParquet { writer, frame })
     }
 }
 
@@ -178,16 +224,17 @@ impl super::TrialSink for TrialsParquet {
     fn write(&mut self, t: &crate::record::Trial, _encoded: &[u8]) -> Result<()> {
         self.frame.push(&TRIALS, t, &());
         if self.frame.len() >= ROW_GROUP {
-            self.flush_group()?;
+            self.frame.write_group(&mut self.writer)?;
         }
         Ok(())
     }
 
     fn finish(mut self: Box<Self>, _data: &ReportData) -> Result<()> {
-        if self.frame.len() > 0 || self.writer.is_none() {
-            self.flush_group()?;
+        if self.frame.len() > 0 {
+            self.frame.write_group(&mut self.writer)?;
         }
-        self.writer.as_mut().expect("writer").finish()?;
+        use std::io::Write;
+        self.writer.into_inner()?.flush()?;
         Ok(())
     }
 }
@@ -201,7 +248,7 @@ impl Exporter for SummaryParquet {
 
     /// The declared columns ([`SUMMARY`]), one row per cell.
     fn render(&self, data: &ReportData) -> Result<Vec<u8>> {
-        write(table(&SUMMARY, &data.analysis.cells, &())?)
+        table(&SUMMARY, &data.analysis.cells, &())
     }
 }
 
@@ -215,6 +262,6 @@ impl Exporter for ToolsParquet {
     }
 
     fn render(&self, data: &ReportData) -> Result<Vec<u8>> {
-        write(table(&TOOLS, &data.analysis.tools, &())?)
+        table(&TOOLS, &data.analysis.tools, &())
     }
 }
