@@ -11,8 +11,8 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
-RUN cargo build --release --locked --bin toolpick \
- && strip target/release/toolpick
+RUN cargo build --profile dist --locked --bin toolpick \
+ && strip target/dist/toolpick
 
 FROM debian:bookworm-slim
 # Unpinned on purpose: the distribution's current security fixes for the two runtime libraries.
@@ -22,7 +22,7 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --gid 10001 toolpick \
  && useradd --uid 10001 --gid 10001 --create-home toolpick
-COPY --from=build /src/target/release/toolpick /usr/local/bin/toolpick
+COPY --from=build /src/target/dist/toolpick /usr/local/bin/toolpick
 USER 10001:10001
 WORKDIR /home/toolpick
 ENTRYPOINT ["toolpick"]

@@ -4,11 +4,11 @@
 # Usage: scripts/bench-endpoint.sh [extra toolpick run flags]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --quiet
+cargo build --profile dist --quiet
 work=$(mktemp -d)
 trap 'kill $mock 2>/dev/null || true; rm -rf "$work"' EXIT
 port=${PORT:-18099}
-./target/release/toolpick mock-endpoint --port "$port" --latency-ms 50 > "$work/mock.log" &
+./target/dist/toolpick mock-endpoint --port "$port" --latency-ms 50 > "$work/mock.log" &
 mock=$!
 sleep 1
 # A 10-tool server (the wiki) and its single-server tasks, replayed 140 times: about 2 100 episodes.
@@ -23,7 +23,7 @@ for line in open("datasets/starter.jsonl"):
         out.write(line)
 PY
 before=$(curl -s "127.0.0.1:$port/stats" | python3 -c 'import json,sys; print(json.load(sys.stdin)["requests"])')
-/usr/bin/time -f "%e s wall, %U s user, %S s sys, %M KiB peak" ./target/release/toolpick run \
+/usr/bin/time -f "%e s wall, %U s user, %S s sys, %M KiB peak" ./target/dist/toolpick run \
   --catalog "$work/cat" --dataset "$work/ds.jsonl" --backends openai --model mock \
   --base-url "http://127.0.0.1:$port/v1" --layouts flat --variants good --trials 140 \
   --concurrency 64 --no-cache -q --out "$work/out" --run-id bench "$@" 2> "$work/time" | head -1

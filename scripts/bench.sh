@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# toolpick's benchmarks: builds in release, measures every figure of BENCHMARKS.md on this machine, prints
-# one table (figure, value, bound or peer, ratio) and rewrites BENCHMARKS.md with the machine description.
+# toolpick's benchmarks: builds with the `dist` profile (what is shipped: Cargo.toml), measures every
+# figure of BENCHMARKS.md on this machine, prints one table (figure, value, bound or peer, ratio) and
+# rewrites BENCHMARKS.md with the machine description.
 #
-#   scripts/bench.sh                 everything (about 5 minutes after the release build)
+#   scripts/bench.sh                 everything (about 5 minutes after the build)
 #   TRIALS_AT_SCALE=100000 scripts/bench.sh    a smaller scoring/reporting run
 #   BENCH_CI=1 scripts/bench.sh      also time `.ci/run` on a fresh clone (about 15 minutes)
 #   BENCH_ONLY=runner,curve scripts/bench.sh   only these sections (runner, lexical, default, scale,
@@ -20,11 +21,11 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
 trap cleanup EXIT
 
-echo "building (release)…" >&2
-cargo build --release --quiet
-cargo bench --no-run --quiet --bench lexical --bench report_scale --bench endpoint_capacity 2> /dev/null
-BIN=$ROOT/target/release/toolpick
-bench_bin() { find target/release/deps -maxdepth 1 -type f -executable -name "$1-*" -printf '%T@ %p\n' | sort -n | tail -1 | cut -d' ' -f2; }
+echo "building (dist profile)…" >&2
+cargo build --profile dist --quiet
+cargo bench --profile dist --no-run --quiet --bench lexical --bench report_scale --bench endpoint_capacity 2> /dev/null
+BIN=$ROOT/target/dist/toolpick
+bench_bin() { find target/dist/deps -maxdepth 1 -type f -executable -name "$1-*" -printf '%T@ %p\n' | sort -n | tail -1 | cut -d' ' -f2; }
 
 rows=()   # figure|value|bound or peer|ratio
 phase_rows=()   # phase|seconds (the scale section)

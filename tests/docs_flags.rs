@@ -19,6 +19,7 @@ const README_MAX_LINES: usize = 350;
 const OTHER_PROGRAMS: &[(&str, &str)] = &[
     ("--release", "cargo build / cargo run: the install and the two commands"),
     ("--locked", "cargo test / cargo build: build with Cargo.lock as committed"),
+    ("--profile", "cargo build / cargo install / maturin build --profile dist: the shipped build"),
     ("--path", "cargo install --path .: the install section"),
     ("--bench", "cargo bench --bench NAME: the benchmarks in development.md"),
     ("--test", "cargo test --test NAME: running one test file"),
