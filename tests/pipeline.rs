@@ -53,7 +53,7 @@ fn report_with_history_baseline_and_gates_reads_the_trials_once_and_prints_in_or
     assert_eq!(o.status.code(), Some(100), "{err}");
     // One pass over the trials for the run itself (the baseline is loaded, not rendered).
     let scans = err.lines().filter(|l| l.starts_with("phase scan (wall) ")).count();
-    let renders = err.lines().filter(|l| l.starts_with("phase write report.html ")).count();
+    let renders = err.lines().filter(|l| l.starts_with("phase render report.html ")).count();
     assert_eq!((scans, renders), (2, 1), "baseline load + this run's render, one page:\n{err}");
     // The page written by that one pass already holds the trend of both recorded runs.
     let html = std::fs::read_to_string(b.join("report.html")).unwrap();

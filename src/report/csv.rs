@@ -77,7 +77,7 @@ impl super::TrialSink for TrialsCsv {
         Ok(())
     }
 
-    fn finish(mut self: Box<Self>, _data: &ReportData) -> Result<()> {
+    fn finish(mut self: Box<Self>) -> Result<()> {
         use std::io::Write as _;
         self.w.flush()?;
         Ok(())

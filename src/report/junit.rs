@@ -2,7 +2,6 @@
 //! failure message is the matcher's error type and details; infrastructure errors are JUnit `<error>`s
 //! (not failures), and every text is XML-escaped.
 
-use super::ReportData;
 use std::fmt::Write;
 
 /// Escape text for XML attributes and content (and drop characters XML 1.0 cannot carry).
@@ -38,13 +37,11 @@ fn escape_into(out: &mut String, s: &str) {
 }
 
 /// `junit.xml`, streamed: test cases of the current suite (one cell; the trial file is in matrix order,
-/// so a cell's trials are contiguous) are buffered until the suite ends, suites go to a body file, and
-/// `finish` writes the `<testsuites>` header with the totals followed by the body. The body file has a
-/// temporary name of its own ([`crate::files::temp_path`]: unique per process and call, removed when
-/// the writer is dropped, and by `guard::remove_stale` after a kill), so two reports never share it.
+/// so a cell's trials are contiguous) are buffered until the suite ends, and suites are written to the
+/// file as they end. The `<testsuites>` header holds the totals, known only at the end: its line is
+/// written first with room for the largest counts, and `finish` writes it again in place, the totals
+/// padded with spaces inside the tag (whitespace XML allows there), so the file is never copied.
 pub struct JunitXml {
-    out: std::path::PathBuf,
-    body_path: std::path::PathBuf,
     body: std::io::BufWriter<std::fs::File>,
     suite: Option<String>,
     cases: String,
@@ -54,13 +51,13 @@ pub struct JunitXml {
 
 impl JunitXml {
     pub fn create(path: &std::path::Path) -> anyhow::Result<Self> {
-        let body_path = crate::files::temp_path(&path.with_file_name("junit.xml.body"));
-        let file = std::fs::File::create(&body_path)
-            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", body_path.display()))?;
+        use std::io::Write as _;
+        let file = std::fs::File::create(path)
+            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", path.display()))?;
+        let mut body = std::io::BufWriter::with_capacity(1 << 20, file);
+        body.write_all(&header((0, 0, 0)))?;
         Ok(JunitXml {
-            out: path.to_path_buf(),
-            body_path,
-            body: std::io::BufWriter::with_capacity(1 << 20, file),
+            body,
             suite: None,
             cases: String::new(),
             counts: (0, 0, 0),
@@ -85,10 +82,19 @@ impl JunitXml {
     }
 }
 
-impl Drop for JunitXml {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.body_path);
-    }
+/// The file's first lines with these totals, always as long as with the largest counts: the
+/// `<testsuites>` tag is padded with spaces to that length, so `finish` can write it over the first.
+fn header(totals: (usize, usize, usize)) -> Vec<u8> {
+    let tag = |(tests, failures, errors): (usize, usize, usize)| {
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"toolpick\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\""
+        )
+        .into_bytes()
+    };
+    let mut line = tag(totals);
+    line.resize(tag((usize::MAX, usize::MAX, usize::MAX)).len(), b' ');
+    line.extend_from_slice(b">\n");
+    line
 }
 
 impl super::TrialSink for JunitXml {
@@ -115,22 +121,13 @@ impl super::TrialSink for JunitXml {
         Ok(())
     }
 
-    fn finish(mut self: Box<Self>, _data: &ReportData) -> anyhow::Result<()> {
-        use std::io::Write as _;
+    fn finish(mut self: Box<Self>) -> anyhow::Result<()> {
+        use std::io::{Seek as _, Write as _};
         self.end_suite()?;
-        self.body.flush()?;
-        let file = std::fs::File::create(&self.out)
-            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", self.out.display()))?;
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
-        let (tests, failures, errors) = self.totals;
-        writeln!(w, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>")?;
-        writeln!(
-            w,
-            "<testsuites name=\"toolpick\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\">"
-        )?;
-        std::io::copy(&mut std::fs::File::open(&self.body_path)?, &mut w)?;
-        writeln!(w, "</testsuites>")?;
-        w.flush()?;
+        writeln!(self.body, "</testsuites>")?;
+        let mut file = self.body.into_inner().map_err(|e| e.into_error())?;
+        file.seek(std::io::SeekFrom::Start(0))?;
+        file.write_all(&header(self.totals))?;
         Ok(())
     }
 }
@@ -190,6 +187,27 @@ fn encode_case(t: &crate::record::Trial) -> anyhow::Result<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_header_has_one_length_for_every_total_and_states_them() {
+        // `finish` writes the header over the one `create` wrote: any totals must fit exactly.
+        let first = header((0, 0, 0)).len();
+        let mut totals = vec![(usize::MAX, usize::MAX, usize::MAX), (1, 0, usize::MAX)];
+        let mut n = 1usize;
+        while let Some(next) = n.checked_mul(7) {
+            totals.push((n, next % 1000, n / 3));
+            n = next;
+        }
+        for (tests, failures, errors) in totals {
+            let text = String::from_utf8(header((tests, failures, errors))).unwrap();
+            assert_eq!(text.len(), first, "{text}");
+            let tag = text.lines().nth(1).unwrap();
+            let want = format!(
+                "<testsuites name=\"toolpick\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\""
+            );
+            assert_eq!(tag.strip_suffix('>').unwrap().trim_end(), want);
+        }
+    }
 
     #[test]
     fn a_cell_name_is_compared_piece_by_piece_as_its_joined_form() {

@@ -75,7 +75,7 @@ impl ReportData {
 }
 
 /// One output format rendered from the aggregates (its size does not grow with the number of trials).
-pub trait Exporter {
+pub trait Exporter: Sync {
     /// File name inside the run directory.
     fn file_name(&self) -> &'static str;
     fn render(&self, data: &ReportData) -> Result<Vec<u8>>;
@@ -93,8 +93,9 @@ pub trait TrialSink: Send {
     }
     /// Take each trial with its encoding, in file order.
     fn write(&mut self, t: &Trial, encoded: &[u8]) -> Result<()>;
-    /// Complete the file (the aggregates are known by then).
-    fn finish(self: Box<Self>, data: &ReportData) -> Result<()>;
+    /// Complete the file once every trial is written (it runs beside the analysis: a file of entries
+    /// per trial needs nothing the analysis computes).
+    fn finish(self: Box<Self>) -> Result<()>;
 }
 
 /// All aggregate exporters, in the order they are written.
@@ -185,7 +186,7 @@ fn trials_file(dir: &Path) -> Result<PathBuf> {
 /// [`OutOfOrder`] unless the trials are compacted.
 fn load_with(
     dir: &Path,
-    sinks: &mut [Box<dyn TrialSink>],
+    sinks: &mut Vec<Box<dyn TrialSink>>,
     check_order: bool,
     transcripts: bool,
 ) -> Result<ReportData> {
@@ -197,40 +198,53 @@ fn load_with(
     let judgements = phases::time("judgements.jsonl", || Judgements::read(dir))?;
     let (rows, mut sample) =
         phases::time("scan (wall)", || scan(&trials_path, sinks, check_order, &judgements))?;
-    if transcripts {
-        phases::time("drill-down sample: transcripts", || {
-            with_transcripts(dir, &mut sample, rows.len())
-        })?;
-    }
-    let sample = sample.trials;
-    let span = phases::start();
-    let offered = match std::fs::read(dir.join("tools.json")) {
-        Ok(bytes) => serde_json::from_slice(&bytes)
-            .with_context(|| format!("{}: not a tools file", dir.join("tools.json").display()))?,
-        Err(_) => BTreeMap::new(),
+    // The sinks' files are completed while the rest is read and analysed: neither needs the other.
+    let finish = || -> Result<()> {
+        for (s, name) in std::mem::take(sinks).into_iter().zip(SINK_FINISH) {
+            phases::time(name, || s.finish())?;
+        }
+        Ok(())
     };
-    let lint: crate::analysis::Lint = std::fs::read(dir.join("lint.json"))
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default();
-    let defects = std::fs::read(dir.join("defects.json"))
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default();
-    let history = crate::analysis::history::read(&dir.join("history.jsonl"))?;
-    let transcripts_in = if dir.join(crate::record::transcripts::FILE).exists() {
-        crate::record::transcripts::FILE
-    } else {
-        "trials.jsonl"
-    };
-    span.end("run files (tools, run, lint, defects, history)");
-    let analysis = phases::time("analyze (cells, effects, confusion, tools, first look)", || {
-        crate::analysis::analyze(rows, config, &lint)
-    })?;
-    let arguments = phases::time("drill-down sample: arguments compared", || {
-        sample.iter().map(crate::analysis::arguments::compare).collect()
+    let (finished, data) = rayon::join(finish, || -> Result<ReportData> {
+        if transcripts {
+            phases::time("drill-down sample: transcripts", || {
+                with_transcripts(dir, &mut sample, rows.len())
+            })?;
+        }
+        let sample = sample.trials;
+        let span = phases::start();
+        let offered = match std::fs::read(dir.join("tools.json")) {
+            Ok(bytes) => serde_json::from_slice(&bytes).with_context(|| {
+                format!("{}: not a tools file", dir.join("tools.json").display())
+            })?,
+            Err(_) => BTreeMap::new(),
+        };
+        let lint: crate::analysis::Lint = std::fs::read(dir.join("lint.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        let defects = std::fs::read(dir.join("defects.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        let history = crate::analysis::history::read(&dir.join("history.jsonl"))?;
+        let transcripts_in = if dir.join(crate::record::transcripts::FILE).exists() {
+            crate::record::transcripts::FILE
+        } else {
+            "trials.jsonl"
+        };
+        span.end("run files (tools, run, lint, defects, history)");
+        let analysis =
+            phases::time("analyze (cells, effects, confusion, tools, first look)", || {
+                crate::analysis::analyze(rows, config, &lint)
+            })?;
+        let arguments = phases::time("drill-down sample: arguments compared", || {
+            sample.iter().map(crate::analysis::arguments::compare).collect()
+        });
+        Ok(ReportData { analysis, sample, arguments, offered, defects, history, transcripts_in })
     });
-    Ok(ReportData { analysis, sample, arguments, offered, defects, history, transcripts_in })
+    finished?;
+    data
 }
 
 /// Run `read` (a scan of the trials checking their order, when `lock` is held); if the trials are not
@@ -294,7 +308,7 @@ pub fn lock_for_rewrite(dir: &Path) -> Result<DirLock> {
 /// sample has no transcripts (only [`render_locked`] reads `transcripts.jsonl`, for the HTML page).
 pub fn load_run(dir: &Path) -> Result<ReportData> {
     let lock = lock_for_report(dir)?;
-    let data = in_matrix_order(dir, &lock, |check| load_with(dir, &mut [], check, false));
+    let data = in_matrix_order(dir, &lock, |check| load_with(dir, &mut Vec::new(), check, false));
     phases::report();
     data
 }
@@ -343,19 +357,22 @@ fn render_once(
     let result = (|| -> Result<ReportData> {
         let mut data = load_with(dir, &mut sinks, check_order, true)?;
         before_render(&mut data)?;
-        for (s, name) in sinks.drain(..).zip(SINK_FINISH) {
-            phases::time(name, || s.finish(&data))?;
-        }
-        // Render the aggregates before anything is moved into place.
-        for (n, e) in exporters().into_iter().enumerate() {
+        // Render the aggregates (each on its own, on every core) before anything is moved into place.
+        use rayon::prelude::*;
+        let exporters = exporters();
+        let rendered: Vec<Result<Vec<u8>>> = exporters
+            .par_iter()
+            .map(|e| phases::time(&format!("render {}", e.file_name()), || e.render(&data)))
+            .collect();
+        let span = phases::start();
+        for (n, (e, bytes)) in exporters.iter().zip(rendered).enumerate() {
             files.push(staged(dir, e.file_name()));
             let f = files.last().expect("just pushed");
-            let span = phases::start();
-            std::fs::write(&f.tmp, e.render(&data)?)
+            std::fs::write(&f.tmp, bytes?)
                 .with_context(|| format!("cannot write {}", f.tmp.display()))?;
-            span.end(&format!("write {}", e.file_name()));
             crate::crashpoint::reached("stage", n as u64 + 1);
         }
+        span.end("write the aggregate files");
         Ok(data)
     })();
     match result {

@@ -229,7 +229,7 @@ impl super::TrialSink for TrialsParquet {
         Ok(())
     }
 
-    fn finish(mut self: Box<Self>, _data: &ReportData) -> Result<()> {
+    fn finish(mut self: Box<Self>) -> Result<()> {
         if self.frame.len() > 0 {
             self.frame.write_group(&mut self.writer)?;
         }

@@ -4,8 +4,9 @@
 //! span) and nothing is printed; the outputs are the same either way.
 //!
 //! The trial scan is a pipeline (a reader thread, parsing on every core, a writer thread), so the
-//! scan's phases are CPU time summed over the threads that ran them, and `scan` is its wall time;
-//! the phases after it run one after the other and are wall time.
+//! scan's phases are CPU time summed over the threads that ran them, and `scan` is its wall time.
+//! The phases after it are wall time each, but not all one after the other: the `finish` of the
+//! per-trial files runs beside the analysis, and the `render` of the aggregate files run side by side.
 //!
 //! [`render_run`]: super::render_run
 //! [`load_run`]: super::load_run
