@@ -315,7 +315,8 @@ echo "$table"
   if [[ -n "$phase_table" ]]; then
     echo "Where the re-score and report time goes: the \`scan\` phases run in a pipeline (a reader thread,"
     echo "parsing on every core, a writer thread) and are CPU seconds summed over threads; \`scan (wall)\` is"
-    echo "the scan's wall time; the later phases run one after the other."
+    echo "the scan's wall time; the later phases are wall time (\`finish\` runs beside \`analyze\`, the \`render\`"
+    echo "phases side by side)."
     echo
     echo "$phase_table"
     echo
