@@ -4,16 +4,19 @@
 //!
 //! **Isolation does not change.** A warm entry is made for one planned trial, from that trial's task
 //! (its fixture and files, the same [`Sandbox::create`] as a cold start), and is taken by exactly one
-//! trial of that task; it is never shared and never reused. Entries of the same task are alike (a
-//! fresh copy of the same fixture, a server that has only answered `initialize`), so which of them a
-//! trial takes cannot change what it records: identical runs stay byte-identical with the pool on or
-//! off. Until a trial takes it, the server's elicitation and sampling requests (none of today's
+//! trial whose task makes the same sandbox (the same fixture and files: usually that task); it is
+//! never shared and never reused. Entries of the same recipe are alike (a fresh copy of the same
+//! fixture, a server that has only answered `initialize`), so which of them a trial takes cannot
+//! change what it records: identical runs stay byte-identical with the pool on or off. A trial takes
+//! the oldest entry of its recipe, so trials that reach the pool out of the planned order (the
+//! runtime runs them in no set order) still take the servers that were started first. Until a trial takes it, the server's elicitation and sampling requests (none of today's
 //! servers sends one before a call) are declined and refused: nobody is there to answer them.
 //!
 //! **Size.** At most `size` servers are started ahead (starting or waiting, not yet taken); the
-//! default is the cores available or `[live] sandboxes`, whichever is more ([`default_size`]). Every start of the suite's trials goes through
-//! the pool, a trial's own included (a trial with no entry — the pool is behind, or the trial came out
-//! of the planned order — gets one started at once, and one planned trial of its task leaves the plan),
+//! default is the cores available or `[live] sandboxes`, whichever is more ([`default_size`]). Every
+//! start of the suite's trials goes through the pool, a trial's own included (a trial with no entry of
+//! its recipe — the pool is behind, or the trial came out of the planned order — gets one started
+//! ahead of the plan's, and one planned trial of its recipe leaves the plan),
 //! and at most `max(size, [live] sandboxes)` start at once: never fewer than the trials that could
 //! start at once without the pool, and never `sandboxes` cold starts *plus* the pool's on top of them.
 //! Starts take their turns in the order they were asked for, a waiting trial's own start first
@@ -72,8 +75,8 @@ pub struct Warm {
 struct State {
     /// Trials planned and not yet given an entry, in the order the run starts them.
     upcoming: VecDeque<Recipe>,
-    /// Entries starting or ready, with the task each was made for.
-    started: Vec<(String, JoinHandle<Result<Warm>>)>,
+    /// Entries starting or ready, oldest first, with the recipe each was made from.
+    started: Vec<(Recipe, JoinHandle<Result<Warm>>)>,
     /// Drained: nothing more is started.
     closed: bool,
 }
@@ -97,6 +100,12 @@ impl Recipe {
             fixture: suite.fixture(task),
             files: task.live.as_ref().map(|l| l.files.clone()).unwrap_or_default(),
         }
+    }
+
+    /// Both make the same sandbox: the same fixture copied, the same files written (the task may
+    /// differ: the sandbox does not know it).
+    fn makes_same_sandbox(&self, other: &Recipe) -> bool {
+        self.fixture == other.fixture && self.files == other.files
     }
 }
 
@@ -128,31 +137,28 @@ impl Pool {
         let mut state = self.state();
         while !state.closed && state.started.len() < self.size {
             let Some(recipe) = state.upcoming.pop_front() else { break };
-            let task = recipe.task.clone();
             // Asked for here, under the lock, so turns follow the plan's order.
-            let handle = runtime().spawn(prestart(suite.clone(), recipe, self.turns.ask(false)));
-            state.started.push((task, handle));
+            let handle =
+                runtime().spawn(prestart(suite.clone(), recipe.clone(), self.turns.ask(false)));
+            state.started.push((recipe, handle));
         }
     }
 
-    /// The entry made for a trial of `task` (the oldest). When there is none (the pool is behind, or
-    /// the trial came out of the planned order) one is started for it now, through the same bound on
-    /// starts at once, and one planned trial of `task` leaves the plan. Either way the pool is then
-    /// topped up. `None` once the pool is drained.
+    /// The oldest entry made from the recipe of a trial of `task`. When there is none (the pool is
+    /// behind) one is started for it now, ahead of the plan's starts, and one planned trial of that
+    /// recipe leaves the plan. Either way the pool is then topped up. `None` once the pool is drained.
     pub fn take(&self, suite: &Arc<LiveSuite>, task: &Task) -> Option<JoinHandle<Result<Warm>>> {
         let taken = {
             let mut state = self.state();
             if state.closed {
                 return None;
             }
-            match state.started.iter().position(|(t, _)| *t == task.id) {
+            let wanted = Recipe::of(suite, task);
+            match state.started.iter().position(|(r, _)| r.makes_same_sandbox(&wanted)) {
                 Some(i) => state.started.remove(i).1,
                 None => {
-                    let planned = state.upcoming.iter().position(|r| r.task == task.id);
-                    let recipe = match planned.and_then(|i| state.upcoming.remove(i)) {
-                        Some(r) => r,
-                        None => Recipe::of(suite, task),
-                    };
+                    let planned = state.upcoming.iter().position(|r| r.makes_same_sandbox(&wanted));
+                    let recipe = planned.and_then(|i| state.upcoming.remove(i)).unwrap_or(wanted);
                     // A trial is waiting for this one: its turn comes before the plan's.
                     runtime().spawn(prestart(suite.clone(), recipe, self.turns.ask(true)))
                 }
