@@ -79,7 +79,8 @@ pub struct Effect {
 /// A task's scored trials, passes and correct selections.
 type Counts = (u64, u64, u64);
 
-pub(crate) type Outcomes<'a> = BTreeMap<String, BTreeMap<&'a str, (u64, u64, u64)>>;
+/// Per cell key, its tasks' (trials, passed, selected) counts, sorted by task id (one entry a task).
+pub(crate) type Outcomes<'a> = BTreeMap<String, Vec<(&'a str, (u64, u64, u64))>>;
 
 pub(crate) fn outcomes(rows: &ScoreRows) -> Outcomes<'_> {
     // Counted by the rows' codes (no string built per row: a run may have a million trials), then keyed
@@ -101,29 +102,51 @@ pub(crate) fn outcomes(rows: &ScoreRows) -> Outcomes<'_> {
     for (codes, tasks) in per_cell {
         // Two cells whose names join to one key share it (see `summary::per_cell_means`).
         let cell = out.entry(codes.map(|s| rows.str(s)).join("/")).or_default();
-        for (task, (n, pass, selection)) in tasks {
-            let o = cell.entry(rows.str(task)).or_default();
-            o.0 += n;
-            o.1 += pass;
-            o.2 += selection;
-        }
+        cell.extend(tasks.into_iter().map(|(task, counts)| (rows.str(task), counts)));
+    }
+    // A sorted list per cell rather than a map: a large run has a hundred thousand tasks a cell, and
+    // sorting once then pairing two cells in one merge costs less than a tree's inserts and lookups.
+    for tasks in out.values_mut() {
+        tasks.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        tasks.dedup_by(|later, kept| {
+            let same = later.0 == kept.0;
+            if same {
+                kept.1.0 += later.1.0;
+                kept.1.1 += later.1.1;
+                kept.1.2 += later.1.2;
+            }
+            same
+        });
     }
     out
 }
 
-/// Paired per-task (pass, selection) rates of `variant` and `good` over the tasks both scored.
+/// Paired per-task (pass, selection) rates of `variant` and `good` over the tasks both scored, in task
+/// order (both lists are sorted by task id: [`outcomes`]).
 pub(crate) fn pairs(
-    variant: &BTreeMap<&str, (u64, u64, u64)>,
-    good: &BTreeMap<&str, (u64, u64, u64)>,
+    variant: &[(&str, (u64, u64, u64))],
+    good: &[(&str, (u64, u64, u64))],
 ) -> [(Vec<f64>, Vec<f64>); 2] {
     let (mut pass, mut selection) = ((vec![], vec![]), (vec![], vec![]));
-    for (task, v) in variant {
-        let Some(g) = good.get(task) else { continue };
-        let rate = |k: u64, n: u64| k as f64 / n as f64;
-        pass.0.push(rate(g.1, g.0));
-        pass.1.push(rate(v.1, v.0));
-        selection.0.push(rate(g.2, g.0));
-        selection.1.push(rate(v.2, v.0));
+    let rate = |k: u64, n: u64| k as f64 / n as f64;
+    let (mut v, mut g) = (variant.iter().peekable(), good.iter().peekable());
+    while let (Some((vt, vc)), Some((gt, gc))) = (v.peek(), g.peek()) {
+        match vt.cmp(gt) {
+            std::cmp::Ordering::Less => {
+                v.next();
+            }
+            std::cmp::Ordering::Greater => {
+                g.next();
+            }
+            std::cmp::Ordering::Equal => {
+                pass.0.push(rate(gc.1, gc.0));
+                pass.1.push(rate(vc.1, vc.0));
+                selection.0.push(rate(gc.2, gc.0));
+                selection.1.push(rate(vc.2, vc.0));
+                v.next();
+                g.next();
+            }
+        }
     }
     [pass, selection]
 }
@@ -144,7 +167,7 @@ pub(crate) fn effect_of(good: &[f64], variant: &[f64], seed: u64) -> PairedEffec
 /// `per_cell` are the run's per-task outcomes ([`outcomes`]), which the effects pair.
 pub fn effects(cells: &[CellSummary], per_cell: &Outcomes<'_>) -> Vec<Effect> {
     use rayon::prelude::*;
-    let empty = BTreeMap::new();
+    let empty = Vec::new();
     let mut out = Vec::new();
     let mut groups: Vec<(&str, &str, &str)> =
         cells.iter().map(|c| (c.dataset.as_str(), c.layout.as_str(), c.backend.as_str())).collect();
@@ -220,4 +243,49 @@ pub fn effects(cells: &[CellSummary], per_cell: &Outcomes<'_>) -> Vec<Effect> {
         out.extend(group);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Generated pairs of cells (random task subsets of a shared pool): every task the two cells share
+    /// is paired with itself once, in task order, and no other task is. A task's counts encode it
+    /// (one success in `index + 1` trials in both cells), so a pair of two tasks shows as unequal rates.
+    #[test]
+    fn each_shared_task_is_paired_with_itself_in_task_order() {
+        let pool: Vec<String> = (0..40).map(|i| format!("task-{:02}", (i * 7) % 40)).collect();
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..200 {
+            let (variant_density, good_density) = (next() % 101, next() % 101);
+            let mut cell = |density: u64| {
+                let mut tasks: Vec<(&str, (u64, u64, u64))> = pool
+                    .iter()
+                    .filter(|_| next() % 100 < density)
+                    .map(|t| {
+                        let index: u64 = t[5..].parse().unwrap();
+                        (t.as_str(), (index + 1, 1, 1))
+                    })
+                    .collect();
+                tasks.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                tasks
+            };
+            let (variant, good) = (cell(variant_density), cell(good_density));
+            let shared: Vec<&str> =
+                variant.iter().map(|v| v.0).filter(|t| good.iter().any(|g| g.0 == *t)).collect();
+            let [pass, selection] = pairs(&variant, &good);
+            assert_eq!(pass.0.len(), shared.len());
+            assert_eq!(pass.0, pass.1, "a task paired with another");
+            assert_eq!(selection.0, selection.1);
+            let expected: Vec<f64> =
+                shared.iter().map(|t| 1.0 / (t[5..].parse::<u64>().unwrap() + 1) as f64).collect();
+            assert_eq!(pass.0, expected, "not the shared tasks in task order");
+        }
+    }
 }
